@@ -1,0 +1,3 @@
+from metriclint.cli import main
+
+main()

@@ -1,0 +1,193 @@
+"""The rules: what each code finds, why it matters, and examples that the tests run.
+
+Each rule is one `Rule` value holding its check function, its documentation and its good and
+bad examples (tiny projects), the way Fixit rules carry VALID/INVALID cases. Documentation and
+behaviour live in one place, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Callable, Iterator
+
+from metriclint import keys
+from metriclint.model import Claim, Finding, Related, Severity, Span
+from metriclint.registry import Registry
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Everything the checks look at, gathered by the pipeline before any check runs."""
+
+    claims: tuple[Claim, ...]
+    registry: Registry | None
+    unreadable: tuple[Unreadable, ...] = ()
+
+
+@dataclass(frozen=True)
+class Example:
+    """A tiny project: `files` maps paths to contents; `expect` lists `CODE path:line` lines."""
+
+    files: dict[str, str]
+    registry: str | None = None
+    expect: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    why: str
+    fix: str
+    check: Callable[[Corpus], Iterator[Finding]]
+    good: tuple[Example, ...] = field(default=())
+    bad: tuple[Example, ...] = field(default=())
+
+    def finding(self, span: Span, message: str, **details: object) -> Finding:
+        return Finding(self.code, self.name, self.severity, span, message, **details)  # type: ignore[arg-type]
+
+
+def _found(claim: Claim) -> str:
+    return f"not {claim.value}" if claim.negated else claim.value
+
+
+def _by_statement(claims: tuple[Claim, ...]) -> dict[tuple[str, str, Span], list[Claim]]:
+    groups: dict[tuple[str, str, Span], list[Claim]] = defaultdict(list)
+    for claim in claims:
+        groups[(claim.metric, claim.facet, claim.statement)].append(claim)
+    return groups
+
+
+def _allows(values: list[Claim], value: str) -> bool:
+    """Whether one text's claims leave room for `value`: a text naming several values of a
+    facet ("the current and the reference policy") agrees with any one of them."""
+    positive = {c.value for c in values if not c.negated}
+    negated = {c.value for c in values if c.negated}
+    return value not in negated and (not positive or value in positive)
+
+
+def registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
+    if corpus.registry is None:
+        return
+    for (metric, facet, _), group in _by_statement(corpus.claims).items():
+        setting = corpus.registry.setting(metric, facet)
+        if setting is None or _allows(group, setting.value):
+            continue
+        for claim in group:
+            if claim.negated == (claim.value == setting.value):
+                message = (
+                    f'{metric}: {claim.source} says {facet}={_found(claim)} ("{claim.phrase}"); '
+                    f"registry says {setting.value} ({setting.span.path}:{setting.span.line})"
+                )
+                yield ML001.finding(
+                    claim.span, message, metric=metric, facet=facet, found=_found(claim),
+                    expected=setting.value, source=claim.source, related=(Related(setting.span, setting.text),),
+                )
+
+
+def source_contradictions(corpus: Corpus) -> Iterator[Finding]:
+    registry = corpus.registry
+    unsettled = [c for c in corpus.claims if registry is None or registry.setting(c.metric, c.facet) is None]
+    by_facet: dict[str, list[tuple[str, Span, list[Claim]]]] = defaultdict(list)
+    for (metric, facet, statement), group in sorted(_by_statement(tuple(unsettled)).items(), key=lambda i: (i[0][2], i[0][0], i[0][1])):
+        by_facet[facet].append((metric, statement, group))
+    for facet, statements in sorted(by_facet.items()):
+        for (metric_a, span_a, a), (metric_b, span_b, b) in combinations(statements, 2):
+            if span_a == span_b or not keys.same_metric(metric_a, metric_b):
+                continue
+            left = next((c for c in a if not _allows(b, c.value) and not c.negated), None)
+            right = next((c for c in b if not _allows(a, c.value) and not c.negated), None)
+            if left is None or right is None:
+                continue
+            message = (
+                f'{metric_a}: {left.source} says {facet}={left.value} ("{left.phrase}"); '
+                f'{right.source} at {right.span.path}:{right.span.line} says {right.value} ("{right.phrase}")'
+            )
+            yield ML002.finding(
+                left.span, message, metric=metric_a, facet=facet, found=left.value, expected=right.value,
+                source=left.source, related=(Related(right.span, right.phrase),),
+            )
+
+
+def unreadable_sources(corpus: Corpus) -> Iterator[Finding]:
+    for item in corpus.unreadable:
+        yield ML900.finding(item.span, item.message)
+
+
+_REGISTRY = """version: 1
+metrics:
+  train/grad_norm:
+    aliases: [grad_norm]
+    semantics:
+      clipping: before
+"""
+
+ML001 = Rule(
+    "ML001",
+    "registry-contradiction",
+    Severity.ERROR,
+    "A text states a facet value that the registry contradicts.",
+    "Readers trust docstrings and tooltips. When one says a value the registry rules out, "
+    "someone will read the metric wrongly (miles #2132: a norm documented as after clipping "
+    "was the norm before clipping, so nobody saw that clipping fired every step).",
+    "Reword the text to the registry's value, or fix the registry if the text is right. "
+    "Silence one finding with `# metriclint: ignore[ML001]` and a reason.",
+    registry_contradictions,
+    good=(
+        Example({"train.py": 'def log(grad_norm):\n    """Log it.\n\n    Args:\n        grad_norm: Norm before clipping.\n    """\n'}, _REGISTRY),
+        Example({"train.py": 'def log(grad_norm):\n    """Args:\n        grad_norm: Never the clipped value.\n    """\n'}, _REGISTRY),
+    ),
+    bad=(
+        Example(
+            {"train.py": 'def log(grad_norm):\n    """Log it.\n\n    Args:\n        grad_norm: Norm after clipping.\n    """\n'},
+            _REGISTRY,
+            ("ML001 train.py:5",),
+        ),
+    ),
+)
+
+ML002 = Rule(
+    "ML002",
+    "source-contradiction",
+    Severity.ERROR,
+    "Two texts state different values for a facet that the registry does not settle.",
+    "When a docstring and a dashboard disagree, at least one of them is wrong, and nothing "
+    "tells the reader which.",
+    "Decide which is right, fix the other, and record the answer in the registry so the "
+    "next change is checked against it.",
+    source_contradictions,
+    good=(
+        Example({"train.py": 'def log(norm):\n    """Args:\n        norm: Norm before clipping.\n    """\n    m = {"train/grad_norm": norm}  # pre-clip\n'}),
+    ),
+    bad=(
+        Example(
+            {"train.py": 'def log(norm):\n    """Args:\n        norm: Norm after clipping.\n    """\n    m = {"train/grad_norm": norm}  # pre-clip\n'},
+            None,
+            ("ML002 train.py:3",),
+        ),
+    ),
+)
+
+ML900 = Rule(
+    "ML900",
+    "unparsable-source",
+    Severity.WARNING,
+    "A file could not be read, decoded or parsed; the rest of the run went on.",
+    "Whatever the file says about metrics was not checked.",
+    "Fix the syntax or encoding, or exclude the file in `[tool.metriclint] exclude`.",
+    unreadable_sources,
+    good=(Example({"ok.py": "x = 1\n"}),),
+    bad=(Example({"broken.py": "def f(:\n    pass\n"}, None, ("ML900 broken.py:1",)),),
+)
+
+RULES: tuple[Rule, ...] = (ML001, ML002, ML900)

@@ -1,0 +1,82 @@
+"""Text to claims: find the facet phrases in a text and decide which way each one points.
+
+Prose is matched with patterns compiled from the vocabulary (data), never with rules written
+here for a particular facet. Negation is scoped: a cue counts only a few words before the
+phrase and inside its clause, so "the raw norm, not the post-clip one" negates only "post-clip".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from metriclint.vocabulary import Vocabulary
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*]|$)|\n\s*\n")
+_CLAUSE_BREAK = re.compile(r"[,;:()\[\]—–]|\s-\s|(?<!\w)(?:but|however|whereas|while)(?!\w)", re.IGNORECASE)
+_WORD = re.compile(r"[\w']+")
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A facet value stated by `text[start:end]`; `start` includes the negation cue, if any."""
+
+    facet: str
+    value: str
+    negated: bool  # only on facets with more than two values; two-valued ones are flipped
+    start: int
+    end: int
+    sentence: tuple[int, int]
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence boundaries, as (start, end) offsets; "e.g. this" and "1.5" do not split."""
+    spans, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
+    """Every facet phrase in `text`, in order, with its polarity settled."""
+    if vocabulary.pattern is None:
+        return []
+    cue_pattern = _cue_pattern(vocabulary.negation_cues)
+    readings = []
+    for sentence in sentences(text):
+        for match in vocabulary.pattern.finditer(text, *sentence):
+            entry = vocabulary.entry_of(match)
+            if not entry.value:
+                continue
+            cue_start = _negation_cue(text, sentence[0], match.start(), cue_pattern, vocabulary.reach)
+            value, negated = entry.value, cue_start is not None
+            other = vocabulary.facets[entry.facet].other_value(value)
+            if negated and other is not None:
+                value, negated = other, False
+            start = match.start() if cue_start is None else cue_start
+            readings.append(Reading(entry.facet, value, negated, start, match.end(), sentence))
+    return readings
+
+
+def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not cues:
+        return None
+    alternatives = "|".join(r"\s+".join(map(re.escape, cue.split())) for cue in sorted(cues, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
+
+
+def _negation_cue(text: str, floor: int, start: int, cues: re.Pattern[str] | None, reach: int) -> int | None:
+    """Offset of the cue that negates the phrase starting at `start`, or None."""
+    if cues is None:
+        return None
+    clause_start = floor
+    for brk in _CLAUSE_BREAK.finditer(text, floor, start):
+        clause_start = brk.end()
+    last = None
+    for last in cues.finditer(text, clause_start, start):
+        pass
+    if last is None or len(_WORD.findall(text, last.end(), start)) >= reach:
+        return None
+    return last.start()

@@ -1,0 +1,50 @@
+"""Metric keys and key templates.
+
+A key such as `train/grad_norm` may be written as a template, `train/{role_tag}grad_norm`
+(an f-string in code, a `{name}` placeholder in the registry). A placeholder stands for any
+text within one path segment, so that template covers `train/grad_norm` and
+`train/critic-grad_norm`.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def is_template(key: str) -> bool:
+    return _PLACEHOLDER.search(key) is not None
+
+
+@lru_cache(maxsize=4096)
+def _regex(key: str) -> re.Pattern[str]:
+    parts = _PLACEHOLDER.split(key)
+    return re.compile("[^/]*".join(re.escape(part) for part in parts))
+
+
+def covers(template: str, key: str) -> bool:
+    """Whether the concrete `key` is one of the keys `template` stands for."""
+    return _regex(template).fullmatch(key) is not None
+
+
+def same_metric(a: str, b: str) -> bool:
+    """Whether two keys, either of them possibly a template, can name the same logged series."""
+    if a == b or _PLACEHOLDER.sub("{}", a) == _PLACEHOLDER.sub("{}", b):
+        return True
+    return (not is_template(b) and covers(a, b)) or (not is_template(a) and covers(b, a))
+
+
+def last_segment(key: str) -> str:
+    return key.rsplit("/", 1)[-1]
+
+
+def too_generic(key: str) -> bool:
+    """A template whose last segment is only placeholders (`train/{key}`) names no one metric."""
+    return not _PLACEHOLDER.sub("", last_segment(key)).strip("_-. ")
+
+
+def looks_like_key(text: str) -> bool:
+    """A string shaped like a logged metric key: `section/name`, no spaces."""
+    return "/" in text and " " not in text and not text.startswith("/") and not text.endswith("/") and len(text) < 200

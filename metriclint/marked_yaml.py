@@ -1,0 +1,153 @@
+"""YAML with positions, for inputs whose every error must be reported as file:line:col.
+
+`yaml.safe_load` forgets where values came from, keeps the last of two duplicated keys and
+expands aliases without limit. Composing nodes ourselves keeps the marks, sees duplicates and
+bounds alias expansion (a "billion laughs" file stops after `MAX_NODES` visits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import yaml
+
+from metriclint.model import Problem
+
+MAX_NODES = 200_000
+
+Value = Union[str, int, float, bool, None, list["Node"], dict[str, tuple["Node", "Node"]]]
+
+_SCALAR_TAGS = {
+    "tag:yaml.org,2002:str": "string",
+    "tag:yaml.org,2002:int": "integer",
+    "tag:yaml.org,2002:float": "number",
+    "tag:yaml.org,2002:bool": "boolean",
+    "tag:yaml.org,2002:null": "null",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A YAML value with its position. Mappings hold `{key: (key_node, value_node)}`."""
+
+    value: Value
+    kind: str  # string | integer | number | boolean | null | mapping | sequence
+    line: int
+    column: int
+    style: str | None = None  # a scalar's quoting: None (plain), "'", '"', "|" or ">"
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise _TooLarge
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def load(text: str, path: str) -> tuple[Node | None, list[Problem]]:
+    """Parse `text`; return the root node (None for an empty file) and every problem found."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        return None, [Problem(path, line, column, f"invalid YAML: {error.problem or error}")]
+    except yaml.YAMLError as error:
+        return None, [Problem(path, 1, 1, f"invalid YAML: {error}")]
+    if root is None:
+        return None, []
+    problems: list[Problem] = []
+    try:
+        return _convert(root, path, problems, _Budget()), problems
+    except _TooLarge:
+        message = f"YAML aliases expand to more than {MAX_NODES} values; write the data out"
+        return None, [Problem(path, root.start_mark.line + 1, root.start_mark.column + 1, message)]
+
+
+def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budget) -> Node:
+    budget.spend()
+    line, column = node.start_mark.line + 1, node.start_mark.column + 1
+    if isinstance(node, yaml.MappingNode):
+        items: dict[str, tuple[Node, Node]] = {}
+        for key_node, value_node in node.value:
+            key = _convert(key_node, path, problems, budget)
+            value = _convert(value_node, path, problems, budget)
+            if not isinstance(key.value, str):
+                problems.append(Problem(path, key.line, key.column, f"keys must be text, not a {key.kind}; quote it"))
+            elif key.value in items:
+                first = items[key.value][0]
+                problems.append(
+                    Problem(path, key.line, key.column, f"duplicate key '{key.value}' (first at line {first.line})")
+                )
+            else:
+                items[key.value] = (key, value)
+        return Node(items, "mapping", line, column)
+    if isinstance(node, yaml.SequenceNode):
+        return Node([_convert(item, path, problems, budget) for item in node.value], "sequence", line, column)
+    kind = _SCALAR_TAGS.get(node.tag, "string")
+    return Node(_scalar(node.value, kind), kind, line, column, node.style)
+
+
+def _scalar(text: str, kind: str) -> Value:
+    if kind == "integer":
+        try:
+            return int(text.replace("_", ""), 0)
+        except ValueError:
+            return text
+    if kind == "number":
+        try:
+            return float(text.replace("_", ""))
+        except ValueError:
+            return text
+    if kind == "boolean":
+        return text.lower() in {"true", "yes", "on", "y"}
+    if kind == "null":
+        return None
+    return text
+
+
+class Reader:
+    """Typed access to nodes that records a problem (instead of raising) on a wrong type.
+
+    Validation code then reads top to bottom and still reports every problem in one pass.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problems: list[Problem] = []
+
+    def error(self, node: Node, message: str) -> None:
+        self.problems.append(Problem(self.path, node.line, node.column, message))
+
+    def mapping(self, node: Node, what: str, allowed: tuple[str, ...] | None = None) -> dict[str, tuple[Node, Node]]:
+        if node.kind != "mapping":
+            self.error(node, f"{what} must be a mapping, not a {node.kind}")
+            return {}
+        items: dict[str, tuple[Node, Node]] = node.value  # type: ignore[assignment]
+        if allowed is not None:
+            for key, (key_node, _) in items.items():
+                if key not in allowed:
+                    self.error(key_node, f"unknown key '{key}' in {what}; expected one of: {', '.join(allowed)}")
+        return items
+
+    def text(self, node: Node, what: str) -> str | None:
+        if node.kind != "string":
+            hint = "; quote it" if node.kind in {"boolean", "integer", "number", "null"} else ""
+            self.error(node, f"{what} must be text, not a {node.kind}{hint}")
+            return None
+        return node.value  # type: ignore[return-value]
+
+    def texts(self, node: Node, what: str) -> list[tuple[Node, str]]:
+        if node.kind != "sequence":
+            self.error(node, f"{what} must be a list of text, not a {node.kind}")
+            return []
+        items: list[Node] = node.value  # type: ignore[assignment]
+        return [(item, value) for item in items if (value := self.text(item, f"each of {what}")) is not None]

@@ -1,0 +1,141 @@
+"""The values that flow through the pipeline.
+
+Every stage takes and returns these frozen dataclasses, so a stage can be tested, cached or
+run in another process without dragging the stage before it along.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    """A region of a file. Lines and columns are 1-based; `end_column` is exclusive."""
+
+    path: str  # relative to the working directory, with "/" separators
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A text that states something, and what it may be about.
+
+    `origins[i]` is the file position (line, column) of the first character of line `i` of
+    `text`, so any offset in the text maps back to the file exactly, whatever the indentation.
+    """
+
+    source: str  # docstring | comment | tooltip | doc | code | registry
+    path: str
+    text: str
+    origins: tuple[tuple[int, int], ...]
+    subjects: tuple[str, ...] = ()  # names the whole text speaks for (parameter, alias, key)
+    flows_to: tuple[str, ...] = ()  # logged keys the documented value reaches; beats subjects
+
+    def span(self, start: int, end: int) -> Span:
+        """The file span of `text[start:end]`."""
+        return Span(self.path, *self.position(start), *self.position(end))
+
+    def position(self, offset: int) -> tuple[int, int]:
+        starts = self._line_starts
+        index = bisect.bisect_right(starts, offset) - 1
+        line, column = self.origins[index]
+        return line, column + offset - starts[index]
+
+    @property
+    def _line_starts(self) -> list[int]:
+        starts = [0]
+        for i, char in enumerate(self.text):
+            if char == "\n":
+                starts.append(i + 1)
+        return starts
+
+
+@dataclass(frozen=True, slots=True)
+class KeyUse:
+    """A metric key that the code emits (a dict key, a subscript, a logging-call argument)."""
+
+    key: str  # as written; f-string fields become {name} placeholders
+    span: Span
+    from_keyword: bool = False  # a keyword argument name: counts only if the registry knows it
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One statement about one metric: `metric` has `facet` = `value` (or not, if negated)."""
+
+    metric: str
+    facet: str
+    value: str
+    negated: bool
+    phrase: str  # the words quoted as evidence
+    span: Span
+    source: str
+    statement: Span  # the whole text the claim was read from: one text, one statement
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """The other side of a finding: the registry line or the other source, quoted."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    name: str
+    severity: Severity
+    span: Span
+    message: str
+    metric: str = ""
+    facet: str = ""
+    found: str = ""
+    expected: str = ""
+    source: str = ""
+    related: tuple[Related, ...] = field(default=())
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.span.path, self.span.line, self.span.column, self.rule, self.message)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A configuration or registry error: reported as `path:line:col: message`, exit 2."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+
+
+class ConfigError(Exception):
+    """Raised with every problem found in one input, so users fix them all in one go."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(map(str, problems)))
+        self.problems = problems
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    findings: tuple[Finding, ...]
+    files_checked: int

@@ -1,0 +1,112 @@
+"""Which metric a text is about.
+
+A text speaks for a metric through the logged key its value flows into (strongest), through
+the name it documents (a registry alias, a key's last segment), or, for free text, through a
+metric it names in the same sentence. A text about something else (a `threshold` parameter)
+yields no claim at all: a missed claim costs less than a false contradiction.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from metriclint import keys
+from metriclint.claims import Reading
+from metriclint.model import Claim, Mention
+from metriclint.registry import Registry
+
+_TOKEN = re.compile(r"`([^`\s]+)`|(?<![\w/{}.-])([A-Za-z_{][\w/{}.-]*[\w}])")
+
+
+class MetricIndex:
+    """Every metric known to the run: registry keys and aliases, and the keys the code logs."""
+
+    def __init__(self, registry: Registry | None, logged: Iterable[str]) -> None:
+        self.registry = registry
+        self.logged = sorted(set(logged))
+        self.by_alias: dict[str, str] = {}
+        if registry is not None:
+            for key, entry in registry.metrics.items():
+                self.by_alias[key] = key
+                for alias in entry.aliases:
+                    self.by_alias[alias] = key
+        names = sorted(self.by_alias, key=len, reverse=True)
+        self.alias_pattern = (
+            re.compile(r"(?<![\w/])(?:" + "|".join(map(re.escape, names)) + r")(?![\w/])") if names else None
+        )
+
+    def for_key(self, key: str) -> tuple[str, ...]:
+        """The metrics a logged key (possibly a template) is: registered ones first."""
+        if key in self.by_alias:
+            return (self.by_alias[key],)
+        registered = tuple(r for r in (self.registry.metrics if self.registry else ()) if keys.same_metric(r, key))
+        if registered:
+            return registered
+        return (key,) if key in self.logged else ()
+
+    def for_name(self, name: str) -> tuple[str, ...]:
+        """The one metric a bare name (a parameter, a variable) stands for, or () if unsure."""
+        if name in self.by_alias:
+            return (self.by_alias[name],)
+        if "/" in name:
+            return self.for_key(name)
+        registered = [r for r in (self.registry.metrics if self.registry else ()) if keys.covers(keys.last_segment(r), name)]
+        if registered:
+            return (registered[0],) if len(registered) == 1 else ()
+        logged = [k for k in self.logged if keys.covers(keys.last_segment(k), name)]
+        if logged and all(keys.same_metric(logged[0], other) for other in logged):
+            concrete = [k for k in logged if not keys.is_template(k)]
+            return ((concrete or logged)[0],)
+        return ()
+
+    def named_in(self, text: str) -> tuple[str, ...]:
+        """Metrics a sentence names: aliases as written, or identifier-like words (`a_b`, `a/b`)."""
+        found: dict[str, None] = {}
+        if self.alias_pattern is not None:
+            for match in self.alias_pattern.finditer(text):
+                found[self.by_alias[match.group()]] = None
+        for match in _TOKEN.finditer(text):
+            word = match.group(1) or match.group(2)
+            if match.group(1) or "_" in word or "/" in word:
+                for metric in self.for_name(word.strip(".,:;")):
+                    found[metric] = None
+        return tuple(found)
+
+
+def attribute(mention: Mention, readings: list[Reading], index: MetricIndex) -> list[Claim]:
+    """Turn the readings of one text into claims about the metrics it speaks for."""
+    if not readings:
+        return []
+    if mention.flows_to or mention.subjects:
+        metrics = _union(index.for_key(k) for k in mention.flows_to) or _union(
+            index.for_name(s) for s in mention.subjects
+        )
+        return [_claim(mention, reading, metric) for reading in readings for metric in metrics]
+    claims = []
+    named: dict[tuple[int, int], tuple[str, ...]] = {}
+    for reading in readings:
+        if reading.sentence not in named:
+            named[reading.sentence] = index.named_in(mention.text[slice(*reading.sentence)])
+        metrics = named[reading.sentence]
+        if len(metrics) == 1:
+            claims.append(_claim(mention, reading, metrics[0]))
+    return claims
+
+
+def _union(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(metric for group in groups for metric in group))
+
+
+def _claim(mention: Mention, reading: Reading, metric: str) -> Claim:
+    phrase = " ".join(mention.text[reading.start : reading.end].split())
+    return Claim(
+        metric,
+        reading.facet,
+        reading.value,
+        reading.negated,
+        phrase,
+        mention.span(reading.start, reading.end),
+        mention.source,
+        mention.span(0, len(mention.text)),
+    )

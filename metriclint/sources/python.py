@@ -1,0 +1,335 @@
+"""Python: docstrings, comments and logged keys, with libcst (it keeps comments and positions).
+
+Besides the texts, this source follows values inside each function, so a parameter documented
+as "norm after clipping" and logged as `{"train/grad_norm": total}` is known to describe
+`train/grad_norm`. Only value-preserving steps (rules/dataflow.yaml) carry the link.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from metriclint import docstrings, keys, marked_yaml
+from metriclint.marked_yaml import Reader
+from metriclint.model import ConfigError, KeyUse, Mention, Span
+from metriclint.sources import Extraction, Unreadable
+from metriclint.vocabulary import rules_dir
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRules:
+    preserving_functions: frozenset[str]
+    preserving_methods: frozenset[str]
+    log_functions: frozenset[str]
+    log_options: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def flow_rules() -> FlowRules:
+    path = rules_dir() / "dataflow.yaml"
+    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    reader = Reader(str(path))
+    top = reader.mapping(root, "dataflow rules") if root else {}
+    preserving = reader.mapping(top["value_preserving"][1], "'value_preserving'") if "value_preserving" in top else {}
+
+    def names(items: dict, key: str) -> frozenset[str]:  # type: ignore[type-arg]
+        return frozenset(v for _, v in reader.texts(items[key][1], f"'{key}'")) if key in items else frozenset()
+
+    rules = FlowRules(names(preserving, "functions"), names(preserving, "methods"), names(top, "log_functions"), names(top, "log_options"))
+    if problems or reader.problems:
+        raise ConfigError(problems + reader.problems)
+    return rules
+
+
+def extract(path: str, source: bytes) -> Extraction:
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        raise Unreadable(f"cannot parse Python: {error.message}", error.raw_line, error.raw_column + 1) from None
+    except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
+        raise Unreadable(f"cannot decode Python source: {error}") from None
+    except RecursionError:
+        raise Unreadable("nested too deeply for the Python parser") from None
+    collector = _Collector(path, flow_rules())
+    try:
+        MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
+    except RecursionError:
+        raise Unreadable("nested too deeply for the Python parser") from None
+    return Extraction(tuple(collector.mentions + collector.comment_mentions()), tuple(collector.keys))
+
+
+@dataclass
+class _Scope:
+    """What one function body does with its values, gathered while visiting it."""
+
+    params: tuple[str, ...] = ()
+    carries: dict[str, frozenset[str]] = field(default_factory=dict)  # local -> parameters it holds
+    sinks: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # (key, parameters logged)
+
+    def roots(self, name: str) -> frozenset[str]:
+        return self.carries.get(name, frozenset({name}))
+
+    def keys_of(self, param: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(key for key, roots in self.sinks if param in roots))
+
+
+class _Collector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, path: str, rules: FlowRules) -> None:
+        super().__init__()
+        self.path, self.rules = path, rules
+        self.mentions: list[Mention] = []
+        self.keys: list[KeyUse] = []
+        self.scopes: list[_Scope] = [_Scope()]
+        self.keys_on_line: dict[int, list[str]] = {}
+        self.names_on_line: dict[int, list[str]] = {}
+        self.comments: list[tuple[int, int, str, bool]] = []  # line, column, text, trailing
+
+    # -- docstrings -------------------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._docstring(node.body, subjects=())
+        self._attribute_docstrings(node.body)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._docstring(node.body.body, subjects=())
+        self._attribute_docstrings(node.body.body)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        every = (*params.posonly_params, *params.params, *params.kwonly_params)
+        extra = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        self.scopes.append(_Scope(tuple(p.name.value for p in (*every, *extra))))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        scope = self.scopes.pop()
+        self._docstring(original_node.body.body, subjects=(), function=original_node.name.value, scope=scope)
+
+    def _docstring(
+        self,
+        body: object,
+        subjects: tuple[str, ...],
+        function: str = "",
+        scope: _Scope | None = None,
+    ) -> None:
+        string = _leading_string(body)
+        if string is None:
+            return
+        for block, mention in self._blocks(string):
+            if block.kind == "param" and scope is not None and block.name in scope.params:
+                self.mentions.append(_with(mention, (block.name,), scope.keys_of(block.name)))
+            elif block.kind in ("param", "attribute"):
+                self.mentions.append(_with(mention, (block.name,)))
+            elif block.kind == "returns" and function:
+                self.mentions.append(_with(mention, (block.name or function,)))
+            else:
+                self.mentions.append(_with(mention, subjects))
+
+    def _attribute_docstrings(self, body: object) -> None:
+        """A string right after `name = ...` documents `name` (the Sphinx attribute docstring)."""
+        statements = list(body) if isinstance(body, (list, tuple)) else []
+        for before, after in zip(statements, statements[1:]):
+            target = _assigned_name(before)
+            string = _leading_string([after]) if target else None
+            if string is not None:
+                for _, mention in self._blocks(string):
+                    self.mentions.append(_with(mention, (target,)))  # type: ignore[arg-type]
+
+    def _blocks(self, string: cst.SimpleString) -> list[tuple[docstrings.Block, Mention]]:
+        raw = string.value
+        prefix_length = len(raw) - len(raw.lstrip("rRuUbBfF"))
+        if "b" in raw[:prefix_length].lower():
+            return []
+        quote = raw[prefix_length : prefix_length + 3] if raw[prefix_length : prefix_length + 3] in ('"""', "'''") else raw[prefix_length]
+        content = raw[prefix_length + len(quote) : len(raw) - len(quote)]
+        start = self.get_metadata(PositionProvider, string).start
+        first_column = start.column + prefix_length + len(quote) + 1
+        lines = content.split("\n")
+        result = []
+        for block in docstrings.parse(lines):
+            text = "\n".join(lines[i][s:e] for i, s, e in block.pieces)
+            origins = tuple((start.line + i, (first_column if i == 0 else 1) + s) for i, s, _ in block.pieces)
+            result.append((block, Mention("docstring", self.path, text, origins)))
+        return result
+
+    # -- values and keys --------------------------------------------------------------------
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._assign(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assign(node.target, node.value)
+
+    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        scope = self.scopes[-1]
+        if isinstance(target, cst.Name):
+            scope.carries[target.value] = self._roots(value)
+            self.names_on_line.setdefault(self._line(target), []).append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            for t, v in zip(target.elements, value.elements):
+                self._assign(t.value, v.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                if isinstance(element.value, cst.Name):
+                    scope.carries[element.value.value] = frozenset()
+        elif isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            if isinstance(index, cst.Index):
+                self._sink(index.value, value, require_key_shape=True)
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                self._sink(element.key, element.value, require_key_shape=True)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """`log("k", v)`, `log({"k": v})` and `log(k=v)`: every argument names a metric."""
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name not in self.rules.log_functions:
+            return
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) >= 2 and _key_text(positional[0].value) is not None:
+            self._sink(positional[0].value, positional[1].value, require_key_shape=False)
+        for arg in positional:
+            if isinstance(arg.value, cst.Dict):
+                for element in arg.value.elements:
+                    if isinstance(element, cst.DictElement):
+                        self._sink(element.key, element.value, require_key_shape=False, only_unshaped=True)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in self.rules.log_options:
+                self._record_key(arg.keyword.value, arg.keyword, arg.value, from_keyword=True)
+
+    def _sink(
+        self,
+        key_node: cst.BaseExpression,
+        value: cst.BaseExpression,
+        require_key_shape: bool,
+        only_unshaped: bool = False,
+    ) -> None:
+        key = _key_text(key_node)
+        if key is None or keys.too_generic(key):
+            return
+        shaped = keys.looks_like_key(key)
+        if (require_key_shape and not shaped) or (only_unshaped and shaped):
+            return
+        self._record_key(key, key_node, value, from_keyword=False)
+
+    def _record_key(self, key: str, node: cst.CSTNode, value: cst.BaseExpression, from_keyword: bool) -> None:
+        position = self.get_metadata(PositionProvider, node)
+        span = Span(self.path, position.start.line, position.start.column + 1, position.end.line, position.end.column + 1)
+        self.keys.append(KeyUse(key, span, from_keyword))
+        self.keys_on_line.setdefault(span.line, []).append(key)
+        self.scopes[-1].sinks.append((key, self._roots(value)))
+
+    def _roots(self, value: cst.BaseExpression) -> frozenset[str]:
+        """The names whose value `value` is, unchanged; empty when it computes something new."""
+        scope = self.scopes[-1]
+        if isinstance(value, cst.Name):
+            return scope.roots(value.value)
+        if isinstance(value, cst.IfExp):
+            return self._roots(value.body) | self._roots(value.orelse)
+        if isinstance(value, cst.Call):
+            func = value.func
+            if isinstance(func, cst.Name) and func.value in self.rules.preserving_functions and len(value.args) == 1:
+                return self._roots(value.args[0].value)
+            if isinstance(func, cst.Attribute) and func.attr.value in self.rules.preserving_methods:
+                return self._roots(func.value)
+        return frozenset()
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    # -- comments ---------------------------------------------------------------------------
+
+    def visit_EmptyLine(self, node: cst.EmptyLine) -> None:
+        if node.comment is not None:
+            self._comment(node.comment, trailing=False)
+
+    def visit_TrailingWhitespace(self, node: cst.TrailingWhitespace) -> None:
+        if node.comment is not None:
+            self._comment(node.comment, trailing=True)
+
+    def _comment(self, comment: cst.Comment, trailing: bool) -> None:
+        start = self.get_metadata(PositionProvider, comment).start
+        body = comment.value.lstrip("#")
+        text = body.lstrip()
+        column = start.column + 1 + len(comment.value) - len(text)
+        self.comments.append((start.line, column, text.rstrip(), trailing))
+
+    def comment_mentions(self) -> list[Mention]:
+        """Trailing comments speak for what their line logs or assigns; runs of own-line
+        comments form one text whose sentences are attributed by the metrics they name."""
+        mentions: list[Mention] = []
+        block: list[tuple[int, int, str, bool]] = []
+
+        def flush() -> None:
+            if block:
+                text = "\n".join(c[2] for c in block)
+                mentions.append(Mention("comment", self.path, text, tuple((c[0], c[1]) for c in block)))
+                block.clear()
+
+        for comment in sorted(self.comments):
+            line, column, text, trailing = comment
+            if trailing:
+                flush()
+                subjects = tuple(self.names_on_line.get(line, ()))
+                flows = tuple(dict.fromkeys(self.keys_on_line.get(line, ())))
+                mentions.append(Mention("comment", self.path, text, ((line, column),), subjects, flows))
+            elif block and (block[-1][0] != line - 1 or block[-1][1] != column):
+                flush()
+                block.append(comment)
+            else:
+                block.append(comment)
+        flush()
+        return mentions
+
+
+def _with(mention: Mention, subjects: tuple[str, ...], flows_to: tuple[str, ...] = ()) -> Mention:
+    return Mention(mention.source, mention.path, mention.text, mention.origins, subjects, flows_to)
+
+
+def _leading_string(body: object) -> cst.SimpleString | None:
+    statements = list(body) if isinstance(body, (list, tuple)) else []
+    if not statements:
+        return None
+    first = statements[0]
+    small = first.body[0] if isinstance(first, cst.SimpleStatementLine) and first.body else first
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+        return small.value
+    return None
+
+
+def _assigned_name(statement: object) -> str | None:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value
+    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+        return small.target.value
+    return None
+
+
+def _key_text(node: cst.BaseExpression) -> str | None:
+    """A string key as written; f-string fields become `{name}` placeholders."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.FormattedString):
+        parts = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                parts.append(part.value)
+            else:
+                expression = part.expression
+                parts.append("{" + (expression.value if isinstance(expression, cst.Name) else "") + "}")
+        return "".join(parts)
+    return None
