@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from metriclint.vocabulary import Vocabulary
+from metriclint.vocabulary import PhraseEntry, Vocabulary
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*]|$)|\n\s*\n")
 _CLAUSE_BREAK = re.compile(r"[,;:()\[\]—–]|\s-\s|(?<!\w)(?:but|however|whereas|while)(?!\w)", re.IGNORECASE)
 _WORD = re.compile(r"[\w']+")
+# "the current and the reference policy": the word before "and"/"or" shares the phrase's tail.
+_COORDINATED = re.compile(r"(?<![\w-])([\w-]+)\s+(?:and|or|&)\s+(?:the\s+)?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,14 +52,30 @@ def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
             entry = vocabulary.entry_of(match)
             if not entry.value:
                 continue
-            cue_start = _negation_cue(text, sentence[0], match.start(), cue_pattern, vocabulary.reach)
-            value, negated = entry.value, cue_start is not None
-            other = vocabulary.facets[entry.facet].other_value(value)
-            if negated and other is not None:
-                value, negated = other, False
-            start = match.start() if cue_start is None else cue_start
-            readings.append(Reading(entry.facet, value, negated, start, match.end(), sentence))
+            found = [(entry, match.start(), match.end())]
+            coordinated = _coordinated(text, sentence[0], match, vocabulary)
+            if coordinated is not None and coordinated[0].facet == entry.facet:
+                found.insert(0, coordinated)
+            for stated, start, end in found:
+                cue_start = _negation_cue(text, sentence[0], start, cue_pattern, vocabulary.reach)
+                value, negated = stated.value, cue_start is not None
+                other = vocabulary.facets[stated.facet].other_value(value)
+                if negated and other is not None:
+                    value, negated = other, False
+                readings.append(Reading(stated.facet, value, negated, start if cue_start is None else cue_start, end, sentence))
     return readings
+
+
+def _coordinated(text: str, floor: int, match: re.Match[str], vocabulary: Vocabulary) -> tuple[PhraseEntry, int, int] | None:
+    """The elided phrase in "before and after clipping": "before" + the tail "clipping"."""
+    words = match.group().split(maxsplit=1)
+    if len(words) < 2:
+        return None
+    head = _COORDINATED.search(text, max(floor, match.start() - 40), match.start())
+    if head is None:
+        return None
+    entry = vocabulary.lookup(f"{head.group(1)} {words[1]}")
+    return (entry, head.start(1), head.end(1)) if entry is not None and entry.value else None
 
 
 def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str] | None:

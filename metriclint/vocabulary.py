@@ -66,12 +66,19 @@ class Vocabulary:
             for value, phrases in facet.values.items()
             for phrase in phrases
         ] + [PhraseEntry(facet.name, "", phrase) for facet in facets.values() for phrase in facet.ignore]
+        self.by_phrase = {normalize(e.phrase): e for e in self.entries}
         order = sorted(range(len(self.entries)), key=lambda i: -len(self.entries[i].phrase))
         alternatives = [f"(?P<p{i}>{phrase_regex(self.entries[i].phrase)})" for i in order]
         self.pattern = re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)") if alternatives else None
 
     def entry_of(self, match: re.Match[str]) -> PhraseEntry:
         return self.entries[int(match.lastgroup[1:])]  # type: ignore[index]
+
+    def lookup(self, phrase: str) -> PhraseEntry | None:
+        """The entry a piece of text states, matched the way the pattern would."""
+        key = normalize(phrase)
+        entry = self.by_phrase.get(key) or self.by_phrase.get(key.lower())
+        return entry if entry is not None and (entry.phrase == entry.phrase.lower() or normalize(entry.phrase) == key) else None
 
 
 def phrase_regex(phrase: str) -> str:

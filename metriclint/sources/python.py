@@ -7,6 +7,7 @@ as "norm after clipping" and logged as `{"train/grad_norm": total}` is known to 
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -49,7 +50,7 @@ def extract(path: str, source: bytes) -> Extraction:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        raise Unreadable(f"cannot parse Python: {error.message}", error.raw_line, error.raw_column + 1) from None
+        raise _syntax_error(source) or Unreadable(f"cannot parse Python: {error.message}", error.raw_line) from None
     except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
         raise Unreadable(f"cannot decode Python source: {error}") from None
     except RecursionError:
@@ -60,6 +61,17 @@ def extract(path: str, source: bytes) -> Extraction:
     except RecursionError:
         raise Unreadable("nested too deeply for the Python parser") from None
     return Extraction(tuple(collector.mentions + collector.comment_mentions()), tuple(collector.keys))
+
+
+def _syntax_error(source: bytes) -> Unreadable | None:
+    """CPython's own message and position, which point at the real mistake more often."""
+    try:
+        compile(source, "<source>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        return Unreadable(f"cannot parse Python: {error.msg}", error.lineno or 1, error.offset or 1)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
 
 
 @dataclass

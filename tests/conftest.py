@@ -1,0 +1,44 @@
+"""Shared helpers: run metriclint in-process the way a user runs it, and read expectations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from metriclint.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def write_project(base: Path, files: dict[str, str], registry: str | None = None) -> Path:
+    for name, content in files.items():
+        target = base / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    if registry is not None:
+        (base / "metrics.yaml").write_text(registry, encoding="utf-8")
+    return base
+
+
+def finding_lines(result: Result) -> list[str]:
+    """`CODE path:line` for each finding of a text run."""
+    lines = []
+    for line in result.output.splitlines():
+        location, _, rest = line.partition(": ")
+        if rest[:2] == "ML" and location.count(":") == 2:
+            path, number, _ = location.split(":")
+            lines.append(f"{rest.split()[0]} {path}:{number}")
+    return lines
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -1,0 +1,71 @@
+"""From text to claims to attributed claims: negation, contrast, coordination, attribution."""
+
+from __future__ import annotations
+
+import pytest
+
+from metriclint.claims import read, sentences
+from metriclint.model import Mention
+from metriclint.resolve import MetricIndex, attribute
+
+from test_vocabulary import VOCABULARY
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the raw norm, not the post-clip one", ["before"]),
+        ("this is never the clipped value", ["before"]),
+        ("no longer clipped", ["before"]),
+        ("measured before rather than after clipping", ["before"]),  # coordination + contrast
+        ("the norm before and after clipping", ["before", "after"]),
+        ("It is not a clipped value, but it is post-clip in spirit", ["before", "after"]),  # "but" ends the scope
+        ("Not averaged. Summed over tokens.", ["not mean", "sum"]),  # negation stays in its sentence
+        ("the norm, computed after all ranks reported, before clipping", ["before"]),
+    ],
+)
+def test_polarity(text: str, expected: list[str]) -> None:
+    assert [("not " if r.negated else "") + r.value for r in read(text, VOCABULARY)] == expected
+
+
+def test_sentences_do_not_split_on_abbreviations_or_decimals() -> None:
+    text = "Loss, e.g. cross entropy. Scaled by 1.5 each step. Done"
+    assert [text[s:e] for s, e in sentences(text)] == ["Loss, e.g. cross entropy.", "Scaled by 1.5 each step.", "Done"]
+
+
+def mention(text: str, subjects: tuple[str, ...] = (), flows_to: tuple[str, ...] = ()) -> Mention:
+    return Mention("docstring", "x.py", text, ((10, 5),), subjects, flows_to)
+
+
+INDEX = MetricIndex(None, ["train/grad_norm", "train/{tag}loss", "perf/step_time"])
+
+
+def claims_of(m: Mention) -> list[tuple[str, str, str]]:
+    return [(c.metric, c.facet, c.value) for c in attribute(m, read(m.text, VOCABULARY), INDEX)]
+
+
+def test_flow_beats_the_name() -> None:
+    m = mention("norm after clipping", subjects=("total",), flows_to=("train/grad_norm",))
+    assert claims_of(m) == [("train/grad_norm", "clipping", "after")]
+
+
+def test_unresolved_subject_yields_nothing() -> None:
+    """A `threshold` parameter's "cap applied after clipping" is not about the metric."""
+    assert claims_of(mention("the cap applied after clipping", subjects=("threshold",))) == []
+
+
+def test_free_text_needs_exactly_one_named_metric() -> None:
+    assert claims_of(mention("`grad_norm` is measured after clipping.")) == [("train/grad_norm", "clipping", "after")]
+    assert claims_of(mention("The gradient norm is measured after clipping.")) == []
+    assert claims_of(mention("grad_norm and step_time are measured after clipping.")) == []
+
+
+def test_template_key_resolves_by_last_segment() -> None:
+    assert claims_of(mention("loss summed over tokens", subjects=("loss",))) == [("train/{tag}loss", "reduction", "sum")]
+
+
+def test_span_points_at_the_phrase() -> None:
+    m = Mention("docstring", "x.py", "Norm of the\n  gradients after clipping.", ((10, 5), (11, 9)), ("grad_norm",))
+    [claim] = attribute(m, read(m.text, VOCABULARY), INDEX)
+    assert (claim.span.line, claim.span.column, claim.span.end_column) == (11, 21, 35)
+    assert claim.phrase == "after clipping"

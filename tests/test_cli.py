@@ -1,0 +1,115 @@
+"""The command line as users and CI see it: output, exit codes, configuration."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, invoke, write_project
+
+DEMO_LINE = (
+    'fixtures/demo/trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after '
+    '("after clipping"); registry says before (fixtures/demo/metrics.yaml:7)'
+)
+
+
+@pytest.fixture
+def repo_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(FIXTURES.parent)
+    return FIXTURES.parent
+
+
+def test_demo_prints_the_contradiction(repo_root: Path) -> None:
+    result = invoke("check", "fixtures/demo")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0] == DEMO_LINE
+
+
+def test_demo_with_the_docstring_corrected_is_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(FIXTURES / "demo", tmp_path / "demo")
+    module = tmp_path / "demo" / "trainer" / "logging_utils.py"
+    module.write_text(module.read_text().replace("Gradient norm after clipping.", "Global gradient L2 norm before clipping."))
+    monkeypatch.chdir(tmp_path)
+    result = invoke("check", "demo")
+    assert result.exit_code == 0, result.output
+    assert result.output == "All checks passed (3 files).\n"
+
+
+def test_json_report_matches_golden(repo_root: Path) -> None:
+    result = invoke("check", "fixtures/demo", "--format", "json")
+    golden = (FIXTURES / "demo" / "expected.json").read_text(encoding="utf-8")
+    assert result.output == golden
+    assert json.loads(result.output)["findings"][0]["related"][0]["text"] == "clipping: before"
+
+
+def test_two_runs_print_the_same_bytes(repo_root: Path) -> None:
+    assert invoke("check", "fixtures", "--format", "json").output == invoke("check", "fixtures", "--format", "json").output
+
+
+def test_quiet_prints_findings_only(repo_root: Path) -> None:
+    assert invoke("check", "fixtures/demo", "-q").output == DEMO_LINE + "\n"
+
+
+def test_registry_option_wins(repo_root: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.yaml"
+    other.write_text("version: 1\nmetrics:\n  train/grad_norm:\n    semantics: {clipping: after}\n")
+    assert invoke("check", "fixtures/demo", "--registry", str(other)).exit_code == 0
+
+
+def test_missing_registry_option_is_a_usage_error(repo_root: Path) -> None:
+    result = invoke("check", "fixtures/demo", "--registry", "nope.yaml")
+    assert result.exit_code == 2
+    assert result.stderr == "nope.yaml:1:1: registry file not found (given with --registry)\n"
+
+
+def test_unknown_format_is_a_usage_error(repo_root: Path) -> None:
+    assert invoke("check", "fixtures/demo", "--format", "xml").exit_code == 2
+
+
+def test_pyproject_settings_resolve_against_its_folder(in_tmp: Path) -> None:
+    write_project(in_tmp / "proj", {
+        "pyproject.toml": '[tool.metriclint]\nregistry = "meta/semantics.yaml"\npaths = ["src"]\nexclude = ["src/skip_*"]\n',
+        "meta/semantics.yaml": "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n",
+        "src/a.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+        "src/skip_b.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+        "outside.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+    })
+    result = invoke("check", "proj/src")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0].startswith("proj/src/a.py:3:")
+    assert "skip_b" not in result.output and "outside" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        ('[tool.metriclint]\nregistri = "m.yaml"\n', "pyproject.toml:2:1: unknown key 'registri' in [tool.metriclint]; expected one of: registry, paths, exclude"),
+        ('[tool.metriclint]\npaths = "src"\n', "pyproject.toml:2:1: 'paths' must be a list of strings"),
+        ('[tool.metriclint]\nregistry = "absent.yaml"\n', "pyproject.toml:2:1: registry file 'absent.yaml' not found"),
+        ('[tool.metriclint\n', "pyproject.toml:1:17: invalid TOML: Expected ']' at the end of a table declaration"),
+    ],
+)
+def test_bad_config_is_exit_2_with_position(in_tmp: Path, toml: str, expected: str) -> None:
+    (in_tmp / "pyproject.toml").write_text(toml)
+    result = invoke("check", ".")
+    assert result.exit_code == 2
+    assert result.stderr == expected + "\n"
+
+
+def test_config_file_option_resolves_against_cwd(in_tmp: Path) -> None:
+    write_project(in_tmp, {
+        "conf/lint.toml": '[tool.metriclint]\nregistry = "reg.yaml"\n',
+        "reg.yaml": "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n",
+        "a.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+    })
+    assert invoke("check", ".", "--config", "conf/lint.toml").exit_code == 1
+
+
+def test_unreadable_file_is_a_warning_and_the_run_goes_on(in_tmp: Path) -> None:
+    write_project(in_tmp, {"bad.py": "def (\n", "good.py": "x = 1\n"})
+    result = invoke("check", ".")
+    assert result.exit_code == 0
+    assert "bad.py:1:5: ML900 cannot parse Python: invalid syntax" in result.output

@@ -1,0 +1,76 @@
+"""Registry loading: positions, every validation problem, hostile YAML."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from metriclint import registry
+from metriclint.model import ConfigError
+from metriclint.vocabulary import load_builtin
+
+FACETS = load_builtin()[0]
+
+
+def load(tmp_path: Path, text: str) -> registry.Registry:
+    path = tmp_path / "metrics.yaml"
+    path.write_text(text, encoding="utf-8")
+    return registry.load(path, "metrics.yaml", FACETS)[0]
+
+
+def problems(tmp_path: Path, text: str) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, text)
+    return [str(p) for p in caught.value.problems]
+
+
+def test_setting_keeps_its_line(tmp_path: Path) -> None:
+    reg = load(tmp_path, "version: 1\nmetrics:\n  train/loss:\n    semantics:\n      reduction: mean\n")
+    setting = reg.setting("train/loss", "reduction")
+    assert setting is not None and (setting.value, setting.span.line, setting.text) == ("mean", 5, "reduction: mean")
+
+
+def test_registry_facets_extend_builtins(tmp_path: Path) -> None:
+    text = "version: 1\nfacets:\n  clipping:\n    values:\n      after: [post-clipping value]\nmetrics: {}\n"
+    path = tmp_path / "metrics.yaml"
+    path.write_text(text, encoding="utf-8")
+    _, facets = registry.load(path, "metrics.yaml", FACETS)
+    assert facets["clipping"].values["after"][-1] == "post-clipping value"
+    assert facets["clipping"].values["before"] == FACETS["clipping"].values["before"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("metrics: {}\n", "metrics.yaml:1:1: missing 'version: 1'"),
+        ("version: '1'\n", "metrics.yaml:1:10: unsupported version '1'; this metriclint reads version 1"),
+        ("version: 1\nmetrics: [a]\n", "metrics.yaml:2:10: 'metrics' must be a mapping, not a sequence"),
+        ("version: 1\nmetrics:\n  a/b:\n    aliases: x\n", "metrics.yaml:4:14: 'aliases' must be a list of text, not a string"),
+        ("version: 1\nmetrics:\n  a/b:\n    description: [x]\n", "metrics.yaml:4:18: 'description' must be text, not a sequence"),
+        ("version: 1\nmetrics:\n  a b:\n", "metrics.yaml:3:3: metric key 'a b' has white space; write it as the code logs it"),
+        ("version: 1\nmetrics:\n  a/b:\n    aliases: [x]\n  c/d:\n    aliases: [x]\n", "metrics.yaml:6:15: alias 'x' is already claimed by metric 'a/b'"),
+        ("version: 1\nmetrics:\n  a/b: {}\n  c/d:\n    aliases: [a/b]\n", "metrics.yaml:5:15: alias 'a/b' is already claimed by metric 'a/b'"),
+        ("version: 1\nmetrics:\n  a/b:\n    semantics: {clipping: on}\n", "metrics.yaml:4:27: the value of 'clipping' must be text, not a boolean; quote it"),
+        ("version: 1\nmetrics: {a/b: {semantics: {clipping: pre}}}\n", "metrics.yaml:2:39: unknown value 'pre' for facet 'clipping'; valid values: before, after"),
+        ("version: 1\nmetrics:\n  a/b: [\n", "metrics.yaml:4:1: invalid YAML: expected the node content, but found '<stream end>'"),
+        ("", "metrics.yaml:1:1: the registry is empty; it needs at least 'version: 1'"),
+    ],
+)
+def test_validation_problem(tmp_path: Path, text: str, expected: str) -> None:
+    assert expected in problems(tmp_path, text)
+
+
+def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
+    lines = ["version: 1", 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    started = time.monotonic()
+    found = problems(tmp_path, "\n".join(lines) + "\n")
+    assert time.monotonic() - started < 5
+    assert any("aliases expand to more than" in p for p in found)
+
+
+def test_python_objects_are_not_constructed(tmp_path: Path) -> None:
+    found = problems(tmp_path, "version: 1\nmetrics: !!python/object/apply:os.system ['echo hi']\n")
+    assert found  # a tag is only a string here; what matters is that nothing ran and we got a message

@@ -1,0 +1,56 @@
+"""Every facet carries examples (text -> claims); each one is a test."""
+
+from __future__ import annotations
+
+import pytest
+
+from metriclint.claims import read
+from metriclint.vocabulary import Facet, Vocabulary, load_builtin, merge, phrase_conflicts
+
+FACETS, CUES, REACH = load_builtin()
+VOCABULARY = Vocabulary(FACETS, CUES, REACH)
+EXAMPLES = [(facet.name, example) for facet in FACETS.values() for example in facet.examples]
+
+
+def test_required_facets_are_built_in() -> None:
+    assert {"clipping", "reduction", "granularity", "unit", "scope", "norm"} <= set(FACETS)
+    assert set(FACETS["clipping"].values) == {"before", "after"}
+    assert {"seconds", "milliseconds", "bytes", "GB", "GiB", "MB", "MiB", "tokens/s"} <= set(FACETS["unit"].values)
+
+
+def test_every_facet_has_examples_of_both_kinds() -> None:
+    for facet in FACETS.values():
+        assert any(e.claims for e in facet.examples), facet.name
+        assert any(not e.claims for e in facet.examples), facet.name
+
+
+@pytest.mark.parametrize(("facet", "example"), EXAMPLES, ids=[f"{f}/line{e.line}" for f, e in EXAMPLES])
+def test_facet_example(facet: str, example) -> None:  # type: ignore[no-untyped-def]
+    got = [("not " if r.negated else "") + r.value for r in read(example.text, VOCABULARY) if r.facet == facet]
+    assert got == list(example.claims)
+
+
+def test_builtin_phrases_do_not_conflict() -> None:
+    assert phrase_conflicts(FACETS) == []
+
+
+def test_conflicting_registry_phrase_is_found() -> None:
+    extra = {"clipping": Facet("clipping", "", {"before": ("post-clip",)})}
+    assert phrase_conflicts(merge(FACETS, extra)) == [
+        "phrase 'post-clip' is given to both clipping=before and clipping=after"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Norm in GB.", ["GB"]),
+        ("Norm in Gb.", []),  # a capital makes a phrase exact-case
+        ("NORM AFTER CLIPPING", ["after"]),  # lower-case phrases match any case
+        ("after-clipping norm", ["after"]),
+        ("after_clipping_norm is a name", []),  # inside an identifier: not prose
+        ("Averaged, but not over tokens.", ["mean"]),  # the negation is in another clause
+    ],
+)
+def test_matching_rules(text: str, expected: list[str]) -> None:
+    assert [r.value for r in read(text, VOCABULARY)] == expected
