@@ -40,9 +40,14 @@ def last_segment(key: str) -> str:
     return key.rsplit("/", 1)[-1]
 
 
+def literal(key: str) -> str:
+    """The key with its placeholders left empty: `{tag}grad_norm` -> `grad_norm`."""
+    return _PLACEHOLDER.sub("", key)
+
+
 def too_generic(key: str) -> bool:
     """A template whose last segment is only placeholders (`train/{key}`) names no one metric."""
-    return not _PLACEHOLDER.sub("", last_segment(key)).strip("_-. ")
+    return not literal(last_segment(key)).strip("_-. ")
 
 
 def looks_like_key(text: str) -> bool:

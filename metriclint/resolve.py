@@ -54,7 +54,9 @@ class MetricIndex:
         registered = [r for r in (self.registry.metrics if self.registry else ()) if keys.covers(keys.last_segment(r), name)]
         if registered:
             return (registered[0],) if len(registered) == 1 else ()
-        logged = [k for k in self.logged if keys.covers(keys.last_segment(k), name)]
+        # A template found in code carries no intent: `agent/{key}_mean` must not claim every
+        # name ending in "_mean". Only its literal text (`{tag}grad_norm` -> grad_norm) counts.
+        logged = [k for k in self.logged if keys.literal(keys.last_segment(k)) == name]
         if logged and all(keys.same_metric(logged[0], other) for other in logged):
             concrete = [k for k in logged if not keys.is_template(k)]
             return ((concrete or logged)[0],)

@@ -69,3 +69,9 @@ def test_span_points_at_the_phrase() -> None:
     [claim] = attribute(m, read(m.text, VOCABULARY), INDEX)
     assert (claim.span.line, claim.span.column, claim.span.end_column) == (11, 21, 35)
     assert claim.phrase == "after clipping"
+
+
+def test_code_template_does_not_swallow_longer_names() -> None:
+    """`agent/{key}_mean` in code must not claim `sum_of_sample_mean` (seen on miles)."""
+    index = MetricIndex(None, ["agent/{key}_mean"])
+    assert index.for_name("sum_of_sample_mean") == ()
