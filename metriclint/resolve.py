@@ -46,14 +46,18 @@ class MetricIndex:
         return (key,) if key in self.logged else ()
 
     def for_name(self, name: str) -> tuple[str, ...]:
-        """The one metric a bare name (a parameter, a variable) stands for, or () if unsure."""
-        if name in self.by_alias:
-            return (self.by_alias[name],)
+        """The one metric a documented name (a parameter, a variable) stands for, or () if unsure."""
         if "/" in name:
             return self.for_key(name)
+        return self._registered_name(name) or self._logged_name(name)
+
+    def _registered_name(self, name: str) -> tuple[str, ...]:
+        if name in self.by_alias:
+            return (self.by_alias[name],)
         registered = [r for r in (self.registry.metrics if self.registry else ()) if keys.covers(keys.last_segment(r), name)]
-        if registered:
-            return (registered[0],) if len(registered) == 1 else ()
+        return (registered[0],) if len(registered) == 1 else ()
+
+    def _logged_name(self, name: str) -> tuple[str, ...]:
         # A template found in code carries no intent: `agent/{key}_mean` must not claim every
         # name ending in "_mean". Only its literal text (`{tag}grad_norm` -> grad_norm) counts.
         logged = [k for k in self.logged if keys.literal(keys.last_segment(k)) == name]
@@ -63,16 +67,17 @@ class MetricIndex:
         return ()
 
     def named_in(self, text: str) -> tuple[str, ...]:
-        """Metrics a sentence names: aliases as written, or identifier-like words (`a_b`, `a/b`)."""
+        """Metrics a sentence names: registry keys and aliases, and logged keys written out."""
         found: dict[str, None] = {}
         if self.alias_pattern is not None:
             for match in self.alias_pattern.finditer(text):
                 found[self.by_alias[match.group()]] = None
         for match in _TOKEN.finditer(text):
-            word = match.group(1) or match.group(2)
-            if match.group(1) or "_" in word or "/" in word:
-                for metric in self.for_name(word.strip(".,:;")):
-                    found[metric] = None
+            # In prose a bare `data_parallel_size` is far more often the variable than the
+            # metric, so only full keys and names the registry declares count here.
+            word = (match.group(1) or match.group(2)).strip(".,:;")
+            for metric in self.for_key(word) if "/" in word else self._registered_name(word):
+                found[metric] = None
         return tuple(found)
 
 

@@ -55,9 +55,15 @@ def test_unresolved_subject_yields_nothing() -> None:
 
 
 def test_free_text_needs_exactly_one_named_metric() -> None:
-    assert claims_of(mention("`grad_norm` is measured after clipping.")) == [("train/grad_norm", "clipping", "after")]
+    assert claims_of(mention("train/grad_norm is measured after clipping.")) == [("train/grad_norm", "clipping", "after")]
     assert claims_of(mention("The gradient norm is measured after clipping.")) == []
-    assert claims_of(mention("grad_norm and step_time are measured after clipping.")) == []
+    assert claims_of(mention("train/grad_norm and perf/step_time are measured after clipping.")) == []
+
+
+def test_free_text_bare_names_count_only_when_registered() -> None:
+    """Megatron: "Each batch takes data_parallel_size samples (1 per rank)" is about the
+    variable, not a metric that happens to share its name."""
+    assert claims_of(mention("Each batch takes grad_norm samples (1 per rank).")) == []
 
 
 def test_template_key_resolves_by_last_segment() -> None:
