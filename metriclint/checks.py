@@ -49,9 +49,23 @@ class Rule:
     summary: str
     why: str
     fix: str
-    check: Callable[[Corpus], Iterator[Finding]]
+    check: Callable[[Corpus], Iterator[Finding]] | None  # None: a later pipeline stage reports it
     good: tuple[Example, ...] = field(default=())
     bad: tuple[Example, ...] = field(default=())
+    by_comment: bool = True  # whether a suppression comment can silence it
+
+    @property
+    def silencing(self) -> str:
+        if not self.by_comment:
+            return (
+                f'Switch it off for some files with `per-file-ignores = {{"glob" = ["{self.code}"]}}`, or '
+                f'everywhere with `ignore = ["{self.code}"]`, in [tool.metriclint].'
+            )
+        return (
+            f"Silence one finding with `# metriclint: ignore[{self.code}] reason` on its line (`//` in "
+            f"JS/TS, `<!-- -->` in Markdown), a whole file with `ignore-file[{self.code}]`, or the rule with "
+            f'`ignore = ["{self.code}"]` in [tool.metriclint].'
+        )
 
     def finding(self, span: Span, message: str, **details: object) -> Finding:
         return Finding(self.code, self.name, self.severity, span, message, **details)  # type: ignore[arg-type]
@@ -92,6 +106,7 @@ def registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 yield ML001.finding(
                     claim.span, message, metric=metric, facet=facet, found=_found(claim),
                     expected=setting.value, source=claim.source, related=(Related(setting.span, setting.text),),
+                    phrase=claim.phrase,
                 )
 
 
@@ -115,13 +130,13 @@ def source_contradictions(corpus: Corpus) -> Iterator[Finding]:
             )
             yield ML002.finding(
                 left.span, message, metric=metric_a, facet=facet, found=left.value, expected=right.value,
-                source=left.source, related=(Related(right.span, right.phrase),),
+                source=left.source, related=(Related(right.span, right.phrase),), phrase=left.phrase,
             )
 
 
 def unreadable_sources(corpus: Corpus) -> Iterator[Finding]:
     for item in corpus.unreadable:
-        yield ML900.finding(item.span, item.message)
+        yield ML900.finding(item.span, item.message, phrase=item.message)
 
 
 _REGISTRY = """version: 1
@@ -140,8 +155,7 @@ ML001 = Rule(
     "Readers trust docstrings and tooltips. When one says a value the registry rules out, "
     "someone will read the metric wrongly (miles #2132: a norm documented as after clipping "
     "was the norm before clipping, so nobody saw that clipping fired every step).",
-    "Reword the text to the registry's value, or fix the registry if the text is right. "
-    "Silence one finding with `# metriclint: ignore[ML001]` and a reason.",
+    "Reword the text to the registry's value, or fix the registry if the text is right.",
     registry_contradictions,
     good=(
         Example({"train.py": 'def log(grad_norm):\n    """Log it.\n\n    Args:\n        grad_norm: Norm before clipping.\n    """\n'}, _REGISTRY),
@@ -188,6 +202,32 @@ ML900 = Rule(
     unreadable_sources,
     good=(Example({"ok.py": "x = 1\n"}),),
     bad=(Example({"broken.py": "def f(:\n    pass\n"}, None, ("ML900 broken.py:1",)),),
+    by_comment=False,  # a file that cannot be parsed yields no comments
 )
 
-RULES: tuple[Rule, ...] = (ML001, ML002, ML900)
+ML010 = Rule(
+    "ML010",
+    "unused-suppression",
+    Severity.WARNING,
+    "A `metriclint: ignore[...]` comment silences nothing.",
+    "A suppression outlives the finding it was written for; left in place, it would silence "
+    "the next real contradiction on that line without anyone deciding to.",
+    "Remove the stale code from the comment, or the whole comment when no code is left.",
+    None,  # metriclint.suppress reports it, after every other rule has run
+    good=(
+        Example(
+            {"train.py": 'def log(grad_norm):\n    """Args:\n        grad_norm: Norm after clipping.\n    """  # metriclint: ignore[ML001] legacy wording\n'},
+            _REGISTRY,
+        ),
+    ),
+    bad=(
+        Example(
+            {"train.py": 'def log(grad_norm):\n    """Args:\n        grad_norm: Norm before clipping.\n    """  # metriclint: ignore[ML001]\n'},
+            _REGISTRY,
+            ("ML010 train.py:4",),
+        ),
+    ),
+    by_comment=False,  # it reports the comments themselves
+)
+
+RULES: tuple[Rule, ...] = (ML001, ML002, ML010, ML900)

@@ -1,12 +1,15 @@
-"""The command line. Exit codes: 0 clean, 1 error findings, 2 usage, config or registry error."""
+"""The command line. Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, config or
+registry error."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
-from metriclint import __version__, config, engine
+from metriclint import __version__, baseline, config, engine, progress
+from metriclint.checks import RULES, Example, Rule
 from metriclint.formats import FORMATS
 from metriclint.model import ConfigError, Severity
 
@@ -19,20 +22,86 @@ def main() -> None:
     """Check that what your code, docs and dashboards say a metric means is what it is."""
 
 
+def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
+    """`--select ML001,ML002 --select ML010`: repeated, comma-separated, or both."""
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
 @click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
-@click.option("--format", "output_format", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
-@click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
-def check(paths: tuple[str, ...], registry: str | None, config_file: str | None, output_format: str, quiet: bool) -> None:
+@click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress bar.")
+@click.option("--select", multiple=True, metavar="CODES", help="Run only these rules (codes or prefixes, comma-separated).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules, in addition to the config's `ignore`.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True, help="Lowest severity that makes the exit status 1.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--baseline", "baseline_file", metavar="FILE", help="Hide the findings recorded in FILE; report only new ones.")
+@click.option("--write-baseline", metavar="FILE", help="Record the current findings in FILE and exit 0.")
+@click.option("--changed-only", is_flag=True, help="PATHS are changed files (pre-commit): read the whole project, report findings touching them.")
+def check(
+    paths: tuple[str, ...], registry: str | None, config_file: str | None, output_format: str, quiet: bool,
+    select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str, exit_zero: bool,
+    baseline_file: str | None, write_baseline: str | None, changed_only: bool,
+) -> None:
     """Check PATHS (default: the current directory) for contradicting statements about metrics."""
+    bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
     try:
-        settings = config.load(paths, config_file, registry)
-        report = engine.run(settings)
+        settings = config.load(
+            paths, config_file, registry, select=_codes(select), ignore=_codes(ignore),
+            baseline=None if write_baseline else baseline_file, changed_only=changed_only,
+        )
+        report = engine.run(settings, bar)
     except ConfigError as error:
         for problem in error.problems:
             click.echo(str(problem), err=True)
         sys.exit(EXIT_USAGE)
+    finally:
+        if bar is not None:
+            bar.close()
+    if write_baseline:
+        count = baseline.write(Path(write_baseline), list(report.findings))
+        click.echo(f"Recorded {len(report.findings)} findings ({count} entries) in {write_baseline}.", err=True)
+        sys.exit(EXIT_CLEAN)
     FORMATS[output_format](report, sys.stdout, quiet)
-    sys.exit(EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in report.findings) else EXIT_CLEAN)
+    failing = {Severity.ERROR} if fail_on == "error" else {Severity.ERROR, Severity.WARNING}
+    sys.exit(EXIT_FINDINGS if not exit_zero and any(f.severity in failing for f in report.findings) else EXIT_CLEAN)
+
+
+@main.command()
+def rules() -> None:
+    """List every rule: code, name, default severity, what it finds."""
+    for rule in RULES:
+        click.echo(f"{rule.code}  {rule.name:<24} {rule.severity.value:<8} {rule.summary}")
+
+
+@main.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Explain one rule: what it finds, why it matters, examples, how to fix or silence it."""
+    rule = next((r for r in RULES if r.code == code.upper()), None)
+    if rule is None:
+        click.echo(f"unknown rule '{code}'; known rules: {', '.join(r.code for r in RULES)}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(_explanation(rule), nl=False)
+
+
+def _explanation(rule: Rule) -> str:
+    parts = [
+        f"{rule.code} {rule.name} ({rule.severity.value})\n\n{rule.summary}\n",
+        f"Why it matters\n\n{rule.why}\n",
+        *(f"Bad example\n\n{_example(e)}" for e in rule.bad[:1]),
+        *(f"Good example\n\n{_example(e)}" for e in rule.good[:1]),
+        f"How to fix it\n\n{rule.fix}\n\n{rule.silencing}\n",
+    ]
+    return "\n".join(parts)
+
+
+def _example(example: Example) -> str:
+    files = dict(example.files)
+    if example.registry is not None:
+        files["metrics.yaml"] = example.registry
+    shown = "".join(f"  # {name}\n" + "".join(f"    {line}\n" for line in text.splitlines()) for name, text in files.items())
+    reported = "".join(f"  -> {line}\n" for line in example.expect)
+    return shown + reported

@@ -1,6 +1,7 @@
-"""Settings: `[tool.metriclint]` in the nearest pyproject.toml, or a file given with --config.
+"""Settings: `[tool.metriclint]` in the nearest pyproject.toml (or the nearest metriclint.toml,
+whose top level is the table), or a file given with --config.
 
-The nearest table is looked for from the checked path upward, stopping at the repository
+The nearest settings are looked for from the checked path upward, stopping at the repository
 root, as ruff does. Relative paths in a discovered file resolve against its folder; in a file
 given with --config, against the current directory.
 """
@@ -14,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from metriclint.discover import display
-from metriclint.model import ConfigError, Problem
+from metriclint.model import ConfigError, Problem, Severity
+from metriclint.selection import Selection, known
 
-KEYS = ("registry", "paths", "exclude")
+KEYS = ("registry", "paths", "exclude", "select", "ignore", "per-file-ignores", "severity")
 DEFAULT_REGISTRY = "metrics.yaml"
+OWN_FILE = "metriclint.toml"
 
 
 @dataclass(frozen=True)
@@ -26,10 +29,26 @@ class Config:
     paths: tuple[Path, ...]
     exclude: tuple[str, ...]
     registry: Path | None  # None: run without a registry
+    selection: Selection
+    baseline: Path | None = None  # hide the findings recorded in this file
+    changed: tuple[str, ...] | None = None  # report only findings touching these files (shown paths)
 
 
-def load(paths: tuple[str, ...], config_file: str | None, registry: str | None) -> Config:
-    """Merge the defaults, the config file and the command line (which wins)."""
+def load(
+    paths: tuple[str, ...],
+    config_file: str | None,
+    registry: str | None,
+    *,
+    select: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
+    baseline: str | None = None,
+    changed_only: bool = False,
+) -> Config:
+    """Merge the defaults, the config file and the command line (which wins).
+
+    With `changed_only` (the pre-commit hook), PATHS are the changed files: the whole project is
+    read, since a contradiction spans files, and only findings touching PATHS are reported.
+    """
     cwd = Path.cwd()
     if config_file is not None:
         file, base = Path(config_file), cwd
@@ -37,12 +56,26 @@ def load(paths: tuple[str, ...], config_file: str | None, registry: str | None) 
         root = cwd
     else:
         start = Path(paths[0]) if paths else cwd
-        found = _find_pyproject(start.resolve() if start.is_dir() else start.resolve().parent)
+        found = _find_settings(start.resolve() if start.is_dir() else start.resolve().parent)
         file, table = found if found else (None, {})
-        root = file.parent if file else (start.resolve() if start.is_dir() else start.resolve().parent)
+        checked = cwd if changed_only else start.resolve() if start.is_dir() else start.resolve().parent
+        root = file.parent if file else checked
         base = root
     settings = _validate(table, file) if file else {}
-    chosen_paths = tuple(Path(p) for p in paths) or tuple(base / p for p in settings.get("paths", ())) or (cwd,)
+    configured = tuple(base / p for p in settings.get("paths", ()))
+    chosen_paths = (configured or (root,)) if changed_only else tuple(Path(p) for p in paths) or configured or (cwd,)
+    bad = [s for s in (*select, *ignore) if not known(s)]
+    if bad:
+        raise ConfigError([Problem("<command line>", 1, 1, f"unknown rule selector '{s}'; see `metriclint rules`") for s in bad])
+    selection = Selection(
+        root,
+        select or tuple(settings.get("select", ())) or Selection.select,
+        tuple(settings.get("ignore", ())) + ignore,
+        tuple((glob, tuple(codes)) for glob, codes in settings.get("per-file-ignores", {}).items()),
+        tuple((code, Severity(level)) for code, level in settings.get("severity", {}).items()),
+    )
+    if baseline is not None and not Path(baseline).is_file():
+        raise ConfigError([Problem(baseline, 1, 1, "baseline file not found (given with --baseline)")])
     if registry is not None:
         registry_path: Path | None = Path(registry)
         if not registry_path.is_file():
@@ -55,11 +88,18 @@ def load(paths: tuple[str, ...], config_file: str | None, registry: str | None) 
     else:
         default = root / DEFAULT_REGISTRY
         registry_path = default if default.is_file() else None
-    return Config(root, chosen_paths, tuple(settings.get("exclude", ())), registry_path)
+    return Config(
+        root, chosen_paths, tuple(settings.get("exclude", ())), registry_path, selection,
+        Path(baseline) if baseline is not None else None,
+        tuple(display(Path(p)) for p in paths) if changed_only else None,
+    )
 
 
-def _find_pyproject(directory: Path) -> tuple[Path, dict[str, Any]] | None:
+def _find_settings(directory: Path) -> tuple[Path, dict[str, Any]] | None:
     for folder in (directory, *directory.parents):
+        own = folder / OWN_FILE
+        if own.is_file():
+            return own, _read_table(own, required=True) or {}
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             table = _read_table(candidate, required=False)
@@ -82,7 +122,7 @@ def _read_table(file: Path, required: bool) -> dict[str, Any] | None:
         line, column = (int(where.group(1)), int(where.group(2))) if where else (1, 1)
         message = re.sub(r"\s*\(at line \d+, column \d+\)|\s*\(at end of document\)", "", str(error))
         raise ConfigError([Problem(display(file), line, column, f"invalid TOML: {message}")]) from None
-    table = data.get("tool", {}).get("metriclint")
+    table = data if file.name == OWN_FILE else data.get("tool", {}).get("metriclint")
     if table is None and required:
         raise ConfigError([Problem(display(file), 1, 1, "no [tool.metriclint] table in this file")])
     if table is not None and not isinstance(table, dict):
@@ -98,15 +138,39 @@ def _validate(table: dict[str, Any], file: Path) -> dict[str, Any]:
             problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [tool.metriclint]; expected one of: {', '.join(KEYS)}"))
         elif key == "registry" and not isinstance(value, str):
             problems.append(Problem(display(file), line, 1, "'registry' must be a string (a path)"))
-        elif key in ("paths", "exclude") and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        elif key in ("paths", "exclude", "select", "ignore") and not _strings(value):
             problems.append(Problem(display(file), line, 1, f"'{key}' must be a list of strings"))
+        elif key in ("select", "ignore"):
+            problems += [Problem(display(file), line, 1, _unknown(code)) for code in value if not known(code)]
+        elif key == "per-file-ignores" and not (isinstance(value, dict) and all(_strings(v) for v in value.values())):
+            problems.append(Problem(display(file), line, 1, "'per-file-ignores' must map globs to lists of rule codes"))
+        elif key == "per-file-ignores":
+            problems += [Problem(display(file), line, 1, _unknown(c)) for codes in value.values() for c in codes if not known(c)]
+        elif key == "severity" and not isinstance(value, dict):
+            problems.append(Problem(display(file), line, 1, "'severity' must map rule codes to \"error\" or \"warning\""))
+        elif key == "severity":
+            levels = {s.value for s in Severity}
+            problems += [Problem(display(file), line, 1, _unknown(c)) for c in value if not known(c)]
+            problems += [
+                Problem(display(file), line, 1, f"severity of {c} must be \"error\" or \"warning\", not {v!r}")
+                for c, v in value.items() if v not in levels
+            ]
     if problems:
         raise ConfigError(problems)
     return table
 
 
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _unknown(selector: str) -> str:
+    return f"unknown rule selector '{selector}'; see `metriclint rules`"
+
+
 def _line_of(file: Path, key: str) -> int:
-    """The line a key is set on; tomllib keeps no positions, so look for `key =` at a line start."""
+    """The line a key is set on; tomllib keeps no positions, so look for `key =` at a line
+    start, or the header of its own table (`[tool.metriclint.severity]`)."""
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
@@ -114,5 +178,7 @@ def _line_of(file: Path, key: str) -> int:
     for number, line in enumerate(lines, 1):
         stripped = line.lstrip()
         if stripped.startswith(key) and stripped[len(key):].lstrip().startswith("="):
+            return number
+        if stripped.replace(" ", "") in (f"[tool.metriclint.{key}]", f"[{key}]"):
             return number
     return 1

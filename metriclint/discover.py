@@ -20,16 +20,17 @@ def discover(paths: tuple[Path, ...], exclude: tuple[str, ...], root: Path, suff
             found.add(path)
             continue
         for folder, dirs, files in os.walk(path):
-            dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info") and not _excluded(Path(folder, d), exclude, root)]
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info") and not matches(Path(folder, d), exclude, root)]
             found.update(
                 Path(folder, name)
                 for name in files
-                if name.endswith(suffixes) and not _excluded(Path(folder, name), exclude, root)
+                if name.endswith(suffixes) and not matches(Path(folder, name), exclude, root)
             )
     return sorted(found, key=lambda p: p.as_posix())
 
 
-def _excluded(path: Path, patterns: tuple[str, ...], root: Path) -> bool:
+def matches(path: Path, patterns: tuple[str, ...], root: Path) -> bool:
+    """Whether `path` (relative to `root`, or by its name) matches one of the globs."""
     if not patterns:
         return False
     try:

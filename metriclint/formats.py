@@ -1,12 +1,21 @@
-"""Output formats, by name. A format is a function that writes a report to a stream."""
+"""Output formats, by name. A format is a function that writes a report to a stream.
+
+Besides text and JSON, the formats CI systems read: SARIF 2.1.0 for GitHub code scanning,
+GitHub workflow commands (annotations on the diff) and GitLab's Code Quality report.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
-from typing import Callable, TextIO
+from typing import Callable, Iterator, TextIO
+from urllib.parse import quote
 
-from metriclint.model import Finding, Report, Severity
+from metriclint import __version__
+from metriclint.baseline import fingerprint
+from metriclint.checks import RULES
+from metriclint.model import Finding, Report, Severity, Span
 
 JSON_VERSION = 1
 
@@ -72,5 +81,109 @@ def json_report(report: Report, stream: TextIO, quiet: bool = False) -> None:
     stream.write("\n")
 
 
+def json_lines(report: Report, stream: TextIO, quiet: bool = False) -> None:
+    """One finding per line, for streaming into other tools; no summary."""
+    for finding in report.findings:
+        stream.write(json.dumps(finding_dict(finding), ensure_ascii=False) + "\n")
+
+
+def _fingerprints(findings: tuple[Finding, ...]) -> Iterator[str]:
+    """Line-free fingerprints, made unique when the same finding occurs twice in a file."""
+    seen: Counter[str] = Counter()
+    for finding in findings:
+        base = fingerprint(finding)
+        seen[base] += 1
+        yield base if seen[base] == 1 else hashlib.sha256(f"{base}:{seen[base]}".encode()).hexdigest()[:32]
+
+
+def _sarif_level(severity: Severity) -> str:
+    return "error" if severity is Severity.ERROR else "warning"
+
+
+def _sarif_location(span: Span) -> dict[str, object]:
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": quote(span.path), "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": span.line, "startColumn": span.column, "endLine": span.end_line, "endColumn": span.end_column},
+        }
+    }
+
+
+def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
+    """SARIF 2.1.0 with the fields GitHub code scanning reads."""
+    index = {rule.code: i for i, rule in enumerate(RULES)}
+    rules = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.why},
+            "help": {"text": f"{rule.fix}\n\n{rule.silencing}", "markdown": f"{rule.fix}\n\n{rule.silencing}"},
+            "defaultConfiguration": {"level": _sarif_level(rule.severity)},
+        }
+        for rule in RULES
+    ]
+    results = [
+        {
+            "ruleId": finding.rule,
+            "ruleIndex": index[finding.rule],
+            "level": _sarif_level(finding.severity),
+            "message": {"text": finding.message},
+            "locations": [_sarif_location(finding.span)],
+            "relatedLocations": [
+                {"id": i, **_sarif_location(related.span), "message": {"text": related.text}} for i, related in enumerate(finding.related, 1)
+            ],
+            "partialFingerprints": {"metriclint/v1": print_},
+        }
+        for finding, print_ in zip(report.findings, _fingerprints(report.findings))
+    ]
+    driver = {"name": "metriclint", "version": __version__, "informationUri": "https://pypi.org/project/metriclint/", "rules": rules}
+    document = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "results": results, "columnKind": "unicodeCodePoints"}],
+    }
+    json.dump(document, stream, indent=2, ensure_ascii=False)
+    stream.write("\n")
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(report: Report, stream: TextIO, quiet: bool = False) -> None:
+    """GitHub Actions workflow commands: each finding becomes an annotation on the diff."""
+    for finding in report.findings:
+        span = finding.span
+        properties = (
+            f"file={_escape_property(span.path)},line={span.line},endLine={span.end_line},"
+            f"col={span.column},endColumn={span.end_column},title={_escape_property(finding.rule)}"
+        )
+        level = "error" if finding.severity is Severity.ERROR else "warning"
+        stream.write(f"::{level} {properties}::{_escape_data(finding.message)}\n")
+
+
+def gitlab(report: Report, stream: TextIO, quiet: bool = False) -> None:
+    """GitLab's Code Quality report (a JSON array of issues)."""
+    issues = [
+        {
+            "description": finding.message,
+            "check_name": finding.rule,
+            "fingerprint": print_,
+            "severity": "major" if finding.severity is Severity.ERROR else "minor",
+            "location": {"path": finding.span.path, "lines": {"begin": finding.span.line}},
+        }
+        for finding, print_ in zip(report.findings, _fingerprints(report.findings))
+    ]
+    json.dump(issues, stream, indent=2, ensure_ascii=False)
+    stream.write("\n")
+
+
 Formatter = Callable[[Report, TextIO, bool], None]
-FORMATS: dict[str, Formatter] = {"text": text, "json": json_report}
+FORMATS: dict[str, Formatter] = {
+    "text": text, "json": json_report, "json-lines": json_lines, "sarif": sarif, "github": github, "gitlab": gitlab,
+}

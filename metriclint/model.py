@@ -108,10 +108,22 @@ class Finding:
     expected: str = ""
     source: str = ""
     related: tuple[Related, ...] = field(default=())
+    phrase: str = ""  # the quoted evidence; with rule, path, metric and facet it names the finding
+
 
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.span.path, self.span.line, self.span.column, self.rule, self.message)
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    """A `metriclint: ignore[...]` comment and the lines it covers (every line if file-wide)."""
+
+    span: Span  # the directive itself, where ML010 points when it silences nothing
+    codes: tuple[str, ...]
+    lines: frozenset[int]
+    file_wide: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,13 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from metriclint.model import KeyUse, Mention
+from metriclint.model import KeyUse, Mention, Suppression
 
 
 @dataclass(frozen=True, slots=True)
 class Extraction:
     mentions: tuple[Mention, ...] = ()
     keys: tuple[KeyUse, ...] = ()
+    # `metriclint: ignore[...]` comments: a source passes each comment's text to
+    # `suppress.directive` and records `suppress.suppression(found, span, lines_covered)`.
+    suppressions: tuple[Suppression, ...] = ()
 
 
 class Unreadable(Exception):

@@ -14,9 +14,9 @@ from functools import lru_cache
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from metriclint import docstrings, keys, marked_yaml
+from metriclint import docstrings, keys, marked_yaml, suppress
 from metriclint.marked_yaml import Reader
-from metriclint.model import ConfigError, KeyUse, Mention, Span
+from metriclint.model import ConfigError, KeyUse, Mention, Span, Suppression
 from metriclint.sources import Extraction, Unreadable
 from metriclint.vocabulary import rules_dir
 
@@ -60,7 +60,8 @@ def extract(path: str, source: bytes) -> Extraction:
         MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
     except RecursionError:
         raise Unreadable("nested too deeply for the Python parser") from None
-    return Extraction(tuple(collector.mentions + collector.comment_mentions()), tuple(collector.keys))
+    mentions = tuple(collector.mentions + collector.comment_mentions())
+    return Extraction(mentions, tuple(collector.keys), tuple(collector.suppressions()))
 
 
 def _syntax_error(source: bytes) -> Unreadable | None:
@@ -101,6 +102,10 @@ class _Collector(cst.CSTVisitor):
         self.keys_on_line: dict[int, list[str]] = {}
         self.names_on_line: dict[int, list[str]] = {}
         self.comments: list[tuple[int, int, str, bool]] = []  # line, column, text, trailing
+        self.directives: list[tuple[Span, suppress.Directive]] = []
+        # A multi-line string's findings may be silenced on the line where it closes, or on
+        # its def/class line: anchor line -> the lines of the strings it speaks for.
+        self.anchors: dict[int, set[int]] = {}
 
     # -- docstrings -------------------------------------------------------------------------
 
@@ -121,6 +126,18 @@ class _Collector(cst.CSTVisitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         scope = self.scopes.pop()
         self._docstring(original_node.body.body, subjects=(), function=original_node.name.value, scope=scope)
+        self._anchor_owner(original_node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._anchor_owner(original_node)
+
+    def _anchor_owner(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        """The `def`/`class` line, and the line its header's colon ends, anchor its docstring."""
+        string = _leading_string(node.body.body)
+        if string is not None:
+            lines = self._lines_of(string)
+            for anchor in {self._line(node.name), self._line(node.body.header)}:
+                self.anchors.setdefault(anchor, set()).update(lines)
 
     def _docstring(
         self,
@@ -159,7 +176,9 @@ class _Collector(cst.CSTVisitor):
             return []
         quote = raw[prefix_length : prefix_length + 3] if raw[prefix_length : prefix_length + 3] in ('"""', "'''") else raw[prefix_length]
         content = raw[prefix_length + len(quote) : len(raw) - len(quote)]
-        start = self.get_metadata(PositionProvider, string).start
+        where = self.get_metadata(PositionProvider, string)
+        start = where.start
+        self.anchors.setdefault(where.end.line, set()).update(range(start.line, where.end.line + 1))
         first_column = start.column + prefix_length + len(quote) + 1
         lines = content.split("\n")
         result = []
@@ -259,6 +278,10 @@ class _Collector(cst.CSTVisitor):
     def _line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
 
+    def _lines_of(self, node: cst.CSTNode) -> range:
+        where = self.get_metadata(PositionProvider, node)
+        return range(where.start.line, where.end.line + 1)
+
     # -- comments ---------------------------------------------------------------------------
 
     def visit_EmptyLine(self, node: cst.EmptyLine) -> None:
@@ -274,7 +297,20 @@ class _Collector(cst.CSTVisitor):
         body = comment.value.lstrip("#")
         text = body.lstrip()
         column = start.column + 1 + len(comment.value) - len(text)
-        self.comments.append((start.line, column, text.rstrip(), trailing))
+        found = suppress.directive(text)
+        if found is not None:
+            at = column + found.start
+            self.directives.append((Span(self.path, start.line, at, start.line, start.column + 1 + len(comment.value)), found))
+            text = text[: found.start].rstrip().rstrip("#")  # the remark before it is still read
+        if text.strip():
+            self.comments.append((start.line, column, text.rstrip(), trailing))
+
+    def suppressions(self) -> list[Suppression]:
+        """A directive covers its own line, and the strings it anchors (see `anchors`)."""
+        return [
+            suppress.suppression(found, span, {span.line} | self.anchors.get(span.line, set()))
+            for span, found in self.directives
+        ]
 
     def comment_mentions(self) -> list[Mention]:
         """Trailing comments speak for what their line logs or assigns; runs of own-line
