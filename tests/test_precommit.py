@@ -1,0 +1,77 @@
+"""The pre-commit hook, run by the real pre-commit (`try-repo`) in a throwaway git repository."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+DOCSTRING = "Gradient norm after clipping."
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}).stdout
+
+
+def snapshot_of_this_repo(target: Path) -> str:
+    """This working tree, committed as it is now: try-repo installs the hook from a commit."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    git(target, "init", "-q")
+    git(target, "add", "-A")
+    git(target, "commit", "-qm", "snapshot")
+    return git(target, "rev-parse", "HEAD").strip()
+
+
+def try_repo(project: Path, hooks: Path, ref: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "metriclint", "--ref", ref],
+        cwd=project, capture_output=True, text=True, env={**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home)},
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_hook_fails_on_a_staged_contradiction_and_passes_after_the_fix(tmp_path: Path) -> None:
+    hooks, project = tmp_path / "metriclint", tmp_path / "project"
+    hooks.mkdir()
+    project.mkdir()
+    ref = snapshot_of_this_repo(hooks)
+    shutil.copy(FIXTURES / "demo" / "metrics.yaml", project / "metrics.yaml")
+    shutil.copytree(FIXTURES / "demo" / "trainer", project / "trainer")
+    module = project / "trainer" / "logging_utils.py"
+    contradiction = module.read_text(encoding="utf-8")
+    module.write_text(contradiction.replace(DOCSTRING, "Gradient norm before clipping."), encoding="utf-8")
+    # An old contradiction in a committed, unstaged file: the hook must not report it.
+    (project / "legacy.py").write_text('def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n')
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "start")
+
+    module.write_text(contradiction, encoding="utf-8")
+    git(project, "add", "trainer/logging_utils.py")
+    failed = try_repo(project, hooks, ref, tmp_path / "home")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after" in failed.stdout
+    assert "legacy.py" not in failed.stdout
+
+    module.write_text(contradiction.replace(DOCSTRING, "Global gradient L2 norm, before clipping."), encoding="utf-8")
+    git(project, "add", "trainer/logging_utils.py")
+    passed = try_repo(project, hooks, ref, tmp_path / "home")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "metriclint" in passed.stdout and "Passed" in passed.stdout
