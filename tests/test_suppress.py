@@ -1,0 +1,61 @@
+"""Suppression comments: the directive grammar, and what a suppression covers in Python."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from metriclint.suppress import directive
+
+from conftest import FIXTURES, finding_lines, invoke
+
+
+@pytest.mark.parametrize(
+    ("comment", "codes", "file_wide", "reason"),
+    [
+        ("metriclint: ignore[ML001]", ("ML001",), False, ""),
+        ("metriclint: ignore[ML001, ml002] kept for the changelog", ("ML001", "ML002"), False, "kept for the changelog"),
+        ("pre-clip  # metriclint: ignore[ML001] upstream", ("ML001",), False, "upstream"),
+        ("metriclint: ignore-file[ML002] generated", ("ML002",), True, "generated"),
+        (" metriclint: ignore[ML001] from the old dashboard -->", ("ML001",), False, "from the old dashboard"),
+        ("metriclint: ignore[]", (), False, ""),
+    ],
+)
+def test_directive_grammar(comment: str, codes: tuple[str, ...], file_wide: bool, reason: str) -> None:
+    found = directive(comment)
+    assert found is not None
+    assert (found.codes, found.file_wide, found.reason) == (codes, file_wide, reason)
+
+
+@pytest.mark.parametrize("comment", ["norm after clipping", "see the metriclint docs", "metriclint: ignore ML001", "notmetriclint: ignore[ML001]"])
+def test_text_without_a_directive(comment: str) -> None:
+    assert directive(comment) is None
+
+
+def test_the_prose_before_a_directive_is_still_read() -> None:
+    found = directive("pre-clip  # metriclint: ignore[ML001]")
+    assert found is not None and "pre-clip  # metriclint: ignore[ML001]"[: found.start].rstrip(" #") == "pre-clip"
+
+
+def test_without_the_directives_the_silenced_findings_come_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture's silent lines are silent because of the comments, not by accident; and a
+    directive's reason is not read as a claim (stale.py:17 speaks only once it is prose)."""
+    project = tmp_path / "suppressions"
+    shutil.copytree(FIXTURES / "suppressions", project)
+    for module in project.glob("*.py"):
+        module.write_text(module.read_text().replace("metriclint: ignore", "formerly ignored"))
+    monkeypatch.chdir(project)
+    got = [line for line in finding_lines(invoke("check", ".")) if line.startswith("ML001")]
+    assert got == [
+        "ML001 silenced.py:6", "ML001 silenced.py:12", "ML001 silenced.py:17",
+        "ML001 stale.py:12", "ML001 stale.py:17", "ML001 stale.py:27", "ML001 whole_file.py:6",
+    ]
+
+
+def test_an_unused_suppression_of_a_switched_off_rule_is_not_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES / "suppressions")
+    got = finding_lines(invoke("check", ".", "--ignore", "ML002"))
+    assert "ML010 silenced.py:10" not in got and "ML010 stale.py:13" not in got
+    assert "ML010 stale.py:7" in got
