@@ -113,3 +113,36 @@ def test_unreadable_file_is_a_warning_and_the_run_goes_on(in_tmp: Path) -> None:
     result = invoke("check", ".")
     assert result.exit_code == 0
     assert "bad.py:1:5: ML900 cannot parse Python: invalid syntax" in result.output
+
+
+def test_rules_lists_every_rule_once() -> None:
+    from metriclint.checks import RULES
+
+    lines = invoke("rules").output.splitlines()
+    assert [line.split()[:3] for line in lines] == [[r.code, r.name, r.severity.value] for r in RULES]
+    assert lines[0].endswith(RULES[0].summary)
+
+
+def test_explain_prints_the_rule_docs_and_examples() -> None:
+    from metriclint.checks import ML001
+
+    result = invoke("explain", "ml001")
+    assert result.exit_code == 0
+    for part in (ML001.summary, ML001.why, ML001.fix, "Bad example", "Good example", "grad_norm: Norm after clipping.", "-> ML001 train.py:5", "# metriclint: ignore[ML001] reason"):
+        assert part in result.output
+
+
+def test_explain_unknown_rule_is_a_usage_error() -> None:
+    result = invoke("explain", "ML123")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("unknown rule 'ML123'; known rules: ML001, ML002")
+
+
+def test_changed_only_reports_findings_touching_the_changed_files(in_tmp: Path) -> None:
+    write_project(in_tmp, {
+        "a.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+        "b.py": 'def g(grad_norm):\n    """Args:\n        grad_norm: the post-clip norm.\n    """\n',
+    }, "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n")
+    assert [line.split(":")[0] for line in invoke("check", "--changed-only", "b.py", "-q").output.splitlines()] == ["b.py"]
+    assert [line.split(":")[0] for line in invoke("check", "--changed-only", "metrics.yaml", "-q").output.splitlines()] == ["a.py", "b.py"]
+    assert invoke("check", "--changed-only", "-q").output == ""

@@ -1,0 +1,103 @@
+"""The CI formats: each one's structure, checked field by field."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from metriclint.checks import RULES
+from metriclint.formats import FORMATS, github
+from metriclint.model import Finding, Report, Severity, Span
+
+from conftest import FIXTURES, invoke
+
+
+@pytest.fixture
+def repo_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(FIXTURES.parent)
+    return FIXTURES.parent
+
+
+def test_formats_are_the_contract() -> None:
+    assert sorted(FORMATS) == sorted(["text", "json", "json-lines", "sarif", "github", "gitlab"])
+
+
+def test_sarif_has_every_field_code_scanning_reads(repo_root: Path) -> None:
+    result = invoke("check", "fixtures/demo", "--format", "sarif")
+    assert result.exit_code == 1
+    document = json.loads(result.output)
+    assert document["version"] == "2.1.0" and "sarif-2.1.0" in document["$schema"]
+    (run,) = document["runs"]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "metriclint"
+    assert [r["id"] for r in driver["rules"]] == [rule.code for rule in RULES]
+    for rule, entry in zip(RULES, driver["rules"]):
+        assert entry["name"] == rule.name
+        assert entry["shortDescription"]["text"] == rule.summary
+        assert entry["fullDescription"]["text"] == rule.why
+        assert entry["help"]["text"].startswith(rule.fix)
+        assert entry["defaultConfiguration"]["level"] == rule.severity.value
+    (result_,) = run["results"]
+    assert result_["ruleId"] == "ML001" and result_["level"] == "error"
+    assert driver["rules"][result_["ruleIndex"]]["id"] == "ML001"
+    assert result_["message"]["text"].startswith("train/grad_norm: docstring says clipping=after")
+    (location,) = result_["locations"]
+    physical = location["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == "fixtures/demo/trainer/logging_utils.py"
+    assert physical["region"] == {"startLine": 10, "startColumn": 34, "endLine": 10, "endColumn": 48}
+    (related,) = result_["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"] == "fixtures/demo/metrics.yaml"
+    assert related["physicalLocation"]["region"]["startLine"] == 7
+    assert related["message"]["text"] == "clipping: before"
+    assert set(result_["partialFingerprints"]) == {"metriclint/v1"}
+
+
+def test_sarif_fingerprints_survive_unrelated_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES / "suppressions")
+    first = json.loads(invoke("check", ".", "--format", "sarif").output)["runs"][0]["results"]
+    target = tmp_path / "suppressions"
+    shutil.copytree(FIXTURES / "suppressions", target)
+    (target / "stale.py").write_text("# moved\n" + (target / "stale.py").read_text())
+    monkeypatch.chdir(target)
+    second = json.loads(invoke("check", ".", "--format", "sarif").output)["runs"][0]["results"]
+    prints = [r["partialFingerprints"]["metriclint/v1"] for r in first]
+    assert prints == [r["partialFingerprints"]["metriclint/v1"] for r in second]
+    assert len(set(prints)) == len(prints)  # two identical findings in one file still differ
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in first] != [
+        r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in second
+    ]
+
+
+def test_github_annotations(repo_root: Path) -> None:
+    result = invoke("check", "fixtures/demo", "--format", "github")
+    assert result.output == (
+        "::error file=fixtures/demo/trainer/logging_utils.py,line=10,endLine=10,col=34,endColumn=48,title=ML001::"
+        'train/grad_norm: docstring says clipping=after ("after clipping"); registry says before (fixtures/demo/metrics.yaml:7)\n'
+    )
+
+
+def test_github_escapes_data_and_properties() -> None:
+    finding = Finding("ML900", "unparsable-source", Severity.WARNING, Span("a,b:c%.py", 1, 2, 3, 4), "100%\r\nbroken: yes, really")
+    out = io.StringIO()
+    github(Report((finding,), 1), out)
+    assert out.getvalue() == ("::warning file=a%2Cb%3Ac%25.py,line=1,endLine=3,col=2,endColumn=4,title=ML900::100%25%0D%0Abroken: yes, really\n")
+
+
+def test_gitlab_code_quality(repo_root: Path) -> None:
+    (issue,) = json.loads(invoke("check", "fixtures/demo", "--format", "gitlab").output)
+    assert set(issue) == {"description", "check_name", "fingerprint", "severity", "location"}
+    assert issue["check_name"] == "ML001" and issue["severity"] == "major"
+    assert issue["description"].startswith("train/grad_norm: docstring says")
+    assert issue["location"] == {"path": "fixtures/demo/trainer/logging_utils.py", "lines": {"begin": 10}}
+    assert len(issue["fingerprint"]) == 32
+
+
+def test_json_lines_is_one_finding_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES / "suppressions")
+    lines = invoke("check", ".", "--format", "json-lines").output.splitlines()
+    full = json.loads(invoke("check", ".", "--format", "json").output)["findings"]
+    assert [json.loads(line) for line in lines] == full
