@@ -16,6 +16,7 @@ from pathlib import Path
 from metriclint.model import ConfigError, Finding, Problem
 
 VERSION = 1
+REWRITE = "rewrite it with --write-baseline"
 
 
 def identity(finding: Finding, path: str) -> tuple[str, str, str, str, str]:
@@ -64,12 +65,12 @@ def _read(file: Path) -> Counter[tuple[str, str, str, str, str]]:
         raise ConfigError([Problem(shown, error.lineno, error.colno, f"invalid JSON: {error.msg}")]) from None
     fields = ("rule", "path", "metric", "facet", "phrase")
     if not isinstance(document, dict) or document.get("version") != VERSION:
-        raise ConfigError([Problem(shown, 1, 1, f"not a metriclint baseline (expected \"version\": {VERSION}); rewrite it with --write-baseline")])
+        raise ConfigError([Problem(shown, 1, 1, f'not a metriclint baseline (expected "version": {VERSION}); {REWRITE}')])
     entries = document.get("findings")
     if not isinstance(entries, list) or not all(
         isinstance(e, dict) and all(isinstance(e.get(k), str) for k in fields) and isinstance(e.get("count"), int) for e in entries
     ):
-        raise ConfigError([Problem(shown, 1, 1, "baseline entries need rule, path, metric, facet, phrase and count; rewrite it with --write-baseline")])
+        raise ConfigError([Problem(shown, 1, 1, f"baseline entries need rule, path, metric, facet, phrase and count; {REWRITE}")])
     return Counter({tuple(e[k] for k in fields): e["count"] for e in entries})  # type: ignore[misc]
 
 

@@ -205,6 +205,8 @@ ML900 = Rule(
     by_comment=False,  # a file that cannot be parsed yields no comments
 )
 
+_DOC = 'def log(grad_norm):\n    """Args:\n        grad_norm: Norm {value} clipping.\n    """  {comment}\n'
+
 ML010 = Rule(
     "ML010",
     "unused-suppression",
@@ -216,13 +218,13 @@ ML010 = Rule(
     None,  # metriclint.suppress reports it, after every other rule has run
     good=(
         Example(
-            {"train.py": 'def log(grad_norm):\n    """Args:\n        grad_norm: Norm after clipping.\n    """  # metriclint: ignore[ML001] legacy wording\n'},
+            {"train.py": _DOC.format(value="after", comment="# metriclint: ignore[ML001] legacy wording")},
             _REGISTRY,
         ),
     ),
     bad=(
         Example(
-            {"train.py": 'def log(grad_norm):\n    """Args:\n        grad_norm: Norm before clipping.\n    """  # metriclint: ignore[ML001]\n'},
+            {"train.py": _DOC.format(value="before", comment="# metriclint: ignore[ML001]")},
             _REGISTRY,
             ("ML010 train.py:4",),
         ),

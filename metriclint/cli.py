@@ -35,11 +35,17 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress bar.")
 @click.option("--select", multiple=True, metavar="CODES", help="Run only these rules (codes or prefixes, comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules, in addition to the config's `ignore`.")
-@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True, help="Lowest severity that makes the exit status 1.")
+@click.option(
+    "--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+    help="Lowest severity that makes the exit status 1.",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--baseline", "baseline_file", metavar="FILE", help="Hide the findings recorded in FILE; report only new ones.")
 @click.option("--write-baseline", metavar="FILE", help="Record the current findings in FILE and exit 0.")
-@click.option("--changed-only", is_flag=True, help="PATHS are changed files (pre-commit): read the whole project, report findings touching them.")
+@click.option(
+    "--changed-only", is_flag=True,
+    help="PATHS are changed files (pre-commit): read the whole project, report findings touching them.",
+)
 def check(
     paths: tuple[str, ...], registry: str | None, config_file: str | None, output_format: str, quiet: bool,
     select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str, exit_zero: bool,

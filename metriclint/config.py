@@ -135,7 +135,8 @@ def _validate(table: dict[str, Any], file: Path) -> dict[str, Any]:
     for key, value in table.items():
         line = _line_of(file, key)
         if key not in KEYS:
-            problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [tool.metriclint]; expected one of: {', '.join(KEYS)}"))
+            expected = ", ".join(KEYS)
+            problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [tool.metriclint]; expected one of: {expected}"))
         elif key == "registry" and not isinstance(value, str):
             problems.append(Problem(display(file), line, 1, "'registry' must be a string (a path)"))
         elif key in ("paths", "exclude", "select", "ignore") and not _strings(value):

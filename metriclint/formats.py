@@ -131,7 +131,8 @@ def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
             "message": {"text": finding.message},
             "locations": [_sarif_location(finding.span)],
             "relatedLocations": [
-                {"id": i, **_sarif_location(related.span), "message": {"text": related.text}} for i, related in enumerate(finding.related, 1)
+                {"id": i, **_sarif_location(related.span), "message": {"text": related.text}}
+                for i, related in enumerate(finding.related, 1)
             ],
             "partialFingerprints": {"metriclint/v1": print_},
         }

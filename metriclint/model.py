@@ -110,7 +110,6 @@ class Finding:
     related: tuple[Related, ...] = field(default=())
     phrase: str = ""  # the quoted evidence; with rule, path, metric and facet it names the finding
 
-
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.span.path, self.span.line, self.span.column, self.rule, self.message)

@@ -128,7 +128,8 @@ def test_explain_prints_the_rule_docs_and_examples() -> None:
 
     result = invoke("explain", "ml001")
     assert result.exit_code == 0
-    for part in (ML001.summary, ML001.why, ML001.fix, "Bad example", "Good example", "grad_norm: Norm after clipping.", "-> ML001 train.py:5", "# metriclint: ignore[ML001] reason"):
+    parts = (ML001.summary, ML001.why, ML001.fix, "Bad example", "Good example", "grad_norm: Norm after clipping.")
+    for part in (*parts, "-> ML001 train.py:5", "# metriclint: ignore[ML001] reason"):
         assert part in result.output
 
 

@@ -84,7 +84,9 @@ def test_github_escapes_data_and_properties() -> None:
     finding = Finding("ML900", "unparsable-source", Severity.WARNING, Span("a,b:c%.py", 1, 2, 3, 4), "100%\r\nbroken: yes, really")
     out = io.StringIO()
     github(Report((finding,), 1), out)
-    assert out.getvalue() == ("::warning file=a%2Cb%3Ac%25.py,line=1,endLine=3,col=2,endColumn=4,title=ML900::100%25%0D%0Abroken: yes, really\n")
+    assert out.getvalue() == (
+        "::warning file=a%2Cb%3Ac%25.py,line=1,endLine=3,col=2,endColumn=4,title=ML900::100%25%0D%0Abroken: yes, really\n"
+    )
 
 
 def test_gitlab_code_quality(repo_root: Path) -> None:

@@ -48,7 +48,8 @@ def test_command_line_select_replaces_and_ignore_adds(project: Path) -> None:
     config(project, 'select = ["ML001"]\nignore = ["ML900"]\n')
     assert finding_lines(invoke("check", ".")) == ["ML001 src/a.py:3", "ML001 tests/b.py:3"]
     assert finding_lines(invoke("check", ".", "--select", "ML0")) == ["ML001 src/a.py:3", "ML010 src/c.py:4", "ML001 tests/b.py:3"]
-    assert finding_lines(invoke("check", ".", "--select", "ML001", "--select", "ML010", "--ignore", "ML010")) == ["ML001 src/a.py:3", "ML001 tests/b.py:3"]
+    repeated = invoke("check", ".", "--select", "ML001", "--select", "ML010", "--ignore", "ML010")
+    assert finding_lines(repeated) == ["ML001 src/a.py:3", "ML001 tests/b.py:3"]
 
 
 def test_a_suppression_of_a_rule_that_is_off_is_idle_not_stale(project: Path) -> None:
@@ -69,7 +70,10 @@ def test_fail_on_warning_and_exit_zero(in_tmp: Path) -> None:
     [
         ('select = ["ML001", "XX1"]\n', "pyproject.toml:2:1: unknown rule selector 'XX1'; see `metriclint rules`"),
         ('ignore = "ML001"\n', "pyproject.toml:2:1: 'ignore' must be a list of strings"),
-        ('\n[tool.metriclint.severity]\nML001 = "fatal"\n', 'pyproject.toml:3:1: severity of ML001 must be "error" or "warning", not \'fatal\''),
+        (
+            '\n[tool.metriclint.severity]\nML001 = "fatal"\n',
+            'pyproject.toml:3:1: severity of ML001 must be "error" or "warning", not \'fatal\'',
+        ),
         ('per-file-ignores = {"tests/*" = "ML001"}\n', "pyproject.toml:2:1: 'per-file-ignores' must map globs to lists of rule codes"),
     ],
 )

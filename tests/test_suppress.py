@@ -29,7 +29,9 @@ def test_directive_grammar(comment: str, codes: tuple[str, ...], file_wide: bool
     assert (found.codes, found.file_wide, found.reason) == (codes, file_wide, reason)
 
 
-@pytest.mark.parametrize("comment", ["norm after clipping", "see the metriclint docs", "metriclint: ignore ML001", "notmetriclint: ignore[ML001]"])
+@pytest.mark.parametrize(
+    "comment", ["norm after clipping", "see the metriclint docs", "metriclint: ignore ML001", "notmetriclint: ignore[ML001]"]
+)
 def test_text_without_a_directive(comment: str) -> None:
     assert directive(comment) is None
 
