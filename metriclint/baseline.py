@@ -30,14 +30,13 @@ def fingerprint(finding: Finding, path: str | None = None) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def write(file: Path, findings: list[Finding]) -> int:
+def write(file: Path, findings: list[Finding]) -> None:
     counts = Counter(identity(f, _relative(f.span.path, file)) for f in findings)
     entries = [
         {"rule": rule, "path": path, "metric": metric, "facet": facet, "phrase": phrase, "count": count}
         for (rule, path, metric, facet, phrase), count in sorted(counts.items())
     ]
     file.write_text(json.dumps({"version": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return len(entries)
 
 
 def hide(file: Path, findings: list[Finding]) -> list[Finding]:

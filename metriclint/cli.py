@@ -10,7 +10,7 @@ import click
 
 from metriclint import __version__, baseline, config, engine, progress
 from metriclint.checks import RULES, Example, Rule
-from metriclint.formats import FORMATS
+from metriclint.formats import FORMATS, count
 from metriclint.model import ConfigError, Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -67,8 +67,8 @@ def check(
         if bar is not None:
             bar.close()
     if write_baseline:
-        count = baseline.write(Path(write_baseline), list(report.findings))
-        click.echo(f"Recorded {len(report.findings)} findings ({count} entries) in {write_baseline}.", err=True)
+        baseline.write(Path(write_baseline), list(report.findings))
+        click.echo(f"Recorded {count(len(report.findings), 'finding')} in {write_baseline}.", err=True)
         sys.exit(EXIT_CLEAN)
     FORMATS[output_format](report, sys.stdout, quiet)
     failing = {Severity.ERROR} if fail_on == "error" else {Severity.ERROR, Severity.WARNING}

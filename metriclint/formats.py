@@ -30,15 +30,15 @@ def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
     if not report.findings:
         stream.write(f"All checks passed ({_files(report.files_checked)}).\n")
     else:
-        stream.write(f"Found {_count(errors, 'error')} and {_count(warnings, 'warning')} in {_files(report.files_checked)}.\n")
+        stream.write(f"Found {count(errors, 'error')} and {count(warnings, 'warning')} in {_files(report.files_checked)}.\n")
 
 
-def _count(n: int, noun: str) -> str:
+def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _files(n: int) -> str:
-    return _count(n, "file")
+    return count(n, "file")
 
 
 def finding_dict(finding: Finding) -> dict[str, object]:

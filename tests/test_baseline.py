@@ -25,6 +25,7 @@ def test_round_trip(project: Path) -> None:
     assert len(before) == 8
     written = invoke("check", ".", "--write-baseline", "baseline.json")
     assert written.exit_code == 0 and written.stdout == ""
+    assert written.stderr == "Recorded 8 findings in baseline.json.\n"
 
     stale = project / "stale.py"
     stale.write_text("# An unrelated new first line moves every finding down.\n\n" + stale.read_text())
