@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 from metriclint import keys
 from metriclint.model import Claim, Finding, Related, Severity, Span
 from metriclint.registry import Registry
+from metriclint.tooltips import Mismatch, advice
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,7 @@ class Corpus:
     claims: tuple[Claim, ...]
     registry: Registry | None
     unreadable: tuple[Unreadable, ...] = ()
+    mismatches: tuple[Mismatch, ...] = ()  # tooltip entries shown for a metric they were not written for
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,8 @@ def source_contradictions(corpus: Corpus) -> Iterator[Finding]:
         for (metric_a, span_a, a), (metric_b, span_b, b) in combinations(statements, 2):
             if span_a == span_b or not keys.same_metric(metric_a, metric_b):
                 continue
+            if span_a.path == span_b.path and metric_a != metric_b and _tooltip(a) and _tooltip(b):
+                continue  # one table gives two keys two texts by design, not by contradiction
             left = next((c for c in a if not _allows(b, c.value) and not c.negated), None)
             right = next((c for c in b if not _allows(a, c.value) and not c.negated), None)
             if left is None or right is None:
@@ -132,6 +136,23 @@ def source_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 left.span, message, metric=metric_a, facet=facet, found=left.value, expected=right.value,
                 source=left.source, related=(Related(right.span, right.phrase),), phrase=left.phrase,
             )
+
+
+def _tooltip(claims: list[Claim]) -> bool:
+    return claims[0].source == "tooltip"
+
+
+def tooltip_mismatches(corpus: Corpus) -> Iterator[Finding]:
+    for item in corpus.mismatches:
+        entry = item.entry
+        message = (
+            f"{item.key} shows the tooltip written for {item.owner} (entry '{entry.pattern}', {item.binding.match} match); "
+            f"{advice(item)}"
+        )
+        yield ML003.finding(
+            entry.span, message, metric=item.key, source="tooltip", phrase=entry.pattern,
+            related=(Related(item.owner_span, item.owner), Related(entry.text.span(0, len(entry.text.text)), entry.text.text)),
+        )
 
 
 def unreadable_sources(corpus: Corpus) -> Iterator[Finding]:
@@ -232,4 +253,36 @@ ML010 = Rule(
     by_comment=False,  # it reports the comments themselves
 )
 
-RULES: tuple[Rule, ...] = (ML001, ML002, ML010, ML900)
+
+_TABLE = """// Hover texts, matched by substring against the key after its category.
+export const DESCRIPTIONS = [
+  ["value", "value-head estimate"],
+  ["value_loss", "critic regression loss"],
+];
+"""
+_LOGGED = 'def log(tracker, v, loss):\n    tracker.log({"train/value": v, "train/value_loss": loss})\n'
+_CONFIG = '[tool.metriclint]\n[[tool.metriclint.tooltips]]\npath = "ui/*.js"\ntable = "DESCRIPTIONS"\nmatch = "substring"\nstrip_prefix = true\n'
+
+ML003 = Rule(
+    "ML003",
+    "tooltip-mismatch",
+    Severity.ERROR,
+    "The tooltip a dashboard shows for a metric was written for another metric.",
+    "Pattern tables match loosely: with first-substring matching, `value` listed before "
+    "`value_loss` gives `train/value_loss` the text written for `train/value`, and the reader "
+    "of that chart is told what another chart means.",
+    "Add a more specific entry for the key (before the generic one when the first match "
+    "wins), or make the generic entry's text true of every key it reaches.",
+    tooltip_mismatches,
+    good=(
+        Example({
+            "pyproject.toml": _CONFIG, "train.py": _LOGGED,
+            "ui/metrics.js": 'export const DESCRIPTIONS = [\n  ["value_loss", "critic regression loss"],\n  ["value", "value-head estimate"],\n];\n',
+        }),
+    ),
+    bad=(
+        Example({"pyproject.toml": _CONFIG, "train.py": _LOGGED, "ui/metrics.js": _TABLE}, None, ("ML003 ui/metrics.js:3",)),
+    ),
+)
+
+RULES: tuple[Rule, ...] = (ML001, ML002, ML003, ML010, ML900)

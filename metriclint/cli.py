@@ -111,3 +111,23 @@ def _example(example: Example) -> str:
     shown = "".join(f"  # {name}\n" + "".join(f"    {line}\n" for line in text.splitlines()) for name, text in files.items())
     reported = "".join(f"  -> {line}\n" for line in example.expect)
     return shown + reported
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
+@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+def sources(paths: tuple[str, ...], registry: str | None, config_file: str | None) -> None:
+    """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
+    try:
+        inventory = engine.collect(config.load(paths, config_file, registry))
+    except ConfigError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(EXIT_USAGE)
+    for binding in inventory.bindings:
+        table = binding.table
+        mode = binding.match + (", strip_prefix" if binding.strip_prefix else "")
+        click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{mode}\t{len(table.entries)} entries\t{binding.why}")
+    texts = sum(1 for e in inventory.extractions if e.mentions)
+    click.echo(f"{len(inventory.bindings)} tooltip tables; {texts} files with docstrings or comments; {len(inventory.files)} files read.")

@@ -18,9 +18,22 @@ from metriclint.discover import display
 from metriclint.model import ConfigError, Problem, Severity
 from metriclint.selection import Selection, known
 
-KEYS = ("registry", "paths", "exclude", "select", "ignore", "per-file-ignores", "severity")
+KEYS = ("registry", "paths", "exclude", "select", "ignore", "per-file-ignores", "severity", "tooltips")
+TOOLTIP_KEYS = ("path", "table", "match", "strip_prefix")
+MATCH_MODES = ("exact", "suffix", "substring", "regex", "glob")
 DEFAULT_REGISTRY = "metrics.yaml"
 OWN_FILE = "metriclint.toml"
+
+
+@dataclass(frozen=True)
+class TooltipSetting:
+    """One `[[tool.metriclint.tooltips]]` table: which table a file holds and how it matches."""
+
+    path: str  # a glob, relative to the project root
+    table: str | None  # variable name or JSON pointer; None: every table in the file
+    match: str
+    strip_prefix: bool
+    origin: Problem  # where it is written, for messages about it (its text is unused)
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,7 @@ class Config:
     selection: Selection
     baseline: Path | None = None  # hide the findings recorded in this file
     changed: tuple[str, ...] | None = None  # report only findings touching these files (shown paths)
+    tooltips: tuple[TooltipSetting, ...] = ()
 
 
 def load(
@@ -88,10 +102,12 @@ def load(
     else:
         default = root / DEFAULT_REGISTRY
         registry_path = default if default.is_file() else None
+    tooltips = _tooltips(settings.get("tooltips", []), file) if file else ()
     return Config(
         root, chosen_paths, tuple(settings.get("exclude", ())), registry_path, selection,
         Path(baseline) if baseline is not None else None,
         tuple(display(Path(p)) for p in paths) if changed_only else None,
+        tooltips,
     )
 
 
@@ -156,6 +172,8 @@ def _validate(table: dict[str, Any], file: Path) -> dict[str, Any]:
                 Problem(display(file), line, 1, f"severity of {c} must be \"error\" or \"warning\", not {v!r}")
                 for c, v in value.items() if v not in levels
             ]
+        elif key == "tooltips":
+            problems += _tooltip_problems(value, file)
     if problems:
         raise ConfigError(problems)
     return table
@@ -169,15 +187,57 @@ def _unknown(selector: str) -> str:
     return f"unknown rule selector '{selector}'; see `metriclint rules`"
 
 
-def _line_of(file: Path, key: str) -> int:
-    """The line a key is set on; tomllib keeps no positions, so look for `key =` at a line
-    start, or the header of its own table (`[tool.metriclint.severity]`)."""
+def _tooltip_problems(value: Any, file: Path) -> list[Problem]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        return [Problem(display(file), _line_of(file, "tooltips"), 1, "'tooltips' must be an array of tables: [[tool.metriclint.tooltips]]")]
+    problems = []
+    for number, item in enumerate(value):
+        where = _tooltip_line(file, number)
+        for key, setting in item.items():
+            line = _line_of(file, key, where)
+            if key not in TOOLTIP_KEYS:
+                problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [[tool.metriclint.tooltips]]; expected one of: {', '.join(TOOLTIP_KEYS)}"))
+            elif key in ("path", "table") and not isinstance(setting, str):
+                problems.append(Problem(display(file), line, 1, f"'{key}' must be a string"))
+            elif key == "match" and setting not in MATCH_MODES:
+                problems.append(Problem(display(file), line, 1, f"unknown match mode {setting!r}; expected one of: {', '.join(MATCH_MODES)}"))
+            elif key == "strip_prefix" and not isinstance(setting, bool):
+                problems.append(Problem(display(file), line, 1, "'strip_prefix' must be true or false"))
+        if "path" not in item:
+            problems.append(Problem(display(file), where, 1, "a [[tool.metriclint.tooltips]] table needs 'path' (a glob of the files that hold it)"))
+    return problems
+
+
+def _tooltips(items: list[dict[str, Any]], file: Path) -> tuple[TooltipSetting, ...]:
+    return tuple(
+        TooltipSetting(
+            item["path"], item.get("table"), item.get("match", "exact"), item.get("strip_prefix", False),
+            Problem(display(file), _tooltip_line(file, number), 1, ""),
+        )
+        for number, item in enumerate(items)
+    )
+
+
+def _tooltip_line(file: Path, number: int) -> int:
+    """The line of the `number`-th (0-based) `[[tool.metriclint.tooltips]]` header."""
+    headers = [i for i, line in enumerate(_lines(file), 1) if line.strip().replace(" ", "") == "[[tool.metriclint.tooltips]]"]
+    return headers[number] if number < len(headers) else 1
+
+
+def _lines(file: Path) -> list[str]:
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        return file.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
-        return 1
-    for number, line in enumerate(lines, 1):
+        return []
+
+
+def _line_of(file: Path, key: str, after: int = 0) -> int:
+    """The line a key is set on (after line `after`); tomllib keeps no positions, so look for
+    `key =` at a line start, or the header of its own table (`[tool.metriclint.severity]`)."""
+    for number, line in enumerate(_lines(file), 1):
         stripped = line.lstrip()
+        if number <= after:
+            continue
         if stripped.startswith(key) and stripped[len(key):].lstrip().startswith("="):
             return number
         if stripped.replace(" ", "") in (f"[tool.metriclint.{key}]", f"[{key}]"):

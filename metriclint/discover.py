@@ -33,11 +33,16 @@ def matches(path: Path, patterns: tuple[str, ...], root: Path) -> bool:
     """Whether `path` (relative to `root`, or by its name) matches one of the globs."""
     if not patterns:
         return False
+    inside = relative(path, root)
+    return any(fnmatch.fnmatch(inside, p) or fnmatch.fnmatch(path.name, p) for p in patterns)
+
+
+def relative(path: Path, root: Path) -> str:
+    """The path as configuration globs see it: relative to the project root, "/" separated."""
     try:
-        relative = path.resolve().relative_to(root.resolve()).as_posix()
+        return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
-        relative = path.as_posix()
-    return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(path.name, p) for p in patterns)
+        return path.as_posix()
 
 
 def display(path: Path) -> str:

@@ -5,34 +5,49 @@ Each step is one call below; the data between them are the types in `model.py`.
 
 from __future__ import annotations
 
+import fnmatch
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from metriclint import baseline
 from metriclint import registry as registry_module
-from metriclint import suppress
+from metriclint import suppress, tooltips
 from metriclint.checks import RULES, Corpus, Unreadable
 from metriclint.claims import read
 from metriclint.config import Config
-from metriclint.discover import discover, display
+from metriclint.discover import discover, display, relative
 from metriclint.model import Finding, Report, Span, Suppression
+from metriclint.registry import Registry
 from metriclint.resolve import MetricIndex, attribute
-from metriclint.sources import SUFFIXES, Extraction, extractor_for
+from metriclint.sources import SUFFIXES, YAML, Extraction, extractor_for
 from metriclint.sources import Unreadable as UnreadableSource
 from metriclint.vocabulary import Vocabulary, load_builtin
-
 
 Progress = Callable[[int, int], None]  # files parsed, total
 
 
-def run(config: Config, progress: Progress | None = None) -> Report:
+@dataclass(frozen=True)
+class Inventory:
+    """What the files hold, before any check: also what `metriclint sources` lists."""
+
+    files: tuple[Path, ...]
+    extractions: tuple[Extraction, ...]
+    unreadable: tuple[Unreadable, ...]
+    registry: Registry | None
+    vocabulary: Vocabulary
+    index: MetricIndex
+    names: tooltips.Names
+    bindings: tuple[tooltips.Binding, ...]
+
+
+def collect(config: Config, progress: Progress | None = None) -> Inventory:
     facets, cues, reach = load_builtin()
     registry = None
     if config.registry is not None:
         registry, facets = registry_module.load(config.registry, display(config.registry), facets)
-    vocabulary = Vocabulary(facets, cues, reach)
 
-    files = discover(config.paths, config.exclude, config.root, SUFFIXES)
+    files = discover(config.paths, config.exclude, config.root, SUFFIXES) + _configured_yaml(config)
     extractions, unreadable = [], []
     for done, path in enumerate(files, 1):
         result = extract(path)
@@ -43,17 +58,33 @@ def run(config: Config, progress: Progress | None = None) -> Report:
         else:
             extractions.append(result)
 
-    logged = [use.key for e in extractions for use in e.keys if not use.from_keyword]
-    index = MetricIndex(registry, logged)
-    mentions = [m for e in extractions for m in e.mentions]
+    uses = [use for e in extractions for use in e.keys if not use.from_keyword]
+    index = MetricIndex(registry, [use.key for use in uses])
+    spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
+    for use in uses:
+        spans.setdefault(use.key, use.span)
+    names = tooltips.Names(index, spans)
+    tables = [t for e in extractions for t in e.tables]
+    bindings = tooltips.bind(tables, config.tooltips, config.root, names)
+    return Inventory(
+        tuple(files), tuple(extractions), tuple(unreadable), registry, Vocabulary(facets, cues, reach), index, names, tuple(bindings)
+    )
+
+
+def run(config: Config, progress: Progress | None = None) -> Report:
+    inventory = collect(config, progress)
+    registry, index = inventory.registry, inventory.index
+    selections = [s for binding in inventory.bindings for s in tooltips.select(binding, inventory.names)]
+    mentions = [m for e in inventory.extractions for m in e.mentions] + [tooltips.mention(s) for s in selections]
     if registry is not None:
         mentions += [entry.description for entry in registry.metrics.values() if entry.description]
-    claims = tuple(claim for m in mentions for claim in attribute(m, read(m.text, vocabulary), index))
+    claims = tuple(claim for m in mentions for claim in attribute(m, read(m.text, inventory.vocabulary), index))
+    mismatches = tuple(m for s in selections if (m := tooltips.mismatch(s, inventory.names)) is not None)
 
-    corpus = Corpus(claims, registry, tuple(unreadable))
+    corpus = Corpus(claims, registry, inventory.unreadable, mismatches)
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
-    kept = filter_findings(findings, config, [s for e in extractions for s in e.suppressions])
-    return Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(files))
+    kept = filter_findings(findings, config, [s for e in inventory.extractions for s in e.suppressions])
+    return Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(inventory.files))
 
 
 def filter_findings(findings: list[Finding], config: Config, suppressions: list[Suppression]) -> list[Finding]:
@@ -67,6 +98,15 @@ def filter_findings(findings: list[Finding], config: Config, suppressions: list[
     if config.baseline is not None:
         kept = baseline.hide(config.baseline, kept)
     return kept
+
+
+def _configured_yaml(config: Config) -> list[Path]:
+    """YAML files are read only where a tooltip table is configured: most YAML is not about metrics."""
+    globs = [s.path for s in config.tooltips if s.path.endswith(YAML)]
+    if not globs:
+        return []
+    found = discover(config.paths, config.exclude, config.root, YAML)
+    return [p for p in found if any(fnmatch.fnmatchcase(relative(p, config.root), g) for g in globs)]
 
 
 def extract(path: Path) -> Extraction | Unreadable:

@@ -74,6 +74,32 @@ class KeyUse:
 
 
 @dataclass(frozen=True, slots=True)
+class TooltipEntry:
+    """One row of a tooltip table: the dashboard shows `text` for the keys `pattern` selects."""
+
+    pattern: str
+    text: Mention  # source "tooltip", positioned exactly; resolution fills in `flows_to`
+    span: Span  # the pattern as written
+    order: int  # position in the table: first-match modes depend on it
+
+
+@dataclass(frozen=True, slots=True)
+class TooltipTable:
+    """Hover texts keyed by metric patterns, as one file defines them.
+
+    `name` is the variable (JS/TS/Python) or JSON pointer a configuration selects it by.
+    `shape` tables (Grafana panels, prometheus_client help strings) say by their form which
+    metric each text is for, so they are always read, with exact matching.
+    """
+
+    path: str
+    kind: str  # javascript | typescript | json | yaml | python | grafana | prometheus
+    name: str
+    entries: tuple[TooltipEntry, ...]
+    shape: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Claim:
     """One statement about one metric: `metric` has `facet` = `value` (or not, if negated)."""
 

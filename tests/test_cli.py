@@ -35,7 +35,7 @@ def test_demo_with_the_docstring_corrected_is_clean(tmp_path: Path, monkeypatch:
     monkeypatch.chdir(tmp_path)
     result = invoke("check", "demo")
     assert result.exit_code == 0, result.output
-    assert result.output == "All checks passed (3 files).\n"
+    assert result.output == "All checks passed (4 files).\n"  # expected.json is read too: JSON is a source kind
 
 
 def test_json_report_matches_golden(repo_root: Path) -> None:
@@ -86,7 +86,7 @@ def test_pyproject_settings_resolve_against_its_folder(in_tmp: Path) -> None:
 @pytest.mark.parametrize(
     ("toml", "expected"),
     [
-        ('[tool.metriclint]\nregistri = "m.yaml"\n', "pyproject.toml:2:1: unknown key 'registri' in [tool.metriclint]; expected one of: registry, paths, exclude, select, ignore, per-file-ignores, severity"),
+        ('[tool.metriclint]\nregistri = "m.yaml"\n', "pyproject.toml:2:1: unknown key 'registri' in [tool.metriclint]; expected one of: registry, paths, exclude, select, ignore, per-file-ignores, severity, tooltips"),
         ('[tool.metriclint]\npaths = "src"\n', "pyproject.toml:2:1: 'paths' must be a list of strings"),
         ('[tool.metriclint]\nregistry = "absent.yaml"\n', "pyproject.toml:2:1: registry file 'absent.yaml' not found"),
         ('[tool.metriclint\n', "pyproject.toml:1:17: invalid TOML: Expected ']' at the end of a table declaration"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from metriclint.model import KeyUse, Mention, Suppression
+from metriclint.model import KeyUse, Mention, Suppression, TooltipTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +19,7 @@ class Extraction:
     # `metriclint: ignore[...]` comments: a source passes each comment's text to
     # `suppress.directive` and records `suppress.suppression(found, span, lines_covered)`.
     suppressions: tuple[Suppression, ...] = ()
+    tables: tuple[TooltipTable, ...] = ()  # resolved against the known keys later (tooltips.py)
 
 
 class Unreadable(Exception):
@@ -32,13 +33,36 @@ class Unreadable(Exception):
 Extractor = Callable[[str, bytes], Extraction]
 
 
+def pointer_token(name: str) -> str:
+    """One step of a JSON pointer (RFC 6901), the name a configuration selects a table by."""
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+JAVASCRIPT = (".js", ".mjs", ".cjs", ".jsx")
+TYPESCRIPT = (".ts", ".tsx")
+YAML = (".yaml", ".yml")
+
+
 def extractor_for(suffix: str) -> Extractor | None:
     """The extractor for a file name suffix; imported lazily so unused parsers cost nothing."""
     if suffix == ".py":
         from metriclint.sources import python
 
         return python.extract
+    if suffix in JAVASCRIPT or suffix in TYPESCRIPT:
+        from metriclint.sources import javascript
+
+        return javascript.extractor(suffix)
+    if suffix == ".json":
+        from metriclint.sources import json_tables
+
+        return json_tables.extract
+    if suffix in YAML:
+        from metriclint.sources import yaml_tables
+
+        return yaml_tables.extract
     return None
 
 
-SUFFIXES = (".py",)
+# YAML files are read only where a tooltip table is configured (the engine adds them).
+SUFFIXES = (".py", *JAVASCRIPT, *TYPESCRIPT, ".json")

@@ -1,5 +1,9 @@
 """Python: docstrings, comments and logged keys, with libcst (it keeps comments and positions).
 
+Tooltip texts too: `prometheus_client` help strings (always read, the name says which metric)
+and module-level dicts mapping keys to texts (tables, selected by configuration or taken by
+auto-detection later).
+
 Besides the texts, this source follows values inside each function, so a parameter documented
 as "norm after clipping" and logged as `{"train/grad_norm": total}` is known to describe
 `train/grad_norm`. Only value-preserving steps (rules/dataflow.yaml) carry the link.
@@ -16,9 +20,12 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from metriclint import docstrings, keys, marked_yaml, suppress
 from metriclint.marked_yaml import Reader
-from metriclint.model import ConfigError, KeyUse, Mention, Span, Suppression
+from metriclint.model import ConfigError, KeyUse, Mention, Span, Suppression, TooltipEntry, TooltipTable
 from metriclint.sources import Extraction, Unreadable
 from metriclint.vocabulary import rules_dir
+
+
+PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +62,13 @@ def extract(path: str, source: bytes) -> Extraction:
         raise Unreadable(f"cannot decode Python source: {error}") from None
     except RecursionError:
         raise Unreadable("nested too deeply for the Python parser") from None
-    collector = _Collector(path, flow_rules())
+    collector = _Collector(path, flow_rules(), prometheus=b"prometheus_client" in source)
     try:
         MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
     except RecursionError:
         raise Unreadable("nested too deeply for the Python parser") from None
     mentions = tuple(collector.mentions + collector.comment_mentions())
-    return Extraction(mentions, tuple(collector.keys), tuple(collector.suppressions()))
+    return Extraction(mentions, tuple(collector.keys), suppressions=tuple(collector.suppressions()), tables=collector.tables())
 
 
 def _syntax_error(source: bytes) -> Unreadable | None:
@@ -93,9 +100,12 @@ class _Scope:
 class _Collector(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, path: str, rules: FlowRules) -> None:
+    def __init__(self, path: str, rules: FlowRules, prometheus: bool = False) -> None:
         super().__init__()
-        self.path, self.rules = path, rules
+        self.path, self.rules, self.prometheus = path, rules, prometheus
+        self.class_depth = 0
+        self.dict_tables: list[TooltipTable] = []
+        self.help_entries: list[TooltipEntry] = []
         self.mentions: list[Mention] = []
         self.keys: list[KeyUse] = []
         self.scopes: list[_Scope] = [_Scope()]
@@ -114,8 +124,12 @@ class _Collector(cst.CSTVisitor):
         self._attribute_docstrings(node.body)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.class_depth += 1
         self._docstring(node.body.body, subjects=())
         self._attribute_docstrings(node.body.body)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.class_depth -= 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = node.params
@@ -200,6 +214,8 @@ class _Collector(cst.CSTVisitor):
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         scope = self.scopes[-1]
+        if isinstance(target, cst.Name) and isinstance(value, cst.Dict) and len(self.scopes) == 1 and not self.class_depth:
+            self._dict_table(target.value, value)
         if isinstance(target, cst.Name):
             scope.carries[target.value] = self._roots(value)
             self.names_on_line.setdefault(self._line(target), []).append(target.value)
@@ -224,6 +240,8 @@ class _Collector(cst.CSTVisitor):
         """`log("k", v)`, `log({"k": v})` and `log(k=v)`: every argument names a metric."""
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if self.prometheus and name in PROMETHEUS_TYPES:
+            self._help_string(node)
         if name not in self.rules.log_functions:
             return
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
@@ -274,6 +292,60 @@ class _Collector(cst.CSTVisitor):
             if isinstance(func, cst.Attribute) and func.attr.value in self.rules.preserving_methods:
                 return self._roots(func.value)
         return frozenset()
+
+    # -- tooltip texts ----------------------------------------------------------------------
+
+    def _dict_table(self, name: str, value: cst.Dict) -> None:
+        """`DESCRIPTIONS = {"train/loss": "..."}` at module level: a table, if every value is text."""
+        entries = []
+        for order, element in enumerate(value.elements):
+            if not isinstance(element, cst.DictElement):
+                return
+            pattern = element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
+            text = self._string_mention(element.value)
+            if not isinstance(pattern, str) or text is None:
+                return
+            entries.append(TooltipEntry(pattern, text, self._span(element.key), order))
+        if entries:
+            self.dict_tables.append(TooltipTable(self.path, "python", name, tuple(entries)))
+
+    def _help_string(self, node: cst.Call) -> None:
+        """`Counter("requests", "Requests served, per second")`: the help text of that metric."""
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        named = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        name_node = named.get("name", positional[0] if positional else None)
+        text_node = named.get("documentation", positional[1] if len(positional) > 1 else None)
+        name = name_node.evaluated_value if isinstance(name_node, cst.SimpleString) else None
+        text = self._string_mention(text_node) if text_node is not None else None
+        if not isinstance(name, str) or text is None or name_node is None:
+            return
+        prefix = [named[k].evaluated_value for k in ("namespace", "subsystem") if isinstance(named.get(k), cst.SimpleString)]
+        full = "_".join([p for p in prefix if isinstance(p, str) and p] + [name])
+        span = self._span(name_node)
+        self.keys.append(KeyUse(full, span))
+        self.help_entries.append(TooltipEntry(full, text, span, len(self.help_entries)))
+
+    def _string_mention(self, node: cst.BaseExpression) -> Mention | None:
+        """A plain string literal as a tooltip text; exact positions unless it has escapes."""
+        if not isinstance(node, cst.SimpleString) or not isinstance(node.evaluated_value, str):
+            return None
+        raw = node.value
+        opening = len(node.prefix) + len(node.quote)
+        start = self.get_metadata(PositionProvider, node).start
+        content = raw[opening : len(raw) - len(node.quote)]
+        if "\\" in content:
+            return Mention("tooltip", self.path, node.evaluated_value, ((start.line, start.column + 1 + opening),))
+        lines = content.split("\n")
+        origins = [(start.line, start.column + 1 + opening)] + [(start.line + i, 1) for i in range(1, len(lines))]
+        return Mention("tooltip", self.path, content, tuple(origins))
+
+    def tables(self) -> tuple[TooltipTable, ...]:
+        help_table = TooltipTable(self.path, "prometheus", "prometheus_client", tuple(self.help_entries), shape=True)
+        return (*self.dict_tables, help_table) if self.help_entries else tuple(self.dict_tables)
+
+    def _span(self, node: cst.CSTNode) -> Span:
+        position = self.get_metadata(PositionProvider, node)
+        return Span(self.path, position.start.line, position.start.column + 1, position.end.line, position.end.column + 1)
 
     def _line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line

@@ -1,0 +1,118 @@
+"""JSON: Grafana dashboards (recognised by their shape) and maps from metric keys to texts.
+
+A Grafana panel's hover texts are its `description` and `fieldConfig.defaults.description`;
+the metric it shows comes from its targets (`expr` PromQL names, else `target`), failing those
+its title. A panel that shows several metrics is skipped: its text describes their
+combination, and reading it as a claim about each one would invent contradictions.
+
+Any other object or array with a table shape is offered under its JSON pointer, for a
+configuration to select or for auto-detection to take.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Iterator
+
+from tree_sitter import Language, Node, Parser
+
+from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
+from metriclint.sources import Extraction, pointer_token
+from metriclint.sources.promql import metric_names
+from metriclint.sources.tree_tables import Source, table, table_rules
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    import tree_sitter_json
+
+    return Parser(Language(tree_sitter_json.language()))
+
+
+def extract(path: str, data: bytes) -> Extraction:
+    source = Source(path, data, _parser().parse(data), "JSON")
+    source.check()
+    values = [c for c in source.tree.root_node.named_children if c.type != "comment"]
+    if not values:
+        return Extraction()
+    root = values[0]
+    dashboard = _dashboard(source, root)
+    if dashboard is not None:
+        entries = tuple(TooltipEntry(p, t, s, i) for i, (p, t, s) in enumerate(_panel_rows(source, dashboard)))
+        return Extraction(tables=(TooltipTable(path, "grafana", "panels", entries, shape=True),) if entries else ())
+    return Extraction(tables=tuple(_tables(source, root, "")))
+
+
+def _fields(source: Source, node: Node | None) -> dict[str, Node]:
+    if node is None or node.type != "object":
+        return {}
+    fields = {}
+    for pair in node.named_children:
+        key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+        name = source.key(key) if pair.type == "pair" else None
+        if name is not None and value is not None:
+            fields[name] = value
+    return fields
+
+
+def _objects(node: Node | None) -> list[Node]:
+    return [c for c in node.named_children if c.type == "object"] if node is not None and node.type == "array" else []
+
+
+def _dashboard(source: Source, root: Node) -> Node | None:
+    """The dashboard object (top level, or under "dashboard" as the HTTP API returns it)."""
+    fields = _fields(source, root)
+    if "dashboard" in fields:
+        return _dashboard(source, fields["dashboard"])
+    panels = _objects(fields.get("panels")) + [p for row in _objects(fields.get("rows")) for p in _objects(_fields(source, row).get("panels"))]
+    shaped = any({"gridPos", "targets", "type"} & _fields(source, p).keys() for p in panels)
+    return root if panels and shaped and ("schemaVersion" in fields or "title" in fields) else None
+
+
+def _panels(source: Source, dashboard: Node) -> Iterator[Node]:
+    """Every panel, rows' and nested panels included, in the order the file lists them."""
+    fields = _fields(source, dashboard)
+    for container in (fields.get("panels"), *(_fields(source, row).get("panels") for row in _objects(fields.get("rows")))):
+        for panel in _objects(container):
+            yield panel
+            yield from _panels(source, panel)
+
+
+def _panel_rows(source: Source, dashboard: Node) -> Iterator[tuple[str, Mention, Span]]:
+    keywords = table_rules().promql_keywords
+    for panel in _panels(source, dashboard):
+        fields = _fields(source, panel)
+        defaults = _fields(source, _fields(source, fields.get("fieldConfig")).get("defaults"))
+        texts = [m for m in (source.string(fields.get("description")), source.string(defaults.get("description"))) if m and m.text.strip()]
+        if not texts:
+            continue
+        shown: dict[str, Span] = {}
+        for target in _objects(fields.get("targets")):
+            target_fields = _fields(source, target)
+            expr, graphite = source.string(target_fields.get("expr")), source.string(target_fields.get("target"))
+            if expr is not None:
+                for name in metric_names(expr.text, keywords):
+                    shown.setdefault(name, source.span(target_fields["expr"]))
+            elif graphite is not None and graphite.text.strip():
+                shown.setdefault(graphite.text.strip(), source.span(target_fields["target"]))
+        title = source.string(fields.get("title"))
+        if not shown and title is not None and title.text.strip():
+            shown[title.text.strip()] = source.span(fields["title"])
+        if len(shown) == 1:
+            (name, span), = shown.items()
+            for text in texts:
+                yield name, text, span
+
+
+def _tables(source: Source, node: Node, pointer: str) -> Iterator[TooltipTable]:
+    found = table(source, node, "json", pointer)
+    if found is not None:
+        yield found
+        return
+    if node.type == "object":
+        for name, value in _fields(source, node).items():
+            yield from _tables(source, value, f"{pointer}/{pointer_token(name)}")
+    elif node.type == "array":
+        for i, item in enumerate(c for c in node.named_children if c.type != "comment"):
+            yield from _tables(source, item, f"{pointer}/{i}")
+

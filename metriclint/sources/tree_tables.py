@@ -1,0 +1,203 @@
+"""Tooltip tables in tree-sitter trees, shared by the JavaScript, TypeScript and JSON sources.
+
+The grammars name their nodes alike (`object`, `pair`, `array`, `string`), so one reader
+recognises the table shapes in all of them: arrays of `[pattern, text]` pairs, objects mapping a
+key to a text or to an object holding one (`rules/tooltips.yaml: text_fields`), and
+`new Map([...])`. Texts keep exact positions: an escape sequence is replaced by its character
+padded to the same width, so every offset in the text is still the offset in the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tree_sitter import Node, Tree
+
+from metriclint import marked_yaml
+from metriclint.marked_yaml import Reader
+from metriclint.model import ConfigError, Mention, Span, TooltipEntry, TooltipTable
+from metriclint.sources import Unreadable
+from metriclint.vocabulary import rules_dir
+
+_ESCAPES = {"n": " ", "t": " ", "r": " ", "b": " ", "f": " ", "v": " ", "0": " "}
+_WRAPPERS = ("as_expression", "satisfies_expression", "parenthesized_expression", "non_null_expression")
+
+
+@dataclass(frozen=True, slots=True)
+class TableRules:
+    text_fields: tuple[str, ...]
+    promql_keywords: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def table_rules() -> TableRules:
+    path = rules_dir() / "tooltips.yaml"
+    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    reader = Reader(str(path))
+    top = reader.mapping(root, "tooltip rules") if root else {}
+
+    def texts(key: str) -> tuple[str, ...]:
+        return tuple(v for _, v in reader.texts(top[key][1], f"'{key}'")) if key in top else ()
+
+    rules = TableRules(texts("text_fields"), frozenset(texts("promql_keywords")))
+    if problems or reader.problems:
+        raise ConfigError(problems + reader.problems)
+    return rules
+
+
+class Source:
+    """One parsed file: maps tree-sitter byte positions to 1-based character columns."""
+
+    def __init__(self, path: str, data: bytes, tree: Tree, language: str) -> None:
+        self.path, self.data, self.tree, self.language = path, data, tree, language
+        self.lines = data.split(b"\n")
+
+    def check(self) -> None:
+        """A file the grammar cannot parse is reported (ML900), at its first error."""
+        if not self.tree.root_node.has_error:
+            return
+        bad = _first_error(self.tree.root_node)
+        line, column = self.position(bad) if bad is not None else (1, 1)
+        raise Unreadable(f"cannot parse {self.language}: syntax error", line, column)
+
+    def position(self, node: Node, end: bool = False) -> tuple[int, int]:
+        row, byte_column = node.end_point if end else node.start_point
+        return row + 1, len(self.lines[row][:byte_column].decode("utf-8", "replace")) + 1
+
+    def span(self, node: Node) -> Span:
+        return Span(self.path, *self.position(node), *self.position(node, end=True))
+
+    def text(self, node: Node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def string(self, node: Node | None) -> Mention | None:
+        """A string literal (or a template literal without substitutions) as a tooltip text."""
+        node = unwrap(node)
+        if node is None or node.type not in ("string", "template_string"):
+            return None
+        pieces = []
+        for child in node.children[1:-1]:
+            if child.type == "template_substitution":
+                return None
+            raw = self.text(child)
+            pieces.append(_decoded(raw) if child.type == "escape_sequence" else raw)
+        line, column = self.position(node)
+        text = "".join(pieces)
+        origins = [(line, column + 1)] + [(line + i, 1) for i in range(1, text.count("\n") + 1)]
+        return Mention("tooltip", self.path, text, tuple(origins))
+
+    def key(self, node: Node | None) -> str | None:
+        if node is None:
+            return None
+        if node.type in ("property_identifier", "number", "identifier"):
+            return self.text(node)
+        mention = self.string(node)
+        return mention.text if mention is not None else None
+
+
+def _decoded(escape: str) -> str:
+    """`\\"` -> `" ` : the character, padded so the text keeps the file's offsets."""
+    char = escape[1:2]
+    if char in ("u", "x"):
+        digits = escape[2:].strip("{}")
+        try:
+            char = chr(int(digits, 16))
+        except ValueError:
+            char = " "
+    elif char in _ESCAPES or char == "\n":
+        char = " "
+    return char.ljust(len(escape))
+
+
+def _first_error(node: Node) -> Node | None:
+    if node.type == "ERROR" or node.is_missing:
+        return node
+    for child in node.children:
+        if child.has_error:
+            return _first_error(child)
+    return None
+
+
+def unwrap(node: Node | None) -> Node | None:
+    """The value under `as const`, `satisfies T`, parentheses and `Object.freeze(...)`."""
+    while node is not None:
+        if node.type in _WRAPPERS:
+            node = node.named_children[0] if node.named_children else None
+        elif node.type == "call_expression" and _callee(node) == "Object.freeze":
+            node = _first_argument(node)
+        else:
+            return node
+    return None
+
+
+def _callee(node: Node) -> str:
+    callee = node.child_by_field_name("function") or node.child_by_field_name("constructor")
+    return callee.text.decode("utf-8", "replace") if callee is not None and callee.text else ""
+
+
+def _first_argument(node: Node) -> Node | None:
+    arguments = node.child_by_field_name("arguments")
+    values = [c for c in arguments.named_children if c.type != "comment"] if arguments else []
+    return values[0] if values else None
+
+
+def _items(node: Node) -> list[Node]:
+    return [c for c in node.named_children if c.type != "comment"]
+
+
+def table(source: Source, node: Node | None, kind: str, name: str) -> TooltipTable | None:
+    """The tooltip table `node` holds, if it has one of the table shapes; None otherwise."""
+    node = unwrap(node)
+    if node is None:
+        return None
+    if node.type == "new_expression" and _callee(node) == "Map":
+        node = unwrap(_first_argument(node))
+        if node is None or node.type != "array":
+            return None
+    rows = _pairs(source, node) if node.type == "array" else _object_rows(source, node) if node.type == "object" else None
+    if not rows:
+        return None
+    entries = tuple(TooltipEntry(pattern, text, span, order) for order, (pattern, text, span) in enumerate(rows))
+    return TooltipTable(source.path, kind, name, entries)
+
+
+Row = tuple[str, Mention, Span]
+
+
+def _pairs(source: Source, node: Node) -> list[Row] | None:
+    rows = []
+    for item in _items(node):
+        item = unwrap(item)
+        elements = _items(item) if item is not None and item.type == "array" else []
+        if len(elements) != 2:
+            return None
+        pattern, text = source.key(elements[0]), source.string(elements[1])
+        if pattern is None or text is None:
+            return None
+        rows.append((pattern, text, source.span(elements[0])))
+    return rows
+
+
+def _object_rows(source: Source, node: Node) -> list[Row] | None:
+    rows = []
+    for pair in _items(node):
+        if pair.type != "pair":
+            return None
+        key_node = pair.child_by_field_name("key")
+        pattern, text = source.key(key_node), _text_of(source, pair.child_by_field_name("value"))
+        if pattern is None or text is None or key_node is None:
+            return None
+        rows.append((pattern, text, source.span(key_node)))
+    return rows
+
+
+def _text_of(source: Source, value: Node | None) -> Mention | None:
+    value = unwrap(value)
+    if value is None or value.type != "object":
+        return source.string(value)
+    fields = {source.key(p.child_by_field_name("key")): p.child_by_field_name("value") for p in _items(value) if p.type == "pair"}
+    for name in table_rules().text_fields:
+        if name in fields:
+            return source.string(fields[name])
+    return None

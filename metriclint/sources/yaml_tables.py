@@ -1,0 +1,82 @@
+"""YAML maps from metric keys to texts, read only where a configuration points at them.
+
+The same shapes as the JSON source, offered under JSON pointers: a mapping of key to text or
+to a mapping holding one (`rules/tooltips.yaml: text_fields`), or a list of `[pattern, text]`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from metriclint import marked_yaml
+from metriclint.marked_yaml import Node
+from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
+from metriclint.sources import Extraction, Unreadable, pointer_token
+from metriclint.sources.tree_tables import table_rules
+
+
+def extract(path: str, data: bytes) -> Extraction:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Unreadable(f"cannot decode YAML: {error.reason}") from None
+    root, problems = marked_yaml.load(text, path)
+    if problems:
+        raise Unreadable(problems[0].message, problems[0].line, problems[0].column)
+    return Extraction(tables=tuple(_tables(path, root, ""))) if root is not None else Extraction()
+
+
+def _tables(path: str, node: Node, pointer: str) -> Iterator[TooltipTable]:
+    rows = _rows(path, node)
+    if rows:
+        entries = tuple(TooltipEntry(p, t, s, i) for i, (p, t, s) in enumerate(rows))
+        yield TooltipTable(path, "yaml", pointer, entries)
+        return
+    if node.kind == "mapping":
+        for name, (_, value) in node.value.items():  # type: ignore[union-attr]
+            yield from _tables(path, value, f"{pointer}/{pointer_token(name)}")
+    elif node.kind == "sequence":
+        for i, item in enumerate(node.value):  # type: ignore[arg-type]
+            yield from _tables(path, item, f"{pointer}/{i}")
+
+
+def _rows(path: str, node: Node) -> list[tuple[str, Mention, Span]] | None:
+    rows = []
+    if node.kind == "mapping":
+        for name, (key, value) in node.value.items():  # type: ignore[union-attr]
+            text = _text_of(path, value)
+            if text is None:
+                return None
+            rows.append((name, text, _span(path, key, name)))
+    elif node.kind == "sequence":
+        for item in node.value:  # type: ignore[union-attr]
+            pair = item.value if item.kind == "sequence" else []
+            if len(pair) != 2 or pair[0].kind != "string" or _mention(path, pair[1]) is None:  # type: ignore[union-attr, index, arg-type]
+                return None
+            rows.append((pair[0].value, _mention(path, pair[1]), _span(path, pair[0], pair[0].value)))  # type: ignore[index, arg-type]
+    return rows or None
+
+
+def _text_of(path: str, node: Node) -> Mention | None:
+    if node.kind != "mapping":
+        return _mention(path, node)
+    fields = node.value
+    for name in table_rules().text_fields:
+        if name in fields:  # type: ignore[operator]
+            return _mention(path, fields[name][1])  # type: ignore[index]
+    return None
+
+
+def _mention(path: str, node: Node) -> Mention | None:
+    """A text with its position; a folded or multi-line one is read as one line at its start."""
+    if node.kind != "string":
+        return None
+    text: str = node.value  # type: ignore[assignment]
+    if "\n" in text.rstrip("\n") or node.style in ("|", ">"):
+        return Mention("tooltip", path, " ".join(text.split()), ((node.line, node.column),))
+    quote = 1 if node.style in ("'", '"') else 0
+    return Mention("tooltip", path, text, ((node.line, node.column + quote),))
+
+
+def _span(path: str, node: Node, text: str) -> Span:
+    return Span(path, node.line, node.column, node.line, node.column + len(text))
