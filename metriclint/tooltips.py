@@ -28,10 +28,11 @@ if TYPE_CHECKING:  # config imports the rules, which import this module
     from metriclint.config import TooltipSetting
 
 FIRST_MATCH = ("substring", "regex")
-# Auto-detection takes a table when at least this many of its patterns name known metrics,
-# and they are at least this share of its entries: one look-alike name proves nothing.
-AUTO_MIN_NAMED = 2
-AUTO_MIN_SHARE = 1 / 3
+# Auto-detection takes a table when its patterns name known metrics: one look-alike name
+# proves nothing, and a description table lists many names the code builds dynamically, so
+# a few names (or every one of a small table) and a tenth of the entries are enough.
+AUTO_MIN_NAMED = 3
+AUTO_MIN_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def _selects(setting: TooltipSetting, table: TooltipTable, root: Path) -> bool:
 def _auto(table: TooltipTable, names: Names) -> Binding | None:
     full = sum(1 for e in table.entries if e.pattern in names.index.by_alias or e.pattern in names.keys)
     named = sum(1 for e in table.entries if e.pattern in names.owners)
-    if named < AUTO_MIN_NAMED or named < AUTO_MIN_SHARE * len(table.entries):
+    if named < min(AUTO_MIN_NAMED, max(len(table.entries), 2)) or named < AUTO_MIN_SHARE * len(table.entries):
         return None
     strip = named - full > full  # mostly last segments: compare them with the key after its prefix
     return Binding(table, "exact", strip, f"auto: {named} of {len(table.entries)} patterns name known metrics")

@@ -79,7 +79,7 @@ def _panels(source: Source, dashboard: Node) -> Iterator[Node]:
 
 
 def _panel_rows(source: Source, dashboard: Node) -> Iterator[tuple[str, Mention, Span]]:
-    keywords = table_rules().promql_keywords
+    rules = table_rules()
     for panel in _panels(source, dashboard):
         fields = _fields(source, panel)
         defaults = _fields(source, _fields(source, fields.get("fieldConfig")).get("defaults"))
@@ -91,8 +91,8 @@ def _panel_rows(source: Source, dashboard: Node) -> Iterator[tuple[str, Mention,
             target_fields = _fields(source, target)
             expr, graphite = source.string(target_fields.get("expr")), source.string(target_fields.get("target"))
             if expr is not None:
-                for name in metric_names(expr.text, keywords):
-                    shown.setdefault(name, source.span(target_fields["expr"]))
+                for name in metric_names(expr.text, rules.promql_keywords):
+                    shown.setdefault(_base_name(name, rules.series_suffixes), source.span(target_fields["expr"]))
             elif graphite is not None and graphite.text.strip():
                 shown.setdefault(graphite.text.strip(), source.span(target_fields["target"]))
         title = source.string(fields.get("title"))
@@ -102,6 +102,14 @@ def _panel_rows(source: Source, dashboard: Node) -> Iterator[tuple[str, Mention,
             (name, span), = shown.items()
             for text in texts:
                 yield name, text, span
+
+
+def _base_name(series: str, suffixes: tuple[str, ...]) -> str:
+    """The metric a series belongs to: `x_bucket` -> `x` (rules/tooltips.yaml)."""
+    for suffix in suffixes:
+        if series.endswith(suffix) and len(series) > len(suffix):
+            return series[: -len(suffix)]
+    return series
 
 
 def _tables(source: Source, node: Node, pointer: str) -> Iterator[TooltipTable]:

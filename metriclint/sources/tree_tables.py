@@ -28,6 +28,7 @@ _WRAPPERS = ("as_expression", "satisfies_expression", "parenthesized_expression"
 class TableRules:
     text_fields: tuple[str, ...]
     promql_keywords: frozenset[str]
+    series_suffixes: tuple[str, ...]
 
 
 @lru_cache(maxsize=1)
@@ -40,7 +41,7 @@ def table_rules() -> TableRules:
     def texts(key: str) -> tuple[str, ...]:
         return tuple(v for _, v in reader.texts(top[key][1], f"'{key}'")) if key in top else ()
 
-    rules = TableRules(texts("text_fields"), frozenset(texts("promql_keywords")))
+    rules = TableRules(texts("text_fields"), frozenset(texts("promql_keywords")), texts("prometheus_series_suffixes"))
     if problems or reader.problems:
         raise ConfigError(problems + reader.problems)
     return rules
