@@ -105,6 +105,7 @@ class _Collector(cst.CSTVisitor):
         self.path, self.rules, self.prometheus = path, rules, prometheus
         self.class_depth = 0
         self.dict_tables: list[TooltipTable] = []
+        self.table_dicts: set[int] = set()  # dicts read as tooltip tables: their keys are not logged
         self.help_entries: list[TooltipEntry] = []
         self.mentions: list[Mention] = []
         self.keys: list[KeyUse] = []
@@ -232,6 +233,8 @@ class _Collector(cst.CSTVisitor):
                 self._sink(index.value, value, require_key_shape=True)
 
     def visit_Dict(self, node: cst.Dict) -> None:
+        if id(node) in self.table_dicts:
+            return
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 self._sink(element.key, element.value, require_key_shape=True)
@@ -308,6 +311,7 @@ class _Collector(cst.CSTVisitor):
             entries.append(TooltipEntry(pattern, text, self._span(element.key), order))
         if entries:
             self.dict_tables.append(TooltipTable(self.path, "python", name, tuple(entries)))
+            self.table_dicts.add(id(value))
 
     def _help_string(self, node: cst.Call) -> None:
         """`Counter("requests", "Requests served, per second")`: the help text of that metric."""

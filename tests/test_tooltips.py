@@ -1,0 +1,101 @@
+"""Which entry each match mode selects for a key, the way a dashboard selects it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
+from metriclint.resolve import MetricIndex
+from metriclint.sources.javascript import extractor
+from metriclint.tooltips import Binding, Names, bind, select
+
+from conftest import invoke, write_project
+
+
+def _table(*patterns: str) -> TooltipTable:
+    entries = tuple(
+        TooltipEntry(p, Mention("tooltip", "t.js", p, ((i + 1, 1),)), Span("t.js", i + 1, 1, i + 1, 2), i)
+        for i, p in enumerate(patterns)
+    )
+    return TooltipTable("t.js", "javascript", "T", entries)
+
+
+def _shown(match: str, strip: bool, patterns: tuple[str, ...], logged: list[str]) -> dict[str, str]:
+    names = Names(MetricIndex(None, logged), {})
+    binding = Binding(_table(*patterns), match, strip, "test")
+    return {s.key: s.entry.pattern for s in select(binding, names)}
+
+
+@pytest.mark.parametrize(
+    ("match", "strip", "patterns", "expected"),
+    [
+        ("substring", True, ("value", "value_loss"), {"train/value": "value", "train/value_loss": "value"}),
+        ("substring", True, ("value_loss", "value"), {"train/value": "value", "train/value_loss": "value_loss"}),
+        ("regex", True, ("^value$", "loss$"), {"train/value": "^value$", "train/value_loss": "loss$"}),
+        ("regex", True, ("[", "value"), {"train/value": "value", "train/value_loss": "value"}),
+        ("suffix", False, ("loss", "value_loss", "value"), {"train/value": "value", "train/value_loss": "value_loss"}),
+        ("glob", False, ("train/*", "train/value_*"), {"train/value": "train/*", "train/value_loss": "train/value_*"}),
+        ("exact", True, ("value",), {"train/value": "value"}),
+        ("exact", False, ("value", "train/value_loss"), {"train/value_loss": "train/value_loss"}),
+    ],
+)
+def test_match_modes(match: str, strip: bool, patterns: tuple[str, ...], expected: dict[str, str]) -> None:
+    assert _shown(match, strip, patterns, ["train/value", "train/value_loss"]) == expected
+
+
+def test_template_keys_are_looked_up_with_empty_placeholders() -> None:
+    assert _shown("substring", True, ("grad_norm",), ["train/{tag}grad_norm"]) == {"train/{tag}grad_norm": "grad_norm"}
+    # a template whose empty instance is logged too would only repeat that key
+    assert _shown("exact", True, ("grad_norm",), ["train/{tag}grad_norm", "train/grad_norm"]) == {"train/grad_norm": "grad_norm"}
+
+
+def test_javascript_positions_are_exact_past_escapes_and_wide_characters() -> None:
+    source = 'const T = [\n  ["kl", "KL — \\"ref\\" policy, in nats"],\n];\n'.encode()
+    (table,) = extractor(".js")("t.js", source).tables
+    entry = table.entries[0]
+    line = source.decode().splitlines()[1]
+    offset = entry.text.text.index("in nats")
+    assert entry.text.position(offset) == (2, line.index("in nats") + 1)
+
+
+def test_a_configured_table_name_that_is_not_there_is_exit_2(in_tmp: Path) -> None:
+    write_project(in_tmp, {
+        "pyproject.toml": '[tool.metriclint]\n\n[[tool.metriclint.tooltips]]\npath = "ui.js"\ntable = "NOPE"\n',
+        "ui.js": 'const HELP = [["loss", "training loss"]];\n',
+    })
+    result = invoke("check", ".")
+    assert result.exit_code == 2
+    assert result.stderr == "pyproject.toml:3:1: no tooltip table 'NOPE' in files matching 'ui.js'; tables there: HELP\n"
+
+
+def test_bad_match_mode_is_exit_2(in_tmp: Path) -> None:
+    (in_tmp / "pyproject.toml").write_text('[tool.metriclint]\n[[tool.metriclint.tooltips]]\npath = "a.js"\nmatch = "fuzzy"\n')
+    result = invoke("check", ".")
+    assert result.exit_code == 2
+    assert result.stderr == "pyproject.toml:4:1: unknown match mode 'fuzzy'; expected one of: exact, suffix, substring, regex, glob\n"
+
+
+def test_sources_lists_what_was_read(in_tmp: Path) -> None:
+    write_project(in_tmp, {
+        "a.py": 'def f(t, x, y, z):\n    t.log({"train/loss": x, "train/kl": y, "perf/step_time": z})\n',
+        "ui.ts": 'export const HELP = { loss: "training loss", kl: "KL", step_time: "seconds" } as const;\n',
+    })
+    result = invoke("sources", ".")
+    assert result.exit_code == 0
+    assert result.output.splitlines()[0] == (
+        "ui.ts\ttypescript\tHELP\texact, strip_prefix\t3 entries\tauto: 3 of 3 patterns name known metrics"
+    )
+
+
+def test_unparsable_javascript_is_ml900(in_tmp: Path) -> None:
+    write_project(in_tmp, {"bad.js": "const x = [\n", "good.py": "x = 1\n"})
+    result = invoke("check", ".")
+    assert result.exit_code == 0
+    assert "bad.js:" in result.output and "ML900 cannot parse JavaScript: syntax error" in result.output
+
+
+def test_bind_without_configuration_skips_tables_that_name_no_metric() -> None:
+    names = Names(MetricIndex(None, ["train/loss"]), {})
+    assert bind([_table("colour", "size", "shape")], (), Path("."), names) == []
