@@ -275,8 +275,7 @@ class _Collector(cst.CSTVisitor):
         self._record_key(key, key_node, value, from_keyword=False)
 
     def _record_key(self, key: str, node: cst.CSTNode, value: cst.BaseExpression, from_keyword: bool) -> None:
-        position = self.get_metadata(PositionProvider, node)
-        span = Span(self.path, position.start.line, position.start.column + 1, position.end.line, position.end.column + 1)
+        span = self._span(node)
         self.keys.append(KeyUse(key, span, from_keyword))
         self.keys_on_line.setdefault(span.line, []).append(key)
         self.scopes[-1].sinks.append((key, self._roots(value)))
