@@ -31,9 +31,9 @@ class MetricIndex:
                 self.by_alias[key] = key
                 for alias in entry.aliases:
                     self.by_alias[alias] = key
-        names = sorted(self.by_alias, key=len, reverse=True)
-        self.alias_pattern = (
-            re.compile(r"(?<![\w/])(?:" + "|".join(map(re.escape, names)) + r")(?![\w/])") if names else None
+        phrases = sorted((a for a in self.by_alias if " " in a), key=len, reverse=True)
+        self.phrase_pattern = (
+            re.compile(r"(?<![\w/])(?:" + "|".join(map(re.escape, phrases)) + r")(?![\w/])") if phrases else None
         )
 
     def for_key(self, key: str) -> tuple[str, ...]:
@@ -46,9 +46,19 @@ class MetricIndex:
         return (key,) if key in self.logged else ()
 
     def for_name(self, name: str) -> tuple[str, ...]:
-        """The one metric a documented name (a parameter, a variable) stands for, or () if unsure."""
+        """The one metric a documented name (a parameter, a variable) stands for, or () if unsure.
+
+        A registry key or alias always counts: the registry says so. A key's last segment counts
+        only for a compound name (`grad_norm`): a plain word (`loss`) names too many things to be
+        trusted without a data flow (seen on miles: every `loss` parameter in examples/ and
+        tests/ was taken for `train/loss`).
+        """
         if "/" in name:
             return self.for_key(name)
+        if name in self.by_alias:
+            return (self.by_alias[name],)
+        if not _specific(name):
+            return ()
         return self._registered_name(name) or self._logged_name(name)
 
     def _registered_name(self, name: str) -> tuple[str, ...]:
@@ -67,18 +77,32 @@ class MetricIndex:
         return ()
 
     def named_in(self, text: str) -> tuple[str, ...]:
-        """Metrics a sentence names: registry keys and aliases, and logged keys written out."""
+        """Metrics a sentence names: full keys, and registry names that are compound words,
+        multi-word aliases, or written in backticks. In prose a bare `data_parallel_size` is
+        far more often the variable than a metric that shares its name, so logged names do not
+        count here (seen on Megatron-LM)."""
         found: dict[str, None] = {}
-        if self.alias_pattern is not None:
-            for match in self.alias_pattern.finditer(text):
+        if self.phrase_pattern is not None:
+            for match in self.phrase_pattern.finditer(text):
                 found[self.by_alias[match.group()]] = None
         for match in _TOKEN.finditer(text):
-            # In prose a bare `data_parallel_size` is far more often the variable than the
-            # metric, so only full keys and names the registry declares count here.
             word = (match.group(1) or match.group(2)).strip(".,:;")
-            for metric in self.for_key(word) if "/" in word else self._registered_name(word):
+            if "/" in word:
+                metrics = self.for_key(word)
+            elif match.group(1) or _specific(word):
+                metrics = self._registered_name(word)
+            else:
+                metrics = ()
+            for metric in metrics:
                 found[metric] = None
         return tuple(found)
+
+
+def _specific(name: str) -> bool:
+    """Whether a name is an identifier that means one thing (`grad_norm`, `stepTime`, `l2_norm`)
+    rather than a word of prose (`loss`, `reward`, `KL`)."""
+    camel = name[:1].islower() and any(c.isupper() for c in name)
+    return camel or any(c in name for c in "_-") or any(c.isdigit() for c in name)
 
 
 def attribute(mention: Mention, readings: list[Reading], index: MetricIndex) -> list[Claim]:

@@ -37,7 +37,7 @@ def mention(text: str, subjects: tuple[str, ...] = (), flows_to: tuple[str, ...]
     return Mention("docstring", "x.py", text, ((10, 5),), subjects, flows_to)
 
 
-INDEX = MetricIndex(None, ["train/grad_norm", "train/{tag}loss", "perf/step_time"])
+INDEX = MetricIndex(None, ["train/grad_norm", "train/{tag}pg_loss", "train/loss", "perf/step_time"])
 
 
 def claims_of(m: Mention) -> list[tuple[str, str, str]]:
@@ -67,7 +67,14 @@ def test_free_text_bare_names_count_only_when_registered() -> None:
 
 
 def test_template_key_resolves_by_last_segment() -> None:
-    assert claims_of(mention("loss summed over tokens", subjects=("loss",))) == [("train/{tag}loss", "reduction", "sum")]
+    assert claims_of(mention("loss summed over tokens", subjects=("pg_loss",))) == [("train/{tag}pg_loss", "reduction", "sum")]
+
+
+def test_plain_word_needs_a_flow_or_the_registry() -> None:
+    """Every `loss` parameter is not `train/loss` (seen on miles: examples/ and tests/)."""
+    assert claims_of(mention("loss summed over tokens", subjects=("loss",))) == []
+    flowing = mention("loss summed over tokens", subjects=("loss",), flows_to=("train/loss",))
+    assert claims_of(flowing) == [("train/loss", "reduction", "sum")]
 
 
 def test_span_points_at_the_phrase() -> None:
