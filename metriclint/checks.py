@@ -13,7 +13,8 @@ from itertools import combinations
 from typing import Callable, Iterator
 
 from metriclint import keys
-from metriclint.model import Claim, Finding, Related, Severity, Span
+from metriclint.inventory import names_a_metric
+from metriclint.model import Claim, Finding, Related, Severity, Sighting, Span
 from metriclint.registry import Registry
 from metriclint.tooltips import Mismatch, advice
 
@@ -32,6 +33,7 @@ class Corpus:
     registry: Registry | None
     unreadable: tuple[Unreadable, ...] = ()
     mismatches: tuple[Mismatch, ...] = ()  # tooltip entries shown for a metric they were not written for
+    sightings: tuple[Sighting, ...] = ()  # the inventory (inventory.py), sorted by place
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,48 @@ def tooltip_mismatches(corpus: Corpus) -> Iterator[Finding]:
             entry.span, message, metric=item.key, source="tooltip", phrase=entry.pattern,
             related=(Related(item.owner_span, item.owner), Related(entry.text.span(0, len(entry.text.text)), entry.text.text)),
         )
+
+
+_SEEN_AS = {"code": "logged"}
+_MORE_PLACES = 3  # other places quoted in `related`; the message gives the full count
+
+
+def _seen(sighting: Sighting) -> str:
+    return f"{_SEEN_AS.get(sighting.source, sighting.source + ' names it')} as '{sighting.name}'"
+
+
+def unregistered_metrics(corpus: Corpus) -> Iterator[Finding]:
+    registry = corpus.registry
+    if registry is None:
+        return
+    places: dict[tuple[str, ...], list[Sighting]] = defaultdict(list)
+    lines: set[tuple[tuple[str, ...], str, int]] = set()  # one place per line: a row's cells are one
+    for sighting in corpus.sightings:
+        if names_a_metric(sighting) and not any(m in registry.metrics for m in sighting.metrics):
+            metrics = sighting.metrics or (sighting.name,)
+            if (metrics, sighting.span.path, sighting.span.line) not in lines:
+                lines.add((metrics, sighting.span.path, sighting.span.line))
+                places[metrics].append(sighting)
+    for metrics, group in places.items():
+        group.sort(key=lambda s: (s.source != "code", s.span))  # report where the code logs it
+        first, others = group[0], group[1:]
+        more = f" (and {len(others)} more place{'s' if len(others) > 1 else ''})" if others else ""
+        message = (
+            f"{metrics[0]}: {_seen(first)}{more}, but no registry key, template or alias covers it; "
+            f"add it to {registry.path}"
+        )
+        related = tuple(Related(s.span, _seen(s)) for s in others[:_MORE_PLACES])
+        yield ML004.finding(first.span, message, metric=metrics[0], source=first.source, related=related, phrase=first.name)
+
+
+def stale_registry_entries(corpus: Corpus) -> Iterator[Finding]:
+    if corpus.registry is None:
+        return
+    seen = {metric for s in corpus.sightings for metric in s.metrics}
+    for key, entry in corpus.registry.metrics.items():
+        if key not in seen:
+            message = f"{key}: registered, but no checked file logs or mentions it; remove it or correct its key"
+            yield ML005.finding(entry.span, message, metric=key, source="registry", related=(Related(entry.span, key),), phrase=key)
 
 
 def unreadable_sources(corpus: Corpus) -> Iterator[Finding]:
@@ -285,4 +329,56 @@ ML003 = Rule(
     ),
 )
 
-RULES: tuple[Rule, ...] = (ML001, ML002, ML003, ML010, ML900)
+
+_WANDB = 'def log(total):\n    wandb.log({"train/grad_norm": total})\n'
+
+ML004 = Rule(
+    "ML004",
+    "unregistered-metric",
+    Severity.WARNING,
+    "A key the code logs, or a docs page or tooltip names, that no registry key, template or alias covers.",
+    "Nothing is checked for a metric the registry does not know: its texts can contradict each "
+    "other on any facet the registry would have settled, and readers find no one definition.",
+    "Add the key (or a `{name}` template covering it) to the registry with a description and "
+    "its semantics, or an alias if it is another name of a registered metric.",
+    unregistered_metrics,
+    good=(
+        Example({"train.py": _WANDB}, _REGISTRY),
+        Example({"train.py": _WANDB + 'wandb.log({f"eval/{task}/accuracy": 0.5})\n'}, _REGISTRY + "  eval/{task}/accuracy: {}\n"),
+        Example({"docs/metrics.md": "| Metric | Meaning |\n|---|---|\n| `grad_norm` | norm before clipping |\n"}, _REGISTRY),
+        # A list of options is not an inventory: unknown names count only where the page is about metrics.
+        Example({"train.py": _WANDB, "docs/flags.md": "## Options\n\n- `timeout`: seconds to wait\n"}, _REGISTRY),
+    ),
+    bad=(
+        Example({"train.py": _WANDB + 'wandb.log({"train/loss": 0.1})\n'}, _REGISTRY, ("ML004 train.py:3",)),
+        Example(
+            {"train.py": _WANDB, "docs/metrics.md": "## Metrics\n\n- `train/grad_norm`: norm before clipping\n- `eval/accuracy`: solved\n"},
+            _REGISTRY,
+            ("ML004 docs/metrics.md:4",),
+        ),
+    ),
+)
+
+ML005 = Rule(
+    "ML005",
+    "stale-registry-entry",
+    Severity.WARNING,
+    "A registry metric that no checked file logs or mentions.",
+    "A renamed or removed metric leaves its entry behind: the registry then describes a metric "
+    "nobody can see, and the real one goes unchecked.",
+    "Remove the entry, or correct its key to the one the code logs now (keep the old one as an "
+    "alias if dashboards still use it). Run the check on the whole project: a partial run sees "
+    "only part of the inventory.",
+    stale_registry_entries,
+    good=(
+        Example({"train.py": _WANDB}, _REGISTRY),
+        Example({"docs/metrics.md": "## `grad_norm`\n\nThe norm before clipping.\n"}, _REGISTRY),
+    ),
+    bad=(
+        Example({"train.py": 'wandb.log({"train/gradient_norm": 1.0})\n'}, _REGISTRY, ("ML005 metrics.yaml:3",)),
+    ),
+    by_comment=False,  # it reports a registry line, and the registry's comments are not read
+)
+
+
+RULES: tuple[Rule, ...] = (ML001, ML002, ML003, ML004, ML005, ML010, ML900)

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import click
 
-from metriclint import __version__, baseline, config, engine, progress
+from metriclint import __version__, audit, baseline, config, engine, progress
+from metriclint.audit_formats import AUDIT_FORMATS
 from metriclint.checks import RULES, Example, Rule
 from metriclint.formats import FORMATS, count
-from metriclint.model import ConfigError, Severity
+from metriclint.model import ConfigError, Problem, Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -73,6 +74,31 @@ def check(
     FORMATS[output_format](report, sys.stdout, quiet)
     failing = {Severity.ERROR} if fail_on == "error" else {Severity.ERROR, Severity.WARNING}
     sys.exit(EXIT_FINDINGS if not exit_zero and any(f.severity in failing for f in report.findings) else EXIT_CLEAN)
+
+
+@main.command(name="audit")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
+@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+@click.option("--format", "output_format", type=click.Choice(list(AUDIT_FORMATS)), default="text", show_default=True)
+@click.option("--metric", metavar="KEY", help="Show only this metric (a key or a registry alias).")
+def audit_command(paths: tuple[str, ...], registry: str | None, config_file: str | None, output_format: str, metric: str | None) -> None:
+    """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
+    try:
+        result = audit.build(engine.analyse(config.load(paths, config_file, registry)), only=metric)
+    except ConfigError as error:
+        _usage_error(error.problems)
+    if metric is not None and not result.metrics:
+        _usage_error([Problem("--metric", 1, 1, f"no metric '{metric}' is registered, logged or named in the checked files")])
+    AUDIT_FORMATS[output_format](result, sys.stdout)
+    errors = any(f.severity is Severity.ERROR for m in result.metrics for f in m.findings)
+    sys.exit(EXIT_FINDINGS if errors else EXIT_CLEAN)
+
+
+def _usage_error(problems: list[Problem]) -> None:
+    for problem in problems:
+        click.echo(str(problem), err=True)
+    sys.exit(EXIT_USAGE)
 
 
 @main.command()

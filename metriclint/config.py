@@ -18,7 +18,7 @@ from metriclint.discover import display
 from metriclint.model import ConfigError, Problem, Severity
 from metriclint.selection import Selection, known
 
-KEYS = ("registry", "paths", "exclude", "select", "ignore", "per-file-ignores", "severity", "tooltips")
+KEYS = ("registry", "paths", "exclude", "select", "ignore", "per-file-ignores", "severity", "tooltips", "log_functions")
 TOOLTIP_KEYS = ("path", "table", "match", "strip_prefix")
 MATCH_MODES = ("exact", "suffix", "substring", "regex", "glob")
 DEFAULT_REGISTRY = "metrics.yaml"
@@ -46,6 +46,7 @@ class Config:
     baseline: Path | None = None  # hide the findings recorded in this file
     changed: tuple[str, ...] | None = None  # report only findings touching these files (shown paths)
     tooltips: tuple[TooltipSetting, ...] = ()
+    log_functions: tuple[str, ...] = ()  # the project's own logging helpers, by called name
 
 
 def load(
@@ -108,6 +109,7 @@ def load(
         Path(baseline) if baseline is not None else None,
         tuple(display(Path(p)) for p in paths) if changed_only else None,
         tooltips,
+        tuple(settings.get("log_functions", ())),
     )
 
 
@@ -155,7 +157,7 @@ def _validate(table: dict[str, Any], file: Path) -> dict[str, Any]:
             problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [tool.metriclint]; expected one of: {expected}"))
         elif key == "registry" and not isinstance(value, str):
             problems.append(Problem(display(file), line, 1, "'registry' must be a string (a path)"))
-        elif key in ("paths", "exclude", "select", "ignore") and not _strings(value):
+        elif key in ("paths", "exclude", "select", "ignore", "log_functions") and not _strings(value):
             problems.append(Problem(display(file), line, 1, f"'{key}' must be a list of strings"))
         elif key in ("select", "ignore"):
             problems += [Problem(display(file), line, 1, _unknown(code)) for code in value if not known(code)]

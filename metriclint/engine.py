@@ -17,10 +17,11 @@ from metriclint.checks import RULES, Corpus, Unreadable
 from metriclint.claims import read
 from metriclint.config import Config
 from metriclint.discover import discover, display, relative
-from metriclint.model import Finding, Report, Span, Suppression
+from metriclint.inventory import sightings
+from metriclint.model import Claim, Finding, Mention, Report, Sighting, Span, Suppression
 from metriclint.registry import Registry
 from metriclint.resolve import MetricIndex, attribute
-from metriclint.sources import SUFFIXES, YAML, Extraction, extractor_for
+from metriclint.sources import DEFAULT_OPTIONS, SUFFIXES, YAML, Extraction, Options, extractor_for
 from metriclint.sources import Unreadable as UnreadableSource
 from metriclint.vocabulary import Vocabulary, load_builtin
 
@@ -49,8 +50,9 @@ def collect(config: Config, progress: Progress | None = None) -> Inventory:
 
     files = discover(config.paths, config.exclude, config.root, SUFFIXES) + _configured_yaml(config)
     extractions, unreadable = [], []
+    options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions))
     for done, path in enumerate(files, 1):
-        result = extract(path)
+        result = extract(path, options)
         if progress is not None:
             progress(done, len(files))
         if isinstance(result, Unreadable):
@@ -71,7 +73,23 @@ def collect(config: Config, progress: Progress | None = None) -> Inventory:
     )
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """Everything one run found: the report, and what the audit shows beside it."""
+
+    report: Report
+    registry: Registry | None
+    mentions: tuple[Mention, ...]
+    claims: tuple[Claim, ...]
+    sightings: tuple[Sighting, ...]  # every place that names a metric (inventory.py)
+    facets: tuple[str, ...]  # every facet known to the run, built-in and the registry's own
+
+
 def run(config: Config, progress: Progress | None = None) -> Report:
+    return analyse(config, progress).report
+
+
+def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     inventory = collect(config, progress)
     registry, index = inventory.registry, inventory.index
     selections = [s for binding in inventory.bindings for s in tooltips.select(binding, inventory.names)]
@@ -81,10 +99,13 @@ def run(config: Config, progress: Progress | None = None) -> Report:
     claims = tuple(claim for m in mentions for claim in attribute(m, read(m.text, inventory.vocabulary), index))
     mismatches = tuple(m for s in selections if (m := tooltips.mismatch(s, inventory.names)) is not None)
 
-    corpus = Corpus(claims, registry, inventory.unreadable, mismatches)
+    seen = sightings([use for e in inventory.extractions for use in e.keys], mentions, index)
+
+    corpus = Corpus(claims, registry, inventory.unreadable, mismatches, seen)
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filter_findings(findings, config, [s for e in inventory.extractions for s in e.suppressions])
-    return Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(inventory.files))
+    report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(inventory.files))
+    return Analysis(report, registry, tuple(mentions), claims, seen, tuple(sorted(inventory.vocabulary.facets)))
 
 
 def filter_findings(findings: list[Finding], config: Config, suppressions: list[Suppression]) -> list[Finding]:
@@ -109,10 +130,10 @@ def _configured_yaml(config: Config) -> list[Path]:
     return [p for p in found if any(fnmatch.fnmatchcase(relative(p, config.root), g) for g in globs)]
 
 
-def extract(path: Path) -> Extraction | Unreadable:
+def extract(path: Path, options: Options = DEFAULT_OPTIONS) -> Extraction | Unreadable:
     """One file's mentions and keys; any failure on this file is reported, never raised."""
     shown = display(path)
-    extractor = extractor_for(path.suffix)
+    extractor = extractor_for(path.suffix, options)
     try:
         data = path.read_bytes()
         return extractor(shown, data) if extractor else Extraction()

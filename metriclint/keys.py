@@ -51,5 +51,8 @@ def too_generic(key: str) -> bool:
 
 
 def looks_like_key(text: str) -> bool:
-    """A string shaped like a logged metric key: `section/name`, no spaces."""
-    return "/" in text and " " not in text and not text.startswith("/") and not text.endswith("/") and len(text) < 200
+    """A string shaped like a logged metric key: `section/name`, no spaces, not a URL or a file."""
+    if "/" not in text or " " in text or ":" in text or text.startswith("/") or text.endswith("/") or len(text) >= 200:
+        return False
+    _, dot, extension = last_segment(text).rpartition(".")
+    return not (dot and extension[:1].isalpha())  # `scripts/run.py`, `rank0/embed.weight`

@@ -44,6 +44,7 @@ class Mention:
     origins: tuple[tuple[int, int], ...]
     subjects: tuple[str, ...] = ()  # names the whole text speaks for (parameter, alias, key)
     flows_to: tuple[str, ...] = ()  # logged keys the documented value reaches; beats subjects
+    names_metrics: bool = False  # the subjects are metric names by the file's own structure
 
     def span(self, start: int, end: int) -> Span:
         """The file span of `text[start:end]`."""
@@ -97,6 +98,19 @@ class TooltipTable:
     name: str
     entries: tuple[TooltipEntry, ...]
     shape: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Sighting:
+    """A place that names a metric: a key the code logs, a doc or tooltip subject, an alias in
+    a text. The inventory is every sighting; `metrics` is what the name resolved to."""
+
+    name: str  # as written there
+    span: Span
+    source: str  # code | doc | tooltip | docstring | comment | ...
+    metrics: tuple[str, ...]  # registry keys first; a logged key stands for itself
+    named: bool = False  # a docs or tooltip subject that names a metric, known or not
+    passing: bool = False  # named inside a text that is not about it as a whole
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ yields no claim at all: a missed claim costs less than a false contradiction.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from metriclint import keys
 from metriclint.claims import Reading
@@ -96,6 +96,18 @@ class MetricIndex:
             for metric in metrics:
                 found[metric] = None
         return tuple(found)
+
+
+    def registered_in(self, text: str) -> Iterator[tuple[int, int, str]]:
+        """Registry keys and aliases a text writes out, as (start, end, metric): the places that
+        mention a registered metric in passing, which keep its entry from being stale (ML005)."""
+        for match in _TOKEN.finditer(text):
+            group = 1 if match.group(1) else 2
+            if match.group(group) in self.by_alias:
+                yield match.start(group), match.end(group), self.by_alias[match.group(group)]
+        if self.phrase_pattern is not None:
+            for match in self.phrase_pattern.finditer(text):
+                yield match.start(), match.end(), self.by_alias[match.group()]
 
 
 def _specific(name: str) -> bool:

@@ -7,6 +7,7 @@ ML900 finding, and the run goes on with the next file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 from metriclint.model import KeyUse, Mention, Suppression, TooltipTable
@@ -43,12 +44,22 @@ TYPESCRIPT = (".ts", ".tsx")
 YAML = (".yaml", ".yml")
 
 
-def extractor_for(suffix: str) -> Extractor | None:
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Project settings a source needs: extra logging functions (`log_functions = [...]`)."""
+
+    log_functions: frozenset[str] = frozenset()
+
+
+DEFAULT_OPTIONS = Options()
+
+
+def extractor_for(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor | None:
     """The extractor for a file name suffix; imported lazily so unused parsers cost nothing."""
     if suffix == ".py":
         from metriclint.sources import python
 
-        return python.extract
+        return partial(python.extract, log_functions=options.log_functions)
     if suffix in JAVASCRIPT or suffix in TYPESCRIPT:
         from metriclint.sources import javascript
 
@@ -61,8 +72,12 @@ def extractor_for(suffix: str) -> Extractor | None:
         from metriclint.sources import yaml_tables
 
         return yaml_tables.extract
+    if suffix in (".md", ".markdown"):
+        from metriclint.sources import markdown
+
+        return markdown.extract
     return None
 
 
 # YAML files are read only where a tooltip table is configured (the engine adds them).
-SUFFIXES = (".py", *JAVASCRIPT, *TYPESCRIPT, ".json")
+SUFFIXES = (".py", *JAVASCRIPT, *TYPESCRIPT, ".json", ".md", ".markdown")

@@ -12,7 +12,7 @@ as "norm after clipping" and logged as `{"train/grad_norm": total}` is known to 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import libcst as cst
@@ -53,7 +53,8 @@ def flow_rules() -> FlowRules:
     return rules
 
 
-def extract(path: str, source: bytes) -> Extraction:
+def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset()) -> Extraction:
+    """`log_functions` adds the project's own logging helpers to rules/dataflow.yaml's."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -62,7 +63,10 @@ def extract(path: str, source: bytes) -> Extraction:
         raise Unreadable(f"cannot decode Python source: {error}") from None
     except RecursionError:
         raise Unreadable("nested too deeply for the Python parser") from None
-    collector = _Collector(path, flow_rules(), prometheus=b"prometheus_client" in source)
+    rules = flow_rules()
+    if log_functions:
+        rules = replace(rules, log_functions=rules.log_functions | log_functions)
+    collector = _Collector(path, rules, prometheus=b"prometheus_client" in source)
     try:
         MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
     except RecursionError:
@@ -198,6 +202,8 @@ class _Collector(cst.CSTVisitor):
         lines = content.split("\n")
         result = []
         for block in docstrings.parse(lines):
+            if not block.pieces:
+                continue  # a NumPy entry that gives only a type says nothing
             text = "\n".join(lines[i][s:e] for i, s, e in block.pieces)
             origins = tuple((start.line + i, (first_column if i == 0 else 1) + s) for i, s, _ in block.pieces)
             result.append((block, Mention("docstring", self.path, text, origins)))

@@ -1,0 +1,276 @@
+"""Markdown docs: tables of metrics, definition lists and sections, with markdown-it-py.
+
+A docs page states what a metric means in a few set shapes: a table row whose key column names
+it (`| `grad_norm` | below clip_grad |`), a list item that leads with it
+(``- `eval/accuracy`: fraction solved``, `**grad_norm** — ...`), or a section whose heading
+names it. Each such text speaks for the names it is attached to. Other prose names metrics in
+passing more often than it defines them, so it is not read; nor are code blocks, HTML and
+front matter, which state nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from markdown_it.tree import SyntaxTreeNode
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from metriclint import keys, marked_yaml, suppress
+from metriclint.marked_yaml import Reader
+from metriclint.model import ConfigError, Mention, Span, Suppression
+from metriclint.sources import Extraction, Unreadable
+from metriclint.vocabulary import rules_dir
+
+SOURCE = "doc"
+# Leading punctuation that separates a list item's name from its definition.
+_SEPARATORS = ":—–-="
+# Words allowed between the names of a key cell: "`rollout_time` / `train_time`".
+_JOINERS = frozenset({"", "/", ",", "and", "or", "&"})
+
+
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+
+
+def extract(path: str, source: bytes) -> Extraction:
+    try:
+        text = source.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise Unreadable(f"cannot decode Markdown as UTF-8: {error.reason}") from None
+    lines = text.splitlines()
+    tree = SyntaxTreeNode(_parser().parse(text))
+    return Extraction(tuple(_Walker(path, lines).document(tree.children)), suppressions=tuple(_suppressions(path, lines, tree)))
+
+
+def _suppressions(path: str, lines: list[str], tree: SyntaxTreeNode) -> list[Suppression]:
+    """`<!-- metriclint: ignore[ML001] -->`: inside a paragraph, cell or item it covers that
+    text's lines; on lines of its own, those lines and the next one."""
+    found = []
+    for node in tree.walk():
+        if node.type == "html_block" and node.map is not None:
+            first, end = node.map
+            comments = [(node.content, first, set(range(first + 1, end + 2)))]
+        elif node.type == "inline" and node.map is not None:
+            first, end = node.map
+            comments = [(c.content, first + node.content[: node.content.find(c.content)].count("\n"), set(range(first + 1, end + 1)))
+                        for c in node.children if c.type == "html_inline"]
+        else:
+            continue
+        for raw, line_index, covered in comments:
+            text = raw.strip()
+            if not text.startswith("<!--"):
+                continue
+            directive = suppress.directive(text.removeprefix("<!--"))
+            if directive is not None:
+                line = lines[line_index] if line_index < len(lines) else ""
+                column = max(line.find("metriclint:"), 0) + 1
+                span = Span(path, line_index + 1, column, line_index + 1, len(line) + 1)
+                found.append(suppress.suppression(directive, span, covered))
+    return found
+
+
+@lru_cache(maxsize=1)
+def metric_words() -> frozenset[str]:
+    path = rules_dir() / "markdown.yaml"
+    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    reader = Reader(str(path))
+    top = reader.mapping(root, "markdown rules") if root else {}
+    words = frozenset(w.lower() for _, w in reader.texts(top["metric_words"][1], "'metric_words'")) if "metric_words" in top else frozenset()
+    if problems or reader.problems:
+        raise ConfigError(problems + reader.problems)
+    return words
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What the headings above a block say: the metric they name, whether they are about metrics."""
+
+    section: tuple[str, ...] = ()
+    about_metrics: bool = False
+
+
+class _Walker:
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path, self.lines = path, lines
+        self.words = metric_words()
+
+    def _about_metrics(self, text: str) -> bool:
+        return any(word.strip("`*_:()").lower() in self.words for word in text.split())
+
+    def document(self, nodes: list[SyntaxTreeNode]) -> list[Mention]:
+        """Top-level blocks, each read in the context of the headings above it."""
+        mentions: list[Mention] = []
+        headings: list[tuple[int, tuple[str, ...], bool]] = []  # level, names, about metrics
+        for node in nodes:
+            if node.type == "heading":
+                level = int(node.tag[1:])
+                headings = [h for h in headings if h[0] < level]
+                inline = node.children[0] if node.children else None
+                names = tuple(_names(inline) or ()) if inline else ()
+                headings.append((level, names, bool(inline) and self._about_metrics(inline.content)))
+                continue
+            named = [h[1] for h in headings if h[1]]
+            context = _Context(named[-1] if named else (), any(h[2] for h in headings))
+            mentions += self.blocks([node], context)
+        return mentions
+
+    def blocks(self, nodes: list[SyntaxTreeNode], context: _Context) -> list[Mention]:
+        mentions: list[Mention] = []
+        for node in nodes:
+            if node.type == "paragraph" and context.section:
+                # Free prose outside a metric's section is not read: its sentences name metrics
+                # in passing ("halves per-GPU weights, checked against `x`"), a false claim's source.
+                mentions += self._inline(node.children[0], context.section, context.about_metrics)
+            elif node.type == "table":
+                mentions += self._table(node, context)
+            elif node.type == "list_item":
+                mentions += self._list_item(node, context)
+            elif node.type in ("bullet_list", "ordered_list", "blockquote"):
+                mentions += self.blocks(node.children, context)
+            # fence, code_block, html_block, front_matter, hr: nothing stated
+        return mentions
+
+    def _list_item(self, item: SyntaxTreeNode, context: _Context) -> list[Mention]:
+        children = item.children
+        if not children or children[0].type != "paragraph":
+            return self.blocks(children, context)
+        inline = children[0].children[0]
+        lead = _leading_name(inline)
+        if lead is None:
+            return self.blocks(children, context)
+        name, offset = lead
+        inner = _Context((name,), context.about_metrics)
+        return self._inline(inline, inner.section, inner.about_metrics, offset) + self.blocks(children[1:], inner)
+
+    def _table(self, table: SyntaxTreeNode, context: _Context) -> list[Mention]:
+        head = [cell.children[0].content if cell.children else "" for part in table.children if part.type == "thead" for row in part.children for cell in row.children]
+        rows = [row for part in table.children for row in part.children if part.type == "tbody"]
+        cells = [[cell.children[0] for cell in row.children if cell.children] for row in rows]
+        key_column = _key_column(cells)
+        if key_column is None:
+            return []  # a table of anything but names (flags, paths, endpoints) says nothing here
+        sure = context.about_metrics or (key_column < len(head) and self._about_metrics(head[key_column]))
+        mentions = []
+        for row in cells:
+            subjects = tuple(_names(row[key_column]) or ()) if key_column < len(row) else ()
+            cursor = 0  # cells are found left to right, so equal cells keep their own columns
+            for index, cell in enumerate(row):
+                line = self._line(cell.map[0]) if cell.map else ""
+                cursor = max(cursor, line.find(cell.content, cursor))
+                if index != key_column:
+                    mentions += self._inline(cell, subjects, sure, search_from=cursor)
+                cursor += len(cell.content)
+        return mentions
+
+    def _line(self, index: int) -> str:
+        return self.lines[index] if index < len(self.lines) else ""
+
+    def _inline(
+        self, inline: SyntaxTreeNode, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0
+    ) -> list[Mention]:
+        """The text of one inline run from `offset` on, with every line mapped to the file."""
+        content = _without_comments(inline)
+        if not content[offset:].strip() or inline.map is None:
+            return []
+        first_line = inline.map[0]
+        pieces, origins, position = [], [], 0
+        for index, line in enumerate(content.split("\n")):
+            start, position = position, position + len(line) + 1
+            if position <= offset:
+                continue
+            skip = max(0, offset - start)
+            piece = line[skip:]
+            skip += len(piece) - len(piece.lstrip())
+            piece = piece.strip()
+            if not piece:
+                continue
+            found = self._line(first_line + index).find(line, search_from if index == 0 else 0)
+            column = (found if found >= 0 else 0) + skip + 1
+            pieces.append(piece)
+            origins.append((first_line + index + 1, column))
+        text = "\n".join(pieces)
+        return [Mention(SOURCE, self.path, text, tuple(origins), subjects, names_metrics=sure and bool(subjects))] if pieces else []
+
+
+def _without_comments(inline: SyntaxTreeNode) -> str:
+    """The raw inline text with HTML comments blanked out, so positions stay exact."""
+    content = inline.content
+    cursor = 0
+    for child in inline.children:
+        if child.type == "html_inline" and child.content.startswith("<!--"):
+            at = content.find(child.content, cursor)
+            if at >= 0:
+                blank = "".join("\n" if c == "\n" else " " for c in child.content)
+                content = content[:at] + blank + content[at + len(blank):]
+                cursor = at + len(blank)
+    return content
+
+
+def _key_column(rows: list[list[SyntaxTreeNode]]) -> int | None:
+    """The first column whose every filled cell names metrics: the rows' subject."""
+    width = max((len(row) for row in rows), default=0)
+    for column in range(width):
+        filled = [row[column] for row in rows if column < len(row) and row[column].content.strip()]
+        if filled and all(_names(cell) for cell in filled):
+            return column
+    return None
+
+
+def _names(inline: SyntaxTreeNode) -> list[str] | None:
+    """The metric names an inline run consists of, or None if it says anything else."""
+    names = []
+    for child in inline.children:
+        if child.type == "code_inline":
+            if not _name_shaped(child.content, marked=True):
+                return None
+            names.append(child.content)
+        elif child.type == "text":
+            for word in child.content.replace(",", " , ").split():
+                if word.lower() in _JOINERS:
+                    continue
+                if not _name_shaped(word, marked=False):
+                    return None
+                names.append(word)
+        elif child.type in ("strong", "em") and len(child.children) == 1 and child.children[0].type == "text":
+            word = child.children[0].content
+            if not _name_shaped(word, marked=True):
+                return None
+            names.append(word)
+        elif child.type != "softbreak":
+            return None
+    return names or None
+
+
+def _leading_name(inline: SyntaxTreeNode) -> tuple[str, int] | None:
+    """`name` and the offset its definition starts at, for "`name`: text" or "**name** — text"."""
+    children = [c for c in inline.children if c.type != "text" or c.content]  # the parser leaves empty text nodes
+    if len(children) < 2:
+        return None
+    head, rest = children[0], children[1]
+    if head.type == "code_inline":
+        name, raw = head.content, head.markup + head.content + head.markup
+    elif head.type == "strong" and len(head.children) == 1 and head.children[0].type == "text":
+        name = head.children[0].content
+        raw = head.markup + name + head.markup
+    else:
+        return None
+    if not _name_shaped(name, marked=True) or not inline.content.startswith(raw) or rest.type != "text":
+        return None
+    after = inline.content[len(raw):]
+    stripped = after.lstrip()
+    if not stripped or stripped[0] not in _SEPARATORS:
+        return None
+    body = stripped[1:]
+    return name, len(inline.content) - len(body)
+
+
+def _name_shaped(word: str, marked: bool) -> bool:
+    """A word that can be a metric key or alias; unmarked prose words need `_` or `/`."""
+    word = word.strip()
+    if not word or any(c.isspace() for c in word) or not (word[0].isalpha() or word[0] in "_{"):
+        return False
+    if not all(c.isalnum() or c in "_/{}.-" for c in word) or word.endswith(("/", ".", "-")):
+        return False
+    return marked or "_" in word or keys.looks_like_key(word)

@@ -1,0 +1,107 @@
+"""`metriclint audit`: every metric, every statement about it, in four formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, invoke, write_project
+
+PROJECT = "fixtures/markdown_docs"
+
+
+@pytest.fixture
+def repo_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(FIXTURES.parent)
+    return FIXTURES.parent
+
+
+def test_json_audit_matches_golden(repo_root: Path) -> None:
+    result = invoke("audit", PROJECT, "--format", "json")
+    assert result.output == (FIXTURES.parent / "tests" / "golden" / "markdown_docs_audit.json").read_text(encoding="utf-8")
+    assert result.exit_code == 1  # the docs contradict the registry
+
+
+def test_audit_puts_every_source_side_by_side(repo_root: Path) -> None:
+    document = json.loads(invoke("audit", PROJECT, "--format", "json").output)
+    grad_norm = next(m for m in document["metrics"] if m["key"] == "train/grad_norm")
+    assert grad_norm["status"] == "contradict"
+    assert grad_norm["registry"]["semantics"] == {"clipping": "before"}
+    doc = next(s for s in grad_norm["statements"] if s["source"] == "doc" and s["claims"])
+    assert (doc["path"], doc["line"], doc["column"], doc["text"]) == (f"{PROJECT}/docs/metrics.md", 8, 17, "Global norm after clipping")
+    assert doc["status"] == "contradict"
+    clipping = next(f for f in grad_norm["facets"] if f["facet"] == "clipping")
+    assert clipping["stated"] == [{"value": "before", "source": "registry"}, {"value": "after", "source": "doc"}]
+    assert "unit" in grad_norm["silent_facets"] and "clipping" not in grad_norm["silent_facets"]
+    assert [g["metric"] for g in document["gaps"]["unregistered"]] == ["eval/pass_rate", "train/entropy"]
+    assert [g["metric"] for g in document["gaps"]["stale"]] == ["eval/old_accuracy"]
+    assert document["summary"]["statements"] == {"doc": 9, "registry": 2}
+
+
+def test_metric_option_narrows_to_one_metric_by_alias(repo_root: Path) -> None:
+    document = json.loads(invoke("audit", PROJECT, "--format", "json", "--metric", "step_time").output)
+    assert [m["key"] for m in document["metrics"]] == ["perf/step_time"]
+    assert document["gaps"] == {"unregistered": [], "stale": [], "undescribed": []}
+
+
+def test_unknown_metric_is_a_usage_error(repo_root: Path) -> None:
+    result = invoke("audit", PROJECT, "--metric", "train/nope")
+    assert result.exit_code == 2
+    assert result.stderr == "--metric:1:1: no metric 'train/nope' is registered, logged or named in the checked files\n"
+
+
+def test_text_audit_quotes_and_locates(repo_root: Path) -> None:
+    output = invoke("audit", PROJECT, "--metric", "reward").output
+    assert f"  doc        {PROJECT}/docs/metrics.md:12:21  CONTRADICTS\n" in output
+    assert '             "summed over the samples of a group."  -> reduction=sum\n' in output
+    assert output.endswith("1 metric in 3 files; statements: doc 1; 1 contradicted, 0 unregistered (ML004), 0 stale (ML005), 0 undescribed\n")
+
+
+def test_markdown_audit_has_the_matrix(repo_root: Path) -> None:
+    output = invoke("audit", PROJECT, "--format", "markdown").output
+    assert "| Metric | registry | doc | code |\n|---|---|---|---|\n" in output
+    assert "| `train/grad_norm` | contradict (1) | contradict (2) | agree (1) |\n" in output
+    assert "| `eval/pass_rate` | silent | agree (2) | silent |\n" in output
+
+
+def test_html_audit_is_self_contained(repo_root: Path) -> None:
+    page = invoke("audit", PROJECT, "--format", "html").output
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "<script" not in page and "http" not in page and "<link" not in page
+    assert '<td class="contradict"><span class="status">contradict</span><div class="stmt contradict"><q>Global norm after clipping</q>' in page
+
+
+def test_a_metric_nobody_describes_is_a_gap(in_tmp: Path) -> None:
+    write_project(in_tmp, {"train.py": 'import wandb\nwandb.log({"train/loss": 1.0})\n'})
+    document = json.loads(invoke("audit", ".", "--format", "json").output)
+    assert document["gaps"]["undescribed"] == ["train/loss"]
+    assert document["metrics"][0]["logged"] == [{"key": "train/loss", "path": "train.py", "line": 2, "column": 12}]
+    assert document["sources"] == ["code"]
+
+
+def test_log_functions_setting_adds_logging_helpers(in_tmp: Path) -> None:
+    write_project(in_tmp, {"eval.py": 'def f(t):\n    t.emit({"accuracy": 1.0})\n'})
+    assert json.loads(invoke("audit", ".", "--format", "json").output)["metrics"] == []
+    (in_tmp / "pyproject.toml").write_text('[tool.metriclint]\nlog_functions = ["emit"]\n')
+    assert [m["key"] for m in json.loads(invoke("audit", ".", "--format", "json").output)["metrics"]] == ["accuracy"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("train/grad_norm", True), ("eval/pass@0.5", True), ("scripts/run.py", False), ("http://w1:8000", False), ("a b/c", False)],
+)
+def test_paths_and_urls_are_not_metric_keys(text: str, expected: bool) -> None:
+    from metriclint.keys import looks_like_key
+
+    assert looks_like_key(text) is expected
+
+
+def test_an_english_word_in_prose_is_not_a_registry_key(in_tmp: Path) -> None:
+    # miles: "the per-token loss mask" and "per-sample loss weights" are not about `train/loss`.
+    registry = "version: 1\nmetrics:\n  train/loss:\n    description: Training loss of the step.\n"
+    write_project(in_tmp, {"a.py": "# the per-token loss mask\nx = 1\n\n\n# per-sample loss weights\ny = 2\n"}, registry)
+    assert invoke("check", ".").output.count("ML002") == 0
+    write_project(in_tmp, {"a.py": "# the per-token `loss` here\nx = 1\n\n\n# per-sample `loss` there\ny = 2\n"}, registry)
+    assert invoke("check", ".").output.count("ML002") == 1  # written as a name, it still counts
