@@ -192,7 +192,8 @@ def unregistered_metrics(corpus: Corpus) -> Iterator[Finding]:
 def stale_registry_entries(corpus: Corpus) -> Iterator[Finding]:
     if corpus.registry is None:
         return
-    seen = {metric for s in corpus.sightings for metric in s.metrics}
+    # A tooltip pattern reaches registry keys too: only a written name shows the metric exists.
+    seen = {metric for s in corpus.sightings if not s.inferred for metric in s.metrics}
     for key, entry in corpus.registry.metrics.items():
         if key not in seen:
             message = f"{key}: registered, but no checked file logs or mentions it; remove it or correct its key"
@@ -376,6 +377,12 @@ ML005 = Rule(
     ),
     bad=(
         Example({"train.py": 'wandb.log({"train/gradient_norm": 1.0})\n'}, _REGISTRY, ("ML005 metrics.yaml:3",)),
+        # A tooltip pattern that would match the key if it were logged does not mention it.
+        Example(
+            {"pyproject.toml": _CONFIG, "ui/metrics.js": 'export const DESCRIPTIONS = [\n  ["grad_norm", "norm before clipping"],\n];\n'},
+            _REGISTRY,
+            ("ML005 metrics.yaml:3",),
+        ),
     ),
     by_comment=False,  # it reports a registry line, and the registry's comments are not read
 )

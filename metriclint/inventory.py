@@ -28,7 +28,7 @@ def sightings(uses: Iterable[KeyUse], mentions: Iterable[Mention], index: Metric
             continue
         whole = mention.span(0, len(mention.text))
         for key in mention.flows_to:
-            found.append(Sighting(key, whole, mention.source, index.for_key(key)))
+            found.append(Sighting(key, whole, mention.source, index.for_key(key), inferred=True))
         for name in mention.subjects:
             sure = mention.names_metrics or mention.source in NAMING_SOURCES
             metrics = index.for_name(name) or ((name,) if sure else ())

@@ -111,6 +111,7 @@ class Sighting:
     metrics: tuple[str, ...]  # registry keys first; a logged key stands for itself
     named: bool = False  # a docs or tooltip subject that names a metric, known or not
     passing: bool = False  # named inside a text that is not about it as a whole
+    inferred: bool = False  # reached through a data flow or a tooltip pattern, not written there
 
 
 @dataclass(frozen=True, slots=True)
