@@ -35,12 +35,12 @@ def test_demo_with_the_docstring_corrected_is_clean(tmp_path: Path, monkeypatch:
     monkeypatch.chdir(tmp_path)
     result = invoke("check", "demo")
     assert result.exit_code == 0, result.output
-    assert result.output == "All checks passed (4 files).\n"  # expected.json is read too: JSON is a source kind
+    assert result.output == "All checks passed (3 files).\n"
 
 
 def test_json_report_matches_golden(repo_root: Path) -> None:
     result = invoke("check", "fixtures/demo", "--format", "json")
-    golden = (FIXTURES / "demo" / "expected.json").read_text(encoding="utf-8")
+    golden = (FIXTURES.parent / "tests" / "golden" / "demo_check.json").read_text(encoding="utf-8")
     assert result.output == golden
     assert json.loads(result.output)["findings"][0]["related"][0]["text"] == "clipping: before"
 
