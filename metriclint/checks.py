@@ -16,7 +16,9 @@ from metriclint import keys
 from metriclint.inventory import names_a_metric
 from metriclint.model import Claim, Finding, Related, Severity, Sighting, Span
 from metriclint.registry import Registry
+from metriclint.rewording import fix_for
 from metriclint.tooltips import Mismatch, advice
+from metriclint.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,7 @@ class Corpus:
     unreadable: tuple[Unreadable, ...] = ()
     mismatches: tuple[Mismatch, ...] = ()  # tooltip entries shown for a metric they were not written for
     sightings: tuple[Sighting, ...] = ()  # the inventory (inventory.py), sorted by place
+    vocabulary: Vocabulary | None = None  # the wording `fix` rewrites to; None: findings carry no fix
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,7 @@ def registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
                     claim.span, message, metric=metric, facet=facet, found=_found(claim),
                     expected=setting.value, source=claim.source, related=(Related(setting.span, setting.text),),
                     phrase=claim.phrase,
+                    fix=fix_for(claim, group, setting.value, corpus.vocabulary) if corpus.vocabulary else None,
                 )
 
 

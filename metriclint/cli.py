@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from metriclint import __version__, audit, baseline, config, engine, progress
+from metriclint import __version__, audit, baseline, config, engine, fixing, progress
 from metriclint.audit_formats import AUDIT_FORMATS
 from metriclint.checks import RULES, Example, Rule
 from metriclint.formats import FORMATS, count
@@ -157,3 +157,40 @@ def sources(paths: tuple[str, ...], registry: str | None, config_file: str | Non
         click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{mode}\t{len(table.entries)} entries\t{binding.why}")
     texts = sum(1 for e in inventory.extractions if e.mentions)
     click.echo(f"{len(inventory.bindings)} tooltip tables; {texts} files with docstrings or comments; {len(inventory.files)} files read.")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
+@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
+def fix(paths: tuple[str, ...], registry: str | None, config_file: str | None, show_diff: bool) -> None:
+    """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
+
+    Exits 1 while findings remain that no fix settled."""
+    try:
+        report = engine.run(config.load(paths, config_file, registry))
+    except ConfigError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(EXIT_USAGE)
+    rewrites, unfixed = fixing.plan(report.findings)
+    fixed = 0
+    for rewrite in rewrites:
+        problem = "" if show_diff else fixing.write(rewrite)
+        if show_diff:
+            click.echo(rewrite.diff, nl=False)
+            unfixed += [(f, "--diff: not written") for f in rewrite.fixed]
+        elif problem:
+            unfixed += [(f, problem) for f in rewrite.fixed]
+        else:
+            fixed += len(rewrite.fixed)
+            for finding in rewrite.fixed:
+                assert finding.fix is not None
+                click.echo(f'{finding.span}: {finding.rule} fixed: "{finding.fix.phrase}" -> "{finding.fix.replacement}" ({finding.metric})')
+    for finding, why in sorted(unfixed, key=lambda item: item[0].sort_key):
+        click.echo(f"{finding.span}: {finding.rule} not fixed ({why}): {finding.message}", err=show_diff)
+    files = len(rewrites) if not show_diff else 0
+    summary = f"Fixed {count(fixed, 'finding')} in {count(files, 'file')}; {count(len(unfixed), 'finding')} left."
+    click.echo(summary, err=show_diff)
+    sys.exit(EXIT_FINDINGS if any(f.severity is Severity.ERROR for f, _ in unfixed) else EXIT_CLEAN)

@@ -101,7 +101,7 @@ def analyse(config: Config, progress: Progress | None = None) -> Analysis:
 
     seen = sightings([use for e in inventory.extractions for use in e.keys], mentions, index)
 
-    corpus = Corpus(claims, registry, inventory.unreadable, mismatches, seen)
+    corpus = Corpus(claims, registry, inventory.unreadable, mismatches, seen, inventory.vocabulary)
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filter_findings(findings, config, [s for e in inventory.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(inventory.files))

@@ -137,6 +137,21 @@ class Related:
 
 
 @dataclass(frozen=True, slots=True)
+class Fix:
+    """How `metriclint fix` makes a finding go away: write `replacement` over `span`.
+
+    `phrase` is the text at `span` with its white space collapsed, as quoted in the finding: the
+    fix checks the file still says it there. An empty `replacement` with a `reason` marks a text
+    that cannot be rewritten safely (negated, or stating several values).
+    """
+
+    span: Span
+    phrase: str
+    replacement: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     rule: str
     name: str
@@ -150,6 +165,7 @@ class Finding:
     source: str = ""
     related: tuple[Related, ...] = field(default=())
     phrase: str = ""  # the quoted evidence; with rule, path, metric and facet it names the finding
+    fix: Fix | None = None  # None: nothing to rewrite (the rule offers no fix)
 
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:
