@@ -175,22 +175,24 @@ def fix(paths: tuple[str, ...], registry: str | None, config_file: str | None, s
             click.echo(str(problem), err=True)
         sys.exit(EXIT_USAGE)
     rewrites, unfixed = fixing.plan(report.findings)
-    fixed = 0
+    fixed, files = [], 0
     for rewrite in rewrites:
-        problem = "" if show_diff else fixing.write(rewrite)
+        problem = "--diff" if show_diff else fixing.write(rewrite)
         if show_diff:
             click.echo(rewrite.diff, nl=False)
-            unfixed += [(f, "--diff: not written") for f in rewrite.fixed]
-        elif problem:
+        if problem:
             unfixed += [(f, problem) for f in rewrite.fixed]
         else:
-            fixed += len(rewrite.fixed)
-            for finding in rewrite.fixed:
-                assert finding.fix is not None
-                click.echo(f'{finding.span}: {finding.rule} fixed: "{finding.fix.phrase}" -> "{finding.fix.replacement}" ({finding.metric})')
+            fixed += rewrite.fixed
+            files += 1
+    verb = "would fix" if show_diff else "fixed"
+    for finding in fixed if not show_diff else [f for r in rewrites for f in r.fixed]:
+        assert finding.fix is not None
+        shown = f'{finding.span}: {finding.rule} {verb} "{finding.fix.phrase}" -> "{finding.fix.replacement}" ({finding.metric})'
+        click.echo(shown, err=show_diff)
     for finding, why in sorted(unfixed, key=lambda item: item[0].sort_key):
-        click.echo(f"{finding.span}: {finding.rule} not fixed ({why}): {finding.message}", err=show_diff)
-    files = len(rewrites) if not show_diff else 0
-    summary = f"Fixed {count(fixed, 'finding')} in {count(files, 'file')}; {count(len(unfixed), 'finding')} left."
+        if why != "--diff":
+            click.echo(f"{finding.span}: {finding.rule} not fixed ({why}): {finding.message}", err=show_diff)
+    summary = f"Fixed {count(len(fixed), 'finding')} in {count(files, 'file')}; {count(len(unfixed), 'finding')} left."
     click.echo(summary, err=show_diff)
     sys.exit(EXIT_FINDINGS if any(f.severity is Severity.ERROR for f, _ in unfixed) else EXIT_CLEAN)

@@ -1,0 +1,154 @@
+"""`metriclint fix`: each source kind rewritten to the registry's wording, nothing else touched."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, invoke
+from metriclint import fixing
+from metriclint.model import Finding, Fix, Severity, Span
+from metriclint.rewording import styled
+
+PROJECT = FIXTURES / "fix_sources"
+NEGATED = (
+    'comments.py:3:46: ML001 not fixed (negated or coordinated phrasing; reword it by hand): train/grad_norm: '
+    'comment says clipping=after ("never before clipping"); registry says before (metrics.yaml:7)'
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    target = tmp_path / "project"
+    shutil.copytree(PROJECT, target, ignore=shutil.ignore_patterns("*.fixed", "expected.txt"))
+    monkeypatch.chdir(target)
+    return target
+
+
+def _sources() -> list[Path]:
+    return sorted(p.relative_to(PROJECT) for p in PROJECT.rglob("*") if p.is_file() and p.suffix not in (".fixed", ".txt"))
+
+
+def _expected(name: Path) -> bytes:
+    fixed = PROJECT / f"{name}.fixed"
+    return (fixed if fixed.exists() else PROJECT / name).read_bytes()
+
+
+def test_fix_rewrites_every_source_kind_and_reports_the_negated_phrase(project: Path) -> None:
+    result = invoke("fix", ".")
+    assert result.exit_code == 1  # the negated phrase is left for a human
+    assert NEGATED in result.output.splitlines()
+    assert result.output.splitlines()[-1] == "Fixed 9 findings in 6 files; 1 finding left."
+    assert len(list(PROJECT.rglob("*.fixed"))) == 6
+    for name in _sources():
+        assert (project / name).read_bytes() == _expected(name), name
+    assert not [p for p in project.rglob("*.metriclint")]  # no temporary file left behind
+
+
+def test_fix_twice_changes_nothing_the_second_time(project: Path) -> None:
+    invoke("fix", ".")
+    before = {name: (project / name).read_bytes() for name in _sources()}
+    result = invoke("fix", ".")
+    assert result.output.splitlines() == [NEGATED, "Fixed 0 findings in 0 files; 1 finding left."]
+    assert {name: (project / name).read_bytes() for name in _sources()} == before
+
+
+def test_diff_prints_the_changes_and_writes_nothing(project: Path) -> None:
+    result = invoke("fix", "--diff", ".")
+    assert result.exit_code == 1
+    for name in _sources():
+        assert (project / name).read_bytes() == (PROJECT / name).read_bytes()
+    assert "-        grad_norm: Global gradient norm after\n+        grad_norm: Global gradient norm before\n" in result.stdout
+    assert '-  "train/grad_norm": "Größe der Gradienten: global norm after clipping.",\n' in result.stdout
+    headers = [line for line in result.stdout.splitlines() if line.startswith("+++ ")]
+    assert headers == [f"+++ b/{name}" for name in ("comments.py", "dashboards/serve.json", "docs/help.yaml", "metrics.yaml", "train.py", "web/help.ts")]
+    assert 'train.py:8:41: ML001 would fix "after clipping" -> "before clipping" (train/grad_norm)' in result.stderr
+
+
+@pytest.mark.parametrize("name", ["train.py", "web/help.ts", "docs/help.yaml"])
+def test_crlf_line_endings_survive(project: Path, name: str) -> None:
+    path = project / name
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    invoke("fix", ".")
+    assert path.read_bytes() == _expected(Path(name)).replace(b"\n", b"\r\n")
+
+
+def test_a_byte_order_mark_and_crlf_survive_in_python(project: Path) -> None:
+    path = project / "train.py"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+    invoke("fix", ".")
+    assert path.read_bytes() == b"\xef\xbb\xbf" + _expected(Path("train.py")).replace(b"\n", b"\r\n")
+
+
+def test_a_latin1_python_file_stays_latin1(project: Path) -> None:
+    path = project / "latin.py"
+    source = '# -*- coding: latin-1 -*-\ndef f(tracker, norm):\n    tracker.log({"train/grad_norm": norm})  # Größe after clipping\n'
+    path.write_bytes(source.encode("latin-1"))
+    invoke("fix", ".")
+    assert path.read_bytes() == source.replace("after", "before").encode("latin-1")
+
+
+def test_a_read_only_file_is_reported_and_left_alone(project: Path) -> None:
+    path = project / "train.py"
+    path.chmod(0o444)
+    result = invoke("fix", ".")
+    assert result.exit_code == 1
+    assert path.read_bytes() == (PROJECT / "train.py").read_bytes()
+    assert "train.py:8:41: ML001 not fixed (the file is read-only; not written)" in result.output
+    assert (project / "comments.py").read_bytes() == _expected(Path("comments.py"))  # the others are fixed
+
+
+def test_the_file_mode_is_kept(project: Path) -> None:
+    path = project / "train.py"
+    path.chmod(0o751)
+    invoke("fix", ".")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o751
+    assert path.read_bytes() == _expected(Path("train.py"))
+
+
+def _finding(path: str, line: int, column: int, phrase: str, replacement: str) -> Finding:
+    span = Span(path, line, column, line, column + len(phrase))
+    return Finding("ML001", "registry-contradiction", Severity.ERROR, span, "m", fix=Fix(span, phrase, replacement))
+
+
+def test_a_file_changed_since_it_was_read_is_not_written(project: Path) -> None:
+    (rewrite,), _ = fixing.plan((_finding("comments.py", 2, 47, "After clipping", "Before clipping"),))
+    (project / "comments.py").write_text("# edited meanwhile\n" + (PROJECT / "comments.py").read_text())
+    assert fixing.write(rewrite) == "the file changed since it was read; not written (run fix again)"
+    assert (project / "comments.py").read_text().startswith("# edited meanwhile\n")
+
+
+def test_a_rewrite_that_would_not_parse_is_not_written(project: Path) -> None:
+    bad = _finding("train.py", 10, 56, "ms", 's"""')  # would close the docstring early
+    ok = _finding("train.py", 10, 56, "ms", "s")
+    rewrites, unfixed = fixing.plan((bad,))
+    assert rewrites == [] and unfixed[0][1].startswith("the rewrite would not parse")
+    assert fixing.plan((ok,))[1] == []
+
+
+def test_a_phrase_no_longer_at_its_place_is_not_rewritten(project: Path) -> None:
+    _, unfixed = fixing.plan((_finding("comments.py", 2, 46, "After clipping", "Before clipping"),))
+    assert unfixed[0][1] == 'the file does not say "After clipping" in one piece there; reword it by hand'
+
+
+def test_wording_keeps_a_capital_and_a_wrapped_line() -> None:
+    assert styled("before clipping", "After clipping") == "Before clipping"
+    assert styled("before clipping", "AFTER CLIPPING") == "BEFORE CLIPPING"
+    assert styled("GB", "Megabytes") == "GB"
+    assert fixing.respaced("after\n    clipping", "before clipping") == "before\n    clipping"
+    assert fixing.respaced("post-clip", "before clipping") == "before clipping"
+    assert fixing.respaced("after\n  being clipped", "before clipping") == "before\n  clipping"
+
+
+def test_a_text_stating_two_values_is_not_fixable(in_tmp: Path) -> None:
+    (in_tmp / "metrics.yaml").write_text("version: 1\nmetrics:\n  train/loss:\n    semantics:\n      reduction: mean\n")
+    (in_tmp / "t.py").write_text('def f(tracker, x):\n    tracker.log({"train/loss": x})  # the sum of token losses, not the mean of them\n')
+    result = invoke("fix", ".")
+    assert result.exit_code == 1
+    assert "not fixed (the text states several values of reduction; reword it by hand)" in result.output
+    assert "not fixed (negated or coordinated phrasing; reword it by hand)" in result.output
+    assert os.path.getsize(in_tmp / "t.py") == len('def f(tracker, x):\n    tracker.log({"train/loss": x})  # the sum of token losses, not the mean of them\n')
