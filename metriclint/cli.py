@@ -3,16 +3,21 @@ registry error."""
 
 from __future__ import annotations
 
+import difflib
 import sys
 from pathlib import Path
 
 import click
 
-from metriclint import __version__, audit, baseline, config, engine, fixing, progress
+from metriclint import __version__, audit, baseline, config, engine, files, fixing, generate, progress
+from metriclint import registry as registry_module
 from metriclint.audit_formats import AUDIT_FORMATS
 from metriclint.checks import RULES, Example, Rule
+from metriclint.discover import display
 from metriclint.formats import FORMATS, count
 from metriclint.model import ConfigError, Problem, Severity
+from metriclint.registry import Registry
+from metriclint.vocabulary import load_builtin
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -196,3 +201,92 @@ def fix(paths: tuple[str, ...], registry: str | None, config_file: str | None, s
     summary = f"Fixed {count(len(fixed), 'finding')} in {count(files, 'file')}; {count(len(unfixed), 'finding')} left."
     click.echo(summary, err=show_diff)
     sys.exit(EXIT_FINDINGS if any(f.severity is Severity.ERROR for f, _ in unfixed) else EXIT_CLEAN)
+
+
+@main.group(name="generate")
+def generate_group() -> None:
+    """Write files from the registry: a dashboard's tooltip table, a Markdown table of metrics."""
+
+
+_registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
+_config_option = click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+_output_option = click.option("--output", "-o", metavar="FILE", help="Write to FILE (default: print).")
+_check_option = click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when FILE is out of date (for CI).")
+
+
+@generate_group.command(name="tooltips")
+@click.option("--format", "fmt", type=click.Choice(generate.FORMATS), required=True)
+@_output_option
+@_check_option
+@_registry_option
+@_config_option
+def generate_tooltips(fmt: str, output: str | None, check: bool, registry: str | None, config_file: str | None) -> None:
+    """The dashboard's description table (key -> description) from the registry."""
+    _emit(generate.tooltips(_registry(registry, config_file), fmt), output, check)
+
+
+@generate_group.command(name="docs")
+@_output_option
+@_check_option
+@_registry_option
+@_config_option
+def generate_docs(output: str | None, check: bool, registry: str | None, config_file: str | None) -> None:
+    """A Markdown table of the registry (metric, description, facets); in an existing page, the
+    region between `<!-- metriclint:begin -->` and `<!-- metriclint:end -->`."""
+    loaded = _registry(registry, config_file)
+    page = _read(Path(output)) if output is not None and Path(output).exists() else None
+    try:
+        _emit(generate.docs(loaded, page), output, check)
+    except generate.RegionError as error:
+        _usage(Problem(str(output), 1, 1, str(error)))
+
+
+def _registry(registry: str | None, config_file: str | None) -> Registry:
+    try:
+        settings = config.load((), config_file, registry)
+        if settings.registry is None:
+            raise ConfigError([Problem("<command line>", 1, 1, "no registry found: write metrics.yaml or pass --registry")])
+        return registry_module.load(settings.registry, display(settings.registry), load_builtin()[0])[0]
+    except ConfigError as error:
+        _usage(*error.problems)
+    raise AssertionError  # unreachable: _usage exits
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        _usage(Problem(str(path), 1, 1, f"cannot read: {error}"))
+    raise AssertionError
+
+
+def _emit(content: str, output: str | None, check: bool) -> None:
+    """Print, write, or (with --check) compare with what FILE holds."""
+    if output is None:
+        if check:
+            _usage(Problem("<command line>", 1, 1, "--check needs --output FILE"))
+        click.echo(content, nl=False)
+        return
+    path = Path(output)
+    current = _read(path) if path.exists() else ""
+    if check:
+        if current == content:
+            click.echo(f"{output} is up to date.", err=True)
+            sys.exit(EXIT_CLEAN)
+        diff = difflib.unified_diff(current.splitlines(keepends=True), content.splitlines(keepends=True), f"a/{output}", f"b/{output}")
+        click.echo("".join(diff), nl=False)
+        click.echo(f"{output} is out of date; run the same command without --check.", err=True)
+        sys.exit(EXIT_FINDINGS)
+    if current != content:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            files.replace(path, content.encode("utf-8"))
+        except OSError as error:
+            _usage(Problem(output, 1, 1, f"cannot write: {error.strerror or error}"))
+    click.echo(f"Wrote {output}.", err=True)
+
+
+def _usage(*problems: Problem) -> None:
+    for problem in problems:
+        click.echo(str(problem), err=True)
+    sys.exit(EXIT_USAGE)

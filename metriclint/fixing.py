@@ -14,11 +14,11 @@ import io
 import os
 import re
 import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from metriclint import files
 from metriclint.model import Finding
 from metriclint.sources import Unreadable, extractor_for
 
@@ -128,18 +128,8 @@ def write(rewrite: FileFix) -> str:
             return "the file is read-only; not written"
         if path.read_bytes() != rewrite.original:
             return "the file changed since it was read; not written (run fix again)"
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".metriclint")
+        files.replace(path, rewrite.rewritten, mode)
     except OSError as error:
-        return f"cannot write the file: {error.strerror or error}"
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(rewrite.rewritten)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
         return f"cannot write the file: {error.strerror or error}"
     return ""
 

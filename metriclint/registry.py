@@ -139,8 +139,10 @@ def _read_metric(reader: Reader, key: str, key_node: Node, node: Node, facets: d
 
 
 def _description_mention(path: str, node: Node, text: str, key: str) -> Mention:
-    """The description as a source of claims; a one-line value maps back to its exact columns."""
-    if "\n" in text.rstrip("\n"):
+    """The description as a source of claims; a one-line value maps back to its exact columns.
+    A block scalar (`>`, `|`) starts on the line after its indicator, so it is read as one line
+    at its start, like a multi-line one (its trailing newline once broke the span)."""
+    if "\n" in text.rstrip("\n") or node.style in ("|", ">"):
         return Mention("registry", path, " ".join(text.split()), ((node.line, node.column),), subjects=(key,))
     return Mention("registry", path, text, ((node.line, node.column + _quote_width(node)),), subjects=(key,))
 
