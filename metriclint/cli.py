@@ -3,13 +3,14 @@ registry error."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import sys
 from pathlib import Path
 
 import click
 
-from metriclint import __version__, audit, baseline, config, engine, files, fixing, generate, progress
+from metriclint import __version__, audit, baseline, config, draft, engine, files, fixing, generate, progress
 from metriclint import registry as registry_module
 from metriclint.audit_formats import AUDIT_FORMATS
 from metriclint.checks import RULES, Example, Rule
@@ -290,3 +291,35 @@ def _usage(*problems: Problem) -> None:
     for problem in problems:
         click.echo(str(problem), err=True)
     sys.exit(EXIT_USAGE)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--output", "-o", metavar="FILE", help="Where to write the draft (default: metrics.yaml in the project root).")
+@click.option("--force", is_flag=True, help="Overwrite an existing registry.")
+@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+def init(paths: tuple[str, ...], output: str | None, force: bool, config_file: str | None) -> None:
+    """Draft a registry from PATHS: every logged key, aliases, descriptions, agreed semantics,
+    and comments where the texts disagree."""
+    try:
+        settings = config.load(paths, config_file, None)
+    except ConfigError as error:
+        _usage(*error.problems)
+    target = Path(output) if output else settings.root / config.DEFAULT_REGISTRY
+    if target.exists() and not force:
+        _usage(Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it"))
+    try:
+        inventory = engine.collect(dataclasses.replace(settings, registry=None))
+    except ConfigError as error:
+        _usage(*error.problems)
+    entries = draft.draft(inventory)
+    try:
+        files.replace(target, draft.render(entries, len(inventory.files)).encode("utf-8"))
+    except OSError as error:
+        _usage(Problem(display(target), 1, 1, f"cannot write: {error.strerror or error}"))
+    disputes = sum(len(e.disputes) for e in entries)
+    settled = sum(1 for e in entries if e.semantics)
+    click.echo(
+        f"Wrote {display(target)}: {count(len(entries), 'metric')}, {settled} with semantics, "
+        f"{count(disputes, 'disagreement')} to settle."
+    )

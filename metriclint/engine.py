@@ -93,9 +93,7 @@ def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     inventory = collect(config, progress)
     registry, index = inventory.registry, inventory.index
     selections = [s for binding in inventory.bindings for s in tooltips.select(binding, inventory.names)]
-    mentions = [m for e in inventory.extractions for m in e.mentions] + [tooltips.mention(s) for s in selections]
-    if registry is not None:
-        mentions += [entry.description for entry in registry.metrics.values() if entry.description]
+    mentions = texts(inventory, selections)
     claims = tuple(claim for m in mentions for claim in attribute(m, read(m.text, inventory.vocabulary), index))
     mismatches = tuple(m for s in selections if (m := tooltips.mismatch(s, inventory.names)) is not None)
 
@@ -106,6 +104,17 @@ def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     kept = filter_findings(findings, config, [s for e in inventory.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(inventory.files))
     return Analysis(report, registry, tuple(mentions), claims, seen, tuple(sorted(inventory.vocabulary.facets)))
+
+
+def texts(inventory: Inventory, selections: list[tooltips.Selection] | None = None) -> list[Mention]:
+    """Every text that can state a claim: docstrings and comments, the tooltips the dashboards
+    show for known keys, and the registry's descriptions."""
+    if selections is None:
+        selections = [s for binding in inventory.bindings for s in tooltips.select(binding, inventory.names)]
+    mentions = [m for e in inventory.extractions for m in e.mentions] + [tooltips.mention(s) for s in selections]
+    if inventory.registry is not None:
+        mentions += [entry.description for entry in inventory.registry.metrics.values() if entry.description]
+    return mentions
 
 
 def filter_findings(findings: list[Finding], config: Config, suppressions: list[Suppression]) -> list[Finding]:
