@@ -239,7 +239,7 @@ def generate_docs(output: str | None, check: bool, registry: str | None, config_
     try:
         _emit(generate.docs(loaded, page), output, check)
     except generate.RegionError as error:
-        _usage(Problem(str(output), 1, 1, str(error)))
+        _usage_error([Problem(str(output), 1, 1, str(error))])
 
 
 def _registry(registry: str | None, config_file: str | None) -> Registry:
@@ -249,15 +249,15 @@ def _registry(registry: str | None, config_file: str | None) -> Registry:
             raise ConfigError([Problem("<command line>", 1, 1, "no registry found: write metrics.yaml or pass --registry")])
         return registry_module.load(settings.registry, display(settings.registry), load_builtin()[0])[0]
     except ConfigError as error:
-        _usage(*error.problems)
-    raise AssertionError  # unreachable: _usage exits
+        _usage_error(error.problems)
+    raise AssertionError  # unreachable: _usage_error exits
 
 
 def _read(path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        _usage(Problem(str(path), 1, 1, f"cannot read: {error}"))
+        _usage_error([Problem(str(path), 1, 1, f"cannot read: {error}")])
     raise AssertionError
 
 
@@ -265,7 +265,7 @@ def _emit(content: str, output: str | None, check: bool) -> None:
     """Print, write, or (with --check) compare with what FILE holds."""
     if output is None:
         if check:
-            _usage(Problem("<command line>", 1, 1, "--check needs --output FILE"))
+            _usage_error([Problem("<command line>", 1, 1, "--check needs --output FILE")])
         click.echo(content, nl=False)
         return
     path = Path(output)
@@ -283,14 +283,8 @@ def _emit(content: str, output: str | None, check: bool) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             files.replace(path, content.encode("utf-8"))
         except OSError as error:
-            _usage(Problem(output, 1, 1, f"cannot write: {error.strerror or error}"))
+            _usage_error([Problem(output, 1, 1, f"cannot write: {error.strerror or error}")])
     click.echo(f"Wrote {output}.", err=True)
-
-
-def _usage(*problems: Problem) -> None:
-    for problem in problems:
-        click.echo(str(problem), err=True)
-    sys.exit(EXIT_USAGE)
 
 
 @main.command()
@@ -304,19 +298,19 @@ def init(paths: tuple[str, ...], output: str | None, force: bool, config_file: s
     try:
         settings = config.load(paths, config_file, None)
     except ConfigError as error:
-        _usage(*error.problems)
+        _usage_error(error.problems)
     target = Path(output) if output else settings.root / config.DEFAULT_REGISTRY
     if target.exists() and not force:
-        _usage(Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it"))
+        _usage_error([Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it")])
     try:
         inventory = engine.collect(dataclasses.replace(settings, registry=None))
     except ConfigError as error:
-        _usage(*error.problems)
+        _usage_error(error.problems)
     entries = draft.draft(inventory)
     try:
         files.replace(target, draft.render(entries, len(inventory.files)).encode("utf-8"))
     except OSError as error:
-        _usage(Problem(display(target), 1, 1, f"cannot write: {error.strerror or error}"))
+        _usage_error([Problem(display(target), 1, 1, f"cannot write: {error.strerror or error}")])
     disputes = sum(len(e.disputes) for e in entries)
     settled = sum(1 for e in entries if e.semantics)
     click.echo(

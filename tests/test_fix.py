@@ -42,8 +42,8 @@ def test_fix_rewrites_every_source_kind_and_reports_the_negated_phrase(project: 
     result = invoke("fix", ".")
     assert result.exit_code == 1  # the negated phrase is left for a human
     assert NEGATED in result.output.splitlines()
-    assert result.output.splitlines()[-1] == "Fixed 9 findings in 6 files; 1 finding left."
-    assert len(list(PROJECT.rglob("*.fixed"))) == 6
+    assert result.output.splitlines()[-1] == "Fixed 10 findings in 7 files; 1 finding left."
+    assert len(list(PROJECT.rglob("*.fixed"))) == 7
     for name in _sources():
         assert (project / name).read_bytes() == _expected(name), name
     assert not [p for p in project.rglob("*.metriclint")]  # no temporary file left behind
@@ -65,11 +65,11 @@ def test_diff_prints_the_changes_and_writes_nothing(project: Path) -> None:
     assert "-        grad_norm: Global gradient norm after\n+        grad_norm: Global gradient norm before\n" in result.stdout
     assert '-  "train/grad_norm": "Größe der Gradienten: global norm after clipping.",\n' in result.stdout
     headers = [line for line in result.stdout.splitlines() if line.startswith("+++ ")]
-    assert headers == [f"+++ b/{name}" for name in ("comments.py", "dashboards/serve.json", "docs/help.yaml", "metrics.yaml", "train.py", "web/help.ts")]
+    assert headers == [f"+++ b/{name}" for name in ("comments.py", "dashboards/serve.json", "docs/help.yaml", "docs/metrics.md", "metrics.yaml", "train.py", "web/help.ts")]
     assert 'train.py:8:41: ML001 would fix "after clipping" -> "before clipping" (train/grad_norm)' in result.stderr
 
 
-@pytest.mark.parametrize("name", ["train.py", "web/help.ts", "docs/help.yaml"])
+@pytest.mark.parametrize("name", ["train.py", "web/help.ts", "docs/help.yaml", "docs/metrics.md"])
 def test_crlf_line_endings_survive(project: Path, name: str) -> None:
     path = project / name
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
