@@ -197,8 +197,11 @@ def fix(paths: tuple[str, ...], registry: str | None, config_file: str | None, s
         shown = f'{finding.span}: {finding.rule} {verb} "{finding.fix.phrase}" -> "{finding.fix.replacement}" ({finding.metric})'
         click.echo(shown, err=show_diff)
     for finding, why in sorted(unfixed, key=lambda item: item[0].sort_key):
-        if why != "--diff":
+        if finding.fix is not None and why != "--diff":
             click.echo(f"{finding.span}: {finding.rule} not fixed ({why}): {finding.message}", err=show_diff)
+    others = sum(1 for finding, _ in unfixed if finding.fix is None)
+    if others:
+        click.echo(f"{count(others, 'other finding')} of rules with no automatic fix; `metriclint check` lists them.", err=show_diff)
     summary = f"Fixed {count(len(fixed), 'finding')} in {count(files, 'file')}; {count(len(unfixed), 'finding')} left."
     click.echo(summary, err=show_diff)
     sys.exit(EXIT_FINDINGS if any(f.severity is Severity.ERROR for f, _ in unfixed) else EXIT_CLEAN)

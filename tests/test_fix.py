@@ -152,3 +152,15 @@ def test_a_text_stating_two_values_is_not_fixable(in_tmp: Path) -> None:
     assert "not fixed (the text states several values of reduction; reword it by hand)" in result.output
     assert "not fixed (negated or coordinated phrasing; reword it by hand)" in result.output
     assert os.path.getsize(in_tmp / "t.py") == len('def f(tracker, x):\n    tracker.log({"train/loss": x})  # the sum of token losses, not the mean of them\n')
+
+
+def test_findings_of_rules_without_a_fix_are_counted_not_listed(in_tmp: Path) -> None:
+    (in_tmp / "metrics.yaml").write_text("version: 1\nmetrics:\n  train/grad_norm:\n    semantics:\n      clipping: before\n")
+    (in_tmp / "t.py").write_text('def f(tracker, x):\n    tracker.log({"train/grad_norm": x, "train/other": x})  # after clipping\n')
+    result = invoke("fix", ".")
+    assert result.output.splitlines() == [
+        't.py:2:62: ML001 fixed "after clipping" -> "before clipping" (train/grad_norm)',
+        "1 other finding of rules with no automatic fix; `metriclint check` lists them.",
+        "Fixed 1 finding in 1 file; 1 finding left.",
+    ]
+    assert result.exit_code == 0  # what is left is a warning (ML004)
