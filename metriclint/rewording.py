@@ -1,7 +1,9 @@
 """What a contradicting phrase is rewritten to, decided where the finding is made.
 
 The new wording is the canonical phrase of the right value: the first phrase the vocabulary
-lists for it (`rules/facets/*.yaml`). A phrase is rewritten only when it is, word for word, a
+lists for it (`rules/facets/*.yaml`). A two-valued facet lists its values' phrases side by
+side, so there the phrase at the same position is the counterpart: "pre-clip" becomes
+"post-clip", and "the pre-clip norm" stays English. A phrase is rewritten only when it is, word for word, a
 phrase of the value it was read as, and its text states no other value: "not the post-clip
 one" carries a negation cue, and swapping one half of "the sum, not the mean" would make the
 text say the registry's value twice and mean nothing. Those are left to a human.
@@ -25,7 +27,10 @@ def fix_for(claim: Claim, statement: list[Claim], value: str, vocabulary: Vocabu
         return Fix(claim.span, claim.phrase, reason="negated or coordinated phrasing; reword it by hand")
     if any(other.negated or other.value != claim.value for other in statement):
         return Fix(claim.span, claim.phrase, reason=f"the text states several values of {claim.facet}; reword it by hand")
-    return Fix(claim.span, claim.phrase, styled(phrases[0], claim.phrase))
+    position = facet.values[entry.value].index(entry.phrase)  # type: ignore[union-attr]
+    paired = len(facet.values) == 2 and position < len(phrases)  # type: ignore[union-attr]
+    wording = phrases[position] if paired else phrases[0]
+    return Fix(claim.span, claim.phrase, styled(wording, claim.phrase))
 
 
 def styled(wording: str, original: str) -> str:

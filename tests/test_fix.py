@@ -164,3 +164,12 @@ def test_findings_of_rules_without_a_fix_are_counted_not_listed(in_tmp: Path) ->
         "Fixed 1 finding in 1 file; 1 finding left.",
     ]
     assert result.exit_code == 0  # what is left is a warning (ML004)
+
+
+def test_a_two_valued_facet_swaps_a_phrase_for_its_counterpart(in_tmp: Path) -> None:
+    """"the post-clip norm" becomes "the pre-clip norm", not "the before clipping norm"."""
+    (in_tmp / "metrics.yaml").write_text("version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n")
+    module = in_tmp / "step.py"
+    module.write_text('def log(grad_norm):\n    """Args:\n        grad_norm: The post-clip norm.\n    """\n')
+    invoke("fix", ".")
+    assert module.read_text() == 'def log(grad_norm):\n    """Args:\n        grad_norm: The pre-clip norm.\n    """\n'
