@@ -16,6 +16,7 @@ from metriclint.audit_formats import AUDIT_FORMATS
 from metriclint.checks import RULES, Example, Rule
 from metriclint.discover import display
 from metriclint.formats import FORMATS, count
+from metriclint.metric_report import describe
 from metriclint.model import ConfigError, Problem, Severity
 from metriclint.registry import Registry
 from metriclint.vocabulary import load_builtin
@@ -320,3 +321,18 @@ def init(paths: tuple[str, ...], output: str | None, force: bool, config_file: s
         f"Wrote {display(target)}: {count(len(entries), 'metric')}, {settled} with semantics, "
         f"{count(disputes, 'disagreement')} to settle."
     )
+
+
+@main.command("explain-metric")
+@click.argument("key")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
+@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+def explain_metric(key: str, paths: tuple[str, ...], registry: str | None, config_file: str | None) -> None:
+    """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
+    try:
+        analysis = engine.analyse(config.load(paths, config_file, registry))
+    except ConfigError as error:
+        _usage_error(error.problems)
+    lines = describe(key, analysis.registry, analysis.claims, analysis.code)
+    click.echo("\n".join(lines) if lines else f"nothing is known about {key}")

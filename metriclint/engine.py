@@ -15,10 +15,11 @@ from metriclint import registry as registry_module
 from metriclint import suppress, tooltips
 from metriclint.checks import RULES, Corpus, Unreadable
 from metriclint.claims import read
+from metriclint.codefacts import code_claims
 from metriclint.config import Config
 from metriclint.discover import discover, display, relative
 from metriclint.inventory import sightings
-from metriclint.model import Claim, Finding, Mention, Report, Sighting, Span, Suppression
+from metriclint.model import Claim, CodeClaim, Finding, Mention, Report, Sighting, Span, Suppression
 from metriclint.registry import Registry
 from metriclint.resolve import MetricIndex, attribute
 from metriclint.sources import DEFAULT_OPTIONS, SUFFIXES, YAML, Extraction, Options, extractor_for
@@ -83,6 +84,7 @@ class Analysis:
     claims: tuple[Claim, ...]
     sightings: tuple[Sighting, ...]  # every place that names a metric (inventory.py)
     facets: tuple[str, ...]  # every facet known to the run, built-in and the registry's own
+    code: tuple[CodeClaim, ...] = ()  # what the code computes (codefacts.py), with the computing sites
 
 
 def run(config: Config, progress: Progress | None = None) -> Report:
@@ -98,12 +100,14 @@ def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     mismatches = tuple(m for s in selections if (m := tooltips.mismatch(s, inventory.names)) is not None)
 
     seen = sightings([use for e in inventory.extractions for use in e.keys], mentions, index)
+    functions = [f for e in inventory.extractions for f in e.functions]
+    code = code_claims(functions, [c for e in inventory.extractions for c in e.calls], index)
 
-    corpus = Corpus(claims, registry, inventory.unreadable, mismatches, seen, inventory.vocabulary)
+    corpus = Corpus(claims, registry, inventory.unreadable, mismatches, seen, inventory.vocabulary, code)
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filter_findings(findings, config, [s for e in inventory.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(inventory.files))
-    return Analysis(report, registry, tuple(mentions), claims, seen, tuple(sorted(inventory.vocabulary.facets)))
+    return Analysis(report, registry, tuple(mentions), claims, seen, tuple(sorted(inventory.vocabulary.facets)), code)
 
 
 def texts(inventory: Inventory, selections: list[tooltips.Selection] | None = None) -> list[Mention]:

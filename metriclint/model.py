@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Union
 
 
 class Severity(str, Enum):
@@ -112,6 +113,63 @@ class Sighting:
     named: bool = False  # a docs or tooltip subject that names a metric, known or not
     passing: bool = False  # named inside a text that is not about it as a whole
     inferred: bool = False  # reached through a data flow or a tooltip pattern, not written there
+
+
+@dataclass(frozen=True, slots=True)
+class CodeFact:
+    """What the code computes: the value made at `span` by `origin` has `facet` = `value`."""
+
+    facet: str
+    value: str
+    span: Span
+    origin: str  # the call or expression, as a reader would name it: "torch.nn.utils.clip_grad_norm_"
+    says: str  # why, from the knowledge base: "returns the total norm computed before clipping"
+
+
+@dataclass(frozen=True, slots=True)
+class ResultOf:
+    """The value a call of a project function returns (`element` of it, when it is a tuple)."""
+
+    callee: str  # dotted name as resolved from the imports; may still name a non-project function
+    element: int | None
+    caller: str = ""  # FunctionFlow.name of the function the call is in
+    args: tuple[tuple[int | str, frozenset[Atom]], ...] = ()  # what this call passes (see CallFlow)
+    bound: bool = False
+
+
+# What a value may be, as far as one file can tell: a parameter of the enclosing function (its
+# name), a code fact, or the result of a call that the project-wide step resolves.
+Atom = Union[str, CodeFact, ResultOf]
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionFlow:
+    """One function, as the project-wide step needs it: where its parameters and results go."""
+
+    name: str  # dotted: module.function or module.Class.method; "module.<module>" for top level
+    params: tuple[str, ...]
+    bound: bool  # a method called through `self.`: the first parameter is not passed
+    sinks: tuple[tuple[str, frozenset[Atom]], ...]  # (logged key, what the value may be)
+    returns: tuple[tuple[int | None, frozenset[Atom]], ...]  # (tuple element or None, atoms)
+
+
+@dataclass(frozen=True, slots=True)
+class CallFlow:
+    """A call whose arguments carry something: positional index or keyword -> atoms."""
+
+    callee: str
+    caller: str  # FunctionFlow.name of the function the call is in
+    span: Span
+    args: tuple[tuple[int | str, frozenset[Atom]], ...]
+    bound: bool = False  # made through `self.`: positions skip the callee's first parameter
+
+
+@dataclass(frozen=True, slots=True)
+class CodeClaim:
+    """A code fact about one metric: the evidence ML006 holds texts against."""
+
+    metric: str
+    fact: CodeFact
 
 
 @dataclass(frozen=True, slots=True)

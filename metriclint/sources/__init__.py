@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
-from metriclint.model import KeyUse, Mention, Suppression, TooltipTable
+from metriclint.model import CallFlow, FunctionFlow, KeyUse, Mention, Suppression, TooltipTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +21,8 @@ class Extraction:
     # `suppress.directive` and records `suppress.suppression(found, span, lines_covered)`.
     suppressions: tuple[Suppression, ...] = ()
     tables: tuple[TooltipTable, ...] = ()  # resolved against the known keys later (tooltips.py)
+    functions: tuple[FunctionFlow, ...] = ()  # for code evidence across modules (codefacts.py)
+    calls: tuple[CallFlow, ...] = ()
 
 
 class Unreadable(Exception):

@@ -6,7 +6,9 @@ auto-detection later).
 
 Besides the texts, this source follows values inside each function, so a parameter documented
 as "norm after clipping" and logged as `{"train/grad_norm": total}` is known to describe
-`train/grad_norm`. Only value-preserving steps (rules/dataflow.yaml) carry the link.
+`train/grad_norm`. Only value-preserving steps (rules/dataflow.yaml) carry the link. The same
+walk records code facts (what known calls compute, python_code.py) and, for the project-wide
+step (codefacts.py), where each function's parameters and results go and what its calls pass.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from metriclint import docstrings, keys, marked_yaml, suppress
+from metriclint.knowledge import knowledge
 from metriclint.marked_yaml import Reader
-from metriclint.model import ConfigError, KeyUse, Mention, Span, Suppression, TooltipEntry, TooltipTable
+from metriclint.model import Atom, CallFlow, ConfigError, FunctionFlow, KeyUse, Mention, ResultOf, Span, Suppression, TooltipEntry, TooltipTable
 from metriclint.sources import Extraction, Unreadable
+from metriclint.sources.python_code import CodeReader
 from metriclint.vocabulary import rules_dir
 
 
@@ -66,13 +70,19 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
     rules = flow_rules()
     if log_functions:
         rules = replace(rules, log_functions=rules.log_functions | log_functions)
-    collector = _Collector(path, rules, prometheus=b"prometheus_client" in source)
+    collector = _Collector(path, rules, module, prometheus=b"prometheus_client" in source)
     try:
         MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
     except RecursionError:
         raise Unreadable("nested too deeply for the Python parser") from None
-    mentions = tuple(collector.mentions + collector.comment_mentions())
-    return Extraction(mentions, tuple(collector.keys), suppressions=tuple(collector.suppressions()), tables=collector.tables())
+    return Extraction(
+        tuple(collector.mentions + collector.comment_mentions()),
+        tuple(collector.keys),
+        suppressions=tuple(collector.suppressions()),
+        tables=collector.tables(),
+        functions=tuple(collector.functions),
+        calls=tuple(collector.calls),
+    )
 
 
 def _syntax_error(source: bytes) -> Unreadable | None:
@@ -88,32 +98,63 @@ def _syntax_error(source: bytes) -> Unreadable | None:
 
 @dataclass
 class _Scope:
-    """What one function body does with its values, gathered while visiting it."""
+    """What one function body does with its values, gathered while visiting it.
 
+    A value is a set of atoms (model.Atom): the parameters it holds unchanged, the code facts
+    known about it, the project calls it comes from. An assignment replaces what a name held
+    when it is in the same block as the last one or encloses it; in another block (one branch
+    of an `if`, a loop body) it may not run, so the name holds either.
+    """
+
+    name: str = ""
     params: tuple[str, ...] = ()
-    carries: dict[str, frozenset[str]] = field(default_factory=dict)  # local -> parameters it holds
-    sinks: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # (key, parameters logged)
+    bound: bool = False
+    body: tuple[int, ...] | None = None  # block path of the function body
+    carries: dict[str, tuple[frozenset[Atom], tuple[int, ...]]] = field(default_factory=dict)
+    objects: dict[str, str] = field(default_factory=dict)  # local -> knowledge-base chain it holds
+    sinks: list[tuple[str, frozenset[Atom]]] = field(default_factory=list)  # (key, value logged)
+    returns: dict[int | None, frozenset[Atom]] = field(default_factory=dict)
 
-    def roots(self, name: str) -> frozenset[str]:
-        return self.carries.get(name, frozenset({name}))
+    def roots(self, name: str) -> frozenset[Atom]:
+        return self.carries[name][0] if name in self.carries else frozenset({name})
+
+    def bind(self, name: str, atoms: frozenset[Atom], path: tuple[int, ...]) -> None:
+        old_atoms, old_path = self.carries.get(name, (frozenset({name}) if name in self.params else frozenset(), self.body or ()))
+        self.carries[name] = (atoms if old_path[: len(path)] == path else atoms | old_atoms, path)
 
     def keys_of(self, param: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(key for key, roots in self.sinks if param in roots))
+
+    def kept(self, atoms: frozenset[Atom]) -> frozenset[Atom]:
+        """What the project-wide step can follow: parameters, facts and calls, not other names."""
+        return frozenset(a for a in atoms if not isinstance(a, str) or a in self.params)
+
+    def flow(self) -> FunctionFlow | None:
+        """The function's summary for the project-wide step; None when nothing leaves it."""
+        kept = self.kept
+        sinks = tuple((key, kept(atoms)) for key, atoms in self.sinks if kept(atoms))
+        returns = tuple((element, kept(atoms)) for element, atoms in self.returns.items() if kept(atoms))
+        return FunctionFlow(self.name, self.params, self.bound, sinks, returns) if self.params or sinks or returns else None
 
 
 class _Collector(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, path: str, rules: FlowRules, prometheus: bool = False) -> None:
+    def __init__(self, path: str, rules: FlowRules, module: cst.Module, prometheus: bool = False) -> None:
         super().__init__()
         self.path, self.rules, self.prometheus = path, rules, prometheus
-        self.class_depth = 0
         self.dict_tables: list[TooltipTable] = []
         self.table_dicts: set[int] = set()  # dicts read as tooltip tables: their keys are not logged
         self.help_entries: list[TooltipEntry] = []
+        self.code = CodeReader(path, module, knowledge(), self._span)
+        self.module = self.code.module
         self.mentions: list[Mention] = []
         self.keys: list[KeyUse] = []
-        self.scopes: list[_Scope] = [_Scope()]
+        self.scopes: list[_Scope] = [_Scope(f"{self.module}.<module>", body=())]
+        self.classes: list[str] = []
+        self.blocks: list[int] = []
+        self.functions: list[FunctionFlow] = []
+        self.calls: list[CallFlow] = []
         self.keys_on_line: dict[int, list[str]] = {}
         self.names_on_line: dict[int, list[str]] = {}
         self.comments: list[tuple[int, int, str, bool]] = []  # line, column, text, trailing
@@ -128,26 +169,31 @@ class _Collector(cst.CSTVisitor):
         self._docstring(node.body, subjects=())
         self._attribute_docstrings(node.body)
 
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._summarize(self.scopes[0])
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.class_depth += 1
         self._docstring(node.body.body, subjects=())
         self._attribute_docstrings(node.body.body)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.class_depth -= 1
+        self.classes.append(node.name.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = node.params
         every = (*params.posonly_params, *params.params, *params.kwonly_params)
         extra = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-        self.scopes.append(_Scope(tuple(p.name.value for p in (*every, *extra))))
+        in_class = len(self.scopes) == 1 and bool(self.classes)
+        static = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+        name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name.value))
+        self.scopes.append(_Scope(name, tuple(p.name.value for p in (*every, *extra)), in_class and not static))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         scope = self.scopes.pop()
+        self._summarize(scope)
         self._docstring(original_node.body.body, subjects=(), function=original_node.name.value, scope=scope)
         self._anchor_owner(original_node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
         self._anchor_owner(original_node)
 
     def _anchor_owner(self, node: cst.FunctionDef | cst.ClassDef) -> None:
@@ -211,6 +257,63 @@ class _Collector(cst.CSTVisitor):
 
     # -- values and keys --------------------------------------------------------------------
 
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._enter_block(node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._enter_block(node)
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self.blocks.pop()
+
+    def _enter_block(self, node: cst.CSTNode) -> None:
+        self.blocks.append(id(node))
+        if self.scopes[-1].body is None:
+            self.scopes[-1].body = tuple(self.blocks)
+
+    def _summarize(self, scope: _Scope) -> None:
+        flow = scope.flow()
+        if flow is not None:
+            self.functions.append(flow)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.code.imported(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.code.imported_from(node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        returns = self.scopes[-1].returns
+        value = node.value
+        parts = list(enumerate(e.value for e in value.elements)) if isinstance(value, cst.Tuple) else [(None, value)]
+        for element, part in parts:
+            if part is not None:
+                returns[element] = returns.get(element, frozenset()) | self._roots(part)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._unbind(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._unbind(node.asname.name)
+
+    def _unbind(self, target: cst.BaseExpression) -> None:
+        """A loop or `with` target is a new value, whatever the name held before."""
+        names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        for name in names:
+            if isinstance(name, cst.Name):
+                self.scopes[-1].bind(name.value, frozenset(), tuple(self.blocks))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            scope = self.scopes[-1]
+            left = scope.roots(node.target.value)
+            atoms = self.code.arithmetic(node, node.operator, left, self._roots(node.value), node.value)
+            scope.bind(node.target.value, atoms, tuple(self.blocks))
+
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._assign(target.target, node.value)
@@ -220,19 +323,25 @@ class _Collector(cst.CSTVisitor):
             self._assign(node.target, node.value)
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        scope = self.scopes[-1]
-        if isinstance(target, cst.Name) and isinstance(value, cst.Dict) and len(self.scopes) == 1 and not self.class_depth:
+        scope, path = self.scopes[-1], tuple(self.blocks)
+        if isinstance(target, cst.Name) and isinstance(value, cst.Dict) and len(self.scopes) == 1 and not self.classes:
             self._dict_table(target.value, value)
         if isinstance(target, cst.Name):
-            scope.carries[target.value] = self._roots(value)
+            scope.bind(target.value, self._roots(value), path)
+            chain = self.code.chain(value, scope.objects)
+            if chain in self.code.knowledge.prefixes:
+                scope.objects[target.value] = chain  # type: ignore[index]
+            else:
+                scope.objects.pop(target.value, None)
             self.names_on_line.setdefault(self._line(target), []).append(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
             for t, v in zip(target.elements, value.elements):
                 self._assign(t.value, v.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
+            count = len(target.elements)
+            for i, element in enumerate(target.elements):
                 if isinstance(element.value, cst.Name):
-                    scope.carries[element.value.value] = frozenset()
+                    scope.bind(element.value.value, self._roots(value, (i, count)), path)
         elif isinstance(target, cst.Subscript) and len(target.slice) == 1:
             index = target.slice[0].slice
             if isinstance(index, cst.Index):
@@ -246,6 +355,30 @@ class _Collector(cst.CSTVisitor):
                 self._sink(element.key, element.value, require_key_shape=True)
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._call_flow(node)
+        self._log_call(node)
+
+    def _call_flow(self, node: cst.Call) -> None:
+        """A call of what may be a project function, with what its arguments carry."""
+        site = self._site(node)
+        if site.callee and site.args:
+            self.calls.append(CallFlow(site.callee, site.caller, self._span(node), site.args, site.bound))
+
+    def _site(self, node: cst.Call) -> ResultOf:
+        """The call as codefacts.py resolves it: callee ("" if unknown) and what each argument carries."""
+        scope = self.scopes[-1]
+        args: list[tuple[int | str, frozenset[Atom]]] = []
+        positional = True
+        for position, arg in enumerate(node.args):
+            positional = positional and not arg.star
+            atoms = scope.kept(self._roots(arg.value)) if arg.keyword or positional else frozenset()
+            if atoms:
+                args.append((arg.keyword.value if arg.keyword else position, atoms))
+        callee = self.code.callee(node.func, self.classes) or ""
+        bound = isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"
+        return ResultOf(callee, None, scope.name, tuple(args), bound)
+
+    def _log_call(self, node: cst.Call) -> None:
         """`log("k", v)`, `log({"k": v})` and `log(k=v)`: every argument names a metric."""
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
@@ -286,19 +419,31 @@ class _Collector(cst.CSTVisitor):
         self.keys_on_line.setdefault(span.line, []).append(key)
         self.scopes[-1].sinks.append((key, self._roots(value)))
 
-    def _roots(self, value: cst.BaseExpression) -> frozenset[str]:
-        """The names whose value `value` is, unchanged; empty when it computes something new."""
+    def _roots(self, value: cst.BaseExpression, element: tuple[int, int] | None = None) -> frozenset[Atom]:
+        """What `value` is: the names it holds unchanged, the code facts known about it, the
+        project calls it comes from; `element` = (index, tuple size) takes one element of it.
+        Empty when it computes something new."""
         scope = self.scopes[-1]
         if isinstance(value, cst.Name):
-            return scope.roots(value.value)
+            return self.code.element(scope.roots(value.value), element)
         if isinstance(value, cst.IfExp):
-            return self._roots(value.body) | self._roots(value.orelse)
+            return self._roots(value.body, element) | self._roots(value.orelse, element)
+        if isinstance(value, (cst.Tuple, cst.List)) and element is not None and element[0] < len(value.elements):
+            return self._roots(value.elements[element[0]].value)
+        if isinstance(value, cst.Subscript) and element is None:
+            index = self.code.constant_index(value)
+            return self._roots(value.value, (index, -1)) if index is not None else frozenset()
         if isinstance(value, cst.Call):
             func = value.func
             if isinstance(func, cst.Name) and func.value in self.rules.preserving_functions and len(value.args) == 1:
-                return self._roots(value.args[0].value)
+                return self._roots(value.args[0].value, element)
             if isinstance(func, cst.Attribute) and func.attr.value in self.rules.preserving_methods:
-                return self._roots(func.value)
+                return self._roots(func.value, element)
+            return self.code.call(value, element, scope.objects, self._site(value))
+        if isinstance(value, cst.Attribute) and element is None:
+            return self.code.expression(value, scope.objects)
+        if isinstance(value, cst.BinaryOperation) and element is None:
+            return self.code.arithmetic(value, value.operator, self._roots(value.left), self._roots(value.right), value.right)
         return frozenset()
 
     # -- tooltip texts ----------------------------------------------------------------------

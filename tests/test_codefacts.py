@@ -1,0 +1,130 @@
+"""Code evidence: the knowledge base, the data flow across modules, explain-metric."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from metriclint import config, engine, knowledge
+from metriclint.model import ConfigError
+from metriclint.sources.python_code import module_name
+from metriclint.vocabulary import load_builtin
+
+from conftest import FIXTURES, invoke, write_project
+
+
+def _facts(project: Path, with_says: bool = False) -> list[tuple[str, str, str, str]]:
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        corpus, _ = engine.analyze(config.load((".",), None, None))
+    finally:
+        os.chdir(cwd)
+    return [(c.metric, c.fact.facet, c.fact.value, c.fact.origin + (c.fact.says if with_says else "")) for c in corpus.code]
+
+
+def test_every_knowledge_base_entry_is_reached_by_the_fixture() -> None:
+    origins = {origin for _, _, _, origin in _facts(FIXTURES / "code_evidence", with_says=True)}
+    known = knowledge.knowledge()
+    for entry in [*known.chains.values(), *known.methods.values()]:
+        pattern = entry.pattern.removesuffix("()")
+        assert any(pattern in origin for origin in origins), pattern
+
+
+def test_a_broken_knowledge_file_reports_every_problem_with_its_position(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "results:\n"
+        "  - call: a.b\n    says: x\n    facts: {clipping: sideways}\n"
+        "  - method: m\n    facts: {}\n"
+        "  - call: c.d\n    says: y\n    facts: {colour: red}\n    element: one\n",
+        encoding="utf-8",
+    )
+    facets, _, _ = load_builtin()
+    with pytest.raises(ConfigError) as error:
+        knowledge.load([path], facets)
+    assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
+        "bad.yaml:4:13: unknown value 'sideways' for facet 'clipping'",
+        "bad.yaml:5:5: an entry needs one of 'call', 'method' or 'expression', and 'says' and 'facts'",
+        "bad.yaml:9:13: unknown facet 'colour'",
+        "bad.yaml:10:14: expected a whole number, not a string",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("pkg/mod.py", ("pkg.mod", ["pkg"])),
+        ("pkg/__init__.py", ("pkg", ["pkg"])),
+        ("./a/b/c.py", ("a.b.c", ["a", "b"])),
+    ],
+)
+def test_module_names_follow_the_path(path: str, expected: tuple[str, list[str]]) -> None:
+    assert module_name(path) == expected
+
+
+def test_absolute_imports_reach_a_project_under_a_source_root(in_tmp: Path) -> None:
+    files = {
+        "src/app/report.py": 'def report(norm):\n    """Args:\n        norm: After clipping.\n    """\n    return {"train/grad_norm": norm}\n',
+        "src/app/train.py": "import torch\nfrom app.report import report\n\n\ndef go(p):\n    report(torch.nn.utils.clip_grad_norm_(p, 1.0))\n",
+    }
+    write_project(in_tmp, files)
+    assert ("train/grad_norm", "clipping", "before", "torch.nn.utils.clip_grad_norm_") in _facts(in_tmp)
+
+
+def test_self_method_calls_skip_self(in_tmp: Path) -> None:
+    source = (
+        "import torch\n\n\nclass Trainer:\n"
+        "    def log(self, norm, scale):\n        return {'train/grad_norm': norm, 'train/scale': scale}\n\n"
+        "    def step(self, p):\n        self.log(torch.nn.utils.clip_grad_norm_(p, 1.0), 2.0)\n"
+    )
+    write_project(in_tmp, {"trainer.py": source})
+    facts = _facts(in_tmp)
+    assert ("train/grad_norm", "clipping", "before", "torch.nn.utils.clip_grad_norm_") in facts
+    assert not [f for f in facts if f[0] == "train/scale"]
+
+
+def test_a_cycle_of_calls_ends(in_tmp: Path) -> None:
+    source = "def a(x):\n    return b(x)\n\n\ndef b(x):\n    return a(x)\n\n\ndef c():\n    return {'train/x': a(1)}\n"
+    write_project(in_tmp, {"loop.py": source})
+    assert _facts(in_tmp) == []
+
+
+def test_explain_metric_shows_code_facts_with_their_sites(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES / "code_evidence_registry")
+    result = invoke("explain-metric", "train/grad_norm")
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [
+        "train/grad_norm",
+        "registry (metrics.yaml:3):",
+        "  clipping=before",
+        "  norm=l1",
+        "code:",
+        "  clipping=before  torch.nn.utils.clip_grad_norm_ (step.py:14) returns the total norm computed before clipping",
+        "  norm=l2  torch.nn.utils.clip_grad_norm_ (step.py:14) computes the l2 norm (the default norm_type)",
+        "texts:",
+        '  clipping=after  docstring (step.py:8) "after clipping"',
+        '  norm=l1  docstring (step.py:8) "L1 norm"',
+    ]
+
+
+def test_explain_metric_says_when_nothing_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES / "code_evidence_registry")
+    result = invoke("explain-metric", "train/unknown")
+    assert (result.exit_code, result.output) == (0, "nothing is known about train/unknown\n")
+
+
+def test_a_helper_that_returns_its_argument_keeps_each_call_apart(in_tmp: Path) -> None:
+    source = (
+        "import torch\n\n\ndef same(x):\n    return x.item()\n\n\n"
+        "def f(p, log_metrics, count_zeros):\n"
+        "    n = same(torch.nn.utils.clip_grad_norm_(p, 1.0))\n"
+        "    z = same(count_zeros(p))\n"
+        "    log_metrics({'train/grad_norm': n, 'train/zeros': z})\n"
+    )
+    write_project(in_tmp, {"helpers.py": source})
+    facts = _facts(in_tmp)
+    assert ("train/grad_norm", "clipping", "before", "torch.nn.utils.clip_grad_norm_") in facts
+    assert not [f for f in facts if f[0] == "train/zeros"]
