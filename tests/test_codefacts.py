@@ -19,10 +19,10 @@ def _facts(project: Path, with_says: bool = False) -> list[tuple[str, str, str, 
     cwd = Path.cwd()
     os.chdir(project)
     try:
-        corpus, _ = engine.analyze(config.load((".",), None, None))
+        code = engine.analyse(config.load((".",), None, None)).code
     finally:
         os.chdir(cwd)
-    return [(c.metric, c.fact.facet, c.fact.value, c.fact.origin + (c.fact.says if with_says else "")) for c in corpus.code]
+    return [(c.metric, c.fact.facet, c.fact.value, c.fact.origin + (c.fact.says if with_says else "")) for c in code]
 
 
 def test_every_knowledge_base_entry_is_reached_by_the_fixture() -> None:
