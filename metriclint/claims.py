@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from metriclint.vocabulary import PhraseEntry, Vocabulary
 
@@ -43,11 +44,13 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
     """Every facet phrase in `text`, in order, with its polarity settled."""
-    if vocabulary.pattern is None:
+    if vocabulary.pattern is None or vocabulary.screen is None or not vocabulary.screen.search(text):
         return []
     cue_pattern = _cue_pattern(vocabulary.negation_cues)
     readings = []
     for sentence in sentences(text):
+        if not vocabulary.screen.search(text, *sentence):
+            continue  # the screen is cheap and misses nothing the pattern finds
         for match in vocabulary.pattern.finditer(text, *sentence):
             entry = vocabulary.entry_of(match)
             if not entry.value:
@@ -78,6 +81,7 @@ def _coordinated(text: str, floor: int, match: re.Match[str], vocabulary: Vocabu
     return (entry, head.start(1), head.end(1)) if entry is not None and entry.value else None
 
 
+@lru_cache(maxsize=8)
 def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str] | None:
     if not cues:
         return None

@@ -54,18 +54,23 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     "--changed-only", is_flag=True,
     help="PATHS are changed files (pre-commit): read the whole project, report findings touching them.",
 )
+@click.option("--jobs", "-j", type=int, metavar="N", help="Parse with N processes (default: one per CPU).")
+@click.option("--cache-dir", metavar="DIR", help="Where to keep per-file results (default: .metriclint_cache in the project root).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 def check(
     paths: tuple[str, ...], registry: str | None, config_file: str | None, output_format: str, quiet: bool,
     select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str, exit_zero: bool,
     baseline_file: str | None, write_baseline: str | None, changed_only: bool,
+    jobs: int | None, cache_dir: str | None, no_cache: bool,
 ) -> None:
     """Check PATHS (default: the current directory) for contradicting statements about metrics."""
     bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
     try:
-        settings = config.load(
+        loaded = config.load(
             paths, config_file, registry, select=_codes(select), ignore=_codes(ignore),
             baseline=None if write_baseline else baseline_file, changed_only=changed_only,
         )
+        settings = config.with_speed(loaded, jobs, cache_dir, no_cache)
         report = engine.run(settings, bar)
     except ConfigError as error:
         for problem in error.problems:

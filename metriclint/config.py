@@ -8,9 +8,10 @@ given with --config, against the current directory.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ TOOLTIP_KEYS = ("path", "table", "match", "strip_prefix")
 MATCH_MODES = ("exact", "suffix", "substring", "regex", "glob")
 DEFAULT_REGISTRY = "metrics.yaml"
 OWN_FILE = "metriclint.toml"
+CACHE_DIR = ".metriclint_cache"  # at the project root; METRICLINT_CACHE_DIR moves it
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,16 @@ class Config:
     changed: tuple[str, ...] | None = None  # report only findings touching these files (shown paths)
     tooltips: tuple[TooltipSetting, ...] = ()
     log_functions: tuple[str, ...] = ()  # the project's own logging helpers, by called name
+    jobs: int = 0  # worker processes; 0: one per CPU
+    cache_dir: Path | None = None  # None: no cache
+
+
+def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool) -> Config:
+    """The command line's --jobs, --cache-dir and --no-cache on top of the loaded settings."""
+    if jobs is not None and jobs < 1:
+        raise ConfigError([Problem("--jobs", 1, 1, f"--jobs must be at least 1, not {jobs}")])
+    chosen = Path(cache_dir) if cache_dir else Path(os.environ.get("METRICLINT_CACHE_DIR") or config.root / CACHE_DIR)
+    return replace(config, jobs=jobs or 0, cache_dir=None if no_cache else chosen)
 
 
 def load(

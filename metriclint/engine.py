@@ -8,7 +8,6 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from metriclint import baseline
 from metriclint import registry as registry_module
@@ -19,14 +18,12 @@ from metriclint.codefacts import code_claims
 from metriclint.config import Config
 from metriclint.discover import discover, display, relative
 from metriclint.inventory import sightings
-from metriclint.model import Claim, CodeClaim, Finding, Mention, Report, Sighting, Span, Suppression
+from metriclint.extract_all import Progress, Settings, default_jobs, extract_all
+from metriclint.model import Claim, CodeClaim, Finding, Mention, Report, Sighting, Suppression
 from metriclint.registry import Registry
 from metriclint.resolve import MetricIndex, attribute
-from metriclint.sources import DEFAULT_OPTIONS, SUFFIXES, YAML, Extraction, Options, extractor_for
-from metriclint.sources import Unreadable as UnreadableSource
+from metriclint.sources import SUFFIXES, YAML, Extraction, Options
 from metriclint.vocabulary import Vocabulary, load_builtin
-
-Progress = Callable[[int, int], None]  # files parsed, total
 
 
 @dataclass(frozen=True)
@@ -49,13 +46,12 @@ def collect(config: Config, progress: Progress | None = None) -> Inventory:
     if config.registry is not None:
         registry, facets = registry_module.load(config.registry, display(config.registry), facets)
 
+    vocabulary = Vocabulary(facets, cues, reach)
     files = discover(config.paths, config.exclude, config.root, SUFFIXES) + _configured_yaml(config)
     extractions, unreadable = [], []
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions))
-    for done, path in enumerate(files, 1):
-        result = extract(path, options)
-        if progress is not None:
-            progress(done, len(files))
+    settings = Settings(config.jobs or default_jobs(), config.cache_dir, config.registry, options)
+    for result in extract_all(files, settings, progress):
         if isinstance(result, Unreadable):
             unreadable.append(result)
         else:
@@ -70,7 +66,7 @@ def collect(config: Config, progress: Progress | None = None) -> Inventory:
     tables = [t for e in extractions for t in e.tables]
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
     return Inventory(
-        tuple(files), tuple(extractions), tuple(unreadable), registry, Vocabulary(facets, cues, reach), index, names, tuple(bindings)
+        tuple(files), tuple(extractions), tuple(unreadable), registry, vocabulary, index, names, tuple(bindings)
     )
 
 
@@ -141,16 +137,3 @@ def _configured_yaml(config: Config) -> list[Path]:
         return []
     found = discover(config.paths, config.exclude, config.root, YAML)
     return [p for p in found if any(fnmatch.fnmatchcase(relative(p, config.root), g) for g in globs)]
-
-
-def extract(path: Path, options: Options = DEFAULT_OPTIONS) -> Extraction | Unreadable:
-    """One file's mentions and keys; any failure on this file is reported, never raised."""
-    shown = display(path)
-    extractor = extractor_for(path.suffix, options)
-    try:
-        data = path.read_bytes()
-        return extractor(shown, data) if extractor else Extraction()
-    except OSError as error:
-        return Unreadable(Span(shown, 1, 1, 1, 1), f"cannot read file: {error.strerror or error}")
-    except UnreadableSource as error:
-        return Unreadable(Span(shown, error.line, error.column, error.line, error.column), error.message)

@@ -70,6 +70,10 @@ class Vocabulary:
         order = sorted(range(len(self.entries)), key=lambda i: -len(self.entries[i].phrase))
         alternatives = [f"(?P<p{i}>{phrase_regex(self.entries[i].phrase)})" for i in order]
         self.pattern = re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)") if alternatives else None
+        # A superset of `pattern` that Python's regex engine scans ten times faster (one case
+        # rule, no groups): texts and files it rejects cannot hold a phrase.
+        bodies = sorted({phrase_body(e.phrase) for e in self.entries}, key=len, reverse=True)
+        self.screen = re.compile(r"(?i)(?<!\w)(?:" + "|".join(bodies) + r")(?!\w)") if bodies else None
 
     def entry_of(self, match: re.Match[str]) -> PhraseEntry:
         return self.entries[int(match.lastgroup[1:])]  # type: ignore[index]
@@ -87,11 +91,17 @@ def phrase_regex(phrase: str) -> str:
     A phrase written in lower case matches any case; a capital makes the match exact ("GB" is
     not "Gb"), which is how units stay precise.
     """
+    body = phrase_body(phrase)
+    return f"(?i:{body})" if phrase == phrase.lower() else f"(?-i:{body})"
+
+
+def phrase_body(phrase: str) -> str:
+    """The phrase's words, any separator between them, the optional plural; no case rule."""
     words = re.split(SEPARATOR, phrase.strip())
     body = SEPARATOR.join(re.escape(word) for word in words)
     if len(words) > 1 and words[-1].isalpha():
         body += "(?:e?s)?"
-    return f"(?i:{body})" if phrase == phrase.lower() else f"(?-i:{body})"
+    return body
 
 
 def normalize(phrase: str) -> str:

@@ -42,3 +42,9 @@ def finding_lines(result: Result) -> list[str]:
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def cache_outside_the_repo(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs on the fixture projects must not leave a cache folder inside the repository."""
+    monkeypatch.setenv("METRICLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

@@ -1,0 +1,169 @@
+"""Time metriclint against its peers on one tree, side by side, and print the ratios.
+
+    pip install -e '.[bench]'
+    python bench/run.py                      # on a generated tree
+    python bench/run.py /path/to/miles --registry /path/to/metrics.yaml
+
+The tree is copied to a temporary folder first: the runs write caches into it and change
+one file. Each command runs as a child of a small wrapper that reports the child's peak
+resident memory (the largest single process, so a worker pool counts its biggest worker) and
+its CPU seconds, which, unlike wall time, other load on the machine does not inflate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+_WRAPPER = (
+    "import resource, subprocess, sys\n"
+    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(usage.ru_maxrss, usage.ru_utime + usage.ru_stime)\n"
+)
+_FLOOR = (
+    "import ast, pathlib, sys\n"
+    "for path in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):\n"
+    "    try:\n        ast.parse(path.read_bytes())\n"
+    "    except (SyntaxError, ValueError):\n        pass\n"
+)
+_IGNORED = shutil.ignore_patterns(".git", ".ruff_cache", ".metriclint_cache", "__pycache__", "*.pyc")
+
+
+@dataclass
+class Sample:
+    seconds: float
+    cpu_seconds: float  # user + system of the command and its workers: what load on a shared machine does not inflate
+    peak_mib: float
+
+
+def measure(command: list[str], repeat: int, before: list[str] | None = None) -> Sample:
+    """The median wall time of `repeat` runs and the largest peak memory among them."""
+    times, cpus, peaks = [], [], []
+    for _ in range(repeat):
+        if before:
+            subprocess.run(before, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", _WRAPPER, *command], capture_output=True, text=True, check=True)
+        times.append(time.perf_counter() - start)
+        peak, cpu = done.stdout.split()
+        peaks.append(int(peak) / 1024)
+        cpus.append(float(cpu))
+    return Sample(statistics.median(times), statistics.median(cpus), max(peaks))
+
+
+def tool(name: str) -> str:
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        sys.exit(f"{name} is not installed: pip install -e '.[bench]'")
+    return found
+
+
+def generate(root: Path, modules: int = 600) -> None:
+    """A training code base in miniature: mostly code, some docstrings that state semantics."""
+    for i in range(modules):
+        package = root / f"pkg{i % 12}"
+        package.mkdir(parents=True, exist_ok=True)
+        lines = [f'"""Module {i}: helpers for stage {i}."""', "", "import math", ""]
+        for j in range(12):
+            said = "Gradient norm after clipping." if (i + j) % 40 == 0 else "The value to record."
+            lines += [
+                f"def step_{j}(metrics: dict, value: float, count: int) -> float:",
+                '    """Update the metrics of one step.',
+                "",
+                "    Args:",
+                "        metrics: Where the values go.",
+                f"        value: {said}",
+                "        count: How many items were seen.",
+                '    """',
+                "    scaled = value * math.sqrt(count + 1)  # keep the scale comparable",
+                f'    metrics["stage{i}/value_{j}"] = value',
+                f'    metrics["stage{i}/scaled_{j}"] = scaled',
+                "    for k in range(count):",
+                "        scaled += k / (count + 1)",
+                "    return scaled",
+                "",
+            ]
+        (package / f"module_{i}.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "metrics.yaml").write_text(
+        "version: 1\nmetrics:\n  stage0/value_0:\n    semantics:\n      clipping: before\n", encoding="utf-8"
+    )
+
+
+def touch_one(tree: Path) -> None:
+    """Change one file the way an edit does: its bytes change, so its cache entry misses."""
+    files = sorted(tree.rglob("*.py"))
+    target = files[len(files) // 2]
+    target.write_text(target.read_text(encoding="utf-8", errors="replace") + "\n# edited\n", encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tree", nargs="?", help="A tree to check (default: a generated one).")
+    parser.add_argument("--registry", help="The registry to check against.")
+    parser.add_argument("--repeat", type=int, default=3, help="Runs per short measurement (median).")
+    parser.add_argument("--no-growth", action="store_true", help="Skip the four-copies run.")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="metriclint-bench-") as scratch:
+        work = Path(scratch)
+        tree = work / "tree"
+        if args.tree:
+            shutil.copytree(args.tree, tree, ignore=_IGNORED, symlinks=True)
+        else:
+            generate(tree)
+        registry = ["--registry", str(Path(args.registry).resolve())] if args.registry else []
+        metriclint = [sys.executable, "-m", "metriclint", "check", str(tree), "-q", *registry]
+        ruff = [tool("ruff"), "check", "--select", "D", "--exit-zero", str(tree)]
+        files = len(list(tree.rglob("*.py")))
+        print(f"tree: {args.tree or 'generated'} ({files} .py files), python {sys.version.split()[0]}", flush=True)
+
+        samples: dict[str, Sample] = {}
+
+        def record(name: str, sample: Sample) -> None:
+            samples[name] = sample
+            print(f"{name:32} {sample.seconds:8.2f} {sample.cpu_seconds:8.2f} {sample.peak_mib:9.1f}", flush=True)
+
+        print(f"\n{'run':32} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9}")
+        record("pydoclint", measure([tool("pydoclint"), "--quiet", str(tree)], 1))
+        record("floor (read + ast.parse)", measure([sys.executable, "-c", _FLOOR, str(tree)], args.repeat))
+        record("ruff --select D --no-cache", measure([*ruff, "--no-cache"], args.repeat))
+        record("ruff --select D (warm)", measure(ruff, args.repeat, before=ruff))
+        record("metriclint cold (--no-cache)", measure([*metriclint, "--no-cache"], 1))
+        subprocess.run(metriclint, stdout=subprocess.DEVNULL, check=False)  # fill the cache
+        record("metriclint warm", measure(metriclint, args.repeat))
+        touch_one(tree)
+        record("metriclint one file changed", measure(metriclint, 1))
+        if not args.no_growth:
+            copies = work / "copies"
+            for i in range(4):
+                shutil.copytree(tree, copies / f"copy{i}", ignore=_IGNORED, symlinks=True)
+            command = [sys.executable, "-m", "metriclint", "check", str(copies), "-q", "--no-cache", *registry]
+            record("metriclint cold, 4 copies", measure(command, 1))
+    s = {name: sample.seconds for name, sample in samples.items()}
+    rows = [
+        ("cold / pydoclint", s["metriclint cold (--no-cache)"] / s["pydoclint"], 0.5),
+        ("warm / ruff warm", s["metriclint warm"] / s["ruff --select D (warm)"], 3.0),
+        ("one changed / warm", s["metriclint one file changed"] / s["metriclint warm"], 1.5),
+        ("peak MiB (cold)", samples["metriclint cold (--no-cache)"].peak_mib, 250.0),
+    ]
+    if "metriclint cold, 4 copies" in s:
+        rows.append(("4 copies / 1 copy (cold)", s["metriclint cold, 4 copies"] / s["metriclint cold (--no-cache)"], 4.4))
+    print(f"\n{'target':28} {'measured':>9} {'limit':>7}  ok")
+    for name, value, limit in rows:
+        print(f"{name:28} {value:9.2f} {limit:7.2f}  {'yes' if value <= limit else 'NO'}")
+    cpu = {name: sample.cpu_seconds for name, sample in samples.items()}
+    print(f"\ncold / floor: {s['metriclint cold (--no-cache)'] / s['floor (read + ast.parse)']:.1f}x wall")
+    print(f"cold / pydoclint in CPU seconds: {cpu['metriclint cold (--no-cache)'] / cpu['pydoclint']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

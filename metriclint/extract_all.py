@@ -1,0 +1,105 @@
+"""The extract step for a whole run: cache look-up, then parallel parsing of the rest.
+
+Results come back in the order of the files given, whatever order the workers finish in, so
+every later step sees exactly what a plain loop would have produced.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from metriclint import cache as cache_module
+from metriclint.checks import Unreadable
+from metriclint.discover import display
+from metriclint.model import Span
+from metriclint.sources import Extraction, Options, extractor_for
+from metriclint.sources import Unreadable as UnreadableSource
+
+Result = Extraction | Unreadable
+Progress = Callable[[int, int], None]  # files extracted, total
+
+
+@dataclass(frozen=True)
+class Settings:
+    jobs: int  # worker processes for the files the cache does not have
+    cache_dir: Path | None  # None: no cache
+    registry: Path | None
+    options: Options  # what the sources need from the config (part of the cache key)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A file the cache does not have. The worker reads it again rather than receive its
+    bytes, so the sources of a large tree are never all in memory at once; it names the
+    cache entry by the bytes it read, so an edit in between cannot file a stale result."""
+
+    path: Path
+    shown: str
+    salt: bytes | None  # None: no cache
+
+
+def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None) -> list[Result]:
+    """One result per file, in the order of `files`."""
+    results: list[Result | None] = [None] * len(files)
+    jobs: list[_Job] = []
+    pending: list[int] = []
+    store = cache_module.Cache(settings.cache_dir) if settings.cache_dir is not None else None
+    run_salt = cache_module.salt(settings.registry, settings.options) if store else None
+    for index, path in enumerate(files):
+        shown = display(path)
+        if store is not None and run_salt is not None:
+            try:
+                cached = store.get(cache_module.key(run_salt, shown, path.read_bytes()))
+            except OSError:
+                cached = None  # the worker reports it
+            if isinstance(cached, (Extraction, Unreadable)):
+                results[index] = cached
+                continue
+        jobs.append(_Job(path, shown, run_salt))
+        pending.append(index)
+    done = len(files) - len(jobs)
+    if progress is not None:
+        progress(done, len(files))
+    for index, (entry, result) in zip(pending, _run(jobs, settings.options, settings.jobs)):
+        results[index] = result
+        if store is not None and entry is not None:
+            store.put(entry, result)
+        done += 1
+        if progress is not None:
+            progress(done, len(files))
+    return results  # type: ignore[return-value]
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _run(jobs: list[_Job], options: Options, workers: int) -> Iterator[tuple[str | None, Result]]:
+    """Extract in worker processes when there is enough to share; in this one otherwise.
+    Results come in the order of `jobs`, each as soon as it and those before it are done."""
+    workers = min(workers, len(jobs))
+    if workers <= 1:
+        yield from (_extract(job, options) for job in jobs)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        chunk = max(1, min(32, len(jobs) // (workers * 8)))
+        yield from pool.map(_extract, jobs, [options] * len(jobs), chunksize=chunk)
+
+
+def _extract(job: _Job, options: Options) -> tuple[str | None, Result]:
+    """One file's cache entry name (None: not to be cached) and its extraction; any failure
+    on this file is reported, never raised."""
+    try:
+        data = job.path.read_bytes()
+    except OSError as error:
+        return None, Unreadable(Span(job.shown, 1, 1, 1, 1), f"cannot read file: {error.strerror or error}")
+    entry = cache_module.key(job.salt, job.shown, data) if job.salt is not None else None
+    extractor = extractor_for(job.path.suffix, options)
+    try:
+        return entry, extractor(job.shown, data) if extractor else Extraction()
+    except UnreadableSource as error:
+        return entry, Unreadable(Span(job.shown, error.line, error.column, error.line, error.column), error.message)

@@ -1,0 +1,104 @@
+"""The cache and the worker pool change how fast a run is, never what it finds."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, invoke
+from metriclint import cache, config, engine, extract_all
+from metriclint.formats import FORMATS
+
+PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.parent.name != "bad_registry")
+
+
+def _json(settings: config.Config) -> str:
+    out = io.StringIO()
+    FORMATS["json"](engine.run(settings), out, False)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name", PROJECTS)
+def test_findings_are_identical_with_and_without_cache_and_workers(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES / name)
+    base = config.load((".",), None, None)
+    plain = _json(dataclasses.replace(base, jobs=1, cache_dir=None))
+    variants = {
+        "--jobs 2": dataclasses.replace(base, jobs=2, cache_dir=None),
+        "cold cache, --jobs 2": dataclasses.replace(base, jobs=2, cache_dir=tmp_path / "c"),
+        "warm cache, --jobs 1": dataclasses.replace(base, jobs=1, cache_dir=tmp_path / "c"),
+        "warm cache, --jobs 2": dataclasses.replace(base, jobs=2, cache_dir=tmp_path / "c"),
+    }
+    for label, settings in variants.items():
+        assert _json(settings) == plain, label
+
+
+def _copy_demo(tmp_path: Path) -> Path:
+    project = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", project)
+    return project
+
+
+def test_a_warm_run_does_not_import_libcst(tmp_path: Path) -> None:
+    project = _copy_demo(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "METRICLINT_CACHE_DIR"}
+    code = (
+        "import sys\nfrom metriclint.cli import main\n"
+        "try:\n    main(['check', '.', '-q', '--jobs', '1'])\nexcept SystemExit:\n    pass\n"
+        "print('libcst' in sys.modules, file=sys.stderr)\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True) for _ in range(2)]
+    assert [r.stderr.strip() for r in runs] == ["True", "False"]
+    assert runs[0].stdout == runs[1].stdout and "ML001" in runs[0].stdout
+    assert (project / ".metriclint_cache" / ".gitignore").is_file()
+
+
+def test_one_changed_file_is_the_only_one_extracted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _copy_demo(tmp_path)
+    monkeypatch.chdir(project)
+    invoke("check", ".", "--jobs", "1")
+    extracted: list[str] = []
+    original = extract_all._extract
+    monkeypatch.setattr(extract_all, "_extract", lambda job, *rest: extracted.append(job.shown) or original(job, *rest))
+    changed = project / "trainer" / "logging_utils.py"
+    changed.write_text(changed.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
+    result = invoke("check", ".", "--jobs", "1")
+    assert extracted == ["trainer/logging_utils.py"]
+    assert "ML001" in result.output
+
+
+def test_a_corrupt_or_foreign_cache_entry_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _copy_demo(tmp_path)
+    monkeypatch.chdir(project)
+    first = invoke("check", ".", "--cache-dir", "c").output
+    entries = [p for p in (project / "c").rglob("*") if p.is_file() and p.parent.name != "c" and len(p.name) == 64]
+    assert entries
+    entries[0].write_bytes(b"\x80\x05garbage")
+    for entry in entries[1:]:
+        entry.write_bytes(pickle.dumps(os.getcwd))  # an entry that would call a function
+    assert [cache.Cache(project / "c").get(entry.name) for entry in entries] == [None] * len(entries)
+    assert invoke("check", ".", "--cache-dir", "c").output == first
+
+
+def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _copy_demo(tmp_path)
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("METRICLINT_CACHE_DIR")
+    result = invoke("check", ".", "--no-cache")
+    assert result.exit_code == 1
+    assert not (project / ".metriclint_cache").exists()
+
+
+def test_jobs_must_be_positive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(_copy_demo(tmp_path))
+    result = invoke("check", ".", "--jobs", "0")
+    assert result.exit_code == 2
+    assert "--jobs must be at least 1" in result.stderr
