@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, NoReturn
 
 import click
 
@@ -23,6 +25,9 @@ from metriclint.vocabulary import load_builtin
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
+_registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
+_config_option = click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="metriclint")
@@ -37,8 +42,8 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
-@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+@_registry_option
+@_config_option
 @click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress bar.")
 @click.option("--select", multiple=True, metavar="CODES", help="Run only these rules (codes or prefixes, comma-separated).")
@@ -66,16 +71,12 @@ def check(
     """Check PATHS (default: the current directory) for contradicting statements about metrics."""
     bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
     try:
-        loaded = config.load(
-            paths, config_file, registry, select=_codes(select), ignore=_codes(ignore),
-            baseline=None if write_baseline else baseline_file, changed_only=changed_only,
-        )
-        settings = config.with_speed(loaded, jobs, cache_dir, no_cache)
-        report = engine.run(settings, bar)
-    except ConfigError as error:
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(EXIT_USAGE)
+        with _usage_errors():
+            loaded = config.load(
+                paths, config_file, registry, select=_codes(select), ignore=_codes(ignore),
+                baseline=None if write_baseline else baseline_file, changed_only=changed_only,
+            )
+            report = engine.run(config.with_speed(loaded, jobs, cache_dir, no_cache), bar)
     finally:
         if bar is not None:
             bar.close()
@@ -90,16 +91,14 @@ def check(
 
 @main.command(name="audit")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
-@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+@_registry_option
+@_config_option
 @click.option("--format", "output_format", type=click.Choice(list(AUDIT_FORMATS)), default="text", show_default=True)
 @click.option("--metric", metavar="KEY", help="Show only this metric (a key or a registry alias).")
 def audit_command(paths: tuple[str, ...], registry: str | None, config_file: str | None, output_format: str, metric: str | None) -> None:
     """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
-    try:
+    with _usage_errors():
         result = audit.build(engine.analyse(config.load(paths, config_file, registry)), only=metric)
-    except ConfigError as error:
-        _usage_error(error.problems)
     if metric is not None and not result.metrics:
         _usage_error([Problem("--metric", 1, 1, f"no metric '{metric}' is registered, logged or named in the checked files")])
     AUDIT_FORMATS[output_format](result, sys.stdout)
@@ -107,10 +106,19 @@ def audit_command(paths: tuple[str, ...], registry: str | None, config_file: str
     sys.exit(EXIT_FINDINGS if errors else EXIT_CLEAN)
 
 
-def _usage_error(problems: list[Problem]) -> None:
+def _usage_error(problems: list[Problem]) -> NoReturn:
     for problem in problems:
         click.echo(str(problem), err=True)
     sys.exit(EXIT_USAGE)
+
+
+@contextmanager
+def _usage_errors() -> Iterator[None]:
+    """A bad config, registry or baseline: every problem as `file:line:col: message`, exit 2."""
+    try:
+        yield
+    except ConfigError as error:
+        _usage_error(error.problems)
 
 
 @main.command()
@@ -153,16 +161,12 @@ def _example(example: Example) -> str:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
-@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+@_registry_option
+@_config_option
 def sources(paths: tuple[str, ...], registry: str | None, config_file: str | None) -> None:
     """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
-    try:
+    with _usage_errors():
         inventory = engine.collect(config.load(paths, config_file, registry))
-    except ConfigError as error:
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(EXIT_USAGE)
     for binding in inventory.bindings:
         table = binding.table
         mode = binding.match + (", strip_prefix" if binding.strip_prefix else "")
@@ -173,19 +177,15 @@ def sources(paths: tuple[str, ...], registry: str | None, config_file: str | Non
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
-@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+@_registry_option
+@_config_option
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
 def fix(paths: tuple[str, ...], registry: str | None, config_file: str | None, show_diff: bool) -> None:
     """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
 
     Exits 1 while findings remain that no fix settled."""
-    try:
+    with _usage_errors():
         report = engine.run(config.load(paths, config_file, registry))
-    except ConfigError as error:
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(EXIT_USAGE)
     rewrites, unfixed = fixing.plan(report.findings)
     fixed, files = [], 0
     for rewrite in rewrites:
@@ -218,8 +218,6 @@ def generate_group() -> None:
     """Write files from the registry: a dashboard's tooltip table, a Markdown table of metrics."""
 
 
-_registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
-_config_option = click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
 _output_option = click.option("--output", "-o", metavar="FILE", help="Write to FILE (default: print).")
 _check_option = click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when FILE is out of date (for CI).")
 
@@ -252,14 +250,11 @@ def generate_docs(output: str | None, check: bool, registry: str | None, config_
 
 
 def _registry(registry: str | None, config_file: str | None) -> Registry:
-    try:
+    with _usage_errors():
         settings = config.load((), config_file, registry)
         if settings.registry is None:
             raise ConfigError([Problem("<command line>", 1, 1, "no registry found: write metrics.yaml or pass --registry")])
         return registry_module.load(settings.registry, display(settings.registry), load_builtin()[0])[0]
-    except ConfigError as error:
-        _usage_error(error.problems)
-    raise AssertionError  # unreachable: _usage_error exits
 
 
 def _read(path: Path) -> str:
@@ -267,7 +262,6 @@ def _read(path: Path) -> str:
         return path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         _usage_error([Problem(str(path), 1, 1, f"cannot read: {error}")])
-    raise AssertionError
 
 
 def _emit(content: str, output: str | None, check: bool) -> None:
@@ -300,21 +294,17 @@ def _emit(content: str, output: str | None, check: bool) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--output", "-o", metavar="FILE", help="Where to write the draft (default: metrics.yaml in the project root).")
 @click.option("--force", is_flag=True, help="Overwrite an existing registry.")
-@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+@_config_option
 def init(paths: tuple[str, ...], output: str | None, force: bool, config_file: str | None) -> None:
     """Draft a registry from PATHS: every logged key, aliases, descriptions, agreed semantics,
     and comments where the texts disagree."""
-    try:
+    with _usage_errors():
         settings = config.load(paths, config_file, None)
-    except ConfigError as error:
-        _usage_error(error.problems)
     target = Path(output) if output else settings.root / config.DEFAULT_REGISTRY
     if target.exists() and not force:
         _usage_error([Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it")])
-    try:
+    with _usage_errors():
         inventory = engine.collect(dataclasses.replace(settings, registry=None))
-    except ConfigError as error:
-        _usage_error(error.problems)
     entries = draft.draft(inventory)
     try:
         files.replace(target, draft.render(entries, len(inventory.files)).encode("utf-8"))
@@ -331,13 +321,11 @@ def init(paths: tuple[str, ...], output: str | None, force: bool, config_file: s
 @main.command("explain-metric")
 @click.argument("key")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
-@click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+@_registry_option
+@_config_option
 def explain_metric(key: str, paths: tuple[str, ...], registry: str | None, config_file: str | None) -> None:
     """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
-    try:
+    with _usage_errors():
         analysis = engine.analyse(config.load(paths, config_file, registry))
-    except ConfigError as error:
-        _usage_error(error.problems)
     lines = describe(key, analysis.registry, analysis.claims, analysis.code)
     click.echo("\n".join(lines) if lines else f"nothing is known about {key}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from metriclint import engine
 from metriclint.claims import read, sentences
 from metriclint.model import Claim, Mention
-from metriclint.resolve import _specific, attribute
+from metriclint.resolve import specific, attribute
 
 SOURCE_RANK = {"docstring": 0, "comment": 1, "tooltip": 2}
 
@@ -70,7 +70,7 @@ def _add_aliases(entries: dict[str, Entry], mentions: list[Mention]) -> None:
     for mention in mentions:
         for name in mention.subjects:
             for key in mention.flows_to:
-                if key in entries and _specific(name):
+                if key in entries and specific(name):
                     owners[name].add(key)
     for name, found in sorted(owners.items()):
         if len(found) == 1 and name not in entries:

@@ -57,7 +57,7 @@ class MetricIndex:
             return self.for_key(name)
         if name in self.by_alias:
             return (self.by_alias[name],)
-        if not _specific(name):
+        if not specific(name):
             return ()
         return self._registered_name(name) or self._logged_name(name)
 
@@ -89,7 +89,7 @@ class MetricIndex:
             word = (match.group(1) or match.group(2)).strip(".,:;")
             if "/" in word:
                 metrics = self.for_key(word)
-            elif match.group(1) or _specific(word):
+            elif match.group(1) or specific(word):
                 metrics = self._registered_name(word)
             else:
                 metrics = ()
@@ -110,7 +110,7 @@ class MetricIndex:
                 yield match.start(), match.end(), self.by_alias[match.group()]
 
 
-def _specific(name: str) -> bool:
+def specific(name: str) -> bool:
     """Whether a name is an identifier that means one thing (`grad_norm`, `stepTime`, `l2_norm`)
     rather than a word of prose (`loss`, `reward`, `KL`)."""
     camel = name[:1].islower() and any(c.isupper() for c in name)
