@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 
 from metriclint import __version__
+from metriclint.rules_data import rules_dir
 from metriclint.sources import Options
-from metriclint.vocabulary import rules_dir
 
 FORMAT = "v1"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from metriclint import engine
 from metriclint.claims import read, sentences
 from metriclint.model import Claim, Mention
-from metriclint.resolve import specific, attribute
+from metriclint.resolve import attribute, specific
 
 SOURCE_RANK = {"docstring": 0, "comment": 1, "tooltip": 2}
 

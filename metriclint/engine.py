@@ -9,16 +9,15 @@ import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 
-from metriclint import baseline
+from metriclint import baseline, suppress, tooltips
 from metriclint import registry as registry_module
-from metriclint import suppress, tooltips
 from metriclint.checks import RULES, Corpus, Unreadable
 from metriclint.claims import read
 from metriclint.codefacts import code_claims
 from metriclint.config import Config
 from metriclint.discover import discover, display, relative
-from metriclint.inventory import sightings
 from metriclint.extract_all import Progress, Settings, default_jobs, extract_all
+from metriclint.inventory import sightings
 from metriclint.model import Claim, CodeClaim, Finding, Mention, Report, Sighting, Suppression
 from metriclint.registry import Registry
 from metriclint.resolve import MetricIndex, attribute

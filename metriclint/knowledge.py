@@ -14,7 +14,8 @@ from pathlib import Path
 from metriclint import marked_yaml
 from metriclint.marked_yaml import Node, Reader
 from metriclint.model import ConfigError, Problem
-from metriclint.vocabulary import Facet, load_builtin, rules_dir
+from metriclint.rules_data import rules_dir
+from metriclint.vocabulary import Facet, load_builtin
 
 ENTRY_KEYS = ("call", "method", "expression", "says", "facts", "norm_type", "arguments", "element", "of")
 FILE_KEYS = ("results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic")

@@ -13,14 +13,9 @@ from pathlib import Path
 from metriclint import marked_yaml
 from metriclint.marked_yaml import Node, Reader
 from metriclint.model import ConfigError, Problem
+from metriclint.rules_data import rules_dir
 
 SEPARATOR = r"[\s\-_]+"
-
-
-def rules_dir() -> Path:
-    """The built-in rules: packaged beside the code in a wheel, at the repository root otherwise."""
-    packaged = Path(__file__).parent / "rules"
-    return packaged if packaged.is_dir() else Path(__file__).parent.parent / "rules"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, invoke, write_project
 
 PROJECT = "fixtures/markdown_docs"

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, finding_lines, invoke
 
 NEW = '\n\ndef log_new(grad_norm):\n    """Args:\n        grad_norm: The post-clip norm.\n    """\n'

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from test_vocabulary import VOCABULARY
 
 from metriclint.claims import read, sentences
 from metriclint.model import Mention
 from metriclint.resolve import MetricIndex, attribute
-
-from test_vocabulary import VOCABULARY
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, invoke, write_project
 
 DEMO_LINE = (

@@ -6,13 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, invoke, write_project
 
 from metriclint import config, engine, knowledge
 from metriclint.model import ConfigError
 from metriclint.sources.python_code import module_name
 from metriclint.vocabulary import load_builtin
-
-from conftest import FIXTURES, invoke, write_project
 
 
 def _facts(project: Path, with_says: bool = False) -> list[tuple[str, str, str, str]]:

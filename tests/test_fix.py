@@ -8,8 +8,8 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, invoke
+
 from metriclint import fixing
 from metriclint.model import Finding, Fix, Severity, Span
 from metriclint.rewording import styled

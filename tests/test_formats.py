@@ -8,12 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, invoke
 
 from metriclint.checks import RULES
 from metriclint.formats import FORMATS, github
 from metriclint.model import Finding, Report, Severity, Span
-
-from conftest import FIXTURES, invoke
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, invoke
+
 from metriclint.sources.javascript import extractor
 
 PROJECT = FIXTURES / "generate"

@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, invoke
+
 from metriclint import registry
 from metriclint.vocabulary import load_builtin
 

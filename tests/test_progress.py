@@ -6,10 +6,9 @@ import io
 from pathlib import Path
 
 import pytest
+from conftest import invoke
 
 from metriclint import progress
-
-from conftest import invoke
 
 
 class Terminal(io.StringIO):

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import finding_lines, invoke, write_project
 
 from metriclint.checks import RULES, Example
-
-from conftest import finding_lines, invoke, write_project
 
 CASES = [(rule.code, kind, i, ex) for rule in RULES for kind in ("good", "bad") for i, ex in enumerate(getattr(rule, kind))]
 

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, invoke
+
 from metriclint import cache, config, engine, extract_all
 from metriclint.formats import FORMATS
 

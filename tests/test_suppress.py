@@ -6,10 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, finding_lines, invoke
 
 from metriclint.suppress import directive
-
-from conftest import FIXTURES, finding_lines, invoke
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import invoke, write_project
 
 from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
 from metriclint.resolve import MetricIndex
 from metriclint.sources.javascript import extractor
 from metriclint.tooltips import Binding, Names, bind, select
-
-from conftest import invoke, write_project
 
 
 def _table(*patterns: str) -> TooltipTable:

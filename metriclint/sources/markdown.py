@@ -17,11 +17,10 @@ from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from metriclint import keys, marked_yaml, suppress
-from metriclint.marked_yaml import Reader
-from metriclint.model import ConfigError, Mention, Span, Suppression
+from metriclint import keys, suppress
+from metriclint.model import Mention, Span, Suppression
+from metriclint.rules_data import word_lists
 from metriclint.sources import Extraction, Unreadable
-from metriclint.vocabulary import rules_dir
 
 SOURCE = "doc"
 # Leading punctuation that separates a list item's name from its definition.
@@ -73,14 +72,7 @@ def _suppressions(path: str, lines: list[str], tree: SyntaxTreeNode) -> list[Sup
 
 @lru_cache(maxsize=1)
 def metric_words() -> frozenset[str]:
-    path = rules_dir() / "markdown.yaml"
-    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
-    reader = Reader(str(path))
-    top = reader.mapping(root, "markdown rules") if root else {}
-    words = frozenset(w.lower() for _, w in reader.texts(top["metric_words"][1], "'metric_words'")) if "metric_words" in top else frozenset()
-    if problems or reader.problems:
-        raise ConfigError(problems + reader.problems)
-    return words
+    return frozenset(word.lower() for word in word_lists("markdown.yaml").get("metric_words", ()))
 
 
 @dataclass(frozen=True, slots=True)

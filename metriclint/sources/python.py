@@ -20,14 +20,12 @@ from functools import lru_cache
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from metriclint import docstrings, keys, marked_yaml, suppress
+from metriclint import docstrings, keys, suppress
 from metriclint.knowledge import knowledge
-from metriclint.marked_yaml import Reader
-from metriclint.model import Atom, CallFlow, ConfigError, FunctionFlow, KeyUse, Mention, ResultOf, Span, Suppression, TooltipEntry, TooltipTable
+from metriclint.model import Atom, CallFlow, FunctionFlow, KeyUse, Mention, ResultOf, Span, Suppression, TooltipEntry, TooltipTable
+from metriclint.rules_data import word_lists
 from metriclint.sources import Extraction, Unreadable
 from metriclint.sources.python_code import CodeReader
-from metriclint.vocabulary import rules_dir
-
 
 PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
 
@@ -42,19 +40,13 @@ class FlowRules:
 
 @lru_cache(maxsize=1)
 def flow_rules() -> FlowRules:
-    path = rules_dir() / "dataflow.yaml"
-    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
-    reader = Reader(str(path))
-    top = reader.mapping(root, "dataflow rules") if root else {}
-    preserving = reader.mapping(top["value_preserving"][1], "'value_preserving'") if "value_preserving" in top else {}
-
-    def names(items: dict, key: str) -> frozenset[str]:  # type: ignore[type-arg]
-        return frozenset(v for _, v in reader.texts(items[key][1], f"'{key}'")) if key in items else frozenset()
-
-    rules = FlowRules(names(preserving, "functions"), names(preserving, "methods"), names(top, "log_functions"), names(top, "log_options"))
-    if problems or reader.problems:
-        raise ConfigError(problems + reader.problems)
-    return rules
+    lists = word_lists("dataflow.yaml")
+    return FlowRules(
+        frozenset(lists.get("value_preserving.functions", ())),
+        frozenset(lists.get("value_preserving.methods", ())),
+        frozenset(lists.get("log_functions", ())),
+        frozenset(lists.get("log_options", ())),
+    )
 
 
 def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset()) -> Extraction:

@@ -13,7 +13,7 @@ from typing import Callable
 
 import libcst as cst
 
-from metriclint.knowledge import Known, Knowledge
+from metriclint.knowledge import Knowledge, Known
 from metriclint.model import Atom, CodeFact, ResultOf, Span
 
 _OPERATORS: dict[type, str] = {

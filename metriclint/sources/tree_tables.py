@@ -14,11 +14,9 @@ from functools import lru_cache
 
 from tree_sitter import Node, Tree
 
-from metriclint import marked_yaml
-from metriclint.marked_yaml import Reader
-from metriclint.model import ConfigError, Mention, Span, TooltipEntry, TooltipTable
+from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
+from metriclint.rules_data import word_lists
 from metriclint.sources import Unreadable
-from metriclint.vocabulary import rules_dir
 
 _ESCAPES = {"n": " ", "t": " ", "r": " ", "b": " ", "f": " ", "v": " ", "0": " "}
 _WRAPPERS = ("as_expression", "satisfies_expression", "parenthesized_expression", "non_null_expression")
@@ -33,18 +31,10 @@ class TableRules:
 
 @lru_cache(maxsize=1)
 def table_rules() -> TableRules:
-    path = rules_dir() / "tooltips.yaml"
-    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
-    reader = Reader(str(path))
-    top = reader.mapping(root, "tooltip rules") if root else {}
-
-    def texts(key: str) -> tuple[str, ...]:
-        return tuple(v for _, v in reader.texts(top[key][1], f"'{key}'")) if key in top else ()
-
-    rules = TableRules(texts("text_fields"), frozenset(texts("promql_keywords")), texts("prometheus_series_suffixes"))
-    if problems or reader.problems:
-        raise ConfigError(problems + reader.problems)
-    return rules
+    lists = word_lists("tooltips.yaml")
+    return TableRules(
+        lists.get("text_fields", ()), frozenset(lists.get("promql_keywords", ())), lists.get("prometheus_series_suffixes", ())
+    )
 
 
 class Source:
