@@ -6,7 +6,9 @@ every later step sees exactly what a plain loop would have produced.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Callable, Iterator
 from metriclint import cache as cache_module
 from metriclint.checks import Unreadable
 from metriclint.discover import display
-from metriclint.model import Span
+from metriclint.model import ConfigError, Span
 from metriclint.sources import Extraction, Options, extractor_for
 from metriclint.sources import Unreadable as UnreadableSource
 
@@ -53,7 +55,7 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
         shown = display(path)
         if store is not None and run_salt is not None:
             try:
-                cached = store.get(cache_module.key(run_salt, shown, path.read_bytes()))
+                cached = store.get(cache_module.key(run_salt, shown, read_regular(path)))
             except OSError:
                 cached = None  # the worker reports it
             if isinstance(cached, (Extraction, Unreadable)):
@@ -92,14 +94,40 @@ def _run(jobs: list[_Job], options: Options, workers: int) -> Iterator[tuple[str
 
 def _extract(job: _Job, options: Options) -> tuple[str | None, Result]:
     """One file's cache entry name (None: not to be cached) and its extraction; any failure
-    on this file is reported, never raised."""
+    on this file is reported, never raised.
+
+    This is the one place a file's failure becomes ML900: an error the sources foresee
+    (`UnreadableSource`), nesting deeper than Python's recursion limit (which any recursive
+    reader can hit), and one nobody foresaw, reported as ours so that users tell us.
+    """
     try:
-        data = job.path.read_bytes()
+        data = read_regular(job.path)
     except OSError as error:
-        return None, Unreadable(Span(job.shown, 1, 1, 1, 1), f"cannot read file: {error.strerror or error}")
+        return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}")
     entry = cache_module.key(job.salt, job.shown, data) if job.salt is not None else None
     extractor = extractor_for(job.path.suffix, options)
     try:
         return entry, extractor(job.shown, data) if extractor else Extraction()
     except UnreadableSource as error:
         return entry, Unreadable(Span(job.shown, error.line, error.column, error.line, error.column), error.message)
+    except RecursionError:
+        return entry, _unreadable(job.shown, "nested too deeply to read")
+    except ConfigError:
+        raise  # metriclint's own rules data is broken: exit 2, not one ML900 per file
+    except Exception as error:  # noqa: BLE001 - one odd file must not stop the run
+        message = f"internal error while reading this file: {type(error).__name__}: {error}; please report it"
+        return None, _unreadable(job.shown, message)  # not cached: the next version may read it
+
+
+def _unreadable(shown: str, message: str) -> Unreadable:
+    return Unreadable(Span(shown, 1, 1, 1, 1), message)
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file. Opened without blocking and checked after opening, so a FIFO
+    or device that took a source file's name (or its place, during the run) cannot hang us."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return file.read()

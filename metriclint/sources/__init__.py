@@ -36,6 +36,15 @@ class Unreadable(Exception):
 Extractor = Callable[[str, bytes], Extraction]
 
 
+def source_lines(text: str) -> list[str]:
+    """The lines of a text from a Python file, ended as Python ends them: by "\\r\\n", "\\r" or "\\n".
+
+    Not `str.splitlines`, which also breaks at form feeds and Unicode separators that Python
+    reads as ordinary characters; that would shift every reported line after them.
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def pointer_token(name: str) -> str:
     """One step of a JSON pointer (RFC 6901), the name a configuration selects a table by."""
     return name.replace("~", "~0").replace("/", "~1")

@@ -24,7 +24,7 @@ from metriclint import docstrings, keys, suppress
 from metriclint.knowledge import knowledge
 from metriclint.model import Atom, CallFlow, FunctionFlow, KeyUse, Mention, ResultOf, Span, Suppression, TooltipEntry, TooltipTable
 from metriclint.rules_data import word_lists
-from metriclint.sources import Extraction, Unreadable
+from metriclint.sources import Extraction, Unreadable, source_lines
 from metriclint.sources.python_code import CodeReader
 
 PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
@@ -51,14 +51,17 @@ def flow_rules() -> FlowRules:
 
 def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset()) -> Extraction:
     """`log_functions` adds the project's own logging helpers to rules/dataflow.yaml's."""
+    cpython = _cpython_verdict(source)
+    if cpython is not None and cpython.message.startswith(TOO_DEEP):
+        raise cpython  # libcst's native parser would overflow the C stack and kill the process
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        raise _syntax_error(source) or Unreadable(f"cannot parse Python: {error.message}", error.raw_line) from None
+        raise cpython or Unreadable(f"cannot parse Python: {error.message}", error.raw_line) from None
     except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
         raise Unreadable(f"cannot decode Python source: {error}") from None
     except RecursionError:
-        raise Unreadable("nested too deeply for the Python parser") from None
+        raise Unreadable(TOO_DEEP) from None
     rules = flow_rules()
     if log_functions:
         rules = replace(rules, log_functions=rules.log_functions | log_functions)
@@ -66,7 +69,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
     try:
         MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
     except RecursionError:
-        raise Unreadable("nested too deeply for the Python parser") from None
+        raise Unreadable(TOO_DEEP) from None
     return Extraction(
         tuple(collector.mentions + collector.comment_mentions()),
         tuple(collector.keys),
@@ -77,13 +80,28 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
     )
 
 
-def _syntax_error(source: bytes) -> Unreadable | None:
-    """CPython's own message and position, which point at the real mistake more often."""
+TOO_DEEP = "nested too deeply for the Python parser"
+# CPython's own nesting limits: far below the depth at which libcst's parser crashes.
+_CPYTHON_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "too many statically nested blocks")
+
+
+def _cpython_verdict(source: bytes) -> Unreadable | None:
+    """What CPython's parser says of the source: None if it parses, else why not.
+
+    CPython bounds nesting (and says so), while libcst's native parser recurses until the
+    process dies, so a file CPython finds too deep is never handed to libcst. Other errors
+    are kept for later: CPython's message and position point at the real mistake more often,
+    but libcst may still accept syntax newer than the running interpreter's.
+    """
     try:
         compile(source, "<source>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
+        if error.msg in _CPYTHON_TOO_DEEP:
+            return Unreadable(f"{TOO_DEEP} ({error.msg})", error.lineno or 1, error.offset or 1)
         return Unreadable(f"cannot parse Python: {error.msg}", error.lineno or 1, error.offset or 1)
-    except (ValueError, RecursionError, MemoryError):
+    except (RecursionError, MemoryError):
+        return Unreadable(TOO_DEEP)
+    except ValueError:  # NUL bytes: libcst gives the message
         return None
     return None
 
@@ -237,7 +255,7 @@ class _Collector(cst.CSTVisitor):
         start = where.start
         self.anchors.setdefault(where.end.line, set()).update(range(start.line, where.end.line + 1))
         first_column = start.column + prefix_length + len(quote) + 1
-        lines = content.split("\n")
+        lines = source_lines(content)
         result = []
         for block in docstrings.parse(lines):
             if not block.pieces:
@@ -481,9 +499,9 @@ class _Collector(cst.CSTVisitor):
         content = raw[opening : len(raw) - len(node.quote)]
         if "\\" in content:
             return Mention("tooltip", self.path, node.evaluated_value, ((start.line, start.column + 1 + opening),))
-        lines = content.split("\n")
+        lines = source_lines(content)
         origins = [(start.line, start.column + 1 + opening)] + [(start.line + i, 1) for i in range(1, len(lines))]
-        return Mention("tooltip", self.path, content, tuple(origins))
+        return Mention("tooltip", self.path, "\n".join(lines), tuple(origins))
 
     def tables(self) -> tuple[TooltipTable, ...]:
         help_table = TooltipTable(self.path, "prometheus", "prometheus_client", tuple(self.help_entries), shape=True)

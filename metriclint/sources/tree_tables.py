@@ -18,6 +18,7 @@ from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
 from metriclint.rules_data import word_lists
 from metriclint.sources import Unreadable
 
+BOM = b"\xef\xbb\xbf"
 _ESCAPES = {"n": " ", "t": " ", "r": " ", "b": " ", "f": " ", "v": " ", "0": " "}
 _WRAPPERS = ("as_expression", "satisfies_expression", "parenthesized_expression", "non_null_expression")
 
@@ -54,7 +55,10 @@ class Source:
 
     def position(self, node: Node, end: bool = False) -> tuple[int, int]:
         row, byte_column = node.end_point if end else node.start_point
-        return row + 1, len(self.lines[row][:byte_column].decode("utf-8", "replace")) + 1
+        before = self.lines[row][:byte_column]
+        if row == 0 and before.startswith(BOM):  # editors do not count it as a column
+            before = before[len(BOM) :]
+        return row + 1, len(before.decode("utf-8", "replace")) + 1
 
     def span(self, node: Node) -> Span:
         return Span(self.path, *self.position(node), *self.position(node, end=True))
@@ -101,13 +105,11 @@ def _decoded(escape: str) -> str:
     return char.ljust(len(escape))
 
 
-def _first_error(node: Node) -> Node | None:
-    if node.type == "ERROR" or node.is_missing:
-        return node
-    for child in node.children:
-        if child.has_error:
-            return _first_error(child)
-    return None
+def _first_error(node: Node | None) -> Node | None:
+    """Down the erroneous branch, iteratively: a broken file may be nested arbitrarily deep."""
+    while node is not None and node.type != "ERROR" and not node.is_missing:
+        node = next((child for child in node.children if child.has_error), None)
+    return node
 
 
 def unwrap(node: Node | None) -> Node | None:
