@@ -1,0 +1,225 @@
+"""Hostile and odd inputs: every file either lints exactly or becomes ML900, and the run goes on.
+
+The odd files themselves live in fixtures/odd_files (test_fixtures checks their findings);
+here they are combined with what cannot be committed: big generated files, links, FIFOs,
+unreadable and vanishing files.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT, invoke, write_project
+from metriclint import engine
+from metriclint.checks import Unreadable
+from metriclint.discover import discover
+
+ODD = FIXTURES / "odd_files"
+REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics:\n      clipping: before\n"
+CONTRADICTION = 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # the norm after clipping\n'
+
+
+def findings(result_output: str) -> list[str]:
+    return [f"{f['rule']} {f['path']}:{f['line']}:{f['column']}" for f in json.loads(result_output)["findings"]]
+
+
+def test_line_endings_bom_and_names_report_the_same_position(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ODD)
+    got = findings(invoke("check", ".", "--format", "json", "--select", "ML001").output)
+    twins = ["bom.py", "cr.py", "crlf.py", "lf.py", "métrique_名前.py", "name with spaces.py"]
+    assert [g for g in got if g.split(" ", 1)[1].rsplit(":", 2)[0] in twins] == [f"ML001 {name}:5:29" for name in twins]
+    assert "ML001 tabs.py:5:23" in got  # a tab is one column, as in CPython's and ruff's positions
+    assert "ML001 latin1.py:6:41" in got  # columns count decoded characters, cookie honoured
+
+
+def test_big_generated_files_are_read(in_tmp: Path) -> None:
+    """A 10 MB module and a 100k-line docstring: read in full, positions exact at the end."""
+    lines = "".join(f"    Step {i} logs the loss.\n" for i in range(100_000))
+    big_docstring = f'"""Steps.\n\n{lines}\n    The grad_norm is the norm after clipping.\n"""\n'
+    big_module = 'DATA = "' + "x" * 10_000_000 + '"\n' + CONTRADICTION
+    long_line = "x = 1  # " + "padding " * 100_000 + "\n" + CONTRADICTION
+    write_project(in_tmp, {"doc.py": big_docstring, "module.py": big_module, "long.py": long_line}, REGISTRY)
+    result = invoke("check", ".", "--format", "json")
+    assert findings(result.output) == ["ML001 doc.py:100004:31", "ML001 long.py:3:55", "ML001 module.py:3:55"]
+
+
+def test_deep_nesting_in_every_language_is_ml900_not_a_crash(in_tmp: Path) -> None:
+    """5000 levels: libcst's native parser would crash the process, the JSON reader recurse."""
+    deep = {
+        "parens.py": "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
+        "lambdas.py": "x = " + "lambda: " * 5000 + "1\n",
+        "calls.py": "x = " + "f(" * 150 + ")" * 150 + "\n",  # CPython accepts it; libcst's visitor recurses
+        "deep.json": '{"a": ' * 50_000 + "1" + "}" * 50_000,
+        "deep.ts": "const x = " + "{a: " * 5000 + "1" + "}" * 5000 + ";\n",
+    }
+    write_project(in_tmp, {**deep, "ok.py": CONTRADICTION}, REGISTRY)
+    result = subprocess.run(  # a crash must show as a crash, not take pytest down with it
+        [sys.executable, "-m", "metriclint", "check", ".", "--format", "json"], capture_output=True, text=True, check=False
+    )
+    assert "Traceback" not in result.stderr
+    got = findings(result.stdout)
+    assert "ML001 ok.py:2:55" in got
+    assert {g.split()[1].split(":")[0] for g in got if g.startswith("ML900")} == {"parens.py", "lambdas.py", "calls.py", "deep.json"}
+
+
+def test_unforeseen_error_in_one_file_is_an_ml900_asking_for_a_report(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_project(in_tmp, {"a.py": CONTRADICTION, "b.py": "x = 1\n"}, REGISTRY)
+    from metriclint.sources import python
+
+    original = python.extract
+
+    def fragile(path: str, data: bytes):  # type: ignore[no-untyped-def]
+        if path == "b.py":
+            raise KeyError("surprise")
+        return original(path, data)
+
+    monkeypatch.setattr(python, "extract", fragile)
+    result = invoke("check", ".")
+    assert "b.py:1:1: ML900 internal error while reading this file: KeyError: 'surprise'; please report it" in result.output
+    assert "a.py:2:55: ML001" in result.output
+
+
+def test_unreadable_and_vanished_files_are_ml900(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_project(in_tmp, {"locked.py": "x = 1\n", "gone.py": "x = 1\n", "ok.py": CONTRADICTION}, REGISTRY)
+    real_open = os.open
+
+    def guarded_open(path, flags, *args):  # type: ignore[no-untyped-def]
+        if Path(path).name == "locked.py":  # tests run as root: chmod 000 would not stop us
+            raise PermissionError(13, "Permission denied", str(path))
+        if Path(path).name == "gone.py":
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", guarded_open)
+    result = invoke("check", ".")
+    assert "gone.py:1:1: ML900 cannot read file: No such file or directory" in result.output
+    assert "locked.py:1:1: ML900 cannot read file: Permission denied" in result.output
+    assert "ok.py:2:55: ML001" in result.output
+
+
+def test_a_fifo_named_like_a_source_is_neither_read_nor_waited_for(in_tmp: Path) -> None:
+    write_project(in_tmp, {"ok.py": CONTRADICTION}, REGISTRY)
+    os.mkfifo(in_tmp / "pipe.py")
+    assert [p.name for p in discover((in_tmp,), (), in_tmp, (".py",))] == ["ok.py"]
+    extracted = engine.extract(in_tmp / "pipe.py")  # it took a source's place during the run
+    assert isinstance(extracted, Unreadable) and extracted.message == "cannot read file: not a regular file"
+
+
+def test_links_never_leave_the_project_and_loops_end(tmp_path: Path) -> None:
+    outside = write_project(tmp_path / "outside", {"secret.py": CONTRADICTION})
+    project = write_project(tmp_path / "project", {"pkg/real.py": CONTRADICTION})
+    (project / "pkg" / "alias.py").symlink_to(project / "pkg" / "real.py")  # read once, as real.py
+    (project / "leak.py").symlink_to(outside / "secret.py")
+    (project / "outside_dir").symlink_to(outside, target_is_directory=True)
+    (project / "pkg" / "loop").symlink_to(project / "pkg", target_is_directory=True)
+    (project / "a.py").symlink_to(project / "b.py")
+    (project / "b.py").symlink_to(project / "a.py")
+    (project / "dangling.py").symlink_to(project / "nowhere.py")
+    (project / "inner.py").symlink_to(Path("pkg", "real.py"))  # relative link inside the project
+    found = [p.relative_to(project).as_posix() for p in discover((project,), (), project, (".py",))]
+    assert found == ["pkg/real.py"]
+
+
+def test_tool_folders_environments_and_gitignored_paths_are_skipped(tmp_path: Path) -> None:
+    files = {name: "x = 1\n" for name in (
+        "src/keep.py", "src/generated_pb2.py", "src/keep_pb2.py", ".git/hook.py", "node_modules/pkg/index.js",
+        "build/lib/x.py", "my-env/lib/site.py", "my-env/pyvenv.cfg", "conda/conda-meta/x.json", "notes/a.py",
+        "sub/local.py", "sub/other.py", "logs/run.py",
+    )}
+    files[".gitignore"] = "*_pb2.py\n!keep_pb2.py\n/logs/\n"
+    files["sub/.gitignore"] = "local.py\n"
+    project = write_project(tmp_path / "p", files)
+    (project / ".git" / "info").mkdir(parents=True)
+    (project / ".git" / "info" / "exclude").write_text("notes/\n")
+    found = [p.relative_to(project).as_posix() for p in discover((project,), (), project, (".py", ".js", ".json"))]
+    assert found == ["src/keep.py", "src/keep_pb2.py", "sub/other.py"]
+    named = discover((project / "src" / "generated_pb2.py",), (), project, (".py",))
+    assert [p.name for p in named] == ["generated_pb2.py"]  # a file named explicitly is always read
+
+
+def test_output_does_not_depend_on_the_order_the_file_system_lists(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {f"m{i}/f{j}.py": CONTRADICTION for i in range(3) for j in range(4)}
+    write_project(in_tmp, files, REGISTRY)
+    first = invoke("check", ".", "--format", "sarif").output
+    real_scandir = os.scandir
+
+    class Reversed:
+        def __init__(self, path: object = ".") -> None:
+            with real_scandir(path) as entries:  # type: ignore[arg-type]
+                self.entries = iter(sorted(entries, key=lambda e: e.name, reverse=True))
+
+        def __enter__(self) -> Reversed:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def __iter__(self) -> Reversed:
+            return self
+
+        def __next__(self) -> os.DirEntry[str]:
+            return next(self.entries)
+
+    monkeypatch.setattr(os, "scandir", Reversed)
+    assert invoke("check", ".", "--format", "sarif").output == first
+
+
+def test_output_is_byte_identical_across_runs_and_hash_seeds(tmp_path: Path) -> None:
+    """String hashing differs per process: any set order reaching the output would show here."""
+    project = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "tooltips_shapes", project)
+    outputs = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        for form in ("json", "sarif", "text"):
+            run = subprocess.run(
+                [sys.executable, "-m", "metriclint", "check", ".", "--format", form], cwd=project, env=env,
+                capture_output=True, check=False,
+            )
+            outputs.add((form, run.returncode, run.stdout))
+    assert len(outputs) == 3  # one per format
+    assert all(b"ML0" in out for _, _, out in outputs)
+
+
+def test_no_network_and_no_project_code_runs(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = in_tmp / "ran.txt"
+    trap = f"open({str(marker)!r}, 'w').write('ran')\n"
+    files = {"conftest.py": trap, "setup.py": trap, "pkg/__init__.py": trap, "pkg/train.py": trap + CONTRADICTION}
+    write_project(in_tmp, files, REGISTRY)
+
+    def no_socket(*args: object, **kwargs: object) -> None:
+        raise AssertionError("metriclint opened a socket")
+
+    monkeypatch.setattr(socket, "socket", no_socket)
+    monkeypatch.setattr(socket, "create_connection", no_socket)
+    monkeypatch.syspath_prepend(str(in_tmp))
+    result = invoke("check", ".")
+    assert "pkg/train.py:3:55: ML001" in result.output
+    assert not marker.exists()
+    assert "pkg" not in sys.modules and "setup" not in sys.modules
+
+
+def test_the_package_has_no_way_to_run_code_or_reach_the_network() -> None:
+    """Reading code is parsing it: no import machinery, no exec/eval, no network module."""
+    forbidden_modules = {"importlib", "runpy", "socket", "http", "urllib.request", "requests", "ssl", "subprocess"}
+    forbidden_calls = {"exec", "eval", "__import__"}
+    for path in (ROOT / "metriclint").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                names = []
+            assert not [n for n in names if n in forbidden_modules or n.split(".")[0] in forbidden_modules - {"urllib"}], path
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in forbidden_calls, path
