@@ -110,13 +110,13 @@ SOURCE_BYTES = st.one_of(
     st.lists(st.sampled_from([
         b'{"train/loss": "mean loss",', b'["train/grad_norm", "after clipping"],', b"const T = [", b"]", b"}", b"{",
         b'"""', b"def f(x):\n", b"    ", b"# after clipping\n", b"\r\n", b"\r", b"\xef\xbb\xbf", b"\xff", b"\x00",
-        b"key: value\n", b"- [a, b]\n", b"&a ", b"*a ", b"`", b"${x}", b"\\u00e9", b"\\", b"'",
+        b"key: value\n", b"- [a, b]\n", b"| `a` | b |\n", b"|---|---|\n", b"<!-- x -->", b"\x0c", b"\xe2\x80\xa8", b"&a ", b"*a ", b"`", b"${x}", b"\\u00e9", b"\\", b"'",
     ]), max_size=30).map(b"".join),
 )
 
 
 @FAST
-@given(SOURCE_BYTES, st.sampled_from([".py", ".js", ".ts", ".tsx", ".json", ".yaml"]))
+@given(SOURCE_BYTES, st.sampled_from([".py", ".js", ".ts", ".tsx", ".json", ".yaml", ".md"]))
 def test_every_source_reads_any_bytes_or_says_why_not(data: bytes, suffix: str) -> None:
     """Only `Unreadable` (an ML900) may come out of a source, whatever the bytes."""
     extractor = extractor_for(suffix)
@@ -125,7 +125,10 @@ def test_every_source_reads_any_bytes_or_says_why_not(data: bytes, suffix: str) 
         extraction = extractor(f"f{suffix}", data)
     except Unreadable:
         return
+    lines = source_lines(data.decode("utf-8-sig")) if suffix == ".md" else []  # Markdown quotes the file as it is
     for mention in [*extraction.mentions, *(e.text for t in extraction.tables for e in t.entries)]:
-        for offset in range(len(mention.text) + 1):
+        for offset, char in enumerate(mention.text):
             line, column = mention.position(offset)
             assert line >= 1 and column >= 1
+            if lines and char != "\n":
+                assert lines[line - 1][column - 1] == char

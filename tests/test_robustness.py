@@ -39,6 +39,7 @@ def test_line_endings_bom_and_names_report_the_same_position(monkeypatch: pytest
     assert [g for g in got if g.split(" ", 1)[1].rsplit(":", 2)[0] in twins] == [f"ML001 {name}:5:29" for name in twins]
     assert "ML001 tabs.py:5:23" in got  # a tab is one column, as in CPython's and ruff's positions
     assert "ML001 latin1.py:6:41" in got  # columns count decoded characters, cookie honoured
+    assert "ML001 cr.md:7:29" in got and "ML001 separators.md:7:29" in got  # Markdown lines end as markdown-it ends them
 
 
 def test_big_generated_files_are_read(in_tmp: Path) -> None:
@@ -77,10 +78,10 @@ def test_unforeseen_error_in_one_file_is_an_ml900_asking_for_a_report(in_tmp: Pa
 
     original = python.extract
 
-    def fragile(path: str, data: bytes):  # type: ignore[no-untyped-def]
+    def fragile(path: str, data: bytes, *args, **kwargs):  # type: ignore[no-untyped-def]
         if path == "b.py":
             raise KeyError("surprise")
-        return original(path, data)
+        return original(path, data, *args, **kwargs)
 
     monkeypatch.setattr(python, "extract", fragile)
     result = invoke("check", ".")

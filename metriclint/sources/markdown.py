@@ -20,7 +20,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from metriclint import keys, suppress
 from metriclint.model import Mention, Span, Suppression
 from metriclint.rules_data import word_lists
-from metriclint.sources import Extraction, Unreadable
+from metriclint.sources import Extraction, Unreadable, source_lines
 
 SOURCE = "doc"
 # Leading punctuation that separates a list item's name from its definition.
@@ -38,7 +38,7 @@ def extract(path: str, source: bytes) -> Extraction:
         text = source.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise Unreadable(f"cannot decode Markdown as UTF-8: {error.reason}") from None
-    lines = text.splitlines()
+    lines = source_lines(text)  # as markdown-it counts lines: not at form feeds or U+2028
     tree = SyntaxTreeNode(_parser().parse(text))
     return Extraction(tuple(_Walker(path, lines).document(tree.children)), suppressions=tuple(_suppressions(path, lines, tree)))
 
