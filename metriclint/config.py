@@ -141,18 +141,22 @@ def _find_settings(directory: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def _read_table(file: Path, required: bool) -> dict[str, Any] | None:
+    text = ""
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        text = file.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except OSError as error:
         raise ConfigError([Problem(display(file), 1, 1, f"cannot read the config: {error.strerror}")]) from None
     except UnicodeDecodeError:
         raise ConfigError([Problem(display(file), 1, 1, "the config is not UTF-8")]) from None
     except tomllib.TOMLDecodeError as error:
         where = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
-        line, column = (int(where.group(1)), int(where.group(2))) if where else (1, 1)
+        last = text.split("\n")[-1]  # tomllib says "at end of document" without a position
+        line, column = (int(where.group(1)), int(where.group(2))) if where else (text.count("\n") + 1, len(last) + 1)
         message = re.sub(r"\s*\(at line \d+, column \d+\)|\s*\(at end of document\)", "", str(error))
         raise ConfigError([Problem(display(file), line, column, f"invalid TOML: {message}")]) from None
-    table = data if file.name == OWN_FILE else data.get("tool", {}).get("metriclint")
+    tool = data.get("tool", {})
+    table = data if file.name == OWN_FILE else tool.get("metriclint") if isinstance(tool, dict) else None
     if table is None and required:
         raise ConfigError([Problem(display(file), 1, 1, "no [tool.metriclint] table in this file")])
     if table is not None and not isinstance(table, dict):

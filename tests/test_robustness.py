@@ -224,3 +224,27 @@ def test_the_package_has_no_way_to_run_code_or_reach_the_network() -> None:
             assert not [n for n in names if n in forbidden_modules or n.split(".")[0] in forbidden_modules - {"urllib"}], path
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id not in forbidden_calls, path
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "expected"),
+    [
+        (b"[tool.metriclint]\nregistry = \"caf\xe9.yaml\"\n", "pyproject.toml:1:1: the config is not UTF-8"),
+        (b"[tool]\nmetriclint = 3\n", "pyproject.toml:2:1: tool.metriclint must be a table"),
+        (b"tool = 3\n", "pyproject.toml:1:1: no [tool.metriclint] table"),  # --config given: it must have one
+        (b"[tool.metriclint]\nselect = [\"ML001\",\n", "pyproject.toml:3:1: invalid TOML"),
+        (b"[tool.metriclint]\nexclude = [1]\n", "pyproject.toml:2:1: 'exclude' must be a list of strings"),
+        (b"[tool.metriclint]\nregistry = \"folder\"\n", "pyproject.toml:2:1: registry file 'folder' not found"),
+    ],
+)
+def test_configuration_errors_exit_2_with_their_place(in_tmp: Path, pyproject: bytes, expected: str) -> None:
+    (in_tmp / "pyproject.toml").write_bytes(pyproject)
+    (in_tmp / "folder").mkdir()
+    write_project(in_tmp, {"a.py": CONTRADICTION})
+    for args in (("check", "."), ("check", ".", "--config", "pyproject.toml")):
+        result = invoke(*args)
+        if "no [tool.metriclint] table" in expected and "--config" not in args:
+            assert result.exit_code == 0  # found, not given: a pyproject.toml without our table is not ours
+            continue
+        assert result.exit_code == 2
+        assert result.stderr.startswith(expected) and "Traceback" not in result.output
