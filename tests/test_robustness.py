@@ -40,6 +40,7 @@ def test_line_endings_bom_and_names_report_the_same_position(monkeypatch: pytest
     assert "ML001 tabs.py:5:23" in got  # a tab is one column, as in CPython's and ruff's positions
     assert "ML001 latin1.py:6:41" in got  # columns count decoded characters, cookie honoured
     assert "ML001 cr.md:7:29" in got and "ML001 separators.md:7:29" in got  # Markdown lines end as markdown-it ends them
+    assert "ML001 dashboard_cr.json:8:44" in got and "ML001 dashboard_crlf.json:8:44" in got  # tree-sitter rows end at LF only
 
 
 def test_big_generated_files_are_read(in_tmp: Path) -> None:

@@ -9,6 +9,8 @@ padded to the same width, so every offset in the text is still the offset in the
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -16,9 +18,10 @@ from tree_sitter import Node, Tree
 
 from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
 from metriclint.rules_data import word_lists
-from metriclint.sources import Unreadable
+from metriclint.sources import Unreadable, source_lines
 
 BOM = b"\xef\xbb\xbf"
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 _ESCAPES = {"n": " ", "t": " ", "r": " ", "b": " ", "f": " ", "v": " ", "0": " "}
 _WRAPPERS = ("as_expression", "satisfies_expression", "parenthesized_expression", "non_null_expression")
 
@@ -43,7 +46,9 @@ class Source:
 
     def __init__(self, path: str, data: bytes, tree: Tree, language: str) -> None:
         self.path, self.data, self.tree, self.language = path, data, tree, language
-        self.lines = data.split(b"\n")
+        # Where each line starts. tree-sitter's rows end at "\n" only; a file with lone "\r"
+        # line ends would be one row, so positions come from byte offsets instead.
+        self.starts = [0, *(m.end() for m in _LINE_END.finditer(data))]
 
     def check(self) -> None:
         """A file the grammar cannot parse is reported (ML900), at its first error."""
@@ -54,8 +59,9 @@ class Source:
         raise Unreadable(f"cannot parse {self.language}: syntax error", line, column)
 
     def position(self, node: Node, end: bool = False) -> tuple[int, int]:
-        row, byte_column = node.end_point if end else node.start_point
-        before = self.lines[row][:byte_column]
+        offset = node.end_byte if end else node.start_byte
+        row = bisect.bisect_right(self.starts, offset) - 1
+        before = self.data[self.starts[row] : offset]
         if row == 0 and before.startswith(BOM):  # editors do not count it as a column
             before = before[len(BOM) :]
         return row + 1, len(before.decode("utf-8", "replace")) + 1
@@ -78,7 +84,7 @@ class Source:
             raw = self.text(child)
             pieces.append(_decoded(raw) if child.type == "escape_sequence" else raw)
         line, column = self.position(node)
-        text = "".join(pieces)
+        text = "\n".join(source_lines("".join(pieces)))
         origins = [(line, column + 1)] + [(line + i, 1) for i in range(1, text.count("\n") + 1)]
         return Mention("tooltip", self.path, text, tuple(origins))
 
