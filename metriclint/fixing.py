@@ -23,6 +23,7 @@ from metriclint.model import Finding
 from metriclint.sources import Unreadable, extractor_for
 
 _GAP = re.compile(r"\s+")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 NO_FIX = "no automatic fix for this rule"
 
 
@@ -146,9 +147,8 @@ def _encoding(path: str, data: bytes) -> str:
 
 
 def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    starts.extend(i + 1 for i, char in enumerate(text) if char == "\n")
-    return starts
+    """Lines end as the sources end them: at "\\r\\n", "\\r" or "\\n" (see `source_lines`)."""
+    return [0, *(match.end() for match in _LINE_END.finditer(text))]
 
 
 def _offset(starts: list[int], line: int, column: int) -> int:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import tempfile
+from pathlib import Path
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from metriclint import claims, docstrings
+from metriclint import claims, config, docstrings, engine, fixing
+from metriclint.checks import Unreadable as UnreadableFile
 from metriclint.formats import FORMATS
 from metriclint.model import Finding, Related, Report, Severity, Span
 from metriclint.sources import Unreadable, extractor_for, python, source_lines
@@ -132,3 +136,35 @@ def test_every_source_reads_any_bytes_or_says_why_not(data: bytes, suffix: str) 
             assert line >= 1 and column >= 1
             if lines and char != "\n":
                 assert lines[line - 1][column - 1] == char
+
+
+FIX_WORDS = st.sampled_from([
+    "the", "norm", "after clipping", "before clipping", "post-clip", "pre-clip", "clipped", "not", "unclipped",
+    "raw", "after", "clipping", ",", ".", "(", ")", "é", "<br>",
+])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(FIX_WORDS, min_size=1, max_size=25).map(" ".join), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str) -> None:
+    """Fixing twice is fixing once, and a fixed file still parses."""
+    registry = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics:\n      clipping: before\n"
+    entry = docstring.replace("<br>", newline + " " * 12)  # a wrapped entry continues deeper
+    body = ["def log(grad_norm):", '    """Log.', "", "    Args:", f"        grad_norm: {entry}", '    """']
+    body += ['    return {"train/grad_norm": grad_norm}', ""]
+    with tempfile.TemporaryDirectory() as folder:
+        here = os.getcwd()
+        os.chdir(folder)
+        try:
+            Path("metrics.yaml").write_text(registry, encoding="utf-8")
+            Path("m.py").write_bytes(newline.join(body).encode())
+            snapshots = []
+            for attempt in range(2):
+                rewrites, _ = fixing.plan(engine.run(config.load((".",), None, None)).findings)
+                assert all(fixing.write(r) == "" for r in rewrites)
+                event(f"round {attempt + 1} fixed {sum(len(r.fixed) for r in rewrites)}")
+                snapshots.append(Path("m.py").read_bytes())
+            assert snapshots[0] == snapshots[1]
+            assert not isinstance(engine.extract(Path("m.py")), UnreadableFile)
+        finally:
+            os.chdir(here)

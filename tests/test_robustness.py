@@ -249,3 +249,24 @@ def test_configuration_errors_exit_2_with_their_place(in_tmp: Path, pyproject: b
             continue
         assert result.exit_code == 2
         assert result.stderr.startswith(expected) and "Traceback" not in result.output
+
+
+def _shape(data: bytes) -> tuple[bytes, bytes]:
+    """What a fix must keep: the byte-order mark and the sequence of line ends."""
+    return data[:3] if data.startswith(b"\xef\xbb\xbf") else b"", bytes(b for b in data if b in b"\r\n")
+
+
+def test_fix_settles_every_odd_file_and_keeps_its_encoding_and_line_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "odd"
+    shutil.copytree(ODD, project)
+    monkeypatch.chdir(project)
+    before = {p.name: p.read_bytes() for p in project.iterdir()}
+    first = invoke("fix", ".")
+    assert "not fixed" not in first.output and "Fixed 12 findings in 12 files" in first.output
+    after = {p.name: p.read_bytes() for p in project.iterdir()}
+    changed = sorted(name for name in before if before[name] != after[name])
+    assert len(changed) == 12 and all(_shape(before[name]) == _shape(after[name]) for name in changed)
+    assert after["latin1.py"].decode("latin-1").count("é") == before["latin1.py"].decode("latin-1").count("é")
+    assert "ML001" not in invoke("check", ".").output
+    invoke("fix", ".")  # nothing left to fix: nothing is written
+    assert {p.name: p.read_bytes() for p in project.iterdir()} == after
