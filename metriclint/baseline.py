@@ -27,7 +27,7 @@ def identity(finding: Finding, path: str) -> tuple[str, str, str, str, str]:
 def fingerprint(finding: Finding, path: str | None = None) -> str:
     """A stable hash of the finding's identity, for SARIF and GitLab (no line numbers)."""
     text = "\0".join(identity(finding, finding.span.path if path is None else path))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]  # a name's own bytes
 
 
 def write(file: Path, findings: list[Finding]) -> None:
@@ -36,7 +36,7 @@ def write(file: Path, findings: list[Finding]) -> None:
         {"rule": rule, "path": path, "metric": metric, "facet": facet, "phrase": phrase, "count": count}
         for (rule, path, metric, facet, phrase), count in sorted(counts.items())
     ]
-    file.write_text(json.dumps({"version": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    file.write_text(json.dumps({"version": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="surrogateescape")
 
 
 def hide(file: Path, findings: list[Finding]) -> list[Finding]:
@@ -55,7 +55,7 @@ def hide(file: Path, findings: list[Finding]) -> list[Finding]:
 def _read(file: Path) -> Counter[tuple[str, str, str, str, str]]:
     shown = str(file)
     try:
-        document = json.loads(file.read_text(encoding="utf-8"))
+        document = json.loads(file.read_text(encoding="utf-8", errors="surrogateescape"))
     except OSError as error:
         raise ConfigError([Problem(shown, 1, 1, f"cannot read the baseline: {error.strerror}")]) from None
     except UnicodeDecodeError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import io
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +34,10 @@ _config_option = click.option("--config", "config_file", metavar="FILE", help="A
 @click.version_option(__version__, prog_name="metriclint")
 def main() -> None:
     """Check that what your code, docs and dashboards say a metric means is what it is."""
+    for stream in (sys.stdout, sys.stderr):
+        # A file name that is not UTF-8 is printed as its own bytes, as `ls` does, not a traceback.
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="surrogateescape")
 
 
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:

@@ -103,7 +103,7 @@ def _sarif_level(severity: Severity) -> str:
 def _sarif_location(span: Span) -> dict[str, object]:
     return {
         "physicalLocation": {
-            "artifactLocation": {"uri": quote(span.path), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": quote(span.path, errors="surrogateescape"), "uriBaseId": "%SRCROOT%"},
             "region": {"startLine": span.line, "startColumn": span.column, "endLine": span.end_line, "endColumn": span.end_column},
         }
     }

@@ -274,3 +274,25 @@ def test_fix_settles_every_odd_file_and_keeps_its_encoding_and_line_ends(tmp_pat
     assert "ML001" not in invoke("check", ".").output
     invoke("fix", ".")  # nothing left to fix: nothing is written
     assert {p.name: p.read_bytes() for p in project.iterdir()} == after
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_by_its_bytes(in_tmp: Path) -> None:
+    """Linux names are bytes: one that is not UTF-8 must not crash a format, the baseline or fix."""
+    write_project(in_tmp, {}, REGISTRY)
+    Path(os.fsdecode(b"bad\xffname.py")).write_text(CONTRADICTION, encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}  # as a UTF-8 terminal has it
+
+    def run(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "metriclint", *args], env=env, capture_output=True, check=False)
+
+    text = run("check", ".")
+    assert text.returncode == 1 and text.stdout.startswith(b"bad\xffname.py:2:55: ML001")
+    for form in ("json", "json-lines", "sarif", "github", "gitlab"):
+        result = invoke("check", ".", "--format", form)
+        assert result.exit_code == 1, form
+    sarif = json.loads(invoke("check", ".", "--format", "sarif").output)
+    assert sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "bad%FFname.py"
+    assert run("check", ".", "--write-baseline", "base.json").returncode == 0
+    assert run("check", ".", "--baseline", "base.json").returncode == 0
+    assert run("fix", ".").returncode == 0
+    assert "before clipping" in Path(os.fsdecode(b"bad\xffname.py")).read_text(encoding="utf-8")
