@@ -23,12 +23,15 @@ ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")  # a virtual environment or c
 def discover(paths: tuple[Path, ...], exclude: tuple[str, ...], root: Path, suffixes: tuple[str, ...]) -> list[Path]:
     """Files under `paths` with one of `suffixes`; a file named explicitly is always read."""
     found: dict[Path, Path] = {}  # where it really is -> how it was reached; a file is read once
-    ignored = GitIgnored(root)
+    project_ignored = GitIgnored(root)
     inside = root.resolve()
     for path in paths:
         if path.is_file():
             found.setdefault(path.resolve(), path)
             continue
+        # A folder named explicitly is read even if git ignores it (a vendored tree, an
+        # environment's library); inside it, only its own .gitignore files apply.
+        ignored = GitIgnored(path, search_up=False) if project_ignored(path, is_dir=True) else project_ignored
         for folder, dirs, files in os.walk(path):  # links to folders are listed, never entered
             here = Path(folder)
             dirs[:] = [d for d in dirs if not _skipped_dir(here / d, exclude, root, ignored)]
@@ -75,9 +78,9 @@ class GitIgnored:
     skip files git keeps, or read files it ignores.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, search_up: bool = True) -> None:
         root = root.resolve()
-        self.top = next((f for f in (root, *root.parents) if (f / ".git").exists()), root)
+        self.top = next((f for f in (root, *root.parents) if (f / ".git").exists()), root) if search_up else root
         self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
     def __call__(self, path: Path, is_dir: bool) -> bool:
@@ -86,6 +89,8 @@ class GitIgnored:
             relative_path = real.relative_to(self.top)
         except ValueError:
             return False
+        if not relative_path.parts:
+            return False  # the top itself: git ignores nothing there
         verdict = None
         folders = [self.top, *(self.top / Path(*relative_path.parts[:i]) for i in range(1, len(relative_path.parts)))]
         for folder in folders:

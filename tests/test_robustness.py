@@ -148,6 +148,8 @@ def test_tool_folders_environments_and_gitignored_paths_are_skipped(tmp_path: Pa
     assert found == ["src/keep.py", "src/keep_pb2.py", "sub/other.py"]
     named = discover((project / "src" / "generated_pb2.py",), (), project, (".py",))
     assert [p.name for p in named] == ["generated_pb2.py"]  # a file named explicitly is always read
+    named = discover((project / "logs",), (), project, (".py",))
+    assert [p.name for p in named] == ["run.py"]  # so is a folder
 
 
 def test_output_does_not_depend_on_the_order_the_file_system_lists(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
