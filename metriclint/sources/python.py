@@ -211,7 +211,10 @@ class _Collector(cst.CSTVisitor):
         string = _leading_string(node.body.body)
         if string is not None:
             lines = self._lines_of(string)
-            for anchor in {self._line(node.name), self._line(node.body.header)}:
+            anchors = {self._line(node.name)}
+            if isinstance(node.body, cst.IndentedBlock):  # `def f(): "..."` has no header line of its own
+                anchors.add(self._line(node.body.header))
+            for anchor in anchors:
                 self.anchors.setdefault(anchor, set()).update(lines)
 
     def _docstring(
