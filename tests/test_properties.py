@@ -12,11 +12,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from metriclint import claims, config, docstrings, engine, fixing
+from metriclint import claims, config, docstrings, engine, extract_all, fixing
 from metriclint.checks import Unreadable as UnreadableFile
 from metriclint.formats import FORMATS
 from metriclint.model import Finding, Related, Report, Severity, Span
-from metriclint.sources import Unreadable, extractor_for, python, source_lines
+from metriclint.sources import DEFAULT_OPTIONS, Unreadable, extractor_for, python, source_lines
 from metriclint.vocabulary import Vocabulary, load_builtin
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -165,6 +165,7 @@ def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str)
                 event(f"round {attempt + 1} fixed {sum(len(r.fixed) for r in rewrites)}")
                 snapshots.append(Path("m.py").read_bytes())
             assert snapshots[0] == snapshots[1]
-            assert not isinstance(engine.extract(Path("m.py")), UnreadableFile)
+            job = extract_all._Job(Path("m.py"), "m.py", None)
+            assert not isinstance(extract_all._extract(job, DEFAULT_OPTIONS)[1], UnreadableFile)
         finally:
             os.chdir(here)

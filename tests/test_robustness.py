@@ -19,13 +19,18 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, invoke, write_project
-from metriclint import engine
+from metriclint import extract_all
 from metriclint.checks import Unreadable
 from metriclint.discover import discover
+from metriclint.sources import DEFAULT_OPTIONS
 
 ODD = FIXTURES / "odd_files"
 REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics:\n      clipping: before\n"
 CONTRADICTION = 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # the norm after clipping\n'
+
+
+def extract_one(path: Path) -> object:
+    return extract_all._extract(extract_all._Job(path, path.name, None), DEFAULT_OPTIONS)[1]
 
 
 def findings(result_output: str) -> list[str]:
@@ -87,7 +92,7 @@ def test_unforeseen_error_in_one_file_is_an_ml900_asking_for_a_report(in_tmp: Pa
         return original(path, data, *args, **kwargs)
 
     monkeypatch.setattr(python, "extract", fragile)
-    result = invoke("check", ".")
+    result = invoke("check", ".", "--jobs", "1", "--no-cache")
     assert "b.py:1:1: ML900 internal error while reading this file: KeyError: 'surprise'; please report it" in result.output
     assert "a.py:2:55: ML001" in result.output
 
@@ -104,7 +109,7 @@ def test_unreadable_and_vanished_files_are_ml900(in_tmp: Path, monkeypatch: pyte
         return real_open(path, flags, *args)
 
     monkeypatch.setattr(os, "open", guarded_open)
-    result = invoke("check", ".")
+    result = invoke("check", ".", "--jobs", "1", "--no-cache")
     assert "gone.py:1:1: ML900 cannot read file: No such file or directory" in result.output
     assert "locked.py:1:1: ML900 cannot read file: Permission denied" in result.output
     assert "ok.py:2:55: ML001" in result.output
@@ -114,7 +119,7 @@ def test_a_fifo_named_like_a_source_is_neither_read_nor_waited_for(in_tmp: Path)
     write_project(in_tmp, {"ok.py": CONTRADICTION}, REGISTRY)
     os.mkfifo(in_tmp / "pipe.py")
     assert [p.name for p in discover((in_tmp,), (), in_tmp, (".py",))] == ["ok.py"]
-    extracted = engine.extract(in_tmp / "pipe.py")  # it took a source's place during the run
+    extracted = extract_one(in_tmp / "pipe.py")  # it took a source's place during the run
     assert isinstance(extracted, Unreadable) and extracted.message == "cannot read file: not a regular file"
 
 
@@ -179,21 +184,21 @@ def test_output_does_not_depend_on_the_order_the_file_system_lists(in_tmp: Path,
     assert invoke("check", ".", "--format", "sarif").output == first
 
 
-def test_output_is_byte_identical_across_runs_and_hash_seeds(tmp_path: Path) -> None:
-    """String hashing differs per process: any set order reaching the output would show here."""
-    project = tmp_path / "demo"
-    shutil.copytree(FIXTURES / "tooltips_shapes", project)
+def test_output_is_byte_identical_across_runs_hash_seeds_and_worker_counts(tmp_path: Path) -> None:
+    """String hashing differs per process, workers finish in any order: neither may show."""
+    project = tmp_path / "odd"
+    shutil.copytree(ODD, project)
     outputs = set()
-    for seed in ("1", "2", "3"):
+    for seed, jobs in (("1", "1"), ("2", "2"), ("3", "2")):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         for form in ("json", "sarif", "text"):
             run = subprocess.run(
-                [sys.executable, "-m", "metriclint", "check", ".", "--format", form], cwd=project, env=env,
-                capture_output=True, check=False,
+                [sys.executable, "-m", "metriclint", "check", ".", "--format", form, "--jobs", jobs, "--no-cache"],
+                cwd=project, env=env, capture_output=True, check=False,
             )
             outputs.add((form, run.returncode, run.stdout))
     assert len(outputs) == 3  # one per format
-    assert all(b"ML0" in out for _, _, out in outputs)
+    assert all(b"ML001" in out and b"ML900" in out for _, _, out in outputs)
 
 
 def test_no_network_and_no_project_code_runs(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
