@@ -146,7 +146,7 @@ class CodeReader:
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
             value = node.slice[0].slice.value
             if isinstance(value, cst.Integer):
-                return int(value.value)
+                return value.evaluated_value  # 0xF, 0o7, 0b1 and 1_000 too
         return None
 
     def _facts(self, entry: Known, node: cst.CSTNode) -> frozenset[Atom]:
