@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT, invoke, write_project
+
 from metriclint import extract_all
 from metriclint.checks import Unreadable
 from metriclint.discover import discover
