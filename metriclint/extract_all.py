@@ -9,7 +9,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -88,8 +89,22 @@ def _run(jobs: list[_Job], options: Options, workers: int) -> Iterator[tuple[str
         yield from (_extract(job, options) for job in jobs)
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        chunk = max(1, min(32, len(jobs) // (workers * 8)))
-        yield from pool.map(_extract, jobs, [options] * len(jobs), chunksize=chunk)
+        futures = [pool.submit(_extract, job, options) for job in jobs]
+        for job, future in zip(jobs, futures):
+            yield _outcome(job, future)
+
+
+def _outcome(job: _Job, future: Future[tuple[str | None, Result]]) -> tuple[str | None, Result]:
+    """A worker's answer; a worker that died, or an answer that could not be sent back, is this
+    file's ML900 (not cached), and the run goes on with the next file."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return None, _unreadable(job.shown, "the process reading this file died (out of memory?); the run went on without it")
+    except ConfigError:
+        raise
+    except Exception as error:  # noqa: BLE001 - e.g. a result too deep to send back
+        return None, _internal(job.shown, error)
 
 
 def _extract(job: _Job, options: Options) -> tuple[str | None, Result]:
@@ -115,8 +130,11 @@ def _extract(job: _Job, options: Options) -> tuple[str | None, Result]:
     except ConfigError:
         raise  # metriclint's own rules data is broken: exit 2, not one ML900 per file
     except Exception as error:  # noqa: BLE001 - one odd file must not stop the run
-        message = f"internal error while reading this file: {type(error).__name__}: {error}; please report it"
-        return None, _unreadable(job.shown, message)  # not cached: the next version may read it
+        return None, _internal(job.shown, error)  # not cached: the next version may read it
+
+
+def _internal(shown: str, error: Exception) -> Unreadable:
+    return _unreadable(shown, f"internal error while reading this file: {type(error).__name__}: {error}; please report it")
 
 
 def _unreadable(shown: str, message: str) -> Unreadable:

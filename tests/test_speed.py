@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, invoke
+from conftest import FIXTURES, invoke, write_project
 
 from metriclint import cache, config, engine, extract_all
 from metriclint.formats import FORMATS
@@ -102,3 +102,22 @@ def test_jobs_must_be_positive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     result = invoke("check", ".", "--jobs", "0")
     assert result.exit_code == 2
     assert "--jobs must be at least 1" in result.stderr
+
+
+def test_a_result_that_cannot_come_back_from_a_worker_is_one_ml900(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer a worker cannot send back (here: unpicklable) costs that file, not the run."""
+    from metriclint.sources import Extraction, python
+
+    real = python.extract
+
+    def odd(path: str, source: bytes, **options: object) -> Extraction:
+        result = real(path, source, **options)  # type: ignore[arg-type]
+        return Extraction(mentions=(lambda: None,)) if path.endswith("odd.py") else result  # type: ignore[arg-type]
+
+    monkeypatch.setattr(python, "extract", odd)  # workers are forked, so they see it
+    write_project(tmp_path, {"odd.py": "x = 1\n", "a.py": "y = 2\n", "b.py": "z = 3\n"})
+    monkeypatch.chdir(tmp_path)
+    result = invoke("check", ".", "--jobs", "2", "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert "odd.py:1:1: ML900 internal error while reading this file: " in result.output
+    assert "Found 0 errors and 1 warning in 3 files." in result.output
