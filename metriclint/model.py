@@ -6,7 +6,6 @@ run in another process without dragging the stage before it along.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Union
@@ -52,18 +51,8 @@ class Mention:
         return Span(self.path, *self.position(start), *self.position(end))
 
     def position(self, offset: int) -> tuple[int, int]:
-        starts = self._line_starts
-        index = bisect.bisect_right(starts, offset) - 1
-        line, column = self.origins[index]
-        return line, column + offset - starts[index]
-
-    @property
-    def _line_starts(self) -> list[int]:
-        starts = [0]
-        for i, char in enumerate(self.text):
-            if char == "\n":
-                starts.append(i + 1)
-        return starts
+        line, column = self.origins[self.text.count("\n", 0, offset)]
+        return line, column + offset - (self.text.rfind("\n", 0, offset) + 1)
 
 
 @dataclass(frozen=True, slots=True)
