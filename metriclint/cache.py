@@ -28,9 +28,10 @@ FORMAT = "v1"
 def salt(registry: Path | None, options: Options) -> bytes:
     """Everything besides the file itself that changes what its extraction holds."""
     digest = hashlib.sha256(f"metriclint {__version__} {FORMAT} {sorted(options.log_functions)}\0".encode())
-    base = rules_dir()
-    for path in sorted(p for p in base.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(base).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    # metriclint's own code counts too, so an edited checkout never reads a stale entry.
+    for base, pattern in ((rules_dir(), "*"), (Path(__file__).parent, "*.py")):
+        for path in sorted(p for p in base.rglob(pattern) if p.is_file()):
+            digest.update(path.relative_to(base).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(b"registry\0" + (registry.read_bytes() if registry is not None else b""))
     return digest.digest()
 
