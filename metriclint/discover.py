@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from functools import lru_cache
 from pathlib import Path
 
 import pathspec
@@ -84,7 +85,7 @@ class GitIgnored:
         self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
     def __call__(self, path: Path, is_dir: bool) -> bool:
-        real = path.parent.resolve() / path.name  # where it is, not where a link points
+        real = _resolved(path.parent) / path.name  # where it is, not where a link points
         try:
             relative_path = real.relative_to(self.top)
         except ValueError:
@@ -132,9 +133,15 @@ def relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
+@lru_cache(maxsize=4096)
+def _resolved(folder: Path) -> Path:
+    """A folder's real path; the walk asks once per file, the file system once per folder."""
+    return folder.resolve()
+
+
 def display(path: Path) -> str:
     """How a path is shown: relative to the working directory, with "/" separators."""
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return path.resolve().relative_to(_resolved(Path(os.getcwd()))).as_posix()
     except ValueError:
         return Path(os.path.relpath(path)).as_posix() if path.is_absolute() else path.as_posix()
