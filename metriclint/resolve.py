@@ -97,7 +97,6 @@ class MetricIndex:
                 found[metric] = None
         return tuple(found)
 
-
     def registered_in(self, text: str) -> Iterator[tuple[int, int, str]]:
         """Registry keys and aliases a text writes out, as (start, end, metric): the places that
         mention a registered metric in passing, which keep its entry from being stale (ML005)."""

@@ -72,5 +72,8 @@ def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
 
 
 def test_python_objects_are_not_constructed(tmp_path: Path) -> None:
-    found = problems(tmp_path, "version: 1\nmetrics: !!python/object/apply:os.system ['echo hi']\n")
-    assert found  # a tag is only a string here; what matters is that nothing ran and we got a message
+    """A Python tag is never honoured: the node stays plain data, and nothing runs."""
+    marker = tmp_path / "ran"
+    text = f"version: 1\nmetrics: !!python/object/apply:os.system ['touch {marker}']\n"
+    assert problems(tmp_path, text) == ["metrics.yaml:2:10: 'metrics' must be a mapping, not a sequence"]
+    assert not marker.exists()
