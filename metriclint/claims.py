@@ -96,9 +96,8 @@ def _negation_cue(text: str, floor: int, start: int, cues: re.Pattern[str] | Non
     clause_start = floor
     for brk in _CLAUSE_BREAK.finditer(text, floor, start):
         clause_start = brk.end()
-    last = None
-    for last in cues.finditer(text, clause_start, start):
-        pass
+    found = list(cues.finditer(text, clause_start, start))
+    last = found[-1] if found else None  # the cue nearest the phrase governs it
     if last is None or len(_WORD.findall(text, last.end(), start)) >= reach:
         return None
     return last.start()
