@@ -1,4 +1,4 @@
-"""Python: docstrings, comments and logged keys, with libcst (it keeps comments and positions).
+"""Python: docstrings, comments and logged keys, read with CPython's own parser (`ast`).
 
 Tooltip texts too: `prometheus_client` help strings (always read, the name says which metric)
 and module-level dicts mapping keys to texts (tables, selected by configuration or taken by
@@ -9,6 +9,10 @@ as "norm after clipping" and logged as `{"train/grad_norm": total}` is known to 
 `train/grad_norm`. Only value-preserving steps (rules/dataflow.yaml) carry the link. The same
 walk records code facts (what known calls compute, python_code.py) and, for the project-wide
 step (codefacts.py), where each function's parameters and results go and what its calls pass.
+
+Positions, literals and comments come from python_text.py. libcst read every file before; its
+position metadata cost ten times CPython's parse (issue 8), and nothing read here needs its
+concrete tree.
 """
 
 from __future__ import annotations
@@ -17,17 +21,17 @@ import ast
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
-from metriclint import docstrings, keys, suppress
+from metriclint import keys
 from metriclint.knowledge import knowledge
-from metriclint.model import Atom, CallFlow, FunctionFlow, KeyUse, Mention, ResultOf, Span, Suppression, TooltipEntry, TooltipTable
+from metriclint.model import Atom, CallFlow, FunctionFlow, KeyUse, Mention, ResultOf, Span, TooltipEntry, TooltipTable
 from metriclint.rules_data import word_lists
 from metriclint.sources import Extraction, Unreadable, source_lines
-from metriclint.sources.python_code import CodeReader
+from metriclint.sources.python_code import CodeReader, arguments
+from metriclint.sources.python_prose import Prose
+from metriclint.sources.python_text import TOO_DEEP, Literal, PythonText
 
 PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,59 +55,32 @@ def flow_rules() -> FlowRules:
 
 def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset()) -> Extraction:
     """`log_functions` adds the project's own logging helpers to rules/dataflow.yaml's."""
-    cpython = _cpython_verdict(source)
-    if cpython is not None and cpython.message.startswith(TOO_DEEP):
-        raise cpython  # libcst's native parser would overflow the C stack and kill the process
+    text = PythonText(source)
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as error:
-        raise cpython or Unreadable(f"cannot parse Python: {error.message}", error.raw_line) from None
-    except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
-        raise Unreadable(f"cannot decode Python source: {error}") from None
-    except RecursionError:
-        raise Unreadable(TOO_DEEP) from None
+        module = text.parse()
+    except Unreadable as error:
+        if error.message.startswith(TOO_DEEP):
+            raise  # libcst's native parser would overflow the C stack and kill the process
+        from metriclint.sources import python_cst
+
+        return python_cst.extract(path, text.text, error)
     rules = flow_rules()
     if log_functions:
         rules = replace(rules, log_functions=rules.log_functions | log_functions)
-    collector = _Collector(path, rules, module, prometheus=b"prometheus_client" in source)
+    collector = _Collector(path, rules, text, prometheus=b"prometheus_client" in source)
     try:
-        MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
+        collector.read(module)
     except RecursionError:
         raise Unreadable(TOO_DEEP) from None
+    prose = collector.prose
     return Extraction(
-        tuple(collector.mentions + collector.comment_mentions()),
+        tuple(prose.mentions + prose.comment_mentions()),
         tuple(collector.keys),
-        suppressions=tuple(collector.suppressions()),
+        suppressions=tuple(prose.suppressions()),
         tables=collector.tables(),
         functions=tuple(collector.functions),
         calls=tuple(collector.calls),
     )
-
-
-TOO_DEEP = "nested too deeply for the Python parser"
-# CPython's own nesting limits: far below the depth at which libcst's parser crashes.
-_CPYTHON_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "too many statically nested blocks")
-
-
-def _cpython_verdict(source: bytes) -> Unreadable | None:
-    """What CPython's parser says of the source: None if it parses, else why not.
-
-    CPython bounds nesting (and says so), while libcst's native parser recurses until the
-    process dies, so a file CPython finds too deep is never handed to libcst. Other errors
-    are kept for later: CPython's message and position point at the real mistake more often,
-    but libcst may still accept syntax newer than the running interpreter's.
-    """
-    try:
-        compile(source, "<source>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        if error.msg in _CPYTHON_TOO_DEEP:
-            return Unreadable(f"{TOO_DEEP} ({error.msg})", error.lineno or 1, error.offset or 1)
-        return Unreadable(f"cannot parse Python: {error.msg}", error.lineno or 1, error.offset or 1)
-    except (RecursionError, MemoryError):
-        return Unreadable(TOO_DEEP)
-    except ValueError:  # NUL bytes: libcst gives the message
-        return None
-    return None
 
 
 @dataclass
@@ -147,476 +124,414 @@ class _Scope:
         return FunctionFlow(self.name, self.params, self.bound, sinks, returns) if self.params or sinks or returns else None
 
 
-class _Collector(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+class _Collector:
+    """One walk over the tree, in source order, each statement before what it holds (as a
+    reader meets it): docstrings, keys, values, code facts, tooltip texts; comments after."""
 
-    def __init__(self, path: str, rules: FlowRules, module: cst.Module, prometheus: bool = False) -> None:
-        super().__init__()
-        self.path, self.rules, self.prometheus = path, rules, prometheus
+    def __init__(self, path: str, rules: FlowRules, text: PythonText, prometheus: bool = False) -> None:
+        self.path, self.rules, self.text, self.prometheus = path, rules, text, prometheus
         self.dict_tables: list[TooltipTable] = []
         self.table_dicts: set[int] = set()  # dicts read as tooltip tables: their keys are not logged
         self.help_entries: list[TooltipEntry] = []
-        self.code = CodeReader(path, module, knowledge(), self._span)
+        self.code = CodeReader(path, knowledge(), self._span, text.segment)
         self.module = self.code.module
-        self.mentions: list[Mention] = []
+        self.prose = Prose(path)
         self.keys: list[KeyUse] = []
         self.scopes: list[_Scope] = [_Scope(f"{self.module}.<module>", body=())]
         self.classes: list[str] = []
         self.blocks: list[int] = []
         self.functions: list[FunctionFlow] = []
         self.calls: list[CallFlow] = []
-        self.keys_on_line: dict[int, list[str]] = {}
-        self.names_on_line: dict[int, list[str]] = {}
-        self.comments: list[tuple[int, int, str, bool]] = []  # line, column, text, trailing
-        self.directives: list[tuple[Span, suppress.Directive]] = []
-        # A multi-line string's findings may be silenced on the line where it closes, or on
-        # its def/class line: anchor line -> the lines of the strings it speaks for.
-        self.anchors: dict[int, set[int]] = {}
+        self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
+        self.literals: list[ast.AST] = []  # every string literal, for finding the comments
+        self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
+
+    def read(self, module: ast.Module) -> None:
+        self._docstring(module.body)
+        self._attribute_docstrings(module.body)
+        for statement in module.body:
+            self._visit(statement)
+        self._summarize(self.scopes[0])
+        found = self.text.comments(self.literals)
+        for comment in found:
+            self.prose.comment(comment)
+        own_lines = {c.line for c in found if not c.trailing}
+        for owner, string in self.owners:
+            self.prose.anchor(self._header_lines(owner, own_lines), string)
+
+    # -- the walk ---------------------------------------------------------------------------
+
+    def _visit(self, node: ast.AST) -> None:
+        visit = _VISITS.get(type(node))
+        if visit is None or visit(self, node):
+            self._children(node)
+
+    def _children(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                if value and isinstance(value[0], ast.stmt):
+                    self._block(value)
+                    continue
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self._visit(item)
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                self._visit(value)
+
+    def _block(self, body: list[ast.stmt]) -> None:
+        """An indented body: where a value is assigned decides whether it replaces the old one."""
+        self.blocks.append(id(body))
+        if self.scopes[-1].body is None:
+            self.scopes[-1].body = tuple(self.blocks)
+        for statement in body:
+            self._visit(statement)
+        self.blocks.pop()
 
     # -- docstrings -------------------------------------------------------------------------
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self._docstring(node.body, subjects=())
+    def _visit_ClassDef(self, node: ast.ClassDef) -> bool:
+        self._docstring(node.body)
         self._attribute_docstrings(node.body)
+        self.classes.append(node.name)
+        self._children(node)
+        self.classes.pop()
+        self._owner(node)
+        return False
 
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._summarize(self.scopes[0])
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._docstring(node.body.body, subjects=())
-        self._attribute_docstrings(node.body.body)
-        self.classes.append(node.name.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        params = node.params
-        every = (*params.posonly_params, *params.params, *params.kwonly_params)
-        extra = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    def _visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        args = node.args
+        every = (*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None))
         in_class = len(self.scopes) == 1 and bool(self.classes)
-        static = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
-        name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name.value))
-        self.scopes.append(_Scope(name, tuple(p.name.value for p in (*every, *extra)), in_class and not static))
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+        name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
+        self.scopes.append(_Scope(name, tuple(a.arg for a in every), in_class and not static))
+        self._children(node)
         scope = self.scopes.pop()
         self._summarize(scope)
-        self._docstring(original_node.body.body, subjects=(), function=original_node.name.value, scope=scope)
-        self._anchor_owner(original_node)
+        self._docstring(node.body, node.name, {param: scope.keys_of(param) for param in scope.params})
+        self._owner(node)
+        return False
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.classes.pop()
-        self._anchor_owner(original_node)
+    _visit_AsyncFunctionDef = _visit_FunctionDef
 
-    def _anchor_owner(self, node: cst.FunctionDef | cst.ClassDef) -> None:
-        """The `def`/`class` line, and the line its header's colon ends, anchor its docstring."""
-        string = _leading_string(node.body.body)
+    def _owner(self, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        string = self._leading_string(node.body)
         if string is not None:
-            lines = self._lines_of(string)
-            anchors = {self._line(node.name)}
-            if isinstance(node.body, cst.IndentedBlock):  # `def f(): "..."` has no header line of its own
-                anchors.add(self._line(node.body.header))
-            for anchor in anchors:
-                self.anchors.setdefault(anchor, set()).update(lines)
+            self.owners.append((node, string))
 
-    def _docstring(
-        self,
-        body: object,
-        subjects: tuple[str, ...],
-        function: str = "",
-        scope: _Scope | None = None,
-    ) -> None:
-        string = _leading_string(body)
-        if string is None:
-            return
-        for block, mention in self._blocks(string):
-            if block.kind == "param" and scope is not None and block.name in scope.params:
-                self.mentions.append(_with(mention, (block.name,), scope.keys_of(block.name)))
-            elif block.kind in ("param", "attribute"):
-                self.mentions.append(_with(mention, (block.name,)))
-            elif block.kind == "returns" and function:
-                self.mentions.append(_with(mention, (block.name or function,)))
-            else:
-                self.mentions.append(_with(mention, subjects))
+    def _header_lines(self, node: ast.AST, own_comment_lines: set[int]) -> set[int]:
+        """The `def`/`class` line, and the line its header's colon ends, anchor its docstring.
 
-    def _attribute_docstrings(self, body: object) -> None:
-        """A string right after `name = ...` documents `name` (the Sphinx attribute docstring)."""
-        statements = list(body) if isinstance(body, (list, tuple)) else []
-        for before, after in zip(statements, statements[1:]):
+        The colon ends the last line of code before the body (blank and comment-only lines
+        are skipped); `def f(): "..."` has no header line of its own.
+        """
+        lines = {node.lineno}  # type: ignore[attr-defined]
+        first = node.body[0]  # type: ignore[attr-defined]
+        if not self.text.lines[first.lineno - 1][: first.col_offset].strip():
+            colon = first.lineno - 1
+            while colon > node.lineno and (colon in own_comment_lines or not self.text.lines[colon - 1].strip()):  # type: ignore[attr-defined]
+                colon -= 1
+            lines.add(colon)
+        return lines
+
+    def _docstring(self, body: list[ast.stmt], function: str = "", flows: dict[str, tuple[str, ...]] | None = None) -> None:
+        string = self._leading_string(body)
+        if string is not None:
+            self.prose.docstring(string, function, flows)
+
+    def _attribute_docstrings(self, body: list[ast.stmt]) -> None:
+        for before, after in zip(body, body[1:]):
             target = _assigned_name(before)
-            string = _leading_string([after]) if target else None
+            string = self._leading_string([after]) if target else None
             if string is not None:
-                for _, mention in self._blocks(string):
-                    self.mentions.append(_with(mention, (target,)))  # type: ignore[arg-type]
+                self.prose.attribute_docstring(target, string)  # type: ignore[arg-type]
 
-    def _blocks(self, string: cst.SimpleString) -> list[tuple[docstrings.Block, Mention]]:
-        raw = string.value
-        prefix_length = len(raw) - len(raw.lstrip("rRuUbBfF"))
-        if "b" in raw[:prefix_length].lower():
-            return []
-        quote = raw[prefix_length : prefix_length + 3] if raw[prefix_length : prefix_length + 3] in ('"""', "'''") else raw[prefix_length]
-        content = raw[prefix_length + len(quote) : len(raw) - len(quote)]
-        where = self.get_metadata(PositionProvider, string)
-        start = where.start
-        self.anchors.setdefault(where.end.line, set()).update(range(start.line, where.end.line + 1))
-        first_column = start.column + prefix_length + len(quote) + 1
-        lines = source_lines(content)
-        result = []
-        for block in docstrings.parse(lines):
-            if not block.pieces:
-                continue  # a NumPy entry that gives only a type says nothing
-            text = "\n".join(lines[i][s:e] for i, s, e in block.pieces)
-            origins = tuple((start.line + i, (first_column if i == 0 else 1) + s) for i, s, _ in block.pieces)
-            result.append((block, Mention("docstring", self.path, text, origins)))
-        return result
+    def _leading_string(self, body: list[ast.stmt]) -> Literal | None:
+        first = body[0] if body else None
+        return self.text.literal(first.value) if isinstance(first, ast.Expr) else None
 
     # -- values and keys --------------------------------------------------------------------
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._enter_block(node)
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-        self.blocks.pop()
-
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self._enter_block(node)
-
-    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
-        self.blocks.pop()
-
-    def _enter_block(self, node: cst.CSTNode) -> None:
-        self.blocks.append(id(node))
-        if self.scopes[-1].body is None:
-            self.scopes[-1].body = tuple(self.blocks)
 
     def _summarize(self, scope: _Scope) -> None:
         flow = scope.flow()
         if flow is not None:
             self.functions.append(flow)
 
-    def visit_Import(self, node: cst.Import) -> None:
+    def _visit_Constant(self, node: ast.Constant) -> bool:
+        if isinstance(node.value, (str, bytes)):
+            self.literals.append(node)
+        return False
+
+    def _visit_JoinedStr(self, node: ast.JoinedStr) -> bool:
+        self.literals.append(node)
+        return False  # an f-string formats; what it holds is never logged from inside it
+
+    def _visit_Name(self, node: ast.Name) -> bool:
+        return False  # nothing below a name but its context
+
+    def _visit_Import(self, node: ast.Import) -> bool:
         self.code.imported(node)
+        return False
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def _visit_ImportFrom(self, node: ast.ImportFrom) -> bool:
         self.code.imported_from(node)
+        return False
 
-    def visit_Return(self, node: cst.Return) -> None:
+    def _visit_Return(self, node: ast.Return) -> bool:
         returns = self.scopes[-1].returns
         value = node.value
-        parts = list(enumerate(e.value for e in value.elements)) if isinstance(value, cst.Tuple) else [(None, value)]
+        parts = list(enumerate(value.elts)) if isinstance(value, ast.Tuple) else [(None, value)]
         for element, part in parts:
             if part is not None:
                 returns[element] = returns.get(element, frozenset()) | self._roots(part)
+        return True
 
-    def visit_For(self, node: cst.For) -> None:
+    def _visit_For(self, node: ast.For | ast.AsyncFor) -> bool:
         self._unbind(node.target)
+        return True
 
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._unbind(node.asname.name)
+    _visit_AsyncFor = _visit_For
 
-    def _unbind(self, target: cst.BaseExpression) -> None:
+    def _visit_withitem(self, node: ast.withitem) -> bool:
+        if node.optional_vars is not None:
+            self._unbind(node.optional_vars)
+        return True
+
+    def _unbind(self, target: ast.expr) -> None:
         """A loop or `with` target is a new value, whatever the name held before."""
-        names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
         for name in names:
-            if isinstance(name, cst.Name):
-                self.scopes[-1].bind(name.value, frozenset(), tuple(self.blocks))
+            if isinstance(name, ast.Name):
+                self.scopes[-1].bind(name.id, frozenset(), tuple(self.blocks))
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
+    def _visit_AugAssign(self, node: ast.AugAssign) -> bool:
+        if isinstance(node.target, ast.Name):
             scope = self.scopes[-1]
-            left = scope.roots(node.target.value)
-            atoms = self.code.arithmetic(node, node.operator, left, self._roots(node.value), node.value)
-            scope.bind(node.target.value, atoms, tuple(self.blocks))
+            left = scope.roots(node.target.id)
+            atoms = self.code.arithmetic(node, node.op, left, self._roots(node.value), node.value)
+            scope.bind(node.target.id, atoms, tuple(self.blocks))
+        return True
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def _visit_Assign(self, node: ast.Assign) -> bool:
         for target in node.targets:
-            self._assign(target.target, node.value)
+            self._assign(target, node.value)
+        return True
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
         if node.value is not None:
             self._assign(node.target, node.value)
+        return True
 
-    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def _assign(self, target: ast.expr, value: ast.expr) -> None:
         scope, path = self.scopes[-1], tuple(self.blocks)
-        if isinstance(target, cst.Name) and isinstance(value, cst.Dict) and len(self.scopes) == 1 and not self.classes:
-            self._dict_table(target.value, value)
-        if isinstance(target, cst.Name):
-            scope.bind(target.value, self._roots(value), path)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
+            self._dict_table(target.id, value)
+        if isinstance(target, ast.Name):
+            scope.bind(target.id, self._roots(value), path)
             chain = self.code.chain(value, scope.objects)
             if chain in self.code.knowledge.prefixes:
-                scope.objects[target.value] = chain  # type: ignore[index]
+                scope.objects[target.id] = chain  # type: ignore[index]
             else:
-                scope.objects.pop(target.value, None)
-            self.names_on_line.setdefault(self._line(target), []).append(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-            for t, v in zip(target.elements, value.elements):
-                self._assign(t.value, v.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            count = len(target.elements)
-            for i, element in enumerate(target.elements):
-                if isinstance(element.value, cst.Name):
-                    scope.bind(element.value.value, self._roots(value, (i, count)), path)
-        elif isinstance(target, cst.Subscript) and len(target.slice) == 1:
-            index = target.slice[0].slice
-            if isinstance(index, cst.Index):
-                self._sink(index.value, value, require_key_shape=True)
+                scope.objects.pop(target.id, None)
+            self.prose.names_on_line.setdefault(target.lineno, []).append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+            for t, v in zip(target.elts, value.elts):
+                self._assign(t, v)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            count = len(target.elts)
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Name):
+                    scope.bind(element.id, self._roots(value, (i, count)), path)
+        elif isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            self._sink(target.slice, value, require_key_shape=True)
 
-    def visit_Dict(self, node: cst.Dict) -> None:
-        if id(node) in self.table_dicts:
-            return
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                self._sink(element.key, element.value, require_key_shape=True)
+    def _visit_Dict(self, node: ast.Dict) -> bool:
+        if id(node) not in self.table_dicts:
+            for key, value in zip(node.keys, node.values):
+                if key is not None:
+                    self._sink(key, value, require_key_shape=True)
+        return True
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def _visit_Call(self, node: ast.Call) -> bool:
         self._call_flow(node)
         self._log_call(node)
+        return True
 
-    def _call_flow(self, node: cst.Call) -> None:
+    def _call_flow(self, node: ast.Call) -> None:
         """A call of what may be a project function, with what its arguments carry."""
         site = self._site(node)
         if site.callee and site.args:
             self.calls.append(CallFlow(site.callee, site.caller, self._span(node), site.args, site.bound))
 
-    def _site(self, node: cst.Call) -> ResultOf:
-        """The call as codefacts.py resolves it: callee ("" if unknown) and what each argument carries."""
+    def _site(self, node: ast.Call) -> ResultOf:
+        """The call as codefacts.py resolves it: callee ("" if unknown) and what each argument carries.
+
+        Read once, where the walk first meets the call: in `x = f(x)` that is before `x` is
+        rebound, as Python evaluates it."""
+        site = self.sites.get(id(node))
+        if site is None:
+            site = self.sites[id(node)] = self._read_site(node)
+        return site
+
+    def _read_site(self, node: ast.Call) -> ResultOf:
         scope = self.scopes[-1]
         args: list[tuple[int | str, frozenset[Atom]]] = []
         positional = True
-        for position, arg in enumerate(node.args):
+        for position, arg in enumerate(arguments(node)):
             positional = positional and not arg.star
             atoms = scope.kept(self._roots(arg.value)) if arg.keyword or positional else frozenset()
             if atoms:
-                args.append((arg.keyword.value if arg.keyword else position, atoms))
+                args.append((arg.keyword or position, atoms))
         callee = self.code.callee(node.func, self.classes) or ""
-        bound = isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"
+        func = node.func
+        bound = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
         return ResultOf(callee, None, scope.name, tuple(args), bound)
 
-    def _log_call(self, node: cst.Call) -> None:
+    def _log_call(self, node: ast.Call) -> None:
         """`log("k", v)`, `log({"k": v})` and `log(k=v)`: every argument names a metric."""
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if self.prometheus and name in PROMETHEUS_TYPES:
             self._help_string(node)
         if name not in self.rules.log_functions:
             return
-        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-        if len(positional) >= 2 and _key_text(positional[0].value) is not None:
-            self._sink(positional[0].value, positional[1].value, require_key_shape=False)
-        for arg in positional:
-            if isinstance(arg.value, cst.Dict):
-                for element in arg.value.elements:
-                    if isinstance(element, cst.DictElement):
-                        self._sink(element.key, element.value, require_key_shape=False, only_unshaped=True)
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value not in self.rules.log_options:
-                self._record_key(arg.keyword.value, arg.keyword, arg.value, from_keyword=True)
+        given = arguments(node)
+        positional = [arg.value for arg in given if arg.keyword is None and not arg.star]
+        if len(positional) >= 2 and _key_text(positional[0]) is not None:
+            self._sink(positional[0], positional[1], require_key_shape=False)
+        for value in positional:
+            if isinstance(value, ast.Dict):
+                for key, item in zip(value.keys, value.values):
+                    if key is not None:
+                        self._sink(key, item, require_key_shape=False, only_unshaped=True)
+        for arg in given:
+            if arg.keyword is not None and arg.where is not None and arg.keyword not in self.rules.log_options:
+                line, column = self.text.start(arg.where)
+                span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))
+                self._record_key(arg.keyword, span, arg.value, from_keyword=True)
 
-    def _sink(
-        self,
-        key_node: cst.BaseExpression,
-        value: cst.BaseExpression,
-        require_key_shape: bool,
-        only_unshaped: bool = False,
-    ) -> None:
+    def _sink(self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False) -> None:
         key = _key_text(key_node)
         if key is None or keys.too_generic(key):
             return
         shaped = keys.looks_like_key(key)
         if (require_key_shape and not shaped) or (only_unshaped and shaped):
             return
-        self._record_key(key, key_node, value, from_keyword=False)
+        self._record_key(key, self._span(key_node), value, from_keyword=False)
 
-    def _record_key(self, key: str, node: cst.CSTNode, value: cst.BaseExpression, from_keyword: bool) -> None:
-        span = self._span(node)
+    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool) -> None:
         self.keys.append(KeyUse(key, span, from_keyword))
-        self.keys_on_line.setdefault(span.line, []).append(key)
+        self.prose.keys_on_line.setdefault(span.line, []).append(key)
         self.scopes[-1].sinks.append((key, self._roots(value)))
 
-    def _roots(self, value: cst.BaseExpression, element: tuple[int, int] | None = None) -> frozenset[Atom]:
+    def _roots(self, value: ast.expr, element: tuple[int, int] | None = None) -> frozenset[Atom]:
         """What `value` is: the names it holds unchanged, the code facts known about it, the
         project calls it comes from; `element` = (index, tuple size) takes one element of it.
         Empty when it computes something new."""
         scope = self.scopes[-1]
-        if isinstance(value, cst.Name):
-            return self.code.element(scope.roots(value.value), element)
-        if isinstance(value, cst.IfExp):
+        if isinstance(value, ast.Name):
+            return self.code.element(scope.roots(value.id), element)
+        if isinstance(value, ast.IfExp):
             return self._roots(value.body, element) | self._roots(value.orelse, element)
-        if isinstance(value, (cst.Tuple, cst.List)) and element is not None and element[0] < len(value.elements):
-            return self._roots(value.elements[element[0]].value)
-        if isinstance(value, cst.Subscript) and element is None:
+        if isinstance(value, (ast.Tuple, ast.List)) and element is not None and element[0] < len(value.elts):
+            part = value.elts[element[0]]
+            return self._roots(part.value if isinstance(part, ast.Starred) else part)
+        if isinstance(value, ast.Subscript) and element is None:
             index = self.code.constant_index(value)
             return self._roots(value.value, (index, -1)) if index is not None else frozenset()
-        if isinstance(value, cst.Call):
+        if isinstance(value, ast.Call):
             func = value.func
-            if isinstance(func, cst.Name) and func.value in self.rules.preserving_functions and len(value.args) == 1:
-                return self._roots(value.args[0].value, element)
-            if isinstance(func, cst.Attribute) and func.attr.value in self.rules.preserving_methods:
+            if isinstance(func, ast.Name) and func.id in self.rules.preserving_functions and len(value.args) + len(value.keywords) == 1:
+                only = arguments(value)[0]
+                return self._roots(only.value, element)
+            if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
                 return self._roots(func.value, element)
             return self.code.call(value, element, scope.objects, self._site(value))
-        if isinstance(value, cst.Attribute) and element is None:
+        if isinstance(value, ast.Attribute) and element is None:
             return self.code.expression(value, scope.objects)
-        if isinstance(value, cst.BinaryOperation) and element is None:
-            return self.code.arithmetic(value, value.operator, self._roots(value.left), self._roots(value.right), value.right)
+        if isinstance(value, ast.BinOp) and element is None:
+            return self.code.arithmetic(value, value.op, self._roots(value.left), self._roots(value.right), value.right)
         return frozenset()
 
     # -- tooltip texts ----------------------------------------------------------------------
 
-    def _dict_table(self, name: str, value: cst.Dict) -> None:
+    def _dict_table(self, name: str, value: ast.Dict) -> None:
         """`DESCRIPTIONS = {"train/loss": "..."}` at module level: a table, if every value is text."""
         entries = []
-        for order, element in enumerate(value.elements):
-            if not isinstance(element, cst.DictElement):
+        for order, (key, item) in enumerate(zip(value.keys, value.values)):
+            pattern = self.text.literal(key) if key is not None else None
+            text = self._string_mention(item)
+            if pattern is None or text is None:
                 return
-            pattern = element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
-            text = self._string_mention(element.value)
-            if not isinstance(pattern, str) or text is None:
-                return
-            entries.append(TooltipEntry(pattern, text, self._span(element.key), order))
+            entries.append(TooltipEntry(key.value, text, self._span(key), order))  # type: ignore[union-attr]
         if entries:
             self.dict_tables.append(TooltipTable(self.path, "python", name, tuple(entries)))
             self.table_dicts.add(id(value))
 
-    def _help_string(self, node: cst.Call) -> None:
+    def _help_string(self, node: ast.Call) -> None:
         """`Counter("requests", "Requests served, per second")`: the help text of that metric."""
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        named = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        given = arguments(node)
+        positional = [a.value for a in given if a.keyword is None and not a.star]
+        named = {a.keyword: a.value for a in given if a.keyword is not None}
         name_node = named.get("name", positional[0] if positional else None)
         text_node = named.get("documentation", positional[1] if len(positional) > 1 else None)
-        name = name_node.evaluated_value if isinstance(name_node, cst.SimpleString) else None
+        name = _string(name_node)
         text = self._string_mention(text_node) if text_node is not None else None
-        if not isinstance(name, str) or text is None or name_node is None:
+        if name is None or text is None or name_node is None:
             return
-        prefix = [named[k].evaluated_value for k in ("namespace", "subsystem") if isinstance(named.get(k), cst.SimpleString)]
-        full = "_".join([p for p in prefix if isinstance(p, str) and p] + [name])
+        prefix = [_string(named.get(k)) for k in ("namespace", "subsystem")]
+        full = "_".join([p for p in prefix if p] + [name])
         span = self._span(name_node)
         self.keys.append(KeyUse(full, span))
         self.help_entries.append(TooltipEntry(full, text, span, len(self.help_entries)))
 
-    def _string_mention(self, node: cst.BaseExpression) -> Mention | None:
+    def _string_mention(self, node: ast.expr) -> Mention | None:
         """A plain string literal as a tooltip text; exact positions unless it has escapes."""
-        if not isinstance(node, cst.SimpleString) or not isinstance(node.evaluated_value, str):
+        string = self.text.literal(node)
+        if string is None:
             return None
-        raw = node.value
-        opening = len(node.prefix) + len(node.quote)
-        start = self.get_metadata(PositionProvider, node).start
-        content = raw[opening : len(raw) - len(node.quote)]
+        content = string.content
         if "\\" in content:
-            return Mention("tooltip", self.path, node.evaluated_value, ((start.line, start.column + 1 + opening),))
+            return Mention("tooltip", self.path, node.value, ((string.line, string.content_column),))  # type: ignore[attr-defined]
         lines = source_lines(content)
-        origins = [(start.line, start.column + 1 + opening)] + [(start.line + i, 1) for i in range(1, len(lines))]
+        origins = [(string.line, string.content_column)] + [(string.line + i, 1) for i in range(1, len(lines))]
         return Mention("tooltip", self.path, "\n".join(lines), tuple(origins))
 
     def tables(self) -> tuple[TooltipTable, ...]:
         help_table = TooltipTable(self.path, "prometheus", "prometheus_client", tuple(self.help_entries), shape=True)
         return (*self.dict_tables, help_table) if self.help_entries else tuple(self.dict_tables)
 
-    def _span(self, node: cst.CSTNode) -> Span:
-        position = self.get_metadata(PositionProvider, node)
-        return Span(self.path, position.start.line, position.start.column + 1, position.end.line, position.end.column + 1)
-
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
-
-    def _lines_of(self, node: cst.CSTNode) -> range:
-        where = self.get_metadata(PositionProvider, node)
-        return range(where.start.line, where.end.line + 1)
-
-    # -- comments ---------------------------------------------------------------------------
-
-    def visit_EmptyLine(self, node: cst.EmptyLine) -> None:
-        if node.comment is not None:
-            self._comment(node.comment, trailing=False)
-
-    def visit_TrailingWhitespace(self, node: cst.TrailingWhitespace) -> None:
-        if node.comment is not None:
-            self._comment(node.comment, trailing=True)
-
-    def _comment(self, comment: cst.Comment, trailing: bool) -> None:
-        start = self.get_metadata(PositionProvider, comment).start
-        body = comment.value.lstrip("#")
-        text = body.lstrip()
-        column = start.column + 1 + len(comment.value) - len(text)
-        found = suppress.directive(text)
-        if found is not None:
-            at = column + found.start
-            self.directives.append((Span(self.path, start.line, at, start.line, start.column + 1 + len(comment.value)), found))
-            text = text[: found.start].rstrip().rstrip("#")  # the remark before it is still read
-        if text.strip():
-            self.comments.append((start.line, column, text.rstrip(), trailing))
-
-    def suppressions(self) -> list[Suppression]:
-        """A directive covers its own line, and the strings it anchors (see `anchors`)."""
-        return [
-            suppress.suppression(found, span, {span.line} | self.anchors.get(span.line, set()))
-            for span, found in self.directives
-        ]
-
-    def comment_mentions(self) -> list[Mention]:
-        """Trailing comments speak for what their line logs or assigns; runs of own-line
-        comments form one text whose sentences are attributed by the metrics they name."""
-        mentions: list[Mention] = []
-        block: list[tuple[int, int, str, bool]] = []
-
-        def flush() -> None:
-            if block:
-                text = "\n".join(c[2] for c in block)
-                mentions.append(Mention("comment", self.path, text, tuple((c[0], c[1]) for c in block)))
-                block.clear()
-
-        for comment in sorted(self.comments):
-            line, column, text, trailing = comment
-            if trailing:
-                flush()
-                subjects = tuple(self.names_on_line.get(line, ()))
-                flows = tuple(dict.fromkeys(self.keys_on_line.get(line, ())))
-                mentions.append(Mention("comment", self.path, text, ((line, column),), subjects, flows))
-            elif block and (block[-1][0] != line - 1 or block[-1][1] != column):
-                flush()
-                block.append(comment)
-            else:
-                block.append(comment)
-        flush()
-        return mentions
+    def _span(self, node: ast.AST) -> Span:
+        return self.text.span(self.path, node)
 
 
-def _with(mention: Mention, subjects: tuple[str, ...], flows_to: tuple[str, ...] = ()) -> Mention:
-    return Mention(mention.source, mention.path, mention.text, mention.origins, subjects, flows_to)
+# Nodes below which nothing is read: what `_visit` need not even look at.
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+# `_visit_X` handles node type X; it returns whether the walk goes on into the node's children.
+_VISITS = {getattr(ast, name.removeprefix("_visit_")): method for name, method in vars(_Collector).items() if name.startswith("_visit_")}
 
 
-def _leading_string(body: object) -> cst.SimpleString | None:
-    statements = list(body) if isinstance(body, (list, tuple)) else []
-    if not statements:
-        return None
-    first = statements[0]
-    small = first.body[0] if isinstance(first, cst.SimpleStatementLine) and first.body else first
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
-        return small.value
+def _assigned_name(statement: ast.stmt) -> str | None:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+        return statement.target.id
     return None
 
 
-def _assigned_name(statement: object) -> str | None:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-        return small.targets[0].target.value
-    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-        return small.target.value
-    return None
+def _string(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _key_text(node: cst.BaseExpression) -> str | None:
+def _key_text(node: ast.expr) -> str | None:
     """A string key as written; f-string fields become `{name}` placeholders."""
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    if isinstance(node, cst.FormattedString):
+    if isinstance(node, ast.JoinedStr):
         parts = []
-        for part in node.parts:
-            if isinstance(part, cst.FormattedStringText):
-                parts.append(part.value)
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                parts.append("{" + (part.value.id if isinstance(part.value, ast.Name) else "") + "}")
             else:
-                expression = part.expression
-                parts.append("{" + (expression.value if isinstance(expression, cst.Name) else "") + "}")
+                parts.append(_string(part) or "")
         return "".join(parts)
-    return None
+    return _string(node)

@@ -7,20 +7,33 @@ through the file's imports only: user code is never imported or run.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import ast
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Callable
-
-import libcst as cst
 
 from metriclint.knowledge import Knowledge, Known
 from metriclint.model import Atom, CodeFact, ResultOf, Span
 
-_OPERATORS: dict[type, str] = {
-    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.RightShift: ">>",
-    cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/", cst.RightShiftAssign: ">>",
-}
+_OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.RShift: ">>"}
 _ORIGIN_WIDTH = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """One argument of a call as written: `keyword` is None for a positional one; `star` marks
+    `*args` and `**kwargs`, whose positions and names cannot be told."""
+
+    value: ast.expr
+    keyword: str | None = None
+    star: bool = False
+    where: ast.AST | None = None  # the `name=value` node of a keyword argument
+
+
+def arguments(call: ast.Call) -> list[Argument]:
+    """Positional arguments, then keyword ones (CPython keeps them apart)."""
+    found = [Argument(a.value, star=True) if isinstance(a, ast.Starred) else Argument(a) for a in call.args]
+    return found + [Argument(k.value, k.arg, k.arg is None, k) for k in call.keywords]
 
 
 def module_name(path: str) -> tuple[str, list[str]]:
@@ -35,74 +48,69 @@ def module_name(path: str) -> tuple[str, list[str]]:
 class CodeReader:
     """Per-file answers: imports seen so far, knowledge-base matches, unit arithmetic."""
 
-    def __init__(self, path: str, tree: cst.Module, known: Knowledge, span: Callable[[cst.CSTNode], Span]) -> None:
+    def __init__(self, path: str, known: Knowledge, span: Callable[[ast.AST], Span], segment: Callable[[ast.AST], str]) -> None:
         self.module, self.package = module_name(path)
-        self.tree, self.knowledge, self.span = tree, known, span
+        self.knowledge, self.span, self.segment = known, span, segment
         self.imports: dict[str, str] = {}
 
     # -- names ----------------------------------------------------------------------------
 
-    def imported(self, node: cst.Import) -> None:
+    def imported(self, node: ast.Import) -> None:
         for alias in node.names:
-            dotted = _dotted(alias.name)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.imports[alias.asname.name.value] = dotted
+            if alias.asname is not None:
+                self.imports[alias.asname] = alias.name
             else:
-                head = dotted.split(".")[0]
+                head = alias.name.split(".")[0]
                 self.imports[head] = head
 
-    def imported_from(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
-        base = _dotted(node.module) if node.module is not None else ""
-        level = len(node.relative)
-        if level:
-            if level - 1 > len(self.package):
+    def imported_from(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            if node.level - 1 > len(self.package):
                 return
-            base = ".".join([*self.package[: len(self.package) - level + 1], *([base] if base else [])])
+            base = ".".join([*self.package[: len(self.package) - node.level + 1], *([base] if base else [])])
         for alias in node.names:
-            local = alias.asname.name if alias.asname is not None else alias.name
-            if isinstance(local, cst.Name):
-                self.imports[local.value] = f"{base}.{_dotted(alias.name)}".lstrip(".")
+            if alias.name != "*":
+                self.imports[alias.asname or alias.name] = f"{base}.{alias.name}".lstrip(".")
 
-    def chain(self, node: cst.BaseExpression, objects: dict[str, str]) -> str | None:
+    def chain(self, node: ast.expr, objects: dict[str, str]) -> str | None:
         """`psutil.Process(pid).memory_info()` -> `psutil.Process().memory_info()`, through imports
         and local names that hold a knowledge-base object; None when the head is unknown."""
-        if isinstance(node, cst.Name):
-            return objects.get(node.value) or self.imports.get(node.value)
-        if isinstance(node, cst.Attribute):
+        if isinstance(node, ast.Name):
+            return objects.get(node.id) or self.imports.get(node.id)
+        if isinstance(node, ast.Attribute):
             base = self.chain(node.value, objects)
-            return f"{base}.{node.attr.value}" if base else None
-        if isinstance(node, cst.Call):
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call):
             base = self.chain(node.func, objects)
             return f"{base}()" if base else None
         return None
 
-    def callee(self, func: cst.BaseExpression, classes: list[str]) -> str | None:
+    def callee(self, func: ast.expr, classes: list[str]) -> str | None:
         """The dotted name a call may reach in the project: imported, defined here, or `self.x`."""
-        if isinstance(func, cst.Name):
-            return self.imports.get(func.value) or f"{self.module}.{func.value}"
-        if isinstance(func, cst.Attribute):
-            if isinstance(func.value, cst.Name) and func.value.value == "self" and classes:
-                return f"{self.module}.{classes[-1]}.{func.attr.value}"
+        if isinstance(func, ast.Name):
+            return self.imports.get(func.id) or f"{self.module}.{func.id}"
+        if isinstance(func, ast.Attribute):
+            if isinstance(func.value, ast.Name) and func.value.id == "self" and classes:
+                return f"{self.module}.{classes[-1]}.{func.attr}"
             base = self.chain(func.value, {})
-            return f"{base}.{func.attr.value}" if base and "(" not in base else None
+            return f"{base}.{func.attr}" if base and "(" not in base else None
         return None
 
     # -- what values are --------------------------------------------------------------------
 
-    def call(self, node: cst.Call, element: tuple[int, int] | None, objects: dict[str, str], site: ResultOf) -> frozenset[Atom]:
+    def call(self, node: ast.Call, element: tuple[int, int] | None, objects: dict[str, str], site: ResultOf) -> frozenset[Atom]:
         """What a call returns: known facts, or `site` (a project call, for codefacts.py)."""
         entry = self.knowledge.chains.get(self.chain(node, objects) or "")
-        if entry is None and isinstance(node.func, cst.Attribute):
-            method = self.knowledge.methods.get(node.func.attr.value)
-            if method is not None and (method.arguments is None or method.arguments == len(node.args)):
+        if entry is None and isinstance(node.func, ast.Attribute):
+            method = self.knowledge.methods.get(node.func.attr)
+            if method is not None and (method.arguments is None or method.arguments == len(node.args) + len(node.keywords)):
                 entry = method
         if entry is not None:
             return self._facts(entry, node) if _takes(entry, element) else frozenset()
         return frozenset({replace(site, element=element[0] if element else None)}) if site.callee else frozenset()
 
-    def expression(self, node: cst.Attribute, objects: dict[str, str]) -> frozenset[Atom]:
+    def expression(self, node: ast.Attribute, objects: dict[str, str]) -> frozenset[Atom]:
         entry = self.knowledge.chains.get(self.chain(node, objects) or "")
         return self._facts(entry, node) if entry is not None else frozenset()
 
@@ -116,11 +124,11 @@ class CodeReader:
 
     def arithmetic(
         self,
-        node: cst.CSTNode,
-        operator: cst.CSTNode,
+        node: ast.AST,
+        operator: ast.operator,
         left: frozenset[Atom],
         right: frozenset[Atom],
-        right_node: cst.BaseExpression,
+        right_node: ast.expr,
     ) -> frozenset[Atom]:
         """Sums, differences and unit conversions keep the facets listed in units.yaml."""
         op = _OPERATORS.get(type(operator))
@@ -133,7 +141,7 @@ class CodeReader:
                 return frozenset(facts)
             other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
             return frozenset(a for a in facts if (a.facet, a.value) in other)
-        by = "".join(self.tree.code_for_node(right_node).split())
+        by = "".join(self.segment(right_node).split())
         result: set[Atom] = {a for a in facts if a.facet != "unit"}
         for fact in facts:
             unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" else None
@@ -142,49 +150,42 @@ class CodeReader:
                 result.add(CodeFact("unit", unit, self.span(node), self._origin(node), says))
         return frozenset(result)
 
-    def constant_index(self, node: cst.Subscript) -> int | None:
-        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-            value = node.slice[0].slice.value
-            if isinstance(value, cst.Integer):
-                return value.evaluated_value  # 0xF, 0o7, 0b1 and 1_000 too
+    def constant_index(self, node: ast.Subscript) -> int | None:
+        index = node.slice
+        if isinstance(index, ast.Constant) and type(index.value) is int:
+            return index.value  # 0xF, 0o7, 0b1 and 1_000 too
         return None
 
-    def _facts(self, entry: Known, node: cst.CSTNode) -> frozenset[Atom]:
+    def _facts(self, entry: Known, node: ast.AST) -> frozenset[Atom]:
         span = self.span(node)
         origin = entry.pattern.removesuffix("()") if not entry.method else self._origin(node)
         facts: set[Atom] = {CodeFact(facet, value, span, origin, entry.says) for facet, value in entry.facts}
-        if isinstance(node, cst.Call) and (entry.norm_keyword or entry.norm_positions):
+        if isinstance(node, ast.Call) and (entry.norm_keyword or entry.norm_positions):
             norm = self._norm(entry, node)
             if norm is not None:
                 facts.add(CodeFact("norm", norm[0], span, origin, norm[1]))
         return frozenset(facts)
 
-    def _norm(self, entry: Known, node: cst.Call) -> tuple[str, str] | None:
+    def _norm(self, entry: Known, node: ast.Call) -> tuple[str, str] | None:
         """The norm a call computes, from its norm_type argument or the default."""
-        if any(arg.star for arg in node.args):
+        given = arguments(node)
+        if any(arg.star for arg in given):
             return None
-        keyword = next((a.value for a in node.args if a.keyword and a.keyword.value == entry.norm_keyword), None)
-        positional = [a.value for a in node.args if a.keyword is None]
+        keyword = next((a.value for a in given if a.keyword == entry.norm_keyword), None) if entry.norm_keyword else None
+        positional = [a.value for a in given if a.keyword is None]
         candidates = [p for p in entry.norm_positions if p < len(positional)]
         if keyword is None and not candidates:
             default = self.knowledge.default_norm
             return default, f"computes the {default} norm (the default norm_type)"
         if keyword is None and len(entry.norm_positions) > 1:
             return None  # an API whose signature we cannot tell apart
-        written = self.tree.code_for_node(keyword if keyword is not None else positional[candidates[0]])
+        written = self.segment(keyword if keyword is not None else positional[candidates[0]])
         norm = self.knowledge.norm_types.get("".join(written.split()))
         return (norm, f"computes the {norm} norm (norm_type={written})") if norm else None
 
-    def _origin(self, node: cst.CSTNode) -> str:
-        code = " ".join(self.tree.code_for_node(node).split())
+    def _origin(self, node: ast.AST) -> str:
+        code = " ".join(self.segment(node).split())
         return code if len(code) <= _ORIGIN_WIDTH else code[: _ORIGIN_WIDTH - 1] + "…"
-
-
-def _dotted(node: cst.BaseExpression) -> str:
-    """`a.b.c` as written in an import."""
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return node.value if isinstance(node, cst.Name) else ""
 
 
 def _takes(entry: Known, element: tuple[int, int] | None) -> bool:
@@ -193,7 +194,7 @@ def _takes(entry: Known, element: tuple[int, int] | None) -> bool:
     return entry.element == index and (entry.of is None or entry.of == size)
 
 
-def _number(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.UnaryOperation):
-        node = node.expression
-    return isinstance(node, (cst.Integer, cst.Float))
+def _number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
