@@ -1,0 +1,90 @@
+"""The Python reader's positions and comments, held against CPython's tokenizer as the oracle.
+
+python_text.py finds comments from the tree's string literals instead of tokenizing every
+file (tokenize is pure Python on 3.11 and cost more than parsing); these tests make sure the
+two ways agree, on hard cases and on every Python file of this repository.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from metriclint.sources import Unreadable, python, source_lines
+from metriclint.sources.python_text import PythonText
+
+HARD = {
+    "hash_in_strings": 'x = "a # b"  # real\ny = \'#\' + "#"\n',
+    "hash_in_fstring": 'x = f"{y!r:#>10} # no"  # yes\n',
+    "nested_fstring": "x = f\"{'#'}\" + f'''\n# not a comment {y}\n'''  # after\n",
+    "docstring_with_hash": 'def f():\n    """Args:\n        x: # not a comment\n    """  # closing\n    # own line\n',
+    "concatenation_hides_one": 'x = ("a"  # between the pieces\n     "b")  # after\n',
+    "triple_concatenation": 'x = ("""a\n#in"""  # c1\n     """b""")\n',
+    "continuation": 'x = 1 + \\\n    2  # cont\n',
+    "bytes": "x = b'#' + rb\"\\#\"  # bytes\n",
+    "non_ascii": 'é = "é#é"  # café\n名 = 1  # 名前\n',
+    "tabs_and_form_feed": "if x:\n\ty = 1\t# tab\n\x0c# after form feed\n",
+    "escaped_quote": 'x = "a\\"#"  # after escaped quote\n',
+    "empty_comment": "x = 1  #\n#\n",
+    "shebang_and_cookie": "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nx = 1\n",
+    "annotation_string": 'def f(x: "int # not") -> "str":  # yes\n    pass\n',
+}
+
+
+def oracle(source: str) -> list[tuple[int, int, str, bool]]:
+    lines = source_lines(source)
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO("\n".join(lines)).readline):
+        if token.type == tokenize.COMMENT:
+            line, column = token.start
+            found.append((line, column, token.string, bool(lines[line - 1][:column].strip())))
+    return found
+
+
+def ours(source: bytes) -> list[tuple[int, int, str, bool]]:
+    text = PythonText(source)
+    collector = python._Collector("x.py", python.flow_rules(), text)
+    collector.read(text.parse())
+    return [(c.line, c.column, c.text, c.trailing) for c in text.comments(collector.literals)]
+
+
+@pytest.mark.parametrize("name", sorted(HARD))
+def test_comments_match_the_tokenizer_on_hard_cases(name: str) -> None:
+    source = HARD[name]
+    assert ours(source.encode()) == oracle(source)
+
+
+def test_comments_match_the_tokenizer_on_every_file_here() -> None:
+    files = [p for folder in ("metriclint", "tests", "fixtures", "bench") for p in (ROOT / folder).rglob("*.py")]
+    checked = 0
+    for path in files:
+        data = path.read_bytes()
+        try:
+            got = ours(data)
+        except Unreadable:
+            continue  # the odd fixtures that do not parse
+        assert got == oracle(PythonText(data).text), path
+        checked += 1
+    assert checked > 100
+
+
+def test_positions_count_characters_not_bytes() -> None:
+    extraction = python.extract("x.py", 'é = {"train/é_norm": 1}  # café\n'.encode())
+    assert [(k.key, k.span.column, k.span.end_column) for k in extraction.keys] == [("train/é_norm", 6, 20)]
+    assert [(m.text, m.origins) for m in extraction.mentions] == [("café", ((1, 28),))]
+
+
+def test_a_concatenated_docstring_is_not_read_as_one_text() -> None:
+    """`"a" "b"` is one string to Python but not one token: its content has no single position."""
+    extraction = python.extract("x.py", b'def f(x):\n    "after clipping" " of x"\n    return x\n')
+    assert extraction.mentions == ()
+
+
+def test_syntax_newer_than_this_python_still_has_its_texts_read(tmp_path: Path) -> None:
+    source = (ROOT / "fixtures" / "odd_files" / "new_syntax.py").read_bytes()
+    texts = [m.text for m in python.extract("new_syntax.py", source).mentions]
+    assert "the norm after clipping." in texts
