@@ -167,16 +167,16 @@ class _Collector:
             self._children(node)
 
     def _children(self, node: ast.AST) -> None:
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
+        for name in _fields(type(node)):
+            value = getattr(node, name)
+            if type(value) is list:
                 if value and isinstance(value[0], ast.stmt):
                     self._block(value)
                     continue
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if item is not None:  # `{**rest}` has a None key
                         self._visit(item)
-            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+            elif value is not None:
                 self._visit(value)
 
     def _block(self, body: list[ast.stmt]) -> None:
@@ -376,6 +376,9 @@ class _Collector:
 
     def _read_site(self, node: ast.Call) -> ResultOf:
         scope = self.scopes[-1]
+        callee = self.code.callee(node.func, self.classes)
+        if callee is None:
+            return ResultOf("", None, scope.name)  # nothing to follow: what it is passed does not matter
         args: list[tuple[int | str, frozenset[Atom]]] = []
         positional = True
         for position, arg in enumerate(arguments(node)):
@@ -383,7 +386,6 @@ class _Collector:
             atoms = scope.kept(self._roots(arg.value)) if arg.keyword or positional else frozenset()
             if atoms:
                 args.append((arg.keyword or position, atoms))
-        callee = self.code.callee(node.func, self.classes) or ""
         func = node.func
         bound = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
         return ResultOf(callee, None, scope.name, tuple(args), bound)
@@ -506,8 +508,15 @@ class _Collector:
         return self.text.span(self.path, node)
 
 
-# Nodes below which nothing is read: what `_visit` need not even look at.
-_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+# Fields that never hold a node worth visiting: names, operators, contexts, flags.
+_SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "attr", "id", "arg", "name", "names", "module", "level", "type_comment", "kind", "conversion", "is_async", "simple"})
+
+
+@lru_cache(maxsize=None)
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that the walk descends into."""
+    return tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALAR_FIELDS)
+
 # `_visit_X` handles node type X; it returns whether the walk goes on into the node's children.
 _VISITS = {getattr(ast, name.removeprefix("_visit_")): method for name, method in vars(_Collector).items() if name.startswith("_visit_")}
 
