@@ -8,9 +8,9 @@ phrase and inside its clause, so "the raw norm, not the post-clip one" negates o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
+from metriclint.model import Reading
 from metriclint.vocabulary import PhraseEntry, Vocabulary
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*]|$)|\n\s*\n")
@@ -18,18 +18,6 @@ _CLAUSE_BREAK = re.compile(r"[,;:()\[\]—–]|\s-\s|(?<!\w)(?:but|however|where
 _WORD = re.compile(r"[\w']+")
 # "the current and the reference policy": the word before "and"/"or" shares the phrase's tail.
 _COORDINATED = re.compile(r"(?<![\w-])([\w-]+)\s+(?:and|or|&)\s+(?:the\s+)?$", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """A facet value stated by `text[start:end]`; `start` includes the negation cue, if any."""
-
-    facet: str
-    value: str
-    negated: bool  # only on facets with more than two values; two-valued ones are flipped
-    start: int
-    end: int
-    sentence: tuple[int, int]
 
 
 def sentences(text: str) -> list[tuple[int, int]]:

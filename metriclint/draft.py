@@ -14,9 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from metriclint import engine
-from metriclint.claims import read, sentences
+from metriclint.claims import sentences
 from metriclint.model import Claim, Mention
-from metriclint.resolve import attribute, specific
+from metriclint.resolve import specific
 
 SOURCE_RANK = {"docstring": 0, "comment": 1, "tooltip": 2}
 
@@ -39,7 +39,7 @@ def draft(inventory: engine.Inventory) -> list[Entry]:
     mentions = engine.texts(inventory)
     _add_aliases(entries, mentions)
     by_statement = {m.span(0, len(m.text)): m for m in mentions}
-    claims = [c for m in mentions for c in attribute(m, read(m.text, inventory.vocabulary), inventory.index)]
+    claims = engine.read_claims(inventory, mentions)
     by_metric: dict[str, list[Claim]] = defaultdict(list)
     for claim in claims:
         if claim.metric in entries:

@@ -49,7 +49,7 @@ def collect(config: Config, progress: Progress | None = None) -> Inventory:
     files = discover(config.paths, config.exclude, config.root, SUFFIXES) + _configured_yaml(config)
     extractions, unreadable = [], []
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions))
-    settings = Settings(config.jobs or default_jobs(), config.cache_dir, config.registry, options)
+    settings = Settings(config.jobs or default_jobs(), config.cache_dir, config.registry, options, vocabulary)
     for result in extract_all(files, settings, progress):
         if isinstance(result, Unreadable):
             unreadable.append(result)
@@ -91,7 +91,7 @@ def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     registry, index = inventory.registry, inventory.index
     selections = [s for binding in inventory.bindings for s in tooltips.select(binding, inventory.names)]
     mentions = texts(inventory, selections)
-    claims = tuple(claim for m in mentions for claim in attribute(m, read(m.text, inventory.vocabulary), index))
+    claims = tuple(read_claims(inventory, mentions))
     mismatches = tuple(m for s in selections if (m := tooltips.mismatch(s, inventory.names)) is not None)
 
     seen = sightings([use for e in inventory.extractions for use in e.keys], mentions, index)
@@ -114,6 +114,14 @@ def texts(inventory: Inventory, selections: list[tooltips.Selection] | None = No
     if inventory.registry is not None:
         mentions += [entry.description for entry in inventory.registry.metrics.values() if entry.description]
     return mentions
+
+
+def read_claims(inventory: Inventory, mentions: list[Mention]) -> list[Claim]:
+    """Every claim `mentions` state. They come as `texts` lists them, the files' own first:
+    those were read with their files (extract_all.py), the rest are read here."""
+    own = [said for e in inventory.extractions for said in e.readings]
+    readings = own + [read(m.text, inventory.vocabulary) for m in mentions[len(own) :]]
+    return [claim for m, said in zip(mentions, readings) for claim in attribute(m, said, inventory.index)]
 
 
 def filter_findings(findings: list[Finding], config: Config, suppressions: list[Suppression]) -> list[Finding]:

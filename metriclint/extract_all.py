@@ -1,4 +1,5 @@
-"""The extract step for a whole run: cache look-up, then parallel parsing of the rest.
+"""The per-file steps for a whole run: cache look-up, then, in parallel for the rest, extract
+each file's mentions and read what each one states (claims.read needs only the text).
 
 Results come back in the order of the files given, whatever order the workers finish in, so
 every later step sees exactly what a plain loop would have produced.
@@ -11,16 +12,18 @@ import os
 import stat
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
 from metriclint import cache as cache_module
 from metriclint.checks import Unreadable
+from metriclint.claims import read
 from metriclint.discover import display
 from metriclint.model import ConfigError, Span
 from metriclint.sources import Extraction, Options, extractor_for
 from metriclint.sources import Unreadable as UnreadableSource
+from metriclint.vocabulary import Vocabulary
 
 Result = Extraction | Unreadable
 Progress = Callable[[int, int], None]  # files extracted, total
@@ -32,6 +35,7 @@ class Settings:
     cache_dir: Path | None  # None: no cache
     registry: Path | None
     options: Options  # what the sources need from the config (part of the cache key)
+    vocabulary: Vocabulary  # built-in and registry facets: covered by the cache key's registry and rules
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
     done = len(files) - len(jobs)
     if progress is not None:
         progress(done, len(files))
-    for index, (entry, result) in zip(pending, _run(jobs, settings.options, settings.jobs)):
+    for index, (entry, result) in zip(pending, _run(jobs, settings)):
         results[index] = result
         if store is not None and entry is not None:
             store.put(entry, result)
@@ -81,33 +85,63 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _run(jobs: list[_Job], options: Options, workers: int) -> Iterator[tuple[str | None, Result]]:
+def _run(jobs: list[_Job], settings: Settings) -> Iterator[tuple[str | None, Result]]:
     """Extract in worker processes when there is enough to share; in this one otherwise.
-    Results come in the order of `jobs`, each as soon as it and those before it are done."""
-    workers = min(workers, len(jobs))
+    Results come in the order of `jobs`, each as soon as it and those before it are done.
+
+    Workers take files in batches: one round trip per file cost as much as reading a small one.
+    """
+    workers, options = min(settings.jobs, len(jobs)), settings.options
     if workers <= 1:
-        yield from (_extract(job, options) for job in jobs)
+        yield from (_extract(job, options, settings.vocabulary) for job in jobs)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_extract, job, options) for job in jobs]
-        for job, future in zip(jobs, futures):
-            yield _outcome(job, future)
+    size = max(1, min(_MAX_BATCH, len(jobs) // (workers * _BATCHES_PER_WORKER)))
+    batches = [jobs[start : start + size] for start in range(0, len(jobs), size)]
+    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(settings.vocabulary,)) as pool:
+        futures = [pool.submit(_extract_batch, batch, options) for batch in batches]
+        for batch, future in zip(batches, futures):
+            try:
+                yield from future.result()
+            except BrokenProcessPool:
+                yield from ((None, _unreadable(job.shown, _DIED)) for job in batch)
+            except ConfigError:
+                raise
+            except Exception:  # noqa: BLE001 - e.g. one result too deep to send back: find which
+                yield from (_outcome(job, pool.submit(_extract_batch, [job], options)) for job in batch)
 
 
-def _outcome(job: _Job, future: Future[tuple[str | None, Result]]) -> tuple[str | None, Result]:
-    """A worker's answer; a worker that died, or an answer that could not be sent back, is this
-    file's ML900 (not cached), and the run goes on with the next file."""
+_MAX_BATCH = 32
+_BATCHES_PER_WORKER = 16  # enough that the workers finish close together
+_DIED = "the process reading this file died (out of memory?); the run went on without it"
+
+
+_worker_vocabulary: Vocabulary | None = None  # a worker's, set once when the pool starts it
+
+
+def _start_worker(vocabulary: Vocabulary) -> None:
+    global _worker_vocabulary
+    _worker_vocabulary = vocabulary
+
+
+def _extract_batch(batch: list[_Job], options: Options) -> list[tuple[str | None, Result]]:
+    assert _worker_vocabulary is not None, "called outside a pool started by _run"
+    return [_extract(job, options, _worker_vocabulary) for job in batch]
+
+
+def _outcome(job: _Job, future: Future[list[tuple[str | None, Result]]]) -> tuple[str | None, Result]:
+    """A worker's answer for one file; a worker that died, or an answer that could not be sent
+    back, is this file's ML900 (not cached), and the run goes on with the next file."""
     try:
-        return future.result()
+        return future.result()[0]
     except BrokenProcessPool:
-        return None, _unreadable(job.shown, "the process reading this file died (out of memory?); the run went on without it")
+        return None, _unreadable(job.shown, _DIED)
     except ConfigError:
         raise
     except Exception as error:  # noqa: BLE001 - e.g. a result too deep to send back
         return None, _internal(job.shown, error)
 
 
-def _extract(job: _Job, options: Options) -> tuple[str | None, Result]:
+def _extract(job: _Job, options: Options, vocabulary: Vocabulary) -> tuple[str | None, Result]:
     """One file's cache entry name (None: not to be cached) and its extraction; any failure
     on this file is reported, never raised.
 
@@ -122,7 +156,7 @@ def _extract(job: _Job, options: Options) -> tuple[str | None, Result]:
     entry = cache_module.key(job.salt, job.shown, data) if job.salt is not None else None
     extractor = extractor_for(job.path.suffix, options)
     try:
-        return entry, extractor(job.shown, data) if extractor else Extraction()
+        return entry, _read_texts(extractor(job.shown, data), vocabulary) if extractor else Extraction()
     except UnreadableSource as error:
         return entry, Unreadable(Span(job.shown, error.line, error.column, error.line, error.column), error.message)
     except RecursionError:
@@ -131,6 +165,10 @@ def _extract(job: _Job, options: Options) -> tuple[str | None, Result]:
         raise  # metriclint's own rules data is broken: exit 2, not one ML900 per file
     except Exception as error:  # noqa: BLE001 - one odd file must not stop the run
         return None, _internal(job.shown, error)  # not cached: the next version may read it
+
+
+def _read_texts(extraction: Extraction, vocabulary: Vocabulary) -> Extraction:
+    return replace(extraction, readings=tuple(tuple(read(m.text, vocabulary)) for m in extraction.mentions))
 
 
 def _internal(shown: str, error: Exception) -> Unreadable:

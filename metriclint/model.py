@@ -56,6 +56,18 @@ class Mention:
 
 
 @dataclass(frozen=True, slots=True)
+class Reading:
+    """A facet value that a mention's `text[start:end]` states (claims.py); `start` includes the negation cue, if any."""
+
+    facet: str
+    value: str
+    negated: bool  # only on facets with more than two values; two-valued ones are flipped
+    start: int
+    end: int
+    sentence: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
 class KeyUse:
     """A metric key that the code emits (a dict key, a subscript, a logging-call argument)."""
 

@@ -9,11 +9,10 @@ yields no claim at all: a missed claim costs less than a false contradiction.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from metriclint import keys
-from metriclint.claims import Reading
-from metriclint.model import Claim, Mention
+from metriclint.model import Claim, Mention, Reading
 from metriclint.registry import Registry
 
 _TOKEN = re.compile(r"`([^`\s]+)`|(?<![\w/{}.-])([A-Za-z_{][\w/{}.-]*[\w}])")
@@ -116,7 +115,7 @@ def specific(name: str) -> bool:
     return camel or any(c in name for c in "_-") or any(c.isdigit() for c in name)
 
 
-def attribute(mention: Mention, readings: list[Reading], index: MetricIndex) -> list[Claim]:
+def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex) -> list[Claim]:
     """Turn the readings of one text into claims about the metrics it speaks for."""
     if not readings:
         return []

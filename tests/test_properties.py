@@ -166,6 +166,6 @@ def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str)
                 snapshots.append(Path("m.py").read_bytes())
             assert snapshots[0] == snapshots[1]
             job = extract_all._Job(Path("m.py"), "m.py", None)
-            assert not isinstance(extract_all._extract(job, DEFAULT_OPTIONS)[1], UnreadableFile)
+            assert not isinstance(extract_all._extract(job, DEFAULT_OPTIONS, VOCABULARY)[1], UnreadableFile)
         finally:
             os.chdir(here)

@@ -23,14 +23,16 @@ from metriclint import extract_all
 from metriclint.checks import Unreadable
 from metriclint.discover import discover
 from metriclint.sources import DEFAULT_OPTIONS
+from metriclint.vocabulary import Vocabulary, load_builtin
 
 ODD = FIXTURES / "odd_files"
+VOCABULARY = Vocabulary(*load_builtin())
 REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics:\n      clipping: before\n"
 CONTRADICTION = 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # the norm after clipping\n'
 
 
 def extract_one(path: Path) -> object:
-    return extract_all._extract(extract_all._Job(path, path.name, None), DEFAULT_OPTIONS)[1]
+    return extract_all._extract(extract_all._Job(path, path.name, None), DEFAULT_OPTIONS, VOCABULARY)[1]
 
 
 def findings(result_output: str) -> list[str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
-from metriclint.model import CallFlow, FunctionFlow, KeyUse, Mention, Suppression, TooltipTable
+from metriclint.model import CallFlow, FunctionFlow, KeyUse, Mention, Reading, Suppression, TooltipTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +23,9 @@ class Extraction:
     tables: tuple[TooltipTable, ...] = ()  # resolved against the known keys later (tooltips.py)
     functions: tuple[FunctionFlow, ...] = ()  # for code evidence across modules (codefacts.py)
     calls: tuple[CallFlow, ...] = ()
+    # What each mention states (claims.read), one tuple per mention: read where the file is
+    # extracted, in parallel and cached, since it needs nothing but the text (extract_all.py).
+    readings: tuple[tuple[Reading, ...], ...] = ()
 
 
 class Unreadable(Exception):
