@@ -118,9 +118,16 @@ def _tables(source: Source, node: Node, pointer: str) -> Iterator[TooltipTable]:
         yield found
         return
     if node.type == "object":
-        for name, value in _fields(source, node).items():
-            yield from _tables(source, value, f"{pointer}/{pointer_token(name)}")
+        for pair in node.named_children:
+            value = pair.child_by_field_name("value") if pair.type == "pair" else None
+            name = source.key(pair.child_by_field_name("key")) if value is not None and value.type in _CONTAINERS else None
+            if name is not None:
+                yield from _tables(source, value, f"{pointer}/{pointer_token(name)}")
     elif node.type == "array":
         for i, item in enumerate(c for c in node.named_children if c.type != "comment"):
-            yield from _tables(source, item, f"{pointer}/{i}")
+            if item.type in _CONTAINERS:
+                yield from _tables(source, item, f"{pointer}/{i}")
+
+
+_CONTAINERS = ("object", "array")  # a number or a string holds no table: its key is not even decoded
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from tree_sitter import Node, Tree
 
@@ -46,9 +46,13 @@ class Source:
 
     def __init__(self, path: str, data: bytes, tree: Tree, language: str) -> None:
         self.path, self.data, self.tree, self.language = path, data, tree, language
-        # Where each line starts. tree-sitter's rows end at "\n" only; a file with lone "\r"
-        # line ends would be one row, so positions come from byte offsets instead.
-        self.starts = [0, *(m.end() for m in _LINE_END.finditer(data))]
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """Where each line starts. tree-sitter's rows end at "\n" only; a file with lone "\r"
+        line ends would be one row, so positions come from byte offsets instead. Worked out
+        only for a file with something to report: most JSON holds no table."""
+        return [0, *(m.end() for m in _LINE_END.finditer(self.data))]
 
     def check(self) -> None:
         """A file the grammar cannot parse is reported (ML900), at its first error."""
@@ -75,16 +79,10 @@ class Source:
     def string(self, node: Node | None) -> Mention | None:
         """A string literal (or a template literal without substitutions) as a tooltip text."""
         node = unwrap(node)
-        if node is None or node.type not in ("string", "template_string"):
+        text = self._string_text(node)
+        if text is None or node is None:
             return None
-        pieces = []
-        for child in node.children[1:-1]:
-            if child.type == "template_substitution":
-                return None
-            raw = self.text(child)
-            pieces.append(_decoded(raw) if child.type == "escape_sequence" else raw)
         line, column = self.position(node)
-        text = "\n".join(source_lines("".join(pieces)))
         origins = [(line, column + 1)] + [(line + i, 1) for i in range(1, text.count("\n") + 1)]
         return Mention("tooltip", self.path, text, tuple(origins))
 
@@ -93,8 +91,20 @@ class Source:
             return None
         if node.type in ("property_identifier", "number", "identifier"):
             return self.text(node)
-        mention = self.string(node)
-        return mention.text if mention is not None else None
+        return self._string_text(unwrap(node))
+
+    def _string_text(self, node: Node | None) -> str | None:
+        """The text of a string literal, its escapes padded to their width (see `_decoded`);
+        None for anything else. Keys need only this: working out a position costs more."""
+        if node is None or node.type not in ("string", "template_string"):
+            return None
+        pieces = []
+        for child in node.children[1:-1]:
+            if child.type == "template_substitution":
+                return None
+            raw = self.text(child)
+            pieces.append(_decoded(raw) if child.type == "escape_sequence" else raw)
+        return "\n".join(source_lines("".join(pieces)))
 
 
 def _decoded(escape: str) -> str:
