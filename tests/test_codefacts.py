@@ -85,6 +85,20 @@ def test_self_method_calls_skip_self(in_tmp: Path) -> None:
     assert not [f for f in facts if f[0] == "train/scale"]
 
 
+def test_a_project_function_named_like_a_builtin_is_still_followed(in_tmp: Path) -> None:
+    """Calls of Python's builtins are skipped as never reaching the project, unless the module
+    defines the name itself."""
+    source = (
+        "import torch\n\n\ndef max(p):\n    return torch.nn.utils.clip_grad_norm_(p, 1.0)\n\n\n"
+        "def step(p):\n    return {'train/grad_norm': max(p), 'train/count': len(p)}\n"
+    )
+    write_project(in_tmp, {"trainer.py": source})
+    assert sorted(_facts(in_tmp)) == [
+        ("train/grad_norm", "clipping", "before", "torch.nn.utils.clip_grad_norm_"),
+        ("train/grad_norm", "norm", "l2", "torch.nn.utils.clip_grad_norm_"),
+    ]
+
+
 def test_a_cycle_of_calls_ends(in_tmp: Path) -> None:
     source = "def a(x):\n    return b(x)\n\n\ndef b(x):\n    return a(x)\n\n\ndef c():\n    return {'train/x': a(1)}\n"
     write_project(in_tmp, {"loop.py": source})

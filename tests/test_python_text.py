@@ -47,8 +47,9 @@ def oracle(source: str) -> list[tuple[int, int, str, bool]]:
 
 def ours(source: bytes) -> list[tuple[int, int, str, bool]]:
     text = PythonText(source)
-    collector = python._Collector("x.py", python.flow_rules(), text)
-    collector.read(text.parse())
+    module = text.parse()
+    collector = python._Collector("x.py", python.flow_rules(), text, module)
+    collector.read()
     return [(c.line, c.column, c.text, c.trailing) for c in text.comments(collector.literals)]
 
 

@@ -67,9 +67,9 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
     rules = flow_rules()
     if log_functions:
         rules = replace(rules, log_functions=rules.log_functions | log_functions)
-    collector = _Collector(path, rules, text, prometheus=b"prometheus_client" in source)
+    collector = _Collector(path, rules, text, module, prometheus=b"prometheus_client" in source)
     try:
-        collector.read(module)
+        collector.read()
     except RecursionError:
         raise Unreadable(TOO_DEEP) from None
     prose = collector.prose
@@ -128,12 +128,12 @@ class _Collector:
     """One walk over the tree, in source order, each statement before what it holds (as a
     reader meets it): docstrings, keys, values, code facts, tooltip texts; comments after."""
 
-    def __init__(self, path: str, rules: FlowRules, text: PythonText, prometheus: bool = False) -> None:
-        self.path, self.rules, self.text, self.prometheus = path, rules, text, prometheus
+    def __init__(self, path: str, rules: FlowRules, text: PythonText, module: ast.Module, prometheus: bool = False) -> None:
+        self.path, self.rules, self.text, self.tree, self.prometheus = path, rules, text, module, prometheus
         self.dict_tables: list[TooltipTable] = []
         self.table_dicts: set[int] = set()  # dicts read as tooltip tables: their keys are not logged
         self.help_entries: list[TooltipEntry] = []
-        self.code = CodeReader(path, knowledge(), self._span, text.segment)
+        self.code = CodeReader(path, module, knowledge(), self._span, text.segment)
         self.module = self.code.module
         self.prose = Prose(path)
         self.keys: list[KeyUse] = []
@@ -146,10 +146,10 @@ class _Collector:
         self.literals: list[ast.AST] = []  # every string literal, for finding the comments
         self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
 
-    def read(self, module: ast.Module) -> None:
-        self._docstring(module.body)
-        self._attribute_docstrings(module.body)
-        for statement in module.body:
+    def read(self) -> None:
+        self._docstring(self.tree.body)
+        self._attribute_docstrings(self.tree.body)
+        for statement in self.tree.body:
             self._visit(statement)
         self._summarize(self.scopes[0])
         found = self.text.comments(self.literals)

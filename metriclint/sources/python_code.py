@@ -8,6 +8,7 @@ through the file's imports only: user code is never imported or run.
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Callable
@@ -17,6 +18,7 @@ from metriclint.model import Atom, CodeFact, ResultOf, Span
 
 _OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.RShift: ">>"}
 _ORIGIN_WIDTH = 60
+_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +50,13 @@ def module_name(path: str) -> tuple[str, list[str]]:
 class CodeReader:
     """Per-file answers: imports seen so far, knowledge-base matches, unit arithmetic."""
 
-    def __init__(self, path: str, known: Knowledge, span: Callable[[ast.AST], Span], segment: Callable[[ast.AST], str]) -> None:
+    def __init__(
+        self, path: str, tree: ast.Module, known: Knowledge, span: Callable[[ast.AST], Span], segment: Callable[[ast.AST], str]
+    ) -> None:
         self.module, self.package = module_name(path)
         self.knowledge, self.span, self.segment = known, span, segment
         self.imports: dict[str, str] = {}
+        self.defined = frozenset(_defined(tree.body))
 
     # -- names ----------------------------------------------------------------------------
 
@@ -89,6 +94,8 @@ class CodeReader:
     def callee(self, func: ast.expr, classes: list[str]) -> str | None:
         """The dotted name a call may reach in the project: imported, defined here, or `self.x`."""
         if isinstance(func, ast.Name):
+            if func.id in _BUILTINS and func.id not in self.defined and func.id not in self.imports:
+                return None  # `len(x)`, `print(x)`: Python's own, never a project function
             return self.imports.get(func.id) or f"{self.module}.{func.id}"
         if isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.value.id == "self" and classes:
@@ -186,6 +193,20 @@ class CodeReader:
     def _origin(self, node: ast.AST) -> str:
         code = " ".join(self.segment(node).split())
         return code if len(code) <= _ORIGIN_WIDTH else code[: _ORIGIN_WIDTH - 1] + "…"
+
+
+def _defined(body: list[ast.stmt]) -> list[str]:
+    """The functions and classes a module defines, under `if` and `try` too."""
+    names = []
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(statement.name)
+        elif isinstance(statement, (ast.If, ast.Try, ast.With)):
+            for block in (statement.body, getattr(statement, "orelse", []), getattr(statement, "finalbody", [])):
+                names += _defined(block)
+            for handler in getattr(statement, "handlers", []):
+                names += _defined(handler.body)
+    return names
 
 
 def _takes(entry: Known, element: tuple[int, int] | None) -> bool:
