@@ -133,7 +133,7 @@ class _Collector:
         self.dict_tables: list[TooltipTable] = []
         self.table_dicts: set[int] = set()  # dicts read as tooltip tables: their keys are not logged
         self.help_entries: list[TooltipEntry] = []
-        self.code = CodeReader(path, module, knowledge(), self._span, text.segment)
+        self.code = CodeReader(path, module, text, knowledge())
         self.module = self.code.module
         self.prose = Prose(path)
         self.keys: list[KeyUse] = []

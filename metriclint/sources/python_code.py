@@ -11,10 +11,10 @@ import ast
 import builtins
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
-from typing import Callable
 
 from metriclint.knowledge import Knowledge, Known
-from metriclint.model import Atom, CodeFact, ResultOf, Span
+from metriclint.model import Atom, CodeFact, ResultOf
+from metriclint.sources.python_text import PythonText
 
 _OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.RShift: ">>"}
 _ORIGIN_WIDTH = 60
@@ -50,11 +50,9 @@ def module_name(path: str) -> tuple[str, list[str]]:
 class CodeReader:
     """Per-file answers: imports seen so far, knowledge-base matches, unit arithmetic."""
 
-    def __init__(
-        self, path: str, tree: ast.Module, known: Knowledge, span: Callable[[ast.AST], Span], segment: Callable[[ast.AST], str]
-    ) -> None:
+    def __init__(self, path: str, tree: ast.Module, text: PythonText, known: Knowledge) -> None:
+        self.path, self.text, self.knowledge = path, text, known
         self.module, self.package = module_name(path)
-        self.knowledge, self.span, self.segment = known, span, segment
         self.imports: dict[str, str] = {}
         self.defined = frozenset(_defined(tree.body))
 
@@ -148,13 +146,13 @@ class CodeReader:
                 return frozenset(facts)
             other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
             return frozenset(a for a in facts if (a.facet, a.value) in other)
-        by = "".join(self.segment(right_node).split())
+        by = "".join(self.text.segment(right_node).split())
         result: set[Atom] = {a for a in facts if a.facet != "unit"}
         for fact in facts:
             unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" else None
             if unit is not None:
                 says = f"converts {fact.value} to {unit} ({fact.origin} {fact.says})"
-                result.add(CodeFact("unit", unit, self.span(node), self._origin(node), says))
+                result.add(CodeFact("unit", unit, self.text.span(self.path, node), self._origin(node), says))
         return frozenset(result)
 
     def constant_index(self, node: ast.Subscript) -> int | None:
@@ -164,7 +162,7 @@ class CodeReader:
         return None
 
     def _facts(self, entry: Known, node: ast.AST) -> frozenset[Atom]:
-        span = self.span(node)
+        span = self.text.span(self.path, node)
         origin = entry.pattern.removesuffix("()") if not entry.method else self._origin(node)
         facts: set[Atom] = {CodeFact(facet, value, span, origin, entry.says) for facet, value in entry.facts}
         if isinstance(node, ast.Call) and (entry.norm_keyword or entry.norm_positions):
@@ -186,12 +184,12 @@ class CodeReader:
             return default, f"computes the {default} norm (the default norm_type)"
         if keyword is None and len(entry.norm_positions) > 1:
             return None  # an API whose signature we cannot tell apart
-        written = self.segment(keyword if keyword is not None else positional[candidates[0]])
+        written = self.text.segment(keyword if keyword is not None else positional[candidates[0]])
         norm = self.knowledge.norm_types.get("".join(written.split()))
         return (norm, f"computes the {norm} norm (norm_type={written})") if norm else None
 
     def _origin(self, node: ast.AST) -> str:
-        code = " ".join(self.segment(node).split())
+        code = " ".join(self.text.segment(node).split())
         return code if len(code) <= _ORIGIN_WIDTH else code[: _ORIGIN_WIDTH - 1] + "…"
 
 
