@@ -9,6 +9,7 @@ from conftest import invoke, write_project
 
 from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
 from metriclint.resolve import MetricIndex
+from metriclint.sources import Extraction, Unreadable, json_tables
 from metriclint.sources.javascript import extractor
 from metriclint.tooltips import Binding, Names, bind, select
 
@@ -93,6 +94,16 @@ def test_unparsable_javascript_is_ml900(in_tmp: Path) -> None:
     result = invoke("check", ".")
     assert result.exit_code == 0
     assert "bad.js:" in result.output and "ML900 cannot parse JavaScript: syntax error" in result.output
+
+
+def test_json_without_a_string_value_is_not_parsed() -> None:
+    """Golden values and number series hold no text, so they cannot hold a table: not even
+    their syntax is looked at. A string value anywhere, and the file is read in full."""
+    assert json_tables.extract("golden.json", b'{"lm loss": {"values": {"1": 10.8,, "5": 10.7}}}') == Extraction()
+    with pytest.raises(Unreadable):
+        json_tables.extract("broken.json", b'{"lm loss": {"note": "x",, "5": 10.7}}')
+    found = json_tables.extract("help.json", b'{"help": [["train/loss", "mean loss per token"]]}').tables
+    assert [(t.name, [e.pattern for e in t.entries]) for t in found] == [("/help", ["train/loss"])]
 
 
 def test_bind_without_configuration_skips_tables_that_name_no_metric() -> None:

@@ -11,6 +11,7 @@ configuration to select or for auto-detection to take.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Iterator
 
@@ -29,7 +30,15 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_json.language()))
 
 
+# Every table's text is a string value: after a colon in an object, or first in an array (a
+# [pattern, text] pair). Data files of numbers (golden values, series) have neither, and are
+# not parsed at all: on Megatron-LM that is 943 files and a fifth of a run.
+_STRING_VALUE = re.compile(rb'[:\[]\s*"')
+
+
 def extract(path: str, data: bytes) -> Extraction:
+    if not _STRING_VALUE.search(data):
+        return Extraction()
     source = Source(path, data, _parser().parse(data), "JSON")
     source.check()
     values = [c for c in source.tree.root_node.named_children if c.type != "comment"]
