@@ -96,14 +96,18 @@ def test_unparsable_javascript_is_ml900(in_tmp: Path) -> None:
     assert "bad.js:" in result.output and "ML900 cannot parse JavaScript: syntax error" in result.output
 
 
-def test_json_without_a_string_value_is_not_parsed() -> None:
-    """Golden values and number series hold no text, so they cannot hold a table: not even
-    their syntax is looked at. A string value anywhere, and the file is read in full."""
-    assert json_tables.extract("golden.json", b'{"lm loss": {"values": {"1": 10.8,, "5": 10.7}}}') == Extraction()
+def test_json_data_without_a_table_shape_is_not_parsed() -> None:
+    """Golden values and number series cannot hold a table, so tree-sitter is not even asked
+    (it would call the NaN below an error, as Python's parser does not). JSON that Python's
+    parser rejects, or that has a table's shape anywhere, is read in full."""
+    golden = b'{"lm loss": {"values": {"1": 10.8, "5": "nan", "10": NaN}}}'
+    assert json_tables.extract("golden.json", golden) == Extraction()
     with pytest.raises(Unreadable):
-        json_tables.extract("broken.json", b'{"lm loss": {"note": "x",, "5": 10.7}}')
-    found = json_tables.extract("help.json", b'{"help": [["train/loss", "mean loss per token"]]}').tables
+        json_tables.extract("broken.json", b'{"lm loss": {"values": {"1": 10.8,, "5": "nan"}}}')
+    found = json_tables.extract("help.json", b'{"meta": {"n": 1}, "help": [["train/loss", "mean loss per token"]]}').tables
     assert [(t.name, [e.pattern for e in t.entries]) for t in found] == [("/help", ["train/loss"])]
+    nested = json_tables.extract("nested.json", b'{"a": [{"train/loss": {"help": "mean loss"}}]}').tables
+    assert [(t.name, [e.pattern for e in t.entries]) for t in nested] == [("/a/0", ["train/loss"])]
 
 
 def test_bind_without_configuration_skips_tables_that_name_no_metric() -> None:
