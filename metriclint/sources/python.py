@@ -31,7 +31,6 @@ from metriclint.sources.python_prose import Prose
 from metriclint.sources.python_text import TOO_DEEP, Literal, PythonText
 
 PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +228,7 @@ class _Collector:
         """
         lines = {node.lineno}  # type: ignore[attr-defined]
         first = node.body[0]  # type: ignore[attr-defined]
-        if not self.text.lines[first.lineno - 1][: first.col_offset].strip():
+        if not self.text.lines[first.lineno - 1][: self.text.column(first.lineno, first.col_offset)].strip():
             colon = first.lineno - 1
             while colon > node.lineno and (colon in own_comment_lines or not self.text.lines[colon - 1].strip()):  # type: ignore[attr-defined]
                 colon -= 1
