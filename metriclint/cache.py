@@ -16,6 +16,7 @@ import io
 import os
 import pickle
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from metriclint import __version__
@@ -62,7 +63,7 @@ class Cache:
             handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             try:
                 with os.fdopen(handle, "wb") as stream:
-                    pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
+                    _Writer(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
                 os.replace(temporary, folder / entry)
             except BaseException:
                 os.unlink(temporary)
@@ -76,6 +77,26 @@ def _create(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / ".gitignore").write_text("# Created by metriclint.\n*\n", encoding="utf-8")
     (directory / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n# metriclint cache\n", encoding="utf-8")
+
+
+class _Writer(pickle.Pickler):
+    """Writes a dataclass as a call of its constructor. The default for frozen dataclasses
+    with slots restores each object through `dataclasses.fields()`, which made reading a warm
+    miles run's 51,000 cached objects take a quarter of the run."""
+
+    def reducer_override(self, obj: object) -> object:
+        names = _constructor_fields(type(obj))
+        return NotImplemented if names is None else (type(obj), tuple(getattr(obj, name) for name in names))
+
+
+@lru_cache(maxsize=None)
+def _constructor_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields a dataclass's constructor takes, in order; None if it is not one that the
+    constructor alone rebuilds (a field outside `__init__`)."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    fields = dataclasses.fields(cls)
+    return tuple(f.name for f in fields) if all(f.init for f in fields) else None
 
 
 class _Loader(pickle.Unpickler):
