@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from functools import lru_cache
 from pathlib import Path
 
@@ -61,12 +62,13 @@ def _target(candidate: Path, inside: Path) -> Path | None:
     """The regular file `candidate` is, or None: a broken or looping link, a link that leaves
     the project, or something that is not a regular file (a FIFO would block the read)."""
     try:
+        mode = os.lstat(candidate).st_mode
+        if not stat.S_ISLNK(mode):
+            return real_path(candidate) if stat.S_ISREG(mode) else None
         real = candidate.resolve(strict=True)
     except (OSError, RuntimeError):
         return None
-    if candidate.is_symlink() and not real.is_relative_to(inside):
-        return None
-    return real if real.is_file() else None
+    return real if real.is_relative_to(inside) and real.is_file() else None
 
 
 class GitIgnored:
@@ -83,24 +85,29 @@ class GitIgnored:
         root = root.resolve()
         self.top = next((f for f in (root, *root.parents) if (f / ".git").exists()), root) if search_up else root
         self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+        self._rules: dict[Path, list[tuple[pathspec.GitIgnoreSpec, str]]] = {}
 
     def __call__(self, path: Path, is_dir: bool) -> bool:
-        real = _resolved(path.parent) / path.name  # where it is, not where a link points
-        try:
-            relative_path = real.relative_to(self.top)
-        except ValueError:
-            return False
-        if not relative_path.parts:
-            return False  # the top itself: git ignores nothing there
+        real = path.resolve() if path.name in ("", ".", "..") else real_path(path.parent) / path.name  # not where a link points
         verdict = None
-        folders = [self.top, *(self.top / Path(*relative_path.parts[:i]) for i in range(1, len(relative_path.parts)))]
-        for folder in folders:
-            spec = self._spec(folder)
-            if spec is not None:
-                name = real.relative_to(folder).as_posix() + ("/" if is_dir else "")
-                result = spec.check_file(name).include
-                verdict = result if result is not None else verdict
+        for spec, prefix in self._applying(real.parent):  # the top itself is outside: nothing applies
+            result = spec.check_file(prefix + real.name + ("/" if is_dir else "")).include
+            verdict = result if result is not None else verdict
         return bool(verdict)
+
+    def _applying(self, folder: Path) -> list[tuple[pathspec.GitIgnoreSpec, str]]:
+        """The ignore files that rule on the entries of `folder`, top first, each with the path
+        from its own folder to `folder` that a name there is matched with. Worked out once per
+        folder: the walk asks for every file in it."""
+        if folder not in self._rules:
+            try:
+                parts = folder.relative_to(self.top).parts
+            except ValueError:
+                parts = None  # outside the repository: nothing rules there
+            levels = range(len(parts) + 1) if parts is not None else range(0)
+            found = ((self._spec(self.top.joinpath(*parts[:i])), "".join(f"{p}/" for p in parts[i:])) for i in levels)  # type: ignore[index]
+            self._rules[folder] = [(spec, prefix) for spec, prefix in found if spec is not None]
+        return self._rules[folder]
 
     def _spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
         if folder not in self._specs:
@@ -139,9 +146,18 @@ def _resolved(folder: Path) -> Path:
     return folder.resolve()
 
 
+def real_path(path: Path) -> Path:
+    """`path.resolve()`, asking the file system about each folder once rather than about every
+    component of every path; the folder's path is made absolute first, since the working
+    directory may change between runs in one process (tests)."""
+    if path.name in ("", ".", "..") or path.is_symlink():
+        return path.resolve()
+    return _resolved(path.parent if path.is_absolute() else Path(os.getcwd(), path.parent)) / path.name
+
+
 def display(path: Path) -> str:
     """How a path is shown: relative to the working directory, with "/" separators."""
     try:
-        return path.resolve().relative_to(_resolved(Path(os.getcwd()))).as_posix()
+        return real_path(path).relative_to(_resolved(Path(os.getcwd()))).as_posix()
     except ValueError:
         return Path(os.path.relpath(path)).as_posix() if path.is_absolute() else path.as_posix()

@@ -21,7 +21,7 @@ from conftest import FIXTURES, ROOT, invoke, write_project
 
 from metriclint import extract_all
 from metriclint.checks import Unreadable
-from metriclint.discover import discover
+from metriclint.discover import GitIgnored, discover
 from metriclint.sources import DEFAULT_OPTIONS
 from metriclint.vocabulary import Vocabulary, load_builtin
 
@@ -157,6 +157,15 @@ def test_tool_folders_environments_and_gitignored_paths_are_skipped(tmp_path: Pa
     assert [p.name for p in named] == ["generated_pb2.py"]  # a file named explicitly is always read
     named = discover((project / "logs",), (), project, (".py",))
     assert [p.name for p in named] == ["run.py"]  # so is a folder
+
+
+def test_gitignore_holds_for_relative_paths_after_the_working_directory_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Discovery remembers folders' real paths; a relative `gen` must not stay the first project's."""
+    for name in ("one", "two"):
+        project = write_project(tmp_path / name, {".gitignore": "gen/\n", "gen/made.py": "x = 1\n", "src/kept.py": "x = 1\n"})
+        monkeypatch.chdir(project)
+        assert GitIgnored(Path("."))(Path("gen"), is_dir=True), name
+        assert [p.as_posix() for p in discover((Path("."),), (), Path("."), (".py",))] == ["src/kept.py"], name
 
 
 def test_output_does_not_depend_on_the_order_the_file_system_lists(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
