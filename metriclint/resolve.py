@@ -34,9 +34,23 @@ class MetricIndex:
         self.phrase_pattern = (
             re.compile(r"(?<![\w/])(?:" + "|".join(map(re.escape, phrases)) + r")(?![\w/])") if phrases else None
         )
+        # Any text that writes out a key or alias contains it as plain characters.
+        self._spelled = re.compile("|".join(map(re.escape, self.by_alias))) if self.by_alias else None
+        self._logged_by_name: dict[str, list[str]] = {}  # a logged key's last segment, placeholders left empty
+        for key in self.logged:
+            self._logged_by_name.setdefault(keys.literal(keys.last_segment(key)), []).append(key)
+        # Each look-up below scans the whole registry; a run asks about the same few names
+        # thousands of times (every text naming `grad_norm`), so each answer is kept.
+        self._keys: dict[str, tuple[str, ...]] = {}
+        self._names: dict[str, tuple[str, ...]] = {}
 
     def for_key(self, key: str) -> tuple[str, ...]:
         """The metrics a logged key (possibly a template) is: registered ones first."""
+        if key not in self._keys:
+            self._keys[key] = self._metrics_of_key(key)
+        return self._keys[key]
+
+    def _metrics_of_key(self, key: str) -> tuple[str, ...]:
         if key in self.by_alias:
             return (self.by_alias[key],)
         registered = tuple(r for r in (self.registry.metrics if self.registry else ()) if keys.same_metric(r, key))
@@ -63,13 +77,15 @@ class MetricIndex:
     def _registered_name(self, name: str) -> tuple[str, ...]:
         if name in self.by_alias:
             return (self.by_alias[name],)
-        registered = [r for r in (self.registry.metrics if self.registry else ()) if keys.covers(keys.last_segment(r), name)]
-        return (registered[0],) if len(registered) == 1 else ()
+        if name not in self._names:
+            registered = [r for r in (self.registry.metrics if self.registry else ()) if keys.covers(keys.last_segment(r), name)]
+            self._names[name] = (registered[0],) if len(registered) == 1 else ()
+        return self._names[name]
 
     def _logged_name(self, name: str) -> tuple[str, ...]:
         # A template found in code carries no intent: `agent/{key}_mean` must not claim every
         # name ending in "_mean". Only its literal text (`{tag}grad_norm` -> grad_norm) counts.
-        logged = [k for k in self.logged if keys.literal(keys.last_segment(k)) == name]
+        logged = self._logged_by_name.get(name, [])
         if logged and all(keys.same_metric(logged[0], other) for other in logged):
             concrete = [k for k in logged if not keys.is_template(k)]
             return ((concrete or logged)[0],)
@@ -99,6 +115,8 @@ class MetricIndex:
     def registered_in(self, text: str) -> Iterator[tuple[int, int, str]]:
         """Registry keys and aliases a text writes out, as (start, end, metric): the places that
         mention a registered metric in passing, which keep its entry from being stale (ML005)."""
+        if self._spelled is None or not self._spelled.search(text):
+            return  # most texts name no registered metric: one scan instead of a look-up per word
         for match in _TOKEN.finditer(text):
             group = 1 if match.group(1) else 2
             if match.group(group) in self.by_alias:
