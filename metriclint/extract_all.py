@@ -11,12 +11,10 @@ import errno
 import gc
 import os
 import stat
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from metriclint import cache as cache_module
 from metriclint.checks import Unreadable
@@ -26,6 +24,9 @@ from metriclint.model import ConfigError, Span
 from metriclint.sources import Extraction, Options, extractor_for
 from metriclint.sources import Unreadable as UnreadableSource
 from metriclint.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 Result = Extraction | Unreadable
 Progress = Callable[[int, int], None]  # files extracted, total
@@ -113,6 +114,10 @@ def _run(jobs: list[_Job], settings: Settings) -> Iterator[tuple[str | None, Res
     if workers <= 1:
         yield from (_extract(job, options, settings.vocabulary) for job in jobs)
         return
+    # Imported here: multiprocessing is a tenth of a warm run's start-up, and a warm run has nothing to share.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     size = max(1, min(_MAX_BATCH, len(jobs) // (workers * _BATCHES_PER_WORKER)))
     batches = [jobs[start : start + size] for start in range(0, len(jobs), size)]
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(settings.vocabulary,))
@@ -154,6 +159,8 @@ def _extract_batch(batch: list[_Job], options: Options) -> list[tuple[str | None
 def _outcome(job: _Job, future: Future[list[tuple[str | None, Result]]]) -> tuple[str | None, Result]:
     """A worker's answer for one file; a worker that died, or an answer that could not be sent
     back, is this file's ML900 (not cached), and the run goes on with the next file."""
+    from concurrent.futures.process import BrokenProcessPool  # loaded already: the pool runs
+
     try:
         return future.result()[0]
     except BrokenProcessPool:
