@@ -37,9 +37,7 @@ def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
     cue_pattern = _cue_pattern(vocabulary.negation_cues)
     readings = []
     for sentence in sentences(text):
-        if not vocabulary.screen.search(text, *sentence):
-            continue  # the screen is cheap and misses nothing the pattern finds
-        for match in vocabulary.pattern.finditer(text, *sentence):
+        for match in vocabulary.phrases(text, *sentence):
             entry = vocabulary.entry_of(match)
             if not entry.value:
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from metriclint import marked_yaml
 from metriclint.marked_yaml import Node, Reader
@@ -70,6 +71,18 @@ class Vocabulary:
         # no groups, phrases grouped by their first character): texts it rejects cannot hold a phrase.
         bodies = sorted({phrase_body(e.phrase) for e in self.entries}, key=len, reverse=True)
         self.screen = re.compile(r"(?i)(?<!\w)(?:" + _by_first_character(bodies) + r")(?!\w)") if bodies else None
+
+    def phrases(self, text: str, start: int, end: int) -> Iterator[re.Match[str]]:
+        """What `pattern.finditer(text, start, end)` finds, with the pattern tried only where the
+        screen matches: no phrase starts before the screen's next match, since the screen accepts
+        whatever the pattern does at the same place. The pattern alone is slow to scan (miles:
+        a third of claims.read), the screen fast."""
+        assert self.pattern is not None and self.screen is not None
+        while (hit := self.screen.search(text, start, end)) is not None:
+            match = self.pattern.match(text, hit.start(), end)
+            if match is not None:
+                yield match
+            start = match.end() if match is not None else hit.start() + 1
 
     def entry_of(self, match: re.Match[str]) -> PhraseEntry:
         return self.entries[int(match.lastgroup[1:])]  # type: ignore[index]

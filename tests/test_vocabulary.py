@@ -71,3 +71,18 @@ def test_the_screen_lets_through_every_text_the_pattern_matches() -> None:
     assert len(matched) > len(vocabulary.entries)  # the variants do match; the check below is not empty
     assert [t for t in matched if not vocabulary.screen.search(t)] == []
     assert [t for t in texts if vocabulary.screen.search(t) and not vocabulary.pattern.search(t) and t.startswith("x")] == []
+
+
+def test_phrases_finds_what_the_pattern_finds() -> None:
+    """`phrases` skips ahead with the screen; it must find exactly what a full scan finds,
+    including where the screen accepts a case the pattern refuses ("Gb" for "GB")."""
+    assert VOCABULARY.pattern is not None
+    texts = [example.text for _, example in EXAMPLES] + [
+        "Memory in Gb, not GB; 3 gb. Norm before clipping and after-clipping norms, per token, mean per-step.",
+        "xbefore clipping beforeclipping post-clip, POST-CLIP (mean)",
+        "PROCESS RSS, then process RSS",  # the screen takes all of it at 0; the pattern only "RSS" at 8
+    ]
+    windows = [(text, start, end) for text in texts for start, end in ((0, len(text)), (1, len(text) - 1), (len(text) // 3, len(text) // 2))]
+    found = [[(m.start(), m.end(), m.lastgroup) for m in VOCABULARY.phrases(*window)] for window in windows]
+    assert found == [[(m.start(), m.end(), m.lastgroup) for m in VOCABULARY.pattern.finditer(*window)] for window in windows]
+    assert sum(map(len, found)) > len(texts)  # the texts do hold phrases: the comparison is not empty
