@@ -36,12 +36,15 @@ def discover(paths: tuple[Path, ...], exclude: tuple[str, ...], root: Path, suff
         ignored = GitIgnored(path, search_up=False) if project_ignored(path, is_dir=True) else project_ignored
         for folder, dirs, files in os.walk(path):  # links to folders are listed, never entered
             here = Path(folder)
+            real_here = real_path(here)  # asked once for every file in it
             dirs[:] = [d for d in dirs if not _skipped_dir(here / d, exclude, root, ignored)]
             for name in files:
-                candidate = here / name
-                if not name.endswith(suffixes) or matches(candidate, exclude, root) or ignored(candidate, is_dir=False):
+                if not name.endswith(suffixes):
                     continue
-                real = _target(candidate, inside)
+                candidate = here / name
+                if matches(candidate, exclude, root) or ignored.entry(real_here, name, is_dir=False):
+                    continue
+                real = _target(candidate, real_here, inside)
                 if real is not None and (real not in found or found[real].is_symlink()):
                     found[real] = candidate
     return sorted(found.values(), key=lambda p: p.as_posix())
@@ -58,13 +61,14 @@ def _skipped_dir(path: Path, exclude: tuple[str, ...], root: Path, ignored: GitI
     )
 
 
-def _target(candidate: Path, inside: Path) -> Path | None:
-    """The regular file `candidate` is, or None: a broken or looping link, a link that leaves
-    the project, or something that is not a regular file (a FIFO would block the read)."""
+def _target(candidate: Path, real_folder: Path, inside: Path) -> Path | None:
+    """The regular file `candidate` (in `real_folder`) is, or None: a broken or looping link, a
+    link that leaves the project, or something that is not a regular file (a FIFO would block
+    the read)."""
     try:
         mode = os.lstat(candidate).st_mode
         if not stat.S_ISLNK(mode):
-            return real_path(candidate) if stat.S_ISREG(mode) else None
+            return real_folder / candidate.name if stat.S_ISREG(mode) else None
         real = candidate.resolve(strict=True)
     except (OSError, RuntimeError):
         return None
@@ -89,9 +93,13 @@ class GitIgnored:
 
     def __call__(self, path: Path, is_dir: bool) -> bool:
         real = path.resolve() if path.name in ("", ".", "..") else real_path(path.parent) / path.name  # not where a link points
+        return self.entry(real.parent, real.name, is_dir)
+
+    def entry(self, folder: Path, name: str, is_dir: bool) -> bool:
+        """Whether git ignores `name` in `folder`, a real path (no links, absolute)."""
         verdict = None
-        for spec, prefix in self._applying(real.parent):  # the top itself is outside: nothing applies
-            result = spec.check_file(prefix + real.name + ("/" if is_dir else "")).include
+        for spec, prefix in self._applying(folder):  # the top itself is outside: nothing applies
+            result = spec.check_file(prefix + name + ("/" if is_dir else "")).include
             verdict = result if result is not None else verdict
         return bool(verdict)
 
