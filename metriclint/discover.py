@@ -164,8 +164,31 @@ def real_path(path: Path) -> Path:
 
 
 def display(path: Path) -> str:
-    """How a path is shown: relative to the working directory, with "/" separators."""
+    """How a path is shown: relative to the working directory, with "/" separators; a path
+    that leads elsewhere is shown as given (relative to the working directory if absolute)."""
     try:
-        return real_path(path).relative_to(_resolved(Path(os.getcwd()))).as_posix()
+        plain_file = path.name not in ("", ".", "..") and stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        plain_file = False
+    if not plain_file:  # a link, or a folder (the working directory itself, or one above it)
+        return _shown(path)
+    return _shown_folder(path.parent, os.getcwd()) + path.name  # a run shows every file: work each folder out once
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(_resolved(Path(os.getcwd()))).as_posix()
     except ValueError:
         return Path(os.path.relpath(path)).as_posix() if path.is_absolute() else path.as_posix()
+
+
+@lru_cache(maxsize=4096)
+def _shown_folder(folder: Path, cwd: str) -> str:
+    """What `_shown` puts before the name of a file in `folder` that is not a link, when the
+    working directory is `cwd`: "" for the working directory itself, else the folder and "/"."""
+    real = _resolved(folder if folder.is_absolute() else Path(cwd, folder))
+    try:
+        shown = real.relative_to(_resolved(Path(cwd))).as_posix()
+    except ValueError:
+        shown = Path(os.path.relpath(folder)).as_posix() if folder.is_absolute() else folder.as_posix()
+    return "" if shown == "." else shown + "/"

@@ -21,7 +21,7 @@ from conftest import FIXTURES, ROOT, invoke, write_project
 
 from metriclint import extract_all
 from metriclint.checks import Unreadable
-from metriclint.discover import GitIgnored, discover
+from metriclint.discover import GitIgnored, _shown, discover, display
 from metriclint.sources import DEFAULT_OPTIONS
 from metriclint.vocabulary import Vocabulary, load_builtin
 
@@ -166,6 +166,22 @@ def test_gitignore_holds_for_relative_paths_after_the_working_directory_changes(
         monkeypatch.chdir(project)
         assert GitIgnored(Path("."))(Path("gen"), is_dir=True), name
         assert [p.as_posix() for p in discover((Path("."),), (), Path("."), (".py",))] == ["src/kept.py"], name
+
+
+def test_display_works_folders_out_once_and_shows_every_path_as_a_full_look_up_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outside = write_project(tmp_path / "outside", {"o.py": "x = 1\n"})
+    project = write_project(tmp_path / "project", {"pkg/a.py": "x = 1\n", "other.py": "x = 1\n"})
+    (project / "elsewhere").symlink_to(outside, target_is_directory=True)
+    (project / "pkg" / "ln.py").symlink_to(Path("..", "other.py"))
+    relative = ["pkg/a.py", "pkg/../other.py", "./other.py", "elsewhere/o.py", "pkg/ln.py", "../outside/o.py", "pkg", "."]
+    for cwd in (project, project / "pkg", tmp_path):
+        monkeypatch.chdir(cwd)
+        for path in [Path(p) for p in relative] + [project / p for p in relative] + [Path(os.path.relpath(project / p)) for p in relative]:
+            assert display(path) == _shown(path), (cwd, path)
+    monkeypatch.chdir(project)
+    assert [display(Path(p)) for p in relative] == [
+        "pkg/a.py", "other.py", "other.py", "elsewhere/o.py", "other.py", "../outside/o.py", "pkg", "."
+    ]
 
 
 def test_output_does_not_depend_on_the_order_the_file_system_lists(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
