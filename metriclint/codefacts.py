@@ -24,12 +24,10 @@ Facts = frozenset[CodeFact]
 class Project:
     def __init__(self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> None:
         self.functions = {f.name: f for f in functions}
-        suffixes: dict[str, set[str]] = defaultdict(set)
+        self.by_last_part: dict[str, list[str]] = defaultdict(list)
         for name in self.functions:
-            parts = name.split(".")
-            for start in range(1, len(parts) - 1):
-                suffixes[".".join(parts[start:])].add(name)
-        self.suffixes = {suffix: names.pop() for suffix, names in suffixes.items() if len(names) == 1}
+            self.by_last_part[name.rsplit(".", 1)[-1]].append(name)
+        self.by_suffix: dict[str, FunctionFlow | None] = {}
         self.callers: dict[str, list[CallFlow]] = defaultdict(list)
         for call in calls:
             callee = self.resolve(call.callee)
@@ -39,8 +37,15 @@ class Project:
         self.returned: dict[tuple[str, str, int | None], tuple[Facts, frozenset[str]]] = {}
 
     def resolve(self, name: str) -> FunctionFlow | None:
-        """The project function a dotted name reaches; an absolute import may omit a source root."""
-        return self.functions.get(name) or self.functions.get(self.suffixes.get(name, ""))
+        """The project function a dotted name reaches; an absolute import may omit a source root:
+        then the one function whose name ends in it (two parts at least) is meant."""
+        if name in self.functions:
+            return self.functions[name]
+        if name not in self.by_suffix:  # asked about the names calls use, not every suffix of every function
+            ending = "." + name
+            found = [f for f in self.by_last_part.get(name.rsplit(".", 1)[-1], ()) if f.endswith(ending)] if "." in name else []
+            self.by_suffix[name] = self.functions[found[0]] if len(found) == 1 else None
+        return self.by_suffix[name]
 
     def facts(self, function: str, atoms: Iterable[Atom], hops: int = 0) -> Facts:
         found: set[CodeFact] = set()
