@@ -7,7 +7,7 @@ audit all read this one list, so "logged or mentioned" means the same thing ever
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from metriclint.model import KeyUse, Mention, Sighting
 from metriclint.resolve import MetricIndex
@@ -26,17 +26,23 @@ def sightings(uses: Iterable[KeyUse], mentions: Iterable[Mention], index: Metric
     for mention in mentions:
         if mention.source == "registry":
             continue
-        whole = mention.span(0, len(mention.text))
-        for key in mention.flows_to:
-            found.append(Sighting(key, whole, mention.source, index.for_key(key), inferred=True))
-        for name in mention.subjects:
-            sure = mention.names_metrics or mention.source in NAMING_SOURCES
-            metrics = index.for_name(name) or ((name,) if sure else ())
-            if metrics:
-                found.append(Sighting(name, whole, mention.source, metrics, named=sure))
+        if mention.flows_to or mention.subjects:  # most texts have neither: no span to work out
+            found += _subject_sightings(mention, index)
         for start, end, metric in index.registered_in(mention.text):
             found.append(Sighting(mention.text[start:end], mention.span(start, end), mention.source, (metric,), passing=True))
     return tuple(sorted(found, key=lambda s: (s.span, s.name)))
+
+
+def _subject_sightings(mention: Mention, index: MetricIndex) -> Iterator[Sighting]:
+    """The keys a text's value flows to and the names it documents, sighted on the whole text."""
+    whole = mention.span(0, len(mention.text))
+    for key in mention.flows_to:
+        yield Sighting(key, whole, mention.source, index.for_key(key), inferred=True)
+    for name in mention.subjects:
+        sure = mention.names_metrics or mention.source in NAMING_SOURCES
+        metrics = index.for_name(name) or ((name,) if sure else ())
+        if metrics:
+            yield Sighting(name, whole, mention.source, metrics, named=sure)
 
 
 def names_a_metric(sighting: Sighting) -> bool:
