@@ -104,8 +104,16 @@ class _Loader(pickle.Unpickler):
     checked-out tree, and an arbitrary pickle in it must not run code."""
 
     def find_class(self, module: str, name: str) -> type:
-        if module == "metriclint" or module.startswith("metriclint."):
-            found = super().find_class(module, name)
-            if isinstance(found, type) and (dataclasses.is_dataclass(found) or issubclass(found, enum.Enum)):
-                return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in the cache")
+        found = _ALLOWED.get((module, name))
+        if found is None:
+            if module == "metriclint" or module.startswith("metriclint."):
+                found = super().find_class(module, name)
+            if not (isinstance(found, type) and (dataclasses.is_dataclass(found) or issubclass(found, enum.Enum))):
+                raise pickle.UnpicklingError(f"{module}.{name} is not allowed in the cache")
+            _ALLOWED[(module, name)] = found
+        return found
+
+
+# The classes entries have named, checked once per run, not once per entry (a warm miles run
+# reads 1,092 entries naming 5,000 classes).
+_ALLOWED: dict[tuple[str, str], type] = {}
