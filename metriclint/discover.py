@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from functools import lru_cache
 from pathlib import Path
 
 import pathspec
+from pathspec.util import normalize_file
 
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
@@ -88,8 +90,8 @@ class GitIgnored:
     def __init__(self, root: Path, search_up: bool = True) -> None:
         root = root.resolve()
         self.top = next((f for f in (root, *root.parents) if (f / ".git").exists()), root) if search_up else root
-        self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
-        self._rules: dict[Path, list[tuple[pathspec.GitIgnoreSpec, str]]] = {}
+        self._specs: dict[Path, _IgnoreFile | None] = {}
+        self._rules: dict[Path, list[tuple[_IgnoreFile, str]]] = {}
 
     def __call__(self, path: Path, is_dir: bool) -> bool:
         real = path.resolve() if path.name in ("", ".", "..") else real_path(path.parent) / path.name  # not where a link points
@@ -98,12 +100,12 @@ class GitIgnored:
     def entry(self, folder: Path, name: str, is_dir: bool) -> bool:
         """Whether git ignores `name` in `folder`, a real path (no links, absolute)."""
         verdict = None
-        for spec, prefix in self._applying(folder):  # the top itself is outside: nothing applies
-            result = spec.check_file(prefix + name + ("/" if is_dir else "")).include
+        for rules, prefix in self._applying(folder):  # the top itself is outside: nothing applies
+            result = rules.verdict(prefix + name + ("/" if is_dir else ""))
             verdict = result if result is not None else verdict
         return bool(verdict)
 
-    def _applying(self, folder: Path) -> list[tuple[pathspec.GitIgnoreSpec, str]]:
+    def _applying(self, folder: Path) -> list[tuple[_IgnoreFile, str]]:
         """The ignore files that rule on the entries of `folder`, top first, each with the path
         from its own folder to `folder` that a name there is matched with. Worked out once per
         folder: the walk asks for every file in it."""
@@ -117,12 +119,41 @@ class GitIgnored:
             self._rules[folder] = [(spec, prefix) for spec, prefix in found if spec is not None]
         return self._rules[folder]
 
-    def _spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
+    def _spec(self, folder: Path) -> _IgnoreFile | None:
         if folder not in self._specs:
             files = [folder / ".gitignore"] + ([folder / ".git" / "info" / "exclude"] if folder == self.top else [])
             lines = [line for file in files for line in _lines(file)]
-            self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            self._specs[folder] = _IgnoreFile(pathspec.GitIgnoreSpec.from_lines(lines)) if lines else None
         return self._specs[folder]
+
+
+class _IgnoreFile:
+    """One folder's ignore patterns, and one regex that tells whether any of them matches a
+    name at all. Most names match none; pathspec would try each pattern in turn for them
+    (96 patterns in miles' .gitignore, a fifth of a warm run's discovery)."""
+
+    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
+        self.spec = spec
+        self.screen = _any_of(spec)
+
+    def verdict(self, name: str) -> bool | None:
+        """pathspec's verdict on `name`: ignored, kept (a `!` pattern), or None (no pattern matches)."""
+        if self.screen is not None and self.screen.search(normalize_file(name)) is None:
+            return None
+        return self.spec.check_file(name).include
+
+
+def _any_of(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
+    """A regex that matches where any of the spec's patterns does (pathspec searches each
+    pattern's regex in the normalized name); None when that cannot be built (then every name
+    is checked in full). Group names are made unique: each pattern names its own."""
+    regexes = [p.regex for p in spec.patterns if p.include is not None and p.regex is not None]
+    if not all(isinstance(r.pattern, str) and r.flags == re.UNICODE for r in regexes):
+        return None
+    try:
+        return re.compile("|".join(f"(?:{r.pattern.replace('(?P<', f'(?P<p{i}_')})" for i, r in enumerate(regexes)))
+    except re.error:
+        return None
 
 
 def _lines(file: Path) -> list[str]:

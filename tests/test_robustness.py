@@ -16,12 +16,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pathspec
 import pytest
 from conftest import FIXTURES, ROOT, invoke, write_project
 
 from metriclint import extract_all
 from metriclint.checks import Unreadable
-from metriclint.discover import GitIgnored, _shown, discover, display
+from metriclint.discover import GitIgnored, _IgnoreFile, _shown, discover, display
 from metriclint.sources import DEFAULT_OPTIONS
 from metriclint.vocabulary import Vocabulary, load_builtin
 
@@ -157,6 +158,21 @@ def test_tool_folders_environments_and_gitignored_paths_are_skipped(tmp_path: Pa
     assert [p.name for p in named] == ["generated_pb2.py"]  # a file named explicitly is always read
     named = discover((project / "logs",), (), project, (".py",))
     assert [p.name for p in named] == ["run.py"]  # so is a folder
+
+
+def test_an_ignore_file_gives_pathspecs_verdict_on_every_name() -> None:
+    """The one-regex screen only skips names no pattern matches; negations, anchors, `**`,
+    folder-only patterns and classes come out as pathspec says."""
+    lines = ["# comment", "*.log", "!keep.log", "/build/", "docs/**/*.md", "tmp*/", "**/cache", "[ab]?.py", "\\#odd", "", "!/build/x/"]
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    rules = _IgnoreFile(spec)
+    assert rules.screen is not None  # the screen is in use: the comparison below tests it
+    names = [
+        "a.log", "sub/keep.log", "keep.log", "build/", "build/x/", "sub/build/", "docs/a/b/c.md", "docs/c.md", "tmpdir/",
+        "tmpfile", "x/cache", "cache/", "a1.py", "c1.py", "#odd", "src/main.py", "README.md",
+    ]
+    assert [rules.verdict(name) for name in names] == [spec.check_file(name).include for name in names]
+    assert {rules.verdict(name) for name in names} == {True, False, None}
 
 
 def test_gitignore_holds_for_relative_paths_after_the_working_directory_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
