@@ -129,6 +129,8 @@ class MetricIndex:
 def specific(name: str) -> bool:
     """Whether a name is an identifier that means one thing (`grad_norm`, `stepTime`, `l2_norm`)
     rather than a word of prose (`loss`, `reward`, `KL`)."""
+    if name.isalpha() and name.islower():
+        return False  # a plain word, as most tokens of prose are: no need to look at each character
     camel = name[:1].islower() and any(c.isupper() for c in name)
     return camel or any(c in name for c in "_-") or any(c.isdigit() for c in name)
 
