@@ -86,16 +86,21 @@ def _continuation(lines: list[str], i: int, deeper_than: int) -> tuple[list[tupl
     return pieces, i
 
 
+def _after(line: str, index: int, offset: int) -> tuple[int, int, int]:
+    """The piece of line `index` after `offset`, blanks trimmed; empty (at the text's end) when
+    only blanks follow, as in `:param x:` with trailing spaces."""
+    end = len(line.rstrip())
+    return index, min(len(line) - len(line[offset:].lstrip()), end), end
+
+
 def _sphinx_field(lines: list[str], i: int, match: re.Match[str], blocks: list[Block]) -> int:
     line = lines[i]
     kind = _SPHINX_FIELDS.get(match.group("field").lower(), "skip")
     args = match.group("args").split()
-    rest = line[_indent(line) + match.end():]
-    start = len(line) - len(rest.lstrip())
     pieces, end = _continuation(lines, i + 1, _indent(line))
     if kind != "skip":
         name = args[-1].lstrip("*") if args and kind != "returns" else ""
-        blocks.append(Block(kind, name, ((i, start, len(line.rstrip())), *pieces)))
+        blocks.append(Block(kind, name, (_after(line, i, _indent(line) + match.end()), *pieces)))
     return end
 
 
@@ -152,7 +157,6 @@ def _entries(lines: list[str], i: int, end: int, kind: str, entry: re.Pattern[st
             if kind == "returns" and ":" not in line:
                 name = ""  # a NumPy return entry may give only the type
         else:
-            rest = line[match.end():]
-            head = ((j, match.end() + len(rest) - len(rest.lstrip()), len(line.rstrip())),)
+            head = (_after(line, j, match.end()),)
         pieces, j = _continuation(lines, j + 1, entry_indent)
         blocks.append(Block(kind, name, head + tuple(pieces)))

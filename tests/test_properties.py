@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from metriclint import claims, config, docstrings, engine, extract_all, fixing
@@ -41,6 +41,8 @@ def test_claims_never_raise_and_stay_inside_the_text(text: str) -> None:
 
 @FAST
 @given(TEXT)
+@example(":param x:  ")
+@example("Args:\n    x (int):   \n")
 def test_docstring_blocks_are_slices_of_their_lines(text: str) -> None:
     lines = source_lines(text)
     for block in docstrings.parse(lines):
