@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,13 @@ FIXTURES = ROOT / "fixtures"
 
 def invoke(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def copy_fixture(source: Path, target: Path, *ignored: str) -> Path:
+    """A fixture project copied for a test to change, without the cache a run over the
+    original leaves there (the README's quick start runs on fixtures/demo)."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".metriclint_cache", *ignored))
+    return target
 
 
 def write_project(base: Path, files: dict[str, str], registry: str | None = None) -> Path:

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, finding_lines, invoke
+from conftest import FIXTURES, copy_fixture, finding_lines, invoke
 
 NEW = '\n\ndef log_new(grad_norm):\n    """Args:\n        grad_norm: The post-clip norm.\n    """\n'
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    shutil.copytree(FIXTURES / "suppressions", tmp_path / "proj")
+    copy_fixture(FIXTURES / "suppressions", tmp_path / "proj")
     monkeypatch.chdir(tmp_path / "proj")
     return tmp_path / "proj"
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, invoke, write_project
+from conftest import FIXTURES, copy_fixture, invoke, write_project
 
 DEMO_LINE = (
     'fixtures/demo/trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after '
@@ -28,7 +27,7 @@ def test_demo_prints_the_contradiction(repo_root: Path) -> None:
 
 
 def test_demo_with_the_docstring_corrected_is_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copytree(FIXTURES / "demo", tmp_path / "demo")
+    copy_fixture(FIXTURES / "demo", tmp_path / "demo")
     module = tmp_path / "demo" / "trainer" / "logging_utils.py"
     module.write_text(module.read_text().replace("Gradient norm after clipping.", "Global gradient L2 norm before clipping."))
     monkeypatch.chdir(tmp_path)

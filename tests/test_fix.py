@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, invoke
+from conftest import FIXTURES, copy_fixture, invoke
 
 from metriclint import fixing
 from metriclint.model import Finding, Fix, Severity, Span
@@ -24,7 +23,7 @@ NEGATED = (
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     target = tmp_path / "project"
-    shutil.copytree(PROJECT, target, ignore=shutil.ignore_patterns("*.fixed", "expected.txt"))
+    copy_fixture(PROJECT, target, "*.fixed", "expected.txt")
     monkeypatch.chdir(target)
     return target
 

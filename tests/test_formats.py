@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, invoke
+from conftest import FIXTURES, copy_fixture, invoke
 
 from metriclint.checks import RULES
 from metriclint.formats import FORMATS, github
@@ -59,7 +58,7 @@ def test_sarif_fingerprints_survive_unrelated_edits(tmp_path: Path, monkeypatch:
     monkeypatch.chdir(FIXTURES / "suppressions")
     first = json.loads(invoke("check", ".", "--format", "sarif").output)["runs"][0]["results"]
     target = tmp_path / "suppressions"
-    shutil.copytree(FIXTURES / "suppressions", target)
+    copy_fixture(FIXTURES / "suppressions", target)
     (target / "stale.py").write_text("# moved\n" + (target / "stale.py").read_text())
     monkeypatch.chdir(target)
     second = json.loads(invoke("check", ".", "--format", "sarif").output)["runs"][0]["results"]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, invoke
+from conftest import FIXTURES, copy_fixture, invoke
 
 from metriclint.sources.javascript import extractor
 
@@ -23,7 +22,7 @@ DOCS = ("generate", "docs", "--output", "docs/metrics.md")
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    shutil.copytree(PROJECT, tmp_path / "project")
+    copy_fixture(PROJECT, tmp_path / "project")
     monkeypatch.chdir(tmp_path / "project")
     return tmp_path / "project"
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, invoke
+from conftest import FIXTURES, copy_fixture, invoke
 
 from metriclint import registry
 from metriclint.vocabulary import load_builtin
@@ -16,7 +15,7 @@ PROJECT = FIXTURES / "init_project"
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    shutil.copytree(PROJECT, tmp_path / "project", ignore=shutil.ignore_patterns("*.expected", "expected.txt"))
+    copy_fixture(PROJECT, tmp_path / "project", "*.expected", "expected.txt")
     monkeypatch.chdir(tmp_path / "project")
     return tmp_path / "project"
 

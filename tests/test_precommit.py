@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, copy_fixture
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -52,7 +52,7 @@ def test_hook_fails_on_a_staged_contradiction_and_passes_after_the_fix(tmp_path:
     project.mkdir()
     ref = snapshot_of_this_repo(hooks)
     shutil.copy(FIXTURES / "demo" / "metrics.yaml", project / "metrics.yaml")
-    shutil.copytree(FIXTURES / "demo" / "trainer", project / "trainer")
+    copy_fixture(FIXTURES / "demo" / "trainer", project / "trainer")
     module = project / "trainer" / "logging_utils.py"
     contradiction = module.read_text(encoding="utf-8")
     module.write_text(contradiction.replace(DOCSTRING, "Gradient norm before clipping."), encoding="utf-8")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pathspec
 import pytest
-from conftest import FIXTURES, ROOT, invoke, write_project
+from conftest import FIXTURES, ROOT, copy_fixture, invoke, write_project
 
 from metriclint import extract_all
 from metriclint.checks import Unreadable
@@ -230,7 +229,7 @@ def test_output_does_not_depend_on_the_order_the_file_system_lists(in_tmp: Path,
 def test_output_is_byte_identical_across_runs_hash_seeds_and_worker_counts(tmp_path: Path) -> None:
     """String hashing differs per process, workers finish in any order: neither may show."""
     project = tmp_path / "odd"
-    shutil.copytree(ODD, project)
+    copy_fixture(ODD, project)
     outputs = set()
     for seed, jobs in (("1", "1"), ("2", "2"), ("3", "2")):
         env = {**os.environ, "PYTHONHASHSEED": seed}
@@ -310,7 +309,7 @@ def _shape(data: bytes) -> tuple[bytes, bytes]:
 
 def test_fix_settles_every_odd_file_and_keeps_its_encoding_and_line_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "odd"
-    shutil.copytree(ODD, project)
+    copy_fixture(ODD, project)
     monkeypatch.chdir(project)
     before = {p.name: p.read_bytes() for p in project.iterdir()}
     expected = (ODD / "expected.txt").read_text(encoding="utf-8").splitlines()

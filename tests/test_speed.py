@@ -6,13 +6,12 @@ import dataclasses
 import io
 import os
 import pickle
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, invoke, write_project
+from conftest import FIXTURES, copy_fixture, invoke, write_project
 
 from metriclint import cache, config, engine, extract_all
 from metriclint.formats import FORMATS
@@ -43,7 +42,7 @@ def test_findings_are_identical_with_and_without_cache_and_workers(name: str, tm
 
 def _copy_demo(tmp_path: Path) -> Path:
     project = tmp_path / "demo"
-    shutil.copytree(FIXTURES / "demo", project)
+    copy_fixture(FIXTURES / "demo", project)
     return project
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, finding_lines, invoke
+from conftest import FIXTURES, copy_fixture, finding_lines, invoke
 
 from metriclint.suppress import directive
 
@@ -44,7 +43,7 @@ def test_without_the_directives_the_silenced_findings_come_back(tmp_path: Path, 
     """The fixture's silent lines are silent because of the comments, not by accident; and a
     directive's reason is not read as a claim (stale.py:17 speaks only once it is prose)."""
     project = tmp_path / "suppressions"
-    shutil.copytree(FIXTURES / "suppressions", project)
+    copy_fixture(FIXTURES / "suppressions", project)
     for module in project.glob("*.py"):
         module.write_text(module.read_text().replace("metriclint: ignore", "formerly ignored"))
     monkeypatch.chdir(project)
