@@ -11,6 +11,7 @@ import errno
 import gc
 import os
 import stat
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,7 +27,7 @@ from metriclint.sources import Unreadable as UnreadableSource
 from metriclint.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from concurrent.futures import Executor, Future
 
 Result = Extraction | Unreadable
 Progress = Callable[[int, int], None]  # files extracted, total
@@ -110,29 +111,47 @@ def _run(jobs: list[_Job], settings: Settings) -> Iterator[tuple[str | None, Res
     Results come in the order of `jobs`, each as soon as it and those before it are done.
 
     Workers take files in batches: one round trip per file cost as much as reading a small one.
+    A worker that dies (out of memory, or a crash in a native parser) breaks the whole pool:
+    the first batch without an answer is then read one file per process, so that only the
+    file that kills its process is lost, and a new pool takes the rest.
     """
     workers, options = min(settings.jobs, len(jobs)), settings.options
     if workers <= 1:
         yield from (_extract(job, options, settings.vocabulary) for job in jobs)
         return
     # Imported here: multiprocessing is a tenth of a warm run's start-up, and a warm run has nothing to share.
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     size = max(1, min(_MAX_BATCH, len(jobs) // (workers * _BATCHES_PER_WORKER)))
-    batches = [jobs[start : start + size] for start in range(0, len(jobs), size)]
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(settings.vocabulary,))
-    with pool, _no_collection():
-        futures = [pool.submit(_extract_batch, batch, options) for batch in batches]
-        for batch, future in zip(batches, futures):
-            try:
-                yield from future.result()
-            except BrokenProcessPool:
-                yield from ((None, _unreadable(job.shown, _DIED)) for job in batch)
-            except ConfigError:
-                raise
-            except Exception:  # noqa: BLE001 - e.g. one result too deep to send back: find which
-                yield from (_outcome(job, pool.submit(_extract_batch, [job], options)) for job in batch)
+    unanswered = deque(jobs[start : start + size] for start in range(0, len(jobs), size))
+    while unanswered:
+        with _pool(settings, workers) as pool, _no_collection():
+            futures = [pool.submit(_extract_batch, batch, options) for batch in unanswered]
+            for future in futures:
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    break
+                except ConfigError:
+                    raise
+                except Exception:  # noqa: BLE001 - e.g. one result too deep to send back: find which
+                    results = [_outcome(job, pool.submit(_extract_batch, [job], options)) for job in unanswered[0]]
+                unanswered.popleft()
+                yield from results
+        if unanswered:
+            yield from (_alone(job, settings) for job in unanswered.popleft())
+
+
+def _pool(settings: Settings, workers: int) -> Executor:
+    from concurrent.futures import ProcessPoolExecutor  # loaded already, see _run
+
+    return ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(settings.vocabulary,))
+
+
+def _alone(job: _Job, settings: Settings) -> tuple[str | None, Result]:
+    """One file in a process of its own: if that process dies too, the file is the cause."""
+    with _pool(settings, 1) as pool:
+        return _outcome(job, pool.submit(_extract_batch, [job], settings.options))
 
 
 _MAX_BATCH = 32

@@ -99,6 +99,26 @@ def test_unforeseen_error_in_one_file_is_an_ml900_asking_for_a_report(in_tmp: Pa
     assert "a.py:2:55: ML001" in result.output
 
 
+def test_a_worker_that_dies_costs_only_the_file_it_was_reading(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed on one file (say, out of memory) breaks the pool, and with it every
+    batch still out; only that file becomes ML900, the others are read again."""
+    files = {f"m{i:03}.py": CONTRADICTION for i in range(200)}  # batches of 6 files for 2 workers
+    write_project(in_tmp, {**files, "m017.py": "x = 1\n"}, REGISTRY)
+    original = extract_all._extract
+
+    def dying(job: extract_all._Job, *rest: object) -> object:
+        if job.shown == "m017.py":
+            os._exit(1)  # the worker process, forked with this patch in place
+        return original(job, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(extract_all, "_extract", dying)
+    result = invoke("check", ".", "--jobs", "2", "--no-cache", "--format", "json")
+    got = findings(result.output)
+    assert [g for g in got if g.startswith("ML900")] == ["ML900 m017.py:1:1"]
+    assert len([g for g in got if g.startswith("ML001")]) == 199
+    assert "the process reading this file died" in result.output
+
+
 def test_unreadable_and_vanished_files_are_ml900(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_project(in_tmp, {"locked.py": "x = 1\n", "gone.py": "x = 1\n", "ok.py": CONTRADICTION}, REGISTRY)
     real_open = os.open
