@@ -13,6 +13,7 @@ its CPU seconds, which, unlike wall time, other load on the machine does not inf
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -45,11 +46,15 @@ class Sample:
 
 
 def measure(command: list[str], repeat: int, before: list[str] | None = None) -> Sample:
-    """The median wall time of `repeat` runs and the largest peak memory among them."""
+    """The median wall time of `repeat` runs and the largest peak memory among them.
+
+    Pending writes (a cache just filled, a tree just copied) are flushed to disk before each
+    run, so that no run pays for the write-back of the step before it."""
     times, cpus, peaks = [], [], []
     for _ in range(repeat):
         if before:
             subprocess.run(before, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        os.sync()
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", _WRAPPER, *command], capture_output=True, text=True, check=True)
         times.append(time.perf_counter() - start)
