@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,15 +46,15 @@ class Sample:
     peak_mib: float
 
 
-def measure(command: list[str], repeat: int, before: list[str] | None = None) -> Sample:
+def measure(command: list[str], repeat: int, before: Callable[[], object] | None = None) -> Sample:
     """The median wall time of `repeat` runs and the largest peak memory among them.
 
     Pending writes (a cache just filled, a tree just copied) are flushed to disk before each
     run, so that no run pays for the write-back of the step before it."""
     times, cpus, peaks = [], [], []
     for _ in range(repeat):
-        if before:
-            subprocess.run(before, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        if before is not None:
+            before()
         os.sync()
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", _WRAPPER, *command], capture_output=True, text=True, check=True)
@@ -103,8 +104,13 @@ def generate(root: Path, modules: int = 600) -> None:
     )
 
 
+def quietly(command: list[str]) -> None:
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
 def touch_one(tree: Path) -> None:
-    """Change one file the way an edit does: its bytes change, so its cache entry misses."""
+    """Change one file the way an edit does: its bytes change (again at every call), so its
+    cache entry misses."""
     files = sorted(tree.rglob("*.py"))
     target = files[len(files) // 2]
     target.write_text(target.read_text(encoding="utf-8", errors="replace") + "\n# edited\n", encoding="utf-8")
@@ -114,7 +120,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tree", nargs="?", help="A tree to check (default: a generated one).")
     parser.add_argument("--registry", help="The registry to check against.")
-    parser.add_argument("--repeat", type=int, default=3, help="Runs per short measurement (median).")
+    parser.add_argument("--repeat", type=int, default=3, help="Runs per measurement (the median is shown).")
     parser.add_argument("--no-growth", action="store_true", help="Skip the four-copies run.")
     args = parser.parse_args()
 
@@ -138,21 +144,20 @@ def main() -> None:
             print(f"{name:32} {sample.seconds:8.2f} {sample.cpu_seconds:8.2f} {sample.peak_mib:9.1f}", flush=True)
 
         print(f"\n{'run':32} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9}")
-        record("pydoclint", measure([tool("pydoclint"), "--quiet", str(tree)], 1))
+        record("pydoclint", measure([tool("pydoclint"), "--quiet", str(tree)], args.repeat))
         record("floor (read + ast.parse)", measure([sys.executable, "-c", _FLOOR, str(tree)], args.repeat))
         record("ruff --select D --no-cache", measure([*ruff, "--no-cache"], args.repeat))
-        record("ruff --select D (warm)", measure(ruff, args.repeat, before=ruff))
-        record("metriclint cold (--no-cache)", measure([*metriclint, "--no-cache"], 1))
-        subprocess.run(metriclint, stdout=subprocess.DEVNULL, check=False)  # fill the cache
+        record("ruff --select D (warm)", measure(ruff, args.repeat, before=lambda: quietly(ruff)))
+        record("metriclint cold (--no-cache)", measure([*metriclint, "--no-cache"], args.repeat))
+        quietly(metriclint)  # fill the cache
         record("metriclint warm", measure(metriclint, args.repeat))
-        touch_one(tree)
-        record("metriclint one file changed", measure(metriclint, 1))
+        record("metriclint one file changed", measure(metriclint, args.repeat, before=lambda: touch_one(tree)))
         if not args.no_growth:
             copies = work / "copies"
             for i in range(4):
                 shutil.copytree(tree, copies / f"copy{i}", ignore=_IGNORED, symlinks=True)
             command = [sys.executable, "-m", "metriclint", "check", str(copies), "-q", "--no-cache", *registry]
-            record("metriclint cold, 4 copies", measure(command, 1))
+            record("metriclint cold, 4 copies", measure(command, args.repeat))
     s = {name: sample.seconds for name, sample in samples.items()}
     rows = [
         ("cold / pydoclint", s["metriclint cold (--no-cache)"] / s["pydoclint"], 0.5),

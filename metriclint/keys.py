@@ -33,7 +33,10 @@ def same_metric(a: str, b: str) -> bool:
     """Whether two keys, either of them possibly a template, can name the same logged series."""
     if a == b or _PLACEHOLDER.sub("{}", a) == _PLACEHOLDER.sub("{}", b):
         return True
-    return (not is_template(b) and covers(a, b)) or (not is_template(a) and covers(b, a))
+    a_template, b_template = is_template(a), is_template(b)
+    # A plain key covers only itself, already ruled out: no pattern is compiled for it (a
+    # run asks this of every logged key, and there may be tens of thousands).
+    return (a_template and not b_template and covers(a, b)) or (b_template and not a_template and covers(b, a))
 
 
 def last_segment(key: str) -> str:

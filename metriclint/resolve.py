@@ -23,7 +23,7 @@ class MetricIndex:
 
     def __init__(self, registry: Registry | None, logged: Iterable[str]) -> None:
         self.registry = registry
-        self.logged = sorted(set(logged))
+        self.logged = frozenset(logged)
         self.by_alias: dict[str, str] = {}
         if registry is not None:
             for key, entry in registry.metrics.items():
@@ -37,7 +37,7 @@ class MetricIndex:
         # Any text that writes out a key or alias contains it as plain characters.
         self._spelled = re.compile("|".join(map(re.escape, self.by_alias))) if self.by_alias else None
         self._logged_by_name: dict[str, list[str]] = {}  # a logged key's last segment, placeholders left empty
-        for key in self.logged:
+        for key in sorted(self.logged):
             self._logged_by_name.setdefault(keys.literal(keys.last_segment(key)), []).append(key)
         # Each look-up below scans the whole registry; a run asks about the same few names
         # thousands of times (every text naming `grad_norm`), so each answer is kept.
