@@ -46,23 +46,36 @@ class Sample:
     peak_mib: float
 
 
-def measure(command: list[str], repeat: int, before: Callable[[], object] | None = None) -> Sample:
-    """The median wall time of `repeat` runs and the largest peak memory among them.
+@dataclass
+class Run:
+    name: str
+    command: list[str]
+    before: Callable[[], object] | None = None  # made ready for each run (outside the timing)
 
-    Pending writes (a cache just filled, a tree just copied) are flushed to disk before each
-    run, so that no run pays for the write-back of the step before it."""
-    times, cpus, peaks = [], [], []
+
+def measure(runs: list[Run], repeat: int) -> dict[str, Sample]:
+    """The median wall and CPU time of `repeat` runs of each, and the largest peak memory.
+
+    The runs take turns, round after round, so that a machine whose speed drifts (a shared
+    one does, by a third within minutes) slows the tools compared alike. Pending writes (a
+    cache just filled, a tree just copied) are flushed before each run, so that none pays
+    for the write-back of the one before it.
+    """
+    rounds: dict[str, list[tuple[float, float, float]]] = {run.name: [] for run in runs}
     for _ in range(repeat):
-        if before is not None:
-            before()
-        os.sync()
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", _WRAPPER, *command], capture_output=True, text=True, check=True)
-        times.append(time.perf_counter() - start)
-        peak, cpu = done.stdout.split()
-        peaks.append(int(peak) / 1024)
-        cpus.append(float(cpu))
-    return Sample(statistics.median(times), statistics.median(cpus), max(peaks))
+        for run in runs:
+            if run.before is not None:
+                run.before()
+            os.sync()
+            start = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", _WRAPPER, *run.command], capture_output=True, text=True, check=True)
+            seconds = time.perf_counter() - start
+            peak, cpu = done.stdout.split()
+            rounds[run.name].append((seconds, float(cpu), int(peak) / 1024))
+    return {
+        name: Sample(statistics.median(r[0] for r in got), statistics.median(r[1] for r in got), max(r[2] for r in got))
+        for name, got in rounds.items()
+    }
 
 
 def tool(name: str) -> str:
@@ -137,27 +150,27 @@ def main() -> None:
         files = len(list(tree.rglob("*.py")))
         print(f"tree: {args.tree or 'generated'} ({files} .py files), python {sys.version.split()[0]}", flush=True)
 
-        samples: dict[str, Sample] = {}
-
-        def record(name: str, sample: Sample) -> None:
-            samples[name] = sample
-            print(f"{name:32} {sample.seconds:8.2f} {sample.cpu_seconds:8.2f} {sample.peak_mib:9.1f}", flush=True)
-
-        print(f"\n{'run':32} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9}")
-        record("pydoclint", measure([tool("pydoclint"), "--quiet", str(tree)], args.repeat))
-        record("floor (read + ast.parse)", measure([sys.executable, "-c", _FLOOR, str(tree)], args.repeat))
-        record("ruff --select D --no-cache", measure([*ruff, "--no-cache"], args.repeat))
-        record("ruff --select D (warm)", measure(ruff, args.repeat, before=lambda: quietly(ruff)))
-        record("metriclint cold (--no-cache)", measure([*metriclint, "--no-cache"], args.repeat))
-        quietly(metriclint)  # fill the cache
-        record("metriclint warm", measure(metriclint, args.repeat))
-        record("metriclint one file changed", measure(metriclint, args.repeat, before=lambda: touch_one(tree)))
+        cold = [
+            Run("pydoclint", [tool("pydoclint"), "--quiet", str(tree)]),
+            Run("floor (read + ast.parse)", [sys.executable, "-c", _FLOOR, str(tree)]),
+            Run("ruff --select D --no-cache", [*ruff, "--no-cache"]),
+            Run("metriclint cold (--no-cache)", [*metriclint, "--no-cache"]),
+        ]
         if not args.no_growth:
             copies = work / "copies"
             for i in range(4):
                 shutil.copytree(tree, copies / f"copy{i}", ignore=_IGNORED, symlinks=True)
-            command = [sys.executable, "-m", "metriclint", "check", str(copies), "-q", "--no-cache", *registry]
-            record("metriclint cold, 4 copies", measure(command, args.repeat))
+            cold.append(Run("metriclint cold, 4 copies", [sys.executable, "-m", "metriclint", "check", str(copies), "-q", "--no-cache", *registry]))
+        quietly(metriclint)  # fill the cache
+        warm = [
+            Run("ruff --select D (warm)", ruff, before=lambda: quietly(ruff)),  # after the edit below, ruff's cache is fresh too
+            Run("metriclint warm", metriclint),
+            Run("metriclint one file changed", metriclint, before=lambda: touch_one(tree)),
+        ]
+        print(f"\n{'run':32} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9}")
+        samples = {**measure(cold, args.repeat), **measure(warm, args.repeat)}
+        for name, sample in samples.items():
+            print(f"{name:32} {sample.seconds:8.2f} {sample.cpu_seconds:8.2f} {sample.peak_mib:9.1f}")
     s = {name: sample.seconds for name, sample in samples.items()}
     rows = [
         ("cold / pydoclint", s["metriclint cold (--no-cache)"] / s["pydoclint"], 0.5),
