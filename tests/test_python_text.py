@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import io
 import tokenize
-from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
-from metriclint.sources import Unreadable, python, source_lines
+from metriclint.sources import Unreadable, python, python_cst, source_lines
 from metriclint.sources.python_text import PythonText
 
 HARD = {
@@ -85,7 +84,27 @@ def test_a_concatenated_docstring_is_not_read_as_one_text() -> None:
     assert extraction.mentions == ()
 
 
-def test_syntax_newer_than_this_python_still_has_its_texts_read(tmp_path: Path) -> None:
+def test_the_libcst_fallback_reads_the_same_texts_at_the_same_places() -> None:
+    """python_cst.py reads only files this Python cannot parse, so on a newer Python it may
+    never run: here both readers read every fixture and module, and must agree on each
+    docstring and comment, its position and the suppressions it carries."""
+    checked = 0
+    for path in [*(ROOT / "fixtures").rglob("*.py"), *(ROOT / "metriclint").rglob("*.py")]:
+        data = path.read_bytes()
+        try:
+            ours = python.extract(path.name, data)
+        except Unreadable:
+            continue
+        fallback = python_cst.extract(path.name, PythonText(data).text, Unreadable("unused"))
+        assert sorted((m.source, m.text, m.origins) for m in fallback.mentions) == sorted(
+            (m.source, m.text, m.origins) for m in ours.mentions
+        ), path
+        assert [(s.codes, s.lines) for s in fallback.suppressions] == [(s.codes, s.lines) for s in ours.suppressions], path
+        checked += 1
+    assert checked > 80
+
+
+def test_syntax_newer_than_this_python_still_has_its_texts_read() -> None:
     source = (ROOT / "fixtures" / "odd_files" / "new_syntax.py").read_bytes()
     texts = [m.text for m in python.extract("new_syntax.py", source).mentions]
     assert "the norm after clipping." in texts
