@@ -76,8 +76,8 @@ def _read(reader: Reader, root: Node, builtin: dict[str, Facet]) -> tuple[Regist
         for name, (_, node) in (reader.mapping(top["facets"][1], "'facets'") if "facets" in top else {}).items()
     }
     facets = merge(builtin, own)
-    for conflict in phrase_conflicts(facets):
-        reader.error(top["facets"][0] if "facets" in top else root, conflict)
+    for phrase, conflict in phrase_conflicts(facets):  # the registry's phrase, where it is written
+        reader.error(_text_node(top["facets"][1], phrase) or top["facets"][0] if "facets" in top else root, conflict)
     metrics: dict[str, MetricEntry] = {}
     alias_owner: dict[str, str] = {}
     for key, (key_node, node) in (reader.mapping(top["metrics"][1], "'metrics'") if "metrics" in top else {}).items():
@@ -92,6 +92,18 @@ def _read(reader: Reader, root: Node, builtin: dict[str, Facet]) -> tuple[Regist
         if key in alias_owner and alias_owner[key] != key:
             reader.error(_node_at(entry.span), f"metric key '{key}' is also an alias of '{alias_owner[key]}'")
     return Registry(reader.path, metrics), facets
+
+
+def _text_node(node: Node, text: str) -> Node | None:
+    """The first string `text` under `node`, depth first."""
+    if node.kind == "string" and node.value == text:
+        return node
+    children = node.value.values() if node.kind == "mapping" else node.value if node.kind == "sequence" else ()
+    for child in children:  # type: ignore[union-attr]
+        found = _text_node(child[1] if isinstance(child, tuple) else child, text)
+        if found is not None:
+            return found
+    return None
 
 
 def _alias_nodes(node: Node) -> list[Node]:

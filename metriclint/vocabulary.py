@@ -222,8 +222,9 @@ def merge(builtin: dict[str, Facet], extra: dict[str, Facet]) -> dict[str, Facet
     return merged
 
 
-def phrase_conflicts(facets: dict[str, Facet]) -> list[str]:
-    """Phrases given to two values (of one facet or of two): the match would be a coin toss."""
+def phrase_conflicts(facets: dict[str, Facet]) -> list[tuple[str, str]]:
+    """Phrases given to two values (of one facet or of two): the match would be a coin toss.
+    Each as (the phrase as written the second time, the message)."""
     owners: dict[str, str] = {}
     conflicts = []
     for facet in facets.values():
@@ -231,6 +232,6 @@ def phrase_conflicts(facets: dict[str, Facet]) -> list[str]:
             for phrase in phrases:
                 key, owner = normalize(phrase), f"{facet.name}={value}"
                 if key in owners and owners[key] != owner:
-                    conflicts.append(f"phrase '{phrase}' is given to both {owners[key]} and {owner}")
+                    conflicts.append((phrase, f"phrase '{phrase}' is given to both {owners[key]} and {owner}"))
                 owners.setdefault(key, owner)
     return conflicts

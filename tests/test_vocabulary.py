@@ -37,7 +37,7 @@ def test_builtin_phrases_do_not_conflict() -> None:
 def test_conflicting_registry_phrase_is_found() -> None:
     extra = {"clipping": Facet("clipping", "", {"before": ("post-clip",)})}
     assert phrase_conflicts(merge(FACETS, extra)) == [
-        "phrase 'post-clip' is given to both clipping=before and clipping=after"
+        ("post-clip", "phrase 'post-clip' is given to both clipping=before and clipping=after")
     ]
 
 
