@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import multiprocessing
 import os
 import socket
 import subprocess
@@ -101,6 +102,7 @@ def test_unforeseen_error_in_one_file_is_an_ml900_asking_for_a_report(in_tmp: Pa
     assert "a.py:2:55: ML001" in result.output
 
 
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="the workers must inherit the patch below")
 def test_a_worker_that_dies_costs_only_the_file_it_was_reading(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed on one file (say, out of memory) breaks the pool, and with it every
     batch still out; only that file becomes ML900, the others are read again."""
