@@ -119,9 +119,9 @@ def texts(inventory: Inventory, selections: list[tooltips.Selection] | None = No
 def read_claims(inventory: Inventory, mentions: list[Mention]) -> list[Claim]:
     """Every claim `mentions` state. They come as `texts` lists them, the files' own first:
     those were read with their files (extract_all.py), the rest are read here."""
-    own = [said for e in inventory.extractions for said in e.readings]
-    readings = own + [read(m.text, inventory.vocabulary) for m in mentions[len(own) :]]
-    return [claim for m, said in zip(mentions, readings) for claim in attribute(m, said, inventory.index)]
+    own = [pair for e in inventory.extractions for pair in zip(e.mentions, e.readings, strict=True)]
+    rest = [(m, read(m.text, inventory.vocabulary)) for m in mentions[len(own) :]]
+    return [claim for m, said in own + rest for claim in attribute(m, said, inventory.index)]
 
 
 def filter_findings(findings: list[Finding], config: Config, suppressions: list[Suppression]) -> list[Finding]:
