@@ -1,7 +1,8 @@
 """The audit: for every metric, what each place says it means, side by side.
 
 A view over one pipeline run (`engine.analyse`), built from its claims, mentions and inventory
-by source kind, so a new source (tooltips, code evidence) shows up here without changes.
+by source kind, so a new source (tooltips, code evidence) shows up here without changes. What
+the code computes (codefacts.py) is a statement of source `code`, placed at the computing call.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from dataclasses import dataclass
 
 from metriclint.engine import Analysis
 from metriclint.inventory import CODE
-from metriclint.model import Claim, Finding, Mention, Sighting, Span
+from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, Span
 from metriclint.registry import MetricEntry
 
 AGREE, CONTRADICT, SILENT = "agree", "contradict", "silent"
 REGISTRY = "registry"
 # Column order of the matrix; kinds not listed follow in alphabetical order.
 SOURCE_ORDER = (REGISTRY, "doc", "tooltip", "docstring", "comment", CODE)
-CONTRADICTIONS = frozenset({"ML001", "ML002"})
+CONTRADICTIONS = frozenset({"ML001", "ML002", "ML006"})
 GAPS = ("ML004", "ML005")
 QUOTE_LIMIT = 300
 
@@ -55,17 +56,17 @@ class MetricAudit:
 
     @property
     def described(self) -> bool:
-        return bool(self.statements) or bool(self.entry and self.entry.description)
+        """A text says what it is: what the code computes is evidence, not a description."""
+        return any(s.source != CODE for s in self.statements) or bool(self.entry and self.entry.description)
 
     def cell(self, source: str) -> tuple[str, tuple[Statement, ...]]:
         """The matrix cell for a source kind: its status and its statements."""
         statements = tuple(s for s in self.statements if s.source == source)
         if source == REGISTRY and self.entry is not None:
-            broken = any(f.rule == "ML001" for f in self.findings)
+            registry = self.entry.span.path
+            broken = any(f.rule == "ML001" or (f.rule in CONTRADICTIONS and f.span.path == registry) for f in self.findings)
             return (CONTRADICT if broken else AGREE), statements
-        if source == CODE and self.logged and not statements:
-            return AGREE, statements
-        if not statements:
+        if not statements:  # the code may log the key and still say nothing of what it means
             return SILENT, statements
         return (CONTRADICT if any(s.status == CONTRADICT for s in statements) else AGREE), statements
 
@@ -100,6 +101,11 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
                 logged[metric].append(sighting)
             elif not sighting.passing:  # the text as a whole speaks for the metric
                 by_metric[metric].setdefault(sighting.span, [])
+    codes = sorted(analysis.code, key=lambda c: (c.metric, c.fact.span, c.fact.facet, c.fact.value))  # they come from sets
+    for code in codes:
+        fact = code.fact
+        by_metric[code.metric].setdefault(fact.span, []).append(Claim(code.metric, fact.facet, fact.value, False, fact.origin, fact.span, CODE, fact.span))
+    mentions.update(_code_texts(codes))
     for key, entry in entries.items():
         if entry.description is not None:
             by_metric[key].setdefault(entry.description.span(0, len(entry.description.text)), [])
@@ -141,6 +147,18 @@ def _metric(
     silent = tuple(f for f in facets if f not in stated)
     status = CONTRADICT if contradictions else AGREE if views or (entry and entry.description) else SILENT
     return MetricAudit(key, entry, tuple(logged), tuple(views), facet_views, silent, tuple(findings), status)
+
+
+def _code_texts(codes: list[CodeClaim]) -> dict[Span, Mention]:
+    """What the code says at each computing call, as the audit quotes it: the call, then why
+    each fact holds ("torch.nn.utils.clip_grad_norm_: returns the total norm computed before
+    clipping; computes the l2 norm")."""
+    said: dict[Span, list[str]] = {}
+    for code in codes:
+        reasons = said.setdefault(code.fact.span, [code.fact.origin])
+        if code.fact.says not in reasons:
+            reasons.append(code.fact.says)
+    return {span: Mention(CODE, span.path, f"{r[0]}: {'; '.join(r[1:])}", ((span.line, span.column),)) for span, r in said.items()}
 
 
 def _facets(entry: MetricEntry | None, statements: list[Statement], contradictions: list[Finding]) -> tuple[FacetView, ...]:

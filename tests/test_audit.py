@@ -61,8 +61,23 @@ def test_text_audit_quotes_and_locates(repo_root: Path) -> None:
 def test_markdown_audit_has_the_matrix(repo_root: Path) -> None:
     output = invoke("audit", PROJECT, "--format", "markdown").output
     assert "| Metric | registry | doc | code |\n|---|---|---|---|\n" in output
-    assert "| `train/grad_norm` | contradict (1) | contradict (2) | agree (1) |\n" in output
+    assert "| `train/grad_norm` | contradict (1) | contradict (2) | silent |\n" in output  # logged, nothing computed
     assert "| `eval/pass_rate` | silent | agree (2) | silent |\n" in output
+
+
+def test_what_the_code_computes_is_a_statement_of_the_code_column(repo_root: Path) -> None:
+    """A cell says agree or contradict only for what a source states: a key the code merely
+    logs leaves its cell silent, and a computing call is quoted with the facts it gives."""
+    project = "fixtures/code_evidence_registry"
+    output = invoke("audit", project, "--format", "markdown").output
+    assert "| `train/grad_norm` | contradict (1) | contradict (1) | contradict (1) |\n" in output
+    assert "| `train/update_norm` | contradict (1) | silent | contradict (1) |\n" in output
+    document = json.loads(invoke("audit", project, "--format", "json", "--metric", "train/grad_norm").output)
+    code = [s for s in document["metrics"][0]["statements"] if s["source"] == "code"]
+    assert [(s["path"], s["line"], s["column"], s["status"]) for s in code] == [(f"{project}/step.py", 14, 12, "contradict")]
+    assert code[0]["text"] == (
+        "torch.nn.utils.clip_grad_norm_: returns the total norm computed before clipping; computes the l2 norm (the default norm_type)"
+    )
 
 
 def test_html_audit_is_self_contained(repo_root: Path) -> None:
@@ -78,6 +93,14 @@ def test_a_metric_nobody_describes_is_a_gap(in_tmp: Path) -> None:
     assert document["gaps"]["undescribed"] == ["train/loss"]
     assert document["metrics"][0]["logged"] == [{"key": "train/loss", "path": "train.py", "line": 2, "column": 12}]
     assert document["sources"] == ["code"]
+
+
+def test_what_the_code_computes_does_not_describe_a_metric(in_tmp: Path) -> None:
+    source = "import torch, wandb\n\n\ndef step(p):\n    wandb.log({'train/grad_norm': torch.nn.utils.clip_grad_norm_(p, 1.0)})\n"
+    write_project(in_tmp, {"train.py": source})
+    document = json.loads(invoke("audit", ".", "--format", "json").output)
+    assert [s["source"] for s in document["metrics"][0]["statements"]] == ["code"]
+    assert document["gaps"]["undescribed"] == ["train/grad_norm"]
 
 
 def test_log_functions_setting_adds_logging_helpers(in_tmp: Path) -> None:

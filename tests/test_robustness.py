@@ -267,6 +267,14 @@ def test_output_is_byte_identical_across_runs_hash_seeds_and_worker_counts(tmp_p
     assert all(b"ML001" in out and b"ML900" in out for _, _, out in outputs)
 
 
+def test_the_audit_of_code_evidence_does_not_depend_on_string_hashing() -> None:
+    """Code facts reach the audit from sets; their order must not show."""
+    command = [sys.executable, "-m", "metriclint", "audit", "fixtures/code_evidence_registry", "--format", "json"]
+    runs = [subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True) for seed in "1234"]
+    assert len({(run.returncode, run.stdout) for run in runs}) == 1
+    assert runs[0].returncode == 1 and b'"source": "code"' in runs[0].stdout  # 1: the fixture has contradictions
+
+
 def test_no_network_and_no_project_code_runs(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     marker = in_tmp / "ran.txt"
     trap = f"open({str(marker)!r}, 'w').write('ran')\n"
