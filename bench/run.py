@@ -7,7 +7,8 @@
 The tree is copied to a temporary folder first: the runs write caches into it and change
 one file. Each command runs as a child of a small wrapper that reports the child's peak
 resident memory (the largest single process, so a worker pool counts its biggest worker) and
-its CPU seconds, which, unlike wall time, other load on the machine does not inflate.
+its CPU seconds. On a shared machine both drift (CPU seconds too, by a third within minutes),
+so the tools take turns, round after round, and the medians are compared.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ _IGNORED = shutil.ignore_patterns(".git", ".ruff_cache", ".metriclint_cache", "_
 @dataclass
 class Sample:
     seconds: float
-    cpu_seconds: float  # user + system of the command and its workers: what load on a shared machine does not inflate
+    cpu_seconds: float  # user + system of the command and its workers
     peak_mib: float
 
 

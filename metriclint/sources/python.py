@@ -209,7 +209,7 @@ class _Collector:
         self._children(node)
         scope = self.scopes.pop()
         self._summarize(scope)
-        self._docstring(node.body, node.name, {param: scope.keys_of(param) for param in scope.params})
+        self._docstring(node.body, node.name, scope)
         self._owner(node)
         return False
 
@@ -235,9 +235,10 @@ class _Collector:
             lines.add(colon)
         return lines
 
-    def _docstring(self, body: list[ast.stmt], function: str = "", flows: dict[str, tuple[str, ...]] | None = None) -> None:
+    def _docstring(self, body: list[ast.stmt], function: str = "", scope: _Scope | None = None) -> None:
         string = self._leading_string(body)
-        if string is not None:
+        if string is not None:  # where each parameter is logged: asked only of a documented function
+            flows = {param: scope.keys_of(param) for param in scope.params} if scope is not None else None
             self.prose.docstring(string, function, flows)
 
     def _attribute_docstrings(self, body: list[ast.stmt]) -> None:
