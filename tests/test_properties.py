@@ -7,9 +7,10 @@ import io
 import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
-from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from metriclint import claims, config, docstrings, engine, extract_all, fixing
@@ -17,6 +18,7 @@ from metriclint.checks import Unreadable as UnreadableFile
 from metriclint.formats import FORMATS
 from metriclint.model import Finding, Related, Report, Severity, Span
 from metriclint.sources import DEFAULT_OPTIONS, Unreadable, extractor_for, python, source_lines
+from metriclint.sources.python_text import PythonText
 from metriclint.vocabulary import Vocabulary, load_builtin
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -171,3 +173,32 @@ def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str)
             assert not isinstance(extract_all._extract(job, DEFAULT_OPTIONS, VOCABULARY)[1], UnreadableFile)
         finally:
             os.chdir(here)
+
+
+# Pieces of a Python string literal's body: words, facet phrases and every kind of escape.
+LITERAL_PIECES = st.sampled_from([
+    "Reported in milliseconds.", "mean", " per token ", "after clipping", "é", "名", " ",
+    "\\n", "\\t", "\\\\", "\\'", '\\"', "\\x41", "\\u00e9", "\\U0001F600", "\\N{BULLET}", "\\101", "\\0", "\\d", "\\\n",
+])
+
+
+@FAST
+@given(st.lists(LITERAL_PIECES, max_size=12).map("".join), st.sampled_from(["", "r", "u"]), st.sampled_from(['"', '"""']))
+def test_decoded_literal_text_keeps_every_offset_on_the_source(body: str, prefix: str, quote: str) -> None:
+    """`Literal.text` has one character per character written, so every word read from it is
+    reported where the source writes it (a help string with `\\n` once crashed the run)."""
+    source = f"x = {prefix}{quote}{body}{quote}\n"
+    text = PythonText(source.encode())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))  # `\d` is deprecated
+        try:
+            node = text.parse().body[0].value  # type: ignore[attr-defined]
+        except Unreadable:
+            assume(False)  # a quote piece closed the literal early
+    literal = text.literal(node)
+    assert literal is not None
+    assert len(literal.text) == len(literal.content)
+    for word in ("milliseconds", "clipping", "token"):
+        if word in literal.text:
+            at = literal.text.index(word)
+            assert literal.content[at : at + len(word)] == word

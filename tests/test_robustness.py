@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pathspec
 import pytest
-from conftest import FIXTURES, ROOT, copy_fixture, invoke, write_project
+from click.testing import CliRunner
+from conftest import FIXTURES, ROOT, copy_fixture, finding_lines, invoke, write_project
 
 from metriclint import extract_all
+from metriclint.cli import main
 from metriclint.checks import Unreadable
 from metriclint.discover import GitIgnored, _IgnoreFile, _shown, discover, display
 from metriclint.sources import DEFAULT_OPTIONS
@@ -50,6 +52,19 @@ def test_line_endings_bom_and_names_report_the_same_position(monkeypatch: pytest
     assert "ML001 new_syntax.py:8:29" in got  # syntax newer than this Python: libcst still reads it
     assert "ML001 cr.md:7:29" in got and "ML001 separators.md:7:29" in got  # Markdown lines end as markdown-it ends them
     assert "ML001 dashboard_cr.json:8:44" in got and "ML001 dashboard_crlf.json:8:44" in got  # tree-sitter rows end at LF only
+
+
+@pytest.mark.parametrize("command", [("check",), ("audit", "--format", "json"), ("fix", "--diff")])
+def test_an_escape_before_a_phrase_in_a_help_string_is_reported_where_it_is_written(in_tmp: Path, command: tuple[str, ...]) -> None:
+    """A `\\n` in a prometheus_client help text once sent a position past the text's last line."""
+    help_text = 'from prometheus_client import Histogram\nh = Histogram("serve_seconds", "Time to serve.\\nIn\\tmilliseconds.")\n'
+    registry = "version: 1\nmetrics:\n  serve_seconds:\n    semantics:\n      unit: seconds\n"
+    write_project(in_tmp, {"serve.py": help_text}, registry)
+    result = CliRunner().invoke(main, [*command, "."])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    if command[0] == "check":
+        assert finding_lines(result) == ["ML001 serve.py:2"]
+        assert "serve.py:2:53: ML001" in result.output  # the column of "milliseconds" as written
 
 
 def test_big_generated_files_are_read(in_tmp: Path) -> None:

@@ -487,14 +487,11 @@ class _Collector:
         self.help_entries.append(TooltipEntry(full, text, span, len(self.help_entries)))
 
     def _string_mention(self, node: ast.expr) -> Mention | None:
-        """A plain string literal as a tooltip text; exact positions unless it has escapes."""
+        """A plain string literal as a tooltip text, positioned exactly (see `Literal.text`)."""
         string = self.text.literal(node)
         if string is None:
             return None
-        content = string.content
-        if "\\" in content:
-            return Mention("tooltip", self.path, node.value, ((string.line, string.content_column),))  # type: ignore[attr-defined]
-        lines = source_lines(content)
+        lines = source_lines(string.text)
         origins = [(string.line, string.content_column)] + [(string.line + i, 1) for i in range(1, len(lines))]
         return Mention("tooltip", self.path, "\n".join(lines), tuple(origins))
 

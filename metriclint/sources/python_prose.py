@@ -53,7 +53,7 @@ class Prose:
 
     def _blocks(self, string: Literal) -> list[tuple[docstrings.Block, Mention]]:
         self.anchor({string.end_line}, string)
-        lines = source_lines(string.content)
+        lines = source_lines(string.text)
         result = []
         for block in docstrings.parse(lines):
             if not block.pieces:

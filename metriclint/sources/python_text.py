@@ -43,6 +43,24 @@ class Literal:
         return self.raw[len(self.prefix) + len(self.quote) : len(self.raw) - len(self.quote)]
 
     @property
+    def text(self) -> str:
+        """The content as a reader sees it, one character for each character written.
+
+        Each escape becomes the character it stands for, padded with spaces to the escape's
+        width (a line break or tab becomes a space), so an offset into the text is still an
+        offset into the source and every reported position lands on what is written there.
+        """
+        content = self.content
+        if "\\" not in content or "r" in self.prefix.lower():
+            return content
+        pieces, at = [], 0
+        while (slash := content.find("\\", at)) != -1:
+            width = _escape_width(content, slash)
+            pieces += [content[at:slash], _padded(content[slash : slash + width])]
+            at = slash + width
+        return "".join(pieces) + content[at:]
+
+    @property
     def content_column(self) -> int:
         """1-based column of the content's first character."""
         return self.column + len(self.prefix) + len(self.quote) + 1
@@ -166,6 +184,48 @@ class PythonText:
             at_column = column + col - 1 if row == 1 else col
             comments.append(Comment(at, at_column, token.string, bool(self.lines[at - 1][:at_column].strip())))
         return comments
+
+
+_FIXED_WIDTHS = {"x": 4, "u": 6, "U": 10}
+_OCTAL = frozenset("01234567")
+_QUOTED = frozenset("\\'\"")  # \\ \' \" stand for the character after the backslash
+_SPACES = frozenset("abfnrtv")  # bell, backspace, form feed, newline, return, tab, vertical tab
+
+
+def _escape_width(content: str, slash: int) -> int:
+    """How many characters the escape at `content[slash]` spans (the language reference, 2.4.1)."""
+    kind = content[slash + 1 : slash + 2]
+    if kind in _FIXED_WIDTHS:
+        return min(_FIXED_WIDTHS[kind], len(content) - slash)
+    if kind == "N":
+        close = content.find("}", slash)
+        return close - slash + 1 if close != -1 else 2
+    if kind in _OCTAL:
+        width = 2
+        while width < 4 and content[slash + width : slash + width + 1] in _OCTAL:
+            width += 1
+        return width
+    return 2 if kind else 1
+
+
+def _padded(escape: str) -> str:
+    """An escape as the character it stands for, padded to its width. White space and control
+    characters become a space; the real line break of a continuation is kept; an escape Python
+    does not know (`\\d`) stays as written, as Python keeps it."""
+    kind = escape[1:2]
+    if kind == "\n":
+        return " \n"
+    if kind in _QUOTED:
+        return kind + " "
+    if kind in _SPACES:
+        return " " * len(escape)
+    if kind not in _FIXED_WIDTHS and kind != "N" and kind not in _OCTAL:
+        return escape
+    try:
+        char = ast.literal_eval(f'"{escape}"')
+    except (SyntaxError, ValueError):
+        return escape
+    return (char if char.isprintable() else " ").ljust(len(escape))
 
 
 def _one_token(raw: str) -> bool:
