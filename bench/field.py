@@ -14,7 +14,9 @@ modes:
   table from the tree upward, would be picked up: it is reported, and the run uses a copy of
   the tree without it.
 - `draft`: `metriclint init . -o DRAFT --force` (DRAFT in a temporary folder), then
-  `metriclint check . --registry DRAFT --format json`.
+  `metriclint check . --registry DRAFT --format json`. If that check rejects the draft (exit 2
+  with `DRAFT:LINE:COL: message` lines), the rejected entries are dropped, as a user would, and
+  the check runs again; the summary then shows the exit as `2->N`.
 
 metriclint runs as `python -m metriclint` with this interpreter, its cache in a temporary folder
 (`--cache-dir` to choose one); the trees are never written to. For each tree and mode it prints
@@ -41,6 +43,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -116,6 +119,8 @@ class Run:
     by_rule: dict[str, int]
     notes: list[str]
     findings: list[Finding] = field(default_factory=list)
+    rejected_draft: int = 0  # draft entries the registry validator rejected, dropped before this run
+    stderr: str = ""
 
     def tally(self) -> Counter[str]:
         return Counter(f.verdict for f in self.findings)
@@ -206,7 +211,24 @@ def check(tree: Tree, checked: Path, mode: str, registry: Path | None, cache: Pa
         if f["rule"] in CONTRADICTIONS
     ]
     summary = document["summary"]
-    return Run(tree.repo, tree.commit, mode, code, seconds, summary["files"], dict(summary["by_rule"]), notes, findings)
+    return Run(tree.repo, tree.commit, mode, code, seconds, summary["files"], dict(summary["by_rule"]), notes, findings, stderr=err)
+
+
+def repair(draft: Path, errors: str) -> int:
+    """Drop the entries of a draft that its validator rejected (exit 2), as a user would; how many."""
+    lines = draft.read_text(encoding="utf-8").splitlines(keepends=True)
+    reported = {int(m.group(1)) for m in re.finditer(rf"(?:^|/){re.escape(draft.name)}:(\d+):\d+: ", errors, re.M)}
+    doomed: set[int] = set()
+    for number in reported:  # a metric entry: its key line (indented 2) and everything indented deeper below it
+        start = number - 1
+        if not 0 <= start < len(lines) or not re.match(r"  \S", lines[start]):
+            return 0  # not a metric entry: leave the draft as it is
+        end = start + 1
+        while end < len(lines) and (lines[end].startswith("   ") or not lines[end].strip()):
+            end += 1
+        doomed.update(range(start, end))
+    draft.write_text("".join(line for i, line in enumerate(lines) if i not in doomed), encoding="utf-8")
+    return len(reported)
 
 
 def judge(run: Run, verdicts: list[Verdict]) -> list[Verdict]:
@@ -303,6 +325,11 @@ def main() -> None:
                     notes.append(f"init ({seconds:.1f} s): {out.strip()}" if code == 0 else f"init exited {code}: {tail(err)}")
                 if registry is None or code == 0:
                     run = check(tree, checked, mode, registry, cache, options.jobs)
+                    if registry is not None and run.exit_code == 2 and (dropped := repair(registry, run.stderr)):
+                        notes.append(f"check exited 2 on the draft: {run.notes[0]}")
+                        notes.append(f"dropped the {dropped} entries the validator rejected, and checked again")
+                        run = check(tree, checked, mode, registry, cache, options.jobs)
+                        run.rejected_draft = dropped
                 else:
                     run = Run(tree.repo, tree.commit, mode, code, seconds, 0, {}, [])
                 run.notes[:0] = notes
@@ -313,7 +340,7 @@ def main() -> None:
     for run in runs:
         contradictions = sum(n for rule, n in run.by_rule.items() if rule in CONTRADICTIONS)
         print(
-            f"  {run.repo + '@' + run.commit[:9]:42} {run.mode:11}  exit {run.exit_code}  files {run.files:5}  "
+            f"  {run.repo + '@' + run.commit[:9]:42} {run.mode:11}  exit {('2->' if run.rejected_draft else '') + str(run.exit_code):4}  files {run.files:5}  "
             f"contradictions {contradictions:3}  ML900 {run.by_rule.get('ML900', 0):3}  {run.seconds:5.1f} s  {describe(run.tally())}"
         )
     for mode in modes:
