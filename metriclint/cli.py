@@ -13,16 +13,21 @@ from typing import Iterator, NoReturn
 
 import click
 
-from metriclint import __version__, audit, baseline, config, draft, engine, files, fixing, generate, progress
-from metriclint import registry as registry_module
-from metriclint.audit_formats import AUDIT_FORMATS
+from metriclint import __version__, baseline, engine, settings
+from metriclint.authoring import generate
+from metriclint.authoring import init as drafting
+from metriclint.base import files
+from metriclint.base.paths import display
 from metriclint.checks import RULES, Example, Rule
-from metriclint.discover import display
-from metriclint.formats import FORMATS, count
-from metriclint.metric_report import describe
+from metriclint.fix import rewrite as fixing
+from metriclint.knowledge import registry as registry_module
+from metriclint.knowledge.registry import Registry
+from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError, Problem, Severity
-from metriclint.registry import Registry
-from metriclint.vocabulary import load_builtin
+from metriclint.report import audit, progress
+from metriclint.report.audit_formats import AUDIT_FORMATS
+from metriclint.report.formats import FORMATS, count
+from metriclint.report.metric import describe
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -77,11 +82,11 @@ def check(
     bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
     try:
         with _usage_errors():
-            loaded = config.load(
+            loaded = settings.load(
                 paths, config_file, registry, select=_codes(select), ignore=_codes(ignore),
                 baseline=None if write_baseline else baseline_file, changed_only=changed_only,
             )
-            report = engine.run(config.with_speed(loaded, jobs, cache_dir, no_cache), bar)
+            report = engine.run(settings.with_speed(loaded, jobs, cache_dir, no_cache), bar)
     finally:
         if bar is not None:
             bar.close()
@@ -103,7 +108,7 @@ def check(
 def audit_command(paths: tuple[str, ...], registry: str | None, config_file: str | None, output_format: str, metric: str | None) -> None:
     """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
     with _usage_errors():
-        result = audit.build(engine.analyse(config.load(paths, config_file, registry)), only=metric)
+        result = audit.build(engine.analyse(settings.load(paths, config_file, registry)), only=metric)
     if metric is not None and not result.metrics:
         _usage_error([Problem("--metric", 1, 1, f"no metric '{metric}' is registered, logged or named in the checked files")])
     AUDIT_FORMATS[output_format](result, sys.stdout)
@@ -171,13 +176,13 @@ def _example(example: Example) -> str:
 def sources(paths: tuple[str, ...], registry: str | None, config_file: str | None) -> None:
     """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
     with _usage_errors():
-        inventory = engine.collect(config.load(paths, config_file, registry))
-    for binding in inventory.bindings:
+        collection = engine.collect(settings.load(paths, config_file, registry))
+    for binding in collection.bindings:
         table = binding.table
         mode = binding.match + (", strip_prefix" if binding.strip_prefix else "")
         click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{mode}\t{len(table.entries)} entries\t{binding.why}")
-    texts = sum(1 for e in inventory.extractions if e.mentions)
-    click.echo(f"{len(inventory.bindings)} tooltip tables; {texts} files with docstrings or comments; {len(inventory.files)} files read.")
+    texts = sum(1 for e in collection.extractions if e.mentions)
+    click.echo(f"{len(collection.bindings)} tooltip tables; {texts} files with docstrings or comments; {len(collection.files)} files read.")
 
 
 @main.command()
@@ -190,7 +195,7 @@ def fix(paths: tuple[str, ...], registry: str | None, config_file: str | None, s
 
     Exits 1 while findings remain that no fix settled."""
     with _usage_errors():
-        report = engine.run(config.load(paths, config_file, registry))
+        report = engine.run(settings.load(paths, config_file, registry))
     rewrites, unfixed = fixing.plan(report.findings)
     fixed, files = [], 0
     for rewrite in rewrites:
@@ -256,10 +261,10 @@ def generate_docs(output: str | None, check: bool, registry: str | None, config_
 
 def _registry(registry: str | None, config_file: str | None) -> Registry:
     with _usage_errors():
-        settings = config.load((), config_file, registry)
-        if settings.registry is None:
+        loaded = settings.load((), config_file, registry)
+        if loaded.registry is None:
             raise ConfigError([Problem("<command line>", 1, 1, "no registry found: write metrics.yaml or pass --registry")])
-        return registry_module.load(settings.registry, display(settings.registry), load_builtin()[0])[0]
+        return registry_module.load(loaded.registry, display(loaded.registry), load_builtin()[0])[0]
 
 
 def _read(path: Path) -> str:
@@ -304,15 +309,15 @@ def init(paths: tuple[str, ...], output: str | None, force: bool, config_file: s
     """Draft a registry from PATHS: every logged key, aliases, descriptions, agreed semantics,
     and comments where the texts disagree."""
     with _usage_errors():
-        settings = config.load(paths, config_file, None)
-    target = Path(output) if output else settings.root / config.DEFAULT_REGISTRY
+        loaded = settings.load(paths, config_file, None)
+    target = Path(output) if output else loaded.root / settings.DEFAULT_REGISTRY
     if target.exists() and not force:
         _usage_error([Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it")])
     with _usage_errors():
-        inventory = engine.collect(dataclasses.replace(settings, registry=None))
-    entries = draft.draft(inventory)
+        collection = engine.collect(dataclasses.replace(loaded, registry=None))
+    entries = drafting.draft(collection)
     try:
-        files.replace(target, draft.render(entries, len(inventory.files)).encode("utf-8"))
+        files.replace(target, drafting.render(entries, len(collection.files)).encode("utf-8"))
     except OSError as error:
         _usage_error([Problem(display(target), 1, 1, f"cannot write: {error.strerror or error}")])
     disputes = sum(len(e.disputes) for e in entries)
@@ -331,6 +336,6 @@ def init(paths: tuple[str, ...], output: str | None, force: bool, config_file: s
 def explain_metric(key: str, paths: tuple[str, ...], registry: str | None, config_file: str | None) -> None:
     """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
     with _usage_errors():
-        analysis = engine.analyse(config.load(paths, config_file, registry))
+        analysis = engine.analyse(settings.load(paths, config_file, registry))
     lines = describe(key, analysis.registry, analysis.claims, analysis.code)
     click.echo("\n".join(lines) if lines else f"nothing is known about {key}")

@@ -57,7 +57,7 @@ class Mention:
 
 @dataclass(frozen=True, slots=True)
 class Reading:
-    """A facet value that a mention's `text[start:end]` states (claims.py); `start` includes the negation cue, if any."""
+    """A facet value that a mention's `text[start:end]` states (language/phrases.py); `start` includes the negation cue, if any."""
 
     facet: str
     value: str
@@ -100,6 +100,38 @@ class TooltipTable:
     name: str
     entries: tuple[TooltipEntry, ...]
     shape: bool = False
+
+
+@dataclass(frozen=True)
+class TooltipSetting:
+    """One `[[tool.metriclint.tooltips]]` table: which table a file holds and how it matches."""
+
+    path: str  # a glob, relative to the project root
+    table: str | None  # variable name or JSON pointer; None: every table in the file
+    match: str
+    strip_prefix: bool
+    origin: Problem  # where it is written, for messages about it (its text is unused)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A table that is read, how it is matched and why it was taken."""
+
+    table: TooltipTable
+    match: str
+    strip_prefix: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """ML003: the entry shown for `key` was written for `owner`."""
+
+    key: str
+    entry: TooltipEntry
+    binding: Binding
+    owner: str
+    owner_span: Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +261,14 @@ class Finding:
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.span.path, self.span.line, self.span.column, self.rule, self.message)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFailure:
+    """A file that could not be read, decoded or parsed (ML900); the run goes on without it."""
+
+    span: Span
+    message: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,7 +115,7 @@ def test_log_functions_setting_adds_logging_helpers(in_tmp: Path) -> None:
     [("train/grad_norm", True), ("eval/pass@0.5", True), ("scripts/run.py", False), ("http://w1:8000", False), ("a b/c", False)],
 )
 def test_paths_and_urls_are_not_metric_keys(text: str, expected: bool) -> None:
-    from metriclint.keys import looks_like_key
+    from metriclint.base.keys import looks_like_key
 
     assert looks_like_key(text) is expected
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from test_vocabulary import VOCABULARY
 
-from metriclint.claims import read, sentences
+from metriclint.language.attribution import MetricIndex, attribute
+from metriclint.language.phrases import read, sentences
 from metriclint.model import Mention
-from metriclint.resolve import MetricIndex, attribute
 
 
 @pytest.mark.parametrize(

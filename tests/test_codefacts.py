@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, invoke, write_project
 
-from metriclint import config, engine, knowledge
+from metriclint import engine
+from metriclint import settings as config
+from metriclint.knowledge import code as knowledge
+from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError
-from metriclint.sources.python_code import module_name
-from metriclint.vocabulary import load_builtin
+from metriclint.sources.python.code import module_name
 
 
 def _facts(project: Path, with_says: bool = False) -> list[tuple[str, str, str, str]]:

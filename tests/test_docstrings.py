@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from metriclint.docstrings import parse
+from metriclint.sources.python.docstrings import parse
 
 GOOGLE = '''Log one step.
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke
 
-from metriclint import fixing
+from metriclint.checks.rewording import styled
+from metriclint.fix import rewrite as fixing
 from metriclint.model import Finding, Fix, Severity, Span
-from metriclint.rewording import styled
 
 PROJECT = FIXTURES / "fix_sources"
 NEGATED = (

@@ -10,8 +10,8 @@ import pytest
 from conftest import FIXTURES, copy_fixture, invoke
 
 from metriclint.checks import RULES
-from metriclint.formats import FORMATS, github
 from metriclint.model import Finding, Report, Severity, Span
+from metriclint.report.formats import FORMATS, github
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke
 
-from metriclint import registry
-from metriclint.vocabulary import load_builtin
+from metriclint.knowledge import registry
+from metriclint.knowledge.vocabulary import load_builtin
 
 PROJECT = FIXTURES / "init_project"
 

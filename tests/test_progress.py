@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import invoke
 
-from metriclint import progress
+from metriclint.report import progress
 
 
 class Terminal(io.StringIO):

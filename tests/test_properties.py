@@ -8,18 +8,24 @@ import json
 import os
 import tempfile
 import warnings
+from functools import partial
 from pathlib import Path
 
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
-from metriclint import claims, config, docstrings, engine, extract_all, fixing
-from metriclint.checks import Unreadable as UnreadableFile
-from metriclint.formats import FORMATS
+from metriclint import engine
+from metriclint import settings as config
+from metriclint.extract import runner as extract_all
+from metriclint.fix import rewrite as fixing
+from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
+from metriclint.language import phrases as claims
 from metriclint.model import Finding, Related, Report, Severity, Span
+from metriclint.model import ReadFailure as UnreadableFile
+from metriclint.report.formats import FORMATS
 from metriclint.sources import DEFAULT_OPTIONS, Unreadable, extractor_for, python, source_lines
-from metriclint.sources.python_text import PythonText
-from metriclint.vocabulary import Vocabulary, load_builtin
+from metriclint.sources.python import docstrings
+from metriclint.sources.python.text import PythonText
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 VOCABULARY = Vocabulary(*load_builtin())
@@ -170,7 +176,7 @@ def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str)
                 snapshots.append(Path("m.py").read_bytes())
             assert snapshots[0] == snapshots[1]
             job = extract_all._Job(Path("m.py"), "m.py", None)
-            assert not isinstance(extract_all._extract(job, DEFAULT_OPTIONS, VOCABULARY)[1], UnreadableFile)
+            assert not isinstance(extract_all._extract(job, DEFAULT_OPTIONS, partial(claims.read, vocabulary=VOCABULARY))[1], UnreadableFile)
         finally:
             os.chdir(here)
 

@@ -1,6 +1,6 @@
 """The Python reader's positions and comments, held against CPython's tokenizer as the oracle.
 
-python_text.py finds comments from the tree's string literals instead of tokenizing every
+sources/python/text.py finds comments from the tree's string literals instead of tokenizing every
 file (tokenize is pure Python on 3.11 and cost more than parsing); these tests make sure the
 two ways agree, on hard cases and on every Python file of this repository.
 """
@@ -13,8 +13,10 @@ import tokenize
 import pytest
 from conftest import ROOT
 
-from metriclint.sources import Unreadable, python, python_cst, source_lines
-from metriclint.sources.python_text import PythonText
+from metriclint.sources import Unreadable, source_lines
+from metriclint.sources.python import cst as python_cst
+from metriclint.sources.python import walk as python
+from metriclint.sources.python.text import PythonText
 
 HARD = {
     "hash_in_strings": 'x = "a # b"  # real\ny = \'#\' + "#"\n',
@@ -85,7 +87,7 @@ def test_a_concatenated_docstring_is_not_read_as_one_text() -> None:
 
 
 def test_the_libcst_fallback_reads_the_same_texts_at_the_same_places() -> None:
-    """python_cst.py reads only files this Python cannot parse, so on a newer Python it may
+    """sources/python/cst.py reads only files this Python cannot parse, so on a newer Python it may
     never run: here both readers read every fixture and module, and must agree on each
     docstring and comment, its position and the suppressions it carries."""
     checked = 0

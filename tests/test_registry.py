@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from metriclint import registry
+from metriclint.knowledge import registry
+from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError
-from metriclint.vocabulary import load_builtin
 
 FACETS = load_builtin()[0]
 

@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pathspec
@@ -21,12 +22,14 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, ROOT, copy_fixture, finding_lines, invoke, write_project
 
-from metriclint import extract_all
+from metriclint.base.paths import _shown, display
 from metriclint.cli import main
-from metriclint.checks import Unreadable
-from metriclint.discover import GitIgnored, _IgnoreFile, _shown, discover, display
+from metriclint.extract import runner as extract_all
+from metriclint.extract.discover import GitIgnored, _IgnoreFile, discover
+from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
+from metriclint.language.phrases import read
+from metriclint.model import ReadFailure as Unreadable
 from metriclint.sources import DEFAULT_OPTIONS
-from metriclint.vocabulary import Vocabulary, load_builtin
 
 ODD = FIXTURES / "odd_files"
 VOCABULARY = Vocabulary(*load_builtin())
@@ -35,7 +38,7 @@ CONTRADICTION = 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  #
 
 
 def extract_one(path: Path) -> object:
-    return extract_all._extract(extract_all._Job(path, path.name, None), DEFAULT_OPTIONS, VOCABULARY)[1]
+    return extract_all._extract(extract_all._Job(path, path.name, None), DEFAULT_OPTIONS, partial(read, vocabulary=VOCABULARY))[1]
 
 
 def findings(result_output: str) -> list[str]:

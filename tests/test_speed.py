@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke, write_project
 
-from metriclint import cache, config, engine, extract_all
-from metriclint.formats import FORMATS
+from metriclint import engine
+from metriclint import settings as config
+from metriclint.extract import cache
+from metriclint.extract import runner as extract_all
+from metriclint.report.formats import FORMATS
 
 PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.parent.name != "bad_registry")
 

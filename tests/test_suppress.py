@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, copy_fixture, finding_lines, invoke
 
-from metriclint.suppress import directive
+from metriclint.sources.directives import directive
 
 
 @pytest.mark.parametrize(

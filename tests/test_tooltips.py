@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from conftest import invoke, write_project
 
+from metriclint.language.attribution import MetricIndex
+from metriclint.language.tooltips import Binding, Names, bind, select
 from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
-from metriclint.resolve import MetricIndex
 from metriclint.sources import Extraction, Unreadable, json_tables
 from metriclint.sources.javascript import extractor
-from metriclint.tooltips import Binding, Names, bind, select
 
 
 def _table(*patterns: str) -> TooltipTable:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from metriclint.claims import read
-from metriclint.vocabulary import Facet, Vocabulary, load_builtin, merge, phrase_conflicts
+from metriclint.knowledge.vocabulary import Facet, Vocabulary, load_builtin, merge, phrase_conflicts
+from metriclint.language.phrases import read
 
 FACETS, CUES, REACH = load_builtin()
 VOCABULARY = Vocabulary(FACETS, CUES, REACH)

@@ -18,13 +18,13 @@ class Extraction:
     mentions: tuple[Mention, ...] = ()
     keys: tuple[KeyUse, ...] = ()
     # `metriclint: ignore[...]` comments: a source passes each comment's text to
-    # `suppress.directive` and records `suppress.suppression(found, span, lines_covered)`.
+    # `directives.directive` and records `directives.suppression(found, span, lines_covered)`.
     suppressions: tuple[Suppression, ...] = ()
-    tables: tuple[TooltipTable, ...] = ()  # resolved against the known keys later (tooltips.py)
-    functions: tuple[FunctionFlow, ...] = ()  # for code evidence across modules (codefacts.py)
+    tables: tuple[TooltipTable, ...] = ()  # resolved against the known keys later (language/tooltips.py)
+    functions: tuple[FunctionFlow, ...] = ()  # for code evidence across modules (evidence/code_claims.py)
     calls: tuple[CallFlow, ...] = ()
-    # What each mention states (claims.read), one tuple per mention: read where the file is
-    # extracted, in parallel and cached, since it needs nothing but the text (extract_all.py).
+    # What each mention states (language/phrases.read), one tuple per mention: read where the file
+    # is extracted, in parallel and cached, since it needs nothing but the text (extract/runner.py).
     readings: tuple[tuple[Reading, ...], ...] = ()
 
 

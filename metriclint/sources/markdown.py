@@ -17,10 +17,10 @@ from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from metriclint import keys, suppress
+from metriclint.base import keys
+from metriclint.base.builtin import word_lists
 from metriclint.model import Mention, Span, Suppression
-from metriclint.rules_data import word_lists
-from metriclint.sources import Extraction, Unreadable, source_lines
+from metriclint.sources import Extraction, Unreadable, directives, source_lines
 
 SOURCE = "doc"
 # Leading punctuation that separates a list item's name from its definition.
@@ -61,12 +61,12 @@ def _suppressions(path: str, lines: list[str], tree: SyntaxTreeNode) -> list[Sup
             text = raw.strip()
             if not text.startswith("<!--"):
                 continue
-            directive = suppress.directive(text.removeprefix("<!--"))
+            directive = directives.directive(text.removeprefix("<!--"))
             if directive is not None:
                 line = lines[line_index] if line_index < len(lines) else ""
                 column = max(line.find("metriclint:"), 0) + 1
                 span = Span(path, line_index + 1, column, line_index + 1, len(line) + 1)
-                found.append(suppress.suppression(directive, span, covered))
+                found.append(directives.suppression(directive, span, covered))
     return found
 
 

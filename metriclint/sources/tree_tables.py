@@ -16,8 +16,8 @@ from functools import cached_property, lru_cache
 
 from tree_sitter import Node, Tree
 
+from metriclint.base.builtin import word_lists
 from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
-from metriclint.rules_data import word_lists
 from metriclint.sources import Unreadable, source_lines
 
 BOM = b"\xef\xbb\xbf"

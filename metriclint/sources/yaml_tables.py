@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from metriclint import marked_yaml
-from metriclint.marked_yaml import Node
+from metriclint.base import marked_yaml
+from metriclint.base.marked_yaml import Node
 from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
 from metriclint.sources import Extraction, Unreadable, pointer_token
 from metriclint.sources.tree_tables import table_rules

@@ -1,0 +1,76 @@
+"""How paths are shown and matched: relative to the working directory for people, relative
+to the project root for configuration globs.
+
+Every stage names files the same way, so a finding, a cache entry and a `per-file-ignores`
+glob agree on which file they mean.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from functools import lru_cache
+from pathlib import Path
+
+
+def matches(path: Path, patterns: tuple[str, ...], root: Path) -> bool:
+    """Whether `path` (relative to `root`, or by its name) matches one of the globs."""
+    if not patterns:
+        return False
+    inside = relative(path, root)
+    return any(fnmatch.fnmatch(inside, p) or fnmatch.fnmatch(path.name, p) for p in patterns)
+
+
+def relative(path: Path, root: Path) -> str:
+    """The path as configuration globs see it: relative to the project root, "/" separated."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+@lru_cache(maxsize=4096)
+def _resolved(folder: Path) -> Path:
+    """A folder's real path; the walk asks once per file, the file system once per folder."""
+    return folder.resolve()
+
+
+def real_path(path: Path) -> Path:
+    """`path.resolve()`, asking the file system about each folder once rather than about every
+    component of every path; the folder's path is made absolute first, since the working
+    directory may change between runs in one process (tests)."""
+    if path.name in ("", ".", "..") or path.is_symlink():
+        return path.resolve()
+    return _resolved(path.parent if path.is_absolute() else Path(os.getcwd(), path.parent)) / path.name
+
+
+def display(path: Path) -> str:
+    """How a path is shown: relative to the working directory, with "/" separators; a path
+    that leads elsewhere is shown as given (relative to the working directory if absolute)."""
+    try:
+        plain_file = path.name not in ("", ".", "..") and stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        plain_file = False
+    if not plain_file:  # a link, or a folder (the working directory itself, or one above it)
+        return _shown(path)
+    return _shown_folder(path.parent, os.getcwd()) + path.name  # a run shows every file: work each folder out once
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(_resolved(Path(os.getcwd()))).as_posix()
+    except ValueError:
+        return Path(os.path.relpath(path)).as_posix() if path.is_absolute() else path.as_posix()
+
+
+@lru_cache(maxsize=4096)
+def _shown_folder(folder: Path, cwd: str) -> str:
+    """What `_shown` puts before the name of a file in `folder` that is not a link, when the
+    working directory is `cwd`: "" for the working directory itself, else the folder and "/"."""
+    real = _resolved(folder if folder.is_absolute() else Path(cwd, folder))
+    try:
+        shown = real.relative_to(_resolved(Path(cwd))).as_posix()
+    except ValueError:
+        shown = Path(os.path.relpath(folder)).as_posix() if folder.is_absolute() else folder.as_posix()
+    return "" if shown == "." else shown + "/"

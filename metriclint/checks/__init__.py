@@ -1,0 +1,20 @@
+"""The checks: claims, sightings, code evidence and read failures in, findings out.
+
+One module per rule (`ml001.py` ...), each holding its check, its documentation and its good
+and bad examples (`rule.py` says what a rule is). `RULES` lists them in code order; the
+pipeline runs every rule that has a check, and `metriclint rules` and `explain` print them.
+"""
+
+from metriclint.checks.ml001 import ML001
+from metriclint.checks.ml002 import ML002
+from metriclint.checks.ml003 import ML003
+from metriclint.checks.ml004 import ML004
+from metriclint.checks.ml005 import ML005
+from metriclint.checks.ml006 import ML006
+from metriclint.checks.ml010 import ML010
+from metriclint.checks.ml900 import ML900
+from metriclint.checks.rule import Corpus, Example, Rule
+
+RULES: tuple[Rule, ...] = (ML001, ML002, ML003, ML004, ML005, ML006, ML010, ML900)
+
+__all__ = ["RULES", "Corpus", "Example", "Rule", "ML001", "ML002", "ML003", "ML004", "ML005", "ML006", "ML010", "ML900"]

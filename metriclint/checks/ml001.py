@@ -1,0 +1,56 @@
+"""ML001 registry-contradiction: a text states a facet value that the registry contradicts."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from metriclint.checks.rewording import fix_for
+from metriclint.checks.rule import Corpus, Example, Rule
+from metriclint.checks.snippets import REGISTRY
+from metriclint.checks.statements import allows, by_statement, found
+from metriclint.model import Finding, Related, Severity
+
+
+def registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
+    if corpus.registry is None:
+        return
+    for (metric, facet, _), group in by_statement(corpus.claims).items():
+        setting = corpus.registry.setting(metric, facet)
+        if setting is None or allows(group, setting.value):
+            continue
+        for claim in group:
+            if claim.negated == (claim.value == setting.value):
+                message = (
+                    f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); '
+                    f"registry says {setting.value} ({setting.span.path}:{setting.span.line})"
+                )
+                yield ML001.finding(
+                    claim.span, message, metric=metric, facet=facet, found=found(claim),
+                    expected=setting.value, source=claim.source, related=(Related(setting.span, setting.text),),
+                    phrase=claim.phrase,
+                    fix=fix_for(claim, group, setting.value, corpus.vocabulary) if corpus.vocabulary else None,
+                )
+
+
+ML001 = Rule(
+    "ML001",
+    "registry-contradiction",
+    Severity.ERROR,
+    "A text states a facet value that the registry contradicts.",
+    "Readers trust docstrings and tooltips. When one says a value the registry rules out, "
+    "someone will read the metric wrongly (miles #2132: a norm documented as after clipping "
+    "was the norm before clipping, so nobody saw that clipping fired every step).",
+    "Reword the text to the registry's value, or fix the registry if the text is right.",
+    registry_contradictions,
+    good=(
+        Example({"train.py": 'def log(grad_norm):\n    """Log it.\n\n    Args:\n        grad_norm: Norm before clipping.\n    """\n'}, REGISTRY),
+        Example({"train.py": 'def log(grad_norm):\n    """Args:\n        grad_norm: Never the clipped value.\n    """\n'}, REGISTRY),
+    ),
+    bad=(
+        Example(
+            {"train.py": 'def log(grad_norm):\n    """Log it.\n\n    Args:\n        grad_norm: Norm after clipping.\n    """\n'},
+            REGISTRY,
+            ("ML001 train.py:5",),
+        ),
+    ),
+)

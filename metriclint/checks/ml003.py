@@ -1,0 +1,54 @@
+"""ML003 tooltip-mismatch: the tooltip a dashboard shows for a metric was written for another."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from metriclint.checks.rule import Corpus, Example, Rule
+from metriclint.checks.snippets import TOOLTIP_CONFIG
+from metriclint.language.tooltips import advice
+from metriclint.model import Finding, Related, Severity
+
+
+def tooltip_mismatches(corpus: Corpus) -> Iterator[Finding]:
+    for item in corpus.mismatches:
+        entry = item.entry
+        message = (
+            f"{item.key} shows the tooltip written for {item.owner} (entry '{entry.pattern}', {item.binding.match} match); "
+            f"{advice(item)}"
+        )
+        yield ML003.finding(
+            entry.span, message, metric=item.key, source="tooltip", phrase=entry.pattern,
+            related=(Related(item.owner_span, item.owner), Related(entry.text.span(0, len(entry.text.text)), entry.text.text)),
+        )
+
+
+_TABLE = """// Hover texts, matched by substring against the key after its category.
+export const DESCRIPTIONS = [
+  ["value", "value-head estimate"],
+  ["value_loss", "critic regression loss"],
+];
+"""
+_LOGGED = 'def log(tracker, v, loss):\n    tracker.log({"train/value": v, "train/value_loss": loss})\n'
+
+ML003 = Rule(
+    "ML003",
+    "tooltip-mismatch",
+    Severity.ERROR,
+    "The tooltip a dashboard shows for a metric was written for another metric.",
+    "Pattern tables match loosely: with first-substring matching, `value` listed before "
+    "`value_loss` gives `train/value_loss` the text written for `train/value`, and the reader "
+    "of that chart is told what another chart means.",
+    "Add a more specific entry for the key (before the generic one when the first match "
+    "wins), or make the generic entry's text true of every key it reaches.",
+    tooltip_mismatches,
+    good=(
+        Example({
+            "pyproject.toml": TOOLTIP_CONFIG, "train.py": _LOGGED,
+            "ui/metrics.js": 'export const DESCRIPTIONS = [\n  ["value_loss", "critic regression loss"],\n  ["value", "value-head estimate"],\n];\n',
+        }),
+    ),
+    bad=(
+        Example({"pyproject.toml": TOOLTIP_CONFIG, "train.py": _LOGGED, "ui/metrics.js": _TABLE}, None, ("ML003 ui/metrics.js:3",)),
+    ),
+)

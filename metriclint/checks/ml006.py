@@ -1,0 +1,97 @@
+"""ML006 code-contradiction: a text or the registry states a facet value that the code
+computing the metric rules out."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from metriclint.base import keys
+from metriclint.checks.rule import Corpus, Example, Rule
+from metriclint.checks.statements import allows, by_statement, found
+from metriclint.model import CodeFact, Finding, Related, Severity
+
+
+def _computed(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[CodeFact]] | None:
+    """The one value the code computes for a metric's facet, with every computing site; None
+    when the code says nothing, or computes different values on different paths."""
+    facts = {c.fact: None for c in corpus.code if c.fact.facet == facet and keys.same_metric(c.metric, metric)}
+    values = {fact.value for fact in facts}
+    if len(values) != 1:
+        return None
+    return values.pop(), sorted(facts, key=lambda f: (f.span, f.origin))
+
+
+def _evidence(facts: list[CodeFact]) -> tuple[str, tuple[Related, ...]]:
+    sites = "; and from ".join(f"{f.origin} ({f.span.path}:{f.span.line}), which {f.says}" for f in facts)
+    return f"the value comes from {sites}", tuple(Related(f.span, f"{f.origin}: {f.says}") for f in facts)
+
+
+def code_contradictions(corpus: Corpus) -> Iterator[Finding]:
+    """Texts and registry settings against what the code computes. A text that the registry
+    already contradicts with the code's own value is left to ML001: one phrase, one finding."""
+    registry = corpus.registry
+    for (metric, facet, _), group in by_statement(corpus.claims).items():
+        computed = _computed(corpus, metric, facet)
+        setting = registry.setting(metric, facet) if registry is not None else None
+        if computed is None or allows(group, computed[0]) or (setting is not None and setting.value == computed[0]):
+            continue
+        value, facts = computed
+        evidence, related = _evidence(facts)
+        for claim in group:
+            if claim.negated == (claim.value == value):
+                message = f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}'
+                yield ML006.finding(
+                    claim.span, message, metric=metric, facet=facet, found=found(claim), expected=value,
+                    source=claim.source, related=related, phrase=claim.phrase,
+                )
+    for metric, entry in (registry.metrics.items() if registry is not None else ()):
+        for facet, setting in entry.semantics.items():
+            computed = _computed(corpus, metric, facet)
+            if computed is not None and computed[0] != setting.value:
+                evidence, related = _evidence(computed[1])
+                message = f"{metric}: registry says {facet}={setting.value}; {evidence}"
+                yield ML006.finding(
+                    setting.span, message, metric=metric, facet=facet, found=setting.value, expected=computed[0],
+                    source="registry", related=related, phrase=setting.text,
+                )
+
+
+_CLIPPED = """import torch
+
+
+def log_step(grad_norm):
+    \"\"\"Args:
+        grad_norm: Gradient norm {says}.
+    \"\"\"
+    return {{"train/grad_norm": float(grad_norm)}}
+
+
+def step(model):
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    log_step(norm)
+"""
+
+ML006 = Rule(
+    "ML006",
+    "code-contradiction",
+    Severity.ERROR,
+    "A text or the registry states a facet value that the code computing the metric rules out.",
+    "The code is the ground truth a reader cannot check at a glance: `clip_grad_norm_` returns "
+    "the norm before clipping, whatever a docstring says (miles #2132). The knowledge base in "
+    "`rules/code/` says what known calls compute; metriclint follows the value to the metric.",
+    "Reword the text (or the registry) to what the cited call computes. If the code is what is "
+    "wrong, change the computation; the finding goes away with it.",
+    code_contradictions,
+    good=(
+        Example({"train.py": _CLIPPED.format(says="before clipping")}),
+        Example({"train.py": _CLIPPED.format(says="after clipping").replace("log_step(norm)", "log_step(min(norm, 1.0))")}),
+    ),
+    bad=(
+        Example({"train.py": _CLIPPED.format(says="after clipping")}, None, ("ML006 train.py:6",)),
+        Example(
+            {"train.py": _CLIPPED.format(says="norm")},
+            "version: 1\nmetrics:\n  train/grad_norm:\n    semantics:\n      clipping: after\n",
+            ("ML006 metrics.yaml:5",),
+        ),
+    ),
+)

@@ -1,0 +1,27 @@
+"""ML900 unparsable-source: a file that could not be read, decoded or parsed; the run went on."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from metriclint.checks.rule import Corpus, Example, Rule
+from metriclint.model import Finding, Severity
+
+
+def unreadable_sources(corpus: Corpus) -> Iterator[Finding]:
+    for item in corpus.unreadable:
+        yield ML900.finding(item.span, item.message, phrase=item.message)
+
+
+ML900 = Rule(
+    "ML900",
+    "unparsable-source",
+    Severity.WARNING,
+    "A file could not be read, decoded or parsed; the rest of the run went on.",
+    "Whatever the file says about metrics was not checked.",
+    "Fix the syntax or encoding, or exclude the file in `[tool.metriclint] exclude`.",
+    unreadable_sources,
+    good=(Example({"ok.py": "x = 1\n"}),),
+    bad=(Example({"broken.py": "def f(:\n    pass\n"}, None, ("ML900 broken.py:1",)),),
+    by_comment=False,  # a file that cannot be parsed yields no comments
+)

@@ -1,0 +1,67 @@
+"""What a rule is: its check, its documentation and its examples, in one value.
+
+Each rule is one `Rule` holding its check function, its documentation and its good and bad
+examples (tiny projects), the way Fixit rules carry VALID/INVALID cases. Documentation and
+behaviour live in one place, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from metriclint.knowledge.registry import Registry
+from metriclint.knowledge.vocabulary import Vocabulary
+from metriclint.model import Claim, CodeClaim, Finding, Mismatch, ReadFailure, Severity, Sighting, Span
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Everything the checks look at, gathered by the pipeline before any check runs."""
+
+    claims: tuple[Claim, ...]
+    registry: Registry | None
+    unreadable: tuple[ReadFailure, ...] = ()
+    mismatches: tuple[Mismatch, ...] = ()  # tooltip entries shown for a metric they were not written for
+    sightings: tuple[Sighting, ...] = ()  # the inventory (language/sightings.py), sorted by place
+    vocabulary: Vocabulary | None = None  # the wording `fix` rewrites to; None: findings carry no fix
+    code: tuple[CodeClaim, ...] = ()  # what the code computes, with the computing sites
+
+
+@dataclass(frozen=True)
+class Example:
+    """A tiny project: `files` maps paths to contents; `expect` lists `CODE path:line` lines."""
+
+    files: dict[str, str]
+    registry: str | None = None
+    expect: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    why: str
+    fix: str
+    check: Callable[[Corpus], Iterator[Finding]] | None  # None: a later pipeline stage reports it
+    good: tuple[Example, ...] = field(default=())
+    bad: tuple[Example, ...] = field(default=())
+    by_comment: bool = True  # whether a suppression comment can silence it
+
+    @property
+    def silencing(self) -> str:
+        if not self.by_comment:
+            return (
+                f'Switch it off for some files with `per-file-ignores = {{"glob" = ["{self.code}"]}}`, or '
+                f'everywhere with `ignore = ["{self.code}"]`, in [tool.metriclint].'
+            )
+        return (
+            f"Silence one finding with `# metriclint: ignore[{self.code}] reason` on its line (`//` in "
+            f"JS/TS, `<!-- -->` in Markdown), a whole file with `ignore-file[{self.code}]`, or the rule with "
+            f'`ignore = ["{self.code}"]` in [tool.metriclint].'
+        )
+
+    def finding(self, span: Span, message: str, **details: object) -> Finding:
+        return Finding(self.code, self.name, self.severity, span, message, **details)  # type: ignore[arg-type]

@@ -1,0 +1,27 @@
+"""Claims grouped as the texts state them: ML001, ML002 and ML006 compare whole statements,
+so that a text naming several values of a facet is read as one statement, not as several."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from metriclint.model import Claim, Span
+
+
+def found(claim: Claim) -> str:
+    return f"not {claim.value}" if claim.negated else claim.value
+
+
+def by_statement(claims: tuple[Claim, ...]) -> dict[tuple[str, str, Span], list[Claim]]:
+    groups: dict[tuple[str, str, Span], list[Claim]] = defaultdict(list)
+    for claim in claims:
+        groups[(claim.metric, claim.facet, claim.statement)].append(claim)
+    return groups
+
+
+def allows(values: list[Claim], value: str) -> bool:
+    """Whether one text's claims leave room for `value`: a text naming several values of a
+    facet ("the current and the reference policy") agrees with any one of them."""
+    positive = {c.value for c in values if not c.negated}
+    negated = {c.value for c in values if c.negated}
+    return value not in negated and (not positive or value in positive)

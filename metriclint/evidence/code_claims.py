@@ -1,0 +1,129 @@
+"""Code evidence across the project: follow code facts from where they are computed, through
+calls of project functions and their results, to the metrics they are logged as.
+
+Each file's extraction lists its functions (parameters, what reaches logged keys, what they
+return) and its calls (callee as imported, what each argument carries). This step joins them:
+a parameter is whatever its callers pass, a call's result is whatever the callee returns. Every
+question is answered once (memoized) and chains stop after `MAX_HOPS`, so the work stays linear
+in the number of call sites.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from typing import Iterable
+
+from metriclint.language.attribution import MetricIndex
+from metriclint.model import Atom, CallFlow, CodeClaim, CodeFact, FunctionFlow, ResultOf
+
+MAX_HOPS = 12
+Facts = frozenset[CodeFact]
+
+
+class Project:
+    def __init__(self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> None:
+        self.functions = {f.name: f for f in functions}
+        self.by_last_part: dict[str, list[str]] = defaultdict(list)
+        for name in self.functions:
+            self.by_last_part[name.rsplit(".", 1)[-1]].append(name)
+        self.by_suffix: dict[str, FunctionFlow | None] = {}
+        self.callers: dict[str, list[CallFlow]] = defaultdict(list)
+        for call in calls:
+            callee = self.resolve(call.callee)
+            if callee is not None:
+                self.callers[callee.name].append(call)
+        self.memo: dict[tuple[str, str, str], Facts] = {}
+        self.returned: dict[tuple[str, str, int | None], tuple[Facts, frozenset[str]]] = {}
+
+    def resolve(self, name: str) -> FunctionFlow | None:
+        """The project function a dotted name reaches; an absolute import may omit a source root:
+        then the one function whose name ends in it (two parts at least) is meant."""
+        if name in self.functions:
+            return self.functions[name]
+        if name not in self.by_suffix:  # asked about the names calls use, not every suffix of every function
+            ending = "." + name
+            found = [f for f in self.by_last_part.get(name.rsplit(".", 1)[-1], ()) if f.endswith(ending)] if "." in name else []
+            self.by_suffix[name] = self.functions[found[0]] if len(found) == 1 else None
+        return self.by_suffix[name]
+
+    def facts(self, function: str, atoms: Iterable[Atom], hops: int = 0) -> Facts:
+        found: set[CodeFact] = set()
+        for atom in atoms:
+            if isinstance(atom, CodeFact):
+                found.add(atom)
+            elif hops < MAX_HOPS and isinstance(atom, str):
+                found |= self.parameter(function, atom, hops + 1)
+            elif hops < MAX_HOPS and isinstance(atom, ResultOf):
+                found |= self.result(atom, hops + 1)
+        return frozenset(found)
+
+    def parameter(self, function: str, param: str, hops: int) -> Facts:
+        """What the callers of `function` pass for `param`."""
+        key = ("param", function, param)
+        if key not in self.memo:
+            self.memo[key] = frozenset()  # a cycle adds nothing
+            flow = self.functions.get(function)
+            found: set[CodeFact] = set()
+            for call in self.callers[function] if flow is not None else ():
+                found |= self._passed(flow, param, call.caller, call.args, call.bound, hops)  # type: ignore[arg-type]
+            self.memo[key] = frozenset(found)
+        return self.memo[key]
+
+    def result(self, call: ResultOf, hops: int) -> Facts:
+        """What this call returns: facts the callee computes, and what this call passes for a
+        parameter the callee returns (only this call's arguments, not every caller's)."""
+        flow = self.resolve(call.callee)
+        if flow is None:
+            return frozenset()
+        own, params = self._returned(flow, call.element, hops)
+        found = set(own)
+        for param in params:
+            found |= self._passed(flow, param, call.caller, call.args, call.bound, hops)
+        return frozenset(found)
+
+    def _returned(self, flow: FunctionFlow, element: int | None, hops: int) -> tuple[Facts, frozenset[str]]:
+        key = ("result", flow.name, element)
+        if key not in self.returned:
+            self.returned[key] = (frozenset(), frozenset())
+            atoms: set[Atom] = set()
+            for where, returned in flow.returns:
+                if where == element:
+                    atoms |= returned
+                elif where is None and element is not None:
+                    atoms |= {replace(a, element=element) for a in returned if isinstance(a, ResultOf) and a.element is None}
+            params = frozenset(a for a in atoms if isinstance(a, str))
+            self.returned[key] = (self.facts(flow.name, atoms - params, hops), params)
+        return self.returned[key]
+
+    def _passed(
+        self, flow: FunctionFlow, param: str, caller: str, args: tuple[tuple[int | str, frozenset[Atom]], ...], bound: bool, hops: int
+    ) -> Facts:
+        """What one call passes for `param` of `flow`, by keyword or by position."""
+        index = flow.params.index(param) if param in flow.params else -1
+        position = index - 1 if flow.bound and bound else index
+        found: set[CodeFact] = set()
+        for where, atoms in args:
+            if where == param or where == position:
+                found |= self.facts(caller, atoms, hops)
+        return frozenset(found)
+
+
+def code_claims(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], index: MetricIndex) -> tuple[CodeClaim, ...]:
+    """Every code fact that reaches a metric: through a logged key, or through a parameter the
+    way that parameter's docstring would be attributed (its keys, else its name)."""
+    project = Project(functions, calls)
+    claims: dict[CodeClaim, None] = {}
+    for flow in project.functions.values():
+        logged = set()
+        for key, atoms in flow.sinks:
+            logged |= {a for a in atoms if isinstance(a, str)}
+            for metric in index.for_key(key):
+                claims.update((CodeClaim(metric, fact), None) for fact in project.facts(flow.name, atoms))
+        for param in flow.params:
+            if param in logged or not project.callers[flow.name]:
+                continue
+            facts = project.parameter(flow.name, param, 0)
+            for metric in index.for_name(param) if facts else ():
+                claims.update((CodeClaim(metric, fact), None) for fact in facts)
+    return tuple(claims)

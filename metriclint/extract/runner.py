@@ -1,0 +1,238 @@
+"""The per-file steps for a whole run: cache look-up, then, in parallel for the rest, extract
+each file's mentions and read what each one states (the reading needs only the text; the
+engine passes the function that does it, language/phrases.read with the run's vocabulary).
+
+Results come back in the order of the files given, whatever order the workers finish in, so
+every later step sees exactly what a plain loop would have produced.
+"""
+
+from __future__ import annotations
+
+import errno
+import gc
+import os
+import stat
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+
+from metriclint.base.paths import display
+from metriclint.extract import cache as cache_module
+from metriclint.model import ConfigError, ReadFailure, Reading, Span
+from metriclint.sources import Extraction, Options, Unreadable, extractor_for
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+
+Result = Extraction | ReadFailure
+Progress = Callable[[int, int], None]  # files extracted, total
+# What one text states: picklable, since each worker process gets it once when it starts.
+Reader = Callable[[str], Sequence[Reading]]
+
+
+@dataclass(frozen=True)
+class Settings:
+    jobs: int  # worker processes for the files the cache does not have
+    cache_dir: Path | None  # None: no cache
+    registry: Path | None
+    options: Options  # what the sources need from the config (part of the cache key)
+    read: Reader  # its vocabulary (built-in and registry facets) is covered by the cache key's registry and rules
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A file the cache does not have. The worker reads it again rather than receive its
+    bytes, so the sources of a large tree are never all in memory at once; it names the
+    cache entry by the bytes it read, so an edit in between cannot file a stale result."""
+
+    path: Path
+    shown: str
+    salt: bytes | None  # None: no cache
+
+
+def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None) -> list[Result]:
+    """One result per file, in the order of `files`."""
+    results: list[Result | None] = [None] * len(files)
+    jobs: list[_Job] = []
+    pending: list[int] = []
+    store = cache_module.Cache(settings.cache_dir) if settings.cache_dir is not None else None
+    run_salt = cache_module.salt(settings.registry, settings.options) if store else None
+    with _no_collection():
+        for index, path in enumerate(files):
+            shown = display(path)
+            if store is not None and run_salt is not None:
+                try:
+                    cached = store.get(cache_module.key(run_salt, shown, read_regular(path)))
+                except OSError:
+                    cached = None  # the worker reports it
+                if isinstance(cached, (Extraction, ReadFailure)):
+                    results[index] = cached
+                    continue
+            jobs.append(_Job(path, shown, run_salt))
+            pending.append(index)
+    done = len(files) - len(jobs)
+    if progress is not None:
+        progress(done, len(files))
+    for index, (entry, result) in zip(pending, _run(jobs, settings)):
+        results[index] = result
+        if store is not None and entry is not None:
+            store.put(entry, result)
+        done += 1
+        if progress is not None:
+            progress(done, len(files))
+    return results  # type: ignore[return-value]
+
+
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """Garbage collection paused while results arrive. They come by the thousand, make no
+    reference cycles and all live to the end of the run, so each collection would only walk
+    the growing heap again: a fifth of a Megatron-LM run. Frozen before collection resumes,
+    they are never walked again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _run(jobs: list[_Job], settings: Settings) -> Iterator[tuple[str | None, Result]]:
+    """Extract in worker processes when there is enough to share; in this one otherwise.
+    Results come in the order of `jobs`, each as soon as it and those before it are done.
+
+    Workers take files in batches: one round trip per file cost as much as reading a small one.
+    A worker that dies (out of memory, or a crash in a native parser) breaks the whole pool:
+    the first batch without an answer is then read one file per process, so that only the
+    file that kills its process is lost, and a new pool takes the rest.
+    """
+    workers, options = min(settings.jobs, len(jobs)), settings.options
+    if workers <= 1:
+        yield from (_extract(job, options, settings.read) for job in jobs)
+        return
+    # Imported here: multiprocessing is a tenth of a warm run's start-up, and a warm run has nothing to share.
+    from concurrent.futures.process import BrokenProcessPool
+
+    size = max(1, min(_MAX_BATCH, len(jobs) // (workers * _BATCHES_PER_WORKER)))
+    unanswered = deque(jobs[start : start + size] for start in range(0, len(jobs), size))
+    while unanswered:
+        with _pool(settings, workers) as pool, _no_collection():
+            futures = [pool.submit(_extract_batch, batch, options) for batch in unanswered]
+            for future in futures:
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    break
+                except ConfigError:
+                    raise
+                except Exception:  # noqa: BLE001 - e.g. one result too deep to send back: find which
+                    results = [_outcome(job, pool.submit(_extract_batch, [job], options)) for job in unanswered[0]]
+                unanswered.popleft()
+                yield from results
+        if unanswered:
+            yield from (_alone(job, settings) for job in unanswered.popleft())
+
+
+def _pool(settings: Settings, workers: int) -> Executor:
+    from concurrent.futures import ProcessPoolExecutor  # loaded already, see _run
+
+    return ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(settings.read,))
+
+
+def _alone(job: _Job, settings: Settings) -> tuple[str | None, Result]:
+    """One file in a process of its own: if that process dies too, the file is the cause."""
+    with _pool(settings, 1) as pool:
+        return _outcome(job, pool.submit(_extract_batch, [job], settings.options))
+
+
+_MAX_BATCH = 32
+_BATCHES_PER_WORKER = 16  # enough that the workers finish close together
+_DIED = "the process reading this file died (out of memory?); the run went on without it"
+
+
+_worker_read: Reader | None = None  # a worker's, set once when the pool starts it
+
+
+def _start_worker(read: Reader) -> None:
+    global _worker_read
+    _worker_read = read
+    gc.freeze()  # what a worker inherits from the parent needs no collection
+    gc.disable()  # and its own garbage is collected once per batch (_extract_batch)
+
+
+def _extract_batch(batch: list[_Job], options: Options) -> list[tuple[str | None, Result]]:
+    assert _worker_read is not None, "called outside a pool started by _run"
+    results = [_extract(job, options, _worker_read) for job in batch]
+    gc.collect()  # the batch's reference cycles (Markdown trees), at once rather than every 700 allocations
+    return results
+
+
+def _outcome(job: _Job, future: Future[list[tuple[str | None, Result]]]) -> tuple[str | None, Result]:
+    """A worker's answer for one file; a worker that died, or an answer that could not be sent
+    back, is this file's ML900 (not cached), and the run goes on with the next file."""
+    from concurrent.futures.process import BrokenProcessPool  # loaded already: the pool runs
+
+    try:
+        return future.result()[0]
+    except BrokenProcessPool:
+        return None, _unreadable(job.shown, _DIED)
+    except ConfigError:
+        raise
+    except Exception as error:  # noqa: BLE001 - e.g. a result too deep to send back
+        return None, _internal(job.shown, error)
+
+
+def _extract(job: _Job, options: Options, read: Reader) -> tuple[str | None, Result]:
+    """One file's cache entry name (None: not to be cached) and its extraction; any failure
+    on this file is reported, never raised.
+
+    This is the one place a file's failure becomes ML900: an error the sources foresee
+    (`Unreadable`), nesting deeper than Python's recursion limit (which any recursive
+    reader can hit), and one nobody foresaw, reported as ours so that users tell us.
+    """
+    try:
+        data = read_regular(job.path)
+    except OSError as error:
+        return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}")
+    entry = cache_module.key(job.salt, job.shown, data) if job.salt is not None else None
+    extractor = extractor_for(job.path.suffix, options)
+    try:
+        return entry, _read_texts(extractor(job.shown, data), read) if extractor else Extraction()
+    except Unreadable as error:
+        return entry, ReadFailure(Span(job.shown, error.line, error.column, error.line, error.column), error.message)
+    except RecursionError:
+        return entry, _unreadable(job.shown, "nested too deeply to read")
+    except ConfigError:
+        raise  # metriclint's own rules data is broken: exit 2, not one ML900 per file
+    except Exception as error:  # noqa: BLE001 - one odd file must not stop the run
+        return None, _internal(job.shown, error)  # not cached: the next version may read it
+
+
+def _read_texts(extraction: Extraction, read: Reader) -> Extraction:
+    return replace(extraction, readings=tuple(tuple(read(m.text)) for m in extraction.mentions))
+
+
+def _internal(shown: str, error: Exception) -> ReadFailure:
+    return _unreadable(shown, f"internal error while reading this file: {type(error).__name__}: {error}; please report it")
+
+
+def _unreadable(shown: str, message: str) -> ReadFailure:
+    return ReadFailure(Span(shown, 1, 1, 1, 1), message)
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file. Opened without blocking and checked after opening, so a FIFO
+    or device that took a source file's name (or its place, during the run) cannot hang us."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return file.read()

@@ -1,0 +1,72 @@
+"""Which findings are reported: the one place that decides, after every check has run.
+
+In order: rule selection (`select`, `ignore`, `per-file-ignores`, `severity`), suppression
+comments (each code that covered nothing is reported as ML010, so stale suppressions do not
+pile up), the pre-commit scope (`--changed-only`), then the baseline.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, Iterable
+
+from metriclint import baseline
+from metriclint.checks import ML010, RULES
+from metriclint.model import Finding, Suppression
+from metriclint.settings import Config
+
+
+def reported(findings: list[Finding], config: Config, suppressions: list[Suppression]) -> list[Finding]:
+    """Rule selection, suppression comments, the pre-commit scope, then the baseline."""
+    selection = config.selection
+    kept, unused = apply(selection.apply(findings), suppressions, selection.active)
+    kept += selection.apply(unused)
+    if config.changed is not None:
+        changed = set(config.changed)
+        kept = [f for f in kept if f.span.path in changed or any(r.span.path in changed for r in f.related)]
+    if config.baseline is not None:
+        kept = baseline.hide(config.baseline, kept)
+    return kept
+
+
+def apply(
+    findings: Iterable[Finding], suppressions: Iterable[Suppression], active: Callable[[str, str], bool]
+) -> tuple[list[Finding], list[Finding]]:
+    """The findings no suppression covers, and an ML010 for each code that covered nothing.
+
+    `active(code, path)` tells whether a rule runs on a file: a suppression for a rule that is
+    switched off there is not stale, just idle, and stays unreported.
+    """
+    by_path: dict[str, list[Suppression]] = defaultdict(list)
+    for item in suppressions:
+        by_path[item.span.path].append(item)
+    used: set[tuple[Suppression, str]] = set()
+    kept = []
+    for finding in findings:
+        covering = [s for s in by_path[finding.span.path] if finding.rule in s.codes and (s.file_wide or finding.span.line in s.lines)]
+        used.update((s, finding.rule) for s in covering)
+        if not covering:
+            kept.append(finding)
+    unused = [
+        _unused(item, code)
+        for items in by_path.values()
+        for item in items
+        for code in item.codes or ("",)
+        if (item, code) not in used and (not code or active(code, item.span.path) or not _known(code))
+    ]
+    return kept, unused
+
+
+def _known(code: str) -> bool:
+    return any(rule.code == code for rule in RULES)
+
+
+def _unused(item: Suppression, code: str) -> Finding:
+    kind = "ignore-file" if item.file_wide else "ignore"
+    if not code:
+        message = f"metriclint: {kind}[] names no rule; name the codes to silence, or remove it"
+    elif not _known(code):
+        message = f"metriclint: {kind}[{code}] names an unknown rule; see `metriclint rules`"
+    else:
+        message = f"metriclint: {kind}[{code}] silences nothing here; remove it"
+    return ML010.finding(item.span, message, phrase=f"{kind}[{code}]")

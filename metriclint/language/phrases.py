@@ -1,0 +1,89 @@
+"""Text to claims: find the facet phrases in a text and decide which way each one points.
+
+Prose is matched with patterns compiled from the vocabulary (data), never with rules written
+here for a particular facet. Negation is scoped: a cue counts only a few words before the
+phrase and inside its clause, so "the raw norm, not the post-clip one" negates only "post-clip".
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from metriclint.knowledge.vocabulary import PhraseEntry, Vocabulary
+from metriclint.model import Reading
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*]|$)|\n\s*\n")
+_CLAUSE_BREAK = re.compile(r"[,;:()\[\]—–]|\s-\s|(?<!\w)(?:but|however|whereas|while)(?!\w)", re.IGNORECASE)
+_WORD = re.compile(r"[\w']+")
+# "the current and the reference policy": the word before "and"/"or" shares the phrase's tail.
+_COORDINATED = re.compile(r"(?<![\w-])([\w-]+)\s+(?:and|or|&)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence boundaries, as (start, end) offsets; "e.g. this" and "1.5" do not split."""
+    spans, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
+    """Every facet phrase in `text`, in order, with its polarity settled."""
+    if vocabulary.pattern is None or vocabulary.screen is None or not vocabulary.screen.search(text):
+        return []
+    cue_pattern = _cue_pattern(vocabulary.negation_cues)
+    readings = []
+    for sentence in sentences(text):
+        for match in vocabulary.phrases(text, *sentence):
+            entry = vocabulary.entry_of(match)
+            if not entry.value:
+                continue
+            found = [(entry, match.start(), match.end())]
+            coordinated = _coordinated(text, sentence[0], match, vocabulary)
+            if coordinated is not None and coordinated[0].facet == entry.facet:
+                found.insert(0, coordinated)
+            for stated, start, end in found:
+                cue_start = _negation_cue(text, sentence[0], start, cue_pattern, vocabulary.reach)
+                value, negated = stated.value, cue_start is not None
+                other = vocabulary.facets[stated.facet].other_value(value)
+                if negated and other is not None:
+                    value, negated = other, False
+                readings.append(Reading(stated.facet, value, negated, start if cue_start is None else cue_start, end, sentence))
+    return readings
+
+
+def _coordinated(text: str, floor: int, match: re.Match[str], vocabulary: Vocabulary) -> tuple[PhraseEntry, int, int] | None:
+    """The elided phrase in "before and after clipping": "before" + the tail "clipping"."""
+    words = match.group().split(maxsplit=1)
+    if len(words) < 2:
+        return None
+    head = _COORDINATED.search(text, max(floor, match.start() - 40), match.start())
+    if head is None:
+        return None
+    entry = vocabulary.lookup(f"{head.group(1)} {words[1]}")
+    return (entry, head.start(1), head.end(1)) if entry is not None and entry.value else None
+
+
+@lru_cache(maxsize=8)
+def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not cues:
+        return None
+    alternatives = "|".join(r"\s+".join(map(re.escape, cue.split())) for cue in sorted(cues, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
+
+
+def _negation_cue(text: str, floor: int, start: int, cues: re.Pattern[str] | None, reach: int) -> int | None:
+    """Offset of the cue that negates the phrase starting at `start`, or None."""
+    if cues is None:
+        return None
+    clause_start = floor
+    for brk in _CLAUSE_BREAK.finditer(text, floor, start):
+        clause_start = brk.end()
+    found = list(cues.finditer(text, clause_start, start))
+    last = found[-1] if found else None  # the cue nearest the phrase governs it
+    if last is None or len(_WORD.findall(text, last.end(), start)) >= reach:
+        return None
+    return last.start()

@@ -1,0 +1,50 @@
+"""The inventory: every place that names a metric, resolved to the metrics it stands for.
+
+Code contributes the keys it logs; docs and tooltips the names their tables and lists are
+about; any other text the registry keys and aliases it spells out. ML004 and ML005 and the
+audit all read this one list, so "logged or mentioned" means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from metriclint.language.attribution import MetricIndex
+from metriclint.model import KeyUse, Mention, Sighting
+
+CODE = "code"
+# Sources whose subjects are always metric names (a dashboard's tooltip table): an unknown one
+# still names a metric, which ML004 reports. Other sources say so per text (`names_metrics`).
+NAMING_SOURCES = frozenset({"tooltip"})
+
+
+def sightings(uses: Iterable[KeyUse], mentions: Iterable[Mention], index: MetricIndex) -> tuple[Sighting, ...]:
+    found: list[Sighting] = []
+    for use in uses:
+        if not use.from_keyword or use.key in index.by_alias:
+            found.append(Sighting(use.key, use.span, CODE, index.for_key(use.key)))
+    for mention in mentions:
+        if mention.source == "registry":
+            continue
+        if mention.flows_to or mention.subjects:  # most texts have neither: no span to work out
+            found += _subject_sightings(mention, index)
+        for start, end, metric in index.registered_in(mention.text):
+            found.append(Sighting(mention.text[start:end], mention.span(start, end), mention.source, (metric,), passing=True))
+    return tuple(sorted(found, key=lambda s: (s.span, s.name)))
+
+
+def _subject_sightings(mention: Mention, index: MetricIndex) -> Iterator[Sighting]:
+    """The keys a text's value flows to and the names it documents, sighted on the whole text."""
+    whole = mention.span(0, len(mention.text))
+    for key in mention.flows_to:
+        yield Sighting(key, whole, mention.source, index.for_key(key), inferred=True)
+    for name in mention.subjects:
+        sure = mention.names_metrics or mention.source in NAMING_SOURCES
+        metrics = index.for_name(name) or ((name,) if sure else ())
+        if metrics:
+            yield Sighting(name, whole, mention.source, metrics, named=sure)
+
+
+def names_a_metric(sighting: Sighting) -> bool:
+    """Whether this sighting is a name a registry should know: a logged key or a docs subject."""
+    return sighting.source == CODE or sighting.named

@@ -1,0 +1,171 @@
+"""Which tooltip a dashboard shows for each metric key, computed the way the dashboard does.
+
+A table alone cannot say which key receives which text: that depends on the keys that exist
+and on the table's match mode. So after every file is extracted, each table is bound (by the
+configuration, by its shape, or by auto-detection), every known key is looked up in it, and
+the text it selects becomes a `tooltip` mention about that key, for ML001/ML002. When the
+selected entry was written for another metric, that is ML003.
+
+Match modes: `substring` and `regex` pick the first entry in table order (a `find()`);
+`exact`, `suffix` and `glob` pick the most specific one. A key template is looked up as the
+key its placeholders produce when empty (`train/{tag}grad_norm` -> `train/grad_norm`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from metriclint.base import keys
+from metriclint.base.paths import relative
+from metriclint.language.attribution import MetricIndex
+from metriclint.model import Binding, ConfigError, Mention, Mismatch, Problem, Span, TooltipEntry, TooltipSetting, TooltipTable
+
+FIRST_MATCH = ("substring", "regex")
+# Auto-detection takes a table when its patterns name known metrics: one look-alike name
+# proves nothing, and a description table lists many names the code builds dynamically, so
+# a few names (or every one of a small table) and a tenth of the entries are enough.
+AUTO_MIN_NAMED = 3
+AUTO_MIN_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The entry a table shows for `key`."""
+
+    key: str
+    entry: TooltipEntry
+    binding: Binding
+
+
+class Names:
+    """Every known metric key, and the names that designate each one (key, alias, last segment)."""
+
+    def __init__(self, index: MetricIndex, spans: dict[str, Span]) -> None:
+        self.index = index
+        self.spans = spans
+        known = [*(index.registry.metrics if index.registry else ()), *index.logged]
+        # A template whose empty-placeholder instance is itself known adds nothing but duplicates.
+        self.keys = [k for k in dict.fromkeys(known) if not (keys.is_template(k) and keys.literal(k) in known)]
+        self.owners: dict[str, set[str]] = {}
+        for key in self.keys:
+            for name in (key, keys.literal(keys.last_segment(key))):
+                self.owners.setdefault(name, set()).add(key)
+        for alias, key in index.by_alias.items():
+            self.owners.setdefault(alias, set()).add(key)
+
+    def owner_of(self, pattern: str, key: str) -> str | None:
+        """The metric `pattern` was written for, when it designates metrics but not `key`."""
+        owners = self.owners.get(pattern, set())
+        if not owners or any(keys.same_metric(owner, key) for owner in owners):
+            return None
+        return sorted(owners)[0]
+
+
+def bind(tables: Iterable[TooltipTable], settings: tuple[TooltipSetting, ...], root: Path, names: Names) -> list[Binding]:
+    """The tables that are read: configured ones (every setting must find one), shape-recognised
+    ones, and, with no configuration, tables whose patterns name known metrics."""
+    tables = list(tables)
+    bindings, used = [], set()
+    for table in tables:
+        setting = next((s for s in settings if _selects(s, table, root)), None)
+        if setting is not None:
+            used.add(setting)
+            where = f"configured at {setting.origin.path}:{setting.origin.line}"
+            bindings.append(Binding(table, setting.match, setting.strip_prefix, where))
+        elif table.shape:
+            bindings.append(Binding(table, "exact", False, f"{table.kind} shape"))
+        elif not settings:
+            auto = _auto(table, names)
+            if auto is not None:
+                bindings.append(auto)
+    problems = [_unfound(s, tables, root) for s in settings if s not in used]
+    if any(problems):
+        raise ConfigError([p for p in problems if p is not None])
+    return bindings
+
+
+def _unfound(setting: TooltipSetting, tables: list[TooltipTable], root: Path) -> Problem | None:
+    """A configured table name that its files do not hold (a file not checked is no error)."""
+    there = sorted({t.name for t in tables if _selects(replace(setting, table=None), t, root)})
+    if not there:
+        return None
+    return replace(setting.origin, message=f"no tooltip table '{setting.table}' in files matching '{setting.path}'; tables there: {', '.join(there)}")
+
+
+def _selects(setting: TooltipSetting, table: TooltipTable, root: Path) -> bool:
+    if setting.table is not None and setting.table != table.name:
+        return False
+    return fnmatch.fnmatchcase(relative(Path(table.path), root), setting.path)
+
+
+def _auto(table: TooltipTable, names: Names) -> Binding | None:
+    full = sum(1 for e in table.entries if e.pattern in names.index.by_alias or e.pattern in names.keys)
+    named = sum(1 for e in table.entries if e.pattern in names.owners)
+    if named < min(AUTO_MIN_NAMED, max(len(table.entries), 2)) or named < AUTO_MIN_SHARE * len(table.entries):
+        return None
+    strip = named - full > full  # mostly last segments: compare them with the key after its prefix
+    return Binding(table, "exact", strip, f"auto: {named} of {len(table.entries)} patterns name known metrics")
+
+
+def select(binding: Binding, names: Names) -> Iterator[Shown]:
+    """For every known key, the entry this table shows for it, if any."""
+    for key in names.keys:
+        entry = _lookup(binding, key, names.index)
+        if entry is not None:
+            yield Shown(key, entry, binding)
+
+
+def _lookup(binding: Binding, key: str, index: MetricIndex) -> TooltipEntry | None:
+    instance = keys.literal(key)
+    subject = instance.split("/", 1)[1] if binding.strip_prefix and "/" in instance else instance
+    entries, mode = binding.table.entries, binding.match
+    if mode == "substring":
+        return next((e for e in entries if e.pattern in subject), None)
+    if mode == "regex":
+        return next((e for e in entries if _search(e.pattern, subject)), None)
+    if mode == "exact":
+        ranked = [(0 if e.pattern == instance else 1 if e.pattern == subject else 2, e.order, e) for e in entries
+                  if e.pattern in (instance, subject) or index.by_alias.get(e.pattern) == key]
+    elif mode == "suffix":
+        ranked = [(-len(e.pattern), e.order, e) for e in entries if subject.endswith(e.pattern)]
+    else:
+        ranked = [(-_literal_length(e.pattern), e.order, e) for e in entries if fnmatch.fnmatchcase(subject, e.pattern)]
+    return min(ranked, key=lambda r: (r[0], r[1]))[2] if ranked else None
+
+
+def _search(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def _literal_length(pattern: str) -> int:
+    return sum(1 for char in pattern if char not in "*?[]")
+
+
+def mention(shown: Shown) -> Mention:
+    """The selected text as a statement about the key that receives it."""
+    text = shown.entry.text
+    return Mention(text.source, text.path, text.text, text.origins, flows_to=(shown.key,))
+
+
+def mismatch(shown: Shown, names: Names) -> Mismatch | None:
+    owner = names.owner_of(shown.entry.pattern, shown.key)
+    if owner is None:
+        return None
+    span = names.spans.get(owner, shown.entry.span)
+    return Mismatch(shown.key, shown.entry, shown.binding, owner, span)
+
+
+def advice(item: Mismatch) -> str:
+    """What to add so `item.key` gets its own text."""
+    instance = keys.literal(item.key)
+    subject = instance.split("/", 1)[1] if item.binding.strip_prefix and "/" in instance else instance
+    where = f" before line {item.entry.span.line}" if item.binding.match in FIRST_MATCH else ""
+    return f"add an entry for '{subject}'{where}"
+

@@ -1,0 +1,193 @@
+"""The audit: for every metric, what each place says it means, side by side.
+
+A view over one pipeline run (`engine.analyse`), built from its claims, mentions and inventory
+by source kind, so a new source (tooltips, code evidence) shows up here without changes. What
+the code computes (evidence/code_claims.py) is a statement of source `code`, placed at the computing call.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from metriclint.engine import Analysis
+from metriclint.knowledge.registry import MetricEntry
+from metriclint.language.sightings import CODE
+from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, Span
+
+AGREE, CONTRADICT, SILENT = "agree", "contradict", "silent"
+REGISTRY = "registry"
+# Column order of the matrix; kinds not listed follow in alphabetical order.
+SOURCE_ORDER = (REGISTRY, "doc", "tooltip", "docstring", "comment", CODE)
+CONTRADICTIONS = frozenset({"ML001", "ML002", "ML006"})
+GAPS = ("ML004", "ML005")
+QUOTE_LIMIT = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One text about a metric: where it is, what it says, and the claims read from it."""
+
+    source: str
+    span: Span
+    text: str
+    claims: tuple[Claim, ...]
+    status: str  # agree | contradict
+
+
+@dataclass(frozen=True, slots=True)
+class FacetView:
+    facet: str
+    registry: str | None
+    stated: tuple[tuple[str, str], ...]  # (value as stated, source kind), in statement order
+    status: str  # agree | contradict
+
+
+@dataclass(frozen=True, slots=True)
+class MetricAudit:
+    key: str
+    entry: MetricEntry | None
+    logged: tuple[Sighting, ...]  # where the code logs it
+    statements: tuple[Statement, ...]
+    facets: tuple[FacetView, ...]
+    silent_facets: tuple[str, ...]  # facets no source and no registry line states
+    findings: tuple[Finding, ...]
+    status: str  # contradict | agree | silent
+
+    @property
+    def described(self) -> bool:
+        """A text says what it is: what the code computes is evidence, not a description."""
+        return any(s.source != CODE for s in self.statements) or bool(self.entry and self.entry.description)
+
+    def cell(self, source: str) -> tuple[str, tuple[Statement, ...]]:
+        """The matrix cell for a source kind: its status and its statements."""
+        statements = tuple(s for s in self.statements if s.source == source)
+        if source == REGISTRY and self.entry is not None:
+            registry = self.entry.span.path
+            broken = any(f.rule == "ML001" or (f.rule in CONTRADICTIONS and f.span.path == registry) for f in self.findings)
+            return (CONTRADICT if broken else AGREE), statements
+        if not statements:  # the code may log the key and still say nothing of what it means
+            return SILENT, statements
+        return (CONTRADICT if any(s.status == CONTRADICT for s in statements) else AGREE), statements
+
+
+@dataclass(frozen=True, slots=True)
+class Audit:
+    metrics: tuple[MetricAudit, ...]
+    sources: tuple[str, ...]  # the matrix columns
+    gaps: tuple[Finding, ...]  # ML004 and ML005
+    files: int
+
+    @property
+    def undescribed(self) -> tuple[str, ...]:
+        return tuple(m.key for m in self.metrics if not m.described)
+
+
+def build(analysis: Analysis, only: str | None = None) -> Audit:
+    """The audit of a run; `only` (a key or alias) narrows it to one metric."""
+    findings = defaultdict(list)
+    for finding in analysis.report.findings:
+        findings[finding.metric].append(finding)
+    mentions = {m.span(0, len(m.text)): m for m in analysis.mentions}
+    entries = analysis.registry.metrics if analysis.registry else {}
+
+    by_metric: dict[str, dict[Span, list[Claim]]] = defaultdict(dict)
+    for claim in analysis.claims:
+        by_metric[claim.metric].setdefault(claim.statement, []).append(claim)
+    logged: dict[str, list[Sighting]] = defaultdict(list)
+    for sighting in analysis.sightings:
+        for metric in sighting.metrics:
+            if sighting.source == CODE:
+                logged[metric].append(sighting)
+            elif not sighting.passing:  # the text as a whole speaks for the metric
+                by_metric[metric].setdefault(sighting.span, [])
+    codes = sorted(analysis.code, key=lambda c: (c.metric, c.fact.span, c.fact.facet, c.fact.value))  # they come from sets
+    for code in codes:
+        fact = code.fact
+        by_metric[code.metric].setdefault(fact.span, []).append(Claim(code.metric, fact.facet, fact.value, False, fact.origin, fact.span, CODE, fact.span))
+    mentions.update(_code_texts(codes))
+    for key, entry in entries.items():
+        if entry.description is not None:
+            by_metric[key].setdefault(entry.description.span(0, len(entry.description.text)), [])
+
+    keys = sorted(set(entries) | set(by_metric) | set(logged))
+    if only is not None:
+        keys = [k for k in keys if k == only or only in (entries[k].aliases if k in entries else ())]
+    audits = tuple(
+        _metric(key, entries.get(key), logged[key], by_metric[key], mentions, findings[key], analysis.facets)
+        for key in keys
+    )
+    present = {s.source for m in audits for s in m.statements} | ({CODE} if any(m.logged for m in audits) else set())
+    present |= {REGISTRY} if entries else set()
+    sources = tuple(s for s in SOURCE_ORDER if s in present) + tuple(sorted(present - set(SOURCE_ORDER)))
+    chosen = set(keys)
+    gaps = tuple(f for f in analysis.report.findings if f.rule in GAPS and (only is None or f.metric in chosen))
+    return Audit(audits, sources, gaps, analysis.report.files_checked)
+
+
+def _metric(
+    key: str,
+    entry: MetricEntry | None,
+    logged: list[Sighting],
+    statements: dict[Span, list[Claim]],
+    mentions: dict[Span, Mention],
+    findings: list[Finding],
+    facets: tuple[str, ...],
+) -> MetricAudit:
+    contradictions = [f for f in findings if f.rule in CONTRADICTIONS]
+    views = []
+    for span, claims in sorted(statements.items(), key=lambda item: (item[0].path != (entry.span.path if entry else ""), item[0])):
+        mention = mentions.get(span)
+        source = mention.source if mention else claims[0].source
+        text = _quote(mention.text if mention else " ".join(c.phrase for c in claims))
+        broken = any(_within(f.span, span) or any(_within(r.span, span) for r in f.related) for f in contradictions)
+        views.append(Statement(source, span, text, tuple(claims), CONTRADICT if broken else AGREE))
+    facet_views = _facets(entry, views, contradictions)
+    stated = {v.facet for v in facet_views}
+    silent = tuple(f for f in facets if f not in stated)
+    status = CONTRADICT if contradictions else AGREE if views or (entry and entry.description) else SILENT
+    return MetricAudit(key, entry, tuple(logged), tuple(views), facet_views, silent, tuple(findings), status)
+
+
+def _code_texts(codes: list[CodeClaim]) -> dict[Span, Mention]:
+    """What the code says at each computing call, as the audit quotes it: the call, then why
+    each fact holds ("torch.nn.utils.clip_grad_norm_: returns the total norm computed before
+    clipping; computes the l2 norm")."""
+    said: dict[Span, list[str]] = {}
+    for code in codes:
+        reasons = said.setdefault(code.fact.span, [code.fact.origin])
+        if code.fact.says not in reasons:
+            reasons.append(code.fact.says)
+    return {span: Mention(CODE, span.path, f"{r[0]}: {'; '.join(r[1:])}", ((span.line, span.column),)) for span, r in said.items()}
+
+
+def _facets(entry: MetricEntry | None, statements: list[Statement], contradictions: list[Finding]) -> tuple[FacetView, ...]:
+    stated: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for statement in statements:
+        for claim in statement.claims:
+            value = f"not {claim.value}" if claim.negated else claim.value
+            if (value, statement.source) not in stated[claim.facet]:
+                stated[claim.facet].append((value, statement.source))
+    names = sorted(set(stated) | set(entry.semantics if entry else ()))
+    broken = {f.facet for f in contradictions}
+    return tuple(
+        FacetView(
+            name,
+            entry.semantics[name].value if entry and name in entry.semantics else None,
+            tuple(stated.get(name, ())),
+            CONTRADICT if name in broken else AGREE,
+        )
+        for name in names
+    )
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= QUOTE_LIMIT else flat[: QUOTE_LIMIT - 1].rstrip() + "…"
+
+
+def _within(span: Span, statement: Span) -> bool:
+    return span.path == statement.path and (statement.line, statement.column) <= (span.line, span.column) <= (
+        statement.end_line,
+        statement.end_column,
+    )

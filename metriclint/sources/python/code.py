@@ -1,0 +1,219 @@
+"""What Python code computes, as far as the code knowledge base (rules/code/) can tell.
+
+The Python source asks this module about calls, attribute reads and arithmetic while it
+follows values through a function; the answers are atoms (model.Atom). Names are resolved
+through the file's imports only: user code is never imported or run.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+
+from metriclint.knowledge.code import Knowledge, Known
+from metriclint.model import Atom, CodeFact, ResultOf
+from metriclint.sources.python.text import PythonText
+
+_OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.RShift: ">>"}
+_ORIGIN_WIDTH = 60
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """One argument of a call as written: `keyword` is None for a positional one; `star` marks
+    `*args` and `**kwargs`, whose positions and names cannot be told."""
+
+    value: ast.expr
+    keyword: str | None = None
+    star: bool = False
+    where: ast.AST | None = None  # the `name=value` node of a keyword argument
+
+
+def arguments(call: ast.Call) -> list[Argument]:
+    """Positional arguments, then keyword ones (CPython keeps them apart)."""
+    found = [Argument(a.value, star=True) if isinstance(a, ast.Starred) else Argument(a) for a in call.args]
+    return found + [Argument(k.value, k.arg, k.arg is None, k) for k in call.keywords]
+
+
+def module_name(path: str) -> tuple[str, list[str]]:
+    """The dotted module a file path stands for, and its package: `pkg/mod.py` -> `pkg.mod`, [pkg]."""
+    parts = [p for p in PurePosixPath(path).with_suffix("").parts if p not in ("/", ".", "..")]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+        return ".".join(parts), parts
+    return ".".join(parts), parts[:-1]
+
+
+class CodeReader:
+    """Per-file answers: imports seen so far, knowledge-base matches, unit arithmetic."""
+
+    def __init__(self, path: str, tree: ast.Module, text: PythonText, known: Knowledge) -> None:
+        self.path, self.text, self.knowledge = path, text, known
+        self.module, self.package = module_name(path)
+        self.imports: dict[str, str] = {}
+        self.defined = frozenset(_defined(tree.body))
+
+    # -- names ----------------------------------------------------------------------------
+
+    def imported(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname is not None:
+                self.imports[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                self.imports[head] = head
+
+    def imported_from(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            if node.level - 1 > len(self.package):
+                return
+            base = ".".join([*self.package[: len(self.package) - node.level + 1], *([base] if base else [])])
+        for alias in node.names:
+            if alias.name != "*":
+                self.imports[alias.asname or alias.name] = f"{base}.{alias.name}".lstrip(".")
+
+    def chain(self, node: ast.expr, objects: dict[str, str]) -> str | None:
+        """`psutil.Process(pid).memory_info()` -> `psutil.Process().memory_info()`, through imports
+        and local names that hold a knowledge-base object; None when the head is unknown."""
+        if isinstance(node, ast.Name):
+            return objects.get(node.id) or self.imports.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.chain(node.value, objects)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call):
+            base = self.chain(node.func, objects)
+            return f"{base}()" if base else None
+        return None
+
+    def callee(self, func: ast.expr, classes: list[str]) -> str | None:
+        """The dotted name a call may reach in the project: imported, defined here, or `self.x`."""
+        if isinstance(func, ast.Name):
+            if func.id in _BUILTINS and func.id not in self.defined and func.id not in self.imports:
+                return None  # `len(x)`, `print(x)`: Python's own, never a project function
+            return self.imports.get(func.id) or f"{self.module}.{func.id}"
+        if isinstance(func, ast.Attribute):
+            if isinstance(func.value, ast.Name) and func.value.id == "self" and classes:
+                return f"{self.module}.{classes[-1]}.{func.attr}"
+            base = self.chain(func.value, {})
+            return f"{base}.{func.attr}" if base and "(" not in base else None
+        return None
+
+    # -- what values are --------------------------------------------------------------------
+
+    def call(self, node: ast.Call, element: tuple[int, int] | None, objects: dict[str, str], site: ResultOf) -> frozenset[Atom]:
+        """What a call returns: known facts, or `site` (a project call, for evidence/code_claims.py)."""
+        entry = self.knowledge.chains.get(self.chain(node, objects) or "")
+        if entry is None and isinstance(node.func, ast.Attribute):
+            method = self.knowledge.methods.get(node.func.attr)
+            if method is not None and (method.arguments is None or method.arguments == len(node.args) + len(node.keywords)):
+                entry = method
+        if entry is not None:
+            return self._facts(entry, node) if _takes(entry, element) else frozenset()
+        return frozenset({replace(site, element=element[0] if element else None)}) if site.callee else frozenset()
+
+    def expression(self, node: ast.Attribute, objects: dict[str, str]) -> frozenset[Atom]:
+        entry = self.knowledge.chains.get(self.chain(node, objects) or "")
+        return self._facts(entry, node) if entry is not None else frozenset()
+
+    def element(self, atoms: frozenset[Atom], element: tuple[int, int] | None) -> frozenset[Atom]:
+        """One element of a value: only a project call's result can still be followed."""
+        if element is None:
+            return atoms
+        return frozenset(
+            replace(a, element=element[0]) for a in atoms if isinstance(a, ResultOf) and a.element is None
+        )
+
+    def arithmetic(
+        self,
+        node: ast.AST,
+        operator: ast.operator,
+        left: frozenset[Atom],
+        right: frozenset[Atom],
+        right_node: ast.expr,
+    ) -> frozenset[Atom]:
+        """Sums, differences and unit conversions keep the facets listed in units.yaml."""
+        op = _OPERATORS.get(type(operator))
+        kept = self.knowledge.kept_by_arithmetic
+        facts = [a for a in left if isinstance(a, CodeFact) and a.facet in kept]
+        if op is None or not facts:
+            return frozenset()
+        if op in "+-":
+            if _number(right_node):
+                return frozenset(facts)
+            other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
+            return frozenset(a for a in facts if (a.facet, a.value) in other)
+        by = "".join(self.text.segment(right_node).split())
+        result: set[Atom] = {a for a in facts if a.facet != "unit"}
+        for fact in facts:
+            unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" else None
+            if unit is not None:
+                says = f"converts {fact.value} to {unit} ({fact.origin} {fact.says})"
+                result.add(CodeFact("unit", unit, self.text.span(self.path, node), self._origin(node), says))
+        return frozenset(result)
+
+    def constant_index(self, node: ast.Subscript) -> int | None:
+        index = node.slice
+        if isinstance(index, ast.Constant) and type(index.value) is int:
+            return index.value  # 0xF, 0o7, 0b1 and 1_000 too
+        return None
+
+    def _facts(self, entry: Known, node: ast.AST) -> frozenset[Atom]:
+        span = self.text.span(self.path, node)
+        origin = entry.pattern.removesuffix("()") if not entry.method else self._origin(node)
+        facts: set[Atom] = {CodeFact(facet, value, span, origin, entry.says) for facet, value in entry.facts}
+        if isinstance(node, ast.Call) and (entry.norm_keyword or entry.norm_positions):
+            norm = self._norm(entry, node)
+            if norm is not None:
+                facts.add(CodeFact("norm", norm[0], span, origin, norm[1]))
+        return frozenset(facts)
+
+    def _norm(self, entry: Known, node: ast.Call) -> tuple[str, str] | None:
+        """The norm a call computes, from its norm_type argument or the default."""
+        given = arguments(node)
+        if any(arg.star for arg in given):
+            return None
+        keyword = next((a.value for a in given if a.keyword == entry.norm_keyword), None) if entry.norm_keyword else None
+        positional = [a.value for a in given if a.keyword is None]
+        candidates = [p for p in entry.norm_positions if p < len(positional)]
+        if keyword is None and not candidates:
+            default = self.knowledge.default_norm
+            return default, f"computes the {default} norm (the default norm_type)"
+        if keyword is None and len(entry.norm_positions) > 1:
+            return None  # an API whose signature we cannot tell apart
+        written = self.text.segment(keyword if keyword is not None else positional[candidates[0]])
+        norm = self.knowledge.norm_types.get("".join(written.split()))
+        return (norm, f"computes the {norm} norm (norm_type={written})") if norm else None
+
+    def _origin(self, node: ast.AST) -> str:
+        code = " ".join(self.text.segment(node).split())
+        return code if len(code) <= _ORIGIN_WIDTH else code[: _ORIGIN_WIDTH - 1] + "…"
+
+
+def _defined(body: list[ast.stmt]) -> list[str]:
+    """The functions and classes a module defines, under `if` and `try` too."""
+    names = []
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(statement.name)
+        elif isinstance(statement, (ast.If, ast.Try, ast.With)):
+            for block in (statement.body, getattr(statement, "orelse", []), getattr(statement, "finalbody", [])):
+                names += _defined(block)
+            for handler in getattr(statement, "handlers", []):
+                names += _defined(handler.body)
+    return names
+
+
+def _takes(entry: Known, element: tuple[int, int] | None) -> bool:
+    """Whether the part of the result in use is the one the facts are about."""
+    index, size = element if element is not None else (None, None)
+    return entry.element == index and (entry.of is None or entry.of == size)
+
+
+def _number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)

@@ -1,0 +1,75 @@
+"""Data flow inside one function: which values each name may hold, and where they go.
+
+A parameter documented as "norm after clipping" and logged as `{"train/grad_norm": total}` is
+known to describe `train/grad_norm` only if the value gets there unchanged; only the
+value-preserving steps of rules/dataflow.yaml carry the link. What leaves a function (logged
+keys, returns) is summarised for the project-wide step (evidence/code_claims.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from metriclint.base.builtin import word_lists
+from metriclint.model import Atom, FunctionFlow
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRules:
+    preserving_functions: frozenset[str]
+    preserving_methods: frozenset[str]
+    log_functions: frozenset[str]
+    log_options: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def flow_rules() -> FlowRules:
+    lists = word_lists("dataflow.yaml")
+    return FlowRules(
+        frozenset(lists.get("value_preserving.functions", ())),
+        frozenset(lists.get("value_preserving.methods", ())),
+        frozenset(lists.get("log_functions", ())),
+        frozenset(lists.get("log_options", ())),
+    )
+
+
+@dataclass
+class Scope:
+    """What one function body does with its values, gathered while visiting it.
+
+    A value is a set of atoms (model.Atom): the parameters it holds unchanged, the code facts
+    known about it, the project calls it comes from. An assignment replaces what a name held
+    when it is in the same block as the last one or encloses it; in another block (one branch
+    of an `if`, a loop body) it may not run, so the name holds either.
+    """
+
+    name: str = ""
+    params: tuple[str, ...] = ()
+    bound: bool = False
+    body: tuple[int, ...] | None = None  # block path of the function body
+    carries: dict[str, tuple[frozenset[Atom], tuple[int, ...]]] = field(default_factory=dict)
+    objects: dict[str, str] = field(default_factory=dict)  # local -> knowledge-base chain it holds
+    sinks: list[tuple[str, frozenset[Atom]]] = field(default_factory=list)  # (key, value logged)
+    returns: dict[int | None, frozenset[Atom]] = field(default_factory=dict)
+
+    def roots(self, name: str) -> frozenset[Atom]:
+        return self.carries[name][0] if name in self.carries else frozenset({name})
+
+    def bind(self, name: str, atoms: frozenset[Atom], path: tuple[int, ...]) -> None:
+        old_atoms, old_path = self.carries.get(name, (frozenset({name}) if name in self.params else frozenset(), self.body or ()))
+        self.carries[name] = (atoms if old_path[: len(path)] == path else atoms | old_atoms, path)
+
+    def keys_of(self, param: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(key for key, roots in self.sinks if param in roots))
+
+    def kept(self, atoms: frozenset[Atom]) -> frozenset[Atom]:
+        """What the project-wide step can follow: parameters, facts and calls, not other names."""
+        return frozenset(a for a in atoms if not isinstance(a, str) or a in self.params)
+
+    def flow(self) -> FunctionFlow | None:
+        """The function's summary for the project-wide step; None when nothing leaves it."""
+        kept = self.kept
+        sinks = tuple((key, kept(atoms)) for key, atoms in self.sinks if kept(atoms))
+        returns = tuple((element, kept(atoms)) for element, atoms in self.returns.items() if kept(atoms))
+        return FunctionFlow(self.name, self.params, self.bound, sinks, returns) if self.params or sinks or returns else None

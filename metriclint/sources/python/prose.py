@@ -1,0 +1,118 @@
+"""What a Python file says in prose: its docstrings and comments as mentions.
+
+Both Python readers fill one `Prose`: the `ast` walk (walk.py) for every file, and the
+libcst one (cst.py) for a file written in syntax newer than the running Python. The
+walk decides what each text is about; this module turns the texts into mentions, and keeps the
+suppression directives and the lines each one covers.
+"""
+
+from __future__ import annotations
+
+from metriclint.model import Mention, Span, Suppression
+from metriclint.sources import directives, source_lines
+from metriclint.sources.python import docstrings
+from metriclint.sources.python.text import Comment, Literal
+
+
+class Prose:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.mentions: list[Mention] = []
+        self.keys_on_line: dict[int, list[str]] = {}  # what a trailing comment's line logs
+        self.names_on_line: dict[int, list[str]] = {}  # and what it assigns
+        self.comments: list[tuple[int, int, str, bool]] = []  # line, column, text, trailing
+        self.directives: list[tuple[Span, directives.Directive]] = []
+        # A multi-line string's findings may be silenced on the line where it closes, or on
+        # its def/class line: anchor line -> the lines of the strings it speaks for.
+        self.anchors: dict[int, set[int]] = {}
+
+    # -- docstrings -------------------------------------------------------------------------
+
+    def docstring(self, string: Literal, function: str = "", flows: dict[str, tuple[str, ...]] | None = None) -> None:
+        """A module, class or function docstring; `flows` maps the function's parameters to
+        the keys their values are logged under (None outside a function)."""
+        for block, mention in self._blocks(string):
+            if block.kind == "param" and flows is not None and block.name in flows:
+                self.mentions.append(_with(mention, (block.name,), flows[block.name]))
+            elif block.kind in ("param", "attribute"):
+                self.mentions.append(_with(mention, (block.name,)))
+            elif block.kind == "returns" and function:
+                self.mentions.append(_with(mention, (block.name or function,)))
+            else:
+                self.mentions.append(mention)
+
+    def attribute_docstring(self, name: str, string: Literal) -> None:
+        """A string right after `name = ...` documents `name` (the Sphinx attribute docstring)."""
+        for _, mention in self._blocks(string):
+            self.mentions.append(_with(mention, (name,)))
+
+    def anchor(self, lines: set[int], string: Literal) -> None:
+        """A directive on one of `lines` (a def/class header) covers the docstring."""
+        for line in lines:
+            self.anchors.setdefault(line, set()).update(range(string.line, string.end_line + 1))
+
+    def _blocks(self, string: Literal) -> list[tuple[docstrings.Block, Mention]]:
+        self.anchor({string.end_line}, string)
+        lines = source_lines(string.text)
+        result = []
+        for block in docstrings.parse(lines):
+            if not block.pieces:
+                continue  # a NumPy entry that gives only a type says nothing
+            text = "\n".join(lines[i][s:e] for i, s, e in block.pieces)
+            origins = tuple((string.line + i, (string.content_column if i == 0 else 1) + s) for i, s, _ in block.pieces)
+            result.append((block, Mention("docstring", self.path, text, origins)))
+        return result
+
+    # -- comments ---------------------------------------------------------------------------
+
+    def comment(self, comment: Comment) -> None:
+        body = comment.text.lstrip("#")
+        text = body.lstrip()
+        column = comment.column + 1 + len(comment.text) - len(text)
+        found = directives.directive(text)
+        if found is not None:
+            at = column + found.start
+            self.directives.append((Span(self.path, comment.line, at, comment.line, comment.column + 1 + len(comment.text)), found))
+            text = text[: found.start].rstrip().rstrip("#")  # the remark before it is still read
+        if text.strip():
+            self.comments.append((comment.line, column, text.rstrip(), comment.trailing))
+
+    def suppressions(self) -> list[Suppression]:
+        """A directive covers its own line, and the strings it anchors (see `anchors`)."""
+        return [
+            directives.suppression(found, span, {span.line} | self.anchors.get(span.line, set()))
+            for span, found in self.directives
+        ]
+
+    def comment_mentions(self) -> list[Mention]:
+        """Trailing comments speak for what their line logs or assigns; runs of own-line
+        comments form one text whose sentences are attributed by the metrics they name."""
+        mentions: list[Mention] = []
+        block: list[tuple[int, int, str, bool]] = []
+
+        def flush() -> None:
+            if block:
+                text = "\n".join(c[2] for c in block)
+                mentions.append(Mention("comment", self.path, text, tuple((c[0], c[1]) for c in block)))
+                block.clear()
+
+        for comment in sorted(self.comments):
+            line, column, text, trailing = comment
+            if trailing:
+                flush()
+                subjects = tuple(self.names_on_line.get(line, ()))
+                flows = tuple(dict.fromkeys(self.keys_on_line.get(line, ())))
+                mentions.append(Mention("comment", self.path, text, ((line, column),), subjects, flows))
+            elif block and (block[-1][0] != line - 1 or block[-1][1] != column):
+                flush()
+                block.append(comment)
+            else:
+                block.append(comment)
+        flush()
+        return mentions
+
+
+def _with(mention: Mention, subjects: tuple[str, ...], flows_to: tuple[str, ...] = ()) -> Mention:
+    return Mention(mention.source, mention.path, mention.text, mention.origins, subjects, flows_to)
+
+

@@ -1,0 +1,430 @@
+"""The one walk over a Python file's `ast`: docstrings, comments, logged keys, tooltip texts
+and code facts, in source order.
+
+Besides the texts, the walk follows values inside each function (flow.py), so a parameter
+documented as "norm after clipping" and logged as `{"train/grad_norm": total}` is known to
+describe `train/grad_norm`. The same walk records code facts (what known calls compute,
+code.py) and, for the project-wide step (evidence/code_claims.py), where each function's
+parameters and results go and what its calls pass.
+
+Positions, literals and comments come from text.py. libcst read every file before; its
+position metadata cost ten times CPython's parse (issue 8), and nothing read here needs its
+concrete tree.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from functools import lru_cache
+
+from metriclint.base import keys
+from metriclint.knowledge.code import knowledge
+from metriclint.model import Atom, CallFlow, FunctionFlow, KeyUse, ResultOf, Span
+from metriclint.sources import Extraction, Unreadable
+from metriclint.sources.python.code import CodeReader, arguments
+from metriclint.sources.python.flow import FlowRules, Scope, flow_rules
+from metriclint.sources.python.prose import Prose
+from metriclint.sources.python.tables import Tables, string_value
+from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
+
+PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
+
+
+def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset()) -> Extraction:
+    """`log_functions` adds the project's own logging helpers to rules/dataflow.yaml's."""
+    text = PythonText(source)
+    try:
+        module = text.parse()
+    except Unreadable as error:
+        if error.message.startswith(TOO_DEEP):
+            raise  # libcst's native parser would overflow the C stack and kill the process
+        from metriclint.sources.python import cst
+
+        return cst.extract(path, text.text, error)
+    rules = flow_rules()
+    if log_functions:
+        rules = replace(rules, log_functions=rules.log_functions | log_functions)
+    collector = _Collector(path, rules, text, module, prometheus=b"prometheus_client" in source)
+    try:
+        collector.read()
+    except RecursionError:
+        raise Unreadable(TOO_DEEP) from None
+    prose = collector.prose
+    return Extraction(
+        tuple(prose.mentions + prose.comment_mentions()),
+        tuple(collector.keys),
+        suppressions=tuple(prose.suppressions()),
+        tables=collector.tables.read(),
+        functions=tuple(collector.functions),
+        calls=tuple(collector.calls),
+    )
+
+
+class _Collector:
+    """One walk over the tree, in source order, each statement before what it holds (as a
+    reader meets it): docstrings, keys, values, code facts, tooltip texts; comments after."""
+
+    def __init__(self, path: str, rules: FlowRules, text: PythonText, module: ast.Module, prometheus: bool = False) -> None:
+        self.path, self.rules, self.text, self.tree, self.prometheus = path, rules, text, module, prometheus
+        self.tables = Tables(path, text)
+        self.code = CodeReader(path, module, text, knowledge())
+        self.module = self.code.module
+        self.prose = Prose(path)
+        self.keys: list[KeyUse] = []
+        self.scopes: list[Scope] = [Scope(f"{self.module}.<module>", body=())]
+        self.classes: list[str] = []
+        self.blocks: list[int] = []
+        self.functions: list[FunctionFlow] = []
+        self.calls: list[CallFlow] = []
+        self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
+        self.literals: list[ast.AST] = []  # every string literal, for finding the comments
+        self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
+
+    def read(self) -> None:
+        self._docstring(self.tree.body)
+        self._attribute_docstrings(self.tree.body)
+        for statement in self.tree.body:
+            self._visit(statement)
+        self._summarize(self.scopes[0])
+        found = self.text.comments(self.literals)
+        for comment in found:
+            self.prose.comment(comment)
+        own_lines = {c.line for c in found if not c.trailing}
+        for owner, string in self.owners:
+            self.prose.anchor(self._header_lines(owner, own_lines), string)
+
+    # -- the walk ---------------------------------------------------------------------------
+
+    def _visit(self, node: ast.AST) -> None:
+        visit = _VISITS.get(type(node))
+        if visit is None or visit(self, node):
+            self._children(node)
+
+    def _children(self, node: ast.AST) -> None:
+        """The node's children, less the names: a third of all nodes, with nothing below them."""
+        for name in _fields(type(node)):
+            value = getattr(node, name)
+            if type(value) is list:
+                if value and isinstance(value[0], ast.stmt):
+                    self._block(value)
+                    continue
+                for item in value:
+                    if item is not None and type(item) is not ast.Name:  # `{**rest}` has a None key
+                        self._visit(item)
+            elif value is not None and type(value) is not ast.Name:
+                self._visit(value)
+
+    def _block(self, body: list[ast.stmt]) -> None:
+        """An indented body: where a value is assigned decides whether it replaces the old one."""
+        self.blocks.append(id(body))
+        if self.scopes[-1].body is None:
+            self.scopes[-1].body = tuple(self.blocks)
+        for statement in body:
+            self._visit(statement)
+        self.blocks.pop()
+
+    # -- docstrings -------------------------------------------------------------------------
+
+    def _visit_ClassDef(self, node: ast.ClassDef) -> bool:
+        self._docstring(node.body)
+        self._attribute_docstrings(node.body)
+        self.classes.append(node.name)
+        self._children(node)
+        self.classes.pop()
+        self._owner(node)
+        return False
+
+    def _visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        args = node.args
+        every = (*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None))
+        in_class = len(self.scopes) == 1 and bool(self.classes)
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+        name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
+        self.scopes.append(Scope(name, tuple(a.arg for a in every), in_class and not static))
+        self._children(node)
+        scope = self.scopes.pop()
+        self._summarize(scope)
+        self._docstring(node.body, node.name, scope)
+        self._owner(node)
+        return False
+
+    _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _owner(self, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        string = self._leading_string(node.body)
+        if string is not None:
+            self.owners.append((node, string))
+
+    def _header_lines(self, node: ast.AST, own_comment_lines: set[int]) -> set[int]:
+        """The `def`/`class` line, and the line its header's colon ends, anchor its docstring.
+
+        The colon ends the last line of code before the body (blank and comment-only lines
+        are skipped); `def f(): "..."` has no header line of its own.
+        """
+        lines = {node.lineno}  # type: ignore[attr-defined]
+        first = node.body[0]  # type: ignore[attr-defined]
+        if not self.text.lines[first.lineno - 1][: self.text.column(first.lineno, first.col_offset)].strip():
+            colon = first.lineno - 1
+            while colon > node.lineno and (colon in own_comment_lines or not self.text.lines[colon - 1].strip()):  # type: ignore[attr-defined]
+                colon -= 1
+            lines.add(colon)
+        return lines
+
+    def _docstring(self, body: list[ast.stmt], function: str = "", scope: Scope | None = None) -> None:
+        string = self._leading_string(body)
+        if string is not None:  # where each parameter is logged: asked only of a documented function
+            flows = {param: scope.keys_of(param) for param in scope.params} if scope is not None else None
+            self.prose.docstring(string, function, flows)
+
+    def _attribute_docstrings(self, body: list[ast.stmt]) -> None:
+        for before, after in zip(body, body[1:]):
+            target = _assigned_name(before)
+            string = self._leading_string([after]) if target else None
+            if string is not None:
+                self.prose.attribute_docstring(target, string)  # type: ignore[arg-type]
+
+    def _leading_string(self, body: list[ast.stmt]) -> Literal | None:
+        first = body[0] if body else None
+        return self.text.literal(first.value) if isinstance(first, ast.Expr) else None
+
+    # -- values and keys --------------------------------------------------------------------
+
+    def _summarize(self, scope: Scope) -> None:
+        flow = scope.flow()
+        if flow is not None:
+            self.functions.append(flow)
+
+    def _visit_Constant(self, node: ast.Constant) -> bool:
+        if isinstance(node.value, (str, bytes)):
+            self.literals.append(node)
+        return False
+
+    def _visit_JoinedStr(self, node: ast.JoinedStr) -> bool:
+        self.literals.append(node)
+        return False  # an f-string formats; what it holds is never logged from inside it
+
+    def _visit_Import(self, node: ast.Import) -> bool:
+        self.code.imported(node)
+        return False
+
+    def _visit_ImportFrom(self, node: ast.ImportFrom) -> bool:
+        self.code.imported_from(node)
+        return False
+
+    def _visit_Return(self, node: ast.Return) -> bool:
+        returns = self.scopes[-1].returns
+        value = node.value
+        parts = list(enumerate(value.elts)) if isinstance(value, ast.Tuple) else [(None, value)]
+        for element, part in parts:
+            if part is not None:
+                returns[element] = returns.get(element, frozenset()) | self._roots(part)
+        return True
+
+    def _visit_For(self, node: ast.For | ast.AsyncFor) -> bool:
+        self._unbind(node.target)
+        return True
+
+    _visit_AsyncFor = _visit_For
+
+    def _visit_withitem(self, node: ast.withitem) -> bool:
+        if node.optional_vars is not None:
+            self._unbind(node.optional_vars)
+        return True
+
+    def _unbind(self, target: ast.expr) -> None:
+        """A loop or `with` target is a new value, whatever the name held before."""
+        names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        for name in names:
+            if isinstance(name, ast.Name):
+                self.scopes[-1].bind(name.id, frozenset(), tuple(self.blocks))
+
+    def _visit_AugAssign(self, node: ast.AugAssign) -> bool:
+        if isinstance(node.target, ast.Name):
+            scope = self.scopes[-1]
+            left = scope.roots(node.target.id)
+            atoms = self.code.arithmetic(node, node.op, left, self._roots(node.value), node.value)
+            scope.bind(node.target.id, atoms, tuple(self.blocks))
+        return True
+
+    def _visit_Assign(self, node: ast.Assign) -> bool:
+        for target in node.targets:
+            self._assign(target, node.value)
+        return True
+
+    def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
+        if node.value is not None:
+            self._assign(node.target, node.value)
+        return True
+
+    def _assign(self, target: ast.expr, value: ast.expr) -> None:
+        scope, path = self.scopes[-1], tuple(self.blocks)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
+            self.tables.dict_table(target.id, value)
+        if isinstance(target, ast.Name):
+            scope.bind(target.id, self._roots(value), path)
+            chain = self.code.chain(value, scope.objects)
+            if chain in self.code.knowledge.prefixes:
+                scope.objects[target.id] = chain  # type: ignore[index]
+            else:
+                scope.objects.pop(target.id, None)
+            self.prose.names_on_line.setdefault(target.lineno, []).append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+            for t, v in zip(target.elts, value.elts):
+                self._assign(t, v)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            count = len(target.elts)
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Name):
+                    scope.bind(element.id, self._roots(value, (i, count)), path)
+        elif isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            self._sink(target.slice, value, require_key_shape=True)
+
+    def _visit_Dict(self, node: ast.Dict) -> bool:
+        if not self.tables.holds(node):
+            for key, value in zip(node.keys, node.values):
+                if key is not None:
+                    self._sink(key, value, require_key_shape=True)
+        return True
+
+    def _visit_Call(self, node: ast.Call) -> bool:
+        self._call_flow(node)
+        self._log_call(node)
+        return True
+
+    def _call_flow(self, node: ast.Call) -> None:
+        """A call of what may be a project function, with what its arguments carry."""
+        site = self._site(node)
+        if site.callee and site.args:
+            self.calls.append(CallFlow(site.callee, site.caller, self._span(node), site.args, site.bound))
+
+    def _site(self, node: ast.Call) -> ResultOf:
+        """The call as evidence/code_claims.py resolves it: callee ("" if unknown) and what each argument carries.
+
+        Read once, where the walk first meets the call: in `x = f(x)` that is before `x` is
+        rebound, as Python evaluates it."""
+        site = self.sites.get(id(node))
+        if site is None:
+            site = self.sites[id(node)] = self._read_site(node)
+        return site
+
+    def _read_site(self, node: ast.Call) -> ResultOf:
+        scope = self.scopes[-1]
+        callee = self.code.callee(node.func, self.classes)
+        if callee is None:
+            return ResultOf("", None, scope.name)  # nothing to follow: what it is passed does not matter
+        args: list[tuple[int | str, frozenset[Atom]]] = []
+        positional = True
+        for position, arg in enumerate(arguments(node)):
+            positional = positional and not arg.star
+            atoms = scope.kept(self._roots(arg.value)) if arg.keyword or positional else frozenset()
+            if atoms:
+                args.append((arg.keyword or position, atoms))
+        func = node.func
+        bound = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+        return ResultOf(callee, None, scope.name, tuple(args), bound)
+
+    def _log_call(self, node: ast.Call) -> None:
+        """`log("k", v)`, `log({"k": v})` and `log(k=v)`: every argument names a metric."""
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if self.prometheus and name in PROMETHEUS_TYPES:
+            help_key = self.tables.help_string(node)
+            if help_key is not None:
+                self.keys.append(help_key)
+        if name not in self.rules.log_functions:
+            return
+        given = arguments(node)
+        positional = [arg.value for arg in given if arg.keyword is None and not arg.star]
+        if len(positional) >= 2 and _key_text(positional[0]) is not None:
+            self._sink(positional[0], positional[1], require_key_shape=False)
+        for value in positional:
+            if isinstance(value, ast.Dict):
+                for key, item in zip(value.keys, value.values):
+                    if key is not None:
+                        self._sink(key, item, require_key_shape=False, only_unshaped=True)
+        for arg in given:
+            if arg.keyword is not None and arg.where is not None and arg.keyword not in self.rules.log_options:
+                line, column = self.text.start(arg.where)
+                span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))
+                self._record_key(arg.keyword, span, arg.value, from_keyword=True)
+
+    def _sink(self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False) -> None:
+        key = _key_text(key_node)
+        if key is None or keys.too_generic(key):
+            return
+        shaped = keys.looks_like_key(key)
+        if (require_key_shape and not shaped) or (only_unshaped and shaped):
+            return
+        self._record_key(key, self._span(key_node), value, from_keyword=False)
+
+    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool) -> None:
+        self.keys.append(KeyUse(key, span, from_keyword))
+        self.prose.keys_on_line.setdefault(span.line, []).append(key)
+        self.scopes[-1].sinks.append((key, self._roots(value)))
+
+    def _roots(self, value: ast.expr, element: tuple[int, int] | None = None) -> frozenset[Atom]:
+        """What `value` is: the names it holds unchanged, the code facts known about it, the
+        project calls it comes from; `element` = (index, tuple size) takes one element of it.
+        Empty when it computes something new."""
+        scope = self.scopes[-1]
+        if isinstance(value, ast.Name):
+            return self.code.element(scope.roots(value.id), element)
+        if isinstance(value, ast.IfExp):
+            return self._roots(value.body, element) | self._roots(value.orelse, element)
+        if isinstance(value, (ast.Tuple, ast.List)) and element is not None and element[0] < len(value.elts):
+            part = value.elts[element[0]]
+            return self._roots(part.value if isinstance(part, ast.Starred) else part)
+        if isinstance(value, ast.Subscript) and element is None:
+            index = self.code.constant_index(value)
+            return self._roots(value.value, (index, -1)) if index is not None else frozenset()
+        if isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Name) and func.id in self.rules.preserving_functions and len(value.args) + len(value.keywords) == 1:
+                only = arguments(value)[0]
+                return self._roots(only.value, element)
+            if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
+                return self._roots(func.value, element)
+            return self.code.call(value, element, scope.objects, self._site(value))
+        if isinstance(value, ast.Attribute) and element is None:
+            return self.code.expression(value, scope.objects)
+        if isinstance(value, ast.BinOp) and element is None:
+            return self.code.arithmetic(value, value.op, self._roots(value.left), self._roots(value.right), value.right)
+        return frozenset()
+
+    def _span(self, node: ast.AST) -> Span:
+        return self.text.span(self.path, node)
+
+
+# Fields that never hold a node worth visiting: names, operators, contexts, flags.
+_SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "attr", "id", "arg", "name", "names", "module", "level", "type_comment", "kind", "conversion", "is_async", "simple"})
+
+
+@lru_cache(maxsize=None)
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that the walk descends into."""
+    return tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALAR_FIELDS)
+
+# `_visit_X` handles node type X; it returns whether the walk goes on into the node's children.
+_VISITS = {getattr(ast, name.removeprefix("_visit_")): method for name, method in vars(_Collector).items() if name.startswith("_visit_")}
+
+
+def _assigned_name(statement: ast.stmt) -> str | None:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+        return statement.target.id
+    return None
+
+
+def _key_text(node: ast.expr) -> str | None:
+    """A string key as written; f-string fields become `{name}` placeholders."""
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                parts.append("{" + (part.value.id if isinstance(part.value, ast.Name) else "") + "}")
+            else:
+                parts.append(string_value(part) or "")
+        return "".join(parts)
+    return string_value(node)
