@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from test_vocabulary import VOCABULARY
 
+from metriclint.knowledge import registry
+from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.language.attribution import MetricIndex, attribute
 from metriclint.language.phrases import read, sentences
 from metriclint.model import Mention
@@ -87,3 +91,42 @@ def test_code_template_does_not_swallow_longer_names() -> None:
     """`agent/{key}_mean` in code must not claim `sum_of_sample_mean` (seen on miles)."""
     index = MetricIndex(None, ["agent/{key}_mean"])
     assert index.for_name("sum_of_sample_mean") == ()
+
+
+def registered_index(tmp_path: Path, metrics: str, logged: tuple[str, ...] = ()) -> MetricIndex:
+    path = tmp_path / "metrics.yaml"
+    path.write_text(f"version: 1\nmetrics:\n{metrics}")
+    return MetricIndex(registry.load(path, "metrics.yaml", load_builtin()[0])[0], logged)
+
+
+def test_a_bare_identifier_never_fills_a_registry_placeholder(tmp_path: Path) -> None:
+    """Issue 14: `rollout/{status}_count` claimed `token_count`; `{m}/output{i}`, `output_predictions`."""
+    index = registered_index(tmp_path, '  "rollout/{status}_count":\n  "{m}/output{i}":\n  "train/{tag}grad_norm":\n')
+    assert index.for_name("token_count") == ()
+    assert index.for_name("output_predictions") == ()
+    assert index.for_name("critic_grad_norm") == ()
+    assert index.for_name("grad_norm") == ("train/{tag}grad_norm",)  # the fixed text itself
+    assert index.for_name("rollout/aborted_count") == ("rollout/{status}_count",)  # a full key
+
+
+def test_a_key_counts_once_however_many_templates_it_fits(tmp_path: Path) -> None:
+    index = registered_index(tmp_path, '  "train/{x}_mean":\n  "train/{a}_{b}":\n  "eval/{a}_loss":\n  "eval/pg_lo{b}":\n')
+    assert index.for_key("train/kl_mean") == ("train/{x}_mean",)  # the one whose fixed text pins it
+    assert index.for_key("eval/pg_loss") == ()  # a tie: no one metric for sure
+
+
+def test_two_keys_under_one_template_are_two_series(tmp_path: Path) -> None:
+    index = registered_index(tmp_path, '  "rollout/{status}_count":\n')
+    assert index.one_named_in("`rollout/aborted_count` is averaged over ranks.") == "rollout/{status}_count"
+    assert index.one_named_in("`rollout/aborted_count` and `rollout/done_count` are averaged.") is None
+
+
+def test_a_bare_key_names_a_metric_in_prose_only_as_an_alias(tmp_path: Path) -> None:
+    """Megatron: a config field logged once, drafted as `data_parallel_size`, made every comment
+    about the variable a claim."""
+    index = registered_index(tmp_path, '  "data_parallel_size":\n  "train_loss":\n    aliases: [train_loss]\n')
+    assert index.for_name("data_parallel_size") == ()
+    assert index.one_named_in("Each data_parallel_size replica is global.") is None
+    assert index.for_name("train_loss") == ("train_loss",)
+    assert index.for_name("data_parallel_size", naming=True) == ("data_parallel_size",)  # a docs table of metrics
+    assert index.for_key("data_parallel_size") == ("data_parallel_size",)  # what code logs under it

@@ -48,6 +48,26 @@ def literal(key: str) -> str:
     return _PLACEHOLDER.sub("", key)
 
 
+def prose_name(key: str) -> str | None:
+    """The bare identifier that stands for `key` in prose, or None if no identifier pins it.
+
+    That is the key's last segment with its placeholders left empty (`train/{tag}grad_norm` ->
+    `grad_norm`, the key the code logs when `tag` is empty), for a key with a section. A bare
+    identifier never fills a placeholder: `rollout/{status}_count` leaves `_count`, which no
+    identifier is, so it does not claim `token_count`. A bare key (`data_parallel_size`) is a
+    variable's name as much as a metric's, so it has none.
+    """
+    if "/" not in key:
+        return None
+    name = literal(last_segment(key))
+    return name if name and name == name.strip("_-. ") else None
+
+
+def fixed_length(key: str) -> int:
+    """How much of `key` is fixed text: of two templates that cover a key, the longer pins it."""
+    return len(literal(key))
+
+
 def too_generic(key: str) -> bool:
     """A template whose last segment is only placeholders (`train/{key}`) names no one metric."""
     return not literal(last_segment(key)).strip("_-. ")

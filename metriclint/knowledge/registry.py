@@ -155,8 +155,8 @@ def _description_mention(path: str, node: Node, text: str, key: str) -> Mention:
     A block scalar (`>`, `|`) starts on the line after its indicator, so it is read as one line
     at its start, like a multi-line one (its trailing newline once broke the span)."""
     if "\n" in text.rstrip("\n") or node.style in ("|", ">"):
-        return Mention("registry", path, " ".join(text.split()), ((node.line, node.column),), subjects=(key,))
-    return Mention("registry", path, text, ((node.line, node.column + _quote_width(node)),), subjects=(key,))
+        return Mention("registry", path, " ".join(text.split()), ((node.line, node.column),), flows_to=(key,))
+    return Mention("registry", path, text, ((node.line, node.column + _quote_width(node)),), flows_to=(key,))
 
 
 def _quote_width(node: Node) -> int:

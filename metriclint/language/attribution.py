@@ -36,13 +36,17 @@ class MetricIndex:
         )
         # Any text that writes out a key or alias contains it as plain characters.
         self._spelled = re.compile("|".join(map(re.escape, self.by_alias))) if self.by_alias else None
-        self._logged_by_name: dict[str, list[str]] = {}  # a logged key's last segment, placeholders left empty
-        for key in sorted(self.logged):
-            self._logged_by_name.setdefault(keys.literal(keys.last_segment(key)), []).append(key)
-        # Each look-up below scans the whole registry; a run asks about the same few names
-        # thousands of times (every text naming `grad_norm`), so each answer is kept.
+        # The names prose may use for a metric: what the registry lists as aliases, and keys
+        # written out in full (a section or a space). A bare key counts only as an alias.
+        self.spoken: dict[str, str] = {}
+        for key, entry in registry.metrics.items() if registry is not None else ():
+            for name in (key, *entry.aliases) if _written_out(key) else entry.aliases:
+                self.spoken[name] = key
+        self._registered_by_name = _by_prose_name(self.registry.metrics if self.registry else ())
+        self._logged_by_name = _by_prose_name(self.logged)
+        # A key look-up scans the whole registry; a run asks about the same few keys thousands
+        # of times (every text whose value flows to `train/grad_norm`), so each answer is kept.
         self._keys: dict[str, tuple[str, ...]] = {}
-        self._names: dict[str, tuple[str, ...]] = {}
 
     def for_key(self, key: str) -> tuple[str, ...]:
         """The metrics a logged key (possibly a template) is: registered ones first."""
@@ -51,55 +55,69 @@ class MetricIndex:
         return self._keys[key]
 
     def _metrics_of_key(self, key: str) -> tuple[str, ...]:
+        """A key written exactly as registered is that metric; else the registry templates it
+        fits count once: the one whose fixed text is longest pins it (`train/{x}_mean` over
+        `train/{a}_{b}`), and a tie between different ones names none for sure."""
         if key in self.by_alias:
             return (self.by_alias[key],)
-        registered = tuple(r for r in (self.registry.metrics if self.registry else ()) if keys.same_metric(r, key))
+        registered = [r for r in (self.registry.metrics if self.registry else ()) if keys.same_metric(r, key)]
         if registered:
-            return registered
+            longest = max(map(keys.fixed_length, registered))
+            pinned = [r for r in registered if keys.fixed_length(r) == longest]
+            return tuple(pinned) if keys.is_template(key) or len(pinned) == 1 else ()
         return (key,) if key in self.logged else ()
 
-    def for_name(self, name: str) -> tuple[str, ...]:
+    def for_name(self, name: str, naming: bool = False) -> tuple[str, ...]:
         """The one metric a documented name (a parameter, a variable) stands for, or () if unsure.
 
-        A registry key or alias always counts: the registry says so. A key's last segment counts
-        only for a compound name (`grad_norm`): a plain word (`loss`) names too many things to be
-        trusted without a data flow (seen on miles: every `loss` parameter in examples/ and
-        tests/ was taken for `train/loss`).
+        A registry alias, or a key written out in full, always counts: the registry says so. A
+        key's last segment counts only for a compound name (`grad_norm`): a plain word (`loss`)
+        names too many things to be trusted without a data flow (seen on miles: every `loss`
+        parameter in examples/ and tests/ was taken for `train/loss`); and only where the key
+        pins it (see `keys.prose_name`). A bare key (`data_parallel_size`) is a variable's name
+        unless the registry lists it as an alias, or the text says by its structure that it
+        names metrics (`naming`: a docs table of metrics).
         """
         if "/" in name:
             return self.for_key(name)
-        if name in self.by_alias:
+        if name in self.spoken:
+            return (self.spoken[name],)
+        if naming and name in self.by_alias:
             return (self.by_alias[name],)
+        if naming and name in self.logged:
+            return (name,)
         if not specific(name):
             return ()
         return self._registered_name(name) or self._logged_name(name)
 
     def _registered_name(self, name: str) -> tuple[str, ...]:
-        if name in self.by_alias:
-            return (self.by_alias[name],)
-        if name not in self._names:
-            registered = [r for r in (self.registry.metrics if self.registry else ()) if keys.covers(keys.last_segment(r), name)]
-            self._names[name] = (registered[0],) if len(registered) == 1 else ()
-        return self._names[name]
+        if name in self.spoken:
+            return (self.spoken[name],)
+        registered = self._registered_by_name.get(name, [])
+        return (registered[0],) if len(registered) == 1 else ()
 
     def _logged_name(self, name: str) -> tuple[str, ...]:
-        # A template found in code carries no intent: `agent/{key}_mean` must not claim every
-        # name ending in "_mean". Only its literal text (`{tag}grad_norm` -> grad_norm) counts.
+        # Several logged keys may share a name (`train/{tag}grad_norm`, `train/grad_norm`): it
+        # stands for them only if they are one metric, and then for a concrete one.
         logged = self._logged_by_name.get(name, [])
         if logged and all(keys.same_metric(logged[0], other) for other in logged):
             concrete = [k for k in logged if not keys.is_template(k)]
             return ((concrete or logged)[0],)
         return ()
 
-    def named_in(self, text: str) -> tuple[str, ...]:
-        """Metrics a sentence names: full keys, and registry names that are compound words,
-        multi-word aliases, or written in backticks. In prose a bare `data_parallel_size` is
-        far more often the variable than a metric that shares its name, so logged names do not
-        count here (seen on Megatron-LM)."""
-        found: dict[str, None] = {}
+    def one_named_in(self, text: str) -> str | None:
+        """The one metric a sentence names, or None if it names none or several.
+
+        Names are full keys, registry aliases, and registry keys' names (see `for_name`) that are
+        compound words or written in backticks. In prose a bare `data_parallel_size` is far more
+        often the variable than a metric that shares its name, so logged names do not count here
+        (seen on Megatron-LM). Each written name is one series: `rollout/aborted_count` and
+        `rollout/finished_count` are two, though one template covers both.
+        """
+        series: dict[str, set[str]] = {}
         if self.phrase_pattern is not None:
             for match in self.phrase_pattern.finditer(text):
-                found[self.by_alias[match.group()]] = None
+                series.setdefault(self.by_alias[match.group()], set()).add(match.group())
         for match in _TOKEN.finditer(text):
             word = (match.group(1) or match.group(2)).strip(".,:;")
             if "/" in word:
@@ -109,8 +127,11 @@ class MetricIndex:
             else:
                 metrics = ()
             for metric in metrics:
-                found[metric] = None
-        return tuple(found)
+                series.setdefault(metric, set()).add(word if keys.is_template(metric) and "/" in word else metric)
+        if len(series) != 1:
+            return None
+        (metric, written), = series.items()
+        return metric if len(written) == 1 else None
 
     def registered_in(self, text: str) -> Iterator[tuple[int, int, str]]:
         """Registry keys and aliases a text writes out, as (start, end, metric): the places that
@@ -141,17 +162,17 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
         return []
     if mention.flows_to or mention.subjects:
         metrics = _union(index.for_key(k) for k in mention.flows_to) or _union(
-            index.for_name(s) for s in mention.subjects
+            index.for_name(s, mention.names_metrics) for s in mention.subjects
         )
         return [_claim(mention, reading, metric) for reading in readings for metric in metrics]
     claims = []
-    named: dict[tuple[int, int], tuple[str, ...]] = {}
+    named: dict[tuple[int, int], str | None] = {}
     for reading in readings:
         if reading.sentence not in named:
-            named[reading.sentence] = index.named_in(mention.text[slice(*reading.sentence)])
-        metrics = named[reading.sentence]
-        if len(metrics) == 1:
-            claims.append(_claim(mention, reading, metrics[0]))
+            named[reading.sentence] = index.one_named_in(mention.text[slice(*reading.sentence)])
+        metric = named[reading.sentence]
+        if metric is not None:
+            claims.append(_claim(mention, reading, metric))
     return claims
 
 
@@ -171,3 +192,18 @@ def _claim(mention: Mention, reading: Reading, metric: str) -> Claim:
         mention.source,
         mention.span(0, len(mention.text)),
     )
+
+
+def _written_out(key: str) -> bool:
+    """A key prose can only write on purpose: one with a section or a space in it."""
+    return "/" in key or " " in key
+
+
+def _by_prose_name(metric_keys: Iterable[str]) -> dict[str, list[str]]:
+    """Keys by the bare identifier that stands for each in prose (`keys.prose_name`)."""
+    found: dict[str, list[str]] = {}
+    for key in sorted(metric_keys):
+        name = keys.prose_name(key)
+        if name is not None:
+            found.setdefault(name, []).append(key)
+    return found
