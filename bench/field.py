@@ -312,7 +312,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="metriclint-field-") as scratch:
         cache = options.cache_dir or Path(scratch) / "cache"
         for number, tree in enumerate(parse_tree(spec) for spec in options.tree):
-            checked, stray = tree.path.resolve(), stray_settings(tree.path)
+            checked, stray = tree.path.resolve(), stray_settings(tree.path.resolve())
             if stray:  # zero-config must not pick these up: run on a copy without them
                 checked = Path(scratch) / f"tree{number}"
                 root, names = tree.path.resolve(), {p.name for p in stray if p.parent == tree.path.resolve()}
