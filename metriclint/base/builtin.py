@@ -14,6 +14,9 @@ from metriclint.base.marked_yaml import Node, Reader
 from metriclint.model import ConfigError
 
 
+EXAMPLES = "examples"  # a file's examples, which the tests run, are no word list
+
+
 def rules_dir() -> Path:
     """The built-in rules: packaged beside the code in a wheel, at the repository root otherwise."""
     package = Path(__file__).parent.parent
@@ -38,6 +41,8 @@ def word_lists(name: str) -> dict[str, tuple[str, ...]]:
 
 def _collect(reader: Reader, node: Node, prefix: str, lists: dict[str, tuple[str, ...]]) -> None:
     for key, (_, value) in reader.mapping(node, f"'{prefix.rstrip('.')}'" if prefix else "the file").items():
+        if not prefix and key == EXAMPLES:
+            continue
         if value.kind == "mapping":
             _collect(reader, value, f"{prefix}{key}.", lists)
         else:

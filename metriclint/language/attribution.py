@@ -13,6 +13,7 @@ from typing import Iterable, Iterator, Sequence
 
 from metriclint.base import keys
 from metriclint.knowledge.registry import Registry
+from metriclint.language.subjects import speaks_for
 from metriclint.model import Claim, Mention, Reading
 
 _TOKEN = re.compile(r"`([^`\s]+)`|(?<![\w/{}.-])([A-Za-z_{][\w/{}.-]*[\w}])")
@@ -164,7 +165,9 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
         metrics = _union(index.for_key(k) for k in mention.flows_to) or _union(
             index.for_name(s, mention.names_metrics) for s in mention.subjects
         )
-        return [_claim(mention, reading, metric) for reading in readings for metric in metrics]
+        if not metrics:
+            return []
+        return [_claim(mention, r, metric) for r in _about_the_value(mention, readings) for metric in metrics]
     claims = []
     named: dict[tuple[int, int], str | None] = {}
     for reading in readings:
@@ -174,6 +177,17 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
         if metric is not None:
             claims.append(_claim(mention, reading, metric))
     return claims
+
+
+def _about_the_value(mention: Mention, readings: Sequence[Reading]) -> list[Reading]:
+    """The readings in sentences that speak for the value the text documents, and not for
+    another noun ("Gradients are summed over micro-batches." in the entry of `loss`)."""
+    names = (*mention.subjects, *(keys.literal(keys.last_segment(k)) for k in mention.flows_to))
+    speaks: dict[tuple[int, int], bool] = {}
+    for reading in readings:
+        if reading.sentence not in speaks:
+            speaks[reading.sentence] = speaks_for(mention.text[slice(*reading.sentence)], names)
+    return [reading for reading in readings if speaks[reading.sentence]]
 
 
 def _union(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
