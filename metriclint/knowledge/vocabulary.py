@@ -22,7 +22,8 @@ _LITERAL = re.compile(r"\\.|[^\[(\\]|")  # one character, escaped or plain; "" b
 
 @dataclass(frozen=True, slots=True)
 class FacetExample:
-    """A text and the claims it must yield: `after`, or `not mean` for a negated value."""
+    """A text and what reading it must yield: its claims (`after`, or `not mean` for a negated
+    value), or for the sentence rules (`rules/reading/sentences.yaml`) its sentences."""
 
     text: str
     claims: tuple[str, ...]
@@ -172,15 +173,21 @@ def read_facet(reader: Reader, name: str, node: Node, with_examples: bool = Fals
         for value, (_, phrases_node) in reader.mapping(items["values"][1], f"the values of '{name}'").items():
             values[value] = tuple(phrase for _, phrase in reader.texts(phrases_node, f"the phrases of '{value}'"))
     ignore = tuple(p for _, p in reader.texts(items["ignore"][1], "'ignore'")) if "ignore" in items else ()
-    examples: list[FacetExample] = []
-    if "examples" in items:
-        for example in _sequence(reader, items["examples"][1], "'examples'"):
-            fields = reader.mapping(example, "an example", ("text", "claims"))
-            text = reader.text(fields["text"][1], "'text'") if "text" in fields else None
-            claims = [c for _, c in reader.texts(fields["claims"][1], "'claims'")] if "claims" in fields else []
-            if text is not None:
-                examples.append(FacetExample(text, tuple(claims), example.line))
-    return Facet(name, description or "", values, ignore, tuple(examples))
+    examples = read_examples(reader, items["examples"][1]) if "examples" in items else ()
+    return Facet(name, description or "", values, ignore, examples)
+
+
+def read_examples(reader: Reader, node: Node, expected: str = "claims") -> tuple[FacetExample, ...]:
+    """A rules file's `examples`: each a `text` and the list under `expected` that reading it
+    must give (its claims, or for the sentence rules its sentences)."""
+    examples = []
+    for example in _sequence(reader, node, "'examples'"):
+        fields = reader.mapping(example, "an example", ("text", expected))
+        text = reader.text(fields["text"][1], "'text'") if "text" in fields else None
+        said = [c for _, c in reader.texts(fields[expected][1], f"'{expected}'")] if expected in fields else []
+        if text is not None:
+            examples.append(FacetExample(text, tuple(said), example.line))
+    return tuple(examples)
 
 
 def _sequence(reader: Reader, node: Node, what: str) -> list[Node]:

@@ -1,8 +1,11 @@
 """Text to claims: find the facet phrases in a text and decide which way each one points.
 
 Prose is matched with patterns compiled from the vocabulary (data), never with rules written
-here for a particular facet. Negation is scoped: a cue counts only a few words before the
-phrase and inside its clause, so "the raw norm, not the post-clip one" negates only "post-clip".
+here for a particular facet. A phrase is read inside its noun phrase (`noun_phrase.py`), so "per
+response token" is per-token. Negation is scoped: a cue counts only a few words before the
+phrase and inside its clause, so "the raw norm, not the post-clip one" negates only "post-clip",
+and not past a word that marks the phrase as the right value ("instead of the true minimum").
+A list item is a sentence of its own. The words for all of this are data, `rules/reading/`.
 """
 
 from __future__ import annotations
@@ -10,7 +13,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from metriclint.knowledge import reading_rules
+from metriclint.knowledge.reading_rules import ReadingRules
 from metriclint.knowledge.vocabulary import PhraseEntry, Vocabulary
+from metriclint.language import noun_phrase
 from metriclint.model import Reading
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*]|$)|\n\s*\n")
@@ -21,13 +27,19 @@ _COORDINATED = re.compile(r"(?<![\w-])([\w-]+)\s+(?:and|or|&)\s+(?:the\s+)?$", r
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence boundaries, as (start, end) offsets; "e.g. this" and "1.5" do not split."""
+    """Sentence boundaries, as (start, end) offsets; "e.g. this" and "1.5" do not split, a
+    list item starts a sentence."""
     spans, start = [], 0
-    for match in _SENTENCE_END.finditer(text):
+    for match in _sentence_end(reading_rules.builtin().list_item).finditer(text):
         spans.append((start, match.start()))
         start = match.end()
     spans.append((start, len(text)))
     return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+@lru_cache(maxsize=2)
+def _sentence_end(list_item: re.Pattern[str]) -> re.Pattern[str]:
+    return re.compile(f"{_SENTENCE_END.pattern}|{list_item.pattern}")
 
 
 def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
@@ -35,18 +47,22 @@ def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
     if vocabulary.pattern is None or vocabulary.screen is None or not vocabulary.screen.search(text):
         return []
     cue_pattern = _cue_pattern(vocabulary.negation_cues)
+    rules = reading_rules.builtin()
     readings = []
     for sentence in sentences(text):
         for match in vocabulary.phrases(text, *sentence):
             entry = vocabulary.entry_of(match)
             if not entry.value:
                 continue
-            found = [(entry, match.start(), match.end())]
+            in_phrase = noun_phrase.stated(text, entry, match, _clause_end(text, match.end(), sentence[1]), vocabulary, rules)
+            if in_phrase is None:
+                continue
+            found = [(in_phrase[0], match.start(), in_phrase[1])]
             coordinated = _coordinated(text, sentence[0], match, vocabulary)
             if coordinated is not None and coordinated[0].facet == entry.facet:
                 found.insert(0, coordinated)
             for stated, start, end in found:
-                cue_start = _negation_cue(text, sentence[0], start, cue_pattern, vocabulary.reach)
+                cue_start = _negation_cue(text, sentence[0], start, cue_pattern, vocabulary.reach, rules)
                 value, negated = stated.value, cue_start is not None
                 other = vocabulary.facets[stated.facet].other_value(value)
                 if negated and other is not None:
@@ -75,7 +91,14 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
 
 
-def _negation_cue(text: str, floor: int, start: int, cues: re.Pattern[str] | None, reach: int) -> int | None:
+def _clause_end(text: str, start: int, end: int) -> int:
+    brk = _CLAUSE_BREAK.search(text, start, end)
+    return end if brk is None else brk.start()
+
+
+def _negation_cue(
+    text: str, floor: int, start: int, cues: re.Pattern[str] | None, reach: int, rules: ReadingRules
+) -> int | None:
     """Offset of the cue that negates the phrase starting at `start`, or None."""
     if cues is None:
         return None
@@ -86,4 +109,6 @@ def _negation_cue(text: str, floor: int, start: int, cues: re.Pattern[str] | Non
     last = found[-1] if found else None  # the cue nearest the phrase governs it
     if last is None or len(_WORD.findall(text, last.end(), start)) >= reach:
         return None
+    if rules.referent.search(text, last.end(), start):
+        return None  # "instead of the true minimum": the phrase is the right value
     return last.start()

@@ -1,0 +1,110 @@
+"""The rules for reading a phrase inside its noun phrase and its sentence, as data:
+`rules/reading/*.yaml` (selection words, head nouns, the scope of negation cues, list items).
+
+This module only loads and validates them; `language/noun_phrase.py` and `language/phrases.py` apply them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from metriclint.base import marked_yaml
+from metriclint.base.marked_yaml import Node, Reader
+from metriclint.model import ConfigError
+from metriclint.base.builtin import rules_dir
+from metriclint.knowledge.vocabulary import FacetExample, read_examples
+
+# Each file's word lists, whether it sets a `reach`, and what its examples must yield when read.
+FILES = {
+    "selection.yaml": (("phrases", "domains"), True, "claims"),
+    "heads.yaml": (("determiners", "compound_heads", "names"), False, "claims"),
+    "cue_scope.yaml": (("referents",), False, "claims"),
+    "sentences.yaml": (("bullets", "numbered"), False, "sentences"),
+}
+
+
+@dataclass(frozen=True)
+class RulesFile:
+    lists: dict[str, tuple[str, ...]]
+    reach: int
+    examples: tuple[FacetExample, ...]
+
+
+@dataclass(frozen=True)
+class ReadingRules:
+    superlatives: frozenset[str]  # phrases that state a reduction only with a domain after them
+    domain: re.Pattern[str]  # a word or words that make a superlative a reduction ("over")
+    domain_reach: int  # how many words may stand between the superlative and its domain
+    determiners: frozenset[str]  # "per", "each": their phrase's noun may head a longer compound
+    compound_heads: frozenset[str]  # "count": after "each token", the unit is token counts
+    names: frozenset[str]  # "rank": a phrase before it names a thing ("global rank")
+    referent: re.Pattern[str]  # "true": the phrase after it is the right value, not a negated one
+    list_item: re.Pattern[str]  # where a list item starts a sentence of its own
+
+
+@lru_cache(maxsize=None)
+def builtin() -> ReadingRules:
+    lists = {name: _load(name).lists for name in FILES}
+    selection, heads = lists["selection.yaml"], lists["heads.yaml"]
+    return ReadingRules(
+        superlatives=frozenset(w.lower() for w in selection["phrases"]),
+        domain=_words(selection["domains"]),
+        domain_reach=_load("selection.yaml").reach,
+        determiners=frozenset(w.lower() for w in heads["determiners"]),
+        compound_heads=frozenset(w.lower() for w in heads["compound_heads"]),
+        names=frozenset(w.lower() for w in heads["names"]),
+        referent=_words(lists["cue_scope.yaml"]["referents"]),
+        list_item=_list_item(lists["sentences.yaml"]["bullets"], lists["sentences.yaml"]["numbered"]),
+    )
+
+
+def examples(name: str) -> tuple[FacetExample, ...]:
+    """The examples of one file of `FILES`; each is a test."""
+    return _load(name).examples
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> RulesFile:
+    """One file of `FILES`; a broken one is a ConfigError with its `file:line:col`."""
+    path = rules_dir() / "reading" / name
+    keys, has_reach, expected = FILES[name]
+    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    reader = Reader(str(path))
+    lists: dict[str, tuple[str, ...]] = {}
+    reach, found = 0, ()
+    if root is not None:
+        required = keys + (("reach",) if has_reach else ())
+        items = reader.mapping(root, "the file", required + ("examples",))
+        for key in required:
+            if key not in items:
+                reader.error(root, f"'{key}' is missing")
+        for key in keys:
+            if key in items:
+                lists[key] = tuple(text for _, text in reader.texts(items[key][1], f"'{key}'"))
+        if "reach" in items:
+            reach = _whole_number(reader, items["reach"][1])
+        found = read_examples(reader, items["examples"][1], expected) if "examples" in items else ()
+    if problems or reader.problems:
+        raise ConfigError(problems + reader.problems)
+    return RulesFile(lists, reach, found)
+
+
+def _whole_number(reader: Reader, node: Node) -> int:
+    if not isinstance(node.value, int) or isinstance(node.value, bool):
+        reader.error(node, "'reach' must be a whole number")
+        return 0
+    return node.value
+
+
+def _words(words: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of `words` as whole words, any case, any white space inside a multi-word entry."""
+    alternatives = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
+
+
+def _list_item(bullets: tuple[str, ...], numbered: tuple[str, ...]) -> re.Pattern[str]:
+    """A line break before a list marker and a space: the break ends the sentence before it."""
+    markers = "|".join([re.escape(b) for b in bullets] + [rf"\d{{1,3}}{re.escape(n)}" for n in numbered])
+    return re.compile(rf"\n[ \t]*(?=(?:{markers})[ \t])")
