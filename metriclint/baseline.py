@@ -70,7 +70,7 @@ def _read(file: Path) -> Counter[tuple[str, str, str, str, str]]:
         isinstance(e, dict) and all(isinstance(e.get(k), str) for k in fields) and isinstance(e.get("count"), int) for e in entries
     ):
         raise ConfigError([Problem(shown, 1, 1, f"baseline entries need rule, path, metric, facet, phrase and count; {REWRITE}")])
-    return Counter({tuple(e[k] for k in fields): e["count"] for e in entries})  # type: ignore[misc]
+    return Counter({tuple(e[k] for k in fields): e["count"] for e in entries})
 
 
 def _relative(path: str, file: Path) -> str:

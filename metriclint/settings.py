@@ -105,6 +105,7 @@ def load(
     read, since a contradiction spans files, and only findings touching PATHS are reported.
     """
     cwd = Path.cwd()
+    file: Path | None
     if config_file is not None:
         file, base = Path(config_file), cwd
         table = _read_table(file, required=True) or {}
@@ -131,14 +132,15 @@ def load(
     )
     if baseline is not None and not Path(baseline).is_file():
         raise ConfigError([Problem(baseline, 1, 1, "baseline file not found (given with --baseline)")])
+    registry_path: Path | None
     if registry is not None:
-        registry_path: Path | None = Path(registry)
+        registry_path = Path(registry)
         if not registry_path.is_file():
             raise ConfigError([Problem(registry, 1, 1, "registry file not found (given with --registry)")])
-    elif "registry" in settings:
+    elif "registry" in settings and file is not None:  # only a file has settings
         registry_path = base / settings["registry"]
         if not registry_path.is_file():
-            line = _line_of(file, "registry") if file else 1
+            line = _line_of(file, "registry")
             raise ConfigError([Problem(display(file), line, 1, f"registry file '{settings['registry']}' not found")])
     else:
         default = root / DEFAULT_REGISTRY

@@ -248,8 +248,8 @@ def test_output_does_not_depend_on_the_order_the_file_system_lists(in_tmp: Path,
     real_scandir = os.scandir
 
     class Reversed:
-        def __init__(self, path: object = ".") -> None:
-            with real_scandir(path) as entries:  # type: ignore[arg-type]
+        def __init__(self, path: str = ".") -> None:
+            with real_scandir(path) as entries:
                 self.entries = iter(sorted(entries, key=lambda e: e.name, reverse=True))
 
         def __enter__(self) -> Reversed:

@@ -9,6 +9,7 @@ import pickle
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke, write_project
@@ -71,7 +72,12 @@ def test_one_changed_file_is_the_only_one_extracted(tmp_path: Path, monkeypatch:
     invoke("check", ".", "--jobs", "1")
     extracted: list[str] = []
     original = extract_all._extract
-    monkeypatch.setattr(extract_all, "_extract", lambda job, *rest: extracted.append(job.shown) or original(job, *rest))
+
+    def recording(job: extract_all._Job, *rest: Any) -> Any:
+        extracted.append(job.shown)
+        return original(job, *rest)
+
+    monkeypatch.setattr(extract_all, "_extract", recording)
     changed = project / "trainer" / "logging_utils.py"
     changed.write_text(changed.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
     result = invoke("check", ".", "--jobs", "1")

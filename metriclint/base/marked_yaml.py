@@ -37,6 +37,16 @@ class Node:
     column: int
     style: str | None = None  # a scalar's quoting: None (plain), "'", '"', "|" or ">"
 
+    @property
+    def entries(self) -> dict[str, tuple[Node, Node]]:
+        """A mapping's `{key: (key_node, value_node)}`; empty for any other kind."""
+        return self.value if isinstance(self.value, dict) else {}
+
+    @property
+    def elements(self) -> list[Node]:
+        """A sequence's items; empty for any other kind."""
+        return self.value if isinstance(self.value, list) else []
+
 
 class _Budget:
     def __init__(self) -> None:
@@ -93,7 +103,8 @@ def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budge
     if isinstance(node, yaml.SequenceNode):
         return Node([_convert(item, path, problems, budget) for item in node.value], "sequence", line, column)
     kind = _SCALAR_TAGS.get(node.tag, "string")
-    return Node(_scalar(node.value, kind), kind, line, column, node.style)
+    style = node.style if isinstance(node, yaml.ScalarNode) else None  # compose makes only scalars here
+    return Node(_scalar(node.value, kind), kind, line, column, style)
 
 
 def _scalar(text: str, kind: str) -> Value:
@@ -131,7 +142,7 @@ class Reader:
         if node.kind != "mapping":
             self.error(node, f"{what} must be a mapping, not a {node.kind}")
             return {}
-        items: dict[str, tuple[Node, Node]] = node.value  # type: ignore[assignment]
+        items = node.entries
         if allowed is not None:
             for key, (key_node, _) in items.items():
                 if key not in allowed:
@@ -143,11 +154,10 @@ class Reader:
             hint = "; quote it" if node.kind in {"boolean", "integer", "number", "null"} else ""
             self.error(node, f"{what} must be text, not a {node.kind}{hint}")
             return None
-        return node.value  # type: ignore[return-value]
+        return node.value if isinstance(node.value, str) else None
 
     def texts(self, node: Node, what: str) -> list[tuple[Node, str]]:
         if node.kind != "sequence":
             self.error(node, f"{what} must be a list of text, not a {node.kind}")
             return []
-        items: list[Node] = node.value  # type: ignore[assignment]
-        return [(item, value) for item in items if (value := self.text(item, f"each of {what}")) is not None]
+        return [(item, value) for item in node.elements if (value := self.text(item, f"each of {what}")) is not None]

@@ -80,13 +80,13 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         for node in _items(reader, top, "conversions"):
             fields = reader.mapping(node, "a conversion", ("unit", "op", "by", "gives"))
             unit, op, gives = (reader.text(fields[k][1], f"'{k}'") if k in fields else None for k in ("unit", "op", "gives"))
-            if None in (unit, op, gives) or "by" not in fields:
+            if unit is None or op is None or gives is None or "by" not in fields:
                 reader.error(node, "a conversion needs 'unit', 'op', 'by' and 'gives'")
                 continue
             for value_node, value in ((node, unit), (node, gives)):
-                _known_value(reader, value_node, facets, "unit", value)  # type: ignore[arg-type]
+                _known_value(reader, value_node, facets, "unit", value)
             for _, by in reader.texts(fields["by"][1], "'by'"):
-                conversions[(unit, op, _compact(by))] = gives  # type: ignore[index]
+                conversions[(unit, op, _compact(by))] = gives
         if "kept_by_arithmetic" in top:
             kept.update(v for _, v in reader.texts(top["kept_by_arithmetic"][1], "'kept_by_arithmetic'"))
         problems += reader.problems
@@ -107,7 +107,7 @@ def _items(reader: Reader, top: dict[str, tuple[Node, Node]], key: str) -> list[
     if node.kind != "sequence":
         reader.error(node, f"'{key}' must be a list, not a {node.kind}")
         return []
-    return node.value  # type: ignore[return-value]
+    return node.elements
 
 
 def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None:
@@ -123,23 +123,24 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
         value = reader.text(value_node, f"the value of '{facet}'")
         if value is not None and _known_value(reader, facet_node, facets, facet, value):
             facts.append((facet, value))
-    keyword, positions = "", ()
+    keyword = ""
+    positions: tuple[int, ...] = ()
     if "norm_type" in fields:
         norm = reader.mapping(fields["norm_type"][1], "'norm_type'", ("keyword", "positions"))
         keyword = (reader.text(norm["keyword"][1], "'keyword'") or "") if "keyword" in norm else ""
-        positions = tuple(_whole(reader, n) for n in (norm["positions"][1].value if "positions" in norm else ()))  # type: ignore[union-attr]
-    numbers = {k: _whole(reader, fields[k][1]) if k in fields else None for k in ("arguments", "element", "of")}
+        positions = tuple(_whole(reader, n) for n in (norm["positions"][1].elements if "positions" in norm else ()))
+    arguments, element, of = (_whole(reader, fields[k][1]) if k in fields else None for k in ("arguments", "element", "of"))
     if pattern is None or says is None:
         return None
     chain = pattern if kinds[0] in ("method", "expression") else pattern + "()"
-    return Known(chain, kinds[0] == "method", says, tuple(facts), keyword, positions, **numbers)  # type: ignore[arg-type]
+    return Known(chain, kinds[0] == "method", says, tuple(facts), keyword, positions, arguments=arguments, element=element, of=of)
 
 
 def _whole(reader: Reader, node: Node) -> int:
-    if node.kind != "integer":
+    if node.kind != "integer" or not isinstance(node.value, int):
         reader.error(node, f"expected a whole number, not a {node.kind}")
         return -1
-    return node.value  # type: ignore[return-value]
+    return node.value
 
 
 def _known_value(reader: Reader, node: Node, facets: dict[str, Facet], facet: str, value: str) -> bool:

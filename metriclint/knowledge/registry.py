@@ -98,19 +98,19 @@ def _text_node(node: Node, text: str) -> Node | None:
     """The first string `text` under `node`, depth first."""
     if node.kind == "string" and node.value == text:
         return node
-    children = node.value.values() if node.kind == "mapping" else node.value if node.kind == "sequence" else ()
-    for child in children:  # type: ignore[union-attr]
-        found = _text_node(child[1] if isinstance(child, tuple) else child, text)
+    children = [value for _, value in node.entries.values()] if node.kind == "mapping" else node.elements
+    for child in children:
+        found = _text_node(child, text)
         if found is not None:
             return found
     return None
 
 
 def _alias_nodes(node: Node) -> list[Node]:
-    if node.kind != "mapping" or "aliases" not in node.value:  # type: ignore[operator]
+    if "aliases" not in node.entries:
         return []
-    aliases: Node = node.value["aliases"][1]  # type: ignore[index]
-    return [n for n in aliases.value if n.kind == "string"] if aliases.kind == "sequence" else []  # type: ignore[union-attr]
+    aliases = node.entries["aliases"][1]
+    return [n for n in aliases.elements if n.kind == "string"]
 
 
 def _node_at(span: Span) -> Node:

@@ -194,7 +194,7 @@ def _sequence(reader: Reader, node: Node, what: str) -> list[Node]:
     if node.kind != "sequence":
         reader.error(node, f"{what} must be a list, not a {node.kind}")
         return []
-    return node.value  # type: ignore[return-value]
+    return node.elements
 
 
 def _load_negation(path: Path, problems: list[Problem]) -> tuple[tuple[str, ...], int]:

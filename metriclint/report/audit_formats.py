@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter
-from typing import Callable, TextIO
+from typing import Callable, TextIO, TypedDict
 
 from metriclint.model import Claim, Span
 from metriclint.report.audit import (
@@ -40,10 +40,20 @@ def _semantics(metric: MetricAudit) -> str:
     return ", ".join(f"{facet}={s.value}" for facet, s in entry.semantics.items()) if entry else ""
 
 
-def summary(audit: Audit) -> dict[str, object]:
+class Summary(TypedDict):
+    files: int
+    metrics: int
+    statements: dict[str, int]
+    contradicted: int
+    unregistered: int
+    stale: int
+    undescribed: int
+
+
+def summary(audit: Audit) -> Summary:
     statements = Counter(s.source for m in audit.metrics for s in m.statements)
     rules = Counter(f.rule for f in audit.gaps)
-    return {
+    return Summary({
         "files": audit.files,
         "metrics": len(audit.metrics),
         "statements": dict(sorted(statements.items())),
@@ -51,7 +61,7 @@ def summary(audit: Audit) -> dict[str, object]:
         "unregistered": rules["ML004"],
         "stale": rules["ML005"],
         "undescribed": len(audit.undescribed),
-    }
+    })
 
 
 # -- JSON ------------------------------------------------------------------------------------
@@ -120,7 +130,7 @@ def json_audit(audit: Audit, stream: TextIO) -> None:
 
 def _summary_line(audit: Audit) -> str:
     numbers = summary(audit)
-    by_source = ", ".join(f"{source} {n}" for source, n in numbers["statements"].items()) or "none"  # type: ignore[union-attr]
+    by_source = ", ".join(f"{source} {n}" for source, n in numbers["statements"].items()) or "none"
     return (
         f"{count(numbers['metrics'], 'metric')} in {count(numbers['files'], 'file')}; statements: {by_source}; "
         f"{numbers['contradicted']} contradicted, {numbers['unregistered']} unregistered (ML004), "

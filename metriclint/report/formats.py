@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from typing import Callable, Iterator, TextIO
+from typing import Iterator, Protocol, TextIO
 from urllib.parse import quote
 
 from metriclint import __version__
@@ -184,7 +184,10 @@ def gitlab(report: Report, stream: TextIO, quiet: bool = False) -> None:
     stream.write("\n")
 
 
-Formatter = Callable[[Report, TextIO, bool], None]
+class Formatter(Protocol):
+    def __call__(self, report: Report, stream: TextIO, quiet: bool = False) -> None: ...
+
+
 FORMATS: dict[str, Formatter] = {
     "text": text, "json": json_report, "json-lines": json_lines, "sarif": sarif, "github": github, "gitlab": gitlab,
 }

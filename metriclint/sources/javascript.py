@@ -18,17 +18,14 @@ from metriclint.sources.tree_tables import Source, table
 
 @lru_cache(maxsize=3)
 def _parser(suffix: str) -> Parser:
-    if suffix == ".tsx":
-        import tree_sitter_typescript as grammar
-
-        return Parser(Language(grammar.language_tsx()))
     if suffix in TYPESCRIPT:
-        import tree_sitter_typescript as grammar
+        import tree_sitter_typescript
 
-        return Parser(Language(grammar.language_typescript()))
-    import tree_sitter_javascript as grammar
+        grammar = tree_sitter_typescript.language_tsx() if suffix == ".tsx" else tree_sitter_typescript.language_typescript()
+        return Parser(Language(grammar))
+    import tree_sitter_javascript
 
-    return Parser(Language(grammar.language()))
+    return Parser(Language(tree_sitter_javascript.language()))
 
 
 def extractor(suffix: str) -> Extractor:

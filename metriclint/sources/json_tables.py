@@ -153,7 +153,9 @@ def _tables(source: Source, node: Node, pointer: str) -> Iterator[TooltipTable]:
     if node.type == "object":
         for pair in node.named_children:
             value = pair.child_by_field_name("value") if pair.type == "pair" else None
-            name = source.key(pair.child_by_field_name("key")) if value is not None and value.type in _CONTAINERS else None
+            if value is None or value.type not in _CONTAINERS:
+                continue
+            name = source.key(pair.child_by_field_name("key"))
             if name is not None:
                 yield from _tables(source, value, f"{pointer}/{pointer_token(name)}")
     elif node.type == "array":

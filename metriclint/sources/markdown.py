@@ -101,7 +101,7 @@ class _Walker:
                 headings = [h for h in headings if h[0] < level]
                 inline = node.children[0] if node.children else None
                 names = tuple(_names(inline) or ()) if inline else ()
-                headings.append((level, names, bool(inline) and self._about_metrics(inline.content)))
+                headings.append((level, names, inline is not None and self._about_metrics(inline.content)))
                 continue
             named = [h[1] for h in headings if h[1]]
             context = _Context(named[-1] if named else (), any(h[2] for h in headings))

@@ -176,8 +176,8 @@ Row = tuple[str, Mention, Span]
 
 def _pairs(source: Source, node: Node) -> list[Row] | None:
     rows = []
-    for item in _items(node):
-        item = unwrap(item)
+    for wrapped in _items(node):
+        item = unwrap(wrapped)
         elements = _items(item) if item is not None and item.type == "array" else []
         if len(elements) != 2:
             return None

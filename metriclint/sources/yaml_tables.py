@@ -33,45 +33,47 @@ def _tables(path: str, node: Node, pointer: str) -> Iterator[TooltipTable]:
         yield TooltipTable(path, "yaml", pointer, entries)
         return
     if node.kind == "mapping":
-        for name, (_, value) in node.value.items():  # type: ignore[union-attr]
+        for name, (_, value) in node.entries.items():
             yield from _tables(path, value, f"{pointer}/{pointer_token(name)}")
     elif node.kind == "sequence":
-        for i, item in enumerate(node.value):  # type: ignore[arg-type]
+        for i, item in enumerate(node.elements):
             yield from _tables(path, item, f"{pointer}/{i}")
 
 
 def _rows(path: str, node: Node) -> list[tuple[str, Mention, Span]] | None:
     rows = []
     if node.kind == "mapping":
-        for name, (key, value) in node.value.items():  # type: ignore[union-attr]
+        for name, (key, value) in node.entries.items():
             text = _text_of(path, value)
             if text is None:
                 return None
             rows.append((name, text, _span(path, key, name)))
     elif node.kind == "sequence":
-        for item in node.value:  # type: ignore[union-attr]
-            pair = item.value if item.kind == "sequence" else []
-            if len(pair) != 2 or pair[0].kind != "string" or _mention(path, pair[1]) is None:  # type: ignore[union-attr, index, arg-type]
+        for item in node.elements:
+            pair = item.elements
+            pattern = pair[0].value if len(pair) == 2 else None
+            text = _mention(path, pair[1]) if len(pair) == 2 else None
+            if not isinstance(pattern, str) or pair[0].kind != "string" or text is None:
                 return None
-            rows.append((pair[0].value, _mention(path, pair[1]), _span(path, pair[0], pair[0].value)))  # type: ignore[index, arg-type]
+            rows.append((pattern, text, _span(path, pair[0], pattern)))
     return rows or None
 
 
 def _text_of(path: str, node: Node) -> Mention | None:
     if node.kind != "mapping":
         return _mention(path, node)
-    fields = node.value
+    fields = node.entries
     for name in table_rules().text_fields:
-        if name in fields:  # type: ignore[operator]
-            return _mention(path, fields[name][1])  # type: ignore[index]
+        if name in fields:
+            return _mention(path, fields[name][1])
     return None
 
 
 def _mention(path: str, node: Node) -> Mention | None:
     """A text with its position; a folded or multi-line one is read as one line at its start."""
-    if node.kind != "string":
+    text = node.value
+    if node.kind != "string" or not isinstance(text, str):
         return None
-    text: str = node.value  # type: ignore[assignment]
     if "\n" in text.rstrip("\n") or node.style in ("|", ">"):
         return Mention("tooltip", path, " ".join(text.split()), ((node.line, node.column),))
     quote = 1 if node.style in ("'", '"') else 0

@@ -8,6 +8,8 @@ such a file's keys and code facts are not read. libcst is imported here alone, a
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -49,15 +51,15 @@ class _Reader(cst.CSTVisitor):
             self.prose.docstring(string, node.name.value, {})
         self._anchor(node)
 
-    def _docstrings(self, body: tuple[cst.CSTNode, ...] | list[cst.CSTNode]) -> None:
+    def _docstrings(self, body: Sequence[cst.CSTNode]) -> None:
         string = self._leading_string(body)
         if string is not None:
             self.prose.docstring(string)
         for before, after in zip(body, body[1:]):
             name = _assigned_name(before)
             string = self._leading_string([after]) if name else None
-            if string is not None:
-                self.prose.attribute_docstring(name, string)  # type: ignore[arg-type]
+            if name and string is not None:
+                self.prose.attribute_docstring(name, string)
 
     def _anchor(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         string = self._leading_string(node.body.body)
@@ -67,7 +69,7 @@ class _Reader(cst.CSTVisitor):
                 lines.add(self._where(node.body.header).start.line)
             self.prose.anchor(lines, string)
 
-    def _leading_string(self, body: tuple[cst.CSTNode, ...] | list[cst.CSTNode]) -> Literal | None:
+    def _leading_string(self, body: Sequence[cst.CSTNode]) -> Literal | None:
         first = body[0] if body else None
         small = first.body[0] if isinstance(first, cst.SimpleStatementLine) and first.body else first
         if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.SimpleString) or "b" in small.value.prefix.lower():

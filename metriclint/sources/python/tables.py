@@ -29,11 +29,13 @@ class Tables:
         """`DESCRIPTIONS = {"train/loss": "..."}` at module level: a table, if every value is text."""
         entries = []
         for order, (key, item) in enumerate(zip(value.keys, value.values)):
-            pattern = self.text.literal(key) if key is not None else None
+            if not isinstance(key, ast.Constant) or not isinstance(key.value, str):  # `{**rest}` has no key
+                return
+            pattern = self.text.literal(key)
             text = self._string_mention(item)
             if pattern is None or text is None:
                 return
-            entries.append(TooltipEntry(key.value, text, self.text.span(self.path, key), order))  # type: ignore[union-attr]
+            entries.append(TooltipEntry(key.value, text, self.text.span(self.path, key), order))
         if entries:
             self.dict_tables.append(TooltipTable(self.path, "python", name, tuple(entries)))
             self.table_dicts.add(id(value))

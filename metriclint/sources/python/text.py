@@ -135,7 +135,7 @@ class PythonText:
         if len(raw) < len(prefix) + 2 * len(quote) or not raw.endswith(quote):
             return None
         line, column = self.start(node)
-        found = Literal(raw, prefix, quote, line, column, node.end_lineno)  # type: ignore[attr-defined]
+        found = Literal(raw, prefix, quote, line, column, node.end_lineno or line)
         if quote in found.content and not _one_token(raw):
             return None  # the quote inside may be escaped, or close one piece of a concatenation
         return found

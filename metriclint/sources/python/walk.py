@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from functools import lru_cache
 
 from metriclint.base import keys
 from metriclint.knowledge.code import knowledge
@@ -181,8 +180,8 @@ class _Collector:
         for before, after in zip(body, body[1:]):
             target = _assigned_name(before)
             string = self._leading_string([after]) if target else None
-            if string is not None:
-                self.prose.attribute_docstring(target, string)  # type: ignore[arg-type]
+            if target and string is not None:
+                self.prose.attribute_docstring(target, string)
 
     def _leading_string(self, body: list[ast.stmt]) -> Literal | None:
         first = body[0] if body else None
@@ -265,7 +264,7 @@ class _Collector:
             scope.bind(target.id, self._roots(value), path)
             chain = self.code.chain(value, scope.objects)
             if chain in self.code.knowledge.prefixes:
-                scope.objects[target.id] = chain  # type: ignore[index]
+                scope.objects[target.id] = chain
             else:
                 scope.objects.pop(target.id, None)
             self.prose.names_on_line.setdefault(target.lineno, []).append(target.id)
@@ -400,10 +399,15 @@ class _Collector:
 _SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "attr", "id", "arg", "name", "names", "module", "level", "type_comment", "kind", "conversion", "is_async", "simple"})
 
 
-@lru_cache(maxsize=None)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _fields(kind: type) -> tuple[str, ...]:
-    """The fields of a node type that the walk descends into."""
-    return tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALAR_FIELDS)
+    """The fields of a node type that the walk descends into, worked out once per type."""
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALAR_FIELDS)
+    return found
 
 # `_visit_X` handles node type X; it returns whether the walk goes on into the node's children.
 _VISITS = {getattr(ast, name.removeprefix("_visit_")): method for name, method in vars(_Collector).items() if name.startswith("_visit_")}
