@@ -13,7 +13,6 @@ from metriclint.base import marked_yaml
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.model import ConfigError
 
-
 EXAMPLES = "examples"  # a file's examples, which the tests run, are no word list
 
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from metriclint.base import marked_yaml
-from metriclint.base.marked_yaml import Node, Reader
-from metriclint.model import ConfigError
 from metriclint.base.builtin import rules_dir
+from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge.vocabulary import FacetExample, read_examples
+from metriclint.model import ConfigError
 
 # Each file's word lists, whether it sets a `reach`, and what its examples must yield when read.
 FILES = {
@@ -73,7 +73,8 @@ def _load(name: str) -> RulesFile:
     root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
     reader = Reader(str(path))
     lists: dict[str, tuple[str, ...]] = {}
-    reach, found = 0, ()
+    reach = 0
+    found: tuple[FacetExample, ...] = ()
     if root is not None:
         required = keys + (("reach",) if has_reach else ())
         items = reader.mapping(root, "the file", required + ("examples",))
