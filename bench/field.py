@@ -177,6 +177,16 @@ def metriclint(args: list[str], cwd: Path) -> tuple[int, str, str, float]:
     return done.returncode, done.stdout, done.stderr, time.perf_counter() - start
 
 
+def metriclint_version() -> str:
+    """The metriclint that runs: its version, and its git commit when it is installed from a checkout."""
+    code, out, _, _ = metriclint(["--version"], Path.cwd())
+    shown = out.strip().replace("metriclint, version ", "") if code == 0 else "(no --version)"
+    where = subprocess.run([sys.executable, "-c", "import metriclint; print(metriclint.__file__)"], capture_output=True, text=True)
+    folder = Path(where.stdout.strip()).parent if where.returncode == 0 else Path.cwd()
+    head = subprocess.run(["git", "-C", str(folder), "describe", "--always", "--dirty"], capture_output=True, text=True)
+    return f"{shown} at {head.stdout.strip()}" if head.returncode == 0 else shown
+
+
 def tail(text: str, lines: int = 8) -> str:
     """The last lines of a command's stderr, with how many there were."""
     every = text.strip().splitlines()
@@ -306,6 +316,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the whole run as JSON")
     options = parser.parse_args()
     verdicts = read_verdicts(options.verdicts)
+    version = metriclint_version()
+    print(f"metriclint {version}")
     modes = options.mode or list(MODES)
     runs: list[Run] = []
     stale: list[Verdict] = []
@@ -346,10 +358,14 @@ def main() -> None:
     for mode in modes:
         print(f"  {'overall':42} {mode:11}  {describe(sum((r.tally() for r in runs if r.mode == mode), Counter()))}")
     print(f"  {'overall':42} {'both modes':11}  {describe(sum((r.tally() for r in runs), Counter()))}")
-    for v in stale:
-        print(f"  stale verdict (no such finding): {v.repo}@{v.commit[:9]} {v.mode} {v.path}:{v.line} {v.rule} {v.metric} {v.facet}")
+    gone = Counter(f"{v.repo}@{v.commit[:9]} {v.mode} {v.path}:{v.line} {v.rule} {v.metric} {v.facet} ({v.verdict})" for v in stale)
+    if gone:
+        print(f"  {len(stale)} stale verdicts (their findings are gone):")
+    for what, n in sorted(gone.items()):
+        print(f"    {n} x {what}")
     if options.json:
-        options.json.write_text(json.dumps({"runs": [asdict(r) for r in runs], "stale": [asdict(v) for v in stale]}, indent=1) + "\n")
+        document = {"metriclint": version, "runs": [asdict(r) for r in runs], "stale": [asdict(v) for v in stale]}
+        options.json.write_text(json.dumps(document, indent=1) + "\n")
 
 
 if __name__ == "__main__":
