@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from metriclint import filters
-from metriclint.base.paths import display, relative
+from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
 from metriclint.evidence.code_claims import code_claims
 from metriclint.extract.discover import discover
@@ -40,6 +40,7 @@ class Collection:
     index: MetricIndex
     names: tooltips.Names
     bindings: tuple[Binding, ...]
+    tests: frozenset[str] = frozenset()  # the test files, as shown: counted, but they state nothing
 
 
 def collect(config: Config, progress: Progress | None = None) -> Collection:
@@ -67,8 +68,9 @@ def collect(config: Config, progress: Progress | None = None) -> Collection:
     names = tooltips.Names(index, spans)
     tables = [t for e in extractions for t in e.tables]
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
+    tests = frozenset(display(f) for f in files if matches(f, config.tests, config.root))
     return Collection(
-        tuple(files), tuple(extractions), tuple(unreadable), registry, vocabulary, index, names, tuple(bindings)
+        tuple(files), tuple(extractions), tuple(unreadable), registry, vocabulary, index, names, tuple(bindings), tests
     )
 
 
@@ -98,8 +100,7 @@ def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     mismatches = tuple(m for s in shown if (m := tooltips.mismatch(s, collection.names)) is not None)
 
     seen = sightings([use for e in collection.extractions for use in e.keys], mentions, index)
-    functions = [f for e in collection.extractions for f in e.functions]
-    code = code_claims(functions, [c for e in collection.extractions for c in e.calls], index)
+    code = code_facts(collection)
 
     corpus = Corpus(claims, registry, collection.unreadable, mismatches, seen, collection.vocabulary, code)
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
@@ -124,7 +125,16 @@ def read_claims(collection: Collection, mentions: list[Mention]) -> list[Claim]:
     those were read with their files (extract/runner.py), the rest are read here."""
     own = [pair for e in collection.extractions for pair in zip(e.mentions, e.readings, strict=True)]
     rest = [(m, read(m.text, collection.vocabulary)) for m in mentions[len(own) :]]
-    return [claim for m, said in own + rest for claim in attribute(m, said, collection.index)]
+    spoken = [(m, said) for m, said in own + rest if m.path not in collection.tests]
+    return [claim for m, said in spoken for claim in attribute(m, said, collection.index)]
+
+
+def code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
+    """What the code outside the test files computes for each metric: a test's arithmetic
+    shows what it expects, not how the project computes the value."""
+    functions = [f for e in collection.extractions for f in e.functions]
+    calls = [c for e in collection.extractions for c in e.calls if c.span.path not in collection.tests]
+    return tuple(c for c in code_claims(functions, calls, collection.index) if c.fact.span.path not in collection.tests)
 
 
 def _configured_yaml(config: Config) -> list[Path]:

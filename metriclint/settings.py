@@ -19,7 +19,14 @@ from metriclint.base.paths import display, matches
 from metriclint.checks import RULES
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 
-KEYS = ("registry", "paths", "exclude", "select", "ignore", "per-file-ignores", "severity", "tooltips", "log_functions")
+KEYS = ("registry", "paths", "exclude", "tests", "select", "ignore", "per-file-ignores", "severity", "tooltips", "log_functions")
+# Test files: read for the inventory, but their texts and code state nothing about a metric
+# (a test's comment says what the test expects). Globs against the path from the project root,
+# or the file name.
+DEFAULT_TESTS = (
+    "tests/*", "test/*", "*/tests/*", "*/test/*", "__tests__/*", "*/__tests__/*",
+    "test_*.py", "*_test.py", "conftest.py", "*.test.*", "*.spec.*",
+)
 TOOLTIP_KEYS = ("path", "table", "match", "strip_prefix")
 MATCH_MODES = ("exact", "suffix", "substring", "regex", "glob")
 DEFAULT_REGISTRY = "metrics.yaml"
@@ -77,6 +84,7 @@ class Config:
     changed: tuple[str, ...] | None = None  # report only findings touching these files (shown paths)
     tooltips: tuple[TooltipSetting, ...] = ()
     log_functions: tuple[str, ...] = ()  # the project's own logging helpers, by called name
+    tests: tuple[str, ...] = DEFAULT_TESTS  # globs of the test files (see DEFAULT_TESTS)
     jobs: int = 0  # worker processes; 0: one per CPU
     cache_dir: Path | None = None  # None: no cache
 
@@ -152,6 +160,7 @@ def load(
         tuple(display(Path(p)) for p in paths) if changed_only else None,
         tooltips,
         tuple(settings.get("log_functions", ())),
+        tuple(settings.get("tests", DEFAULT_TESTS)),
     )
 
 
@@ -203,7 +212,7 @@ def _validate(table: dict[str, Any], file: Path) -> dict[str, Any]:
             problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [tool.metriclint]; expected one of: {expected}"))
         elif key == "registry" and not isinstance(value, str):
             problems.append(Problem(display(file), line, 1, "'registry' must be a string (a path)"))
-        elif key in ("paths", "exclude", "select", "ignore", "log_functions") and not _strings(value):
+        elif key in ("paths", "exclude", "tests", "select", "ignore", "log_functions") and not _strings(value):
             problems.append(Problem(display(file), line, 1, f"'{key}' must be a list of strings"))
         elif key in ("select", "ignore"):
             problems += [Problem(display(file), line, 1, _unknown(code)) for code in value if not known(code)]

@@ -14,7 +14,8 @@ STALE = 'def g(grad_norm):\n    """Args:\n        grad_norm: norm before clippin
 
 @pytest.fixture
 def project(in_tmp: Path) -> Path:
-    return write_project(in_tmp, {"src/a.py": AFTER, "tests/b.py": AFTER, "src/c.py": STALE}, REGISTRY)
+    """Two texts state the same wrong value; scripts/, not tests/, since test files state nothing."""
+    return write_project(in_tmp, {"src/a.py": AFTER, "scripts/b.py": AFTER, "src/c.py": STALE}, REGISTRY)
 
 
 def config(base: Path, body: str) -> None:
@@ -22,16 +23,16 @@ def config(base: Path, body: str) -> None:
 
 
 def test_everything_runs_by_default(project: Path) -> None:
-    assert finding_lines(invoke("check", ".")) == ["ML001 src/a.py:3", "ML010 src/c.py:4", "ML001 tests/b.py:3"]
+    assert finding_lines(invoke("check", ".")) == ["ML001 scripts/b.py:3", "ML001 src/a.py:3", "ML010 src/c.py:4"]
 
 
 def test_select_and_ignore_in_the_config(project: Path) -> None:
     config(project, 'select = ["ML0"]\nignore = ["ML010"]\n')
-    assert finding_lines(invoke("check", ".")) == ["ML001 src/a.py:3", "ML001 tests/b.py:3"]
+    assert finding_lines(invoke("check", ".")) == ["ML001 scripts/b.py:3", "ML001 src/a.py:3"]
 
 
 def test_per_file_ignores(project: Path) -> None:
-    config(project, '[tool.metriclint.per-file-ignores]\n"tests/*" = ["ML001"]\n')
+    config(project, '[tool.metriclint.per-file-ignores]\n"scripts/*" = ["ML001"]\n')
     assert finding_lines(invoke("check", ".")) == ["ML001 src/a.py:3", "ML010 src/c.py:4"]
 
 
@@ -45,10 +46,10 @@ def test_severity_override_changes_the_exit_status(project: Path) -> None:
 
 def test_command_line_select_replaces_and_ignore_adds(project: Path) -> None:
     config(project, 'select = ["ML001"]\nignore = ["ML900"]\n')
-    assert finding_lines(invoke("check", ".")) == ["ML001 src/a.py:3", "ML001 tests/b.py:3"]
-    assert finding_lines(invoke("check", ".", "--select", "ML0")) == ["ML001 src/a.py:3", "ML010 src/c.py:4", "ML001 tests/b.py:3"]
+    assert finding_lines(invoke("check", ".")) == ["ML001 scripts/b.py:3", "ML001 src/a.py:3"]
+    assert finding_lines(invoke("check", ".", "--select", "ML0")) == ["ML001 scripts/b.py:3", "ML001 src/a.py:3", "ML010 src/c.py:4"]
     repeated = invoke("check", ".", "--select", "ML001", "--select", "ML010", "--ignore", "ML010")
-    assert finding_lines(repeated) == ["ML001 src/a.py:3", "ML001 tests/b.py:3"]
+    assert finding_lines(repeated) == ["ML001 scripts/b.py:3", "ML001 src/a.py:3"]
 
 
 def test_a_suppression_of_a_rule_that_is_off_is_idle_not_stale(project: Path) -> None:
