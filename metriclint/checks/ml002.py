@@ -1,74 +1,148 @@
-"""ML002 source-contradiction: two texts state different values for a facet that the registry
-does not settle."""
+"""ML002 source-contradiction: texts state different values for a facet that the registry
+does not settle. Grouped per metric and facet: each text that dissents from the majority is one
+finding against it; with no majority, one finding lists every side."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from itertools import combinations, product
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Iterator
 
 from metriclint.base import keys
 from metriclint.checks.rule import Corpus, Example, Rule
-from metriclint.checks.statements import allows, by_statement
+from metriclint.checks.statements import by_statement
 from metriclint.model import Claim, Finding, Related, Severity, Span
 
 
 def source_contradictions(corpus: Corpus) -> Iterator[Finding]:
+    """One finding per text that dissents from the majority of the texts about a metric and
+    facet, or, where no side has a majority, one finding that lists every side: a misread
+    text shows up once, not once for every text it disagrees with."""
     registry = corpus.registry
     unsettled = [c for c in corpus.claims if registry is None or registry.setting(c.metric, c.facet) is None]
-    for (metric_a, span_a, a), (metric_b, span_b, b) in _comparable_pairs(by_statement(tuple(unsettled))):
-        if span_a.path == span_b.path and metric_a != metric_b and _tooltip(a) and _tooltip(b):
-            continue  # one table gives two keys two texts by design, not by contradiction
-        left = next((c for c in a if not allows(b, c.value) and not c.negated), None)
-        right = next((c for c in b if not allows(a, c.value) and not c.negated), None)
-        if left is None or right is None:
-            continue
-        facet = left.facet
-        message = (
-            f'{metric_a}: {left.source} says {facet}={left.value} ("{left.phrase}"); '
-            f'{right.source} at {right.span.path}:{right.span.line} says {right.value} ("{right.phrase}")'
-        )
-        yield ML002.finding(
-            left.span, message, metric=metric_a, facet=facet, found=left.value, expected=right.value,
-            source=left.source, related=(Related(right.span, right.phrase),), phrase=left.phrase,
-        )
+    sides = [side for key, claims in by_statement(tuple(unsettled)).items() if (side := _side(key, claims)) is not None]
+    for family in _families(sides):
+        yield from _disagreements(family)
 
 
-Statement = tuple[str, Span, list[Claim]]  # metric, the text's span, its claims on one facet
+@dataclass(frozen=True)
+class Side:
+    """What one text states about a metric's facet: the values it asserts and does not deny."""
+
+    metric: str
+    facet: str
+    statement: Span  # the whole text
+    values: tuple[str, ...]  # in the order the text states them
+    claim: Claim  # the first claim stating one of them: where a finding points, what it quotes
+
+    def shown(self) -> str:
+        return " and ".join(self.values)
 
 
-def _comparable_pairs(groups: dict[tuple[str, str, Span], list[Claim]]) -> Iterator[tuple[Statement, Statement]]:
-    """Pairs of different texts about the same metric and facet, the earlier text first.
+def _side(key: tuple[str, str, Span], claims: list[Claim]) -> Side | None:
+    """None for a text that only denies values, or asserts and denies the same one ("the
+    minimum over ranks, not the minimum per rank"): it takes no side."""
+    denied = {c.value for c in claims if c.negated}
+    stating = [c for c in claims if not c.negated and c.value not in denied]
+    if not stating:
+        return None
+    return Side(key[0], key[1], key[2], tuple(dict.fromkeys(c.value for c in stating)), stating[0])
 
-    Metric names are compared with each other (templates can name the same series), not every
-    text with every other, so the work grows with the pairs that matter, not with the square
-    of all the texts in a large tree.
-    """
-    by_facet: dict[str, dict[str, list[Statement]]] = defaultdict(lambda: defaultdict(list))
-    for (metric, facet, statement), claims in groups.items():
-        by_facet[facet][metric].append((metric, statement, claims))
+
+def _families(sides: list[Side]) -> Iterator[list[Side]]:
+    """The sides about one facet of one metric, where templates join the keys that can name
+    the same series. Metric names are compared with each other, not texts with texts."""
+    by_facet: dict[str, dict[str, list[Side]]] = defaultdict(lambda: defaultdict(list))
+    for side in sides:
+        by_facet[side.facet][side.metric].append(side)
     for facet in sorted(by_facet):
         metrics = sorted(by_facet[facet])
+        family = {metric: metric for metric in metrics}
         for i, metric_a in enumerate(metrics):
-            for metric_b in metrics[i:]:
-                if not keys.same_metric(metric_a, metric_b):
-                    continue
-                texts_a, texts_b = by_facet[facet][metric_a], by_facet[facet][metric_b]
-                pairs = combinations(texts_a, 2) if metric_a == metric_b else product(texts_a, texts_b)
-                for a, b in pairs:
-                    if a[1] != b[1]:
-                        yield (a, b) if (a[1], a[0]) < (b[1], b[0]) else (b, a)
+            for metric_b in metrics[i + 1 :]:
+                if keys.same_metric(metric_a, metric_b):
+                    family[_root(family, metric_b)] = _root(family, metric_a)
+        members: dict[str, list[Side]] = defaultdict(list)
+        for metric in metrics:
+            members[_root(family, metric)].extend(by_facet[facet][metric])
+        for group in members.values():
+            yield sorted(group, key=lambda side: (side.statement, side.metric))
 
 
-def _tooltip(claims: list[Claim]) -> bool:
-    return claims[0].source == "tooltip"
+def _root(family: dict[str, str], metric: str) -> str:
+    while family[metric] != metric:
+        metric = family[metric]
+    return metric
 
+
+def _conflict(a: Side, b: Side) -> bool:
+    """Two texts disagree when neither leaves room for what the other states: a text naming
+    several values ("the current and the reference policy") agrees with any one of them."""
+    if a.statement == b.statement or not keys.same_metric(a.metric, b.metric):
+        return False
+    if a.statement.path == b.statement.path and a.metric != b.metric and a.claim.source == b.claim.source == "tooltip":
+        return False  # one table gives two keys two texts by design, not by contradiction
+    return not set(a.values) <= set(b.values) and not set(b.values) <= set(a.values)
+
+
+def _disagreements(family: list[Side]) -> Iterator[Finding]:
+    involved = [side for side in family if any(_conflict(side, other) for other in family)]
+    if not involved:
+        return
+    (top, count), *_ = Counter(frozenset(side.values) for side in involved).most_common(1)
+    if 2 * count <= len(involved):
+        yield _finding(involved[0], involved[1:])
+        return
+    majority = [side for side in involved if frozenset(side.values) == top]
+    for side in involved:
+        against = [m for m in majority if _conflict(side, m)]
+        if against:
+            yield _finding(side, against)
+
+
+def _finding(side: Side, others: list[Side]) -> Finding:
+    """`side` against `others`, which are grouped by what they state, so no two groups in the
+    message state the same values."""
+    groups: dict[frozenset[str], list[Side]] = defaultdict(list)
+    for other in others:
+        groups[frozenset(other.values)].append(other)
+    parts = [_group(members, also=key == frozenset(side.values)) for key, members in groups.items()]
+    message = f'{side.metric}: {side.claim.source} says {side.facet}={side.shown()} ("{side.claim.phrase}"); ' + "; ".join(parts)
+    expected = ", ".join(members[0].shown() for key, members in groups.items() if key != frozenset(side.values))
+    related = tuple(Related(other.claim.span, other.claim.phrase) for other in others)
+    return ML002.finding(
+        side.claim.span, message, metric=side.metric, facet=side.facet, found=side.shown(), expected=expected,
+        source=side.claim.source, related=related, phrase=side.claim.phrase,
+    )
+
+
+def _group(members: list[Side], also: bool) -> str:
+    """`comment at a.py:3 says before ("pre-clip")`, or `2 texts say before: ...`."""
+    verb = ("also " if also else "") + ("says" if len(members) == 1 else "say")
+    first = members[0]
+    if len(members) == 1:
+        return f'{first.claim.source} at {_place(first)} {verb} {first.shown()} ("{first.claim.phrase}")'
+    listed = ", ".join(f'{m.claim.source} at {_place(m)} ("{m.claim.phrase}")' for m in members)
+    return f"{len(members)} texts {verb} {first.shown()}: {listed}"
+
+
+def _place(side: Side) -> str:
+    return f"{side.claim.span.path}:{side.claim.span.line}"
+
+
+_THREE_SAY_BEFORE = (
+    'def log(norm):\n    """Args:\n        norm: Norm before clipping.\n    """\n'
+    '    a = {"train/grad_norm": norm}  # pre-clip\n'
+    '    b = {"train/grad_norm": norm}  # unclipped\n'
+    '    c = {"train/grad_norm": norm}  # '
+)
 
 ML002 = Rule(
     "ML002",
     "source-contradiction",
     Severity.ERROR,
-    "Two texts state different values for a facet that the registry does not settle.",
+    "Texts state different values for a facet that the registry does not settle: each text "
+    "against the majority, or one finding listing every side when there is none.",
     "When a docstring and a dashboard disagree, at least one of them is wrong, and nothing "
     "tells the reader which.",
     "Decide which is right, fix the other, and record the answer in the registry so the "
@@ -76,12 +150,18 @@ ML002 = Rule(
     source_contradictions,
     good=(
         Example({"train.py": 'def log(norm):\n    """Args:\n        norm: Norm before clipping.\n    """\n    m = {"train/grad_norm": norm}  # pre-clip\n'}),
+        Example({"train.py": _THREE_SAY_BEFORE + "logged before and after clipping\n"}),
     ),
     bad=(
         Example(
             {"train.py": 'def log(norm):\n    """Args:\n        norm: Norm after clipping.\n    """\n    m = {"train/grad_norm": norm}  # pre-clip\n'},
             None,
             ("ML002 train.py:3",),
+        ),
+        Example(
+            {"train.py": _THREE_SAY_BEFORE + "post-clip\n"},
+            None,
+            ("ML002 train.py:7",),  # one finding, at the one text against three, not three pairs
         ),
     ),
 )
