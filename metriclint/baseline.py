@@ -13,6 +13,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from metriclint.base import locate
+from metriclint.base.files import read_regular, replace
 from metriclint.model import ConfigError, Finding, Problem
 
 VERSION = 1
@@ -31,12 +33,18 @@ def fingerprint(finding: Finding, path: str | None = None) -> str:
 
 
 def write(file: Path, findings: list[Finding]) -> None:
+    """Record `findings` in `file`, atomically. Raises ConfigError (at --write-baseline) if it
+    cannot be written."""
     counts = Counter(identity(f, _relative(f.span.path, file)) for f in findings)
     entries = [
         {"rule": rule, "path": path, "metric": metric, "facet": facet, "phrase": phrase, "count": count}
         for (rule, path, metric, facet, phrase), count in sorted(counts.items())
     ]
-    file.write_text(json.dumps({"version": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="surrogateescape")
+    document = json.dumps({"version": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n"
+    try:
+        replace(file, document.encode("utf-8", "surrogateescape"))
+    except OSError as error:
+        raise ConfigError([Problem("--write-baseline", 1, 1, f"cannot write {file}: {error.strerror or error}")]) from None
 
 
 def hide(file: Path, findings: list[Finding]) -> list[Finding]:
@@ -53,15 +61,17 @@ def hide(file: Path, findings: list[Finding]) -> list[Finding]:
 
 
 def _read(file: Path) -> Counter[tuple[str, str, str, str, str]]:
-    shown = str(file)
+    shown, text = str(file), ""
     try:
-        document = json.loads(file.read_text(encoding="utf-8", errors="surrogateescape"))
+        text = read_regular(file).decode("utf-8", errors="surrogateescape")
+        document = json.loads(text)
     except OSError as error:
-        raise ConfigError([Problem(shown, 1, 1, f"cannot read the baseline: {error.strerror}")]) from None
-    except UnicodeDecodeError:
-        raise ConfigError([Problem(shown, 1, 1, "the baseline is not UTF-8")]) from None
+        raise ConfigError([Problem(shown, 1, 1, f"cannot read the baseline: {error.strerror or error}")]) from None
     except json.JSONDecodeError as error:
         raise ConfigError([Problem(shown, error.lineno, error.colno, f"invalid JSON: {error.msg}")]) from None
+    except RecursionError:
+        line, column = locate.deepest(text) or (1, 1)
+        raise ConfigError([Problem(shown, line, column, "invalid baseline: nested too deeply")]) from None
     fields = ("rule", "path", "metric", "facet", "phrase")
     if not isinstance(document, dict) or document.get("version") != VERSION:
         raise ConfigError([Problem(shown, 1, 1, f'not a metriclint baseline (expected "version": {VERSION}); {REWRITE}')])

@@ -1,15 +1,17 @@
-"""The command line. Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, config or
-registry error."""
+"""The command line. Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, config,
+registry or internal error."""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
 import io
+import os
 import sys
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, NoReturn
+from typing import Any, Iterator, NoReturn
 
 import click
 
@@ -35,9 +37,28 @@ _registry_option = click.option("--registry", metavar="PATH", help="The semantic
 _config_option = click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Guarded(click.Group):
+    """Commands whose unforeseen failure is one line and exit 2, not a traceback and exit 1: CI
+    logs stay readable, and exit 1 keeps meaning "findings". `--verbose` or METRICLINT_DEBUG=1
+    print the traceback too, for the report."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
+            raise  # click's own endings, and a closed pipe, which click handles as a reader expects
+        except Exception as error:  # noqa: BLE001 - the last guard
+            if ctx.params.get("verbose") or os.environ.get("METRICLINT_DEBUG", "") not in ("", "0"):
+                traceback.print_exc()
+            detail = " ".join(str(error).split())
+            click.echo(f"metriclint: internal error: {type(error).__name__}: {detail[:300]}; please report it", err=True)
+            sys.exit(EXIT_USAGE)
+
+
+@click.group(cls=_Guarded, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="metriclint")
-def main() -> None:
+@click.option("--verbose", is_flag=True, help="On an internal error, print its traceback (so does METRICLINT_DEBUG=1).")
+def main(verbose: bool) -> None:
     """Check that what your code, docs and dashboards say a metric means is what it is."""
     for stream in (sys.stdout, sys.stderr):
         # A file name that is not UTF-8 is printed as its own bytes, as `ls` does, not a traceback.
@@ -91,7 +112,8 @@ def check(
         if bar is not None:
             bar.close()
     if write_baseline:
-        baseline.write(Path(write_baseline), list(report.findings))
+        with _usage_errors():
+            baseline.write(Path(write_baseline), list(report.findings))
         click.echo(f"Recorded {count(len(report.findings), 'finding')} in {write_baseline}.", err=True)
         sys.exit(EXIT_CLEAN)
     FORMATS[output_format](report, sys.stdout, quiet)
@@ -269,8 +291,10 @@ def _registry(registry: str | None, config_file: str | None) -> Registry:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        return files.read_text(path)
+    except OSError as error:
+        _usage_error([Problem(str(path), 1, 1, f"cannot read: {error.strerror or error}")])
+    except UnicodeDecodeError as error:
         _usage_error([Problem(str(path), 1, 1, f"cannot read: {error}")])
 
 

@@ -6,9 +6,11 @@ Each step is one call below; the data between them are the types in `model.py`.
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from metriclint import filters
 from metriclint.base.paths import display, matches, relative
@@ -23,7 +25,7 @@ from metriclint.language import tooltips
 from metriclint.language.attribution import MetricIndex, attribute
 from metriclint.language.phrases import read
 from metriclint.language.sightings import sightings
-from metriclint.model import Binding, Claim, CodeClaim, Mention, ReadFailure, Report, Sighting
+from metriclint.model import Binding, Claim, CodeClaim, Mention, ReadFailure, Report, Sighting, Span
 from metriclint.settings import Config
 from metriclint.sources import SUFFIXES, YAML, Extraction, Options
 
@@ -50,10 +52,13 @@ def collect(config: Config, progress: Progress | None = None) -> Collection:
         registry, facets = registry_module.load(config.registry, display(config.registry), facets)
 
     vocabulary = Vocabulary(facets, cues, reach)
-    files = discover(config.paths, config.exclude, config.root, SUFFIXES) + _configured_yaml(config)
-    extractions, unreadable = [], []
+    folders: dict[str, ReadFailure] = {}  # a folder that cannot be listed: one ML900, however often the walk meets it
+    files = discover(config.paths, config.exclude, config.root, SUFFIXES, partial(_unlisted, folders))
+    files += _configured_yaml(config, partial(_unlisted, folders))
+    extractions, unreadable = [], list(folders.values())
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions))
-    settings = Settings(config.jobs or default_jobs(), config.cache_dir, config.registry, options, partial(read, vocabulary=vocabulary))
+    reader = partial(read, vocabulary=vocabulary)
+    settings = Settings(config.jobs or default_jobs(), config.cache_dir, config.registry, options, reader, config.max_file_size)
     for result in extract_all(files, settings, progress):
         if isinstance(result, ReadFailure):
             unreadable.append(result)
@@ -96,13 +101,14 @@ def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     registry, index = collection.registry, collection.index
     shown = [s for binding in collection.bindings for s in tooltips.select(binding, collection.names)]
     mentions = texts(collection, shown)
-    claims = tuple(read_claims(collection, mentions))
+    found, failed = attributed(collection, mentions)
+    claims = tuple(found)
     mismatches = tuple(m for s in shown if (m := tooltips.mismatch(s, collection.names)) is not None)
 
     seen = sightings([use for e in collection.extractions for use in e.keys], mentions, index)
     code = code_facts(collection)
 
-    corpus = Corpus(claims, registry, collection.unreadable, mismatches, seen, collection.vocabulary, code)
+    corpus = Corpus(claims, registry, collection.unreadable + tuple(failed), mismatches, seen, collection.vocabulary, code)
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(collection.files))
@@ -121,12 +127,8 @@ def texts(collection: Collection, shown: list[tooltips.Shown] | None = None) -> 
 
 
 def read_claims(collection: Collection, mentions: list[Mention]) -> list[Claim]:
-    """Every claim `mentions` state. They come as `texts` lists them, the files' own first:
-    those were read with their files (extract/runner.py), the rest are read here."""
-    own = [pair for e in collection.extractions for pair in zip(e.mentions, e.readings, strict=True)]
-    rest = [(m, read(m.text, collection.vocabulary)) for m in mentions[len(own) :]]
-    spoken = [(m, said) for m, said in own + rest if m.path not in collection.tests]
-    return [claim for m, said in spoken for claim in attribute(m, said, collection.index)]
+    """Every claim `mentions` state (see `attributed`), without the files that failed."""
+    return attributed(collection, mentions)[0]
 
 
 def code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
@@ -137,10 +139,39 @@ def code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
     return tuple(c for c in code_claims(functions, calls, collection.index) if c.fact.span.path not in collection.tests)
 
 
-def _configured_yaml(config: Config) -> list[Path]:
+def attributed(collection: Collection, mentions: list[Mention]) -> tuple[list[Claim], list[ReadFailure]]:
+    """Every claim `mentions` state, and an ML900 for each file whose texts could not be
+    attributed: a bug met in one file's texts costs that file, not the run.
+
+    The mentions come as `texts` lists them, the files' own first: those were read with their
+    files (extract/runner.py), the rest (tooltips, registry descriptions) are read here."""
+    own = [list(zip(e.mentions, e.readings, strict=True)) for e in collection.extractions if e.mentions]
+    count = sum(len(pairs) for pairs in own)
+    rest = [[(m, read(m.text, collection.vocabulary))] for m in mentions[count:]]
+    claims: list[Claim] = []
+    failures: dict[str, ReadFailure] = {}
+    for pairs in own + rest:
+        if pairs[0][0].path in collection.tests:
+            continue  # a test's texts state nothing about a metric (settings.DEFAULT_TESTS)
+        try:
+            claims += [claim for m, said in pairs for claim in attribute(m, said, collection.index)]
+        except Exception as error:  # noqa: BLE001 - one file's odd text must not end the run
+            path = pairs[0][0].path
+            message = f"internal error while reading this file's texts: {type(error).__name__}: {error}; please report it"
+            failures.setdefault(path, ReadFailure(Span(path, 1, 1, 1, 1), message))
+    return claims, list(failures.values())
+
+
+def _unlisted(folders: dict[str, ReadFailure], error: OSError) -> None:
+    shown = display(Path(os.fsdecode(error.filename))) if error.filename is not None else "."
+    message = f"cannot read this folder: {error.strerror or error}; the files in it were not checked"
+    folders.setdefault(shown, ReadFailure(Span(shown, 1, 1, 1, 1), message))
+
+
+def _configured_yaml(config: Config, on_error: Callable[[OSError], None]) -> list[Path]:
     """YAML files are read only where a tooltip table is configured: most YAML is not about metrics."""
     globs = [s.path for s in config.tooltips if s.path.endswith(YAML)]
     if not globs:
         return []
-    found = discover(config.paths, config.exclude, config.root, YAML)
+    found = discover(config.paths, config.exclude, config.root, YAML, on_error)
     return [p for p in found if any(fnmatch.fnmatchcase(relative(p, config.root), g) for g in globs)]

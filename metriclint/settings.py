@@ -10,16 +10,23 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import sys
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from metriclint.base import locate
+from metriclint.base.files import MAX_BYTES, read_text
 from metriclint.base.paths import display, matches
 from metriclint.checks import RULES
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 
-KEYS = ("registry", "paths", "exclude", "tests", "select", "ignore", "per-file-ignores", "severity", "tooltips", "log_functions")
+KEYS = (
+    "registry", "paths", "exclude", "tests", "select", "ignore", "per-file-ignores", "severity", "tooltips", "log_functions",
+    "max_file_size",
+)
 # Test files: read for the inventory, but their texts and code state nothing about a metric
 # (a test's comment says what the test expects). Globs against the path from the project root,
 # or the file name.
@@ -86,6 +93,7 @@ class Config:
     log_functions: tuple[str, ...] = ()  # the project's own logging helpers, by called name
     tests: tuple[str, ...] = DEFAULT_TESTS  # globs of the test files (see DEFAULT_TESTS)
     jobs: int = 0  # worker processes; 0: one per CPU
+    max_file_size: int = MAX_BYTES  # a larger source file is ML900
     cache_dir: Path | None = None  # None: no cache
 
 
@@ -138,21 +146,20 @@ def load(
         tuple((glob, tuple(codes)) for glob, codes in settings.get("per-file-ignores", {}).items()),
         tuple((code, Severity(level)) for code, level in settings.get("severity", {}).items()),
     )
-    if baseline is not None and not Path(baseline).is_file():
-        raise ConfigError([Problem(baseline, 1, 1, "baseline file not found (given with --baseline)")])
+    if baseline is not None:
+        _given_file(baseline, "baseline", "--baseline")
     registry_path: Path | None
     if registry is not None:
-        registry_path = Path(registry)
-        if not registry_path.is_file():
-            raise ConfigError([Problem(registry, 1, 1, "registry file not found (given with --registry)")])
+        registry_path = _given_file(registry, "registry", "--registry")
     elif "registry" in settings and file is not None:  # only a file has settings
         registry_path = base / settings["registry"]
-        if not registry_path.is_file():
+        why = _unusable(registry_path)
+        if why is not None:
             line = _line_of(file, "registry")
-            raise ConfigError([Problem(display(file), line, 1, f"registry file '{settings['registry']}' not found")])
+            raise ConfigError([Problem(display(file), line, 1, f"registry file '{settings['registry']}' {why}")])
     else:
         default = root / DEFAULT_REGISTRY
-        registry_path = default if default.is_file() else None
+        registry_path = default if _unusable(default) is None else None
     tooltips = _tooltips(settings.get("tooltips", []), file) if file else ()
     return Config(
         root, chosen_paths, tuple(settings.get("exclude", ())), registry_path, selection,
@@ -161,7 +168,30 @@ def load(
         tooltips,
         tuple(settings.get("log_functions", ())),
         tuple(settings.get("tests", DEFAULT_TESTS)),
+        max_file_size=settings.get("max_file_size", MAX_BYTES),
     )
+
+
+def _given_file(name: str, what: str, option: str) -> Path:
+    """The file an option names; a ConfigError at the path, or at the option when the path
+    itself is unusable (too long for the file system), if it is not a readable file."""
+    path = Path(name)
+    why = _unusable(path)
+    if why is None:
+        return path
+    where = name if why == "not found" else option
+    raise ConfigError([Problem(where, 1, 1, f"{what} file {why} (given with {option})")])
+
+
+def _unusable(path: Path) -> str | None:
+    """Why `path` cannot be read as a file ("not found", or the system's reason), or None."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "not found"
+    except OSError as error:
+        return f"cannot be used: {error.strerror or error}"
+    return None if stat.S_ISREG(mode) else "not found"
 
 
 def _find_settings(directory: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -182,18 +212,25 @@ def _find_settings(directory: Path) -> tuple[Path, dict[str, Any]] | None:
 def _read_table(file: Path, required: bool) -> dict[str, Any] | None:
     text = ""
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text(file)
         data = tomllib.loads(text)
     except OSError as error:
-        raise ConfigError([Problem(display(file), 1, 1, f"cannot read the config: {error.strerror}")]) from None
+        raise ConfigError([Problem(display(file), 1, 1, f"cannot read the config: {error.strerror or error}")]) from None
     except UnicodeDecodeError:
         raise ConfigError([Problem(display(file), 1, 1, "the config is not UTF-8")]) from None
+    except RecursionError:
+        line, column = locate.deepest(text) or (1, 1)
+        raise ConfigError([Problem(display(file), line, column, "invalid TOML: nested too deeply")]) from None
     except tomllib.TOMLDecodeError as error:
         where = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
         last = text.split("\n")[-1]  # tomllib says "at end of document" without a position
         line, column = (int(where.group(1)), int(where.group(2))) if where else (text.count("\n") + 1, len(last) + 1)
         message = re.sub(r"\s*\(at line \d+, column \d+\)|\s*\(at end of document\)", "", str(error))
         raise ConfigError([Problem(display(file), line, column, f"invalid TOML: {message}")]) from None
+    except ValueError:  # an integer of more digits than Python converts
+        line, column = locate.long_number(text) or (1, 1)
+        message = f"invalid TOML: a number of more than {sys.get_int_max_str_digits()} digits"
+        raise ConfigError([Problem(display(file), line, column, message)]) from None
     tool = data.get("tool", {})
     table = data if file.name == OWN_FILE else tool.get("metriclint") if isinstance(tool, dict) else None
     if table is None and required:
@@ -214,6 +251,10 @@ def _validate(table: dict[str, Any], file: Path) -> dict[str, Any]:
             problems.append(Problem(display(file), line, 1, "'registry' must be a string (a path)"))
         elif key in ("paths", "exclude", "tests", "select", "ignore", "log_functions") and not _strings(value):
             problems.append(Problem(display(file), line, 1, f"'{key}' must be a list of strings"))
+        elif key in ("registry", "paths") and "\0" in "".join(value if isinstance(value, list) else [value]):
+            problems.append(Problem(display(file), line, 1, f"'{key}' holds a NUL character, which no path can"))
+        elif key == "max_file_size" and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+            problems.append(Problem(display(file), line, 1, "'max_file_size' must be a positive number of bytes"))
         elif key in ("select", "ignore"):
             problems += [Problem(display(file), line, 1, _unknown(code)) for code in value if not known(code)]
         elif key == "per-file-ignores" and not (isinstance(value, dict) and all(_strings(v) for v in value.values())):
@@ -283,7 +324,7 @@ def _tooltip_line(file: Path, number: int) -> int:
 
 def _lines(file: Path) -> list[str]:
     try:
-        return file.read_text(encoding="utf-8").splitlines()
+        return read_text(file).splitlines()
     except (OSError, UnicodeDecodeError):
         return []
 

@@ -395,3 +395,22 @@ def test_a_file_name_that_is_not_utf8_is_reported_by_its_bytes(in_tmp: Path) -> 
     assert run("check", ".", "--baseline", "base.json").returncode == 0
     assert run("fix", ".").returncode == 0
     assert "before clipping" in Path(os.fsdecode(b"bad\xffname.py")).read_text(encoding="utf-8")
+
+
+def test_a_failure_while_attributing_one_files_texts_is_its_ml900(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts are attributed in the main process, after the workers' guard: a bug met there
+    in one file's texts must cost that file, not the run."""
+    write_project(in_tmp, {"a.py": CONTRADICTION, "b.py": CONTRADICTION.replace("grad_norm", "gn")}, REGISTRY)
+    from metriclint import engine
+
+    original = engine.attribute
+
+    def fragile(mention, *rest):  # type: ignore[no-untyped-def]
+        if mention.path == "b.py":
+            raise IndexError("surprise")
+        return original(mention, *rest)
+
+    monkeypatch.setattr(engine, "attribute", fragile)
+    result = invoke("check", ".", "--jobs", "1", "--no-cache")
+    assert "b.py:1:1: ML900 internal error while reading this file's texts: IndexError: surprise; please report it" in result.output
+    assert "a.py:2:55: ML001" in result.output

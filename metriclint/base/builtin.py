@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from metriclint.base import marked_yaml
+from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.model import ConfigError
 
@@ -28,7 +29,7 @@ def word_lists(name: str) -> dict[str, tuple[str, ...]]:
     """The lists of text in `rules/<name>`, by key; a nested mapping gives dotted keys
     (`value_preserving.functions`)."""
     path = rules_dir() / name
-    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    root, problems = marked_yaml.load(read_text(path), str(path))
     reader = Reader(str(path))
     lists: dict[str, tuple[str, ...]] = {}
     if root is not None:

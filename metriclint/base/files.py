@@ -1,16 +1,57 @@
-"""Writing files the way an editor's save should: all at once or not at all."""
+"""Every file metriclint opens goes through here: reads that cannot block or run away, and
+writes the way an editor's save should, all at once or not at all.
+
+A linter reads what strangers commit. A `.gitignore` that is a link to `/dev/zero`, a FIFO
+named like a config file or a 3 GB generated module must cost one message, never a hang or
+the machine's memory; so a read opens without blocking, takes only regular files, and stops
+at a size limit.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+MAX_BYTES = 16 * 2**20  # the default size limit (`max_file_size`): 16 MiB, far above any hand-written source
+
+
+def read_regular(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. Opened without blocking and checked
+    after opening, so a FIFO or device that took a file's name (or its place, during the run)
+    cannot hang us; read to one byte past the limit, so a file that grows, or one whose size
+    the file system does not tell (/proc), is refused too. Raises OSError, with a `strerror`
+    that says which of these it was."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if status.st_size > limit:
+            raise _too_large(status.st_size, limit)
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise _too_large(len(data), limit)
+    return data
+
+
+def read_text(path: Path, limit: int = MAX_BYTES) -> str:
+    """A regular file's text, as UTF-8. Raises OSError (see `read_regular`) or UnicodeDecodeError."""
+    return read_regular(path, limit).decode("utf-8")
+
+
+def _too_large(size: int, limit: int) -> OSError:
+    return OSError(errno.EFBIG, f"the file is {size:,} bytes, more than the limit of {limit:,} (max_file_size)")
 
 
 def replace(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write `data` to a temporary file beside `path`, then rename it over `path`: a crash or a
     full disk leaves the old file whole. The new file gets `mode` (default: the old file's,
-    else 0o666 less the umask). Raises OSError."""
+    else 0o666 less the umask). Raises OSError, also for a `path` that is a folder."""
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
     if mode is None:
         mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".metriclint")
@@ -21,7 +62,7 @@ def replace(path: Path, data: bytes, mode: int | None = None) -> None:
             os.fsync(stream.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, path)
-    except OSError:
+    except BaseException:  # an interrupt too: no temporary copy is left in the user's tree
         Path(temporary).unlink(missing_ok=True)
         raise
 

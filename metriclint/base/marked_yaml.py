@@ -2,7 +2,10 @@
 
 `yaml.safe_load` forgets where values came from, keeps the last of two duplicated keys and
 expands aliases without limit. Composing nodes ourselves keeps the marks, sees duplicates and
-bounds alias expansion (a "billion laughs" file stops after `MAX_NODES` visits).
+bounds alias expansion (a "billion laughs" file stops after `MAX_NODES` visits). PyYAML's
+composer and our conversion recurse once per level, so both stop at `MAX_DEPTH` levels, with
+the place, before Python's recursion limit would end the run: a recursive alias (`a: &a [*a]`)
+is infinitely deep.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import yaml
 from metriclint.model import Problem
 
 MAX_NODES = 200_000
+MAX_DEPTH = 100  # a registry needs five levels; PyYAML's composer takes three frames for each
 
 Value = Union[str, int, float, bool, None, list["Node"], dict[str, tuple["Node", "Node"]]]
 
@@ -62,10 +66,32 @@ class _TooLarge(Exception):
     pass
 
 
+class _TooDeep(Exception):
+    def __init__(self, node: yaml.Node, recursive: bool) -> None:
+        super().__init__()
+        self.node, self.recursive = node, recursive
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """The safe loader, refusing to compose more than `MAX_DEPTH` nested collections."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self._depth >= MAX_DEPTH and self.check_event(yaml.CollectionStartEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def load(text: str, path: str) -> tuple[Node | None, list[Problem]]:
     """Parse `text`; return the root node (None for an empty file) and every problem found."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_BoundedLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -76,20 +102,34 @@ def load(text: str, path: str) -> tuple[Node | None, list[Problem]]:
         return None, []
     problems: list[Problem] = []
     try:
-        return _convert(root, path, problems, _Budget()), problems
+        return _convert(root, path, problems, _Budget(), ()), problems
     except _TooLarge:
         message = f"YAML aliases expand to more than {MAX_NODES} values; write the data out"
         return None, [Problem(path, root.start_mark.line + 1, root.start_mark.column + 1, message)]
+    except _TooDeep as error:
+        mark = error.node.start_mark
+        if error.recursive:
+            message = "this value contains itself through an alias (a recursive alias); write the data out"
+        else:
+            message = f"aliases nest values deeper than {MAX_DEPTH} levels; write the data out"
+        return None, [Problem(path, mark.line + 1, mark.column + 1, message)]
 
 
-def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budget) -> Node:
+def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budget, within: tuple[yaml.Node, ...]) -> Node:
+    """`node` as a `Node`; `within` are the collections it is inside, outermost first, so
+    that aliases nesting past `MAX_DEPTH` (or into themselves) are caught with their place."""
     budget.spend()
     line, column = node.start_mark.line + 1, node.start_mark.column + 1
+    if isinstance(node, yaml.CollectionNode):
+        if len(within) >= MAX_DEPTH:
+            again = next((n for n in within if any(m is n for m in within[within.index(n) + 1 :])), None)
+            raise _TooDeep(again or node, again is not None)
+        within += (node,)
     if isinstance(node, yaml.MappingNode):
         items: dict[str, tuple[Node, Node]] = {}
         for key_node, value_node in node.value:
-            key = _convert(key_node, path, problems, budget)
-            value = _convert(value_node, path, problems, budget)
+            key = _convert(key_node, path, problems, budget, within)
+            value = _convert(value_node, path, problems, budget, within)
             if not isinstance(key.value, str):
                 problems.append(Problem(path, key.line, key.column, f"keys must be text, not a {key.kind}; quote it"))
             elif key.value in items:
@@ -101,7 +141,7 @@ def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budge
                 items[key.value] = (key, value)
         return Node(items, "mapping", line, column)
     if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(item, path, problems, budget) for item in node.value], "sequence", line, column)
+        return Node([_convert(item, path, problems, budget, within) for item in node.value], "sequence", line, column)
     kind = _SCALAR_TAGS.get(node.tag, "string")
     style = node.style if isinstance(node, yaml.ScalarNode) else None  # compose makes only scalars here
     return Node(_scalar(node.value, kind), kind, line, column, style)

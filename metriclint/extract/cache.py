@@ -21,6 +21,7 @@ from typing import Callable
 
 from metriclint import __version__
 from metriclint.base.builtin import rules_dir
+from metriclint.base.files import read_regular
 from metriclint.sources import Options
 
 FORMAT = "v1"
@@ -32,8 +33,8 @@ def salt(registry: Path | None, options: Options) -> bytes:
     # metriclint's own code counts too, so an edited checkout never reads a stale entry.
     for base, pattern in ((rules_dir(), "*"), (Path(__file__).parent.parent, "*.py")):
         for path in sorted(p for p in base.rglob(pattern) if p.is_file()):
-            digest.update(path.relative_to(base).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    digest.update(b"registry\0" + (registry.read_bytes() if registry is not None else b""))
+            digest.update(path.relative_to(base).as_posix().encode() + b"\0" + read_regular(path) + b"\0")
+    digest.update(b"registry\0" + (read_regular(registry) if registry is not None else b""))
     return digest.digest()
 
 
@@ -48,7 +49,7 @@ class Cache:
 
     def get(self, entry: str) -> object | None:
         try:
-            data = (self.entries / entry[:2] / entry).read_bytes()
+            data = read_regular(self.entries / entry[:2] / entry)
             return _Loader(io.BytesIO(data)).load()
         except Exception:  # noqa: BLE001 - any unreadable entry is a miss, never a crash
             return None

@@ -2,7 +2,8 @@
 `.gitignore`d paths and `exclude` globs, sorted.
 
 The walk never leaves the project: links to folders are not entered (so link loops cannot
-trap it), and a linked file is read only if it lands inside the project root.
+trap it), and a linked file is read only if it lands inside the project root. A folder that
+cannot be listed (no permission) is passed to `on_error` and skipped; the walk goes on.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Callable
 
 import pathspec
 from pathspec.util import normalize_file
 
+from metriclint.base.files import read_regular
 from metriclint.base.paths import matches, real_path
 
 SKIP_DIRS = frozenset({
@@ -24,8 +27,12 @@ SKIP_DIRS = frozenset({
 ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")  # a virtual environment or conda env, whatever its name
 
 
-def discover(paths: tuple[Path, ...], exclude: tuple[str, ...], root: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    """Files under `paths` with one of `suffixes`; a file named explicitly is always read."""
+def discover(
+    paths: tuple[Path, ...], exclude: tuple[str, ...], root: Path, suffixes: tuple[str, ...],
+    on_error: Callable[[OSError], None] | None = None,
+) -> list[Path]:
+    """Files under `paths` with one of `suffixes`; a file named explicitly is always read.
+    `on_error` gets the error of each folder that cannot be listed."""
     found: dict[Path, Path] = {}  # where it really is -> how it was reached; a file is read once
     project_ignored = GitIgnored(root)
     inside = root.resolve()
@@ -36,8 +43,11 @@ def discover(paths: tuple[Path, ...], exclude: tuple[str, ...], root: Path, suff
         # A folder named explicitly is read even if git ignores it (a vendored tree, an
         # environment's library); inside it, only its own .gitignore files apply.
         ignored = GitIgnored(path, search_up=False) if project_ignored(path, is_dir=True) else project_ignored
-        for folder, dirs, files in os.walk(path):  # links to folders are listed, never entered
+        for folder, dirs, files in os.walk(path, onerror=on_error):  # links to folders are listed, never entered
             here = Path(folder)
+            if here != path and any(marker in dirs or marker in files for marker in ENVIRONMENT_MARKERS):
+                dirs[:] = []  # an environment's own listing tells; asking about each folder's markers cost a stat each
+                continue
             real_here = real_path(here)  # asked once for every file in it
             dirs[:] = [d for d in dirs if not _skipped_dir(here / d, exclude, root, ignored)]
             for name in files:
@@ -54,13 +64,7 @@ def discover(paths: tuple[Path, ...], exclude: tuple[str, ...], root: Path, suff
 
 def _skipped_dir(path: Path, exclude: tuple[str, ...], root: Path, ignored: GitIgnored) -> bool:
     name = path.name
-    return (
-        name in SKIP_DIRS
-        or name.endswith(".egg-info")
-        or any((path / marker).exists() for marker in ENVIRONMENT_MARKERS)
-        or matches(path, exclude, root)
-        or ignored(path, is_dir=True)
-    )
+    return name in SKIP_DIRS or name.endswith(".egg-info") or matches(path, exclude, root) or ignored(path, is_dir=True)
 
 
 def _target(candidate: Path, real_folder: Path, inside: Path) -> Path | None:
@@ -157,7 +161,9 @@ def _any_of(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
 
 
 def _lines(file: Path) -> list[str]:
+    """An ignore file's lines; one that cannot be read (missing, a FIFO, a link to a device,
+    too large) ignores nothing, as git does with a `.gitignore` that is a link."""
     try:
-        return file.read_text(encoding="utf-8", errors="replace").splitlines()
+        return read_regular(file).decode("utf-8", errors="replace").splitlines()
     except OSError:
         return []

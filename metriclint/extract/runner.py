@@ -8,16 +8,15 @@ every later step sees exactly what a plain loop would have produced.
 
 from __future__ import annotations
 
-import errno
 import gc
 import os
-import stat
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
+from metriclint.base.files import MAX_BYTES, read_regular
 from metriclint.base.paths import display
 from metriclint.extract import cache as cache_module
 from metriclint.model import ConfigError, ReadFailure, Reading, Span
@@ -39,6 +38,7 @@ class Settings:
     registry: Path | None
     options: Options  # what the sources need from the config (part of the cache key)
     read: Reader  # its vocabulary (built-in and registry facets) is covered by the cache key's registry and rules
+    max_bytes: int = MAX_BYTES  # a larger file is ML900 (`max_file_size`)
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class _Job:
     path: Path
     shown: str
     salt: bytes | None  # None: no cache
+    max_bytes: int = MAX_BYTES
 
 
 def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None) -> list[Result]:
@@ -64,13 +65,13 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
             shown = display(path)
             if store is not None and run_salt is not None:
                 try:
-                    cached = store.get(cache_module.key(run_salt, shown, read_regular(path)))
+                    cached = store.get(cache_module.key(run_salt, shown, read_regular(path, settings.max_bytes)))
                 except OSError:
                     cached = None  # the worker reports it
                 if isinstance(cached, (Extraction, ReadFailure)):
                     results[index] = cached
                     continue
-            jobs.append(_Job(path, shown, run_salt))
+            jobs.append(_Job(path, shown, run_salt, settings.max_bytes))
             pending.append(index)
     done = len(files) - len(jobs)
     if progress is not None:
@@ -199,7 +200,7 @@ def _extract(job: _Job, options: Options, read: Reader) -> tuple[str | None, Res
     reader can hit), and one nobody foresaw, reported as ours so that users tell us.
     """
     try:
-        data = read_regular(job.path)
+        data = read_regular(job.path, job.max_bytes)
     except OSError as error:
         return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}")
     entry = cache_module.key(job.salt, job.shown, data) if job.salt is not None else None
@@ -227,12 +228,3 @@ def _internal(shown: str, error: Exception) -> ReadFailure:
 def _unreadable(shown: str, message: str) -> ReadFailure:
     return ReadFailure(Span(shown, 1, 1, 1, 1), message)
 
-
-def read_regular(path: Path) -> bytes:
-    """The bytes of a regular file. Opened without blocking and checked after opening, so a FIFO
-    or device that took a source file's name (or its place, during the run) cannot hang us."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(descriptor, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        return file.read()

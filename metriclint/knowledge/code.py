@@ -13,6 +13,7 @@ from pathlib import Path
 
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
+from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
@@ -62,7 +63,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     conversions: dict[tuple[str, str, str], str] = {}
     kept: set[str] = set()
     for path in paths:
-        root, load_problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+        root, load_problems = marked_yaml.load(read_text(path), str(path))
         problems += load_problems
         reader = Reader(str(path))
         top = reader.mapping(root, "a code knowledge file", FILE_KEYS) if root is not None else {}

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
+from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge.vocabulary import FacetExample, read_examples
 from metriclint.model import ConfigError
@@ -70,7 +71,7 @@ def _load(name: str) -> RulesFile:
     """One file of `FILES`; a broken one is a ConfigError with its `file:line:col`."""
     path = rules_dir() / "reading" / name
     keys, has_reach, expected = FILES[name]
-    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    root, problems = marked_yaml.load(read_text(path), str(path))
     reader = Reader(str(path))
     lists: dict[str, tuple[str, ...]] = {}
     reach = 0

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metriclint.base import marked_yaml
+from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge.vocabulary import Facet, merge, phrase_conflicts, read_facet
 from metriclint.model import ConfigError, Mention, Problem, Span
@@ -49,8 +50,10 @@ class Registry:
 def load(path: Path, display: str, builtin: dict[str, Facet]) -> tuple[Registry, dict[str, Facet]]:
     """Parse and validate a registry; returns it with the facets it can use (built-in + its own)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_text(path)
+    except OSError as error:
+        raise ConfigError([Problem(display, 1, 1, f"cannot read the registry: {error.strerror or error}")]) from None
+    except UnicodeDecodeError as error:
         raise ConfigError([Problem(display, 1, 1, f"cannot read the registry: {error}")]) from None
     root, problems = marked_yaml.load(text, display)
     reader = Reader(display)

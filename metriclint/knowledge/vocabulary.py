@@ -13,6 +13,7 @@ from typing import Iterator
 
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
+from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.model import ConfigError, Problem
 
@@ -147,7 +148,7 @@ def load_builtin() -> tuple[dict[str, Facet], tuple[str, ...], int]:
 
 
 def _load_facet_file(path: Path, problems: list[Problem]) -> Facet | None:
-    root, load_problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    root, load_problems = marked_yaml.load(read_text(path), str(path))
     problems.extend(load_problems)
     if root is None:
         return None
@@ -198,7 +199,7 @@ def _sequence(reader: Reader, node: Node, what: str) -> list[Node]:
 
 
 def _load_negation(path: Path, problems: list[Problem]) -> tuple[tuple[str, ...], int]:
-    root, load_problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    root, load_problems = marked_yaml.load(read_text(path), str(path))
     problems.extend(load_problems)
     if root is None:
         return (), 0

@@ -1,0 +1,116 @@
+"""Bad input is exit 2 with `file:line:col: message` (or the option's name), never a
+traceback: recursion, huge numbers, unusable paths. And a failure nobody foresaw is one line
+and exit 2, with the traceback only on request."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import invoke, write_project
+
+from metriclint import engine
+
+OK = {"a.py": "x = 1\n"}
+DIGITS = "9" * 5000
+
+
+def _alias_chain() -> str:
+    """Each anchor wraps the one before in 90 brackets: shallow as written, 2,700 levels deep once expanded."""
+    lines = ["version: 1", "metrics:", "  x0: &a0 " + "[" * 90 + "1" + "]" * 90]
+    lines += [f"  x{i}: &a{i} " + "[" * 90 + f"*a{i - 1}" + "]" * 90 for i in range(1, 30)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("registry", "expected"),
+    [
+        ("version: 1\nmetrics: &a\n  x: *a\n", "r.yaml:2:10: this value contains itself through an alias (a recursive alias)"),
+        ("version: 1\nmetrics:\n  x: &a\n    - [*a]\n", "r.yaml:3:6: this value contains itself through an alias (a recursive alias)"),
+        ("version: 1\nmetrics:\n  x: " + "[" * 900 + "]" * 900 + "\n", "r.yaml:3:104: invalid YAML: nested deeper than 100 levels"),
+        (_alias_chain(), "r.yaml:3:19: aliases nest values deeper than 100 levels"),
+        (f"version: 1\nmetrics:\n  x:\n    description: {DIGITS}\n", "r.yaml:4:18: 'description' must be text, not a integer"),
+    ],
+)
+def test_a_hostile_registry_is_exit_2_at_its_place(in_tmp: Path, registry: str, expected: str) -> None:
+    write_project(in_tmp, {**OK, "r.yaml": registry})
+    result = invoke("check", ".", "--registry", "r.yaml")
+    assert result.exit_code == 2 and result.stderr.startswith(expected), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (f"[tool.metriclint]\nexclude = [{DIGITS}]\n", "pyproject.toml:2:12: invalid TOML: a number of more than 4300 digits"),
+        ("[tool.metriclint]\nx = " + "[" * 100_000 + "]" * 100_000 + "\n", "pyproject.toml:2:100004: invalid TOML: nested too deeply"),
+        ('[tool.metriclint]\npaths = ["a\\u0000b"]\n', "pyproject.toml:2:1: 'paths' holds a NUL character, which no path can"),
+        ('[tool.metriclint]\nregistry = "a\\u0000b"\n', "pyproject.toml:2:1: 'registry' holds a NUL character, which no path can"),
+    ],
+)
+def test_a_hostile_config_is_exit_2_at_its_place(in_tmp: Path, config: str, expected: str) -> None:
+    write_project(in_tmp, {**OK, "pyproject.toml": config})
+    result = invoke("check", ".")
+    assert result.exit_code == 2 and result.stderr == expected + "\n"
+
+
+def test_a_registry_path_too_long_for_the_file_system_is_an_error_at_the_option(in_tmp: Path) -> None:
+    write_project(in_tmp, OK)
+    result = invoke("check", ".", "--registry", "r" * 5000)
+    assert result.exit_code == 2
+    assert result.stderr == "--registry:1:1: registry file cannot be used: File name too long (given with --registry)\n"
+
+
+def test_a_deeply_nested_baseline_is_exit_2_at_its_place(in_tmp: Path) -> None:
+    write_project(in_tmp, {**OK, "base.json": "[" * 100_000 + "]" * 100_000})
+    result = invoke("check", ".", "--baseline", "base.json")
+    assert result.exit_code == 2 and result.stderr == "base.json:1:100000: invalid baseline: nested too deeply\n"
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [("folder", "cannot write folder: is a folder"), ("missing/base.json", "cannot write missing/base.json: No such file or directory")],
+)
+def test_write_baseline_where_no_file_can_be_is_an_error_at_the_option(in_tmp: Path, target: str, expected: str) -> None:
+    write_project(in_tmp, OK)
+    (in_tmp / "folder").mkdir()
+    result = invoke("check", ".", "--write-baseline", target)
+    assert result.exit_code == 2 and result.stderr == f"--write-baseline:1:1: {expected}\n"
+    assert list((in_tmp / "folder").iterdir()) == []  # no temporary file left behind
+
+
+def _break_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> object:
+        raise ZeroDivisionError("division by zero\nsecond line")
+
+    monkeypatch.setattr(engine, "analyse", broken)
+
+
+def test_an_internal_error_is_one_line_and_exit_2(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_project(in_tmp, OK)
+    _break_the_engine(monkeypatch)
+    monkeypatch.delenv("METRICLINT_DEBUG", raising=False)
+    result = invoke("check", ".")
+    assert result.exit_code == 2
+    assert result.stderr == "metriclint: internal error: ZeroDivisionError: division by zero second line; please report it\n"
+
+
+@pytest.mark.parametrize("how", ["--verbose", "METRICLINT_DEBUG"])
+def test_an_internal_errors_traceback_is_printed_on_request(in_tmp: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    write_project(in_tmp, OK)
+    _break_the_engine(monkeypatch)
+    if how == "METRICLINT_DEBUG":
+        monkeypatch.setenv("METRICLINT_DEBUG", "1")
+    result = invoke(*(["--verbose"] if how == "--verbose" else []), "check", ".")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Traceback") and result.stderr.endswith("ZeroDivisionError: division by zero second line; please report it\n")
+
+
+def test_the_console_script_shows_no_traceback_for_a_hostile_registry(in_tmp: Path) -> None:
+    """The same as a user's shell sees it, in a process of its own (recursion in-process differs)."""
+    write_project(in_tmp, {**OK, "r.yaml": "version: 1\nmetrics: &a\n  x: *a\n"})
+    result = subprocess.run(
+        [sys.executable, "-m", "metriclint", "check", ".", "--registry", "r.yaml"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr and result.stderr.startswith("r.yaml:2:10:")
