@@ -26,8 +26,9 @@ place and text, and the source line at each place, read from the tree.
 
 Verdicts come from a tab-separated file (`--verdicts`, default `bench/verdicts.tsv` next to this
 script) with a header line and the columns of `COLUMNS`. A finding is matched by repo, path,
-line, rule, metric, facet and `related` (its other sides as `path:line`, joined by ";", a file
-outside the tree such as the draft registry shown as `<registry>:LINE`), preferring a row
+line, rule, metric, facet and `related` (its other sides as `path:line`, joined by ";"). A place
+in the draft registry, whose lines move whenever the draft does, is `<registry>:FIELD` (the YAML
+key on that line: description, a facet name) with line 0. A match prefers a row
 with the same commit and mode, else any row with the same key (so a verdict carries over to
 another commit where the finding sits on the same line). `verdict` is true, false or
 debatable; `mechanism` labels why a false or debatable one is wrong, so they can be grouped;
@@ -102,6 +103,8 @@ class Finding:
     message: str
     related: list[dict[str, Any]]
     related_key: str
+    key_path: str  # path and line for matching verdicts (see place)
+    key_line: int
     verdict: str = "unjudged"
     mechanism: str = ""
     reason: str = ""
@@ -197,8 +200,21 @@ def in_tree(path: str, tree: Path) -> bool:
     return (tree / path).resolve().is_relative_to(tree.resolve()) and (tree / path).is_file()
 
 
-def related_key(related: list[dict[str, Any]], tree: Path) -> str:
-    return ";".join(f"{side['path'] if in_tree(side['path'], tree) else REGISTRY}:{side['line']}" for side in related)
+def place(path: str, line: int, tree: Path, registry: Path | None) -> tuple[str, int]:
+    """Where a side is, for matching verdicts: a tree file and line; in the draft registry,
+    whose lines move whenever the draft changes, `<registry>:FIELD` (the YAML key written on
+    that line: description, a facet, ...) and line 0."""
+    if in_tree(path, tree):
+        return path, line
+    try:
+        text = (registry or Path(path)).read_text(encoding="utf-8").splitlines()[line - 1]
+    except (OSError, IndexError):
+        return f"{REGISTRY}:?", 0
+    return f"{REGISTRY}:{text.split(':', 1)[0].strip().strip(chr(34))}", 0
+
+
+def related_key(related: list[dict[str, Any]], tree: Path, registry: Path | None) -> str:
+    return ";".join("{}:{}".format(*place(side["path"], side["line"], tree, registry)) for side in related)
 
 
 def check(tree: Tree, checked: Path, mode: str, registry: Path | None, cache: Path, jobs: int | None) -> Run:
@@ -214,8 +230,9 @@ def check(tree: Tree, checked: Path, mode: str, registry: Path | None, cache: Pa
         notes.append(f"no JSON on stdout; stderr: {tail(err)}")
     findings = [
         Finding(
-            f["rule"], f["path"] if in_tree(f["path"], checked) else REGISTRY, f["line"], f["column"], f.get("metric") or "", f.get("facet") or "",
-            f.get("found") or "", f["message"], f.get("related") or [], related_key(f.get("related") or [], checked),
+            f["rule"], f["path"] if in_tree(f["path"], checked) else REGISTRY, f["line"], f["column"], f.get("metric") or "",
+            f.get("facet") or "", f.get("found") or "", f["message"], f.get("related") or [],
+            related_key(f.get("related") or [], checked, registry), *place(f["path"], f["line"], checked, registry),
         )
         for f in document["findings"]
         if f["rule"] in CONTRADICTIONS
@@ -247,7 +264,7 @@ def judge(run: Run, verdicts: list[Verdict]) -> list[Verdict]:
     loose = {v.key: v for v in verdicts}
     used: set[int] = set()
     for finding in run.findings:
-        key = (run.repo, finding.path, finding.line, finding.rule, finding.metric, finding.facet, finding.related_key)
+        key = (run.repo, finding.key_path, finding.key_line, finding.rule, finding.metric, finding.facet, finding.related_key)
         chosen = exact.get((run.commit, run.mode, *key))
         if chosen is None and (chosen := loose.get(key)) is not None:
             finding.inherited = True
