@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from metriclint import filters
+from metriclint.base import patterns
 from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
 from metriclint.evidence.code_claims import code_claims
@@ -99,7 +100,7 @@ def run(config: Config, progress: Progress | None = None) -> Report:
 def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     collection = collect(config, progress)
     registry, index = collection.registry, collection.index
-    shown = [s for binding in collection.bindings for s in tooltips.select(binding, collection.names)]
+    shown, unsafe = shown_tooltips(collection)
     mentions = texts(collection, shown)
     found, failed = attributed(collection, mentions)
     claims = tuple(found)
@@ -108,7 +109,7 @@ def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     seen = sightings([use for e in collection.extractions for use in e.keys], mentions, index)
     code = code_facts(collection)
 
-    corpus = Corpus(claims, registry, collection.unreadable + tuple(failed), mismatches, seen, collection.vocabulary, code)
+    corpus = Corpus(claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code)
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(collection.files))
@@ -119,11 +120,25 @@ def texts(collection: Collection, shown: list[tooltips.Shown] | None = None) -> 
     """Every text that can state a claim: docstrings and comments, the tooltips the dashboards
     show for known keys, and the registry's descriptions."""
     if shown is None:
-        shown = [s for binding in collection.bindings for s in tooltips.select(binding, collection.names)]
+        shown = shown_tooltips(collection)[0]
     mentions = [m for e in collection.extractions for m in e.mentions] + [tooltips.mention(s) for s in shown]
     if collection.registry is not None:
         mentions += [entry.description for entry in collection.registry.metrics.values() if entry.description]
     return mentions
+
+
+def shown_tooltips(collection: Collection) -> tuple[list[tooltips.Shown], list[ReadFailure]]:
+    """The entry each table shows for each known key; a regex table with a pattern that cannot
+    be matched in bounded time is not read, and is an ML900 at that pattern (base/patterns.py)."""
+    shown: list[tooltips.Shown] = []
+    failures = []
+    for binding in collection.bindings:
+        try:
+            shown += list(tooltips.select(binding, collection.names))
+        except patterns.Unsafe as error:
+            span = next(e.span for e in binding.table.entries if e.pattern == error.pattern)
+            failures.append(ReadFailure(span, f"tooltip table '{binding.table.name}' not read: {error}"))
+    return shown, failures
 
 
 def read_claims(collection: Collection, mentions: list[Mention]) -> list[Claim]:

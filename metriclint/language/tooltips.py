@@ -14,12 +14,11 @@ key its placeholders produce when empty (`train/{tag}grad_norm` -> `train/grad_n
 from __future__ import annotations
 
 import fnmatch
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from metriclint.base import keys
+from metriclint.base import keys, patterns
 from metriclint.base.paths import relative
 from metriclint.language.attribution import MetricIndex
 from metriclint.model import Binding, ConfigError, Mention, Mismatch, Problem, Span, TooltipEntry, TooltipSetting, TooltipTable
@@ -126,7 +125,7 @@ def _lookup(binding: Binding, key: str, index: MetricIndex) -> TooltipEntry | No
     if mode == "substring":
         return next((e for e in entries if e.pattern in subject), None)
     if mode == "regex":
-        return next((e for e in entries if _search(e.pattern, subject)), None)
+        return next((e for e in entries if patterns.search(e.pattern, subject)), None)  # raises patterns.Unsafe
     if mode == "exact":
         ranked = [(0 if e.pattern == instance else 1 if e.pattern == subject else 2, e.order, e) for e in entries
                   if e.pattern in (instance, subject) or index.by_alias.get(e.pattern) == key]
@@ -137,11 +136,6 @@ def _lookup(binding: Binding, key: str, index: MetricIndex) -> TooltipEntry | No
     return min(ranked, key=lambda r: (r[0], r[1]))[2] if ranked else None
 
 
-def _search(pattern: str, text: str) -> bool:
-    try:
-        return re.search(pattern, text) is not None
-    except re.error:
-        return False
 
 
 def _literal_length(pattern: str) -> int:

@@ -1,0 +1,49 @@
+"""Regular expressions written in the checked files (`match = "regex"` tooltip tables),
+matched in linear time.
+
+Python's `re` backtracks: `(x+x+)+y` against forty x's runs for minutes, and a pattern in a
+pull request from a stranger would hang CI. RE2 (Google's engine, the `google-re2` wheel)
+matches in time linear in the text for every pattern it accepts; it refuses the features that
+need backtracking (lookaround, backreferences). A pattern Python's `re` accepts and RE2 refuses
+is reported, never run with `re`: there is no bound on what it could cost.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+import re2
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # RE2 would log each refused pattern to stderr itself
+
+
+class Unsafe(Exception):
+    """A pattern that only a backtracking engine runs, so its time has no bound."""
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        super().__init__(f"pattern {pattern!r} needs a backtracking regex engine ({reason}), whose time has no bound")
+        self.pattern = pattern
+
+
+def search(pattern: str, text: str) -> bool:
+    """Whether `pattern` matches somewhere in `text`; a pattern no engine accepts matches
+    nothing, as before. Raises Unsafe."""
+    compiled = _compiled(pattern)
+    return compiled is not None and compiled.search(text) is not None
+
+
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> Any:
+    """RE2's compiled pattern, None for a pattern that is no regex at all. Raises Unsafe."""
+    try:
+        return re2.compile(pattern, _OPTIONS)
+    except re2.error as refused:
+        try:
+            re.compile(pattern)
+        except re.error:
+            return None
+        reason = refused.args[0].decode("utf-8", "replace") if refused.args and isinstance(refused.args[0], bytes) else str(refused)
+        raise Unsafe(pattern, reason) from None
