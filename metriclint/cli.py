@@ -201,8 +201,7 @@ def sources(paths: tuple[str, ...], registry: str | None, config_file: str | Non
         collection = engine.collect(settings.load(paths, config_file, registry))
     for binding in collection.bindings:
         table = binding.table
-        mode = binding.match + (", strip_prefix" if binding.strip_prefix else "")
-        click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{mode}\t{len(table.entries)} entries\t{binding.why}")
+        click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{binding.mode}\t{len(table.entries)} entries\t{binding.why}")
     texts = sum(1 for e in collection.extractions if e.mentions)
     click.echo(f"{len(collection.bindings)} tooltip tables; {texts} files with docstrings or comments; {len(collection.files)} files read.")
 

@@ -87,6 +87,20 @@ class TooltipEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Lookup:
+    """How the file's own code looks a key up in a table, read from the function that does it
+    (sources/js_lookup.py, sources/python/lookup.py)."""
+
+    match: str  # exact | prefix | suffix | substring | regex | glob
+    first: bool  # the first matching entry in table order wins (`find`, a loop that returns)
+    strip_prefix: bool  # the key is matched after its first "/"
+    lower: bool  # the key is lower-cased first
+    function: str  # the function that reads the table, as named in the file
+    line: int  # where it reads it
+    how: str  # the code's own words for each choice, for `metriclint sources`
+
+
+@dataclass(frozen=True, slots=True)
 class TooltipTable:
     """Hover texts keyed by metric patterns, as one file defines them.
 
@@ -100,6 +114,7 @@ class TooltipTable:
     name: str
     entries: tuple[TooltipEntry, ...]
     shape: bool = False
+    lookup: Lookup | None = None  # how the file's code reads it, when that code says so
 
 
 @dataclass(frozen=True)
@@ -121,6 +136,22 @@ class Binding:
     match: str
     strip_prefix: bool
     why: str
+    first: bool | None = None  # the first match in table order wins; None: as the mode does by default
+    lower: bool = False  # the key is lower-cased before matching
+
+    @property
+    def first_wins(self) -> bool:
+        """`substring` and `regex` scan in order by default; the other modes pick the most specific."""
+        return self.first if self.first is not None else self.match in ("substring", "regex")
+
+    @property
+    def mode(self) -> str:
+        """The match mode as `metriclint sources` lists it: `substring, first match, strip_prefix`."""
+        parts = [self.match]
+        if self.match != "exact":
+            parts.append("first match" if self.first_wins else "most specific")
+        parts += ["strip_prefix"] * self.strip_prefix + ["lower-case"] * self.lower
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)

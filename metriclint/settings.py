@@ -35,7 +35,7 @@ DEFAULT_TESTS = (
     "test_*.py", "*_test.py", "conftest.py", "*.test.*", "*.spec.*",
 )
 TOOLTIP_KEYS = ("path", "table", "match", "strip_prefix")
-MATCH_MODES = ("exact", "suffix", "substring", "regex", "glob")
+MATCH_MODES = ("exact", "prefix", "suffix", "substring", "regex", "glob")
 DEFAULT_REGISTRY = "metrics.yaml"
 OWN_FILE = "metriclint.toml"
 CACHE_DIR = ".metriclint_cache"  # at the project root; METRICLINT_CACHE_DIR moves it

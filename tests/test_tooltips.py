@@ -39,6 +39,7 @@ def _shown(match: str, strip: bool, patterns: tuple[str, ...], logged: list[str]
         ("glob", False, ("train/*", "train/value_*"), {"train/value": "train/*", "train/value_loss": "train/value_*"}),
         ("exact", True, ("value",), {"train/value": "value"}),
         ("exact", False, ("value", "train/value_loss"), {"train/value_loss": "train/value_loss"}),
+        ("prefix", True, ("val", "value_"), {"train/value": "val", "train/value_loss": "value_"}),
     ],
 )
 def test_match_modes(match: str, strip: bool, patterns: tuple[str, ...], expected: dict[str, str]) -> None:
@@ -74,7 +75,7 @@ def test_bad_match_mode_is_exit_2(in_tmp: Path) -> None:
     (in_tmp / "pyproject.toml").write_text('[tool.metriclint]\n[[tool.metriclint.tooltips]]\npath = "a.js"\nmatch = "fuzzy"\n')
     result = invoke("check", ".")
     assert result.exit_code == 2
-    assert result.stderr == "pyproject.toml:4:1: unknown match mode 'fuzzy'; expected one of: exact, suffix, substring, regex, glob\n"
+    assert result.stderr == "pyproject.toml:4:1: unknown match mode 'fuzzy'; expected one of: exact, prefix, suffix, substring, regex, glob\n"
 
 
 def test_sources_lists_what_was_read(in_tmp: Path) -> None:
@@ -86,6 +87,28 @@ def test_sources_lists_what_was_read(in_tmp: Path) -> None:
     assert result.exit_code == 0
     assert result.output.splitlines()[0] == (
         "ui.ts\ttypescript\tHELP\texact, strip_prefix\t3 entries\tauto: 3 of 3 patterns name known metrics"
+    )
+
+
+def test_sources_cites_the_function_that_reads_a_table(in_tmp: Path) -> None:
+    write_project(in_tmp, {
+        "a.py": 'def f(t, x, y, z):\n    t.log({"train/loss": x, "train/kl": y, "perf/step_time": z})\n',
+        "ui.js": (
+            'const HELP = [["kl", "KL"], ["loss", "loss"], ["step", "seconds"], ["grad", "norm"]];\n'
+            "function help(key) {\n"
+            '  const rest = key.slice(key.indexOf("/") + 1);\n'
+            "  for (const [pattern, text] of HELP) {\n"
+            "    if (rest.startsWith(pattern)) return text;\n"
+            "  }\n"
+            "}\n"
+        ),
+    })
+    result = invoke("sources", ".")
+    assert result.exit_code == 0
+    assert result.output.splitlines()[0] == (
+        "ui.js\tjavascript\tHELP\tprefix, first match, strip_prefix\t4 entries\tlookup in help at line 4: "
+        "`startsWith` (prefix), a loop that returns on a match (first match), cut after the first '/' (strip_prefix); "
+        "3 of 4 entries shown for known metrics"
     )
 
 

@@ -7,7 +7,8 @@ the text it selects becomes a `tooltip` mention about that key, for ML001/ML002.
 selected entry was written for another metric, that is ML003.
 
 Match modes: `substring` and `regex` pick the first entry in table order (a `find()`);
-`exact`, `suffix` and `glob` pick the most specific one. A key template is looked up as the
+`exact`, `prefix`, `suffix` and `glob` pick the most specific one, unless the code that reads
+the table takes the first match (`TooltipTable.lookup`). A key template is looked up as the
 key its placeholders produce when empty (`train/{tag}grad_norm` -> `train/grad_norm`).
 """
 
@@ -16,14 +17,13 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from metriclint.base import keys, patterns
 from metriclint.base.paths import relative
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import Binding, ConfigError, Mention, Mismatch, Problem, Span, TooltipEntry, TooltipSetting, TooltipTable
+from metriclint.model import Binding, ConfigError, Lookup, Mention, Mismatch, Problem, Span, TooltipEntry, TooltipSetting, TooltipTable
 
-FIRST_MATCH = ("substring", "regex")
 # Auto-detection takes a table when its patterns name known metrics: one look-alike name
 # proves nothing, and a description table lists many names the code builds dynamically, so
 # a few names (or every one of a small table) and a tenth of the entries are enough.
@@ -66,7 +66,8 @@ class Names:
 
 def bind(tables: Iterable[TooltipTable], settings: tuple[TooltipSetting, ...], root: Path, names: Names) -> list[Binding]:
     """The tables that are read: configured ones (every setting must find one), shape-recognised
-    ones, and, with no configuration, tables whose patterns name known metrics."""
+    ones, tables that the file's code looks keys up in when they select known metrics, and,
+    with no configuration, tables whose patterns name known metrics."""
     tables = list(tables)
     bindings, used = [], set()
     for table in tables:
@@ -77,6 +78,10 @@ def bind(tables: Iterable[TooltipTable], settings: tuple[TooltipSetting, ...], r
             bindings.append(Binding(table, setting.match, setting.strip_prefix, where))
         elif table.shape:
             bindings.append(Binding(table, "exact", False, f"{table.kind} shape"))
+        elif table.lookup is not None:
+            inferred = _inferred(table, table.lookup, names)
+            if inferred is not None:
+                bindings.append(inferred)
         elif not settings:
             auto = _auto(table, names)
             if auto is not None:
@@ -104,10 +109,29 @@ def _selects(setting: TooltipSetting, table: TooltipTable, root: Path) -> bool:
 def _auto(table: TooltipTable, names: Names) -> Binding | None:
     full = sum(1 for e in table.entries if e.pattern in names.index.by_alias or e.pattern in names.keys)
     named = sum(1 for e in table.entries if e.pattern in names.owners)
-    if named < min(AUTO_MIN_NAMED, max(len(table.entries), 2)) or named < AUTO_MIN_SHARE * len(table.entries):
+    if not _enough(named, table):
         return None
     strip = named - full > full  # mostly last segments: compare them with the key after its prefix
     return Binding(table, "exact", strip, f"auto: {named} of {len(table.entries)} patterns name known metrics")
+
+
+def _inferred(table: TooltipTable, lookup: Lookup, names: Names) -> Binding | None:
+    """The table matched as its code reads it, taken when (as for auto-detection) enough of its
+    entries are what some known key would be shown: a lookup alone does not make a table of
+    metric descriptions."""
+    binding = Binding(table, lookup.match, lookup.strip_prefix, "", lookup.first, lookup.lower)
+    cited = f"lookup in {lookup.function} at line {lookup.line}: {lookup.how}"
+    try:
+        shown = len({id(s.entry) for s in select(binding, names)})
+    except patterns.Unsafe:  # taken, so that reading it reports the pattern (ML900)
+        return replace(binding, why=f"{cited}; a pattern cannot be matched in bounded time")
+    if not _enough(shown, table):
+        return None
+    return replace(binding, why=f"{cited}; {shown} of {len(table.entries)} entries shown for known metrics")
+
+
+def _enough(named: int, table: TooltipTable) -> bool:
+    return named >= min(AUTO_MIN_NAMED, max(len(table.entries), 2)) and named >= AUTO_MIN_SHARE * len(table.entries)
 
 
 def select(binding: Binding, names: Names) -> Iterator[Shown]:
@@ -119,27 +143,39 @@ def select(binding: Binding, names: Names) -> Iterator[Shown]:
 
 
 def _lookup(binding: Binding, key: str, index: MetricIndex) -> TooltipEntry | None:
-    instance = keys.literal(key)
-    subject = instance.split("/", 1)[1] if binding.strip_prefix and "/" in instance else instance
+    instance, subject = _matched(binding, key)
     entries, mode = binding.table.entries, binding.match
-    if mode == "substring":
-        return next((e for e in entries if e.pattern in subject), None)
-    if mode == "regex":
-        return next((e for e in entries if patterns.search(e.pattern, subject)), None)  # raises patterns.Unsafe
     if mode == "exact":
         ranked = [(0 if e.pattern == instance else 1 if e.pattern == subject else 2, e.order, e) for e in entries
                   if e.pattern in (instance, subject) or index.by_alias.get(e.pattern) == key]
-    elif mode == "suffix":
-        ranked = [(-len(e.pattern), e.order, e) for e in entries if subject.endswith(e.pattern)]
-    else:
-        ranked = [(-_literal_length(e.pattern), e.order, e) for e in entries if fnmatch.fnmatchcase(subject, e.pattern)]
+        return min(ranked, key=lambda r: (r[0], r[1]))[2] if ranked else None
+    test, specificity = _MODES[mode]
+    if binding.first_wins:
+        return next((e for e in entries if test(e.pattern, subject)), None)
+    ranked = [(-specificity(e.pattern), e.order, e) for e in entries if test(e.pattern, subject)]
     return min(ranked, key=lambda r: (r[0], r[1]))[2] if ranked else None
 
 
+def _matched(binding: Binding, key: str) -> tuple[str, str]:
+    """The key as the dashboard tests it (its empty-placeholder instance, lower-cased when the
+    code does), whole and after its first "/" when the binding strips the prefix."""
+    instance = keys.literal(key).lower() if binding.lower else keys.literal(key)
+    return instance, instance.split("/", 1)[1] if binding.strip_prefix and "/" in instance else instance
 
 
 def _literal_length(pattern: str) -> int:
     return sum(1 for char in pattern if char not in "*?[]")
+
+
+# Each mode but `exact`: whether a pattern selects a subject, and how specific a pattern is
+# (the most specific match wins unless the first one does).
+_MODES: dict[str, tuple[Callable[[str, str], bool], Callable[[str], int]]] = {
+    "substring": (lambda pattern, subject: pattern in subject, len),
+    "regex": (patterns.search, len),  # raises patterns.Unsafe
+    "prefix": (lambda pattern, subject: subject.startswith(pattern), len),
+    "suffix": (lambda pattern, subject: subject.endswith(pattern), len),
+    "glob": (lambda pattern, subject: fnmatch.fnmatchcase(subject, pattern), _literal_length),
+}
 
 
 def mention(shown: Shown) -> Mention:
@@ -158,8 +194,7 @@ def mismatch(shown: Shown, names: Names) -> Mismatch | None:
 
 def advice(item: Mismatch) -> str:
     """What to add so `item.key` gets its own text."""
-    instance = keys.literal(item.key)
-    subject = instance.split("/", 1)[1] if item.binding.strip_prefix and "/" in instance else instance
-    where = f" before line {item.entry.span.line}" if item.binding.match in FIRST_MATCH else ""
+    _, subject = _matched(item.binding, item.key)
+    where = f" before line {item.entry.span.line}" if item.binding.first_wins else ""
     return f"add an entry for '{subject}'{where}"
 

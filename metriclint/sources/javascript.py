@@ -1,18 +1,20 @@
 """JavaScript and TypeScript: tooltip tables bound to a variable, read with tree-sitter.
 
 A table is named by its variable (`const METRIC_DESCRIPTIONS = [...]`, exported or not, with
-type annotations and `as const`), which is how a configuration selects it.
+type annotations and `as const`), which is how a configuration selects it. How the file's own
+functions look a key up in it is read too (js_lookup.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Iterator
 
 from tree_sitter import Language, Node, Parser
 
 from metriclint.model import TooltipTable
-from metriclint.sources import TYPESCRIPT, Extraction, Extractor
+from metriclint.sources import TYPESCRIPT, Extraction, Extractor, js_lookup
 from metriclint.sources.tree_tables import Source, table
 
 
@@ -41,13 +43,15 @@ def extractor(suffix: str) -> Extractor:
 
 
 def _tables(source: Source, kind: str) -> Iterator[TooltipTable]:
-    for name, value in _bindings(source.tree.root_node, source):
+    for target, value in _bindings(source.tree.root_node):
+        name = source.text(target)
         found = table(source, value, kind, name)
         if found is not None:
-            yield found
+            lookup = js_lookup.infer(source, name, target) if target.type == "identifier" else None
+            yield replace(found, lookup=lookup)
 
 
-def _bindings(root: Node, source: Source) -> Iterator[tuple[str, Node]]:
+def _bindings(root: Node) -> Iterator[tuple[Node, Node]]:
     """(name, value) of every `const/let/var name = value` and `name = value`, in file order."""
     stack = [root]
     while stack:
@@ -55,9 +59,9 @@ def _bindings(root: Node, source: Source) -> Iterator[tuple[str, Node]]:
         if node.type == "variable_declarator":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None and name.type == "identifier":
-                yield source.text(name), value
+                yield name, value
         elif node.type == "assignment_expression":
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if left is not None and right is not None and left.type in ("identifier", "member_expression"):
-                yield source.text(left), right
+                yield left, right
         stack.extend(reversed(node.children))

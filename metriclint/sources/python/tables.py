@@ -1,13 +1,16 @@
 """Tooltip texts a Python file defines: `prometheus_client` help strings (always read, the
 name says which metric) and module-level dicts mapping keys to texts (tables, selected by
-configuration or taken by auto-detection later, language/tooltips.py)."""
+configuration, by how the module's own functions read them (lookup.py), or by auto-detection
+later, language/tooltips.py)."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from metriclint.model import KeyUse, Mention, TooltipEntry, TooltipTable
 from metriclint.sources import source_lines
+from metriclint.sources.python import lookup
 from metriclint.sources.python.code import arguments
 from metriclint.sources.python.text import PythonText
 
@@ -67,9 +70,12 @@ class Tables:
         origins = [(string.line, string.content_column)] + [(string.line + i, 1) for i in range(1, len(lines))]
         return Mention("tooltip", self.path, "\n".join(lines), tuple(origins))
 
-    def read(self) -> tuple[TooltipTable, ...]:
+    def read(self, module: ast.Module) -> tuple[TooltipTable, ...]:
+        """Every table, each dict with how `module`'s functions look keys up in it."""
+        lookups = lookup.infer(module, {t.name for t in self.dict_tables}) if self.dict_tables else {}
+        tables = [replace(t, lookup=lookups.get(t.name)) for t in self.dict_tables]
         help_table = TooltipTable(self.path, "prometheus", "prometheus_client", tuple(self.help_entries), shape=True)
-        return (*self.dict_tables, help_table) if self.help_entries else tuple(self.dict_tables)
+        return (*tables, help_table) if self.help_entries else tuple(tables)
 
 
 def string_value(node: ast.expr | None) -> str | None:

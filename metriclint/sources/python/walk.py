@@ -54,7 +54,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
         tuple(prose.mentions + prose.comment_mentions()),
         tuple(collector.keys),
         suppressions=tuple(prose.suppressions()),
-        tables=collector.tables.read(),
+        tables=collector.tables.read(module),
         functions=tuple(collector.functions),
         calls=tuple(collector.calls),
     )
