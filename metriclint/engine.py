@@ -106,7 +106,7 @@ def analyse(config: Config, progress: Progress | None = None) -> Analysis:
     claims = tuple(found)
     mismatches = tuple(m for s in shown if (m := tooltips.mismatch(s, collection.names)) is not None)
 
-    seen = sightings([use for e in collection.extractions for use in e.keys], mentions, index)
+    seen = sightings([use for e in collection.extractions for use in e.keys], mentions, index, collection.tests)
     code = code_facts(collection)
 
     corpus = Corpus(claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code)

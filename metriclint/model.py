@@ -74,6 +74,7 @@ class KeyUse:
     key: str  # as written; f-string fields become {name} placeholders
     span: Span
     from_keyword: bool = False  # a keyword argument name: counts only if the registry knows it
+    measured: bool = True  # False: logged only with text, a flag, a container or a setting (values.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +178,7 @@ class Sighting:
     named: bool = False  # a docs or tooltip subject that names a metric, known or not
     passing: bool = False  # named inside a text that is not about it as a whole
     inferred: bool = False  # reached through a data flow or a tooltip pattern, not written there
+    incidental: bool = False  # logged by a test, or only as text, a flag, a container or a setting
 
 
 @dataclass(frozen=True, slots=True)

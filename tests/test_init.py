@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, copy_fixture, invoke
+from conftest import FIXTURES, copy_fixture, finding_lines, invoke
 
 from metriclint.knowledge import registry
 from metriclint.knowledge.vocabulary import load_builtin
@@ -56,3 +56,51 @@ def test_an_empty_project_gets_an_empty_valid_registry(in_tmp: Path) -> None:
     assert invoke("init", ".").exit_code == 0
     loaded, _ = registry.load(in_tmp / "metrics.yaml", "metrics.yaml", load_builtin()[0])
     assert loaded.metrics == {}
+
+
+FIELD = FIXTURES / "init_field"
+
+
+@pytest.fixture
+def field_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    copy_fixture(FIELD, tmp_path / "project", "*.expected", "expected.txt")
+    monkeypatch.chdir(tmp_path / "project")
+    return tmp_path / "project"
+
+
+def test_init_drafts_only_measurements_logged_outside_the_tests(field_project: Path) -> None:
+    """Issue 14: no dataset ids, CI globs, configuration fields, labels or test-only keys; keys
+    with spaces and templates with named placeholders; the code's value over a wrong text."""
+    result = invoke("init", ".")
+    assert result.output == "Wrote metrics.yaml: 7 metrics, 2 with semantics, 2 disagreements to settle.\n"
+    assert (field_project / "metrics.yaml").read_text() == (FIELD / "metrics.yaml.expected").read_text()
+    loaded, _ = registry.load(field_project / "metrics.yaml", "metrics.yaml", load_builtin()[0])
+    assert list(loaded.metrics) == [
+        "lm loss vs samples", "rollout/{status}_count", "spec/accept_rate_pos{pos}", "train/entropy",
+        "train/grad_norm", "train/loss", "{key} validation ppl",
+    ]
+
+
+def test_the_draft_never_takes_the_side_the_code_rules_out(field_project: Path) -> None:
+    invoke("init", ".")
+    loaded, _ = registry.load(field_project / "metrics.yaml", "metrics.yaml", load_builtin()[0])
+    entry = loaded.metrics["train/grad_norm"]
+    assert entry.semantics["clipping"].value == "before"
+    assert entry.description is None  # the only text about it says "after clipping"
+    text = (field_project / "metrics.yaml").read_text()
+    assert "#   before at trainer/loop.py:7 (code: torch.nn.utils.clip_grad_norm_)" in text
+    assert '#   after at trainer/loop.py:15 (docstring: "after clipping")' in text
+
+
+def test_a_disagreement_lists_every_side_negated_ones_too(field_project: Path) -> None:
+    invoke("init", ".")
+    text = (field_project / "metrics.yaml").read_text()
+    assert '#   not mean at trainer/loop.py:25 (docstring: "not averaged")' in text
+    assert '#   mean at trainer/loop.py:32 (docstring: "Mean over")' in text
+
+
+def test_checking_against_the_draft_finds_only_the_wrong_text(field_project: Path) -> None:
+    invoke("init", ".")
+    result = invoke("check", ".")
+    assert finding_lines(result) == ["ML001 trainer/loop.py:15"]
+    assert result.exit_code == 1

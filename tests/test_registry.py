@@ -49,7 +49,8 @@ def test_registry_facets_extend_builtins(tmp_path: Path) -> None:
         ("version: 1\nmetrics: [a]\n", "metrics.yaml:2:10: 'metrics' must be a mapping, not a sequence"),
         ("version: 1\nmetrics:\n  a/b:\n    aliases: x\n", "metrics.yaml:4:14: 'aliases' must be a list of text, not a string"),
         ("version: 1\nmetrics:\n  a/b:\n    description: [x]\n", "metrics.yaml:4:18: 'description' must be text, not a sequence"),
-        ("version: 1\nmetrics:\n  a b:\n", "metrics.yaml:3:3: metric key 'a b' has white space; write it as the code logs it"),
+        ("version: 1\nmetrics:\n  ' a b':\n", "metrics.yaml:3:3: metric key ' a b' has white space at an end, or a tab or line break; write it as the code logs it"),
+        ("version: 1\nmetrics:\n  \"a\\tb\":\n", "metrics.yaml:3:3: metric key 'a\\tb' has white space at an end, or a tab or line break; write it as the code logs it"),
         ("version: 1\nmetrics:\n  a/b:\n    aliases: [x]\n  c/d:\n    aliases: [x]\n", "metrics.yaml:6:15: alias 'x' is already claimed by metric 'a/b'"),
         ("version: 1\nmetrics:\n  a/b: {}\n  c/d:\n    aliases: [a/b]\n", "metrics.yaml:5:15: alias 'a/b' is already claimed by metric 'a/b'"),
         ("version: 1\nmetrics:\n  a/b:\n    semantics: {clipping: on}\n", "metrics.yaml:4:27: the value of 'clipping' must be text, not a boolean; quote it"),
@@ -77,3 +78,9 @@ def test_python_objects_are_not_constructed(tmp_path: Path) -> None:
     text = f"version: 1\nmetrics: !!python/object/apply:os.system ['touch {marker}']\n"
     assert problems(tmp_path, text) == ["metrics.yaml:2:10: 'metrics' must be a mapping, not a sequence"]
     assert not marker.exists()
+
+
+def test_a_key_with_inner_spaces_is_a_real_key(tmp_path: Path) -> None:
+    """TensorBoard tags (`lm loss vs samples`, `{key} validation ppl`) are logged keys."""
+    loaded = load(tmp_path, 'version: 1\nmetrics:\n  lm loss vs samples:\n  "{key} validation ppl":\n')
+    assert list(loaded.metrics) == ["lm loss vs samples", "{key} validation ppl"]

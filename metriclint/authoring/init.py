@@ -1,10 +1,15 @@
 """`metriclint init`: a first registry, drafted from what the project already logs and says.
 
-Every logged key becomes an entry (templates kept as written). Names that documented values
-carry into a key become its aliases, when they name only that key. A facet goes under
-`semantics` only where every text that states it agrees; where texts disagree, the draft lists
-each side with its location in a comment, because choosing is a human's call. The draft is
-written as text (comments are the point), and passes registry validation.
+An entry for every key the code outside the tests logs a measurement under (a key logged only
+with text, a flag, a container or a configuration field is a label or a setting:
+sources/python/values.py), templates kept with their placeholders named, and a comment on a
+template whose placeholder starts a segment, since it covers every key that fits. Names that
+documented values carry into a key become its aliases, when they name only that key. A facet
+goes under `semantics` from what the code computes, else only where every statement agrees
+(authoring/settle.py); a disagreement is listed with every side, the code's included, in a
+comment, because settling a text is a human's call. A description is never a text that
+contradicts the drafted semantics. The draft is written as text (comments are the point), and
+passes registry validation.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from metriclint import engine
+from metriclint.authoring.settle import Side, settle
+from metriclint.base import keys
 from metriclint.language.attribution import specific
-from metriclint.language.phrases import sentences
-from metriclint.model import Claim, Mention
+from metriclint.language.phrases import read, sentences
+from metriclint.model import Claim, CodeFact, Mention
 
 SOURCE_RANK = {"docstring": 0, "comment": 1, "tooltip": 2}
 
@@ -27,39 +34,45 @@ class Entry:
     aliases: list[str] = field(default_factory=list)
     description: str = ""
     semantics: dict[str, str] = field(default_factory=dict)
-    disputes: dict[str, list[Claim]] = field(default_factory=dict)
+    disputes: dict[str, tuple[Side, ...]] = field(default_factory=dict)
 
 
 def draft(collection: engine.Collection) -> list[Entry]:
-    """One entry per logged key, sorted, with what the project's texts agree on. The
-    description is the first sentence of the text that documents the value logged under the
-    key (a docstring before a comment before a tooltip), else of the text that states its facets."""
-    logged = sorted({use.key for e in collection.extractions for use in e.keys if not use.from_keyword})
-    entries = {key: Entry(key) for key in logged}
+    """One entry per drafted key, sorted, with what the code and the project's texts say."""
+    entries = {key: Entry(key) for key in drafted_keys(collection)}
     mentions = engine.texts(collection)
     _add_aliases(entries, mentions)
-    by_statement = {m.span(0, len(m.text)): m for m in mentions}
-    claims = engine.read_claims(collection, mentions)
-    by_metric: dict[str, list[Claim]] = defaultdict(list)
-    for claim in claims:
-        if claim.metric in entries:
-            by_metric[claim.metric].append(claim)
-    for mention in sorted(mentions, key=lambda m: SOURCE_RANK.get(m.source, 3)):
-        for key in mention.flows_to:
-            if key in entries and not entries[key].description:
-                entries[key].description = _first_sentence(mention)
-    for key, found in by_metric.items():
-        entry = entries[key]
-        best = min(found, key=lambda c: (SOURCE_RANK.get(c.source, 3), c.statement))
-        entry.description = entry.description or _first_sentence(by_statement[best.statement])
-        for facet in dict.fromkeys(c.facet for c in found):
-            stated = [c for c in found if c.facet == facet]
-            values = {c.value for c in stated if not c.negated}
-            if len(values) == 1 and not any(c.negated and c.value in values for c in stated):
-                entry.semantics[facet] = values.pop()
-            elif values:
-                entry.disputes[facet] = [c for c in stated if not c.negated]
+    claims: dict[str, list[Claim]] = defaultdict(list)
+    for claim in engine.read_claims(collection, mentions):
+        claims[claim.metric].append(claim)
+    facts: dict[str, list[CodeFact]] = defaultdict(list)
+    for code in engine.code_facts(collection):
+        facts[code.metric].append(code.fact)
+    for key, entry in entries.items():
+        _add_semantics(entry, claims[key], facts[key])
+    _add_descriptions(entries, mentions, claims, collection)
     return list(entries.values())
+
+
+def drafted_keys(collection: engine.Collection) -> list[str]:
+    """The keys some code outside the tests logs a measurement under, that a registry can hold."""
+    return sorted({
+        use.key
+        for e in collection.extractions
+        for use in e.keys
+        if use.measured and not use.from_keyword and use.span.path not in collection.tests and keys.registrable(use.key)
+    })
+
+
+def _add_semantics(entry: Entry, claims: list[Claim], facts: list[CodeFact]) -> None:
+    # In the order the texts state them, then what only the code says, sorted: the code's
+    # facts arrive in no particular order, and the draft must not change from run to run.
+    for facet in dict.fromkeys([*(c.facet for c in claims), *sorted(f.facet for f in facts)]):
+        settled = settle([c for c in claims if c.facet == facet], [f for f in facts if f.facet == facet])
+        if settled.value is not None:
+            entry.semantics[facet] = settled.value
+        if settled.disagreement:
+            entry.disputes[facet] = settled.disagreement
 
 
 def _add_aliases(entries: dict[str, Entry], mentions: list[Mention]) -> None:
@@ -77,6 +90,33 @@ def _add_aliases(entries: dict[str, Entry], mentions: list[Mention]) -> None:
             entries[found.pop()].aliases.append(name)
 
 
+def _add_descriptions(
+    entries: dict[str, Entry], mentions: list[Mention], claims: dict[str, list[Claim]], collection: engine.Collection
+) -> None:
+    """The first sentence of the text that documents the value logged under the key (a
+    docstring before a comment before a tooltip), else of a text that states its facets; never
+    one that says what the drafted semantics rule out or that a disagreement is about."""
+    by_statement = {m.span(0, len(m.text)): m for m in mentions}
+    ranked = sorted(mentions, key=lambda m: SOURCE_RANK.get(m.source, 3))
+    for key, entry in entries.items():
+        documenting = [m for m in ranked if key in m.flows_to]
+        stating = [by_statement[c.statement] for c in sorted(claims[key], key=lambda c: (SOURCE_RANK.get(c.source, 3), c.statement))]
+        for mention in [*documenting, *stating]:
+            sentence = _first_sentence(mention)
+            if mention.path not in collection.tests and _fits(sentence, entry, collection):
+                entry.description = sentence
+                break
+
+
+def _fits(sentence: str, entry: Entry, collection: engine.Collection) -> bool:
+    """Whether a description says nothing the entry's semantics or disputes rule out."""
+    for reading in read(sentence, collection.vocabulary):
+        drafted = entry.semantics.get(reading.facet)
+        if reading.facet in entry.disputes or (drafted is not None and (reading.value != drafted or reading.negated)):
+            return False
+    return True
+
+
 def _first_sentence(mention: Mention) -> str:
     start, end = sentences(mention.text)[0]
     return " ".join(mention.text[start:end].split())
@@ -84,9 +124,10 @@ def _first_sentence(mention: Mention) -> str:
 
 def render(entries: list[Entry], files: int) -> str:
     lines = [
-        f"# Drafted by `metriclint init` from {files} files. Review every entry: descriptions and",
-        "# semantics are what the texts say, not what the code does. Where texts disagree, a",
-        "# comment lists each side; write the right value under `semantics` and fix the other texts.",
+        f"# Drafted by `metriclint init` from {files} files. Review every entry: semantics come from",
+        "# what the code computes where metriclint can tell, else from texts that all agree; a",
+        "# description is the first sentence of a text about the key. Where sources disagree, a",
+        "# comment lists every side; settle it under `semantics` and fix the texts that are wrong.",
         "version: 1",
         "metrics:" if entries else "metrics: {}",
     ]
@@ -97,6 +138,9 @@ def render(entries: list[Entry], files: int) -> str:
 
 def _render_entry(entry: Entry) -> list[str]:
     body = []
+    if keys.broad(entry.key):
+        body.append(f"    # A broad template: {', '.join(keys.placeholders(entry.key))} may be any text within its segment;")
+        body.append("    # check that every key it fits is this metric.")
     if entry.aliases:
         body.append(f"    aliases: [{', '.join(map(_quoted, entry.aliases))}]")
     if entry.description:
@@ -104,11 +148,18 @@ def _render_entry(entry: Entry) -> list[str]:
     if entry.semantics:
         body.append("    semantics:")
         body += [f"      {facet}: {_quoted(value)}" for facet, value in entry.semantics.items()]
-    for facet, claims in entry.disputes.items():
-        body.append(f"    # The texts disagree on {facet}:")
-        body += [f'    #   {c.value} at {c.span.path}:{c.span.line} ({c.source}: "{c.phrase}")' for c in claims]
+    for facet, sides in entry.disputes.items():
+        settled = entry.semantics.get(facet)
+        why = f"the code computes {settled}, written above" if settled is not None else "write the right value under `semantics`"
+        body.append(f"    # Sources disagree on {facet} ({why}):")
+        body += [f"    #   {_one_line(str(side))}" for side in sides]
     header = f"  {_quoted(entry.key)}:"
     return [header, *body] if body else [header]
+
+
+def _one_line(text: str) -> str:
+    """A comment stays one line whatever a quoted phrase holds."""
+    return " ".join(text.split())
 
 
 def _quoted(text: str) -> str:

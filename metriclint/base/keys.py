@@ -68,6 +68,24 @@ def fixed_length(key: str) -> int:
     return len(literal(key))
 
 
+def placeholders(key: str) -> list[str]:
+    return _PLACEHOLDER.findall(key)
+
+
+def broad(key: str) -> bool:
+    """A template whose first or last segment starts with a placeholder (`rollout/{status}_count`,
+    `{module}/output{i}`): it fits keys that may be other metrics. A placeholder segment between
+    fixed ones (`train/{role}/entropy`) is one metric per role."""
+    segments = key.split("/")
+    return is_template(key) and (segments[0].startswith("{") or segments[-1].startswith("{"))
+
+
+def registrable(key: str) -> bool:
+    """Whether a registry can hold `key`: not empty, no white space at either end, and no white
+    space inside but spaces (TensorBoard tags such as `lm loss vs samples` have them)."""
+    return bool(key) and key == key.strip() and not any(char.isspace() and char != " " for char in key)
+
+
 def too_generic(key: str) -> bool:
     """A template whose last segment is only placeholders (`train/{key}`) names no one metric."""
     return not literal(last_segment(key)).strip("_-. ")

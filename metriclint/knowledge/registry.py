@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from metriclint.base import marked_yaml
+from metriclint.base import keys, marked_yaml
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge.vocabulary import Facet, merge, phrase_conflicts, read_facet
@@ -126,8 +126,8 @@ def _span(reader: Reader, node: Node, length: int) -> Span:
 
 def _read_metric(reader: Reader, key: str, key_node: Node, node: Node, facets: dict[str, Facet]) -> MetricEntry:
     span = _span(reader, key_node, len(key))
-    if not key.strip() or any(char.isspace() for char in key):
-        reader.error(key_node, f"metric key '{key}' has white space; write it as the code logs it")
+    if not keys.registrable(key):
+        reader.error(key_node, f"metric key {key!r} has white space at an end, or a tab or line break; write it as the code logs it")
     if node.kind == "null":
         return MetricEntry(key, span, (), None, {})
     items = reader.mapping(node, f"metric '{key}'", METRIC_KEYS)

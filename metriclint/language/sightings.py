@@ -18,11 +18,16 @@ CODE = "code"
 NAMING_SOURCES = frozenset({"tooltip"})
 
 
-def sightings(uses: Iterable[KeyUse], mentions: Iterable[Mention], index: MetricIndex) -> tuple[Sighting, ...]:
+def sightings(
+    uses: Iterable[KeyUse], mentions: Iterable[Mention], index: MetricIndex, tests: frozenset[str] = frozenset()
+) -> tuple[Sighting, ...]:
+    """Every sighting; a key logged by a test in `tests`, or never with a measurement, keeps
+    its registry entry alive but is no metric a registry should know (ML004)."""
     found: list[Sighting] = []
     for use in uses:
         if not use.from_keyword or use.key in index.by_alias:
-            found.append(Sighting(use.key, use.span, CODE, index.for_key(use.key)))
+            incidental = not use.measured or use.span.path in tests
+            found.append(Sighting(use.key, use.span, CODE, index.for_key(use.key), incidental=incidental))
     for mention in mentions:
         if mention.source == "registry":
             continue
@@ -46,5 +51,6 @@ def _subject_sightings(mention: Mention, index: MetricIndex) -> Iterator[Sightin
 
 
 def names_a_metric(sighting: Sighting) -> bool:
-    """Whether this sighting is a name a registry should know: a logged key or a docs subject."""
-    return sighting.source == CODE or sighting.named
+    """Whether this sighting is a name a registry should know: a key the code outside the tests
+    logs a measurement under, or a docs subject."""
+    return (sighting.source == CODE and not sighting.incidental) or sighting.named

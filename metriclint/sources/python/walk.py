@@ -23,6 +23,7 @@ from metriclint.model import Atom, CallFlow, FunctionFlow, KeyUse, ResultOf, Spa
 from metriclint.sources import Extraction, Unreadable
 from metriclint.sources.python.code import CodeReader, arguments
 from metriclint.sources.python.flow import FlowRules, Scope, flow_rules
+from metriclint.sources.python.values import is_measurement
 from metriclint.sources.python.prose import Prose
 from metriclint.sources.python.tables import Tables, string_value
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
@@ -358,7 +359,7 @@ class _Collector:
         self._record_key(key, self._span(key_node), value, from_keyword=False)
 
     def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool) -> None:
-        self.keys.append(KeyUse(key, span, from_keyword))
+        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value)))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         self.scopes[-1].sinks.append((key, self._roots(value)))
 
@@ -427,8 +428,20 @@ def _key_text(node: ast.expr) -> str | None:
         parts = []
         for part in node.values:
             if isinstance(part, ast.FormattedValue):
-                parts.append("{" + (part.value.id if isinstance(part.value, ast.Name) else "") + "}")
+                parts.append("{" + _placeholder_name(part.value) + "}")
             else:
                 parts.append(string_value(part) or "")
         return "".join(parts)
     return string_value(node)
+
+
+def _placeholder_name(field: ast.expr) -> str:
+    """What an f-string field is called in a key template: its variable, attribute or function
+    (`{pos + 1}` -> `{pos}`, `{self.role}` -> `{role}`), so a reader of the registry sees what
+    varies; `value` when the field names nothing."""
+    for node in ast.walk(field):
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
+            return node.attr
+    return "value"

@@ -1,0 +1,65 @@
+"""Whether a logged value is a measurement, or the run's set-up written down.
+
+`metriclint init` drafts only keys that some code logs a measurement under: a key logged only
+with text, a flag, a container, a function, or a field of the run's configuration is a label or
+a setting (`"data_parallel_size": args.data_parallel_size`), and a registry entry for it would
+make every comment about that variable look like a statement about a metric. The words are
+data (`rules/logged_values.yaml`, with examples the tests run).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+
+from metriclint.base.builtin import word_lists
+
+_NOT_SCALARS = (
+    ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Tuple, ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.Lambda,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ValueWords:
+    configuration: frozenset[str]
+    text_functions: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def value_words() -> ValueWords:
+    lists = word_lists("logged_values.yaml")
+    return ValueWords(frozenset(lists["configuration"]), frozenset(lists["text_functions"]))
+
+
+def is_measurement(value: ast.expr, words: ValueWords | None = None) -> bool:
+    """False for text, flags, containers, functions and configuration fields; True otherwise,
+    numbers written in the code included (counters start at 0)."""
+    words = words or value_words()
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float, complex)) and not isinstance(value.value, bool)
+    if isinstance(value, _NOT_SCALARS):
+        return False
+    if isinstance(value, ast.Call) and _called_name(value.func) in words.text_functions:
+        return False
+    return not (isinstance(value, ast.Attribute) and _reads_configuration(value.value, words))
+
+
+def _reads_configuration(node: ast.expr, words: ValueWords) -> bool:
+    """Whether an attribute chain's object is, or is read from, a configuration: `args`,
+    `self.config`, `get_args()`."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id in words.configuration
+        if isinstance(node, ast.Attribute):
+            if node.attr in words.configuration:
+                return True
+            node = node.value
+        elif isinstance(node, ast.Call):
+            return _called_name(node.func) in words.configuration
+        else:
+            return False
+
+
+def _called_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
