@@ -65,10 +65,10 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
             shown = display(path)
             if store is not None and run_salt is not None:
                 try:
-                    cached = store.get(cache_module.key(run_salt, shown, read_regular(path, settings.max_bytes)))
+                    cached = store.get(cache_module.key(run_salt, shown, read_regular(path, settings.max_bytes)), shown)
                 except OSError:
                     cached = None  # the worker reports it
-                if isinstance(cached, (Extraction, ReadFailure)):
+                if cached is not None:
                     results[index] = cached
                     continue
             jobs.append(_Job(path, shown, run_salt, settings.max_bytes))

@@ -1,0 +1,193 @@
+"""Frozen dataclasses as plain JSON values and back, checked against their type hints.
+
+The cache keeps per-file results in a folder anyone can write to (it comes with the checked
+tree). Pickle would rebuild whatever objects an entry names, so an entry is JSON instead: only
+strings, numbers, booleans, null and lists, rebuilt into the one type its place expects and
+refused when any value does not fit. Its `path` fields must all name the file the entry is
+for, so that an entry cannot place a finding in another file.
+
+Every value is written positionally (a dataclass is the list of its fields), so a run reads
+back a tree's thousands of entries quickly; where a place admits several dataclasses (a union),
+the value is `{"ClassName": [fields]}`. The codec for each type is worked out once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import operator
+import types
+import typing
+from functools import lru_cache
+from typing import Any, Callable
+
+Encode = Callable[[Any], Any]
+Decode = Callable[[Any, str], Any]  # (plain value, the path every `path` field must hold)
+
+
+class Invalid(Exception):
+    """A plain value that does not fit its type."""
+
+
+def encoder(kind: Any) -> Encode:
+    """The function that turns a value of type `kind` into plain values."""
+    return _codec(kind)[0]
+
+
+def decoder(kind: Any) -> Decode:
+    """The function that rebuilds a value of type `kind`; raises Invalid."""
+    return _codec(kind)[1]
+
+
+@lru_cache(maxsize=None)
+def _codec(kind: Any) -> tuple[Encode, Decode]:
+    if kind in (str, int, bool, type(None)):
+        return _same, _scalar(kind)
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        return _dataclass(kind)
+    origin, arguments = typing.get_origin(kind), typing.get_args(kind)
+    if origin is tuple and len(arguments) == 2 and arguments[1] is Ellipsis:
+        return _sequence(arguments[0], tuple)
+    if origin is tuple:
+        return _fixed(arguments)
+    if origin is frozenset:
+        return _sequence(arguments[0], frozenset)
+    if origin in (typing.Union, types.UnionType):
+        return _union(arguments)
+    raise TypeError(f"no plain form for {kind!r}")
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _scalar(kind: type) -> Decode:
+    def decode(value: Any, path: str) -> Any:
+        if type(value) is not kind:  # exact: True is no int here, 1 no bool
+            raise Invalid(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    return decode
+
+
+def _sequence(item: Any, build: Callable[[Any], Any]) -> tuple[Encode, Decode]:
+    if item in (str, int):  # names and line numbers: checked in one pass in C, not a call per item
+        def decode_scalars(value: Any, path: str) -> Any:
+            if type(value) is not list or not set(map(type, value)) <= {item}:
+                raise Invalid(f"expected a list of {item.__name__}")
+            return build(value)
+
+        return list, decode_scalars
+    if typing.get_origin(item) is tuple and set(typing.get_args(item)) == {int}:  # (line, column) pairs
+        width = len(typing.get_args(item))
+
+        def decode_pairs(value: Any, path: str) -> Any:
+            if (
+                type(value) is not list
+                or not set(map(type, value)) <= {list}
+                or not set(map(len, value)) <= {width}
+                or not set(map(type, itertools.chain.from_iterable(value))) <= {int}
+            ):
+                raise Invalid(f"expected a list of {width} integers each")
+            return build(map(tuple, value))
+
+        return list, decode_pairs
+    encode_item, decode_item = _codec(item)
+
+    def encode(value: Any) -> Any:
+        return [encode_item(v) for v in value]
+
+    def decode(value: Any, path: str) -> Any:
+        if type(value) is not list:
+            raise Invalid(f"expected a list, got {type(value).__name__}")
+        return build([decode_item(v, path) for v in value])
+
+    return encode, decode
+
+
+def _fixed(items: tuple[Any, ...]) -> tuple[Encode, Decode]:
+    if all(item is int for item in items):  # line and column pairs, by the thousand
+        def decode_numbers(value: Any, path: str) -> Any:
+            if type(value) is not list or len(value) != len(items) or not all(type(v) is int for v in value):
+                raise Invalid(f"expected {len(items)} integers")
+            return tuple(value)
+
+        return list, decode_numbers
+    codecs = [_codec(item) for item in items]
+
+    def encode(value: Any) -> Any:
+        return [e(v) for (e, _), v in zip(codecs, value)]
+
+    def decode(value: Any, path: str) -> Any:
+        if type(value) is not list or len(value) != len(codecs):
+            raise Invalid(f"expected a list of {len(codecs)}")
+        return tuple(d(v, path) for (_, d), v in zip(codecs, value))
+
+    return encode, decode
+
+
+def _union(members: tuple[Any, ...]) -> tuple[Encode, Decode]:
+    """Scalars are told apart by their JSON type, dataclasses by the name around them."""
+    classes = {m.__name__: m for m in members if isinstance(m, type) and dataclasses.is_dataclass(m)}
+    scalars = {m: _codec(m)[1] for m in members if m in (str, int, bool, type(None))}
+    if len(classes) + len(scalars) != len(members):
+        raise TypeError(f"no plain form for a union of {members!r}")
+
+    # A member's codec is looked up when first used: a member may hold this union (the atoms
+    # of a call's result hold the atoms of its arguments).
+    def encode(value: Any) -> Any:
+        name = type(value).__name__
+        return {name: _codec(classes[name])[0](value)} if name in classes else value
+
+    def decode(value: Any, path: str) -> Any:
+        if type(value) is dict and len(value) == 1:
+            ((name, fields),) = value.items()
+            if name in classes:
+                return _codec(classes[name])[1](fields, path)
+        check = scalars.get(type(value))
+        if check is None:
+            raise Invalid(f"expected one of {', '.join(m.__name__ for m in members)}")
+        return check(value, path)
+
+    return encode, decode
+
+
+def _dataclass(kind: type) -> tuple[Encode, Decode]:
+    fields = [f for f in dataclasses.fields(kind) if f.init]
+    if len(fields) != len(dataclasses.fields(kind)):
+        raise TypeError(f"{kind.__name__} has fields its constructor does not take")
+    hints = typing.get_type_hints(kind)
+    names = [f.name for f in fields]
+    encoders = [_codec(hints[name])[0] for name in names]
+    # Scalar fields are checked in place and the rest rebuilt in place: a call per field would
+    # make reading a warm run's entries several times slower.
+    allowed = [_scalar_types(hints[name]) for name in names]
+    single = [i for i, kinds in enumerate(allowed) if kinds is not None and len(kinds) == 1]
+    expected = tuple(next(iter(allowed[i] or ())) for i in single)
+    picked = operator.itemgetter(*single) if len(single) > 1 else lambda value: tuple(value[i] for i in single)
+    either = [(i, kinds) for i, kinds in enumerate(allowed) if kinds is not None and len(kinds) > 1]
+    nested = [(i, _codec(hints[name])[1]) for i, name in enumerate(names) if allowed[i] is None]
+    where = names.index("path") if "path" in names else None
+    count = len(names)
+
+    def encode(value: Any) -> Any:
+        return [e(getattr(value, name)) for e, name in zip(encoders, names)]
+
+    def decode(value: Any, path: str) -> Any:
+        if type(value) is not list or len(value) != count:
+            raise Invalid(f"expected {kind.__name__}'s {count} fields")
+        if tuple(map(type, picked(value))) != expected or any(type(value[i]) not in kinds for i, kinds in either):
+            raise Invalid(f"a field of {kind.__name__} has the wrong type")
+        if where is not None and value[where] != path:
+            raise Invalid(f"{kind.__name__} is about {value[where]!r}, not {path!r}")
+        for i, rebuild in nested:
+            value[i] = rebuild(value[i], path)
+        return kind(*value)
+
+    return encode, decode
+
+
+def _scalar_types(kind: Any) -> frozenset[type] | None:
+    """The JSON scalar types a field of type `kind` may hold, or None if it is not a scalar."""
+    members = typing.get_args(kind) if typing.get_origin(kind) in (typing.Union, types.UnionType) else (kind,)
+    return frozenset(members) if all(m in (str, int, bool, type(None)) for m in members) else None

@@ -1,0 +1,109 @@
+"""A cache that cannot lie: entries are JSON rebuilt into exactly the expected types, about
+the file they are named for; anything else is deleted and the file read again. The entry
+name covers everything that changes a file's extraction, Python and the parsers included."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, ROOT, copy_fixture, invoke
+
+from metriclint.base import plain
+from metriclint.extract import cache
+from metriclint.model import Span
+from metriclint.sources import DEFAULT_OPTIONS, Extraction, extractor_for
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and len(p.name) == 64)
+
+
+def _demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project = copy_fixture(FIXTURES / "demo", tmp_path / "demo")
+    monkeypatch.chdir(project)
+    return project
+
+
+def _forge(entry: Path, change: object) -> None:
+    """Rewrite a cached extraction with `change(plain value)` applied."""
+    value = json.loads(entry.read_bytes())
+    change(value)  # type: ignore[operator]
+    entry.write_text(json.dumps(value), encoding="utf-8")
+
+
+def _with_mentions(entries: list[Path]) -> Path:
+    return next(e for e in entries if '"Extraction"' in e.read_text(encoding="utf-8") and json.loads(e.read_bytes())["Extraction"][0])
+
+
+def test_entries_are_json_and_the_package_never_unpickles() -> None:
+    for path in (ROOT / "metriclint").rglob("*.py"):
+        imported = {a.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module or "" for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.ImportFrom)}
+        assert not imported & {"pickle", "marshal", "shelve", "dill"}, path
+
+
+def test_an_extraction_comes_back_equal_from_its_plain_form() -> None:
+    source = (FIXTURES / "demo" / "trainer" / "logging_utils.py").read_bytes()
+    extraction = extractor_for(".py", DEFAULT_OPTIONS)("trainer/logging_utils.py", source)  # type: ignore[misc]
+    assert extraction.mentions and extraction.functions
+    back = plain.decoder(cache.Entry)(json.loads(json.dumps(plain.encoder(cache.Entry)(extraction))), "trainer/logging_utils.py")
+    assert back == extraction
+
+
+@pytest.mark.parametrize(
+    ("what", "change"),
+    [
+        ("a line that is text", lambda v: v["Extraction"][0][0][3][0].__setitem__(0, "1")),
+        ("a mention's text that is a number", lambda v: v["Extraction"][0][0].__setitem__(2, 7)),
+        ("a field too many", lambda v: v["Extraction"][0][0].append(True)),
+        ("a class it does not name", lambda v: v.__setitem__("Extraction", {"os.system": ["rm"]})),
+        ("true for a number", lambda v: v["Extraction"][0][0][3][0].__setitem__(0, True)),
+    ],
+)
+def test_an_entry_of_the_wrong_shape_is_deleted_and_the_file_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str, change: object
+) -> None:
+    project = _demo(tmp_path, monkeypatch)
+    first = invoke("check", ".", "--cache-dir", "c").output
+    forged = _with_mentions(_entries(project / "c"))
+    _forge(forged, change)
+    assert invoke("check", ".", "--cache-dir", "c").output == first, what
+    assert plain.decoder(cache.Entry)(json.loads(forged.read_bytes()), json.loads(forged.read_bytes())["Extraction"][0][0][1])
+
+
+def test_an_entry_cannot_place_a_finding_in_another_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _demo(tmp_path, monkeypatch)
+    first = invoke("check", ".", "--cache-dir", "c").output
+    forged = _with_mentions(_entries(project / "c"))
+    _forge(forged, lambda v: v["Extraction"][0][0].__setitem__(1, "/etc/passwd"))
+    second = invoke("check", ".", "--cache-dir", "c").output
+    assert second == first and "/etc/passwd" not in second
+
+
+def test_a_span_about_another_path_is_refused() -> None:
+    with pytest.raises(plain.Invalid):
+        plain.decoder(Span)(["elsewhere.py", 1, 1, 1, 2], "here.py")
+
+
+@pytest.mark.parametrize("change", ["python", "parsers"])
+def test_the_entry_names_change_with_python_and_the_parsers(monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    before = cache.salt(None, DEFAULT_OPTIONS)
+    if change == "python":
+        monkeypatch.setattr(sys, "version", sys.version + " (another build)")
+    else:
+        monkeypatch.setattr(cache, "parsers", lambda: "libcst=0.0.1")
+    assert cache.salt(None, DEFAULT_OPTIONS) != before
+
+
+def test_the_parsers_versions_are_known() -> None:
+    assert {"libcst", "markdown_it_py", "pyyaml", "tree_sitter", "tree_sitter_javascript"} <= {
+        item.split("=")[0] for item in cache.parsers().split()
+    }
+
+
+def test_an_empty_extraction_is_a_valid_entry() -> None:
+    assert plain.decoder(cache.Entry)(plain.encoder(cache.Entry)(Extraction()), "x.py") == Extraction()
