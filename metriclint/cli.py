@@ -1,17 +1,26 @@
 """The command line. Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, config,
-registry or internal error."""
+registry or internal error.
+
+Every command that analyses a project takes the same project options (`project_options`), and
+every exit status for findings comes from `_exit`. Process-wide settings (the output streams'
+error handling, pausing garbage collection while results arrive) are made here, not in the
+engine.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
+import gc
 import io
 import os
 import sys
 import traceback
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, NoReturn
+from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 import click
 
@@ -25,7 +34,7 @@ from metriclint.fix import rewrite as fixing
 from metriclint.knowledge import registry as registry_module
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import load_builtin
-from metriclint.model import ConfigError, Problem, Severity
+from metriclint.model import ConfigError, Finding, Problem, Severity
 from metriclint.report import audit, progress
 from metriclint.report.audit_formats import AUDIT_FORMATS
 from metriclint.report.formats import FORMATS, count
@@ -35,6 +44,82 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 _registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
 _config_option = click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+_SPEED_OPTIONS = (
+    click.option("--jobs", "-j", type=int, metavar="N", help="Parse with N processes (default: one per CPU)."),
+    click.option("--cache-dir", metavar="DIR", help="Where to keep per-file results (default: .metriclint_cache in the project root)."),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
+)
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project options of an analysing command, as given on the command line."""
+
+    paths: tuple[str, ...]
+    registry: str | None
+    config_file: str | None
+    jobs: int | None
+    cache_dir: str | None
+    no_cache: bool
+
+    def settings(self, **given: Any) -> settings.Config:
+        """The loaded settings with the command line's on top; `given` are a command's own
+        (`select`, `baseline`, ...). Usage errors end the command with exit status 2."""
+        with _usage_errors():
+            loaded = settings.load(self.paths, self.config_file, self.registry, **given)
+            return settings.with_speed(loaded, self.jobs, self.cache_dir, self.no_cache)
+
+
+Command = Callable[..., None]
+
+
+def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
+    """PATHS, --registry, --config, --jobs, --cache-dir and --no-cache, handed to the command as
+    one `project` argument, so every analysing command takes them the same way. `init` drafts
+    a registry rather than reading one, so it takes no --registry (`registry=False`)."""
+
+    def decorate(command: Command) -> Command:
+        @functools.wraps(command)
+        def with_project(
+            paths: tuple[str, ...], config_file: str | None, jobs: int | None, cache_dir: str | None, no_cache: bool,
+            registry: str | None = None, **rest: Any,
+        ) -> None:
+            command(project=Project(paths, registry, config_file, jobs, cache_dir, no_cache), **rest)
+
+        options = (click.argument("paths", nargs=-1, type=click.Path(exists=True)), *([_registry_option] if registry else []),
+                   _config_option, *_SPEED_OPTIONS)
+        for option in reversed(options):
+            with_project = option(with_project)
+        return with_project
+
+    return decorate
+
+
+def _analyse(config: settings.Config, progress: engine.Progress | None = None) -> engine.Analysis:
+    with _usage_errors():
+        return engine.analyse(config, progress, pause=_collection_paused)
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Garbage collection paused while results arrive. They come by the thousand, make no
+    reference cycles and all live to the end of the run, so each collection would only walk
+    the growing heap again: a fifth of a Megatron-LM run. Frozen before collection resumes,
+    they are never walked again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _exit(findings: Iterable[Finding], fail_on: Severity = Severity.ERROR) -> NoReturn:
+    """Exit 1 when a finding is at least as severe as `fail_on`, else 0."""
+    failing = {Severity.ERROR} if fail_on is Severity.ERROR else {Severity.ERROR, Severity.WARNING}
+    sys.exit(EXIT_FINDINGS if any(f.severity in failing for f in findings) else EXIT_CLEAN)
 
 
 class _Guarded(click.Group):
@@ -72,9 +157,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@_registry_option
-@_config_option
+@project_options()
 @click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress bar.")
 @click.option("--select", multiple=True, metavar="CODES", help="Run only these rules (codes or prefixes, comma-separated).")
@@ -90,24 +173,17 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     "--changed-only", is_flag=True,
     help="PATHS are changed files (pre-commit): read the whole project, report findings touching them.",
 )
-@click.option("--jobs", "-j", type=int, metavar="N", help="Parse with N processes (default: one per CPU).")
-@click.option("--cache-dir", metavar="DIR", help="Where to keep per-file results (default: .metriclint_cache in the project root).")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 def check(
-    paths: tuple[str, ...], registry: str | None, config_file: str | None, output_format: str, quiet: bool,
-    select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str, exit_zero: bool,
-    baseline_file: str | None, write_baseline: str | None, changed_only: bool,
-    jobs: int | None, cache_dir: str | None, no_cache: bool,
+    project: Project, output_format: str, quiet: bool, select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str,
+    exit_zero: bool, baseline_file: str | None, write_baseline: str | None, changed_only: bool,
 ) -> None:
     """Check PATHS (default: the current directory) for contradicting statements about metrics."""
+    config = project.settings(
+        select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
+    )
     bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
     try:
-        with _usage_errors():
-            loaded = settings.load(
-                paths, config_file, registry, select=_codes(select), ignore=_codes(ignore),
-                baseline=None if write_baseline else baseline_file, changed_only=changed_only,
-            )
-            report = engine.run(settings.with_speed(loaded, jobs, cache_dir, no_cache), bar)
+        report = _analyse(config, bar).report
     finally:
         if bar is not None:
             bar.close()
@@ -115,27 +191,22 @@ def check(
         with _usage_errors():
             baseline.write(Path(write_baseline), list(report.findings))
         click.echo(f"Recorded {count(len(report.findings), 'finding')} in {write_baseline}.", err=True)
-        sys.exit(EXIT_CLEAN)
+        _exit(())
     FORMATS[output_format](report, sys.stdout, quiet)
-    failing = {Severity.ERROR} if fail_on == "error" else {Severity.ERROR, Severity.WARNING}
-    sys.exit(EXIT_FINDINGS if not exit_zero and any(f.severity in failing for f in report.findings) else EXIT_CLEAN)
+    _exit(() if exit_zero else report.findings, Severity(fail_on))
 
 
 @main.command(name="audit")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@_registry_option
-@_config_option
+@project_options()
 @click.option("--format", "output_format", type=click.Choice(list(AUDIT_FORMATS)), default="text", show_default=True)
 @click.option("--metric", metavar="KEY", help="Show only this metric (a key or a registry alias).")
-def audit_command(paths: tuple[str, ...], registry: str | None, config_file: str | None, output_format: str, metric: str | None) -> None:
+def audit_command(project: Project, output_format: str, metric: str | None) -> None:
     """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
-    with _usage_errors():
-        result = audit.build(engine.analyse(settings.load(paths, config_file, registry)), only=metric)
+    result = audit.build(_analyse(project.settings()), only=metric)
     if metric is not None and not result.metrics:
         _usage_error([Problem("--metric", 1, 1, f"no metric '{metric}' is registered, logged or named in the checked files")])
     AUDIT_FORMATS[output_format](result, sys.stdout)
-    errors = any(f.severity is Severity.ERROR for m in result.metrics for f in m.findings)
-    sys.exit(EXIT_FINDINGS if errors else EXIT_CLEAN)
+    _exit(f for m in result.metrics for f in m.findings)
 
 
 def _usage_error(problems: list[Problem]) -> NoReturn:
@@ -192,13 +263,12 @@ def _example(example: Example) -> str:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@_registry_option
-@_config_option
-def sources(paths: tuple[str, ...], registry: str | None, config_file: str | None) -> None:
+@project_options()
+def sources(project: Project) -> None:
     """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
+    config = project.settings()
     with _usage_errors():
-        collection = engine.collect(settings.load(paths, config_file, registry))
+        collection = engine.collect(config, pause=_collection_paused)
     for binding in collection.bindings:
         table = binding.table
         click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{binding.mode}\t{len(table.entries)} entries\t{binding.why}")
@@ -207,16 +277,13 @@ def sources(paths: tuple[str, ...], registry: str | None, config_file: str | Non
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@_registry_option
-@_config_option
+@project_options()
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
-def fix(paths: tuple[str, ...], registry: str | None, config_file: str | None, show_diff: bool) -> None:
+def fix(project: Project, show_diff: bool) -> None:
     """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
 
     Exits 1 while findings remain that no fix settled."""
-    with _usage_errors():
-        report = engine.run(settings.load(paths, config_file, registry))
+    report = _analyse(project.settings()).report
     rewrites, unfixed = fixing.plan(report.findings)
     fixed, files = [], 0
     for rewrite in rewrites:
@@ -241,7 +308,7 @@ def fix(paths: tuple[str, ...], registry: str | None, config_file: str | None, s
         click.echo(f"{count(others, 'other finding')} of rules with no automatic fix; `metriclint check` lists them.", err=show_diff)
     summary = f"Fixed {count(len(fixed), 'finding')} in {count(files, 'file')}; {count(len(unfixed), 'finding')} left."
     click.echo(summary, err=show_diff)
-    sys.exit(EXIT_FINDINGS if any(f.severity is Severity.ERROR for f, _ in unfixed) else EXIT_CLEAN)
+    _exit(f for f, _ in unfixed)
 
 
 @main.group(name="generate")
@@ -324,23 +391,20 @@ def _emit(content: str, output: str | None, check: bool) -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@project_options(registry=False)
 @click.option("--output", "-o", metavar="FILE", help="Where to write the draft (default: metrics.yaml in the project root).")
 @click.option("--force", is_flag=True, help="Overwrite an existing registry.")
-@_config_option
-def init(paths: tuple[str, ...], output: str | None, force: bool, config_file: str | None) -> None:
+def init(project: Project, output: str | None, force: bool) -> None:
     """Draft a registry from PATHS: every logged key, aliases, descriptions, agreed semantics,
     and comments where the texts disagree."""
-    with _usage_errors():
-        loaded = settings.load(paths, config_file, None)
-    target = Path(output) if output else loaded.root / settings.DEFAULT_REGISTRY
+    config = project.settings()
+    target = Path(output) if output else config.root / settings.DEFAULT_REGISTRY
     if target.exists() and not force:
         _usage_error([Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it")])
-    with _usage_errors():
-        collection = engine.collect(dataclasses.replace(loaded, registry=None))
-    entries = drafting.draft(collection)
+    analysis = _analyse(dataclasses.replace(config, registry=None))  # a draft is what the project says without one
+    entries = drafting.draft(analysis)
     try:
-        files.replace(target, drafting.render(entries, len(collection.files)).encode("utf-8"))
+        files.replace(target, drafting.render(entries, analysis.report.files_checked).encode("utf-8"))
     except OSError as error:
         _usage_error([Problem(display(target), 1, 1, f"cannot write: {error.strerror or error}")])
     disputes = sum(len(e.disputes) for e in entries)
@@ -353,12 +417,9 @@ def init(paths: tuple[str, ...], output: str | None, force: bool, config_file: s
 
 @main.command("explain-metric")
 @click.argument("key")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@_registry_option
-@_config_option
-def explain_metric(key: str, paths: tuple[str, ...], registry: str | None, config_file: str | None) -> None:
+@project_options()
+def explain_metric(key: str, project: Project) -> None:
     """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
-    with _usage_errors():
-        analysis = engine.analyse(settings.load(paths, config_file, registry))
+    analysis = _analyse(project.settings())
     lines = describe(key, analysis.registry, analysis.claims, analysis.code)
     click.echo("\n".join(lines) if lines else f"nothing is known about {key}")

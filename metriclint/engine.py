@@ -1,12 +1,16 @@
-"""The pipeline, in order: discover → extract → read claims → resolve → check → filter → report.
+"""The pipeline, in order: discover → extract → read claims → attribute → check → filter.
 
-Each step is one call below; the data between them are the types in `model.py`.
+Two entry points: `collect` (what the files hold, before any check) and `analyse` (the whole
+run). The data between the steps are the types in `model.py`. Nothing here touches
+process-wide state (the garbage collector, signals, the streams), so an editor server can
+embed the engine; the command line passes in how to pause collection while results arrive.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -18,7 +22,7 @@ from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
 from metriclint.evidence.code_claims import code_claims
 from metriclint.extract.discover import discover
-from metriclint.extract.runner import Progress, Settings, default_jobs, extract_all
+from metriclint.extract.runner import Pause, Progress, Settings, default_jobs, extract_all
 from metriclint.knowledge import registry as registry_module
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
@@ -46,7 +50,9 @@ class Collection:
     tests: frozenset[str] = frozenset()  # the test files, as shown: counted, but they state nothing
 
 
-def collect(config: Config, progress: Progress | None = None) -> Collection:
+def collect(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Collection:
+    """What the files under `config.paths` hold: their texts, keys, tables and code flows,
+    the registry, and the tooltip tables bound to the known keys."""
     facets, cues, reach = load_builtin()
     registry = None
     if config.registry is not None:
@@ -59,7 +65,7 @@ def collect(config: Config, progress: Progress | None = None) -> Collection:
     extractions, unreadable = [], list(folders.values())
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions))
     reader = partial(read, vocabulary=vocabulary)
-    settings = Settings(config.jobs or default_jobs(), config.cache_dir, config.registry, options, reader, config.max_file_size)
+    settings = Settings(config.jobs or default_jobs(), config.cache_dir, config.registry, options, reader, config.max_file_size, pause)
     for result in extract_all(files, settings, progress):
         if isinstance(result, ReadFailure):
             unreadable.append(result)
@@ -90,44 +96,40 @@ class Analysis:
     claims: tuple[Claim, ...]
     sightings: tuple[Sighting, ...]  # every place that names a metric (language/sightings.py)
     facets: tuple[str, ...]  # every facet known to the run, built-in and the registry's own
-    code: tuple[CodeClaim, ...] = ()  # what the code computes (evidence/code_claims.py), with the computing sites
+    code: tuple[CodeClaim, ...]  # what the code computes (evidence/code_claims.py), with the computing sites
+    collection: Collection  # what the files hold, as `collect` found it
 
 
-def run(config: Config, progress: Progress | None = None) -> Report:
-    return analyse(config, progress).report
-
-
-def analyse(config: Config, progress: Progress | None = None) -> Analysis:
-    collection = collect(config, progress)
+def analyse(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Analysis:
+    """The whole run: every claim, sighting and code fact, and the findings that are reported."""
+    collection = collect(config, progress, pause)
     registry, index = collection.registry, collection.index
-    shown, unsafe = shown_tooltips(collection)
-    mentions = texts(collection, shown)
-    found, failed = attributed(collection, mentions)
+    shown, unsafe = _shown_tooltips(collection)
+    mentions = _texts(collection, shown)
+    found, failed = _attributed(collection, mentions)
     claims = tuple(found)
     mismatches = tuple(m for s in shown if (m := tooltips.mismatch(s, collection.names)) is not None)
 
     seen = sightings([use for e in collection.extractions for use in e.keys], mentions, index, collection.tests)
-    code = code_facts(collection)
+    code = _code_facts(collection)
 
     corpus = Corpus(claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code)
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(collection.files))
-    return Analysis(report, registry, tuple(mentions), claims, seen, tuple(sorted(collection.vocabulary.facets)), code)
+    return Analysis(report, registry, tuple(mentions), claims, seen, tuple(sorted(collection.vocabulary.facets)), code, collection)
 
 
-def texts(collection: Collection, shown: list[tooltips.Shown] | None = None) -> list[Mention]:
+def _texts(collection: Collection, shown: list[tooltips.Shown]) -> list[Mention]:
     """Every text that can state a claim: docstrings and comments, the tooltips the dashboards
     show for known keys, and the registry's descriptions."""
-    if shown is None:
-        shown = shown_tooltips(collection)[0]
     mentions = [m for e in collection.extractions for m in e.mentions] + [tooltips.mention(s) for s in shown]
     if collection.registry is not None:
         mentions += [entry.description for entry in collection.registry.metrics.values() if entry.description]
     return mentions
 
 
-def shown_tooltips(collection: Collection) -> tuple[list[tooltips.Shown], list[ReadFailure]]:
+def _shown_tooltips(collection: Collection) -> tuple[list[tooltips.Shown], list[ReadFailure]]:
     """The entry each table shows for each known key; a regex table with a pattern that cannot
     be matched in bounded time is not read, and is an ML900 at that pattern (base/patterns.py)."""
     shown: list[tooltips.Shown] = []
@@ -141,12 +143,7 @@ def shown_tooltips(collection: Collection) -> tuple[list[tooltips.Shown], list[R
     return shown, failures
 
 
-def read_claims(collection: Collection, mentions: list[Mention]) -> list[Claim]:
-    """Every claim `mentions` state (see `attributed`), without the files that failed."""
-    return attributed(collection, mentions)[0]
-
-
-def code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
+def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
     """What the code outside the test files computes for each metric: a test's arithmetic
     shows what it expects, not how the project computes the value."""
     functions = [f for e in collection.extractions for f in e.functions]
@@ -154,15 +151,15 @@ def code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
     return tuple(c for c in code_claims(functions, calls, collection.index) if c.fact.span.path not in collection.tests)
 
 
-def attributed(collection: Collection, mentions: list[Mention]) -> tuple[list[Claim], list[ReadFailure]]:
+def _attributed(collection: Collection, mentions: list[Mention]) -> tuple[list[Claim], list[ReadFailure]]:
     """Every claim `mentions` state, and an ML900 for each file whose texts could not be
     attributed: a bug met in one file's texts costs that file, not the run.
 
-    The mentions come as `texts` lists them, the files' own first: those were read with their
+    The mentions come as `_texts` lists them, the files' own first: those were read with their
     files (extract/runner.py), the rest (tooltips, registry descriptions) are read here."""
-    own = [list(zip(e.mentions, e.readings, strict=True)) for e in collection.extractions if e.mentions]
+    own = [list(e.texts) for e in collection.extractions if e.texts]
     count = sum(len(pairs) for pairs in own)
-    rest = [[(m, read(m.text, collection.vocabulary))] for m in mentions[count:]]
+    rest = [[(m, tuple(read(m.text, collection.vocabulary)))] for m in mentions[count:]]
     claims: list[Claim] = []
     failures: dict[str, ReadFailure] = {}
     for pairs in own + rest:

@@ -25,7 +25,7 @@ PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.pa
 
 def _json(settings: config.Config) -> str:
     out = io.StringIO()
-    FORMATS["json"](engine.run(settings), out, False)
+    FORMATS["json"](engine.analyse(settings).report, out, False)
     return out.getvalue()
 
 
@@ -122,7 +122,7 @@ def test_a_result_that_cannot_come_back_from_a_worker_is_one_ml900(tmp_path: Pat
 
     def odd(path: str, source: bytes, **options: object) -> Extraction:
         result = real(path, source, **options)  # type: ignore[arg-type]
-        return Extraction(mentions=(lambda: None,)) if path.endswith("odd.py") else result  # type: ignore[arg-type]
+        return Extraction(texts=((lambda: None, ()),)) if path.endswith("odd.py") else result  # type: ignore[arg-type]
 
     monkeypatch.setattr(python, "extract", odd)  # workers are forked, so they see it
     write_project(tmp_path, {"odd.py": "x = 1\n", "a.py": "y = 2\n", "b.py": "z = 3\n"})

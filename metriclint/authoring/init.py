@@ -18,9 +18,9 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from metriclint import engine
 from metriclint.authoring.settle import Side, settle
 from metriclint.base import keys
+from metriclint.engine import Analysis, Collection
 from metriclint.language.attribution import specific
 from metriclint.language.phrases import read, sentences
 from metriclint.model import Claim, CodeFact, Mention
@@ -37,16 +37,19 @@ class Entry:
     disputes: dict[str, tuple[Side, ...]] = field(default_factory=dict)
 
 
-def draft(collection: engine.Collection) -> list[Entry]:
-    """One entry per drafted key, sorted, with what the code and the project's texts say."""
+def draft(analysis: Analysis) -> list[Entry]:
+    """One entry per drafted key, sorted, with what the code and the project's texts say.
+
+    `analysis` is a run without a registry: every key the code logs stands for itself."""
+    collection = analysis.collection
     entries = {key: Entry(key) for key in drafted_keys(collection)}
-    mentions = engine.texts(collection)
+    mentions = list(analysis.mentions)
     _add_aliases(entries, mentions)
     claims: dict[str, list[Claim]] = defaultdict(list)
-    for claim in engine.read_claims(collection, mentions):
+    for claim in analysis.claims:
         claims[claim.metric].append(claim)
     facts: dict[str, list[CodeFact]] = defaultdict(list)
-    for code in engine.code_facts(collection):
+    for code in analysis.code:
         facts[code.metric].append(code.fact)
     for key, entry in entries.items():
         _add_semantics(entry, claims[key], facts[key])
@@ -54,7 +57,7 @@ def draft(collection: engine.Collection) -> list[Entry]:
     return list(entries.values())
 
 
-def drafted_keys(collection: engine.Collection) -> list[str]:
+def drafted_keys(collection: Collection) -> list[str]:
     """The keys some code outside the tests logs a measurement under, that a registry can hold."""
     return sorted({
         use.key
@@ -91,7 +94,7 @@ def _add_aliases(entries: dict[str, Entry], mentions: list[Mention]) -> None:
 
 
 def _add_descriptions(
-    entries: dict[str, Entry], mentions: list[Mention], claims: dict[str, list[Claim]], collection: engine.Collection
+    entries: dict[str, Entry], mentions: list[Mention], claims: dict[str, list[Claim]], collection: Collection
 ) -> None:
     """The first sentence of the text that documents the value logged under the key (a
     docstring before a comment before a tooltip), else of a text that states its facets; never
@@ -108,7 +111,7 @@ def _add_descriptions(
                 break
 
 
-def _fits(sentence: str, entry: Entry, collection: engine.Collection) -> bool:
+def _fits(sentence: str, entry: Entry, collection: Collection) -> bool:
     """Whether a description says nothing the entry's semantics or disputes rule out."""
     for reading in read(sentence, collection.vocabulary):
         drafted = entry.semantics.get(reading.facet)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import os
 from collections import deque
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
@@ -29,6 +29,7 @@ Result = Extraction | ReadFailure
 Progress = Callable[[int, int], None]  # files extracted, total
 # What one text states: picklable, since each worker process gets it once when it starts.
 Reader = Callable[[str], Sequence[Reading]]
+Pause = Callable[[], AbstractContextManager[None]]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ class Settings:
     options: Options  # what the sources need from the config (part of the cache key)
     read: Reader  # its vocabulary (built-in and registry facets) is covered by the cache key's registry and rules
     max_bytes: int = MAX_BYTES  # a larger file is ML900 (`max_file_size`)
+    # Held while results arrive: the command line pauses garbage collection there (cli.py);
+    # an embedding program may leave its collector alone.
+    pause: Pause = nullcontext
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
     pending: list[int] = []
     store = cache_module.Cache(settings.cache_dir) if settings.cache_dir is not None else None
     run_salt = cache_module.salt(settings.registry, settings.options) if store else None
-    with _no_collection():
+    with settings.pause():
         for index, path in enumerate(files):
             shown = display(path)
             if store is not None and run_salt is not None:
@@ -86,22 +90,6 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
     return results  # type: ignore[return-value]
 
 
-@contextmanager
-def _no_collection() -> Iterator[None]:
-    """Garbage collection paused while results arrive. They come by the thousand, make no
-    reference cycles and all live to the end of the run, so each collection would only walk
-    the growing heap again: a fifth of a Megatron-LM run. Frozen before collection resumes,
-    they are never walked again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-
 def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
@@ -125,7 +113,7 @@ def _run(jobs: list[_Job], settings: Settings) -> Iterator[tuple[str | None, Res
     size = max(1, min(_MAX_BATCH, len(jobs) // (workers * _BATCHES_PER_WORKER)))
     unanswered = deque(jobs[start : start + size] for start in range(0, len(jobs), size))
     while unanswered:
-        with _pool(settings, workers) as pool, _no_collection():
+        with _pool(settings, workers) as pool, settings.pause():
             futures = [pool.submit(_extract_batch, batch, options) for batch in unanswered]
             for future in futures:
                 try:
@@ -218,7 +206,7 @@ def _extract(job: _Job, options: Options, read: Reader) -> tuple[str | None, Res
 
 
 def _read_texts(extraction: Extraction, read: Reader) -> Extraction:
-    return replace(extraction, readings=tuple(tuple(read(m.text)) for m in extraction.mentions))
+    return replace(extraction, texts=tuple((mention, tuple(read(mention.text))) for mention, _ in extraction.texts))
 
 
 def _internal(shown: str, error: Exception) -> ReadFailure:

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
+from typing import Callable, Iterable
 
 from metriclint.model import CallFlow, FunctionFlow, KeyUse, Mention, Reading, Suppression, TooltipTable
+
+Text = tuple[Mention, tuple[Reading, ...]]  # a text, and what it states
 
 
 @dataclass(frozen=True, slots=True)
 class Extraction:
-    mentions: tuple[Mention, ...] = ()
+    """What one file holds. Each text comes with what it states (language/phrases.read): a
+    source gives its texts unread (`unread`), and the runner reads them where the file is
+    extracted, in parallel and cached, since reading needs nothing but the text."""
+
+    texts: tuple[Text, ...] = ()
     keys: tuple[KeyUse, ...] = ()
     # `metriclint: ignore[...]` comments: a source passes each comment's text to
     # `directives.directive` and records `directives.suppression(found, span, lines_covered)`.
@@ -23,9 +29,15 @@ class Extraction:
     tables: tuple[TooltipTable, ...] = ()  # resolved against the known keys later (language/tooltips.py)
     functions: tuple[FunctionFlow, ...] = ()  # for code evidence across modules (evidence/code_claims.py)
     calls: tuple[CallFlow, ...] = ()
-    # What each mention states (language/phrases.read), one tuple per mention: read where the file
-    # is extracted, in parallel and cached, since it needs nothing but the text (extract/runner.py).
-    readings: tuple[tuple[Reading, ...], ...] = ()
+
+    @property
+    def mentions(self) -> tuple[Mention, ...]:
+        return tuple(mention for mention, _ in self.texts)
+
+
+def unread(mentions: Iterable[Mention]) -> tuple[Text, ...]:
+    """A source's texts, before anything is read from them."""
+    return tuple((mention, ()) for mention in mentions)
 
 
 class Unreadable(Exception):

@@ -20,7 +20,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.model import Mention, Span, Suppression
-from metriclint.sources import Extraction, Unreadable, directives, source_lines
+from metriclint.sources import Extraction, Unreadable, directives, source_lines, unread
 
 SOURCE = "doc"
 # Leading punctuation that separates a list item's name from its definition.
@@ -40,7 +40,7 @@ def extract(path: str, source: bytes) -> Extraction:
         raise Unreadable(f"cannot decode Markdown as UTF-8: {error.reason}") from None
     lines = source_lines(text)  # as markdown-it counts lines: not at form feeds or U+2028
     tree = SyntaxTreeNode(_parser().parse(text))
-    return Extraction(tuple(_Walker(path, lines).document(tree.children)), suppressions=tuple(_suppressions(path, lines, tree)))
+    return Extraction(unread(_Walker(path, lines).document(tree.children)), suppressions=tuple(_suppressions(path, lines, tree)))
 
 
 def _suppressions(path: str, lines: list[str], tree: SyntaxTreeNode) -> list[Suppression]:

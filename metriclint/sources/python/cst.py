@@ -13,7 +13,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from metriclint.sources import Extraction, Unreadable
+from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python.prose import Prose
 from metriclint.sources.python.text import Comment, Literal
 
@@ -28,7 +28,7 @@ def extract(path: str, text: str, cpython_error: Unreadable) -> Extraction:
     reader = _Reader(Prose(path))
     MetadataWrapper(module, unsafe_skip_copy=True).visit(reader)
     prose = reader.prose
-    return Extraction(tuple(prose.mentions + prose.comment_mentions()), suppressions=tuple(prose.suppressions()))
+    return Extraction(unread(prose.mentions + prose.comment_mentions()), suppressions=tuple(prose.suppressions()))
 
 
 class _Reader(cst.CSTVisitor):

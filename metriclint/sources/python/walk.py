@@ -20,13 +20,13 @@ from dataclasses import replace
 from metriclint.base import keys
 from metriclint.knowledge.code import knowledge
 from metriclint.model import Atom, CallFlow, FunctionFlow, KeyUse, ResultOf, Span
-from metriclint.sources import Extraction, Unreadable
+from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python.code import CodeReader, arguments
 from metriclint.sources.python.flow import FlowRules, Scope, flow_rules
-from metriclint.sources.python.values import is_measurement
 from metriclint.sources.python.prose import Prose
 from metriclint.sources.python.tables import Tables, string_value
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
+from metriclint.sources.python.values import is_measurement
 
 PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
 
@@ -52,7 +52,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
         raise Unreadable(TOO_DEEP) from None
     prose = collector.prose
     return Extraction(
-        tuple(prose.mentions + prose.comment_mentions()),
+        unread(prose.mentions + prose.comment_mentions()),
         tuple(collector.keys),
         suppressions=tuple(prose.suppressions()),
         tables=collector.tables.read(module),
