@@ -57,11 +57,11 @@ def test_an_extraction_comes_back_equal_from_its_plain_form() -> None:
 @pytest.mark.parametrize(
     ("what", "change"),
     [
-        ("a line that is text", lambda v: v["Extraction"][0][0][3][0].__setitem__(0, "1")),
-        ("a mention's text that is a number", lambda v: v["Extraction"][0][0].__setitem__(2, 7)),
-        ("a field too many", lambda v: v["Extraction"][0][0].append(True)),
+        ("a line that is text", lambda v: v["Extraction"][0][0][0][3][0].__setitem__(0, "1")),
+        ("a mention's text that is a number", lambda v: v["Extraction"][0][0][0].__setitem__(2, 7)),
+        ("a field too many", lambda v: v["Extraction"][0][0][0].append(True)),
         ("a class it does not name", lambda v: v.__setitem__("Extraction", {"os.system": ["rm"]})),
-        ("true for a number", lambda v: v["Extraction"][0][0][3][0].__setitem__(0, True)),
+        ("true for a number", lambda v: v["Extraction"][0][0][0][3][0].__setitem__(0, True)),
     ],
 )
 def test_an_entry_of_the_wrong_shape_is_deleted_and_the_file_read_again(
@@ -72,7 +72,7 @@ def test_an_entry_of_the_wrong_shape_is_deleted_and_the_file_read_again(
     forged = _with_mentions(_entries(project / "c"))
     _forge(forged, change)
     assert invoke("check", ".", "--cache-dir", "c").output == first, what
-    assert plain.decoder(cache.Entry)(json.loads(forged.read_bytes()), json.loads(forged.read_bytes())["Extraction"][0][0][1])
+    assert plain.decoder(cache.Entry)(json.loads(forged.read_bytes()), json.loads(forged.read_bytes())["Extraction"][0][0][0][1])
 
 
 def test_an_entry_cannot_place_a_finding_in_another_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
