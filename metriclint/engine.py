@@ -22,7 +22,7 @@ from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
 from metriclint.evidence.code_claims import code_claims
 from metriclint.extract.discover import discover
-from metriclint.extract.runner import Pause, Progress, Settings, default_jobs, extract_all
+from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, reread
 from metriclint.knowledge import registry as registry_module
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
@@ -48,30 +48,74 @@ class Collection:
     names: tooltips.Names
     bindings: tuple[Binding, ...]
     tests: frozenset[str] = frozenset()  # the test files, as shown: counted, but they state nothing
+    results: tuple[Result, ...] = ()  # one per file of `files`, in order: what `revise` replaces one of
+    folders: tuple[ReadFailure, ...] = ()  # the folders that could not be listed
 
 
 def collect(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Collection:
     """What the files under `config.paths` hold: their texts, keys, tables and code flows,
     the registry, and the tooltip tables bound to the known keys."""
-    facets, cues, reach = load_builtin()
-    registry = None
-    if config.registry is not None:
-        registry, facets = registry_module.load(config.registry, display(config.registry), facets)
-
-    vocabulary = Vocabulary(facets, cues, reach)
+    registry, vocabulary = _knowledge(config)
     folders: dict[str, ReadFailure] = {}  # a folder that cannot be listed: one ML900, however often the walk meets it
     files = discover(config.paths, config.exclude, config.root, SUFFIXES, partial(_unlisted, folders))
     files += _configured_yaml(config, partial(_unlisted, folders))
-    extractions, unreadable = [], list(folders.values())
+    results = extract_all(files, _settings(config, vocabulary, pause), progress)
+    return _assembled(config, tuple(files), tuple(results), tuple(folders.values()), registry, vocabulary)
+
+
+def revise(collection: Collection, config: Config, path: Path, data: bytes) -> Collection:
+    """`collection` with the file at `path` read from `data` (an editor's unsaved buffer)
+    instead of the disk. Only that file is extracted again; what spans the files (the metric
+    index, the tooltip tables' bindings) is rebuilt. A file the collection lacks is added."""
+    result = extract_buffer(path, data, _settings(config, collection.vocabulary))
+    shown = display(path)
+    at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
+    files, results = collection.files, collection.results
+    if at is None:
+        files, results = files + (path,), results + (result,)
+    else:
+        results = results[:at] + (result,) + results[at + 1 :]
+    return _assembled(config, files, results, collection.folders, collection.registry, collection.vocabulary)
+
+
+def reregister(collection: Collection, config: Config, text: str) -> Collection:
+    """`collection` with the registry read from `text` (an editor's unsaved buffer). No file
+    is parsed again: what the files hold does not depend on the registry, and what their texts
+    state depends only on the facets it adds, so they are read again only when those change."""
+    registry, vocabulary = _knowledge(config, text)
+    results = collection.results
+    if vocabulary.facets != collection.vocabulary.facets:
+        results = tuple(reread(result, partial(read, vocabulary=vocabulary)) for result in results)
+    return _assembled(config, collection.files, results, collection.folders, registry, vocabulary)
+
+
+def _knowledge(config: Config, registry_text: str | None = None) -> tuple[Registry | None, Vocabulary]:
+    """The registry (from `registry_text` when given, else its file) and the vocabulary it extends."""
+    facets, cues, reach = load_builtin()
+    registry = None
+    if config.registry is not None:
+        shown = display(config.registry)
+        if registry_text is None:
+            registry, facets = registry_module.load(config.registry, shown, facets)
+        else:
+            registry, facets = registry_module.parse(registry_text, shown, facets)
+    return registry, Vocabulary(facets, cues, reach)
+
+
+def _settings(config: Config, vocabulary: Vocabulary, pause: Pause = nullcontext) -> Settings:
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions))
     reader = partial(read, vocabulary=vocabulary)
-    settings = Settings(config.jobs or default_jobs(), config.cache_dir, config.registry, options, reader, config.max_file_size, pause)
-    for result in extract_all(files, settings, progress):
-        if isinstance(result, ReadFailure):
-            unreadable.append(result)
-        else:
-            extractions.append(result)
+    return Settings(config.jobs or default_jobs(), config.cache_dir, config.registry, options, reader, config.max_file_size, pause)
 
+
+def _assembled(
+    config: Config, files: tuple[Path, ...], results: tuple[Result, ...], folders: tuple[ReadFailure, ...],
+    registry: Registry | None, vocabulary: Vocabulary,
+) -> Collection:
+    """The collection of these files' results: the metric index of the keys they log, and
+    the tooltip tables bound to the known keys."""
+    extractions = tuple(r for r in results if isinstance(r, Extraction))
+    unreadable = folders + tuple(r for r in results if isinstance(r, ReadFailure))
     uses = [use for e in extractions for use in e.keys if not use.from_keyword]
     index = MetricIndex(registry, [use.key for use in uses])
     spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
@@ -81,9 +125,7 @@ def collect(config: Config, progress: Progress | None = None, pause: Pause = nul
     tables = [t for e in extractions for t in e.tables]
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
     tests = frozenset(display(f) for f in files if matches(f, config.tests, config.root))
-    return Collection(
-        tuple(files), tuple(extractions), tuple(unreadable), registry, vocabulary, index, names, tuple(bindings), tests
-    )
+    return Collection(files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders)
 
 
 @dataclass(frozen=True)
@@ -102,7 +144,12 @@ class Analysis:
 
 def analyse(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Analysis:
     """The whole run: every claim, sighting and code fact, and the findings that are reported."""
-    collection = collect(config, progress, pause)
+    return check(collect(config, progress, pause), config)
+
+
+def check(collection: Collection, config: Config) -> Analysis:
+    """The steps after `collect`: attribute the texts, run the checks, keep what is reported.
+    An editor server runs them again after each `revise`."""
     registry, index = collection.registry, collection.index
     shown, unsafe = _shown_tooltips(collection)
     mentions = _texts(collection, shown)

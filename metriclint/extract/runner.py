@@ -181,28 +181,45 @@ def _outcome(job: _Job, future: Future[list[tuple[str | None, Result]]]) -> tupl
 
 def _extract(job: _Job, options: Options, read: Reader) -> tuple[str | None, Result]:
     """One file's cache entry name (None: not to be cached) and its extraction; any failure
-    on this file is reported, never raised.
+    on this file is reported, never raised."""
+    try:
+        data = read_regular(job.path, job.max_bytes)
+    except OSError as error:
+        return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}")
+    cacheable, result = _parsed(job.path.suffix, job.shown, data, options, read)
+    return (cache_module.key(job.salt, job.shown, data) if job.salt is not None and cacheable else None), result
+
+
+def extract_buffer(path: Path, data: bytes, settings: Settings) -> Result:
+    """One file from bytes an editor holds (its unsaved buffer) instead of the disk; not
+    cached, since the buffer is not the file the next run will read."""
+    return _parsed(path.suffix, display(path), data, settings.options, settings.read)[1]
+
+
+def _parsed(suffix: str, shown: str, data: bytes, options: Options, read: Reader) -> tuple[bool, Result]:
+    """A file's extraction from its bytes, and whether it may be cached.
 
     This is the one place a file's failure becomes ML900: an error the sources foresee
     (`Unreadable`), nesting deeper than Python's recursion limit (which any recursive
     reader can hit), and one nobody foresaw, reported as ours so that users tell us.
     """
+    extractor = extractor_for(suffix, options)
     try:
-        data = read_regular(job.path, job.max_bytes)
-    except OSError as error:
-        return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}")
-    entry = cache_module.key(job.salt, job.shown, data) if job.salt is not None else None
-    extractor = extractor_for(job.path.suffix, options)
-    try:
-        return entry, _read_texts(extractor(job.shown, data), read) if extractor else Extraction()
+        return True, _read_texts(extractor(shown, data), read) if extractor else Extraction()
     except Unreadable as error:
-        return entry, ReadFailure(Span(job.shown, error.line, error.column, error.line, error.column), error.message)
+        return True, ReadFailure(Span(shown, error.line, error.column, error.line, error.column), error.message)
     except RecursionError:
-        return entry, _unreadable(job.shown, "nested too deeply to read")
+        return True, _unreadable(shown, "nested too deeply to read")
     except ConfigError:
         raise  # metriclint's own rules data is broken: exit 2, not one ML900 per file
     except Exception as error:  # noqa: BLE001 - one odd file must not stop the run
-        return None, _internal(job.shown, error)  # not cached: the next version may read it
+        return False, _internal(shown, error)  # not cached: the next version may read it
+
+
+def reread(result: Result, read: Reader) -> Result:
+    """`result` with its texts read again by `read` (a vocabulary with other facets): what a
+    file states changes with the registry's facets, what it holds does not."""
+    return _read_texts(result, read) if isinstance(result, Extraction) else result
 
 
 def _read_texts(extraction: Extraction, read: Reader) -> Extraction:

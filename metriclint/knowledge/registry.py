@@ -55,6 +55,11 @@ def load(path: Path, display: str, builtin: dict[str, Facet]) -> tuple[Registry,
         raise ConfigError([Problem(display, 1, 1, f"cannot read the registry: {error.strerror or error}")]) from None
     except UnicodeDecodeError as error:
         raise ConfigError([Problem(display, 1, 1, f"cannot read the registry: {error}")]) from None
+    return parse(text, display, builtin)
+
+
+def parse(text: str, display: str, builtin: dict[str, Facet]) -> tuple[Registry, dict[str, Facet]]:
+    """A registry from its text: an editor's unsaved buffer is read as the file would be."""
     root, problems = marked_yaml.load(text, display)
     reader = Reader(display)
     registry, facets = Registry(display, {}), dict(builtin)

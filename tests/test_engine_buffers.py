@@ -1,0 +1,85 @@
+"""The engine embedded in an editor: one file, or the registry, taken from an unsaved buffer.
+An analysis revised from a buffer must be the one a run over the saved file would give."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from metriclint import engine, settings
+from metriclint.model import ConfigError
+
+DEMO_FINDING = "ML001 trainer/logging_utils.py:10 clipping=after"
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project = tmp_path / "demo"
+    shutil.copytree(ROOT / "fixtures" / "demo", project, ignore=shutil.ignore_patterns(".metriclint_cache"))
+    monkeypatch.chdir(project)
+    return project
+
+
+def _config() -> settings.Config:
+    return settings.with_speed(settings.load((".",), None, None), 1, None, True)
+
+
+def _findings(analysis: engine.Analysis) -> list[str]:
+    return [f"{f.rule} {f.span.path}:{f.span.line} {f.facet}={f.found}" for f in analysis.report.findings]
+
+
+def test_a_buffer_replaces_its_file_and_the_run_matches_a_saved_one(demo: Path) -> None:
+    config = _config()
+    collection = engine.collect(config)
+    assert _findings(engine.check(collection, config)) == [DEMO_FINDING]
+    source = demo / "trainer" / "logging_utils.py"
+    edited = source.read_bytes().replace(b"after clipping", b"before clipping")
+    revised = engine.check(engine.revise(collection, config, source, edited), config)
+    assert _findings(revised) == []
+    assert b"after clipping" in source.read_bytes()  # the buffer is not written
+    source.write_bytes(edited)
+    assert revised.report == engine.analyse(config).report
+
+
+def test_a_buffer_of_a_file_the_run_did_not_hold_is_added(demo: Path) -> None:
+    config = _config()
+    collection = engine.collect(config)
+    added = demo / "trainer" / "extra.py"
+    text = b'def log(tracker, grad_norm):\n    tracker.log({"train/grad_norm": grad_norm})  # post-clip\n'
+    revised = engine.revise(collection, config, added, text)
+    assert len(revised.files) == len(collection.files) + 1
+    assert "ML001 trainer/extra.py:2 clipping=after" in _findings(engine.check(revised, config))
+
+
+def test_a_registry_buffer_moves_the_findings(demo: Path) -> None:
+    config = _config()
+    collection = engine.collect(config)
+    text = (demo / "metrics.yaml").read_text(encoding="utf-8").replace("clipping: before", "clipping: after")
+    revised = engine.reregister(collection, config, text)
+    assert revised.extractions == collection.extractions  # same facets: nothing read again
+    assert _findings(engine.check(revised, config)) == ["ML001 metrics.yaml:5 clipping=before"]
+
+
+def test_a_registry_buffer_with_new_facets_reads_the_texts_again(demo: Path) -> None:
+    config = _config()
+    collection = engine.collect(config)
+    text = (demo / "metrics.yaml").read_text(encoding="utf-8").replace(
+        "metrics:", "facets:\n  stage:\n    description: When.\n    values:\n      warmup: [warm-up phase]\n      main: [main phase]\nmetrics:"
+    )
+    source = demo / "trainer" / "logging_utils.py"
+    edited = source.read_bytes().replace(b"Gradient norm after clipping.", b"Gradient norm in the warm-up phase.")
+    revised = engine.reregister(engine.revise(collection, config, source, edited), config, text)
+    claims = [(c.facet, c.value) for c in engine.check(revised, config).claims if c.span.path == "trainer/logging_utils.py"]
+    assert ("stage", "warmup") in claims
+
+
+def test_a_broken_registry_buffer_is_a_config_error_at_its_line(demo: Path) -> None:
+    config = _config()
+    collection = engine.collect(config)
+    text = (demo / "metrics.yaml").read_text(encoding="utf-8").replace("clipping: before", "clipping: sideways")
+    with pytest.raises(ConfigError) as raised:
+        engine.reregister(collection, config, text)
+    assert [(p.path, p.line) for p in raised.value.problems] == [("metrics.yaml", 7)]
