@@ -15,7 +15,9 @@ import functools
 import gc
 import io
 import os
+import signal
 import sys
+import threading
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -132,6 +134,8 @@ class _Guarded(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
             raise  # click's own endings, and a closed pipe, which click handles as a reader expects
+        except KeyboardInterrupt:
+            sys.exit(128 + signal.SIGINT)  # as a shell reports a process that SIGINT ended: 130
         except Exception as error:  # noqa: BLE001 - the last guard
             if ctx.params.get("verbose") or os.environ.get("METRICLINT_DEBUG", "") not in ("", "0"):
                 traceback.print_exc()
@@ -145,10 +149,18 @@ class _Guarded(click.Group):
 @click.option("--verbose", is_flag=True, help="On an internal error, print its traceback (so does METRICLINT_DEBUG=1).")
 def main(verbose: bool) -> None:
     """Check that what your code, docs and dashboards say a metric means is what it is."""
+    if threading.current_thread() is threading.main_thread():
+        for ending in (signal.SIGTERM, signal.SIGHUP):  # unwind, so workers and temporary files are cleaned up
+            signal.signal(ending, _exit_for)
     for stream in (sys.stdout, sys.stderr):
         # A file name that is not UTF-8 is printed as its own bytes, as `ls` does, not a traceback.
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="surrogateescape")
+
+
+def _exit_for(signum: int, frame: object) -> None:
+    """SIGTERM or SIGHUP: exit as a shell reports a process the signal ended (143, 129)."""
+    sys.exit(128 + signum)
 
 
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:

@@ -49,7 +49,7 @@ def test_entries_are_json_and_the_package_never_unpickles() -> None:
 def test_an_extraction_comes_back_equal_from_its_plain_form() -> None:
     source = (FIXTURES / "demo" / "trainer" / "logging_utils.py").read_bytes()
     extraction = extractor_for(".py", DEFAULT_OPTIONS)("trainer/logging_utils.py", source)  # type: ignore[misc]
-    assert extraction.mentions and extraction.functions
+    assert extraction.texts and extraction.functions
     back = plain.decoder(cache.Entry)(json.loads(json.dumps(plain.encoder(cache.Entry)(extraction))), "trainer/logging_utils.py")
     assert back == extraction
 
@@ -79,7 +79,7 @@ def test_an_entry_cannot_place_a_finding_in_another_file(tmp_path: Path, monkeyp
     project = _demo(tmp_path, monkeypatch)
     first = invoke("check", ".", "--cache-dir", "c").output
     forged = _with_mentions(_entries(project / "c"))
-    _forge(forged, lambda v: v["Extraction"][0][0].__setitem__(1, "/etc/passwd"))
+    _forge(forged, lambda v: v["Extraction"][0][0][0].__setitem__(1, "/etc/passwd"))
     second = invoke("check", ".", "--cache-dir", "c").output
     assert second == first and "/etc/passwd" not in second
 

@@ -71,13 +71,13 @@ def test_one_changed_file_is_the_only_one_extracted(tmp_path: Path, monkeypatch:
     monkeypatch.chdir(project)
     invoke("check", ".", "--jobs", "1")
     extracted: list[str] = []
-    original = extract_all._extract
+    original = extract_all._run
 
-    def recording(job: extract_all._Job, *rest: Any) -> Any:
-        extracted.append(job.shown)
-        return original(job, *rest)
+    def recording(jobs: list[extract_all._Job], *rest: Any) -> Any:  # in this process: the workers read what it hands out
+        extracted.extend(job.shown for job in jobs)
+        return original(jobs, *rest)
 
-    monkeypatch.setattr(extract_all, "_extract", recording)
+    monkeypatch.setattr(extract_all, "_run", recording)
     changed = project / "trainer" / "logging_utils.py"
     changed.write_text(changed.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
     result = invoke("check", ".", "--jobs", "1")

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 from collections import deque
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
@@ -95,29 +96,29 @@ def default_jobs() -> int:
 
 
 def _run(jobs: list[_Job], settings: Settings) -> Iterator[tuple[str | None, Result]]:
-    """Extract in worker processes when there is enough to share; in this one otherwise.
-    Results come in the order of `jobs`, each as soon as it and those before it are done.
+    """Extract in worker processes, even a single file: a native parser that overflows its
+    stack (20,000 nested `not`s) or never ends must cost that file, not the run. Results come
+    in the order of `jobs`, each as soon as it and those before it are done.
 
     Workers take files in batches: one round trip per file cost as much as reading a small one.
     A worker that dies (out of memory, or a crash in a native parser) breaks the whole pool:
     the first batch without an answer is then read one file per process, so that only the
     file that kills its process is lost, and a new pool takes the rest.
     """
-    workers, options = min(settings.jobs, len(jobs)), settings.options
-    if workers <= 1:
-        yield from (_extract(job, options, settings.read) for job in jobs)
+    if not jobs:
         return
+    workers, options = max(1, min(settings.jobs, len(jobs))), settings.options
     # Imported here: multiprocessing is a tenth of a warm run's start-up, and a warm run has nothing to share.
     from concurrent.futures.process import BrokenProcessPool
 
     size = max(1, min(_MAX_BATCH, len(jobs) // (workers * _BATCHES_PER_WORKER)))
     unanswered = deque(jobs[start : start + size] for start in range(0, len(jobs), size))
     while unanswered:
-        with _pool(settings, workers) as pool, settings.pause():
+        with _pool(settings, workers) as pool, _ended_with(pool), settings.pause():
             futures = [pool.submit(_extract_batch, batch, options) for batch in unanswered]
             for future in futures:
                 try:
-                    results = future.result()
+                    results = _answer(future)
                 except BrokenProcessPool:
                     break
                 except ConfigError:
@@ -136,15 +137,42 @@ def _pool(settings: Settings, workers: int) -> Executor:
     return ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(settings.read,))
 
 
+@contextmanager
+def _ended_with(pool: Executor) -> Iterator[None]:
+    """The pool's workers end with the run: on an interrupt or a signal (SIGTERM, SIGHUP; cli.py
+    turns them into SystemExit) they are killed and waited for, rather than left reading files
+    and holding the caller's stdout and stderr open."""
+    try:
+        yield
+    except BaseException:
+        processes = list(getattr(pool, "_processes", {}).values())  # no public way before Python 3.14
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join()
+        raise
+
+
 def _alone(job: _Job, settings: Settings) -> tuple[str | None, Result]:
     """One file in a process of its own: if that process dies too, the file is the cause."""
-    with _pool(settings, 1) as pool:
+    with _pool(settings, 1) as pool, _ended_with(pool):
         return _outcome(job, pool.submit(_extract_batch, [job], settings.options))
 
 
 _MAX_BATCH = 32
 _BATCHES_PER_WORKER = 16  # enough that the workers finish close together
-_DIED = "the process reading this file died (out of memory?); the run went on without it"
+_DIED = "the process reading this file died (out of memory, or a crash in a parser); the run went on without it"
+FILE_SECONDS = 60  # a file that takes longer to read is ML900; the worker goes on with the next one
+
+
+class _TooSlow(BaseException):
+    """Raised in a worker when a file's time is up. A BaseException, so that no `except
+    Exception` between here and the parser turns it into another result."""
+
+
+def _time_up(signum: int, frame: object) -> None:
+    raise _TooSlow
 
 
 _worker_read: Reader | None = None  # a worker's, set once when the pool starts it
@@ -153,15 +181,44 @@ _worker_read: Reader | None = None  # a worker's, set once when the pool starts 
 def _start_worker(read: Reader) -> None:
     global _worker_read
     _worker_read = read
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the main process ends us
+    for ending in (signal.SIGTERM, signal.SIGHUP):  # inherited from cli.py, whose SystemExit the pool would catch
+        signal.signal(ending, signal.SIG_DFL)
+    signal.signal(signal.SIGALRM, _time_up)
     gc.freeze()  # what a worker inherits from the parent needs no collection
     gc.disable()  # and its own garbage is collected once per batch (_extract_batch)
 
 
 def _extract_batch(batch: list[_Job], options: Options) -> list[tuple[str | None, Result]]:
     assert _worker_read is not None, "called outside a pool started by _run"
-    results = [_extract(job, options, _worker_read) for job in batch]
+    results = [_timed(job, options, _worker_read) for job in batch]
     gc.collect()  # the batch's reference cycles (Markdown trees), at once rather than every 700 allocations
     return results
+
+
+def _timed(job: _Job, options: Options, read: Reader) -> tuple[str | None, Result]:
+    """`_extract`, given `FILE_SECONDS` (the libcst fallback once ran past ten minutes on an 80 KB file)."""
+    signal.setitimer(signal.ITIMER_REAL, FILE_SECONDS)
+    try:
+        return _extract(job, options, read)
+    except _TooSlow:
+        return None, _unreadable(job.shown, f"reading this file took longer than {FILE_SECONDS} s; it was skipped")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _answer(future: Future[list[tuple[str | None, Result]]]) -> list[tuple[str | None, Result]]:
+    """The future's result, waited for in short steps. A signal may be delivered to any of the
+    pool's threads; Python runs its handler in the main thread only once that thread runs
+    again, which a wait without a timeout never does."""
+    while True:
+        try:
+            return future.result(timeout=_SIGNAL_CHECK_SECONDS)
+        except TimeoutError:
+            continue
+
+
+_SIGNAL_CHECK_SECONDS = 0.2
 
 
 def _outcome(job: _Job, future: Future[list[tuple[str | None, Result]]]) -> tuple[str | None, Result]:
@@ -170,7 +227,7 @@ def _outcome(job: _Job, future: Future[list[tuple[str | None, Result]]]) -> tupl
     from concurrent.futures.process import BrokenProcessPool  # loaded already: the pool runs
 
     try:
-        return future.result()[0]
+        return _answer(future)[0]
     except BrokenProcessPool:
         return None, _unreadable(job.shown, _DIED)
     except ConfigError:

@@ -1,0 +1,105 @@
+"""Crashes, runaway parses and signals: a file that kills or stalls its reader costs that file;
+a signal to metriclint ends its workers with it, with the exit status a shell expects, and
+leaves no temporary file behind."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import invoke, write_project
+
+from metriclint.base import files
+from metriclint.extract import runner
+
+forked = pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="the workers must inherit the patch")
+CONTRADICTION = 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # the norm after clipping\n'
+REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics:\n      clipping: before\n"
+
+
+def test_a_file_that_crashes_the_parser_is_ml900_even_when_it_is_the_only_file(in_tmp: Path) -> None:
+    """Syntax newer than Python 3.11 sends it to libcst, whose parser overflows its stack here
+    (SIGSEGV): once the whole run, now only its worker."""
+    (in_tmp / "nots.py").write_text("type X = int\nx = " + "not " * 20_000 + "1\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "metriclint", "check", "nots.py", "--no-cache", "--jobs", "1", "--format", "json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert '"rule": "ML900"' in result.stdout and '"path": "nots.py"' in result.stdout
+
+
+@forked
+def test_a_file_that_takes_too_long_is_ml900_and_the_run_goes_on(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_project(in_tmp, {"slow.py": "x = 1\n", "a.py": CONTRADICTION}, REGISTRY)
+    original = runner._extract
+
+    def stalling(job: runner._Job, *rest: object) -> object:
+        if job.shown == "slow.py":
+            time.sleep(60)
+        return original(job, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "_extract", stalling)
+    monkeypatch.setattr(runner, "FILE_SECONDS", 1)
+    started = time.monotonic()
+    result = invoke("check", ".", "--jobs", "1", "--no-cache")
+    assert time.monotonic() - started < 30
+    assert "slow.py:1:1: ML900 reading this file took longer than 1 s; it was skipped" in result.output
+    assert "a.py:2:55: ML001" in result.output
+
+
+_STALLED_RUN = """
+import sys, time
+from metriclint.extract import runner
+original = runner._extract
+def stalling(job, *rest):
+    time.sleep(600)
+runner._extract = stalling
+from metriclint.cli import main
+main(["check", ".", "--no-cache", "--jobs", "2"])
+"""
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+@forked
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc to see the workers")
+@pytest.mark.parametrize(("sent", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_ends_the_workers_too_with_the_shells_status(in_tmp: Path, sent: signal.Signals, status: int) -> None:
+    write_project(in_tmp, {f"m{i}.py": "x = 1\n" for i in range(4)})
+    run = subprocess.Popen([sys.executable, "-c", _STALLED_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while len(workers) < 2 and time.monotonic() < deadline:  # the pool's two workers, reading
+        time.sleep(0.2)
+        workers = _children(run.pid)
+    assert len(workers) >= 2, "the workers never started"
+    run.send_signal(sent)
+    _, stderr = run.communicate(timeout=60)  # returns only once every holder of the pipes is gone
+    assert run.returncode == status, stderr
+    assert "Traceback" not in stderr
+    assert not [w for w in workers if Path(f"/proc/{w}").exists()]
+
+
+def test_an_interrupted_write_leaves_the_old_file_and_no_temporary_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "module.py"
+    target.write_text("old\n", encoding="utf-8")
+
+    def interrupted(descriptor: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        files.replace(target, b"new\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["module.py"] and target.read_text(encoding="utf-8") == "old\n"
