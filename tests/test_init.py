@@ -23,7 +23,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_init_drafts_the_expected_registry(project: Path) -> None:
     result = invoke("init", ".")
     assert result.exit_code == 0, result.output
-    assert result.output == "Wrote metrics.yaml: 4 metrics, 1 with semantics, 1 disagreement to settle.\n"
+    assert result.output == "Wrote metrics.yaml: 4 metrics, 2 with semantics, 1 disagreement to settle.\n"
     assert (project / "metrics.yaml").read_text() == (PROJECT / "metrics.yaml.expected").read_text()
 
 
@@ -72,7 +72,7 @@ def test_init_drafts_only_measurements_logged_outside_the_tests(field_project: P
     """Issue 14: no dataset ids, CI globs, configuration fields, labels or test-only keys; keys
     with spaces and templates with named placeholders; the code's value over a wrong text."""
     result = invoke("init", ".")
-    assert result.output == "Wrote metrics.yaml: 7 metrics, 2 with semantics, 2 disagreements to settle.\n"
+    assert result.output == "Wrote metrics.yaml: 7 metrics, 3 with semantics, 2 disagreements to settle.\n"
     assert (field_project / "metrics.yaml").read_text() == (FIELD / "metrics.yaml.expected").read_text()
     loaded, _ = registry.load(field_project / "metrics.yaml", "metrics.yaml", load_builtin()[0])
     assert list(loaded.metrics) == [

@@ -18,6 +18,19 @@ def test_required_facets_are_built_in() -> None:
     assert {"seconds", "milliseconds", "bytes", "GB", "GiB", "MB", "MiB", "tokens/s"} <= set(FACETS["unit"].values)
 
 
+def test_the_ml_training_facets_are_built_in() -> None:
+    """Names and values are public contract: users write them in registries."""
+    assert set(FACETS["policy"].values) == {"current", "old", "reference", "rollout", "teacher"}
+    assert set(FACETS["quantity"].values) == {"entropy", "nll", "log-prob", "perplexity"}
+    assert set(FACETS["timing"].values) == {"current-step", "next-step"}
+    assert set(FACETS["estimator"].values) == {"k1", "k2", "k3"}
+    units = {"tokens", "samples", "count", "fraction", "percent", "samples/s", "TFLOP/s", "microseconds"}
+    assert units <= set(FACETS["unit"].values)
+    assert {"per-rollout", "per-group", "per-batch"} <= set(FACETS["granularity"].values)
+    assert {"std", "last"} <= set(FACETS["reduction"].values)
+    assert {"per-node", "per-engine"} <= set(FACETS["scope"].values)
+
+
 def test_every_facet_has_examples_of_both_kinds() -> None:
     for facet in FACETS.values():
         assert any(e.claims for e in facet.examples), facet.name
