@@ -50,7 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
+from metriclint.base.toml import tomllib
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path

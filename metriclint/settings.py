@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import sys
-import tomllib
+from metriclint.base.toml import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
