@@ -20,6 +20,7 @@ from metriclint import filters
 from metriclint.base import patterns
 from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
+from metriclint.evidence.built_keys import built_keys
 from metriclint.evidence.code_claims import code_claims
 from metriclint.extract.discover import discover
 from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, reread
@@ -30,7 +31,7 @@ from metriclint.language import tooltips
 from metriclint.language.attribution import MetricIndex, attribute
 from metriclint.language.phrases import read
 from metriclint.language.sightings import sightings
-from metriclint.model import Binding, Claim, CodeClaim, Mention, ReadFailure, Report, Sighting, Span
+from metriclint.model import Binding, Claim, CodeClaim, KeyUse, Mention, ReadFailure, Report, Sighting, Span
 from metriclint.settings import Config
 from metriclint.sources import SUFFIXES, YAML, Extraction, Options
 
@@ -50,6 +51,12 @@ class Collection:
     tests: frozenset[str] = frozenset()  # the test files, as shown: counted, but they state nothing
     results: tuple[Result, ...] = ()  # one per file of `files`, in order: what `revise` replaces one of
     folders: tuple[ReadFailure, ...] = ()  # the folders that could not be listed
+    built: tuple[KeyUse, ...] = ()  # keys made by calls that pass a string to a key template (evidence/built_keys.py)
+
+    @property
+    def uses(self) -> list[KeyUse]:
+        """Every key the code logs: written in the files, and built across calls."""
+        return [use for e in self.extractions for use in e.keys] + list(self.built)
 
 
 def collect(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Collection:
@@ -117,6 +124,8 @@ def _assembled(
     extractions = tuple(r for r in results if isinstance(r, Extraction))
     unreadable = folders + tuple(r for r in results if isinstance(r, ReadFailure))
     uses = [use for e in extractions for use in e.keys if not use.from_keyword]
+    built = tuple(built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]))
+    uses += built
     index = MetricIndex(registry, [use.key for use in uses])
     spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
     for use in uses:
@@ -125,7 +134,7 @@ def _assembled(
     tables = [t for e in extractions for t in e.tables]
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
     tests = frozenset(display(f) for f in files if matches(f, config.tests, config.root))
-    return Collection(files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders)
+    return Collection(files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, built)
 
 
 @dataclass(frozen=True)
@@ -157,7 +166,7 @@ def check(collection: Collection, config: Config) -> Analysis:
     claims = tuple(found)
     mismatches = tuple(m for s in shown if (m := tooltips.mismatch(s, collection.names)) is not None)
 
-    seen = sightings([use for e in collection.extractions for use in e.keys], mentions, index, collection.tests)
+    seen = sightings(collection.uses, mentions, index, collection.tests)
     code = _code_facts(collection)
 
     corpus = Corpus(claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code)

@@ -217,6 +217,7 @@ class FunctionFlow:
     bound: bool  # a method called through `self.`: the first parameter is not passed
     sinks: tuple[tuple[str, frozenset[Atom]], ...]  # (logged key, what the value may be)
     returns: tuple[tuple[int | None, frozenset[Atom]], ...]  # (tuple element or None, atoms)
+    templates: tuple[str, ...] = ()  # logged keys built from a parameter: `perf/{name}_time`
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +229,7 @@ class CallFlow:
     span: Span
     args: tuple[tuple[int | str, frozenset[Atom]], ...]
     bound: bool = False  # made through `self.`: positions skip the callee's first parameter
+    texts: tuple[tuple[int | str, tuple[str, ...]], ...] = ()  # the strings an argument may be
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,13 +100,18 @@ class Project:
         self, flow: FunctionFlow, param: str, caller: str, args: tuple[tuple[int | str, frozenset[Atom]], ...], bound: bool, hops: int
     ) -> Facts:
         """What one call passes for `param` of `flow`, by keyword or by position."""
-        index = flow.params.index(param) if param in flow.params else -1
-        position = index - 1 if flow.bound and bound else index
+        position = passed_at(flow, param, bound)
         found: set[CodeFact] = set()
         for where, atoms in args:
             if where == param or where == position:
                 found |= self.facts(caller, atoms, hops)
         return frozenset(found)
+
+
+def passed_at(flow: FunctionFlow, param: str, bound: bool) -> int:
+    """The argument position a call passes `param` at (-1: none); a call through `self.` skips it."""
+    index = flow.params.index(param) if param in flow.params else -1
+    return index - 1 if flow.bound and bound else index
 
 
 def code_claims(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], index: MetricIndex) -> tuple[CodeClaim, ...]:

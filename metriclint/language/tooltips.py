@@ -46,9 +46,11 @@ class Names:
     def __init__(self, index: MetricIndex, spans: dict[str, Span]) -> None:
         self.index = index
         self.spans = spans
-        known = [*(index.registry.metrics if index.registry else ()), *index.logged]
-        # A template whose empty-placeholder instance is itself known adds nothing but duplicates.
-        self.keys = [k for k in dict.fromkeys(known) if not (keys.is_template(k) and keys.literal(k) in known)]
+        known = list(dict.fromkeys([*(index.registry.metrics if index.registry else ()), *index.logged]))
+        # A template with a known instance (its empty-placeholder one, or a key built from it)
+        # adds nothing but duplicates: the dashboard shows the instances.
+        plain = [k for k in known if not keys.is_template(k)]
+        self.keys = [k for k in known if not (keys.is_template(k) and any(keys.covers(k, p) for p in plain))]
         self.owners: dict[str, set[str]] = {}
         for key in self.keys:
             for name in (key, keys.literal(keys.last_segment(key))):

@@ -52,13 +52,29 @@ class Scope:
     objects: dict[str, str] = field(default_factory=dict)  # local -> knowledge-base chain it holds
     sinks: list[tuple[str, frozenset[Atom]]] = field(default_factory=list)  # (key, value logged)
     returns: dict[int | None, frozenset[Atom]] = field(default_factory=dict)
+    strings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings it may be (strings.py)
+    collections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings a loop over it yields
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})
 
+    def replaces(self, name: str, path: tuple[int, ...]) -> bool:
+        """Whether an assignment at `path` replaces what `name` held (else it may hold either)."""
+        old_path = self.carries[name][1] if name in self.carries else self.body or ()
+        return old_path[: len(path)] == path
+
     def bind(self, name: str, atoms: frozenset[Atom], path: tuple[int, ...]) -> None:
-        old_atoms, old_path = self.carries.get(name, (frozenset({name}) if name in self.params else frozenset(), self.body or ()))
-        self.carries[name] = (atoms if old_path[: len(path)] == path else atoms | old_atoms, path)
+        old_atoms = self.carries[name][0] if name in self.carries else frozenset({name}) if name in self.params else frozenset()
+        self.carries[name] = (atoms if self.replaces(name, path) else atoms | old_atoms, path)
+
+    def bind_strings(self, name: str, found: tuple[str, ...] | None, path: tuple[int, ...]) -> None:
+        """Call before `bind`: whether the old strings stay possible depends on the old path."""
+        if not self.replaces(name, path):
+            found = tuple(dict.fromkeys((*self.strings.get(name, ()), *(found or ())))) if name in self.strings else None
+        if found:
+            self.strings[name] = found
+        else:
+            self.strings.pop(name, None)
 
     def keys_of(self, param: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(key for key, roots in self.sinks if param in roots))
@@ -72,4 +88,5 @@ class Scope:
         kept = self.kept
         sinks = tuple((key, kept(atoms)) for key, atoms in self.sinks if kept(atoms))
         returns = tuple((element, kept(atoms)) for element, atoms in self.returns.items() if kept(atoms))
-        return FunctionFlow(self.name, self.params, self.bound, sinks, returns) if self.params or sinks or returns else None
+        templates = tuple(dict.fromkeys(key for key, _ in self.sinks if any(f"{{{p}}}" in key for p in self.params)))
+        return FunctionFlow(self.name, self.params, self.bound, sinks, returns, templates) if self.params or sinks or returns else None

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from typing import Callable
 
 from metriclint.base import keys
 from metriclint.knowledge.code import knowledge
 from metriclint.model import Atom, CallFlow, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources import Extraction, Unreadable, unread
+from metriclint.sources.python import strings
 from metriclint.sources.python.code import CodeReader, arguments
 from metriclint.sources.python.flow import FlowRules, Scope, flow_rules
 from metriclint.sources.python.prose import Prose
-from metriclint.sources.python.tables import Tables, string_value
+from metriclint.sources.python.tables import Tables
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
 from metriclint.sources.python.values import is_measurement
 
@@ -223,9 +225,36 @@ class _Collector:
 
     def _visit_For(self, node: ast.For | ast.AsyncFor) -> bool:
         self._unbind(node.target)
+        self._loop_strings(node.target, node.iter)
         return True
 
     _visit_AsyncFor = _visit_For
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> bool:
+        """Its loop variables hold the strings their iterables yield, inside it only; a dict
+        comprehension's key is logged like a dict literal's."""
+        scope = self.scopes[-1]
+        saved = (dict(scope.strings), dict(scope.carries))
+        for generator in node.generators:
+            self._unbind(generator.target)
+            self._loop_strings(generator.target, generator.iter)
+        if isinstance(node, ast.DictComp):
+            self._sink(node.key, node.value, require_key_shape=True)
+        self._children(node)
+        scope.strings, scope.carries = saved
+        return False
+
+    _visit_ListComp = _visit_SetComp = _visit_GeneratorExp = _visit_DictComp = _comprehension
+
+    def _loop_strings(self, target: ast.expr, iterated: ast.expr) -> None:
+        """`for k in ["a", "b"]`, `for k in NAMES`, `for k, v in table.items()`: k is one of them."""
+        if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "items":
+            if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
+                return
+            target = target.elts[0]
+        found = strings.loop_values(iterated, self._collection) if isinstance(target, ast.Name) else None
+        if isinstance(target, ast.Name) and found:
+            self.scopes[-1].strings[target.id] = found
 
     def _visit_withitem(self, node: ast.withitem) -> bool:
         if node.optional_vars is not None:
@@ -238,6 +267,7 @@ class _Collector:
         for name in names:
             if isinstance(name, ast.Name):
                 self.scopes[-1].bind(name.id, frozenset(), tuple(self.blocks))
+                self.scopes[-1].strings.pop(name.id, None)
 
     def _visit_AugAssign(self, node: ast.AugAssign) -> bool:
         if isinstance(node.target, ast.Name):
@@ -262,6 +292,9 @@ class _Collector:
         if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
             self.tables.dict_table(target.id, value)
         if isinstance(target, ast.Name):
+            if not (len(self.scopes) == 1 and self.classes):  # a class attribute is no module name
+                scope.bind_strings(target.id, strings.values(value, self._string), path)
+                self._bind_collection(scope, target.id, strings.literal_collection(value))
             scope.bind(target.id, self._roots(value), path)
             chain = self.code.chain(value, scope.objects)
             if chain in self.code.knowledge.prefixes:
@@ -280,6 +313,27 @@ class _Collector:
         elif isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
             self._sink(target.slice, value, require_key_shape=True)
 
+    def _bind_collection(self, scope: Scope, name: str, found: tuple[str, ...] | None) -> None:
+        if found:
+            scope.collections[name] = found
+        else:
+            scope.collections.pop(name, None)
+
+    def _string(self, name: str) -> tuple[str, ...] | None:
+        """The strings `name` may be here: bound in this function, else at module level."""
+        return self._visible(name, lambda scope: scope.strings)
+
+    def _collection(self, name: str) -> tuple[str, ...] | None:
+        return self._visible(name, lambda scope: scope.collections)
+
+    def _visible(self, name: str, table: Callable[[Scope], dict[str, tuple[str, ...]]]) -> tuple[str, ...] | None:
+        scope = self.scopes[-1]
+        if name in table(scope):
+            return table(scope)[name]
+        if name in scope.carries or name in scope.params:  # a local of another kind hides the module's
+            return None
+        return table(self.scopes[0]).get(name)
+
     def _visit_Dict(self, node: ast.Dict) -> bool:
         if not self.tables.holds(node):
             for key, value in zip(node.keys, node.values):
@@ -295,8 +349,22 @@ class _Collector:
     def _call_flow(self, node: ast.Call) -> None:
         """A call of what may be a project function, with what its arguments carry."""
         site = self._site(node)
-        if site.callee and site.args:
-            self.calls.append(CallFlow(site.callee, site.caller, self._span(node), site.args, site.bound))
+        texts = self._argument_strings(node) if site.callee else ()
+        if site.callee and (site.args or texts):
+            self.calls.append(CallFlow(site.callee, site.caller, self._span(node), site.args, site.bound, texts))
+
+    def _argument_strings(self, node: ast.Call) -> tuple[tuple[int | str, tuple[str, ...]], ...]:
+        """The strings each argument is, where known whole: they fill the callee's key templates."""
+        found: list[tuple[int | str, tuple[str, ...]]] = []
+        positional = True
+        for position, arg in enumerate(arguments(node)):
+            positional = positional and not arg.star
+            if arg.star or not (arg.keyword or positional):
+                continue
+            texts = strings.values(arg.value, self._string)
+            if texts and not any(keys.is_template(t) for t in texts):
+                found.append((arg.keyword or position, texts))
+        return tuple(found)
 
     def _site(self, node: ast.Call) -> ResultOf:
         """The call as evidence/code_claims.py resolves it: callee ("" if unknown) and what each argument carries.
@@ -336,7 +404,7 @@ class _Collector:
             return
         given = arguments(node)
         positional = [arg.value for arg in given if arg.keyword is None and not arg.star]
-        if len(positional) >= 2 and _key_text(positional[0]) is not None:
+        if len(positional) >= 2 and self._keys(positional[0]):
             self._sink(positional[0], positional[1], require_key_shape=False)
         for value in positional:
             if isinstance(value, ast.Dict):
@@ -350,13 +418,17 @@ class _Collector:
                 self._record_key(arg.keyword, span, arg.value, from_keyword=True)
 
     def _sink(self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False) -> None:
-        key = _key_text(key_node)
-        if key is None or keys.too_generic(key):
-            return
-        shaped = keys.looks_like_key(key)
-        if (require_key_shape and not shaped) or (only_unshaped and shaped):
-            return
-        self._record_key(key, self._span(key_node), value, from_keyword=False)
+        for key in self._keys(key_node):
+            if keys.too_generic(key):
+                continue
+            shaped = keys.looks_like_key(key)
+            if (require_key_shape and not shaped) or (only_unshaped and shaped):
+                continue
+            self._record_key(key, self._span(key_node), value, from_keyword=False)
+
+    def _keys(self, node: ast.expr) -> tuple[str, ...]:
+        """The keys a key expression may be (strings.py); an unknown part is a `{name}` placeholder."""
+        return strings.values(node, self._string) or ()
 
     def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool) -> None:
         self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value)))
@@ -421,27 +493,3 @@ def _assigned_name(statement: ast.stmt) -> str | None:
         return statement.target.id
     return None
 
-
-def _key_text(node: ast.expr) -> str | None:
-    """A string key as written; f-string fields become `{name}` placeholders."""
-    if isinstance(node, ast.JoinedStr):
-        parts = []
-        for part in node.values:
-            if isinstance(part, ast.FormattedValue):
-                parts.append("{" + _placeholder_name(part.value) + "}")
-            else:
-                parts.append(string_value(part) or "")
-        return "".join(parts)
-    return string_value(node)
-
-
-def _placeholder_name(field: ast.expr) -> str:
-    """What an f-string field is called in a key template: its variable, attribute or function
-    (`{pos + 1}` -> `{pos}`, `{self.role}` -> `{role}`), so a reader of the registry sees what
-    varies; `value` when the field names nothing."""
-    for node in ast.walk(field):
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, ast.Attribute):
-            return node.attr
-    return "value"

@@ -1,0 +1,57 @@
+"""Keys built from a parameter, with the strings the project's calls pass for it.
+
+`def log_time(name, seconds): tracker.log({f"perf/{name}_time": seconds})` logs the template
+`perf/{name}_time`; the call `log_time("rollout", t)` logs `perf/rollout_time`. Each direct call
+of a project function (resolved as for code evidence, code_claims.Project) fills the
+placeholders named after the parameters it passes a known string for, so the inventory holds
+the keys themselves, at the call that makes them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Iterable, Iterator
+
+from metriclint.base import keys
+from metriclint.evidence.code_claims import Project, passed_at
+from metriclint.model import CallFlow, FunctionFlow, KeyUse
+from metriclint.sources.python.strings import MAX_VALUES
+
+
+def built_keys(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> Iterator[KeyUse]:
+    project = Project((f for f in functions if f.templates), ())
+    for call in calls:
+        flow = project.resolve(call.callee) if call.texts else None
+        if flow is None:
+            continue
+        given = _given(flow, call)
+        for template in flow.templates:
+            for key in _filled(template, given):
+                if not keys.too_generic(key):
+                    yield KeyUse(key, call.span)
+
+
+def _given(flow: FunctionFlow, call: CallFlow) -> dict[str, tuple[str, ...]]:
+    """The strings this call passes for each parameter of `flow`, by keyword or position."""
+    found = {}
+    for param in flow.params:
+        position = passed_at(flow, param, call.bound)
+        for where, texts in call.texts:
+            if where == param or where == position:
+                found[param] = texts
+    return found
+
+
+def _filled(template: str, given: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """Every key `template` makes with the strings given for its placeholders; () when none is given."""
+    used = [(f"{{{param}}}", texts) for param, texts in given.items() if f"{{{param}}}" in template]
+    if not used or math.prod(len(t) for _, t in used) > MAX_VALUES:
+        return ()
+    made = []
+    for combination in itertools.product(*(t for _, t in used)):
+        key = template
+        for (placeholder, _), text in zip(used, combination):
+            key = key.replace(placeholder, text)
+        made.append(key)
+    return tuple(dict.fromkeys(made))

@@ -1,0 +1,138 @@
+"""The strings a Python expression may be, as far as one module can tell: how built keys get
+into the inventory.
+
+Many logged keys are built: `"train/" + name`, `f"{prefix}{key}"`, `"perf/%s_time" % name`, a
+key formatted inside a loop over a literal list or a dict's keys. A key missing from the
+inventory cannot own a tooltip pattern (ML003) and makes ML005 call its registry entry stale.
+So an expression is evaluated to the strings it may hold: constants; names bound to strings in
+the same function or at module level; concatenation, f-strings, `%` with `%s` and
+`str.format`, each combination of the parts' values; a loop or comprehension variable over a
+literal list, tuple or set of strings or over a dict literal's keys. A part whose value is not
+known becomes a placeholder named after what varies (`{name}`, `{pos + 1}` -> `{pos}`), as an
+f-string's field always did, so `"train/" + name` is the template `train/{name}`. Past `MAX_VALUES` combinations
+a part stays a placeholder rather than listing them all.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import string
+from typing import Callable
+
+MAX_VALUES = 16  # combinations listed before a part is left as a placeholder
+
+# The strings a name may be (None: unknown), and the strings a loop over a name yields.
+Lookup = Callable[[str], "tuple[str, ...] | None"]
+
+
+def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
+    """Every string `node` may be, unknown parts as placeholders; None when it is no string
+    expression at all (a call, a number, a name not bound to a string)."""
+    if isinstance(node, ast.Constant):
+        return (node.value,) if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name):
+        return name_values(node.id)
+    if isinstance(node, ast.JoinedStr):
+        return _joined([_fstring_part(part, name_values) for part in node.values])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = values(node.left, name_values), values(node.right, name_values)
+        if left is None and right is None:
+            return None
+        return _joined([left or (_placeholder(node.left),), right or (_placeholder(node.right),)])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+        items = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+        return _percent(node.left.value, items, name_values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        template = node.func.value
+        if isinstance(template, ast.Constant) and isinstance(template.value, str):
+            return _format(template.value, node, name_values)
+    return None
+
+
+def loop_values(node: ast.expr, collection: Lookup) -> tuple[str, ...] | None:
+    """The strings a `for` over `node` yields: the items of a literal list, tuple or set of
+    strings, the keys of a dict literal (also through `.keys()` and `.items()`, whose first
+    element the caller takes), or of a name bound to one of those."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("keys", "items") and not node.args:
+        node = node.func.value
+    if isinstance(node, ast.Name):
+        return collection(node.id)
+    return literal_collection(node)
+
+
+def literal_collection(node: ast.expr) -> tuple[str, ...] | None:
+    """The strings a literal list, tuple or set holds, or a dict literal's keys; None unless
+    every item is a string constant."""
+    items: list[ast.expr | None]
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = list(node.elts)
+    elif isinstance(node, ast.Dict):
+        items = list(node.keys)
+    else:
+        return None
+    found = [item.value for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    return tuple(dict.fromkeys(found)) if found and len(found) == len(items) else None
+
+
+def _fstring_part(part: ast.expr, name_values: Lookup) -> tuple[str, ...]:
+    if isinstance(part, ast.FormattedValue):
+        plain = part.conversion == -1 and part.format_spec is None  # `!r` adds quotes, a spec pads
+        known = values(part.value, name_values) if plain else None
+        return known or (_placeholder(part.value),)
+    return (str(part.value),) if isinstance(part, ast.Constant) else ("{value}",)
+
+
+def _percent(template: str, items: list[ast.expr], name_values: Lookup) -> tuple[str, ...] | None:
+    """`"perf/%s_time" % name`: only `%s` fields (and `%%`); any other conversion is not read."""
+    pieces = template.replace("%%", "\0").split("%")
+    if len(pieces) - 1 != len(items) or any(not piece.startswith("s") for piece in pieces[1:]):
+        return None
+    parts: list[tuple[str, ...]] = [(pieces[0].replace("\0", "%"),)]
+    for item, piece in zip(items, pieces[1:]):
+        parts += [values(item, name_values) or (_placeholder(item),), (piece[1:].replace("\0", "%"),)]
+    return _joined(parts)
+
+
+def _format(template: str, call: ast.Call, name_values: Lookup) -> tuple[str, ...] | None:
+    """`"eval/{}_{name}".format(a, name=b)`, read with Python's own format-string parser."""
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError:
+        return None
+    named = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    parts: list[tuple[str, ...]] = []
+    automatic = 0
+    for literal, field, spec, conversion in fields:
+        parts.append((literal,))
+        if field is None:
+            continue
+        if field == "":
+            field, automatic = str(automatic), automatic + 1
+        argument = call.args[int(field)] if field.isdigit() and int(field) < len(call.args) else named.get(field)
+        if argument is None or spec or conversion:
+            return None
+        parts.append(values(argument, name_values) or (_placeholder(argument),))
+    return _joined(parts)
+
+
+def _joined(parts: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """Every combination of the parts, in order; a part with too many values stays a placeholder."""
+    total = 1
+    for index, part in enumerate(parts):
+        if total * len(part) > MAX_VALUES:
+            parts[index] = ("{value}",)
+        total *= len(parts[index])
+    return tuple(dict.fromkeys("".join(combination) for combination in itertools.product(*parts)))
+
+
+def _placeholder(field: ast.expr) -> str:
+    """What an unknown part is called in a key template: its variable, attribute or function
+    (`{pos + 1}` -> `{pos}`, `{self.role}` -> `{role}`), so a reader of the registry sees what
+    varies; `{value}` when the part names nothing."""
+    for node in ast.walk(field):
+        if isinstance(node, ast.Name):
+            return "{" + node.id + "}"
+        if isinstance(node, ast.Attribute):
+            return "{" + node.attr + "}"
+    return "{value}"

@@ -1,0 +1,41 @@
+"""The keys a key expression may be, built from strings the module knows (sources/python/strings.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from metriclint.sources import python
+
+PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 0}\nPREFIX = "train/"\n\n\ndef f(x, name, items):\n'
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('    wandb.log({PREFIX + "loss": x})', ["train/loss"]),
+        ('    for role in NAMES:\n        wandb.log({f"perf/{role}_time": x})', ["perf/actor_time", "perf/critic_time"]),
+        ('    for k, v in STATS.items():\n        wandb.log({f"eval/{k}": v})', ["eval/loss", "eval/kl"]),
+        ('    wandb.log({f"rollout/{k}_mean": v for k, v in STATS.items()})', ["rollout/loss_mean", "rollout/kl_mean"]),
+        ('    wandb.log({"perf/%s_tflops" % "fwd": x})', ["perf/fwd_tflops"]),
+        ('    wandb.log({"perf/{}_tflops".format(name): x})', ["perf/{name}_tflops"]),
+        ('    key = "train/" + "entropy"\n    wandb.log({key: x})', ["train/entropy"]),
+        ('    p = ""\n    if x:\n        p = "ref_"\n    wandb.log({f"train/{p}log_probs": x})', ["train/log_probs", "train/ref_log_probs"]),
+        # the loop variable of a comprehension is not known after it
+        ('    keys = [k for k in NAMES]\n    wandb.log({f"perf/{k}_time": x})', ["perf/{k}_time"]),
+        # an unknown part is a placeholder; a key that is only placeholders after its section is none
+        ('    wandb.log({"train/" + name: x})', []),
+        ('    for k in items:\n        wandb.log({f"train/{k}": x})', []),
+        ('    wandb.log({"perf/%d_steps" % x: x})', []),
+    ],
+)
+def test_built_keys(body: str, expected: list[str]) -> None:
+    found = python.extract("t.py", (PRELUDE + body + "\n").encode()).keys
+    assert [k.key for k in found] == expected
+
+
+def test_a_call_passes_strings_for_the_callee_key_template() -> None:
+    code = 'def log_time(t, phase, s):\n    t.log({f"perf/{phase}_time": s})\n\n\ndef g(t):\n    log_time(t, "rollout", 1.0)\n'
+    extraction = python.extract("t.py", code.encode())
+    (flow,) = [f for f in extraction.functions if f.templates]
+    assert flow.templates == ("perf/{phase}_time",)
+    assert [c.texts for c in extraction.calls] == [((1, ("rollout",)),)]
