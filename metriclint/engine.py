@@ -29,6 +29,7 @@ from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import tooltips
 from metriclint.language.attribution import MetricIndex, attribute
+from metriclint.language.names import name_claims
 from metriclint.language.phrases import read
 from metriclint.language.sightings import sightings
 from metriclint.model import Binding, Claim, CodeClaim, KeyUse, Mention, ReadFailure, Report, Sighting, Span
@@ -169,7 +170,8 @@ def check(collection: Collection, config: Config) -> Analysis:
     seen = sightings(collection.uses, mentions, index, collection.tests)
     code = _code_facts(collection)
 
-    corpus = Corpus(claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code)
+    names = name_claims(collection.uses, index, collection.tests)
+    corpus = Corpus(claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code, names)
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(collection.files))

@@ -75,6 +75,21 @@ class KeyUse:
     span: Span
     from_keyword: bool = False  # a keyword argument name: counts only if the registry knows it
     measured: bool = True  # False: logged only with text, a flag, a container or a setting (values.py)
+    through: tuple[tuple[str, Span], ...] = ()  # the variables and attributes the value is named by on its way
+
+
+@dataclass(frozen=True, slots=True)
+class NameClaim:
+    """What a name states about the value it names (knowledge/names.py): the weakest statement,
+    held only against the code and the registry (ML007), never against a text."""
+
+    metric: str
+    facet: str
+    value: str
+    also: tuple[str, ...]  # values the name's part is commonly written for: not ruled out
+    name: str  # as written: a key's last segment, a variable, an attribute, a parameter
+    part: str  # the words of the name that state it: "gb"
+    span: Span
 
 
 @dataclass(frozen=True, slots=True)

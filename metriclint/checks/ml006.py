@@ -11,7 +11,7 @@ from metriclint.checks.statements import allows, by_statement, found
 from metriclint.model import CodeFact, Finding, Related, Severity
 
 
-def _computed(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[CodeFact]] | None:
+def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[CodeFact]] | None:
     """The one value the code computes for a metric's facet, with every computing site; None
     when the code says nothing, or computes different values on different paths."""
     facts = {c.fact: None for c in corpus.code if c.fact.facet == facet and keys.same_metric(c.metric, metric)}
@@ -21,7 +21,7 @@ def _computed(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[CodeFa
     return values.pop(), sorted(facts, key=lambda f: (f.span, f.origin))
 
 
-def _evidence(facts: list[CodeFact]) -> tuple[str, tuple[Related, ...]]:
+def code_evidence(facts: list[CodeFact]) -> tuple[str, tuple[Related, ...]]:
     sites = "; and from ".join(f"{f.origin} ({f.span.path}:{f.span.line}), which {f.says}" for f in facts)
     return f"the value comes from {sites}", tuple(Related(f.span, f"{f.origin}: {f.says}") for f in facts)
 
@@ -31,12 +31,12 @@ def code_contradictions(corpus: Corpus) -> Iterator[Finding]:
     already contradicts with the code's own value is left to ML001: one phrase, one finding."""
     registry = corpus.registry
     for (metric, facet, _), group in by_statement(corpus.claims).items():
-        computed = _computed(corpus, metric, facet)
+        computed = computed_value(corpus, metric, facet)
         setting = registry.setting(metric, facet) if registry is not None else None
         if computed is None or allows(group, computed[0]) or (setting is not None and setting.value == computed[0]):
             continue
         value, facts = computed
-        evidence, related = _evidence(facts)
+        evidence, related = code_evidence(facts)
         for claim in group:
             if claim.negated == (claim.value == value):
                 message = f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}'
@@ -46,9 +46,9 @@ def code_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 )
     for metric, entry in (registry.metrics.items() if registry is not None else ()):
         for facet, setting in entry.semantics.items():
-            computed = _computed(corpus, metric, facet)
+            computed = computed_value(corpus, metric, facet)
             if computed is not None and computed[0] != setting.value:
-                evidence, related = _evidence(computed[1])
+                evidence, related = code_evidence(computed[1])
                 message = f"{metric}: registry says {facet}={setting.value}; {evidence}"
                 yield ML006.finding(
                     setting.span, message, metric=metric, facet=facet, found=setting.value, expected=computed[0],

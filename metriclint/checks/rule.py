@@ -12,7 +12,7 @@ from typing import Callable, Iterator
 
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary
-from metriclint.model import Claim, CodeClaim, Finding, Mismatch, ReadFailure, Severity, Sighting, Span
+from metriclint.model import Claim, CodeClaim, Finding, Mismatch, NameClaim, ReadFailure, Severity, Sighting, Span
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class Corpus:
     sightings: tuple[Sighting, ...] = ()  # the inventory (language/sightings.py), sorted by place
     vocabulary: Vocabulary | None = None  # the wording `fix` rewrites to; None: findings carry no fix
     code: tuple[CodeClaim, ...] = ()  # what the code computes, with the computing sites
+    names: tuple[NameClaim, ...] = ()  # what the names of keys and of the values logged state (language/names.py)
 
 
 @dataclass(frozen=True)

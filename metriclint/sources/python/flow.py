@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Atom, FunctionFlow
+from metriclint.model import Atom, FunctionFlow, Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +54,7 @@ class Scope:
     returns: dict[int | None, frozenset[Atom]] = field(default_factory=dict)
     strings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings it may be (strings.py)
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings a loop over it yields
+    named: dict[str, tuple[tuple[str, Span], ...]] = field(default_factory=dict)  # name -> the names its value went by
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})

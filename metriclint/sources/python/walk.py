@@ -295,6 +295,8 @@ class _Collector:
             if not (len(self.scopes) == 1 and self.classes):  # a class attribute is no module name
                 scope.bind_strings(target.id, strings.values(value, self._string), path)
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
+            came = self._names(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
+            scope.named[target.id] = ((target.id, self._span(target)), *came)
             scope.bind(target.id, self._roots(value), path)
             chain = self.code.chain(value, scope.objects)
             if chain in self.code.knowledge.prefixes:
@@ -430,8 +432,25 @@ class _Collector:
         """The keys a key expression may be (strings.py); an unknown part is a `{name}` placeholder."""
         return strings.values(node, self._string) or ()
 
+    def _names(self, value: ast.expr) -> tuple[tuple[str, Span], ...]:
+        """The names a value goes by: the variable or attribute it is read from, and the ones
+        that variable was assigned from, through value-preserving steps only (float(x), x.item())."""
+        if isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Name) and func.id in self.rules.preserving_functions and len(value.args) == 1 and not value.keywords:
+                return self._names(value.args[0])
+            if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods and not value.args:
+                return self._names(func.value)
+            return ()
+        if isinstance(value, ast.Name):
+            return self.scopes[-1].named.get(value.id, ((value.id, self._span(value)),))
+        if isinstance(value, ast.Attribute):
+            end = self.text.span(self.path, value)  # the attribute's name ends the expression
+            return ((value.attr, Span(self.path, end.end_line, end.end_column - len(value.attr), end.end_line, end.end_column)),)
+        return ()
+
     def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool) -> None:
-        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value)))
+        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self._names(value)))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         self.scopes[-1].sinks.append((key, self._roots(value)))
 

@@ -1,0 +1,101 @@
+"""What a name says about the value it names: the parts of `rules/names.yaml`.
+
+`cpu_memory_used_gb` says the value is in GB; `reward_mean` that it is a mean. The parts are
+data, each checked against the facet vocabularies, and the file's examples (names that must and
+must not state something) are run by the tests.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from metriclint.base import keys, marked_yaml
+from metriclint.base.builtin import rules_dir
+from metriclint.base.marked_yaml import Reader
+from metriclint.knowledge.vocabulary import load_builtin
+from metriclint.model import ConfigError
+
+FILE = "names.yaml"
+PLACES = ("end", "any")
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class NamePart:
+    """Words that, ending a name (`end`) or anywhere in it (`any`), state `facet` = `value`."""
+
+    words: tuple[str, ...]
+    at: str
+    facet: str
+    value: str
+    also: tuple[str, ...] = ()  # values the part is commonly written for: not ruled out by it
+
+
+@dataclass(frozen=True, slots=True)
+class Stated:
+    """One facet value a name states, and the part that states it."""
+
+    part: NamePart
+
+    @property
+    def phrase(self) -> str:
+        return "_".join(self.part.words)
+
+
+def words(name: str) -> tuple[str, ...]:
+    """`perf/cpuMemory_{label}_GiB` -> (perf, cpu, memory, gib): placeholders left out, split at
+    separators and camelCase humps (but a part's own word such as `GiB` stays whole),
+    lower-cased."""
+    known = {word for part in parts() for word in part.words}
+    chunks = _SEPARATORS.split(keys.literal(name))
+    return tuple(w.lower() for chunk in chunks for w in ((chunk,) if chunk.lower() in known else _HUMP.split(chunk)) if w)
+
+
+def stated(name: str) -> list[Stated]:
+    """What `name` states, one value per facet: the longest matching part wins."""
+    found = words(name)
+    best: dict[str, NamePart] = {}
+    for part in parts():
+        if _matches(part, found) and (part.facet not in best or len(part.words) > len(best[part.facet].words)):
+            best[part.facet] = part
+    return [Stated(part) for part in best.values()]
+
+
+def _matches(part: NamePart, found: tuple[str, ...]) -> bool:
+    size = len(part.words)
+    if part.at == "end":
+        return found[-size:] == part.words
+    return any(found[i : i + size] == part.words for i in range(len(found) - size + 1))
+
+
+@lru_cache(maxsize=1)
+def parts() -> tuple[NamePart, ...]:
+    path = rules_dir() / FILE
+    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    reader = Reader(str(path))
+    facets, _, _ = load_builtin()
+    found: list[NamePart] = []
+    top = reader.mapping(root, "the names file", ("parts", "examples")) if root is not None else {}
+    for node in top["parts"][1].elements if "parts" in top else ():
+        fields = reader.mapping(node, "a name part", ("part", "at", "states", "also"))
+        text = reader.text(fields["part"][1], "'part'") if "part" in fields else None
+        at = reader.text(fields["at"][1], "'at'") if "at" in fields else None
+        states = reader.mapping(fields["states"][1], "'states'") if "states" in fields else {}
+        if text is None or at not in PLACES or len(states) != 1:
+            reader.error(node, f"a name part needs 'part', 'at' (one of: {', '.join(PLACES)}) and one 'states: {{facet: value}}'")
+            continue
+        facet, (facet_node, value_node) = next(iter(states.items()))
+        value = reader.text(value_node, f"the value of '{facet}'")
+        also = tuple(v for _, v in reader.texts(fields["also"][1], "'also'")) if "also" in fields else ()
+        known = facets[facet].values if facet in facets else {}
+        unknown = [v for v in (value, *also) if v not in known]
+        if value is None or unknown:
+            reader.error(facet_node, f"unknown value {unknown[0] if unknown else value!r} of facet '{facet}'")
+            continue
+        found.append(NamePart(tuple(text.split("_")), at, facet, value, also))
+    if problems or reader.problems:
+        raise ConfigError(problems + reader.problems)
+    return tuple(found)

@@ -1,0 +1,33 @@
+"""Names as claims: what a logged key's last segment, and each variable, attribute and parameter
+its value went by, say about the metric (the parts are in knowledge/names.py).
+
+A name is the weakest statement there is, so its claims are kept apart from the texts' claims:
+ML007 holds them against the code and the registry only, and no text is ever contradicted by a
+name. A name in a test file states nothing, as a test's texts do not.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from metriclint.base import keys
+from metriclint.knowledge.names import stated
+from metriclint.language.attribution import MetricIndex
+from metriclint.model import KeyUse, NameClaim
+
+
+def name_claims(uses: Iterable[KeyUse], index: MetricIndex, tests: frozenset[str] = frozenset()) -> tuple[NameClaim, ...]:
+    found: dict[NameClaim, None] = {}
+    for use in uses:
+        if use.from_keyword or use.span.path in tests:
+            continue
+        for metric in index.for_key(use.key):
+            found.update((claim, None) for claim in _claims(use, metric))
+    return tuple(found)
+
+
+def _claims(use: KeyUse, metric: str) -> Iterator[NameClaim]:
+    for name, span in ((keys.last_segment(use.key), use.span), *use.through):
+        for said in stated(name):
+            part = said.part
+            yield NameClaim(metric, part.facet, part.value, part.also, name, said.phrase, span)
