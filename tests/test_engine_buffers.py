@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
+
 from metriclint import engine, settings
 from metriclint.model import ConfigError
 

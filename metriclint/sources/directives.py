@@ -1,8 +1,10 @@
 """Suppression directives: `metriclint: ignore[ML001, ML002] reason` and `ignore-file[...]`.
 
-Each source finds comments with its own parser and hands the comment's text to `directive`;
-only the directive's small grammar is read here. What a suppression silences is decided after
-the checks have run (filters.py), so no parser needs to know the rules.
+Each source finds comments with its own parser, in its own comment syntax (`#` in Python and
+YAML, `//` and `/* */` in JavaScript, TypeScript and JSON with comments, `<!-- -->` in
+Markdown), and hands the comment's text to `directive`; only the directive's small grammar is
+read here. What a suppression silences is decided after the checks have run (filters.py), so
+no parser needs to know the rules.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from metriclint.model import Span, Suppression
 
 # After the comment marker, or after an earlier remark: `# pre-clip  # metriclint: ignore[ML001]`.
 _DIRECTIVE = re.compile(r"(?<![\w-])metriclint:\s*(ignore-file|ignore)\[([^\]]*)\]")
+MARK = b"metriclint:"  # a file without it holds no directive: its comments need not be looked at
+_CLOSERS = ("-->", "*/")  # what ends a Markdown or a block comment is not part of the reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,12 +30,15 @@ class Directive:
 
 
 def directive(comment: str) -> Directive | None:
-    """The directive in a comment's text (without its `#`, `//` or `<!--` marker), if any."""
+    """The directive in a comment's text, if any; the text may start with the comment's opening
+    marker, and its closing one is not part of the reason."""
     match = _DIRECTIVE.search(comment)
     if match is None:
         return None
     codes = tuple(dict.fromkeys(code.strip().upper() for code in match.group(2).split(",") if code.strip()))
-    reason = comment[match.end():].strip().removesuffix("-->").strip()
+    reason = comment[match.end():].strip()
+    for closer in _CLOSERS:
+        reason = reason.removesuffix(closer).strip()
     return Directive(codes, match.group(1) == "ignore-file", match.start(), reason)
 
 

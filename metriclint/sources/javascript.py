@@ -37,7 +37,7 @@ def extractor(suffix: str) -> Extractor:
     def extract(path: str, data: bytes) -> Extraction:
         source = Source(path, data, _parser(key).parse(data), "TypeScript" if kind == "typescript" else "JavaScript")
         source.check()
-        return Extraction(tables=tuple(_tables(source, kind)))
+        return Extraction(tables=tuple(_tables(source, kind)), suppressions=source.suppressions())
 
     return extract
 

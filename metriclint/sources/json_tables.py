@@ -37,13 +37,14 @@ def extract(path: str, data: bytes) -> Extraction:
     source.check()
     values = [c for c in source.tree.root_node.named_children if c.type != "comment"]
     if not values:
-        return Extraction()
+        return Extraction(suppressions=source.suppressions())
     root = values[0]
     dashboard = _dashboard(source, root)
     if dashboard is not None:
         entries = tuple(TooltipEntry(p, t, s, i) for i, (p, t, s) in enumerate(_panel_rows(source, dashboard)))
-        return Extraction(tables=(TooltipTable(path, "grafana", "panels", entries, shape=True),) if entries else ())
-    return Extraction(tables=tuple(_tables(source, root, "")))
+        tables = (TooltipTable(path, "grafana", "panels", entries, shape=True),) if entries else ()
+        return Extraction(tables=tables, suppressions=source.suppressions())
+    return Extraction(tables=tuple(_tables(source, root, "")), suppressions=source.suppressions())
 
 
 def _may_hold_table(data: bytes) -> bool:

@@ -13,12 +13,13 @@ import bisect
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Iterator
 
 from tree_sitter import Node, Tree
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
-from metriclint.sources import Unreadable, source_lines
+from metriclint.model import Mention, Span, Suppression, TooltipEntry, TooltipTable
+from metriclint.sources import Unreadable, directives, source_lines
 
 BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -76,6 +77,25 @@ class Source:
     def text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
+    def suppressions(self) -> tuple[Suppression, ...]:
+        """`// metriclint: ignore[ML001] why` and `/* ... */` directives, each covering the lines
+        of its comment (a trailing comment: the entry on its line)."""
+        if directives.MARK not in self.data:
+            return ()
+        found = []
+        for node in _comments(self.tree.root_node):
+            text = self.text(node)
+            directive = directives.directive(text)
+            if directive is None:
+                continue
+            (line, column), (end_line, end_column) = self.position(node), self.position(node, end=True)
+            before = text[: directive.start]
+            at_line = line + before.count("\n")
+            at_column = column + len(before) if "\n" not in before else len(before) - before.rfind("\n")
+            span = Span(self.path, at_line, at_column, end_line, end_column)
+            found.append(directives.suppression(directive, span, range(line, end_line + 1)))
+        return tuple(found)
+
     def string(self, node: Node | None) -> Mention | None:
         """A string literal (or a template literal without substitutions) as a tooltip text."""
         node = unwrap(node)
@@ -119,6 +139,16 @@ def _decoded(escape: str) -> str:
     elif char in _ESCAPES or char == "\n":
         char = " "
     return char.ljust(len(escape))
+
+
+def _comments(root: Node) -> Iterator[Node]:
+    """Every comment in the tree, in file order: the grammars place them anywhere."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            yield node
+        stack.extend(reversed(node.children))
 
 
 def _first_error(node: Node | None) -> Node | None:

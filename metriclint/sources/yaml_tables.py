@@ -6,12 +6,16 @@ to a mapping holding one (`rules/tooltips.yaml: text_fields`), or a list of `[pa
 
 from __future__ import annotations
 
+import bisect
+import re
 from typing import Iterator
+
+import yaml
 
 from metriclint.base import marked_yaml
 from metriclint.base.marked_yaml import Node
-from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
-from metriclint.sources import Extraction, Unreadable, pointer_token
+from metriclint.model import Mention, Span, Suppression, TooltipEntry, TooltipTable
+from metriclint.sources import Extraction, Unreadable, directives, pointer_token
 from metriclint.sources.tree_tables import table_rules
 
 
@@ -23,7 +27,39 @@ def extract(path: str, data: bytes) -> Extraction:
     root, problems = marked_yaml.load(text, path)
     if problems:
         raise Unreadable(problems[0].message, problems[0].line, problems[0].column)
-    return Extraction(tables=tuple(_tables(path, root, ""))) if root is not None else Extraction()
+    tables = tuple(_tables(path, root, "")) if root is not None else ()
+    return Extraction(tables=tables, suppressions=_suppressions(path, text))
+
+
+# A comment starts with `#` at a line's start or after white space, outside every scalar.
+_HASH = re.compile(r"(?:^|(?<=[ \t]))#", re.MULTILINE)
+_LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")  # as PyYAML counts lines
+
+
+def _suppressions(path: str, text: str) -> tuple[Suppression, ...]:
+    """`# metriclint: ignore[ML001] why`, each covering its own line. The YAML parser drops
+    comments, so they are found by YAML's rule, with the scalars' places from its events."""
+    if directives.MARK.decode() not in text:
+        return ()
+    scalars = [
+        (e.start_mark.index, e.end_mark.index)
+        for e in yaml.parse(text, Loader=yaml.SafeLoader)
+        if isinstance(e, yaml.ScalarEvent) and e.start_mark is not None and e.end_mark is not None
+    ]
+    starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+    found, commented = [], set()
+    for mark in _HASH.finditer(text):
+        line = bisect.bisect_right(starts, mark.start())
+        if line in commented or any(start <= mark.start() < end for start, end in scalars):
+            continue  # inside a scalar, or in a comment already
+        commented.add(line)
+        comment = _LINE_BREAK.split(text[mark.start() : starts[line] if line < len(starts) else len(text)])[0]
+        directive = directives.directive(comment)
+        if directive is not None:
+            column = mark.start() - starts[line - 1] + 1
+            span = Span(path, line, column + directive.start, line, column + len(comment))
+            found.append(directives.suppression(directive, span, (line,)))
+    return tuple(found)
 
 
 def _tables(path: str, node: Node, pointer: str) -> Iterator[TooltipTable]:

@@ -1,0 +1,6 @@
+"""What the code computes, across modules: code facts followed from the computing call through
+project functions into logged keys.
+
+Takes each file's function summaries and calls (model.FunctionFlow, model.CallFlow) and the
+known metrics; gives `CodeClaim`s, the evidence ML006 holds texts against.
+"""

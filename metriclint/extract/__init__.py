@@ -1,0 +1,7 @@
+"""The per-file step of a run: which files to read, and what each one holds.
+
+Takes the settings' paths and excludes; gives the files (`discover`) and, per file, an
+`Extraction` with each text's readings or a `ReadFailure` (`runner`: cache look-up, then
+worker processes in batches), in file order whatever order the workers finish in. The runner
+is handed the reading function, so it needs nothing above the sources.
+"""
