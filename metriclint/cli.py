@@ -36,8 +36,8 @@ from metriclint.fix import rewrite as fixing
 from metriclint.knowledge import registry as registry_module
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import load_builtin
-from metriclint.model import ConfigError, Finding, Problem, Severity
-from metriclint.report import audit, progress
+from metriclint.model import ConfigError, Finding, Problem, Report, Severity
+from metriclint.report import audit, once, progress
 from metriclint.report.audit_formats import AUDIT_FORMATS
 from metriclint.report.formats import FORMATS, count
 from metriclint.report.metric import describe
@@ -64,9 +64,17 @@ class Project:
     cache_dir: str | None
     no_cache: bool
 
+    def each(self, **given: Any) -> list[settings.Config]:
+        """The settings of every project PATHS belong to, for the commands that report on
+        several at once (check, fix)."""
+        with _usage_errors():
+            found = settings.projects(self.paths, self.config_file, self.registry, **given)
+            return [settings.with_speed(c, self.jobs, self.cache_dir, self.no_cache) for c in found]
+
     def settings(self, **given: Any) -> settings.Config:
-        """The loaded settings with the command line's on top; `given` are a command's own
-        (`select`, `baseline`, ...). Usage errors end the command with exit status 2."""
+        """The settings of the one project PATHS belong to, with the command line's on top;
+        `given` are a command's own (`select`, `baseline`, ...). Usage errors (among them
+        paths from several projects) end the command with exit status 2."""
         with _usage_errors():
             loaded = settings.load(self.paths, self.config_file, self.registry, **given)
             return settings.with_speed(loaded, self.jobs, self.cache_dir, self.no_cache)
@@ -100,6 +108,27 @@ def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
 def _analyse(config: settings.Config, progress: engine.Progress | None = None) -> engine.Analysis:
     with _usage_errors():
         return engine.analyse(config, progress, pause=_collection_paused)
+
+
+def _report(configs: list[settings.Config], progress: engine.Progress | None = None, hook_run: str | None = None) -> tuple[Report, Report]:
+    """The findings of every project in one report, and the report to print: the same, less
+    what an earlier invocation of the same pre-commit `hook_run` printed (report/once.py)."""
+    reports: list[Report] = []
+    shown: list[Finding] = []
+    for config in configs:
+        if hook_run is None or config.cache_dir is None:
+            reports.append(_analyse(config, progress).report)
+            shown += reports[-1].findings
+            continue
+        with once.exclusive(config.cache_dir):
+            reports.append(_analyse(config, progress).report)
+            shown += once.unprinted(reports[-1].findings, config.cache_dir, hook_run, config.root)
+    files = sum(r.files_checked for r in reports)
+    return Report(_sorted(f for r in reports for f in r.findings), files), Report(_sorted(shown), files)
+
+
+def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    return tuple(sorted(findings, key=lambda f: f.sort_key))
 
 
 @contextmanager
@@ -190,12 +219,12 @@ def check(
     exit_zero: bool, baseline_file: str | None, write_baseline: str | None, changed_only: bool,
 ) -> None:
     """Check PATHS (default: the current directory) for contradicting statements about metrics."""
-    config = project.settings(
+    configs = project.each(
         select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
     )
     bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
     try:
-        report = _analyse(config, bar).report
+        report, shown = _report(configs, bar, once.hook_run() if changed_only else None)
     finally:
         if bar is not None:
             bar.close()
@@ -204,7 +233,7 @@ def check(
             baseline.write(Path(write_baseline), list(report.findings))
         click.echo(f"Recorded {count(len(report.findings), 'finding')} in {write_baseline}.", err=True)
         _exit(())
-    FORMATS[output_format](report, sys.stdout, quiet)
+    FORMATS[output_format](shown, sys.stdout, quiet)
     _exit(() if exit_zero else report.findings, Severity(fail_on))
 
 
@@ -295,7 +324,7 @@ def fix(project: Project, show_diff: bool) -> None:
     """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
 
     Exits 1 while findings remain that no fix settled."""
-    report = _analyse(project.settings()).report
+    report = _report(project.each())[0]
     rewrites, unfixed = fixing.plan(report.findings)
     fixed, files = [], 0
     for rewrite in rewrites:

@@ -1,0 +1,233 @@
+"""Settings: what each project's settings file says (table.py reads it), the command line on
+top, and which rules run where.
+
+Each checked path's project and settings file are found from the path upward, stopping at the
+repository root, as ruff does (homes.py). Relative paths in a discovered file resolve against
+its folder; in a file given with --config, against the current directory.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from metriclint.base.files import MAX_BYTES
+from metriclint.base.paths import display, matches
+from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
+from metriclint.settings.homes import DEFAULT_REGISTRY, Home, homes
+from metriclint.settings.table import known, line_of, read_table, tooltips, validate
+
+# Test files: read for the inventory, but their texts and code state nothing about a metric
+# (a test's comment says what the test expects). Globs against the path from the project root,
+# or the file name.
+DEFAULT_TESTS = (
+    "tests/*", "test/*", "*/tests/*", "*/test/*", "__tests__/*", "*/__tests__/*",
+    "test_*.py", "*_test.py", "conftest.py", "*.test.*", "*.spec.*",
+)
+CACHE_DIR = ".metriclint_cache"  # at the project root; METRICLINT_CACHE_DIR moves it
+__all__ = ["DEFAULT_REGISTRY", "known"]
+
+
+# Which rules run where, and how severe their findings are: `select`, `ignore`,
+# `per-file-ignores` and `severity`, from the config and the command line. A selector is a
+# rule code or a prefix of codes (`ML0` is every ML0xx rule), as in ruff.
+@dataclass(frozen=True)
+class Selection:
+    root: Path  # per-file-ignores globs are relative to it
+    select: tuple[str, ...] = ("ML",)
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    severity: tuple[tuple[str, Severity], ...] = ()
+
+    def active(self, code: str, path: str) -> bool:
+        """Whether rule `code` runs on the file shown as `path`."""
+        if not _matches(code, self.select) or _matches(code, self.ignore):
+            return False
+        return not any(_matches(code, codes) and matches(Path(path), (glob,), self.root) for glob, codes in self.per_file_ignores)
+
+    def apply(self, findings: list[Finding]) -> list[Finding]:
+        """The findings of active rules, at their configured severity."""
+        return [self._severity(f) for f in findings if self.active(f.rule, f.span.path)]
+
+    def _severity(self, finding: Finding) -> Finding:
+        chosen = [(len(selector), level) for selector, level in self.severity if finding.rule.startswith(selector)]
+        if not chosen:
+            return finding
+        return replace(finding, severity=max(chosen, key=lambda item: item[0])[1])
+
+
+def _matches(code: str, selectors: tuple[str, ...]) -> bool:
+    return any(code.startswith(selector) for selector in selectors)
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path  # the project root: the config file's folder, else the checked folder
+    paths: tuple[Path, ...]
+    exclude: tuple[str, ...]
+    registry: Path | None  # None: run without a registry
+    selection: Selection
+    baseline: Path | None = None  # hide the findings recorded in this file
+    changed: tuple[str, ...] | None = None  # report only findings touching these files (shown paths)
+    tooltips: tuple[TooltipSetting, ...] = ()
+    log_functions: tuple[str, ...] = ()  # the project's own logging helpers, by called name
+    tests: tuple[str, ...] = DEFAULT_TESTS  # globs of the test files (see DEFAULT_TESTS)
+    jobs: int = 0  # worker processes; 0: one per CPU
+    max_file_size: int = MAX_BYTES  # a larger source file is ML900
+    cache_dir: Path | None = None  # None: no cache
+    scope: tuple[Path, ...] | None = None  # report only the findings in these files and folders; None: all
+
+
+def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool) -> Config:
+    """The command line's --jobs, --cache-dir and --no-cache on top of the loaded settings."""
+    if jobs is not None and jobs < 1:
+        raise ConfigError([Problem("--jobs", 1, 1, f"--jobs must be at least 1, not {jobs}")])
+    chosen = Path(cache_dir) if cache_dir else Path(os.environ.get("METRICLINT_CACHE_DIR") or config.root / CACHE_DIR)
+    return replace(config, jobs=jobs or 0, cache_dir=None if no_cache else chosen)
+
+
+def projects(
+    paths: tuple[str, ...],
+    config_file: str | None,
+    registry: str | None,
+    *,
+    select: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
+    baseline: str | None = None,
+    changed_only: bool = False,
+) -> list[Config]:
+    """The settings of each project PATHS belong to (homes.py), the command line's on top.
+
+    Each project is read whole, and only the findings in the given PATHS are reported: the
+    other side of a contradiction is usually in a file that was not named. With `changed_only`
+    (the pre-commit hook), PATHS are the changed files, and the findings touching them (at
+    them, or with their other side in them) are reported. With --config, its settings hold
+    for one project rooted at the current directory, as before discovery.
+    """
+    _check_command_line(select, ignore, baseline)
+    line = _CommandLine(registry, select, ignore, baseline, changed_only)
+    cwd = Path.cwd()
+    if config_file is not None:
+        file = Path(config_file)
+        settings = validate(read_table(file, required=True) or {}, file)
+        configured = tuple(cwd / p for p in settings.get("paths", ()))
+        chosen = (configured or (cwd,)) if changed_only else tuple(Path(p) for p in paths) or configured or (cwd,)
+        nearest = cwd / DEFAULT_REGISTRY
+        return [_config(line, cwd, file, settings, chosen, paths, None, nearest if _unusable(nearest) is None else None)]
+    checked = [Path(p) for p in paths] or [cwd]
+    groups: dict[Home | None, list[Path]] = {}
+    for path, found in zip(checked, homes(checked)):
+        groups.setdefault(found, []).append(path)
+    return [_project(line, found, given) for found, given in sorted(groups.items(), key=_project_order)]
+
+
+def load(paths: tuple[str, ...], config_file: str | None, registry: str | None, **given: Any) -> Config:
+    """The settings of the one project PATHS belong to; paths from several are a usage error,
+    for the commands that show one project (audit, explain-metric, sources, init, generate)."""
+    found = projects(paths, config_file, registry, **given)
+    if len(found) > 1:
+        roots = ", ".join(display(c.root) for c in found)
+        raise ConfigError([Problem("<command line>", 1, 1, f"the paths belong to {len(found)} projects ({roots}); give the paths of one")])
+    return found[0]
+
+
+@dataclass(frozen=True)
+class _CommandLine:
+    """What the command line sets for every project."""
+
+    registry: str | None
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    baseline: str | None
+    changed_only: bool
+
+
+def _check_command_line(select: tuple[str, ...], ignore: tuple[str, ...], baseline: str | None) -> None:
+    bad = [s for s in (*select, *ignore) if not known(s)]
+    if bad:
+        raise ConfigError([Problem("<command line>", 1, 1, f"unknown rule selector '{s}'; see `metriclint rules`") for s in bad])
+    if baseline is not None:
+        _given_file(baseline, "baseline", "--baseline")
+
+
+def _project_order(item: tuple[Home | None, list[Path]]) -> tuple[bool, str]:
+    """Projects by root; the paths in none last."""
+    found = item[0]
+    return (found is None, found.root.as_posix() if found is not None else "")
+
+
+def _project(line: _CommandLine, found: Home | None, given: list[Path]) -> Config:
+    """One project's settings, read whole; a path in no project is read on its own."""
+    shown = tuple(display(p) for p in given)
+    if found is None:
+        if line.changed_only:  # the changed files' project is the working directory's
+            return _config(line, Path.cwd(), None, {}, (Path.cwd(),), shown, None, None)
+        folders = [str(p.resolve() if p.is_dir() else p.resolve().parent) for p in given]
+        return _config(line, Path(os.path.commonpath(folders)), None, {}, tuple(given), shown, None, None)
+    file = found.settings
+    settings = validate(read_table(file, required=True) or {}, file) if file is not None else {}
+    whole = tuple(found.root / p for p in settings.get("paths", ())) or (found.root,)
+    if line.changed_only:
+        return _config(line, found.root, file, settings, whole, shown, None, found.nearest_registry)
+    everything = any(found.root.is_relative_to(p.resolve()) for p in given)
+    scope = None if everything else tuple(given)
+    return _config(line, found.root, file, settings, whole + tuple(given), shown, scope, found.nearest_registry)
+
+
+def _config(
+    line: _CommandLine, root: Path, file: Path | None, settings: dict[str, Any], chosen: tuple[Path, ...],
+    shown: tuple[str, ...], scope: tuple[Path, ...] | None, nearest_registry: Path | None,
+) -> Config:
+    """The command line over one settings file (`file`, None: defaults) of the project at `root`."""
+    selection = Selection(
+        root,
+        line.select or tuple(settings.get("select", ())) or Selection.select,
+        tuple(settings.get("ignore", ())) + line.ignore,
+        tuple((glob, tuple(codes)) for glob, codes in settings.get("per-file-ignores", {}).items()),
+        tuple((code, Severity(level)) for code, level in settings.get("severity", {}).items()),
+    )
+    registry_path: Path | None
+    if line.registry is not None:
+        registry_path = _given_file(line.registry, "registry", "--registry")
+    elif "registry" in settings and file is not None:  # only a file has settings
+        registry_path = root / settings["registry"]
+        why = _unusable(registry_path)
+        if why is not None:
+            raise ConfigError([Problem(display(file), line_of(file, "registry"), 1, f"registry file '{settings['registry']}' {why}")])
+    else:
+        registry_path = nearest_registry
+    return Config(
+        root, chosen, tuple(settings.get("exclude", ())), registry_path, selection,
+        Path(line.baseline) if line.baseline is not None else None,
+        shown if line.changed_only else None,
+        tooltips(settings.get("tooltips", []), file) if file is not None else (),
+        tuple(settings.get("log_functions", ())),
+        tuple(settings.get("tests", DEFAULT_TESTS)),
+        max_file_size=settings.get("max_file_size", MAX_BYTES),
+        scope=scope,
+    )
+
+
+def _given_file(name: str, what: str, option: str) -> Path:
+    """The file an option names; a ConfigError at the path, or at the option when the path
+    itself is unusable (too long for the file system), if it is not a readable file."""
+    path = Path(name)
+    why = _unusable(path)
+    if why is None:
+        return path
+    where = name if why == "not found" else option
+    raise ConfigError([Problem(where, 1, 1, f"{what} file {why} (given with {option})")])
+
+
+def _unusable(path: Path) -> str | None:
+    """Why `path` cannot be read as a file ("not found", or the system's reason), or None."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "not found"
+    except OSError as error:
+        return f"cannot be used: {error.strerror or error}"
+    return None if stat.S_ISREG(mode) else "not found"

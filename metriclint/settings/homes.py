@@ -1,0 +1,78 @@
+"""Which project a checked path belongs to, found as ruff finds a file's settings.
+
+From the path's folder upward, up to the repository root (the folder holding `.git`), the
+first folder with a settings file is the project's root: `.metriclint.toml`, `metriclint.toml`
+or a `pyproject.toml` with a `[tool.metriclint]` table, preferred in that order within a
+folder. The registry is the one its settings name, else the nearest `metrics.yaml` on the way
+up (a sub-project may have settings of its own and share the repository's registry). Without a settings file, the folder of the nearest `metrics.yaml` is the root. A path with
+neither above it belongs to no project: it is checked on its own, with no registry.
+
+A whole project is read whatever part of it is checked, since a contradiction's other side
+(the registry, another docstring) is usually in another file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from metriclint.settings.table import PYPROJECT, read_table
+
+SETTINGS_FILES = (".metriclint.toml", "metriclint.toml", PYPROJECT)
+DEFAULT_REGISTRY = "metrics.yaml"
+
+
+@dataclass(frozen=True)
+class Home:
+    """A project: its root, the settings file found there (None: defaults), and the nearest
+    `metrics.yaml` on the way up from the checked path (None: none)."""
+
+    root: Path  # absolute, resolved
+    settings: Path | None
+    nearest_registry: Path | None
+
+
+def homes(paths: list[Path]) -> list[Home | None]:
+    """The project each path belongs to (None: none), worked out once per folder: pre-commit
+    hands over thousands of files from a few folders."""
+    found: dict[Path, Home | None] = {}
+    result = []
+    for path in paths:
+        resolved = path.resolve()
+        folder = resolved if resolved.is_dir() else resolved.parent
+        if folder not in found:
+            found[folder] = _home(folder)
+        result.append(found[folder])
+    return result
+
+
+def _home(folder: Path) -> Home | None:
+    settings: Path | None = None
+    nearest: Path | None = None
+    for here in (folder, *folder.parents):
+        settings = settings or settings_file(here)
+        if nearest is None and _regular(here / DEFAULT_REGISTRY):
+            nearest = here / DEFAULT_REGISTRY
+        if (settings is not None and nearest is not None) or (here / ".git").exists():
+            break
+    if settings is not None:
+        return Home(settings.parent, settings, nearest)
+    return Home(nearest.parent, None, nearest) if nearest is not None else None
+
+
+def settings_file(folder: Path) -> Path | None:
+    """The file that holds `folder`'s settings, if any (a pyproject.toml only with the table)."""
+    for name in SETTINGS_FILES:
+        candidate = folder / name
+        if _regular(candidate) and (name != PYPROJECT or read_table(candidate, required=False) is not None):
+            return candidate
+    return None
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False

@@ -1,0 +1,172 @@
+"""A settings file's table: read (`[tool.metriclint]` in a pyproject.toml, the top level of a
+metriclint.toml), and checked, each problem reported at its line.
+
+tomllib keeps no positions, so a problem's line is found by looking for its key in the text.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from metriclint.base import locate
+from metriclint.base.files import read_text
+from metriclint.base.paths import display
+from metriclint.base.toml import tomllib
+from metriclint.checks import RULES
+from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
+
+KEYS = (
+    "registry", "paths", "exclude", "tests", "select", "ignore", "per-file-ignores", "severity", "tooltips", "log_functions",
+    "max_file_size",
+)
+TOOLTIP_KEYS = ("path", "table", "match", "strip_prefix")
+MATCH_MODES = ("exact", "prefix", "suffix", "substring", "regex", "glob")
+PYPROJECT = "pyproject.toml"
+CODES = tuple(rule.code for rule in RULES)
+
+
+def known(selector: str) -> bool:
+    """Whether `selector` is a rule code or a prefix of codes (`ML0` is every ML0xx rule)."""
+    return any(code.startswith(selector) for code in CODES) and bool(selector)
+
+
+def read_table(file: Path, required: bool) -> dict[str, Any] | None:
+    """The settings a file holds: a pyproject.toml's `[tool.metriclint]` table (None if it has
+    none), any other file's `[tool.metriclint]` table or else its top level, so a table
+    copied from a pyproject.toml works in a metriclint.toml or a file given with --config.
+    `required`: a pyproject.toml without the table is an error, not None."""
+    text = ""
+    try:
+        text = read_text(file)
+        data = tomllib.loads(text)
+    except OSError as error:
+        raise ConfigError([Problem(display(file), 1, 1, f"cannot read the config: {error.strerror or error}")]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([Problem(display(file), 1, 1, "the config is not UTF-8")]) from None
+    except RecursionError:
+        line, column = locate.deepest(text) or (1, 1)
+        raise ConfigError([Problem(display(file), line, column, "invalid TOML: nested too deeply")]) from None
+    except tomllib.TOMLDecodeError as error:
+        where = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
+        last = text.split("\n")[-1]  # tomllib says "at end of document" without a position
+        line, column = (int(where.group(1)), int(where.group(2))) if where else (text.count("\n") + 1, len(last) + 1)
+        message = re.sub(r"\s*\(at line \d+, column \d+\)|\s*\(at end of document\)", "", str(error))
+        raise ConfigError([Problem(display(file), line, column, f"invalid TOML: {message}")]) from None
+    except ValueError:  # an integer of more digits than Python converts
+        line, column = locate.long_number(text) or (1, 1)
+        message = f"invalid TOML: a number of more than {sys.get_int_max_str_digits()} digits"
+        raise ConfigError([Problem(display(file), line, column, message)]) from None
+    tool = data.get("tool", {})
+    own = tool.get("metriclint") if isinstance(tool, dict) else None
+    table = own if own is not None or file.name == PYPROJECT else data
+    if table is None and required:
+        raise ConfigError([Problem(display(file), 1, 1, "no [tool.metriclint] table in this file")])
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError([Problem(display(file), line_of(file, "metriclint"), 1, "tool.metriclint must be a table")])
+    return table
+
+
+def validate(table: dict[str, Any], file: Path) -> dict[str, Any]:
+    problems = []
+    for key, value in table.items():
+        line = line_of(file, key)
+        if key not in KEYS:
+            expected = ", ".join(KEYS)
+            problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [tool.metriclint]; expected one of: {expected}"))
+        elif key == "registry" and not isinstance(value, str):
+            problems.append(Problem(display(file), line, 1, "'registry' must be a string (a path)"))
+        elif key in ("paths", "exclude", "tests", "select", "ignore", "log_functions") and not _strings(value):
+            problems.append(Problem(display(file), line, 1, f"'{key}' must be a list of strings"))
+        elif key in ("registry", "paths") and "\0" in "".join(value if isinstance(value, list) else [value]):
+            problems.append(Problem(display(file), line, 1, f"'{key}' holds a NUL character, which no path can"))
+        elif key == "max_file_size" and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+            problems.append(Problem(display(file), line, 1, "'max_file_size' must be a positive number of bytes"))
+        elif key in ("select", "ignore"):
+            problems += [Problem(display(file), line, 1, _unknown(code)) for code in value if not known(code)]
+        elif key == "per-file-ignores" and not (isinstance(value, dict) and all(_strings(v) for v in value.values())):
+            problems.append(Problem(display(file), line, 1, "'per-file-ignores' must map globs to lists of rule codes"))
+        elif key == "per-file-ignores":
+            problems += [Problem(display(file), line, 1, _unknown(c)) for codes in value.values() for c in codes if not known(c)]
+        elif key == "severity" and not isinstance(value, dict):
+            problems.append(Problem(display(file), line, 1, "'severity' must map rule codes to \"error\" or \"warning\""))
+        elif key == "severity":
+            levels = {s.value for s in Severity}
+            problems += [Problem(display(file), line, 1, _unknown(c)) for c in value if not known(c)]
+            problems += [
+                Problem(display(file), line, 1, f"severity of {c} must be \"error\" or \"warning\", not {v!r}")
+                for c, v in value.items() if v not in levels
+            ]
+        elif key == "tooltips":
+            problems += _tooltip_problems(value, file)
+    if problems:
+        raise ConfigError(problems)
+    return table
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _unknown(selector: str) -> str:
+    return f"unknown rule selector '{selector}'; see `metriclint rules`"
+
+
+def _tooltip_problems(value: Any, file: Path) -> list[Problem]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        return [Problem(display(file), line_of(file, "tooltips"), 1, "'tooltips' must be an array of tables: [[tool.metriclint.tooltips]]")]
+    problems = []
+    for number, item in enumerate(value):
+        where = _tooltip_line(file, number)
+        for key, setting in item.items():
+            line = line_of(file, key, where)
+            if key not in TOOLTIP_KEYS:
+                problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [[tool.metriclint.tooltips]]; expected one of: {', '.join(TOOLTIP_KEYS)}"))
+            elif key in ("path", "table") and not isinstance(setting, str):
+                problems.append(Problem(display(file), line, 1, f"'{key}' must be a string"))
+            elif key == "match" and setting not in MATCH_MODES:
+                problems.append(Problem(display(file), line, 1, f"unknown match mode {setting!r}; expected one of: {', '.join(MATCH_MODES)}"))
+            elif key == "strip_prefix" and not isinstance(setting, bool):
+                problems.append(Problem(display(file), line, 1, "'strip_prefix' must be true or false"))
+        if "path" not in item:
+            problems.append(Problem(display(file), where, 1, "a [[tool.metriclint.tooltips]] table needs 'path' (a glob of the files that hold it)"))
+    return problems
+
+
+def tooltips(items: list[dict[str, Any]], file: Path) -> tuple[TooltipSetting, ...]:
+    return tuple(
+        TooltipSetting(
+            item["path"], item.get("table"), item.get("match", "exact"), item.get("strip_prefix", False),
+            Problem(display(file), _tooltip_line(file, number), 1, ""),
+        )
+        for number, item in enumerate(items)
+    )
+
+
+def _tooltip_line(file: Path, number: int) -> int:
+    """The line of the `number`-th (0-based) `[[tool.metriclint.tooltips]]` header."""
+    headers = [i for i, line in enumerate(_lines(file), 1) if line.strip().replace(" ", "") == "[[tool.metriclint.tooltips]]"]
+    return headers[number] if number < len(headers) else 1
+
+
+def _lines(file: Path) -> list[str]:
+    try:
+        return read_text(file).splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def line_of(file: Path, key: str, after: int = 0) -> int:
+    """The line a key is set on (after line `after`); tomllib keeps no positions, so look for
+    `key =` at a line start, or the header of its own table (`[tool.metriclint.severity]`)."""
+    for number, line in enumerate(_lines(file), 1):
+        stripped = line.lstrip()
+        if number <= after:
+            continue
+        if stripped.startswith(key) and stripped[len(key):].lstrip().startswith("="):
+            return number
+        if stripped.replace(" ", "") in (f"[tool.metriclint.{key}]", f"[{key}]"):
+            return number
+    return 1

@@ -1,0 +1,117 @@
+"""Project discovery, as ruff's: each checked path finds its settings and registry upward, its
+project is read whole, and only the findings in the checked paths are reported."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, copy_fixture, invoke, write_project
+
+REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n"
+AFTER = 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n'
+POST_CLIP = 'def g(grad_norm):\n    """Args:\n        grad_norm: the post-clip norm.\n    """\n'
+ML001 = 'ML001 train/grad_norm: docstring says clipping=after ("after clipping"); registry says before'
+
+
+def _locations(output: str) -> list[str]:
+    return [line.split(": ", 1)[0] for line in output.splitlines() if ": ML" in line]
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project = copy_fixture(FIXTURES / "demo", tmp_path / "demo")
+    monkeypatch.chdir(project)
+    return project
+
+
+@pytest.mark.parametrize(("cwd", "path"), [(".", "trainer"), (".", "trainer/logging_utils.py"), ("trainer", "logging_utils.py"), ("trainer", ".")])
+def test_a_subfolder_or_a_file_finds_the_registry_above_it(demo: Path, monkeypatch: pytest.MonkeyPatch, cwd: str, path: str) -> None:
+    monkeypatch.chdir(demo / cwd)
+    result = invoke("check", path)
+    assert result.exit_code == 1, result.output
+    assert ML001 in result.output
+
+
+def test_no_path_checks_the_working_directory_inside_its_project(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(demo / "trainer")
+    result = invoke("check")
+    assert _locations(result.output) == ["logging_utils.py:10:34"]
+    assert "(../metrics.yaml:7)" in result.output
+
+
+def test_only_the_findings_in_the_checked_paths_are_reported(in_tmp: Path) -> None:
+    write_project(in_tmp, {"a/x.py": AFTER, "b/y.py": AFTER}, REGISTRY)
+    assert _locations(invoke("check", "a").output) == ["a/x.py:3:25"]
+    assert _locations(invoke("check", "b/y.py").output) == ["b/y.py:3:25"]
+    assert _locations(invoke("check", ".").output) == ["a/x.py:3:25", "b/y.py:3:25"]
+
+
+@pytest.mark.parametrize("name", [".metriclint.toml", "metriclint.toml", "pyproject.toml"])
+def test_a_settings_file_above_the_checked_path_is_found(in_tmp: Path, name: str) -> None:
+    table = "[tool.metriclint]\n" if name == "pyproject.toml" else ""
+    write_project(in_tmp, {name: table + 'registry = "reg/semantics.yaml"\n', "reg/semantics.yaml": REGISTRY, "src/x.py": AFTER})
+    result = invoke("check", "src/x.py")
+    assert _locations(result.output) == ["src/x.py:3:25"]
+    assert "(reg/semantics.yaml:" in result.output
+
+
+def test_a_nearer_settings_file_wins_and_the_search_stops_at_the_repository_root(in_tmp: Path) -> None:
+    write_project(in_tmp, {
+        "metriclint.toml": 'ignore = ["ML001"]\n', "repo/.git/HEAD": "", "repo/pkg/x.py": AFTER, "repo/pkg/metriclint.toml": "",
+    }, None)
+    (in_tmp / "repo" / "metrics.yaml").write_text(REGISTRY, encoding="utf-8")
+    assert _locations(invoke("check", "repo/pkg/x.py").output) == ["repo/pkg/x.py:3:25"]  # the outer ignore does not apply
+    (in_tmp / "repo" / "pkg" / "metriclint.toml").unlink()
+    assert _locations(invoke("check", "repo/pkg/x.py").output) == ["repo/pkg/x.py:3:25"]  # nor above the repository
+
+
+def test_paths_of_two_projects_are_each_checked_with_their_own_registry(in_tmp: Path) -> None:
+    write_project(in_tmp, {"one/metrics.yaml": REGISTRY, "one/x.py": AFTER, "two/metrics.yaml": REGISTRY, "two/y.py": AFTER})
+    result = invoke("check", "two/y.py", "one/x.py")
+    assert _locations(result.output) == ["one/x.py:3:25", "two/y.py:3:25"]
+    assert "(one/metrics.yaml:" in result.output and "(two/metrics.yaml:" in result.output
+
+
+def test_a_command_that_shows_one_project_refuses_paths_of_two(in_tmp: Path) -> None:
+    write_project(in_tmp, {"one/metrics.yaml": REGISTRY, "one/x.py": AFTER, "two/metrics.yaml": REGISTRY, "two/y.py": AFTER})
+    result = invoke("audit", "one", "two")
+    assert result.exit_code == 2
+    assert "the paths belong to 2 projects (one, two)" in result.stderr
+
+
+@pytest.mark.parametrize("order", [("README.md", "proj/x.py"), ("proj/x.py", "README.md")])
+def test_changed_only_in_a_monorepo_does_not_depend_on_the_order_of_the_files(in_tmp: Path, order: tuple[str, str]) -> None:
+    write_project(in_tmp, {"README.md": "# Tools\n", "proj/metrics.yaml": REGISTRY, "proj/x.py": AFTER, "proj/y.py": POST_CLIP})
+    result = invoke("check", "--changed-only", *order)
+    assert result.exit_code == 1
+    assert _locations(result.output) == ["proj/x.py:3:25"]
+
+
+CHECK_CHUNK = "from metriclint.cli import main; main()"
+
+
+def _chunk(project: Path, *files: str, parent: str = "") -> str:
+    """One of pre-commit's split invocations: a child of this process, or of a `parent` of its own."""
+    command = [sys.executable, "-c", CHECK_CHUNK, "check", "--changed-only", "-q", *files]
+    if parent:
+        command = [sys.executable, "-c", f"import subprocess, sys; sys.exit(subprocess.run({command!r}).returncode)"]
+    env = {**os.environ, "PRE_COMMIT": "1"}
+    return subprocess.run(command, cwd=project, capture_output=True, text=True, env=env, check=False).stdout
+
+
+def test_split_invocations_of_one_hook_run_print_each_finding_once(tmp_path: Path) -> None:
+    project = write_project(tmp_path, {"a.py": AFTER, "b.py": POST_CLIP}, REGISTRY)
+    (project / "c.py").write_text(AFTER.replace("def f", "def h"), encoding="utf-8")
+    first, second = _chunk(project, "a.py", "metrics.yaml"), _chunk(project, "b.py", "c.py")
+    assert _locations(first) == ["a.py:3:25", "b.py:3:24", "c.py:3:25"]  # metrics.yaml is the other side of each
+    assert _locations(second) == []  # printed by the first invocation of this run
+    assert _locations(_chunk(project, "b.py", parent="another run")) == ["b.py:3:24"]
+
+
+def test_outside_pre_commit_every_run_prints_its_findings(in_tmp: Path) -> None:
+    write_project(in_tmp, {"a.py": AFTER}, REGISTRY)
+    assert invoke("check", "--changed-only", "a.py").output == invoke("check", "--changed-only", "a.py").output
