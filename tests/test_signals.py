@@ -35,6 +35,18 @@ def test_a_file_that_crashes_the_parser_is_ml900_even_when_it_is_the_only_file(i
     assert '"rule": "ML900"' in result.stdout and '"path": "nots.py"' in result.stdout
 
 
+def test_a_finished_run_shuts_its_workers_down_rather_than_killing_them(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killing a pool's workers is for interrupted runs: once every finished run did it (the
+    result generator was dropped unexhausted), and a worker killed while holding a queue lock
+    left a sibling waiting on it, so the test suite hung now and then."""
+    killed: list[int] = []
+    for method in ("kill", "terminate"):
+        monkeypatch.setattr(multiprocessing.process.BaseProcess, method, lambda self: killed.append(self.pid))
+    write_project(in_tmp, {f"m{i}.py": CONTRADICTION for i in range(6)}, REGISTRY)
+    assert invoke("check", ".", "--no-cache", "--jobs", "2").exit_code == 1
+    assert killed == []
+
+
 @forked
 def test_a_file_that_takes_too_long_is_ml900_and_the_run_goes_on(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_project(in_tmp, {"slow.py": "x = 1\n", "a.py": CONTRADICTION}, REGISTRY)

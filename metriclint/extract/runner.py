@@ -81,7 +81,9 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
     done = len(files) - len(jobs)
     if progress is not None:
         progress(done, len(files))
-    for index, (entry, result) in zip(pending, _run(jobs, settings)):
+    # strict: zip asks `_run` for one more result, so its pools shut down as a finished run's do,
+    # not as an interrupted one's (`_ended_with`).
+    for index, (entry, result) in zip(pending, _run(jobs, settings), strict=True):
         results[index] = result
         if store is not None and entry is not None:
             store.put(entry, result)
@@ -148,7 +150,10 @@ def _ended_with(pool: Executor) -> Iterator[None]:
         processes = list(getattr(pool, "_processes", {}).values())  # no public way before Python 3.14
         pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
-            process.terminate()
+            # SIGKILL, not SIGTERM: a worker that has not yet reset the SIGTERM handler it
+            # inherited loses a SIGTERM, and then waits forever on a queue lock that a killed
+            # sibling held; a worker holds nothing that needs cleaning up.
+            process.kill()
         for process in processes:
             process.join()
         raise
