@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from click.testing import CliRunner, Result
@@ -12,6 +13,31 @@ from metriclint.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden", action="store_true",
+        help="Write the golden files (tests/golden/) from what metriclint produces now, instead of comparing.",
+    )
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+    """`golden(name, actual)`: `actual` must be what tests/golden/<name> holds; with
+    `--update-golden`, it becomes what the file holds (review the diff before committing)."""
+    update = request.config.getoption("--update-golden")
+
+    def check(name: str, actual: str) -> None:
+        path = GOLDEN / name
+        if update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(actual, encoding="utf-8")
+        assert path.is_file(), f"no golden file {name}; run `python -m pytest --update-golden` and review it"
+        assert actual == path.read_text(encoding="utf-8"), f"{name} differs; if the change is intended, run with --update-golden"
+
+    return check
 
 
 def invoke(*args: str) -> Result:

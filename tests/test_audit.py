@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from conftest import FIXTURES, invoke, write_project
@@ -17,9 +18,9 @@ def repo_root(monkeypatch: pytest.MonkeyPatch) -> Path:
     return FIXTURES.parent
 
 
-def test_json_audit_matches_golden(repo_root: Path) -> None:
+def test_json_audit_matches_golden(repo_root: Path, golden: Callable[[str, str], None]) -> None:
     result = invoke("audit", PROJECT, "--format", "json")
-    assert result.output == (FIXTURES.parent / "tests" / "golden" / "markdown_docs_audit.json").read_text(encoding="utf-8")
+    golden("markdown_docs_audit.json", result.output)
     assert result.exit_code == 1  # the docs contradict the registry
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke, write_project
@@ -36,10 +37,9 @@ def test_demo_with_the_docstring_corrected_is_clean(tmp_path: Path, monkeypatch:
     assert result.output == "All checks passed (3 files).\n"
 
 
-def test_json_report_matches_golden(repo_root: Path) -> None:
+def test_json_report_matches_golden(repo_root: Path, golden: Callable[[str, str], None]) -> None:
     result = invoke("check", "fixtures/demo", "--format", "json")
-    golden = (FIXTURES.parent / "tests" / "golden" / "demo_check.json").read_text(encoding="utf-8")
-    assert result.output == golden
+    golden("demo_check.json", result.output)
     assert json.loads(result.output)["findings"][0]["related"][0]["text"] == "clipping: before"
 
 

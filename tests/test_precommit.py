@@ -1,4 +1,8 @@
-"""The pre-commit hook, run by the real pre-commit (`try-repo`) in a throwaway git repository."""
+"""The pre-commit hook, run by the real pre-commit (`try-repo`) in a throwaway git repository.
+
+Slow (pre-commit builds an environment for the hook), so marked `slow`: the README's test
+command runs it, `-m "not slow"` leaves it out. It needs no network: the hook is installed from
+this checkout without its dependencies, which the hook's environment finds in this one."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -38,13 +43,25 @@ def snapshot_of_this_repo(target: Path) -> str:
     return git(target, "rev-parse", "HEAD").strip()
 
 
+# pip in the hook's environment installs the checkout offline: no index, no dependencies (they
+# come from this environment's site-packages), and the build backend from here too.
+OFFLINE = {
+    "PIP_CONFIG_FILE": os.devnull,  # no index or find-links from the machine's pip configuration
+    "PIP_NO_INDEX": "1",
+    "PIP_NO_DEPS": "1",
+    "PIP_NO_BUILD_ISOLATION": "0",  # pip reads this inverted: "0" turns build isolation off
+    "PYTHONPATH": os.pathsep.join(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))),
+}
+
+
 def try_repo(project: Path, hooks: Path, ref: str, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "metriclint", "--ref", ref],
-        cwd=project, capture_output=True, text=True, env={**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home)},
+        cwd=project, capture_output=True, text=True, env={**os.environ, **GIT_ENV, **OFFLINE, "PRE_COMMIT_HOME": str(home)},
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
 def test_hook_fails_on_a_staged_contradiction_and_passes_after_the_fix(tmp_path: Path) -> None:
     hooks, project = tmp_path / "metriclint", tmp_path / "project"

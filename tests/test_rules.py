@@ -1,8 +1,14 @@
-"""Every rule carries good and bad examples (tiny projects); each one is a test."""
+"""Every rule carries good and bad examples (tiny projects); each one is a test.
+
+A bad example's findings are pinned whole, message and all, in tests/golden/rules/, with the
+text `metriclint fix` leaves where the rule has a fix, as Fixit pins its INVALID cases' messages
+and replacements. `python -m pytest --update-golden` rewrites them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from conftest import finding_lines, invoke, write_project
@@ -18,6 +24,25 @@ def test_rule_example(code: str, kind: str, index: int, example: Example, in_tmp
     got = [line for line in finding_lines(invoke("check", ".")) if line.startswith(code)]
     assert got == list(example.expect)
     assert (kind == "bad") == bool(example.expect)
+
+
+BAD = [(code, index, example) for code, kind, index, example in CASES if kind == "bad"]
+
+
+@pytest.mark.parametrize(("code", "index", "example"), BAD, ids=[f"{c}-bad-{i}" for c, i, _ in BAD])
+def test_rule_example_messages_and_fixes_match_golden(
+    code: str, index: int, example: Example, in_tmp: Path, golden: Callable[[str, str], None]
+) -> None:
+    write_project(in_tmp, example.files, example.registry)
+    before = _contents(in_tmp)
+    reported = [line for line in invoke("check", ".").output.splitlines() if line.split(": ", 1)[-1].startswith(code)]
+    invoke("fix", ".")
+    fixed = [f"--- {name} after `metriclint fix`\n{text}" for name, text in _contents(in_tmp).items() if before.get(name) != text]
+    golden(f"rules/{code}-bad-{index}.txt", "\n".join(reported) + "\n" + "".join(fixed))
+
+
+def _contents(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8") for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_every_rule_has_good_and_bad_examples() -> None:
