@@ -464,3 +464,13 @@ def explain_metric(key: str, project: Project) -> None:
     analysis = _analyse(project.settings())
     lines = describe(key, analysis.registry, analysis.claims, analysis.code)
     click.echo("\n".join(lines) if lines else f"nothing is known about {key}")
+
+
+@main.command()
+def server() -> None:
+    """Run the language server on stdin and stdout, for editors (needs `pip install 'metriclint[server]'`)."""
+    try:
+        from metriclint.server.handlers import serve
+    except ImportError as error:
+        _usage_error([Problem("metriclint server", 1, 1, f"needs {error.name}, which is not installed: pip install 'metriclint[server]'")])
+    serve()

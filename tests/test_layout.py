@@ -22,7 +22,7 @@ LEVELS = (
     ("metriclint.settings", "metriclint.filters", "metriclint.baseline"),
     ("metriclint.engine",),
     ("metriclint.report", "metriclint.fix", "metriclint.authoring"),
-    ("metriclint.cli", "metriclint.__main__"),
+    ("metriclint.cli", "metriclint.__main__", "metriclint.server"),
 )
 
 

@@ -70,6 +70,11 @@ def rewrite_file(path: str, findings: list[Finding]) -> FileFix:
         data = Path(path).read_bytes()
     except OSError as error:
         return FileFix(path, b"", b"", "utf-8", unfixed=[(f, f"cannot read the file: {error.strerror or error}") for f in findings])
+    return rewrite_data(path, data, findings)
+
+
+def rewrite_data(path: str, data: bytes, findings: list[Finding]) -> FileFix:
+    """The rewrite of `data`, the contents of `path` (an editor's unsaved buffer, or the file)."""
     encoding = _encoding(path, data)
     result = FileFix(path, data, data, encoding)
     try:

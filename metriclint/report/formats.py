@@ -18,6 +18,7 @@ from metriclint.checks import RULES
 from metriclint.model import Finding, Report, Severity, Span
 
 JSON_VERSION = 1
+HOME = "https://pypi.org/project/metriclint/"  # the project page: its README documents the rules
 
 
 def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
@@ -138,7 +139,7 @@ def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
         }
         for finding, print_ in zip(report.findings, _fingerprints(report.findings))
     ]
-    driver = {"name": "metriclint", "version": __version__, "informationUri": "https://pypi.org/project/metriclint/", "rules": rules}
+    driver = {"name": "metriclint", "version": __version__, "informationUri": HOME, "rules": rules}
     document = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

@@ -1,0 +1,280 @@
+"""`metriclint server`: the language server, on pygls.
+
+Each workspace folder is a `Project`, analysed once when the client is ready. Edits are
+taken from the unsaved buffers: a change waits `DEBOUNCE` seconds for the next keystroke, a
+save goes at once, and then only the edited files are read again and the checks re-run (in a
+worker thread, so requests are answered meanwhile). Diagnostics are published for every file
+whose findings changed, so editing the registry moves them in every file that cites it.
+
+A failure in a request is pygls's error response (and a line in the log); a failure while
+analysing is logged and shown, and the last good analysis stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any, Coroutine
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from metriclint import __version__
+from metriclint.model import ConfigError, Finding, Problem
+from metriclint.server import actions, navigation
+from metriclint.server.diagnostics import diagnostic, problem_diagnostic
+from metriclint.server.locations import location_of, path_of, position_in, shown, uri_of
+from metriclint.server.project import Options, Project
+
+DEBOUNCE = 0.1  # seconds without a keystroke before an edit is analysed
+log = logging.getLogger("metriclint.server")
+
+
+class Server(LanguageServer):
+    """The projects of the workspace, the buffers waiting to be analysed, and what was published."""
+
+    def __init__(self) -> None:
+        super().__init__("metriclint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.options = Options()
+        self.projects: dict[Path, Project] = {}
+        self.ready = asyncio.Event()
+        self.waiting: dict[Path, bytes] = {}  # edited buffers not analysed yet
+        self.timer: asyncio.TimerHandle | None = None
+        self.busy = asyncio.Lock()  # one analysis at a time: each starts from the last one's result
+        self.published: dict[str, list[types.Diagnostic]] = {}
+        self.problems: dict[Path, list[Problem]] = {}  # a folder's config or registry errors, until fixed
+        self.running: set[asyncio.Task[None]] = set()  # held until done: the loop keeps only weak references
+
+    def start(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` in the background: a notification's handler returns at once, and the
+        analysis it starts is not cancelled with it."""
+        task = asyncio.get_running_loop().create_task(work)
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    # -- projects --------------------------------------------------------------------------
+
+    def folders(self) -> list[Path]:
+        found = [path_of(folder.uri) for folder in self.workspace.folders.values()]
+        if not found and self.workspace.root_uri:
+            found = [path_of(self.workspace.root_uri)]
+        return [folder for folder in found if folder is not None]
+
+    async def load(self) -> None:
+        """(Re)analyse every workspace folder, then everything edited meanwhile."""
+        async with self.busy:
+            self.ready.clear()
+            projects = {}
+            folders = self.folders()
+            if folders:  # paths show as a run from the first folder shows them, and its cache entries are shared
+                os.chdir(folders[0])
+            self.problems = {}
+            for folder in folders:
+                try:
+                    projects[folder] = await asyncio.to_thread(Project, folder, self.options)
+                except ConfigError as error:
+                    self.problems[folder] = error.problems
+            self.projects = projects
+            self.ready.set()
+            self.publish()
+        self.waiting.update({path: data for path, data in self.open_buffers().items() if _differs(path, data)})
+        await self.flush()
+
+    def project_for(self, path: Path) -> Project | None:
+        """The innermost folder that holds `path`."""
+        holding = [p for root, p in self.projects.items() if p.holds(path)]
+        return max(holding, key=lambda p: len(p.root.parts), default=None)
+
+    def open_buffers(self) -> dict[Path, bytes]:
+        found = {path_of(uri): document.source.encode("utf-8") for uri, document in self.workspace.text_documents.items()}
+        return {path: data for path, data in found.items() if path is not None}
+
+    # -- edits -----------------------------------------------------------------------------
+
+    def edited(self, path: Path, data: bytes, delay: float) -> None:
+        """Analyse `data` as the contents of `path` after `delay` seconds, unless another edit comes first."""
+        self.waiting[path] = data
+        if self.timer is not None:
+            self.timer.cancel()
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(delay, lambda: self.start(self.flush()))
+
+    def buffer_edited(self, uri: str, delay: float) -> None:
+        path = path_of(uri)
+        if path is not None:
+            self.edited(path, self.workspace.get_text_document(uri).source.encode("utf-8"), delay)
+
+    async def flush(self) -> None:
+        await self.ready.wait()
+        async with self.busy:
+            waiting, self.waiting = self.waiting, {}
+            by_project: dict[Path, dict[Path, bytes]] = {}
+            for path, data in waiting.items():
+                project = self.project_for(path)
+                if project is not None:
+                    by_project.setdefault(project.root, {})[path] = data
+            for root, buffers in by_project.items():
+                try:
+                    await asyncio.to_thread(self.projects[root].edit, buffers)
+                    self.problems.pop(root, None)
+                except ConfigError as error:  # a registry mid-edit: its problems are its diagnostics
+                    self.problems[root] = error.problems
+                except Exception:  # noqa: BLE001 - the last good analysis stays; the server goes on
+                    log.exception("analysing %s failed", ", ".join(map(str, buffers)))
+                    self.window_show_message(types.ShowMessageParams(types.MessageType.Error, "metriclint: analysis failed; see the log"))
+            self.publish()
+
+    # -- diagnostics -----------------------------------------------------------------------
+
+    def publish(self) -> None:
+        """Send the diagnostics of every file whose findings changed since they were last sent;
+        a folder's config or registry errors are diagnostics of their files too."""
+        current: dict[str, list[types.Diagnostic]] = {}
+        for project in self.projects.values():
+            for path, found in project.findings().items():
+                current.setdefault(uri_of(path), []).extend(diagnostic(self.workspace, finding) for finding in found)
+        for problem in (p for problems in self.problems.values() for p in problems):
+            current.setdefault(uri_of(problem.path), []).append(problem_diagnostic(self.workspace, problem))
+        for uri in sorted(current.keys() | self.published.keys()):
+            diagnostics = current.get(uri, [])
+            if self.published.get(uri, []) != diagnostics:
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics))
+        self.published = current
+
+    # -- what the cursor is on -------------------------------------------------------------
+
+    def metric_at(self, uri: str, position: types.Position) -> tuple[Project, str] | None:
+        path, name = path_of(uri), shown(uri)
+        project = self.project_for(path) if path is not None else None
+        if project is None or name is None:
+            return None
+        line, column = position_in(self.workspace, uri, position)
+        key = navigation.metric_at(project.analysis, name, line, column)
+        return (project, key) if key is not None else None
+
+    def findings_in(self, uri: str, span: types.Range) -> tuple[Project, list[Finding]] | None:
+        path, name = path_of(uri), shown(uri)
+        project = self.project_for(path) if path is not None else None
+        if project is None or name is None:
+            return None
+        first = position_in(self.workspace, uri, span.start)
+        last = position_in(self.workspace, uri, span.end)
+        found = project.findings().get(name, [])
+        return project, [f for f in found if (f.span.line, f.span.column) <= last and first <= (f.span.end_line, f.span.end_column)]
+
+
+server = Server()
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: Server, params: types.InitializeParams) -> None:
+    ls.options = _options(params.initialization_options)
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: Server, params: types.InitializedParams) -> None:
+    ls.start(ls.load())
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def configuration_changed(ls: Server, params: types.DidChangeConfigurationParams) -> None:
+    options = _options(params.settings)
+    if options != ls.options:
+        ls.options = options
+        ls.start(ls.load())
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+def folders_changed(ls: Server, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    ls.start(ls.load())
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def opened(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
+    path = path_of(params.text_document.uri)
+    if path is not None and _differs(path, params.text_document.text.encode("utf-8")):
+        ls.buffer_edited(params.text_document.uri, 0)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def changed(ls: Server, params: types.DidChangeTextDocumentParams) -> None:
+    ls.buffer_edited(params.text_document.uri, DEBOUNCE)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def saved(ls: Server, params: types.DidSaveTextDocumentParams) -> None:
+    ls.buffer_edited(params.text_document.uri, 0)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def closed(ls: Server, params: types.DidCloseTextDocumentParams) -> None:
+    """A buffer closed unsaved: the file on disk is what the project holds again."""
+    path = path_of(params.text_document.uri)
+    if path is not None and path.is_file():
+        ls.edited(path, path.read_bytes(), 0)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
+    found = ls.metric_at(params.text_document.uri, params.position)
+    if found is None:
+        return None
+    project, key = found
+    return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, navigation.explanation(project.analysis, key)))
+
+
+@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+def definition(ls: Server, params: types.DefinitionParams) -> types.Location | None:
+    found = ls.metric_at(params.text_document.uri, params.position)
+    span = navigation.definition(found[0].analysis, found[1]) if found is not None else None
+    return location_of(ls.workspace, span) if span is not None else None
+
+
+@server.feature(types.TEXT_DOCUMENT_REFERENCES)
+def references(ls: Server, params: types.ReferenceParams) -> list[types.Location] | None:
+    found = ls.metric_at(params.text_document.uri, params.position)
+    if found is None:
+        return None
+    spans = navigation.references(found[0].analysis, found[1], params.context.include_declaration)
+    return [location_of(ls.workspace, span) for span in spans]
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+)
+def code_action(ls: Server, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    found = ls.findings_in(params.text_document.uri, params.range)
+    if found is None:
+        return None
+    project, findings = found
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    name = shown(params.text_document.uri) or ""
+    return [a for f in findings for a in actions.actions(ls.workspace, document, name, f, project.analysis.registry)]
+
+
+def _options(given: Any) -> Options:
+    """`{"registry": ..., "config": ...}`, or the same under `"metriclint"` (a client's settings section)."""
+    if not isinstance(given, dict):
+        return Options()
+    section = given.get("metriclint", given)
+    section = section if isinstance(section, dict) else {}
+    return Options(*(value if isinstance(value := section.get(name), str) and value else None for name in ("registry", "config")))
+
+
+def _differs(path: Path, data: bytes) -> bool:
+    try:
+        return path.read_bytes() != data
+    except OSError:
+        return True
+
+
+def serve() -> None:
+    """Speak LSP on stdin and stdout; log to stderr, which clients show as the server's log."""
+    logging.basicConfig(level=logging.WARNING, format="metriclint server: %(levelname)s %(name)s: %(message)s")
+    # Extraction workers start from a clean process rather than a fork of this one: a fork
+    # taken while the event loop and its threads run hangs in the child.
+    multiprocessing.set_start_method("forkserver")
+    server.start_io()

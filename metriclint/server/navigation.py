@@ -1,0 +1,53 @@
+"""From a place in a file to the metric named there, and from a metric to what is said about
+it: the hover (the `explain-metric` view), its registry entry, and every place that names it.
+
+The places come from the run itself: the sightings (every logged key, docs and tooltip
+subject, alias in a text; language/sightings.py) and the registry's keys, so the editor sees
+the same names the checks do.
+"""
+
+from __future__ import annotations
+
+from metriclint.engine import Analysis
+from metriclint.model import Span
+from metriclint.report.metric import describe
+from metriclint.server.locations import contains
+
+
+def metric_at(analysis: Analysis, shown: str, line: int, column: int) -> str | None:
+    """The metric named at a position: a registry key, a name a sighting resolved, or the
+    metric a text there states something about."""
+    registry = analysis.registry
+    if registry is not None and registry.path == shown:
+        for key, entry in registry.metrics.items():
+            if contains(entry.span, line, column):
+                return key
+    for sighting in analysis.sightings:
+        if sighting.span.path == shown and contains(sighting.span, line, column):
+            return sighting.metrics[0] if sighting.metrics else sighting.name
+    for claim in analysis.claims:  # a text about one metric speaks for it throughout
+        if claim.statement.path == shown and contains(claim.statement, line, column):
+            return claim.metric
+    return None
+
+
+def explanation(analysis: Analysis, key: str) -> str:
+    """The hover text: what the registry, the code and the texts say, and where it is logged."""
+    lines = describe(key, analysis.registry, analysis.claims, analysis.code)
+    logged = sorted({s.span for s in analysis.sightings if s.source == "code" and key in s.metrics})
+    if logged:
+        lines = (lines or [key]) + ["logged:"] + [f"  {span.path}:{span.line}" for span in logged]
+    return "```text\n" + "\n".join(lines or [f"{key}: nothing is known about it"]) + "\n```"
+
+
+def definition(analysis: Analysis, key: str) -> Span | None:
+    """The registry entry of `key`."""
+    entry = analysis.registry.metrics.get(key) if analysis.registry is not None else None
+    return entry.span if entry is not None else None
+
+
+def references(analysis: Analysis, key: str, declaration: bool) -> list[Span]:
+    """Every place that names `key`: logging sites and texts, and its registry entry if asked."""
+    found = sorted({s.span for s in analysis.sightings if key in s.metrics})
+    entry = definition(analysis, key) if declaration else None
+    return ([entry] if entry is not None else []) + found

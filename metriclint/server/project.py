@@ -1,0 +1,74 @@
+"""One workspace folder's analysis, kept in memory between edits.
+
+The project is collected once (with the cache, as `metriclint check` does); an edit replaces
+one file's extraction with what its unsaved buffer holds and runs the checks again, so a
+keystroke costs one file's parse and the project-wide steps, not the whole tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from metriclint import engine, settings
+from metriclint.base.paths import display
+from metriclint.model import Finding
+from metriclint.settings import Config
+from metriclint.sources import SUFFIXES
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the editor says about a folder (workspace settings): paths relative to the folder."""
+
+    registry: str | None = None
+    config: str | None = None
+
+
+class Project:
+    """A workspace folder: its settings, what its files hold, and what the checks found."""
+
+    def __init__(self, root: Path, options: Options = Options()) -> None:
+        self.root = root
+        self.config = _config(root, options)
+        self.collection = engine.collect(self.config)
+        self.analysis = engine.check(self.collection, self.config)
+
+    def holds(self, path: Path) -> bool:
+        """Whether an edit of `path` concerns this project: a file inside it that it reads, or its registry."""
+        inside = path.resolve().is_relative_to(self.root.resolve())
+        return inside and (path.suffix in SUFFIXES or self.is_registry(path) or self.knows(path))
+
+    def knows(self, path: Path) -> bool:
+        shown = display(path)
+        return any(display(f) == shown for f in self.collection.files)
+
+    def is_registry(self, path: Path) -> bool:
+        registry = self.config.registry
+        return registry is not None and path.resolve() == registry.resolve()
+
+    def edit(self, buffers: dict[Path, bytes]) -> None:
+        """Take the unsaved contents of the edited files and check again; only those files are read."""
+        collection = self.collection
+        for path, data in buffers.items():
+            if self.is_registry(path):
+                collection = engine.reregister(collection, self.config, data.decode("utf-8"))
+            else:
+                collection = engine.revise(collection, self.config, path, data)
+        self.collection = collection
+        self.analysis = engine.check(collection, self.config)
+
+    def findings(self) -> dict[str, list[Finding]]:
+        """The reported findings by shown path."""
+        found: dict[str, list[Finding]] = {}
+        for finding in self.analysis.report.findings:
+            found.setdefault(finding.span.path, []).append(finding)
+        return found
+
+
+def _config(root: Path, options: Options) -> Config:
+    """The folder's settings as `metriclint check FOLDER` reads them, with the editor's paths on top."""
+    config_file = str(root / options.config) if options.config else None
+    registry = str(root / options.registry) if options.registry else None
+    loaded = settings.load((str(root),), config_file, registry)
+    return settings.with_speed(loaded, None, None, False)

@@ -1,0 +1,225 @@
+"""`metriclint server` end to end: a real server over stdio, driven by pytest-lsp's client, on a
+copy of fixtures/demo (the #2132 contradiction: a docstring that calls the logged gradient norm
+"after clipping")."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+from typing import AsyncIterator, Callable
+
+import pytest
+
+pytest_lsp = pytest.importorskip("pytest_lsp", reason="needs the server extra: pip install -e '.[server]'")
+
+from conftest import ROOT  # noqa: E402
+from lsprotocol import types  # noqa: E402 - only with the extra
+from pygls.exceptions import JsonRpcException  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "metriclint", "server"])
+TIMEOUT = 30.0  # seconds; a run on the demo takes well under one
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    project = (tmp_path / "demo").resolve()
+    shutil.copytree(ROOT / "fixtures" / "demo", project, ignore=shutil.ignore_patterns(".metriclint_cache", "expected.txt"))
+    return project
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, demo: Path) -> AsyncIterator[None]:
+    params = types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=demo.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(demo.as_uri(), "demo")],
+    )
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Wait for the server's notifications to make `condition` true."""
+
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(poll(), TIMEOUT)
+
+
+def _codes(client: LanguageClient, path: Path) -> list[tuple[str, int]]:
+    return sorted((str(d.code), d.range.start.line) for d in client.diagnostics.get(path.as_uri(), []))
+
+
+def _open(client: LanguageClient, path: Path) -> None:
+    language = {".py": "python", ".yaml": "yaml", ".md": "markdown"}[path.suffix]
+    item = types.TextDocumentItem(path.as_uri(), language, 1, path.read_text(encoding="utf-8"))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(item))
+
+
+def _replace(client: LanguageClient, path: Path, version: int, line: int, old: str, new: str) -> None:
+    """An incremental edit of line `line` (0-based): `old` becomes `new`, as typing does."""
+    column = path.read_text(encoding="utf-8").splitlines()[line].index(old)
+    where = types.Range(types.Position(line, column), types.Position(line, column + len(old)))
+    change = types.TextDocumentContentChangePartial(where, new)
+    document = types.VersionedTextDocumentIdentifier(version, path.as_uri())
+    client.text_document_did_change(types.DidChangeTextDocumentParams(document, [change]))
+
+
+async def _apply(client: LanguageClient, action: types.CodeAction, versions: dict[str, int]) -> None:
+    """Apply a code action's edit to the open buffers, as an editor does."""
+    assert action.edit is not None and action.edit.changes is not None
+    for uri, edits in action.edit.changes.items():
+        versions[uri] = versions.get(uri, 1) + 1
+        changes: list[types.TextDocumentContentChangeEvent] = [types.TextDocumentContentChangePartial(e.range, e.new_text) for e in edits]
+        client.text_document_did_change(types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(versions[uri], uri), changes))
+
+
+@pytest.mark.asyncio
+async def test_the_2132_contradiction_is_a_diagnostic_with_its_other_side(client: LanguageClient, demo: Path) -> None:
+    source = demo / "trainer" / "logging_utils.py"
+    _open(client, source)
+    await _until(lambda: bool(client.diagnostics.get(source.as_uri())))
+    [found] = client.diagnostics[source.as_uri()]
+    assert (found.code, found.severity, found.source) == ("ML001", types.DiagnosticSeverity.Error, "metriclint")
+    assert found.range == types.Range(types.Position(9, 33), types.Position(9, 47))
+    assert found.code_description is not None and found.code_description.href.endswith("#rules")
+    assert found.message.startswith("train/grad_norm: docstring says clipping=after")
+    [other] = found.related_information or []
+    assert other.location.uri == (demo / "metrics.yaml").as_uri()
+    assert (other.location.range.start.line, other.message) == (6, "clipping: before")
+
+
+@pytest.mark.asyncio
+async def test_fixing_the_unsaved_buffer_clears_the_diagnostic(client: LanguageClient, demo: Path) -> None:
+    source = demo / "trainer" / "logging_utils.py"
+    _open(client, source)
+    await _until(lambda: _codes(client, source) == [("ML001", 9)])
+    _replace(client, source, 2, 9, "after clipping", "before clipping")
+    await _until(lambda: _codes(client, source) == [])
+    assert "after clipping" in source.read_text(encoding="utf-8")  # the buffer was checked, not the file
+
+
+@pytest.mark.asyncio
+async def test_editing_the_registry_moves_the_diagnostics(client: LanguageClient, demo: Path) -> None:
+    source, registry = demo / "trainer" / "logging_utils.py", demo / "metrics.yaml"
+    _open(client, registry)
+    await _until(lambda: _codes(client, source) == [("ML001", 9)])
+    _replace(client, registry, 2, 6, "before", "after")
+    # the docstring now agrees with the registry; the registry's own description does not
+    await _until(lambda: _codes(client, source) == [] and _codes(client, registry) == [("ML001", 4)])
+
+
+@pytest.mark.asyncio
+async def test_a_broken_registry_buffer_is_diagnosed_at_its_line(client: LanguageClient, demo: Path) -> None:
+    registry = demo / "metrics.yaml"
+    _open(client, registry)
+    _replace(client, registry, 2, 6, "before", "sideways")
+    await _until(lambda: any("sideways" in d.message for d in client.diagnostics.get(registry.as_uri(), [])))
+
+
+@pytest.mark.asyncio
+async def test_hover_shows_what_every_source_says(client: LanguageClient, demo: Path) -> None:
+    source = demo / "trainer" / "logging_utils.py"
+    _open(client, source)
+    await _until(lambda: source.as_uri() in client.diagnostics)
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(source.as_uri()), types.Position(9, 36)))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    text = hover.contents.value
+    assert "train/grad_norm" in text and "clipping=before" in text and "clipping=after" in text
+    assert "metrics.yaml:3" in text and "logged:" in text
+
+
+@pytest.mark.asyncio
+async def test_definition_and_references(client: LanguageClient, demo: Path) -> None:
+    source, registry = demo / "trainer" / "logging_utils.py", demo / "metrics.yaml"
+    _open(client, source)
+    await _until(lambda: source.as_uri() in client.diagnostics)
+    where = types.TextDocumentPositionParams(types.TextDocumentIdentifier(source.as_uri()), types.Position(18, 20))
+    found = await client.text_document_definition_async(types.DefinitionParams(where.text_document, where.position))
+    assert isinstance(found, types.Location)
+    assert (found.uri, found.range.start) == (registry.as_uri(), types.Position(2, 2))
+
+    context = types.ReferenceContext(include_declaration=True)
+    key = types.TextDocumentIdentifier(registry.as_uri())
+    refs = await client.text_document_references_async(types.ReferenceParams(context=context, text_document=key, position=types.Position(2, 5)))
+    places = {(Path(r.uri.removeprefix("file://")).name, r.range.start.line) for r in refs or []}
+    assert {("metrics.yaml", 2), ("logging_utils.py", 18), ("logging_utils.py", 9)} <= places
+
+
+async def _actions(client: LanguageClient, path: Path, line: int) -> list[types.CodeAction]:
+    where = types.Range(types.Position(line, 0), types.Position(line, 1000))
+    context = types.CodeActionContext(diagnostics=client.diagnostics.get(path.as_uri(), []))
+    found = await client.text_document_code_action_async(types.CodeActionParams(types.TextDocumentIdentifier(path.as_uri()), where, context))
+    return [a for a in found or [] if isinstance(a, types.CodeAction)]
+
+
+@pytest.mark.asyncio
+async def test_the_fix_action_rewrites_the_phrase(client: LanguageClient, demo: Path) -> None:
+    source = demo / "trainer" / "logging_utils.py"
+    _open(client, source)
+    await _until(lambda: _codes(client, source) == [("ML001", 9)])
+    fix, *others = await _actions(client, source, 9)
+    assert fix.is_preferred and fix.title.startswith('Reword "after clipping"')
+    assert fix.edit is not None and fix.edit.changes is not None
+    [edit] = fix.edit.changes[source.as_uri()]
+    assert (edit.range.start, edit.new_text) == (types.Position(9, 33), "before")
+    await _apply(client, fix, {})
+    await _until(lambda: _codes(client, source) == [])
+
+
+@pytest.mark.asyncio
+async def test_the_suppress_action_silences_the_finding(client: LanguageClient, demo: Path) -> None:
+    source = demo / "trainer" / "logging_utils.py"
+    _open(client, source)
+    await _until(lambda: _codes(client, source) == [("ML001", 9)])
+    [silence] = [a for a in await _actions(client, source, 9) if a.title.startswith("Silence ML001")]
+    assert silence.edit is not None and silence.edit.changes is not None
+    [edit] = silence.edit.changes[source.as_uri()]
+    assert (edit.range.start.line, edit.new_text) == (15, "  # metriclint: ignore[ML001]")
+    await _apply(client, silence, {})
+    await _until(lambda: _codes(client, source) == [])
+
+
+@pytest.mark.asyncio
+async def test_an_unregistered_key_can_be_added_to_the_registry(client: LanguageClient, demo: Path) -> None:
+    source, registry = demo / "trainer" / "logging_utils.py", demo / "metrics.yaml"
+    _open(client, source)
+    _replace(client, source, 2, 18, "train/{tag}grad_norm", "train/{tag}grad_norm_raw")
+    await _until(lambda: ("ML004", 18) in _codes(client, source))
+    [add] = [a for a in await _actions(client, source, 18) if a.title.startswith("Add 'train/{tag}grad_norm_raw'")]
+    assert add.edit is not None and add.edit.changes is not None
+    [edit] = add.edit.changes[registry.as_uri()]
+    assert (edit.range.start.line, edit.new_text) == (12, '  "train/{tag}grad_norm_raw":\n')  # after the last line
+
+
+@pytest.mark.asyncio
+async def test_a_failing_request_is_an_error_response_and_the_server_goes_on(client: LanguageClient, demo: Path) -> None:
+    source = demo / "trainer" / "logging_utils.py"
+    await _until(lambda: source.as_uri() in client.diagnostics)  # the project is loaded
+    missing = types.TextDocumentIdentifier((demo / "gone.py").as_uri())
+    with pytest.raises(JsonRpcException):  # the handler fails: the file cannot be read
+        await client.text_document_references_async(
+            types.ReferenceParams(context=types.ReferenceContext(include_declaration=False), text_document=missing, position=types.Position(0, 0))
+        )
+    with pytest.raises(JsonRpcException):
+        await client.protocol.send_request_async("metriclint/no-such-method", {})
+    await _malformed(client, b'{"jsonrpc": "2.0", "id": "bad", "method": "textDocument/hover", "params": {"textDocument": {}}}')
+    await _malformed(client, b"{not json")
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(source.as_uri()), types.Position(9, 36)))
+    assert hover is not None
+
+
+async def _malformed(client: LanguageClient, body: bytes) -> None:
+    """Send bytes that no client library would: a request whose params do not fit its method,
+    or no JSON at all."""
+    writer = client.protocol.writer
+    assert writer is not None
+    written = writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    if written is not None:
+        await written
