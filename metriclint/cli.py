@@ -96,7 +96,7 @@ def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
         ) -> None:
             command(project=Project(paths, registry, config_file, jobs, cache_dir, no_cache), **rest)
 
-        options = (click.argument("paths", nargs=-1, type=click.Path(exists=True)), *([_registry_option] if registry else []),
+        options = (click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True)), *([_registry_option] if registry else []),
                    _config_option, *_SPEED_OPTIONS)
         for option in reversed(options):
             with_project = option(with_project)
@@ -105,19 +105,28 @@ def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
     return decorate
 
 
-def _analyse(config: settings.Config, progress: engine.Progress | None = None) -> engine.Analysis:
+def _analyse(config: settings.Config, progress: engine.Progress | None = None, buffer: Buffer | None = None) -> engine.Analysis:
+    """The run; with a `buffer`, its file holds the buffer's bytes instead of what is on disk."""
     with _usage_errors():
-        return engine.analyse(config, progress, pause=_collection_paused)
+        if buffer is None:
+            return engine.analyse(config, progress, pause=_collection_paused)
+        collection = engine.collect(config, progress, pause=_collection_paused)
+        return engine.check(engine.revise(collection, config, *buffer), config)
 
 
-def _report(configs: list[settings.Config], progress: engine.Progress | None = None, hook_run: str | None = None) -> tuple[Report, Report]:
+Buffer = tuple[Path, bytes]  # `--stdin-filename PATH -`: a file, and what an editor holds for it
+
+
+def _report(
+    configs: list[settings.Config], progress: engine.Progress | None = None, hook_run: str | None = None, buffer: Buffer | None = None,
+) -> tuple[Report, Report]:
     """The findings of every project in one report, and the report to print: the same, less
     what an earlier invocation of the same pre-commit `hook_run` printed (report/once.py)."""
     reports: list[Report] = []
     shown: list[Finding] = []
     for config in configs:
         if hook_run is None or config.cache_dir is None:
-            reports.append(_analyse(config, progress).report)
+            reports.append(_analyse(config, progress, buffer).report)
             shown += reports[-1].findings
             continue
         with once.exclusive(config.cache_dir):
@@ -214,17 +223,28 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     "--changed-only", is_flag=True,
     help="PATHS are changed files (pre-commit): read the whole project, report findings touching them.",
 )
+@click.option(
+    "--stdin-filename", metavar="PATH",
+    help="With PATHS `-`: check the project as if PATH held standard input (an editor's buffer); report findings touching PATH.",
+)
 def check(
     project: Project, output_format: str, quiet: bool, select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str,
-    exit_zero: bool, baseline_file: str | None, write_baseline: str | None, changed_only: bool,
+    exit_zero: bool, baseline_file: str | None, write_baseline: str | None, changed_only: bool, stdin_filename: str | None,
 ) -> None:
     """Check PATHS (default: the current directory) for contradicting statements about metrics."""
+    buffer = None
+    stdin = stdin_filename is not None
+    if (stdin or "-" in project.paths) and not (stdin and project.paths == ("-",)):
+        raise click.UsageError("`-` (standard input) and --stdin-filename PATH go together, with no other PATHS")
+    if stdin_filename is not None:
+        project, changed_only = dataclasses.replace(project, paths=(stdin_filename,)), True
+        buffer = (Path(stdin_filename), sys.stdin.buffer.read())
     configs = project.each(
         select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
     )
     bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
     try:
-        report, shown = _report(configs, bar, once.hook_run() if changed_only else None)
+        report, shown = _report(configs, bar, once.hook_run() if changed_only and buffer is None else None, buffer)
     finally:
         if bar is not None:
             bar.close()
