@@ -15,47 +15,16 @@ functions that disagree) leaves the table to the configuration or to auto-detect
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from tree_sitter import Node
 
-from metriclint.base.builtin import word_lists
 from metriclint.model import Lookup
+from metriclint.sources.lookup_rules import Key, lookup_rules
 from metriclint.sources.tree_tables import Source
 
 _FUNCTIONS = ("function_declaration", "function_expression", "arrow_function", "method_definition", "generator_function_declaration", "function")
 _EQUALITY = ("===", "==")
 _TRACE_LIMIT = 8  # declarations followed from a subject back to the parameter
-
-
-@dataclass(frozen=True, slots=True)
-class LookupRules:
-    tests: dict[str, str]  # method -> match mode
-    first: frozenset[str]
-    exact: frozenset[str]
-    lower: frozenset[str]
-    pairs: frozenset[str]
-    patterns: frozenset[str]
-
-
-@lru_cache(maxsize=1)
-def lookup_rules() -> LookupRules:
-    lists = word_lists("tooltips.yaml")
-
-    def words(name: str) -> frozenset[str]:
-        return frozenset(lists.get(f"lookup.javascript.{name}", ()))
-
-    tests = {method: mode for mode in ("substring", "prefix", "suffix") for method in words(mode)}
-    return LookupRules(tests, words("first"), words("exact"), words("lower"), words("pairs"), words("patterns"))
-
-
-@dataclass(frozen=True, slots=True)
-class Key:
-    """What the code did to the function's key before testing it."""
-
-    strip_prefix: bool = False
-    lower: bool = False
-    how: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +60,7 @@ def _reading(source: Source, ref: Node) -> Lookup | None:
     function = _enclosing(ref)
     if function is None:
         return None
-    rules = lookup_rules()
+    rules = lookup_rules("javascript")
     holder, element = ref, True
     call = _call_around(ref)
     if call is not None and _callee(source, call) in rules.pairs | rules.patterns:
@@ -179,8 +148,8 @@ def _tested(source: Source, function: Node, test: Node, pattern: Pattern, ref: N
         argument = _argument(test, 0)
         if receiver is None or argument is None:
             return None
-        if name in lookup_rules().tests and _is_pattern(source, argument, pattern):
-            subject, mode, method = receiver, lookup_rules().tests[name], f"`{name}`"
+        if name in lookup_rules("javascript").tests and _is_pattern(source, argument, pattern):
+            subject, mode, method = receiver, lookup_rules("javascript").tests[name], f"`{name}`"
         elif name == "test" and _regexp_of(source, receiver, pattern):
             subject, mode, method = argument, "regex", "`new RegExp(pattern).test`"
     if subject is None or mode is None:
@@ -224,7 +193,7 @@ def _key(source: Source, function: Node, node: Node) -> Key | None:
         receiver, method = member.child_by_field_name("object"), source.text(member.child_by_field_name("property") or member)
         if receiver is None:
             return None
-        if method in lookup_rules().lower and not _arguments(node) and not key.lower:
+        if method in lookup_rules("javascript").lower and not _arguments(node) and not key.lower:
             key, node = replace(key, lower=True, how=(*key.how, f"`{method}` (lower-case)")), receiver
         elif not key.strip_prefix and (inner := _after_first_slash(source, node)) is not None:
             key, node = replace(key, strip_prefix=True, how=(*key.how, "cut after the first '/' (strip_prefix)")), inner

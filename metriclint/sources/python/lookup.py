@@ -14,43 +14,13 @@ Understood whole, or not at all:
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import replace
 
-from metriclint.base.builtin import word_lists
 from metriclint.model import Lookup
+from metriclint.sources.lookup_rules import Key, lookup_rules
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _TRACE_LIMIT = 8
-
-
-@dataclass(frozen=True, slots=True)
-class LookupRules:
-    tests: dict[str, str]  # method or dotted function -> match mode
-    exact: frozenset[str]
-    lower: frozenset[str]
-    pairs: frozenset[str]
-    patterns: frozenset[str]
-
-
-@lru_cache(maxsize=1)
-def lookup_rules() -> LookupRules:
-    lists = word_lists("tooltips.yaml")
-
-    def words(name: str) -> tuple[str, ...]:
-        return lists.get(f"lookup.python.{name}", ())
-
-    tests = {name: mode for mode in ("prefix", "suffix", "regex", "glob") for name in words(mode)}
-    return LookupRules(tests, frozenset(words("exact")), frozenset(words("lower")), frozenset(words("pairs")), frozenset(words("patterns")))
-
-
-@dataclass(frozen=True, slots=True)
-class Key:
-    """What the code did to the function's key before testing it."""
-
-    strip_prefix: bool = False
-    lower: bool = False
-    how: tuple[str, ...] = ()
 
 
 def infer(module: ast.Module, names: set[str]) -> dict[str, Lookup]:
@@ -74,7 +44,7 @@ def infer(module: ast.Module, names: set[str]) -> dict[str, Lookup]:
 
 
 def _reading(function: ast.FunctionDef | ast.AsyncFunctionDef, ref: ast.Name, parents: dict[int, ast.AST]) -> Lookup | None:
-    rules = lookup_rules()
+    rules = lookup_rules("python")
     parent = parents.get(id(ref))
     if isinstance(parent, ast.Subscript) and parent.value is ref:
         return _exact(function, parent.slice, ref, "subscript")
@@ -130,7 +100,7 @@ def _first_of(function: ast.FunctionDef | ast.AsyncFunctionDef, generator: ast.c
 
 
 def _tested(function: ast.FunctionDef | ast.AsyncFunctionDef, test: ast.expr, pattern: str, ref: ast.Name, order: str) -> Lookup | None:
-    rules = lookup_rules()
+    rules = lookup_rules("python")
     subject, mode, how = None, "", ""
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left, op, right = test.left, test.ops[0], test.comparators[0]
@@ -157,7 +127,7 @@ def _tested(function: ast.FunctionDef | ast.AsyncFunctionDef, test: ast.expr, pa
 def _key(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr) -> Key | None:
     """What was done to a parameter of `function` to make `node`, through local assignments."""
     key = Key()
-    rules = lookup_rules()
+    rules = lookup_rules("python")
     for _ in range(_TRACE_LIMIT):
         if isinstance(node, ast.Name):
             if node.id in _parameters(function):
