@@ -10,17 +10,15 @@ which then replaces the original with the original's mode.
 from __future__ import annotations
 
 import difflib
-import io
 import os
 import re
 import stat
-import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from metriclint.base import files
 from metriclint.model import Finding
-from metriclint.sources import Unreadable, extractor_for
+from metriclint.sources import Unreadable, extractor_for, language_for
 
 _GAP = re.compile(r"\s+")
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -141,14 +139,12 @@ def write(rewrite: FileFix) -> str:
 
 
 def _encoding(path: str, data: bytes) -> str:
-    """How the source read the file: Python by its coding cookie or BOM (PEP 263), the rest as
-    UTF-8 with a BOM kept as a character, as the tree-sitter and YAML sources count columns."""
-    if path.endswith(".py"):
-        try:
-            return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-        except SyntaxError:
-            return "utf-8"
-    return "utf-8"
+    """How the file's source decoded it, so the columns of its findings are columns here."""
+    language = language_for(Path(path).suffix)
+    try:
+        return language.encoding(data) if language is not None else "utf-8"
+    except SyntaxError:  # a Python coding cookie naming no codec: decoding reports it
+        return "utf-8"
 
 
 def _line_starts(text: str) -> list[int]:

@@ -6,9 +6,9 @@ ML900 finding, and the run goes on with the next file.
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass
-from functools import partial
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 from metriclint.model import CallFlow, FunctionFlow, KeyUse, Mention, Reading, Suppression, TooltipTable
 
@@ -60,6 +60,12 @@ def source_lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
+def utf8(data: bytes) -> str:
+    """UTF-8, with a byte-order mark (if the file starts with one) out of the text, as editors
+    count columns; encoding with the same codec writes the mark back."""
+    return "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+
+
 def pointer_token(name: str) -> str:
     """One step of a JSON pointer (RFC 6901), the name a configuration selects a table by."""
     return name.replace("~", "~0").replace("/", "~1")
@@ -80,29 +86,68 @@ class Options:
 DEFAULT_OPTIONS = Options()
 
 
+class Language(Protocol):
+    """A source kind, as a module: what a file of it holds, and how it is decoded."""
+
+    def extractor(self, suffix: str, options: Options = ..., /) -> Extractor: ...
+
+    def encoding(self, data: bytes, /) -> str:
+        """The codec the source decodes `data` with, counting columns as its positions do:
+        `fix` writes a file back with it, so a byte-order mark or a coding cookie survives."""
+        ...
+
+
+def _python() -> Language:
+    from metriclint.sources import python
+
+    return python
+
+
+def _javascript() -> Language:
+    from metriclint.sources import javascript
+
+    return javascript
+
+
+def _json() -> Language:
+    from metriclint.sources import json_tables
+
+    return json_tables
+
+
+def _yaml() -> Language:
+    from metriclint.sources import yaml_tables
+
+    return yaml_tables
+
+
+def _markdown() -> Language:
+    from metriclint.sources import markdown
+
+    return markdown
+
+
+# A file's suffix -> its source kind, imported when first asked for so unused parsers cost
+# nothing. Adding a kind: a module with `extractor` and `encoding`, and its line here.
+LANGUAGES: dict[str, Callable[[], Language]] = {
+    ".py": _python,
+    **dict.fromkeys(JAVASCRIPT + TYPESCRIPT, _javascript),
+    ".json": _json,
+    **dict.fromkeys(YAML, _yaml),
+    ".md": _markdown,
+    ".markdown": _markdown,
+}
+
+
+def language_for(suffix: str) -> Language | None:
+    load = LANGUAGES.get(suffix)
+    return load() if load is not None else None
+
+
 def extractor_for(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor | None:
-    """The extractor for a file name suffix; imported lazily so unused parsers cost nothing."""
-    if suffix == ".py":
-        from metriclint.sources import python
-
-        return partial(python.extract, log_functions=options.log_functions)
-    if suffix in JAVASCRIPT or suffix in TYPESCRIPT:
-        from metriclint.sources import javascript
-
-        return javascript.extractor(suffix)
-    if suffix == ".json":
-        from metriclint.sources import json_tables
-
-        return json_tables.extract
-    if suffix in YAML:
-        from metriclint.sources import yaml_tables
-
-        return yaml_tables.extract
-    if suffix in (".md", ".markdown"):
-        from metriclint.sources import markdown
-
-        return markdown.extract
-    return None
+    """The extractor for a file name suffix, if metriclint reads that kind of file."""
+    language = language_for(suffix)
+    return language.extractor(suffix, options) if language is not None else None
 
 
 # YAML files are read only where a tooltip table is configured (the engine adds them).

@@ -14,7 +14,7 @@ from typing import Iterator
 from tree_sitter import Language, Node, Parser
 
 from metriclint.model import TooltipTable
-from metriclint.sources import TYPESCRIPT, Extraction, Extractor, js_lookup
+from metriclint.sources import DEFAULT_OPTIONS, TYPESCRIPT, Extraction, Extractor, Options, js_lookup, utf8
 from metriclint.sources.tree_tables import Source, table
 
 
@@ -30,7 +30,12 @@ def _parser(suffix: str) -> Parser:
     return Parser(Language(tree_sitter_javascript.language()))
 
 
-def extractor(suffix: str) -> Extractor:
+def encoding(data: bytes) -> str:
+    """Positions skip a byte-order mark on the first line (tree_tables.Source.position)."""
+    return utf8(data)
+
+
+def extractor(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor:
     kind = "typescript" if suffix in TYPESCRIPT else "javascript"
     key = suffix if suffix in TYPESCRIPT else ".js"
 

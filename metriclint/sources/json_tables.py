@@ -18,7 +18,7 @@ from typing import Iterator
 from tree_sitter import Language, Node, Parser
 
 from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
-from metriclint.sources import Extraction, pointer_token
+from metriclint.sources import DEFAULT_OPTIONS, Extraction, Extractor, Options, pointer_token, utf8
 from metriclint.sources.promql import metric_names
 from metriclint.sources.tree_tables import Source, table, table_rules
 
@@ -28,6 +28,15 @@ def _parser() -> Parser:
     import tree_sitter_json
 
     return Parser(Language(tree_sitter_json.language()))
+
+
+def encoding(data: bytes) -> str:
+    """Positions skip a byte-order mark on the first line (tree_tables.Source.position)."""
+    return utf8(data)
+
+
+def extractor(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor:
+    return extract
 
 
 def extract(path: str, data: bytes) -> Extraction:

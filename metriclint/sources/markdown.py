@@ -20,7 +20,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.model import Mention, Span, Suppression
-from metriclint.sources import Extraction, Unreadable, directives, source_lines, unread
+from metriclint.sources import DEFAULT_OPTIONS, Extraction, Extractor, Options, Unreadable, directives, source_lines, unread, utf8
 
 SOURCE = "doc"
 # Leading punctuation that separates a list item's name from its definition.
@@ -33,9 +33,18 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
 
 
+def encoding(data: bytes) -> str:
+    """A byte-order mark is no part of the text markdown-it reads."""
+    return utf8(data)
+
+
+def extractor(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor:
+    return extract
+
+
 def extract(path: str, source: bytes) -> Extraction:
     try:
-        text = source.decode("utf-8-sig")
+        text = source.decode(encoding(source))
     except UnicodeDecodeError as error:
         raise Unreadable(f"cannot decode Markdown as UTF-8: {error.reason}") from None
     lines = source_lines(text)  # as markdown-it counts lines: not at form feeds or U+2028

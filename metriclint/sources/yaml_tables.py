@@ -15,13 +15,24 @@ import yaml
 from metriclint.base import marked_yaml
 from metriclint.base.marked_yaml import Node
 from metriclint.model import Mention, Span, Suppression, TooltipEntry, TooltipTable
-from metriclint.sources import Extraction, Unreadable, directives, pointer_token
+from metriclint.sources import DEFAULT_OPTIONS, Extraction, Extractor, Options, Unreadable, directives, pointer_token
 from metriclint.sources.tree_tables import table_rules
+
+# PyYAML counts a byte-order mark as a column of the first line: it stays in the text.
+ENCODING = "utf-8"
+
+
+def encoding(data: bytes) -> str:
+    return ENCODING
+
+
+def extractor(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor:
+    return extract
 
 
 def extract(path: str, data: bytes) -> Extraction:
     try:
-        text = data.decode("utf-8")
+        text = data.decode(ENCODING)
     except UnicodeDecodeError as error:
         raise Unreadable(f"cannot decode YAML: {error.reason}") from None
     root, problems = marked_yaml.load(text, path)

@@ -7,6 +7,16 @@ in `code.py` and takes tooltip tables with `tables.py`. `cst.py` reads a file in
 than the running Python with libcst.
 """
 
+from functools import partial
+
+from metriclint.sources import DEFAULT_OPTIONS, Extractor, Options
+from metriclint.sources.python.text import encoding
 from metriclint.sources.python.walk import extract
 
-__all__ = ["extract"]
+__all__ = ["encoding", "extract", "extractor"]
+
+
+def extractor(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor:
+    """`extract` with the project's own logging functions; `extract` is looked up when asked
+    for, so a test may replace it."""
+    return partial(extract, log_functions=options.log_functions)

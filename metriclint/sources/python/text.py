@@ -74,13 +74,18 @@ class Comment:
     trailing: bool  # code comes before it on its line
 
 
+def encoding(source: bytes) -> str:
+    """The file's codec by its coding cookie or byte-order mark (PEP 263): "utf-8-sig" leaves
+    the mark out of the text, as Python does. A SyntaxError for a bad cookie."""
+    return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+
+
 class PythonText:
     """The decoded lines of one file, and the positions of its nodes in characters."""
 
     def __init__(self, source: bytes) -> None:
         try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-            self.text = source.decode(encoding)
+            self.text = source.decode(encoding(source))
         except (UnicodeDecodeError, LookupError, SyntaxError) as error:
             raise Unreadable(f"cannot decode Python source: {error}") from None
         self.lines = source_lines(self.text)
