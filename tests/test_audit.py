@@ -37,7 +37,7 @@ def test_audit_puts_every_source_side_by_side(repo_root: Path) -> None:
     assert "unit" in grad_norm["silent_facets"] and "clipping" not in grad_norm["silent_facets"]
     assert [g["metric"] for g in document["gaps"]["unregistered"]] == ["eval/pass_rate", "train/entropy"]
     assert [g["metric"] for g in document["gaps"]["stale"]] == ["eval/old_accuracy"]
-    assert document["summary"]["statements"] == {"doc": 9, "registry": 2}
+    assert document["summary"]["statements"] == {"code": 1, "doc": 9, "registry": 2}
 
 
 def test_metric_option_narrows_to_one_metric_by_alias(repo_root: Path) -> None:
@@ -56,7 +56,7 @@ def test_text_audit_quotes_and_locates(repo_root: Path) -> None:
     output = invoke("audit", PROJECT, "--metric", "reward").output
     assert f"  doc        {PROJECT}/docs/metrics.md:12:21  CONTRADICTS\n" in output
     assert '             "summed over the samples of a group."  -> reduction=sum\n' in output
-    assert output.endswith("1 metric in 3 files; statements: doc 1; 1 contradicted, 0 unregistered (ML004), 0 stale (ML005), 0 undescribed\n")
+    assert output.endswith("1 metric in 3 files; statements: code 1, doc 1; 1 contradicted, 0 unregistered (ML004), 0 stale (ML005), 0 undescribed\n")
 
 
 def test_markdown_audit_has_the_matrix(repo_root: Path) -> None:

@@ -26,12 +26,25 @@ def _facts(project: Path, with_says: bool = False) -> list[tuple[str, str, str, 
     return [(c.metric, c.fact.facet, c.fact.value, c.fact.origin + (c.fact.says if with_says else "")) for c in code]
 
 
-def test_every_knowledge_base_entry_is_reached_by_the_fixture() -> None:
-    origins = {origin for _, _, _, origin in _facts(FIXTURES / "code_evidence", with_says=True)}
+KNOWLEDGE_FIXTURES = sorted(p.parent for p in FIXTURES.glob("know_*/expected.txt") if p.read_text(encoding="utf-8"))
+CODE_FIXTURES = [FIXTURES / "code_evidence", *KNOWLEDGE_FIXTURES]
+
+
+def test_every_knowledge_base_entry_is_reached_by_a_fixture() -> None:
+    origins = {origin for project in CODE_FIXTURES for _, _, _, origin in _facts(project, with_says=True)}
     known = knowledge.knowledge()
-    for entry in [*known.chains.values(), *known.methods.values()]:
-        pattern = entry.pattern.removesuffix("()")
-        assert any(pattern in origin for origin in origins), pattern
+    for entry in [*known.chains.values(), *known.methods.values(), *known.functions.values()]:
+        parts = entry.pattern.removesuffix("()").removeprefix("builtins.").split("().")
+        assert any(all(part in origin for part in parts) for origin in origins), entry.pattern
+    for derivations in known.derivations.values():
+        for derivation in derivations:
+            assert any(origin.endswith(derivation.says) for origin in origins), derivation.says
+
+
+@pytest.mark.parametrize("project", KNOWLEDGE_FIXTURES, ids=[p.name for p in KNOWLEDGE_FIXTURES])
+def test_every_knowledge_fixture_has_a_silent_twin(project: Path) -> None:
+    twin = project.with_name(project.name + "_silent")
+    assert (twin / "expected.txt").read_text(encoding="utf-8") == ""
 
 
 def test_a_broken_knowledge_file_reports_every_problem_with_its_position(tmp_path: Path) -> None:
@@ -48,7 +61,7 @@ def test_a_broken_knowledge_file_reports_every_problem_with_its_position(tmp_pat
         knowledge.load([path], facets)
     assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
         "bad.yaml:4:13: unknown value 'sideways' for facet 'clipping'",
-        "bad.yaml:5:5: an entry needs one of 'call', 'method' or 'expression', and 'says' and 'facts'",
+        "bad.yaml:5:5: an entry needs one of 'call', 'method', 'expression' or 'function', and 'says' and 'facts'",
         "bad.yaml:9:13: unknown facet 'colour'",
         "bad.yaml:10:14: expected a whole number, not a string",
     ]
@@ -143,3 +156,13 @@ def test_a_helper_that_returns_its_argument_keeps_each_call_apart(in_tmp: Path) 
     facts = _facts(in_tmp)
     assert ("train/grad_norm", "clipping", "before", "torch.nn.utils.clip_grad_norm_") in facts
     assert not [f for f in facts if f[0] == "train/zeros"]
+
+
+def test_explain_metric_says_when_the_value_depends_on_the_path(in_tmp: Path) -> None:
+    source = (
+        "import time\n\n\ndef f(fast, log):\n    t = time.time()\n"
+        "    if fast:\n        t = time.time_ns()\n    log({'perf/t': t})\n"
+    )
+    write_project(in_tmp, {"clock.py": source})
+    result = invoke("explain-metric", "perf/t")
+    assert "  unit: depends on the path: seconds, nanoseconds" in result.output.splitlines()

@@ -12,10 +12,11 @@ from metriclint.checks.ml004 import ML004
 from metriclint.checks.ml005 import ML005
 from metriclint.checks.ml006 import ML006
 from metriclint.checks.ml007 import ML007
+from metriclint.checks.ml008 import ML008
 from metriclint.checks.ml010 import ML010
 from metriclint.checks.ml900 import ML900
 from metriclint.checks.rule import Corpus, Example, Rule
 
-RULES: tuple[Rule, ...] = (ML001, ML002, ML003, ML004, ML005, ML006, ML007, ML010, ML900)
+RULES: tuple[Rule, ...] = (ML001, ML002, ML003, ML004, ML005, ML006, ML007, ML008, ML010, ML900)
 
-__all__ = ["RULES", "Corpus", "Example", "Rule", "ML001", "ML002", "ML003", "ML004", "ML005", "ML006", "ML007", "ML010", "ML900"]
+__all__ = ["RULES", "Corpus", "Example", "Rule", "ML001", "ML002", "ML003", "ML004", "ML005", "ML006", "ML007", "ML008", "ML010", "ML900"]

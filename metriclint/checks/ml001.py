@@ -8,10 +8,16 @@ from metriclint.checks.rewording import fix_for
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.snippets import REGISTRY
 from metriclint.checks.statements import allows, by_statement, found
+from metriclint.knowledge.code import knowledge
 from metriclint.model import Finding, Related, Severity
 
 
 def registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
+    """Texts against the registry, but for a loose unit name (ML008)."""
+    return (f for f in all_registry_contradictions(corpus) if not knowledge().loose(f.facet, f.found, f.expected))
+
+
+def all_registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
     if corpus.registry is None:
         return
     for (metric, facet, _), group in by_statement(corpus.claims).items():

@@ -8,6 +8,7 @@ from typing import Iterator
 from metriclint.base import keys
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import allows, by_statement, found
+from metriclint.knowledge.code import knowledge
 from metriclint.model import CodeFact, Finding, Related, Severity
 
 
@@ -27,6 +28,11 @@ def code_evidence(facts: list[CodeFact]) -> tuple[str, tuple[Related, ...]]:
 
 
 def code_contradictions(corpus: Corpus) -> Iterator[Finding]:
+    """Texts and registry settings against what the code computes, but for a loose unit name (ML008)."""
+    return (f for f in all_contradictions(corpus) if not knowledge().loose(f.facet, f.found, f.expected))
+
+
+def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
     """Texts and registry settings against what the code computes. A text that the registry
     already contradicts with the code's own value is left to ML001: one phrase, one finding."""
     registry = corpus.registry

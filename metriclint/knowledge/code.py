@@ -7,7 +7,7 @@ or this arithmetic step compute?
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -15,16 +15,25 @@ from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
+from metriclint.knowledge import numbers
 from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
-ENTRY_KEYS = ("call", "method", "expression", "says", "facts", "norm_type", "arguments", "element", "of")
-FILE_KEYS = ("results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic")
+KINDS = ("call", "method", "expression", "function")
+ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only")
+FILE_KEYS = (
+    "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "derivations",
+    "schedulers", "loose_names",
+)
+# The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
+CONSTRUCTS = ("accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step")
 
 
 @dataclass(frozen=True, slots=True)
 class Known:
-    """One entry: what `pattern` computes. For a method, `pattern` is the bare method name."""
+    """One entry: what `pattern` computes. For a method, `pattern` is the method name, or the
+    methods called in a row (`log_softmax().gather`); for a function, its name wherever it is
+    imported from."""
 
     pattern: str
     method: bool
@@ -35,17 +44,53 @@ class Known:
     arguments: int | None = None  # a method must be called with exactly this many arguments
     element: int | None = None  # the facts hold for this element of the returned tuple
     of: int | None = None  # ... when the tuple is unpacked into this many names
+    keeps: tuple[str, ...] = ()  # facets of the reduced argument (or receiver) the result keeps
+    writes: int | None = None  # the facts are about this argument, which the call writes into
+    unless_keyword: str = ""  # no facts when the call passes this argument ...
+    unless_position: int | None = None  # ... by keyword or at this position
+    clamps: bool = False  # with a number among its arguments the call bounds a value: no facts
+    objects_only: bool = False  # a method matches on an object, not as a module's function (`torch.max`)
+
+
+@dataclass(frozen=True, slots=True)
+class Derivation:
+    """What a construct of the code (a loop, a negation) makes of a value that has `given`."""
+
+    construct: str
+    given: tuple[str, str] | None  # (facet, value) the value must have; None: any value
+    says: str
+    gives: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Schedulers:
+    step: str = "step"
+    reads: frozenset[str] = frozenset()
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Knowledge:
     chains: dict[str, Known]  # `torch.nn.utils.clip_grad_norm_()`, `psutil.virtual_memory().used`
-    methods: dict[str, Known]
+    methods: dict[str, Known]  # by method name, or `first().second` for methods in a row
+    functions: dict[str, Known]  # by the function's own name
     prefixes: frozenset[str]  # chain prefixes worth following through a local name
     norm_types: dict[str, str]  # argument as written (no white space) -> norm
     default_norm: str
-    conversions: dict[tuple[str, str, str], str]  # (unit, operator, divisor as written) -> unit
+    conversions: dict[tuple[str, str, float], str]  # (unit, operator, divisor's value) -> unit
     kept_by_arithmetic: frozenset[str]
+    kept_by_conversion: frozenset[str] = frozenset()
+    derivations: dict[str, tuple[Derivation, ...]] = field(default_factory=dict)
+    schedulers: Schedulers = Schedulers()
+    loose_names: frozenset[frozenset[str]] = frozenset()  # unit pairs named one for the other
+
+    def loose(self, facet: str, stated: str, computed: str) -> bool:
+        """Whether a stated value is the loose name of the other (GB for a value in GiB)."""
+        return facet == "unit" and frozenset((stated.removeprefix("not "), computed)) in self.loose_names
+
+    def derive(self, construct: str, facts: frozenset[tuple[str, str]]) -> list[Derivation]:
+        """What `construct` makes of a value with these (facet, value) facts."""
+        return [d for d in self.derivations.get(construct, ()) if d.given is None or d.given in facts]
 
 
 @lru_cache(maxsize=1)
@@ -60,8 +105,12 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     entries: list[Known] = []
     norm_types: dict[str, str] = {}
     default_norm = ""
-    conversions: dict[tuple[str, str, str], str] = {}
+    conversions: dict[tuple[str, str, float], str] = {}
     kept: set[str] = set()
+    kept_by_conversion: set[str] = set()
+    derivations: list[Derivation] = []
+    schedulers = Schedulers()
+    loose_names: set[frozenset[str]] = set()
     for path in paths:
         root, load_problems = marked_yaml.load(read_text(path), str(path))
         problems += load_problems
@@ -86,18 +135,38 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
                 continue
             for value_node, value in ((node, unit), (node, gives)):
                 _known_value(reader, value_node, facets, "unit", value)
-            for _, by in reader.texts(fields["by"][1], "'by'"):
-                conversions[(unit, op, _compact(by))] = gives
-        if "kept_by_arithmetic" in top:
-            kept.update(v for _, v in reader.texts(top["kept_by_arithmetic"][1], "'kept_by_arithmetic'"))
+            for by_node, by in reader.texts(fields["by"][1], "'by'"):
+                number = numbers.written(by)
+                if number is None:
+                    reader.error(by_node, f"'{by}' is not a number")
+                else:
+                    conversions[(unit, op, number)] = gives
+        for key, into in (("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion)):
+            if key in top:
+                into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
+        for node in _items(reader, top, "derivations"):
+            derivation = _derivation(reader, node, facets)
+            if derivation is not None:
+                derivations.append(derivation)
+        if "schedulers" in top:
+            schedulers = _schedulers(reader, top["schedulers"][1])
+        for node in _items(reader, top, "loose_names"):
+            pair = [v for _, v in reader.texts(node, "a pair of units")]
+            if len(pair) == 2 and all(_known_value(reader, node, facets, "unit", unit) for unit in pair):
+                loose_names.add(frozenset(pair))
         problems += reader.problems
     if problems:
         raise ConfigError(problems)
-    chains = {e.pattern: e for e in entries if not e.method}
+    chains = {e.pattern: e for e in entries if not e.method and "." in e.pattern}
+    functions = {e.pattern.removesuffix("()"): e for e in entries if not e.method and "." not in e.pattern}
     prefixes = {chain[: i + 2] for chain in chains for i in range(len(chain) - 2) if chain[i : i + 2] == "()"}
+    by_construct: dict[str, tuple[Derivation, ...]] = {}
+    for derivation in derivations:
+        by_construct[derivation.construct] = (*by_construct.get(derivation.construct, ()), derivation)
     return Knowledge(
-        chains, {e.pattern: e for e in entries if e.method}, frozenset(prefixes), norm_types, default_norm or "l2",
-        conversions, frozenset(kept),
+        chains, {e.pattern: e for e in entries if e.method}, functions, frozenset(prefixes), norm_types, default_norm or "l2",
+        conversions, frozenset(kept), frozenset(kept_by_conversion), by_construct, schedulers,
+        frozenset(loose_names),
     )
 
 
@@ -113,28 +182,69 @@ def _items(reader: Reader, top: dict[str, tuple[Node, Node]], key: str) -> list[
 
 def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None:
     fields = reader.mapping(node, "a knowledge entry", ENTRY_KEYS)
-    kinds = [k for k in ("call", "method", "expression") if k in fields]
+    kinds = [k for k in KINDS if k in fields]
     if len(kinds) != 1 or "says" not in fields or "facts" not in fields:
-        reader.error(node, "an entry needs one of 'call', 'method' or 'expression', and 'says' and 'facts'")
+        reader.error(node, "an entry needs one of 'call', 'method', 'expression' or 'function', and 'says' and 'facts'")
         return None
     pattern = reader.text(fields[kinds[0]][1], f"'{kinds[0]}'")
     says = reader.text(fields["says"][1], "'says'")
-    facts = []
-    for facet, (facet_node, value_node) in reader.mapping(fields["facts"][1], "'facts'").items():
-        value = reader.text(value_node, f"the value of '{facet}'")
-        if value is not None and _known_value(reader, facet_node, facets, facet, value):
-            facts.append((facet, value))
+    facts = _facts(reader, fields["facts"][1], facets, "'facts'")
     keyword = ""
     positions: tuple[int, ...] = ()
     if "norm_type" in fields:
         norm = reader.mapping(fields["norm_type"][1], "'norm_type'", ("keyword", "positions"))
         keyword = (reader.text(norm["keyword"][1], "'keyword'") or "") if "keyword" in norm else ""
         positions = tuple(_whole(reader, n) for n in (norm["positions"][1].elements if "positions" in norm else ()))
-    arguments, element, of = (_whole(reader, fields[k][1]) if k in fields else None for k in ("arguments", "element", "of"))
+    arguments, element, of, writes = (
+        _whole(reader, fields[k][1]) if k in fields else None for k in ("arguments", "element", "of", "writes")
+    )
+    keeps = tuple(v for _, v in reader.texts(fields["keeps"][1], "'keeps'")) if "keeps" in fields else ()
+    unless_keyword, unless_position = "", None
+    if "unless" in fields:
+        unless = reader.mapping(fields["unless"][1], "'unless'", ("keyword", "position"))
+        unless_keyword = (reader.text(unless["keyword"][1], "'keyword'") or "") if "keyword" in unless else ""
+        unless_position = _whole(reader, unless["position"][1]) if "position" in unless else None
+    clamps, objects_only = (k in fields and fields[k][1].value is True for k in ("clamps_with_number", "objects_only"))
     if pattern is None or says is None:
         return None
     chain = pattern if kinds[0] in ("method", "expression") else pattern + "()"
-    return Known(chain, kinds[0] == "method", says, tuple(facts), keyword, positions, arguments=arguments, element=element, of=of)
+    return Known(
+        chain, kinds[0] == "method", says, tuple(facts), keyword, positions, arguments=arguments, element=element, of=of,
+        keeps=keeps, writes=writes, unless_keyword=unless_keyword, unless_position=unless_position, clamps=clamps,
+        objects_only=objects_only,
+    )
+
+
+def _facts(reader: Reader, node: Node, facets: dict[str, Facet], what: str) -> tuple[tuple[str, str], ...]:
+    found = []
+    for facet, (facet_node, value_node) in reader.mapping(node, what).items():
+        value = reader.text(value_node, f"the value of '{facet}'")
+        if value is not None and _known_value(reader, facet_node, facets, facet, value):
+            found.append((facet, value))
+    return tuple(found)
+
+
+def _derivation(reader: Reader, node: Node, facets: dict[str, Facet]) -> Derivation | None:
+    fields = reader.mapping(node, "a derivation", ("construct", "from", "says", "gives"))
+    if any(k not in fields for k in ("construct", "says", "gives")):
+        reader.error(node, "a derivation needs 'construct', 'says' and 'gives'")
+        return None
+    construct = reader.text(fields["construct"][1], "'construct'")
+    if construct not in CONSTRUCTS:
+        reader.error(fields["construct"][1], f"unknown construct '{construct}'; known: {', '.join(CONSTRUCTS)}")
+        return None
+    given = _facts(reader, fields["from"][1], facets, "'from'") if "from" in fields else ()
+    says = reader.text(fields["says"][1], "'says'")
+    gives = _facts(reader, fields["gives"][1], facets, "'gives'")
+    return Derivation(construct, given[0] if given else None, says or "", gives) if says else None
+
+
+def _schedulers(reader: Reader, node: Node) -> Schedulers:
+    fields = reader.mapping(node, "'schedulers'", ("step", "reads", "names"))
+    step = (reader.text(fields["step"][1], "'step'") or "step") if "step" in fields else "step"
+    reads = frozenset(v for _, v in reader.texts(fields["reads"][1], "'reads'")) if "reads" in fields else frozenset()
+    names = tuple(v for _, v in reader.texts(fields["names"][1], "'names'")) if "names" in fields else ()
+    return Schedulers(step, reads, names)
 
 
 def _whole(reader: Reader, node: Node) -> int:

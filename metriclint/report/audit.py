@@ -19,7 +19,7 @@ AGREE, CONTRADICT, SILENT = "agree", "contradict", "silent"
 REGISTRY = "registry"
 # Column order of the matrix; kinds not listed follow in alphabetical order.
 SOURCE_ORDER = (REGISTRY, "doc", "tooltip", "docstring", "comment", CODE)
-CONTRADICTIONS = frozenset({"ML001", "ML002", "ML006"})
+CONTRADICTIONS = frozenset({"ML001", "ML002", "ML006", "ML008"})
 GAPS = ("ML004", "ML005")
 QUOTE_LIMIT = 300
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from metriclint.base import keys
 from metriclint.knowledge.registry import Registry
-from metriclint.model import Claim, CodeClaim
+from metriclint.model import Claim, CodeClaim, CodeFact
 
 
 def describe(key: str, registry: Registry | None, claims: tuple[Claim, ...], code_claims: tuple[CodeClaim, ...]) -> list[str]:
@@ -29,6 +29,7 @@ def describe(key: str, registry: Registry | None, claims: tuple[Claim, ...], cod
             + (f" [as {metric}]" if metric != key else "")
             for fact, metric in code
         ]
+        lines += _paths(code)
     texts = sorted((c for c in claims if keys.same_metric(c.metric, key)), key=lambda c: (c.facet, c.span))
     if texts:
         lines.append("texts:")
@@ -37,3 +38,12 @@ def describe(key: str, registry: Registry | None, claims: tuple[Claim, ...], cod
             for c in texts
         ]
     return ([key] + lines) if lines else []
+
+
+def _paths(code: list[tuple[CodeFact, str]]) -> list[str]:
+    """A facet the code computes differently on different paths: no single value is claimed
+    (ML006 stays silent on it), and the reader is told so."""
+    values: dict[str, dict[str, None]] = {}
+    for fact, _ in code:
+        values.setdefault(fact.facet, {})[fact.value] = None
+    return [f"  {facet}: depends on the path: {', '.join(found)}" for facet, found in values.items() if len(found) > 1]

@@ -11,7 +11,9 @@ import ast
 import builtins
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+from typing import Callable, Iterable
 
+from metriclint.knowledge import numbers
 from metriclint.knowledge.code import Knowledge, Known
 from metriclint.model import Atom, CodeFact, ResultOf
 from metriclint.sources.python.text import PythonText
@@ -19,6 +21,8 @@ from metriclint.sources.python.text import PythonText
 _OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.RShift: ">>"}
 _ORIGIN_WIDTH = 60
 _BUILTINS = frozenset(dir(builtins))
+_EXPONENTIALS = frozenset({"torch.exp", "math.exp", "numpy.exp"})
+Roots = Callable[[ast.expr], frozenset[Atom]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,7 @@ class CodeReader:
         self.module, self.package = module_name(path)
         self.imports: dict[str, str] = {}
         self.defined = frozenset(_defined(tree.body))
+        self.constants = _constants(tree.body)
 
     # -- names ----------------------------------------------------------------------------
 
@@ -80,7 +85,10 @@ class CodeReader:
         """`psutil.Process(pid).memory_info()` -> `psutil.Process().memory_info()`, through imports
         and local names that hold a knowledge-base object; None when the head is unknown."""
         if isinstance(node, ast.Name):
-            return objects.get(node.id) or self.imports.get(node.id)
+            found = objects.get(node.id) or self.imports.get(node.id)
+            if found is None and node.id in _BUILTINS and node.id not in self.defined:
+                return f"builtins.{node.id}"
+            return found
         if isinstance(node, ast.Attribute):
             base = self.chain(node.value, objects)
             return f"{base}.{node.attr}" if base else None
@@ -104,16 +112,87 @@ class CodeReader:
 
     # -- what values are --------------------------------------------------------------------
 
-    def call(self, node: ast.Call, element: tuple[int, int] | None, objects: dict[str, str], site: ResultOf) -> frozenset[Atom]:
-        """What a call returns: known facts, or `site` (a project call, for evidence/code_claims.py)."""
-        entry = self.knowledge.chains.get(self.chain(node, objects) or "")
-        if entry is None and isinstance(node.func, ast.Attribute):
-            method = self.knowledge.methods.get(node.func.attr)
-            if method is not None and (method.arguments is None or method.arguments == len(node.args) + len(node.keywords)):
-                entry = method
+    def call(
+        self, node: ast.Call, element: tuple[int, int] | None, objects: dict[str, str], site: ResultOf, roots: Roots
+    ) -> frozenset[Atom]:
+        """What a call returns: known facts, or `site` (a project call, for evidence/code_claims.py).
+        `roots` tells what an argument is, for a reduction that keeps some of its facts."""
+        entry = self._entry(node, objects)
         if entry is not None:
-            return self._facts(entry, node) if _takes(entry, element) else frozenset()
+            if entry.writes is not None or not _takes(entry, element) or not self._applies(entry, node):
+                return frozenset()
+            return self._facts(entry, node) | self._kept(entry, node, roots)
+        if self._exponential(node, objects):
+            return self.derived("exponential", node, roots(node.args[0] if node.args else node.func.value))  # type: ignore[attr-defined]
         return frozenset({replace(site, element=element[0] if element else None)}) if site.callee else frozenset()
+
+    def writes(self, node: ast.Call, objects: dict[str, str]) -> tuple[str, frozenset[CodeFact]] | None:
+        """A call that writes its result into a named argument (`all_reduce(t)`): that name and
+        what it holds afterwards, as far as the knowledge base says."""
+        entry = self._entry(node, objects)
+        if entry is None or entry.writes is None or not self._applies(entry, node) or len(node.args) <= entry.writes:
+            return None
+        target = node.args[entry.writes]
+        if not isinstance(target, ast.Name):
+            return None
+        return target.id, frozenset(f for f in self._facts(entry, node) if isinstance(f, CodeFact))
+
+    def derived(self, construct: str, node: ast.AST, atoms: Iterable[Atom]) -> frozenset[Atom]:
+        """The facts a construct (rules/code/ `derivations`) makes of a value with these atoms."""
+        have = frozenset((a.facet, a.value) for a in atoms if isinstance(a, CodeFact))
+        span, origin = self.text.span(self.path, node), self._origin(node)
+        return frozenset(
+            CodeFact(facet, value, span, origin, d.says) for d in self.knowledge.derive(construct, have) for facet, value in d.gives
+        )
+
+    def negation(self, node: ast.UnaryOp, operand: frozenset[Atom]) -> frozenset[Atom]:
+        """`-x`: what negating changes (a log-probability becomes an NLL), the other facts kept."""
+        derived = self.derived("negation", node, operand)
+        changed = {f.facet for f in derived if isinstance(f, CodeFact)}
+        return derived | frozenset(a for a in operand if isinstance(a, CodeFact) and a.facet not in changed and a.facet != "reduction")
+
+    def _entry(self, node: ast.Call, objects: dict[str, str]) -> Known | None:
+        """The knowledge-base entry a call matches: its full name, its function's own name, or
+        its methods, longest run first (`log_softmax().gather` before `gather`)."""
+        entry = self.knowledge.chains.get(self.chain(node, objects) or "")
+        if entry is not None:
+            return entry
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name in self.knowledge.functions:
+            return self.knowledge.functions[name]
+        methods = _methods(node)
+        on_module = isinstance(func, ast.Attribute) and "(" not in (self.chain(func.value, objects) or "(")
+        for start in range(len(methods)):
+            method = self.knowledge.methods.get("().".join(methods[start:]))
+            if method is not None and (method.arguments is None or method.arguments == len(node.args) + len(node.keywords)):
+                return None if method.objects_only and on_module else method
+        return None
+
+    def _applies(self, entry: Known, node: ast.Call) -> bool:
+        """Whether this call is the case the entry is about: not a clamp like `max(n, 1)`, not
+        a collective over a sub-group."""
+        if entry.clamps and any(_number(arg) for arg in node.args):
+            return False
+        if entry.unless_keyword and any(k.arg == entry.unless_keyword for k in node.keywords):
+            return False
+        return entry.unless_position is None or len(node.args) <= entry.unless_position
+
+    def _kept(self, entry: Known, node: ast.Call, roots: Roots) -> frozenset[Atom]:
+        """The facts of the reduced value (the receiver of a method, else the first argument)
+        that a reduction keeps: a mean of seconds is in seconds."""
+        if not entry.keeps:
+            return frozenset()
+        reduced = node.func.value if entry.method and isinstance(node.func, ast.Attribute) else (node.args[0] if node.args else None)
+        if reduced is None:
+            return frozenset()
+        return frozenset(a for a in roots(reduced) if isinstance(a, CodeFact) and a.facet in entry.keeps)
+
+    def _exponential(self, node: ast.Call, objects: dict[str, str]) -> bool:
+        """`torch.exp(x)`, `math.exp(x)`, `numpy.exp(x)` or `x.exp()`."""
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "exp" and not node.args and not node.keywords:
+            return (self.chain(node.func.value, objects) or "") not in ("torch", "math", "numpy")
+        return (self.chain(node.func, objects) or "") in _EXPONENTIALS and len(node.args) == 1
 
     def expression(self, node: ast.Attribute, objects: dict[str, str]) -> frozenset[Atom]:
         entry = self.knowledge.chains.get(self.chain(node, objects) or "")
@@ -134,25 +213,31 @@ class CodeReader:
         left: frozenset[Atom],
         right: frozenset[Atom],
         right_node: ast.expr,
+        counted: bool = False,
     ) -> frozenset[Atom]:
-        """Sums, differences and unit conversions keep the facets listed in units.yaml."""
+        """Sums, differences and unit conversions keep the facets listed in units.yaml; a sum
+        divided by a count (`counted`) is a mean, a rescaled last value still the last one."""
         op = _OPERATORS.get(type(operator))
-        kept = self.knowledge.kept_by_arithmetic
-        facts = [a for a in left if isinstance(a, CodeFact) and a.facet in kept]
-        if op is None or not facts:
+        every = [a for a in left if isinstance(a, CodeFact)]
+        facts = [a for a in every if a.facet in self.knowledge.kept_by_arithmetic]
+        if op is None:
             return frozenset()
+        derived = self.derived("averaging", node, every) if op == "/" and counted else frozenset()
+        if op in "*/":
+            derived |= self.derived("rescaling", node, every)
         if op in "+-":
             if _number(right_node):
                 return frozenset(facts)
             other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
             return frozenset(a for a in facts if (a.facet, a.value) in other)
-        by = "".join(self.text.segment(right_node).split())
-        result: set[Atom] = {a for a in facts if a.facet != "unit"}
+        by = numbers.value(right_node, self.constants.get)
+        result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived
         for fact in facts:
-            unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" else None
+            unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" and by is not None else None
             if unit is not None:
                 says = f"converts {fact.value} to {unit} ({fact.origin} {fact.says})"
                 result.add(CodeFact("unit", unit, self.text.span(self.path, node), self._origin(node), says))
+                result |= {a for a in every if a.facet in self.knowledge.kept_by_conversion}
         return frozenset(result)
 
     def constant_index(self, node: ast.Subscript) -> int | None:
@@ -163,7 +248,7 @@ class CodeReader:
 
     def _facts(self, entry: Known, node: ast.AST) -> frozenset[Atom]:
         span = self.text.span(self.path, node)
-        origin = entry.pattern.removesuffix("()") if not entry.method else self._origin(node)
+        origin = entry.pattern.removesuffix("()").removeprefix("builtins.") if not entry.method else self._origin(node)
         facts: set[Atom] = {CodeFact(facet, value, span, origin, entry.says) for facet, value in entry.facts}
         if isinstance(node, ast.Call) and (entry.norm_keyword or entry.norm_positions):
             norm = self._norm(entry, node)
@@ -205,6 +290,33 @@ def _defined(body: list[ast.stmt]) -> list[str]:
             for handler in getattr(statement, "handlers", []):
                 names += _defined(handler.body)
     return names
+
+
+def _constants(body: list[ast.stmt]) -> dict[str, float]:
+    """The module's names bound once, at its top level, to a number: `GB = 1024 ** 3`."""
+    bound: dict[str, int] = {}
+    values: dict[str, float] = {}
+    for statement in body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                bound[target.id] = bound.get(target.id, 0) + 1
+                value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) and len(targets) == 1 else None
+                number = numbers.value(value, values.get) if value is not None else None
+                if number is not None:
+                    values[target.id] = number
+    return {name: value for name, value in values.items() if bound[name] == 1}
+
+
+def _methods(node: ast.Call) -> list[str]:
+    """The methods called in a row that end in `node`: `x.log_softmax(-1).gather(-1, i)` ->
+    [log_softmax, gather]."""
+    found: list[str] = []
+    current: ast.expr = node
+    while isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+        found.append(current.func.attr)
+        current = current.func.value
+    return found[::-1]
 
 
 def _takes(entry: Known, element: tuple[int, int] | None) -> bool:

@@ -55,6 +55,9 @@ class Scope:
     strings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings it may be (strings.py)
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings a loop over it yields
     named: dict[str, tuple[tuple[str, Span], ...]] = field(default_factory=dict)  # name -> the names its value went by
+    loops: list[int] = field(default_factory=list)  # ids of the bodies of the loops the walk is in
+    counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
+    stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})

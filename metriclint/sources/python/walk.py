@@ -20,7 +20,7 @@ from typing import Callable
 
 from metriclint.base import keys
 from metriclint.knowledge.code import knowledge
-from metriclint.model import Atom, CallFlow, FunctionFlow, KeyUse, ResultOf, Span
+from metriclint.model import Atom, CallFlow, CodeFact, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import strings
 from metriclint.sources.python.code import CodeReader, arguments
@@ -77,6 +77,7 @@ class _Collector:
         self.scopes: list[Scope] = [Scope(f"{self.module}.<module>", body=())]
         self.classes: list[str] = []
         self.blocks: list[int] = []
+        self.tests: list[ast.expr] = []  # the tests of the `if` statements the walk is in
         self.functions: list[FunctionFlow] = []
         self.calls: list[CallFlow] = []
         self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
@@ -226,9 +227,37 @@ class _Collector:
     def _visit_For(self, node: ast.For | ast.AsyncFor) -> bool:
         self._unbind(node.target)
         self._loop_strings(node.target, node.iter)
-        return True
+        self._loop(node)
+        self._last(node)
+        return False
 
     _visit_AsyncFor = _visit_For
+
+    def _visit_While(self, node: ast.While) -> bool:
+        self._loop(node)
+        return False
+
+    def _loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        scope = self.scopes[-1]
+        scope.loops.append(id(node.body))
+        self._children(node)
+        scope.loops.pop()
+
+    def _last(self, node: ast.For | ast.AsyncFor) -> None:
+        """A name assigned in every iteration from the loop's item holds, after the loop, the
+        last iteration's value only: `for mb in batches: loss = step(mb)`."""
+        scope = self.scopes[-1]
+        varying = _read_names(node.target)
+        accumulated = {s.target.id for s in node.body if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name)}
+        for statement in node.body:
+            target = _assigned_name(statement)
+            value = getattr(statement, "value", None)
+            if target is None or value is None or not varying & _read_names(value):
+                continue
+            varying.add(target)
+            held = scope.carries.get(target)
+            if target not in accumulated and held is not None and id(node.body) in held[1]:
+                scope.carries[target] = (held[0] | self.code.derived("last", statement, held[0]), held[1])
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> bool:
         """Its loop variables hold the strings their iterables yield, inside it only; a dict
@@ -271,11 +300,22 @@ class _Collector:
 
     def _visit_AugAssign(self, node: ast.AugAssign) -> bool:
         if isinstance(node.target, ast.Name):
-            scope = self.scopes[-1]
-            left = scope.roots(node.target.id)
-            atoms = self.code.arithmetic(node, node.op, left, self._roots(node.value), node.value)
-            scope.bind(node.target.id, atoms, tuple(self.blocks))
+            scope, name = self.scopes[-1], node.target.id
+            left = scope.roots(name)
+            atoms = self.code.arithmetic(node, node.op, left, self._roots(node.value), node.value, self._counted(node.value))
+            held = scope.carries.get(name)
+            if isinstance(node.op, ast.Add) and scope.loops and held is not None and scope.loops[-1] not in held[1]:
+                atoms |= self.code.derived("accumulation", node, atoms)  # a total kept across the iterations
+                if isinstance(node.value, ast.Constant) and node.value.value == 1:
+                    scope.counters.add(name)
+            scope.bind(name, atoms, tuple(self.blocks))
         return True
+
+    def _counted(self, divisor: ast.expr) -> bool:
+        """Whether a divisor is a number of items: `len(...)`, or a name counted up in a loop."""
+        if isinstance(divisor, ast.Name):
+            return divisor.id in self.scopes[-1].counters
+        return isinstance(divisor, ast.Call) and isinstance(divisor.func, ast.Name) and divisor.func.id == "len"
 
     def _visit_Assign(self, node: ast.Assign) -> bool:
         for target in node.targets:
@@ -297,7 +337,7 @@ class _Collector:
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
             came = self._names(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
             scope.named[target.id] = ((target.id, self._span(target)), *came)
-            scope.bind(target.id, self._roots(value), path)
+            scope.bind(target.id, self._selected(target.id, self._roots(value)), path)
             chain = self.code.chain(value, scope.objects)
             if chain in self.code.knowledge.prefixes:
                 scope.objects[target.id] = chain
@@ -336,6 +376,22 @@ class _Collector:
             return None
         return table(self.scopes[0]).get(name)
 
+    def _selected(self, name: str, atoms: frozenset[Atom]) -> frozenset[Atom]:
+        """Under a test that reads the name itself (`if best is None or x > best: best = x`)
+        the name keeps the item a comparison selects: what reduced `x` says nothing about it."""
+        if not any(name in _read_names(test) for test in self.tests):
+            return atoms
+        return frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet == "reduction"))
+
+    def _visit_If(self, node: ast.If) -> bool:
+        self._visit(node.test)
+        self.tests.append(node.test)
+        self._block(node.body)
+        if node.orelse:
+            self._block(node.orelse)
+        self.tests.pop()
+        return False
+
     def _visit_Dict(self, node: ast.Dict) -> bool:
         if not self.tables.holds(node):
             for key, value in zip(node.keys, node.values):
@@ -346,7 +402,22 @@ class _Collector:
     def _visit_Call(self, node: ast.Call) -> bool:
         self._call_flow(node)
         self._log_call(node)
+        self._in_place(node)
         return True
+
+    def _in_place(self, node: ast.Call) -> None:
+        """A call that changes what a name holds: a collective writing into its tensor, a
+        scheduler stepping (the learning rate read after it is the next step's)."""
+        scope = self.scopes[-1]
+        written = self.code.writes(node, scope.objects)
+        if written is not None:
+            name, facts = written
+            changed = {f.facet for f in facts}
+            old = frozenset(a for a in scope.roots(name) if not (isinstance(a, CodeFact) and a.facet in changed))
+            scope.bind(name, old | facts, tuple(self.blocks))
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == self.code.knowledge.schedulers.step:
+            scope.stepped.add(self.text.segment(func.value))
 
     def _call_flow(self, node: ast.Call) -> None:
         """A call of what may be a project function, with what its arguments carry."""
@@ -466,6 +537,8 @@ class _Collector:
         if isinstance(value, (ast.Tuple, ast.List)) and element is not None and element[0] < len(value.elts):
             part = value.elts[element[0]]
             return self._roots(part.value if isinstance(part, ast.Starred) else part)
+        if isinstance(value, ast.Subscript) and element is None and _reads_param_group_lr(value):
+            return self._learning_rate(value)
         if isinstance(value, ast.Subscript) and element is None:
             index = self.code.constant_index(value)
             return self._roots(value.value, (index, -1)) if index is not None else frozenset()
@@ -476,12 +549,27 @@ class _Collector:
                 return self._roots(only.value, element)
             if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
                 return self._roots(func.value, element)
-            return self.code.call(value, element, scope.objects, self._site(value))
+            return self.code.call(value, element, scope.objects, self._site(value), self._roots) | self._learning_rate(value)
         if isinstance(value, ast.Attribute) and element is None:
             return self.code.expression(value, scope.objects)
         if isinstance(value, ast.BinOp) and element is None:
-            return self.code.arithmetic(value, value.op, self._roots(value.left), self._roots(value.right), value.right)
+            left, right = self._roots(value.left), self._roots(value.right)
+            return self.code.arithmetic(value, value.op, left, right, value.right, self._counted(value.right))
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
+            return self.code.negation(value, self._roots(value.operand))
         return frozenset()
+
+    def _learning_rate(self, value: ast.Call | ast.Subscript) -> frozenset[Atom]:
+        """A learning rate read after the scheduler stepped in this function: the next step's.
+        `sched.get_last_lr()` after `sched.step()`; `opt.param_groups[i]["lr"]` after the step
+        of a receiver named as a scheduler."""
+        stepped, rules = self.scopes[-1].stepped, self.code.knowledge.schedulers
+        if isinstance(value, ast.Call):
+            func = value.func
+            after = isinstance(func, ast.Attribute) and func.attr in rules.reads and self.text.segment(func.value) in stepped
+        else:
+            after = any(word in receiver.lower() for receiver in stepped for word in rules.names)
+        return self.code.derived("after-scheduler-step", value, ()) if after else frozenset()
 
     def _span(self, node: ast.AST) -> Span:
         return self.text.span(self.path, node)
@@ -511,4 +599,17 @@ def _assigned_name(statement: ast.stmt) -> str | None:
     if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
         return statement.target.id
     return None
+
+
+def _read_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _reads_param_group_lr(node: ast.Subscript) -> bool:
+    """`optimizer.param_groups[i]["lr"]`."""
+    inner = node.value
+    return (
+        isinstance(node.slice, ast.Constant) and node.slice.value == "lr" and isinstance(inner, ast.Subscript)
+        and isinstance(inner.value, ast.Attribute) and inner.value.attr == "param_groups"
+    )
 
