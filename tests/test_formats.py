@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke
 
@@ -54,13 +55,37 @@ def test_sarif_has_every_field_code_scanning_reads(repo_root: Path) -> None:
     assert set(result_["partialFingerprints"]) == {"metriclint/v1"}
 
 
+SARIF_SCHEMA = json.loads((Path(__file__).parent / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("project", ["demo", "suppressions", "markdown_docs"])
+def test_sarif_is_valid_against_the_official_schema(repo_root: Path, project: str) -> None:
+    document = json.loads(invoke("check", f"fixtures/{project}", "--format", "sarif").output)
+    assert document["runs"][0]["results"]
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(document)
+
+
+def test_sarif_messages_link_their_related_locations(repo_root: Path) -> None:
+    (result_,) = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]["results"]
+    assert result_["message"]["text"].endswith("registry says before ([fixtures/demo/metrics.yaml:7](1))")
+    assert [r["id"] for r in result_["relatedLocations"]] == [1]
+
+
+def test_sarif_uris_are_relative_to_the_repository_root(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from_root = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]
+    monkeypatch.chdir(repo_root / "fixtures" / "demo")
+    from_folder = json.loads(invoke("check", ".", "--format", "sarif").output)["runs"][0]
+    for key in ("locations", "relatedLocations", "partialFingerprints"):  # the message shows paths as the run does
+        assert [r[key] for r in from_folder["results"]] == [r[key] for r in from_root["results"]], key
+    assert from_folder["originalUriBaseIds"] == {"%SRCROOT%": {"uri": repo_root.as_uri() + "/"}}
+
+
 def test_sarif_fingerprints_survive_unrelated_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(FIXTURES / "suppressions")
-    first = json.loads(invoke("check", ".", "--format", "sarif").output)["runs"][0]["results"]
     target = tmp_path / "suppressions"
     copy_fixture(FIXTURES / "suppressions", target)
-    (target / "stale.py").write_text("# moved\n" + (target / "stale.py").read_text())
     monkeypatch.chdir(target)
+    first = json.loads(invoke("check", ".", "--format", "sarif").output)["runs"][0]["results"]
+    (target / "stale.py").write_text("# moved\n" + (target / "stale.py").read_text())
     second = json.loads(invoke("check", ".", "--format", "sarif").output)["runs"][0]["results"]
     prints = [r["partialFingerprints"]["metriclint/v1"] for r in first]
     assert prints == [r["partialFingerprints"]["metriclint/v1"] for r in second]

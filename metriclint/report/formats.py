@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
-from typing import Iterator, Protocol, TextIO
+from pathlib import Path
+from typing import Callable, Iterator, Protocol, TextIO
 from urllib.parse import quote
 
 from metriclint import __version__
@@ -19,6 +21,7 @@ from metriclint.model import Finding, Report, Severity, Span
 
 JSON_VERSION = 1
 HOME = "https://pypi.org/project/metriclint/"  # the project page: its README documents the rules
+SRCROOT = "%SRCROOT%"  # the base of SARIF URIs: the repository root
 
 
 def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
@@ -88,11 +91,12 @@ def json_lines(report: Report, stream: TextIO, quiet: bool = False) -> None:
         stream.write(json.dumps(finding_dict(finding), ensure_ascii=False) + "\n")
 
 
-def _fingerprints(findings: tuple[Finding, ...]) -> Iterator[str]:
-    """Line-free fingerprints, made unique when the same finding occurs twice in a file."""
+def _fingerprints(findings: tuple[Finding, ...], path: Callable[[Finding], str] = lambda f: f.span.path) -> Iterator[str]:
+    """Line-free fingerprints, made unique when the same finding occurs twice in a file; the
+    file is named by `path` (SARIF: from the repository root)."""
     seen: Counter[str] = Counter()
     for finding in findings:
-        base = fingerprint(finding)
+        base = fingerprint(finding, path(finding))
         seen[base] += 1
         yield base if seen[base] == 1 else hashlib.sha256(f"{base}:{seen[base]}".encode()).hexdigest()[:32]
 
@@ -101,13 +105,63 @@ def _sarif_level(severity: Severity) -> str:
     return "error" if severity is Severity.ERROR else "warning"
 
 
-def _sarif_location(span: Span) -> dict[str, object]:
+def _sarif_location(span: Span, root: Path) -> dict[str, object]:
+    """A region, its file's URI relative to `root` (`%SRCROOT%`), or absolute if elsewhere."""
+    where = Path(os.path.abspath(span.path))
+    try:
+        artifact = {"uri": quote(where.relative_to(root).as_posix(), errors="surrogateescape"), "uriBaseId": SRCROOT}
+    except ValueError:
+        artifact = {"uri": quote(where.as_posix(), errors="surrogateescape", safe="/")}
     return {
         "physicalLocation": {
-            "artifactLocation": {"uri": quote(span.path, errors="surrogateescape"), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": artifact,
             "region": {"startLine": span.line, "startColumn": span.column, "endLine": span.end_line, "endColumn": span.end_column},
         }
     }
+
+
+def _repository_root() -> Path:
+    """What SARIF URIs are relative to: the repository's top (the nearest folder holding `.git`
+    from the working directory up), else the working directory. Code scanning resolves them
+    against the checkout, so a CI step run in a subfolder must not move them, nor the
+    fingerprints made from them."""
+    cwd = Path(os.path.abspath(os.getcwd()))
+    return next((f for f in (cwd, *cwd.parents) if (f / ".git").exists()), cwd)
+
+
+def _from_root(finding: Finding, root: Path) -> str:
+    try:
+        return Path(os.path.abspath(finding.span.path)).relative_to(root).as_posix()
+    except ValueError:
+        return finding.span.path
+
+
+def _sarif_text(text: str) -> str:
+    """Plain text for a SARIF message: a literal bracket or backslash escaped, since
+    `[text](n)` is a link (SARIF 2.1.0, 3.11.6)."""
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def _linked(finding: Finding) -> str:
+    """The message with each related location it names made a link to it (`[path:line](n)`),
+    the only form in which code scanning shows them; one it does not name is appended."""
+    text, extra = _sarif_text(finding.message), []
+    for number, related in enumerate(finding.related, 1):
+        where = _sarif_text(f"{related.span.path}:{related.span.line}")
+        at = _unlinked(text, where)
+        if at < 0:
+            extra.append(f"[{where}]({number})")
+        else:
+            text = f"{text[:at]}[{where}]({number}){text[at + len(where):]}"
+    return text + (f" (see {', '.join(extra)})" if extra else "")
+
+
+def _unlinked(text: str, where: str) -> int:
+    """Where `where` occurs in `text` outside a link made already, or -1."""
+    at = text.find(where)
+    while at > 0 and text[at - 1] == "[":
+        at = text.find(where, at + 1)
+    return at
 
 
 def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
@@ -124,26 +178,31 @@ def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
         }
         for rule in RULES
     ]
+    root = _repository_root()
     results = [
         {
             "ruleId": finding.rule,
             "ruleIndex": index[finding.rule],
             "level": _sarif_level(finding.severity),
-            "message": {"text": finding.message},
-            "locations": [_sarif_location(finding.span)],
+            "message": {"text": _linked(finding)},
+            "locations": [_sarif_location(finding.span, root)],
             "relatedLocations": [
-                {"id": i, **_sarif_location(related.span), "message": {"text": related.text}}
+                {"id": i, **_sarif_location(related.span, root), "message": {"text": _sarif_text(related.text)}}
                 for i, related in enumerate(finding.related, 1)
             ],
             "partialFingerprints": {"metriclint/v1": print_},
         }
-        for finding, print_ in zip(report.findings, _fingerprints(report.findings))
+        for finding, print_ in zip(report.findings, _fingerprints(report.findings, lambda f: _from_root(f, root)))
     ]
-    driver = {"name": "metriclint", "version": __version__, "informationUri": HOME, "rules": rules}
     document = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "results": results, "columnKind": "unicodeCodePoints"}],
+        "runs": [{
+            "tool": {"driver": {"name": "metriclint", "version": __version__, "rules": rules}},
+            "results": results,
+            "columnKind": "unicodeCodePoints",
+            "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri() + "/"}},
+        }],
     }
     json.dump(document, stream, indent=2, ensure_ascii=False)
     stream.write("\n")
