@@ -44,7 +44,7 @@ def write(file: Path, findings: list[Finding]) -> None:
     try:
         replace(file, document.encode("utf-8", "surrogateescape"))
     except OSError as error:
-        raise ConfigError([Problem("--write-baseline", 1, 1, f"cannot write {file}: {error.strerror or error}")]) from None
+        raise ConfigError([Problem("--write-baseline", 0, 0, f"cannot write {file}: {error.strerror or error}")]) from None
 
 
 def hide(file: Path, findings: list[Finding]) -> list[Finding]:

@@ -39,6 +39,7 @@ from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError, Finding, Problem, Report, Severity
 from metriclint.report import audit, once, progress
 from metriclint.report.audit_formats import AUDIT_FORMATS
+from metriclint.report import formats
 from metriclint.report.formats import FORMATS, count
 from metriclint.report.metric import describe
 
@@ -183,7 +184,7 @@ class _Guarded(click.Group):
 
 
 @click.group(cls=_Guarded, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="metriclint")
+@click.version_option(__version__, "-V", "--version", prog_name="metriclint")
 @click.option("--verbose", is_flag=True, help="On an internal error, print its traceback (so does METRICLINT_DEBUG=1).")
 def main(verbose: bool) -> None:
     """Check that what your code, docs and dashboards say a metric means is what it is."""
@@ -217,6 +218,8 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     help="Lowest severity that makes the exit status 1.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, instead of the findings.")
+@click.option("--output-file", "-o", metavar="FILE", help="Write the report to FILE instead of printing it.")
 @click.option("--baseline", "baseline_file", metavar="FILE", help="Hide the findings recorded in FILE; report only new ones.")
 @click.option("--write-baseline", metavar="FILE", help="Record the current findings in FILE and exit 0.")
 @click.option(
@@ -229,7 +232,8 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 )
 def check(
     project: Project, output_format: str, quiet: bool, select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str,
-    exit_zero: bool, baseline_file: str | None, write_baseline: str | None, changed_only: bool, stdin_filename: str | None,
+    exit_zero: bool, statistics: bool, output_file: str | None, baseline_file: str | None, write_baseline: str | None,
+    changed_only: bool, stdin_filename: str | None,
 ) -> None:
     """Check PATHS (default: the current directory) for contradicting statements about metrics."""
     buffer = None
@@ -253,7 +257,14 @@ def check(
             baseline.write(Path(write_baseline), list(report.findings))
         click.echo(f"Recorded {count(len(report.findings), 'finding')} in {write_baseline}.", err=True)
         _exit(())
-    FORMATS[output_format](shown, sys.stdout, quiet)
+    kept = io.StringIO()
+    out = kept if output_file else sys.stdout
+    if statistics:
+        formats.statistics(shown, out)
+    else:
+        FORMATS[output_format](shown, out, quiet)
+    if output_file:
+        _write(Path(output_file), kept.getvalue(), "--output-file")
     _exit(() if exit_zero else report.findings, Severity(fail_on))
 
 
@@ -265,9 +276,21 @@ def audit_command(project: Project, output_format: str, metric: str | None) -> N
     """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
     result = audit.build(_analyse(project.settings()), only=metric)
     if metric is not None and not result.metrics:
-        _usage_error([Problem("--metric", 1, 1, f"no metric '{metric}' is registered, logged or named in the checked files")])
+        _usage_error([Problem("--metric", 0, 0, _unknown_metric(metric))])
     AUDIT_FORMATS[output_format](result, sys.stdout)
     _exit(f for m in result.metrics for f in m.findings)
+
+
+def _write(target: Path, content: str, option: str) -> None:
+    """Write `content` to `target` atomically; a usage error at `option` if it cannot be."""
+    try:
+        files.replace(target, content.encode("utf-8", "surrogateescape"))
+    except OSError as error:
+        _usage_error([Problem(option, 0, 0, f"cannot write {display(target)}: {error.strerror or error}")])
+
+
+def _unknown_metric(key: str) -> str:
+    return f"no metric '{key}' is registered, logged or named in the checked files"
 
 
 def _usage_error(problems: list[Problem]) -> NoReturn:
@@ -367,7 +390,11 @@ def fix(project: Project, show_diff: bool) -> None:
     others = sum(1 for finding, _ in unfixed if finding.fix is None)
     if others:
         click.echo(f"{count(others, 'other finding')} of rules with no automatic fix; `metriclint check` lists them.", err=show_diff)
-    summary = f"Fixed {count(len(fixed), 'finding')} in {count(files, 'file')}; {count(len(unfixed), 'finding')} left."
+    if show_diff:
+        planned, left = [f for r in rewrites for f in r.fixed], [f for f, why in unfixed if why != "--diff"]
+        summary = f"Would fix {count(len(planned), 'finding')} in {count(len(rewrites), 'file')}; {count(len(left), 'finding')} left."
+    else:
+        summary = f"Fixed {count(len(fixed), 'finding')} in {count(files, 'file')}; {count(len(unfixed), 'finding')} left."
     click.echo(summary, err=show_diff)
     _exit(f for f, _ in unfixed)
 
@@ -412,7 +439,7 @@ def _registry(registry: str | None, config_file: str | None) -> Registry:
     with _usage_errors():
         loaded = settings.load((), config_file, registry)
         if loaded.registry is None:
-            raise ConfigError([Problem("<command line>", 1, 1, "no registry found: write metrics.yaml or pass --registry")])
+            raise ConfigError([Problem("metriclint", 0, 0, "no registry found: write metrics.yaml or pass --registry")])
         return registry_module.load(loaded.registry, display(loaded.registry), load_builtin()[0])[0]
 
 
@@ -429,7 +456,7 @@ def _emit(content: str, output: str | None, check: bool) -> None:
     """Print, write, or (with --check) compare with what FILE holds."""
     if output is None:
         if check:
-            _usage_error([Problem("<command line>", 1, 1, "--check needs --output FILE")])
+            _usage_error([Problem("metriclint", 0, 0, "--check needs --output FILE")])
         click.echo(content, nl=False)
         return
     path = Path(output)
@@ -483,7 +510,9 @@ def explain_metric(key: str, project: Project) -> None:
     """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
     analysis = _analyse(project.settings())
     lines = describe(key, analysis.registry, analysis.claims, analysis.code)
-    click.echo("\n".join(lines) if lines else f"nothing is known about {key}")
+    if not lines:  # a usage error, as in `audit --metric`
+        _usage_error([Problem("metriclint", 0, 0, _unknown_metric(key))])
+    click.echo("\n".join(lines))
 
 
 @main.command()
@@ -492,5 +521,5 @@ def server() -> None:
     try:
         from metriclint.server.handlers import serve
     except ImportError as error:
-        _usage_error([Problem("metriclint server", 1, 1, f"needs {error.name}, which is not installed: pip install 'metriclint[server]'")])
+        _usage_error([Problem("metriclint server", 0, 0, f"needs {error.name}, which is not installed: pip install 'metriclint[server]'")])
     serve()

@@ -333,7 +333,8 @@ class Suppression:
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """A configuration or registry error: reported as `path:line:col: message`, exit 2."""
+    """A configuration or registry error: reported as `path:line:col: message`, exit 2; a
+    problem with no place in a file (line 0) as `--option: message`."""
 
     path: str
     line: int
@@ -341,6 +342,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        if self.line == 0:  # not about a place in a file: an option, the command line
+            return f"{self.path}: {self.message}"
         return f"{self.path}:{self.line}:{self.column}: {self.message}"
 
 

@@ -60,7 +60,7 @@ def test_registry_option_wins(repo_root: Path, tmp_path: Path) -> None:
 def test_missing_registry_option_is_a_usage_error(repo_root: Path) -> None:
     result = invoke("check", "fixtures/demo", "--registry", "nope.yaml")
     assert result.exit_code == 2
-    assert result.stderr == "nope.yaml:1:1: registry file not found (given with --registry)\n"
+    assert result.stderr == "nope.yaml: registry file not found (given with --registry)\n"
 
 
 def test_unknown_format_is_a_usage_error(repo_root: Path) -> None:
@@ -145,3 +145,32 @@ def test_changed_only_reports_findings_touching_the_changed_files(in_tmp: Path) 
     assert [line.split(":")[0] for line in invoke("check", "--changed-only", "b.py", "-q").output.splitlines()] == ["b.py"]
     assert [line.split(":")[0] for line in invoke("check", "--changed-only", "metrics.yaml", "-q").output.splitlines()] == ["a.py", "b.py"]
     assert invoke("check", "--changed-only", "-q").output == ""
+
+
+def test_dash_v_prints_the_version() -> None:
+    from metriclint import __version__
+
+    assert invoke("-V").output == f"metriclint, version {__version__}\n"
+
+
+def test_statistics_print_a_count_per_rule_instead_of_the_findings(repo_root: Path) -> None:
+    result = invoke("check", "fixtures/demo", "--statistics")
+    assert (result.exit_code, result.stdout) == (1, "    1\tML001\tregistry-contradiction\n")
+
+
+def test_output_file_holds_what_would_be_printed(repo_root: Path, tmp_path: Path) -> None:
+    printed = invoke("check", "fixtures/demo", "--format", "json").stdout
+    result = invoke("check", "fixtures/demo", "--format", "json", "--output-file", str(tmp_path / "report.json"))
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == printed
+
+
+def test_a_bad_option_value_is_not_shown_as_a_place_in_a_file(repo_root: Path) -> None:
+    result = invoke("check", "fixtures/demo", "--jobs", "0")
+    assert (result.exit_code, result.stderr) == (2, "--jobs: --jobs must be at least 1, not 0\n")
+
+
+def test_fix_diff_says_what_it_would_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(copy_fixture(FIXTURES / "demo", tmp_path / "demo"))
+    result = invoke("fix", "--diff", ".")
+    assert result.stderr.splitlines()[-1] == "Would fix 1 finding in 1 file; 0 findings left."

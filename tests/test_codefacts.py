@@ -138,10 +138,10 @@ def test_explain_metric_shows_code_facts_with_their_sites(monkeypatch: pytest.Mo
     ]
 
 
-def test_explain_metric_says_when_nothing_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_explain_metric_of_an_unknown_metric_is_a_usage_error_as_in_audit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(FIXTURES / "code_evidence_registry")
     result = invoke("explain-metric", "train/unknown")
-    assert (result.exit_code, result.output) == (0, "nothing is known about train/unknown\n")
+    assert (result.exit_code, result.stderr) == (2, "metriclint: no metric 'train/unknown' is registered, logged or named in the checked files\n")
 
 
 def test_a_helper_that_returns_its_argument_keeps_each_call_apart(in_tmp: Path) -> None:

@@ -102,7 +102,7 @@ def test_a_hand_edit_of_the_generated_table_is_checked_like_any_tooltip(project:
 def test_without_a_registry_generate_is_a_usage_error(in_tmp: Path) -> None:
     result = invoke("generate", "docs")
     assert result.exit_code == 2
-    assert result.stderr == "<command line>:1:1: no registry found: write metrics.yaml or pass --registry\n"
+    assert result.stderr == "metriclint: no registry found: write metrics.yaml or pass --registry\n"
 
 
 def test_check_needs_an_output_file(project: Path) -> None:

@@ -59,7 +59,7 @@ def test_a_registry_path_too_long_for_the_file_system_is_an_error_at_the_option(
     write_project(in_tmp, OK)
     result = invoke("check", ".", "--registry", "r" * 5000)
     assert result.exit_code == 2
-    assert result.stderr == "--registry:1:1: registry file cannot be used: File name too long (given with --registry)\n"
+    assert result.stderr == "--registry: registry file cannot be used: File name too long (given with --registry)\n"
 
 
 def test_a_deeply_nested_baseline_is_exit_2_at_its_place(in_tmp: Path) -> None:
@@ -76,7 +76,7 @@ def test_write_baseline_where_no_file_can_be_is_an_error_at_the_option(in_tmp: P
     write_project(in_tmp, OK)
     (in_tmp / "folder").mkdir()
     result = invoke("check", ".", "--write-baseline", target)
-    assert result.exit_code == 2 and result.stderr == f"--write-baseline:1:1: {expected}\n"
+    assert result.exit_code == 2 and result.stderr == f"--write-baseline: {expected}\n"
     assert list((in_tmp / "folder").iterdir()) == []  # no temporary file left behind
 
 

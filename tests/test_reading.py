@@ -84,7 +84,7 @@ def test_a_fifo_given_as_config_or_output_is_an_error_not_a_wait(in_tmp: Path) -
     (in_tmp / "metrics.yaml").unlink()
     os.mkfifo(in_tmp / "metrics.yaml")
     registry = run("check", ".", "--registry", "metrics.yaml")
-    assert registry.returncode == 2 and registry.stderr == "metrics.yaml:1:1: registry file not found (given with --registry)\n"
+    assert registry.returncode == 2 and registry.stderr == "metrics.yaml: registry file is not a regular file (given with --registry)\n"
 
 
 def test_a_source_past_max_file_size_is_ml900_with_its_size(in_tmp: Path) -> None:

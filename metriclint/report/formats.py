@@ -37,6 +37,13 @@ def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
         stream.write(f"Found {count(errors, 'error')} and {count(warnings, 'warning')} in {_files(report.files_checked)}.\n")
 
 
+def statistics(report: Report, stream: TextIO) -> None:
+    """One line per rule with findings, the most first: count, code, name (ruff's --statistics)."""
+    names = {f.rule: f.name for f in report.findings}
+    for rule, n in sorted(Counter(f.rule for f in report.findings).items(), key=lambda item: (-item[1], item[0])):
+        stream.write(f"{n:>5}\t{rule}\t{names[rule]}\n")
+
+
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 

@@ -84,7 +84,7 @@ class Config:
 def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool) -> Config:
     """The command line's --jobs, --cache-dir and --no-cache on top of the loaded settings."""
     if jobs is not None and jobs < 1:
-        raise ConfigError([Problem("--jobs", 1, 1, f"--jobs must be at least 1, not {jobs}")])
+        raise ConfigError([Problem("--jobs", 0, 0, f"--jobs must be at least 1, not {jobs}")])
     chosen = Path(cache_dir) if cache_dir else Path(os.environ.get("METRICLINT_CACHE_DIR") or config.root / CACHE_DIR)
     return replace(config, jobs=jobs or 0, cache_dir=None if no_cache else chosen)
 
@@ -130,7 +130,7 @@ def load(paths: tuple[str, ...], config_file: str | None, registry: str | None, 
     found = projects(paths, config_file, registry, **given)
     if len(found) > 1:
         roots = ", ".join(display(c.root) for c in found)
-        raise ConfigError([Problem("<command line>", 1, 1, f"the paths belong to {len(found)} projects ({roots}); give the paths of one")])
+        raise ConfigError([Problem("metriclint", 0, 0, f"the paths belong to {len(found)} projects ({roots}); give the paths of one")])
     return found[0]
 
 
@@ -148,7 +148,7 @@ class _CommandLine:
 def _check_command_line(select: tuple[str, ...], ignore: tuple[str, ...], baseline: str | None) -> None:
     bad = [s for s in (*select, *ignore) if not known(s)]
     if bad:
-        raise ConfigError([Problem("<command line>", 1, 1, f"unknown rule selector '{s}'; see `metriclint rules`") for s in bad])
+        raise ConfigError([Problem("metriclint", 0, 0, f"unknown rule selector '{s}'; see `metriclint rules`") for s in bad])
     if baseline is not None:
         _given_file(baseline, "baseline", "--baseline")
 
@@ -218,8 +218,8 @@ def _given_file(name: str, what: str, option: str) -> Path:
     why = _unusable(path)
     if why is None:
         return path
-    where = name if why == "not found" else option
-    raise ConfigError([Problem(where, 1, 1, f"{what} file {why} (given with {option})")])
+    where = name if why in ("not found", "is not a regular file") else option  # else the path may be unprintable
+    raise ConfigError([Problem(where, 0, 0, f"{what} file {why} (given with {option})")])
 
 
 def _unusable(path: Path) -> str | None:
@@ -230,4 +230,4 @@ def _unusable(path: Path) -> str | None:
         return "not found"
     except OSError as error:
         return f"cannot be used: {error.strerror or error}"
-    return None if stat.S_ISREG(mode) else "not found"
+    return None if stat.S_ISREG(mode) else "is not a regular file"
