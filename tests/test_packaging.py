@@ -41,3 +41,14 @@ def test_no_module_imports_a_standard_module_newer_than_3_10_unguarded() -> None
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert not imported & set(NEWER_MODULES), path
+
+
+def test_the_license_file_is_the_license_pyproject_names() -> None:
+    assert PYPROJECT["project"]["license"] == "MIT"
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License\n")
+
+
+def test_the_dependencies_whose_internals_are_used_have_upper_bounds() -> None:
+    bounded = {re.split(r"[<>=;]", d, maxsplit=1)[0].strip(): d for d in PYPROJECT["project"]["dependencies"]}
+    for name in ("tree-sitter", "tree-sitter-javascript", "tree-sitter-typescript", "tree-sitter-json", "pathspec"):
+        assert "<" in bounded[name], bounded[name]
