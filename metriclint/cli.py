@@ -70,6 +70,8 @@ class Project:
         several at once (check, fix)."""
         with _usage_errors():
             found = settings.projects(self.paths, self.config_file, self.registry, **given)
+        _warn(note for config in found for note in config.notes)
+        with _usage_errors():
             return [settings.with_speed(c, self.jobs, self.cache_dir, self.no_cache) for c in found]
 
     def settings(self, **given: Any) -> settings.Config:
@@ -78,6 +80,8 @@ class Project:
         paths from several projects) end the command with exit status 2."""
         with _usage_errors():
             loaded = settings.load(self.paths, self.config_file, self.registry, **given)
+        _warn(loaded.notes)
+        with _usage_errors():
             return settings.with_speed(loaded, self.jobs, self.cache_dir, self.no_cache)
 
 
@@ -110,9 +114,23 @@ def _analyse(config: settings.Config, progress: engine.Progress | None = None, b
     """The run; with a `buffer`, its file holds the buffer's bytes instead of what is on disk."""
     with _usage_errors():
         if buffer is None:
-            return engine.analyse(config, progress, pause=_collection_paused)
-        collection = engine.collect(config, progress, pause=_collection_paused)
-        return engine.check(engine.revise(collection, config, *buffer), config)
+            analysis = engine.analyse(config, progress, pause=_collection_paused)
+        else:
+            collection = engine.collect(config, progress, pause=_collection_paused)
+            analysis = engine.check(engine.revise(collection, config, *buffer), config)
+    _warn_unused(config)
+    return analysis
+
+
+def _warn(notes: Iterable[str]) -> None:
+    """Warnings about the settings, each once, on stderr: they do not change the exit status."""
+    for note in dict.fromkeys(notes):
+        click.echo(f"warning: {note}", err=True)
+
+
+def _warn_unused(config: settings.Config) -> None:
+    """An `exclude` pattern that matched nothing is likely a typo, or a folder since renamed."""
+    _warn(f"'exclude' pattern '{p}' matches nothing under {display(config.root)}" for p in config.exclude.unused())
 
 
 Buffer = tuple[Path, bytes]  # `--stdin-filename PATH -`: a file, and what an editor holds for it
@@ -353,6 +371,7 @@ def sources(project: Project) -> None:
     config = project.settings()
     with _usage_errors():
         collection = engine.collect(config, pause=_collection_paused)
+    _warn_unused(config)
     for binding in collection.bindings:
         table = binding.table
         click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{binding.mode}\t{len(table.entries)} entries\t{binding.why}")

@@ -107,7 +107,7 @@ def test_what_the_code_computes_does_not_describe_a_metric(in_tmp: Path) -> None
 def test_log_functions_setting_adds_logging_helpers(in_tmp: Path) -> None:
     write_project(in_tmp, {"eval.py": 'def f(t):\n    t.emit({"accuracy": 1.0})\n'})
     assert json.loads(invoke("audit", ".", "--format", "json").output)["metrics"] == []
-    (in_tmp / "pyproject.toml").write_text('[tool.metriclint]\nlog_functions = ["emit"]\n')
+    (in_tmp / "pyproject.toml").write_text('[tool.metriclint]\nlog-functions = ["emit"]\n')
     assert [m["key"] for m in json.loads(invoke("audit", ".", "--format", "json").output)["metrics"]] == ["accuracy"]
 
 

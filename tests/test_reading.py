@@ -89,19 +89,19 @@ def test_a_fifo_given_as_config_or_output_is_an_error_not_a_wait(in_tmp: Path) -
 
 def test_a_source_past_max_file_size_is_ml900_with_its_size(in_tmp: Path) -> None:
     write_project(in_tmp, {"a.py": CONTRADICTION, "big.py": "x = 1\n" * 200}, REGISTRY)
-    (in_tmp / "pyproject.toml").write_text("[tool.metriclint]\nmax_file_size = 1_000\n", encoding="utf-8")
+    (in_tmp / "pyproject.toml").write_text("[tool.metriclint]\nmax-file-size = 1_000\n", encoding="utf-8")
     result = invoke("check", ".", "--format", "json", "--no-cache")
     found = {(f["rule"], f["path"]): f["message"] for f in json.loads(result.output)["findings"]}
-    assert found[("ML900", "big.py")] == "cannot read file: the file is 1,200 bytes, more than the limit of 1,000 (max_file_size)"
+    assert found[("ML900", "big.py")] == "cannot read file: the file is 1,200 bytes, more than the limit of 1,000 (max-file-size)"
     assert ("ML001", "a.py") in found
 
 
 @pytest.mark.parametrize("value", ["0", "-5", '"10MB"', "true"])
 def test_max_file_size_must_be_a_positive_number_of_bytes(in_tmp: Path, value: str) -> None:
     write_project(in_tmp, {"a.py": "x = 1\n"})
-    (in_tmp / "pyproject.toml").write_text(f"[tool.metriclint]\nmax_file_size = {value}\n", encoding="utf-8")
+    (in_tmp / "pyproject.toml").write_text(f"[tool.metriclint]\nmax-file-size = {value}\n", encoding="utf-8")
     result = invoke("check", ".")
-    assert result.exit_code == 2 and result.stderr == "pyproject.toml:2:1: 'max_file_size' must be a positive number of bytes\n"
+    assert result.exit_code == 2 and result.stderr == "pyproject.toml:2:1: 'max-file-size' must be a positive number of bytes\n"
 
 
 def _lock(monkeypatch: pytest.MonkeyPatch, *folders: Path) -> None:

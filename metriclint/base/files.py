@@ -15,7 +15,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-MAX_BYTES = 16 * 2**20  # the default size limit (`max_file_size`): 16 MiB, far above any hand-written source
+MAX_BYTES = 16 * 2**20  # the default size limit (`max-file-size`): 16 MiB, far above any hand-written source
 
 
 def read_regular(path: Path, limit: int = MAX_BYTES) -> bytes:
@@ -43,7 +43,7 @@ def read_text(path: Path, limit: int = MAX_BYTES) -> str:
 
 
 def _too_large(size: int, limit: int) -> OSError:
-    return OSError(errno.EFBIG, f"the file is {size:,} bytes, more than the limit of {limit:,} (max_file_size)")
+    return OSError(errno.EFBIG, f"the file is {size:,} bytes, more than the limit of {limit:,} (max-file-size)")
 
 
 def replace(path: Path, data: bytes, mode: int | None = None) -> None:

@@ -1,5 +1,5 @@
 """Which files to read: the given paths, minus tool folders, virtual environments,
-`.gitignore`d paths and `exclude` globs, sorted.
+`.gitignore`d paths and `exclude` patterns, sorted.
 
 The walk never leaves the project: links to folders are not entered (so link loops cannot
 trap it), and a linked file is read only if it lands inside the project root. A folder that
@@ -18,7 +18,8 @@ import pathspec
 from pathspec.util import normalize_file
 
 from metriclint.base.files import read_regular
-from metriclint.base.paths import matches, real_path
+from metriclint.base.globs import Patterns
+from metriclint.base.paths import real_path
 
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
@@ -28,11 +29,14 @@ ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")  # a virtual environment or c
 
 
 def discover(
-    paths: tuple[Path, ...], exclude: tuple[str, ...], root: Path, suffixes: tuple[str, ...],
+    paths: tuple[Path, ...], exclude: Patterns | tuple[str, ...], root: Path, suffixes: tuple[str, ...],
     on_error: Callable[[OSError], None] | None = None,
 ) -> list[Path]:
     """Files under `paths` with one of `suffixes`; a file named explicitly is always read.
-    `on_error` gets the error of each folder that cannot be listed."""
+    `exclude` holds gitignore-style patterns relative to `root` (base/globs.py). `on_error`
+    gets the error of each folder that cannot be listed."""
+    if not isinstance(exclude, Patterns):
+        exclude = Patterns(exclude, root)
     found: dict[Path, Path] = {}  # where it really is -> how it was reached; a file is read once
     project_ignored = GitIgnored(root)
     inside = root.resolve()
@@ -49,12 +53,12 @@ def discover(
                 dirs[:] = []  # an environment's own listing tells; asking about each folder's markers cost a stat each
                 continue
             real_here = real_path(here)  # asked once for every file in it
-            dirs[:] = [d for d in dirs if not _skipped_dir(here / d, exclude, root, ignored)]
+            dirs[:] = [d for d in dirs if not _skipped_dir(here / d, exclude, ignored)]
             for name in files:
                 if not name.endswith(suffixes):
                     continue
                 candidate = here / name
-                if matches(candidate, exclude, root) or ignored.entry(real_here, name, is_dir=False):
+                if exclude(candidate) or ignored.entry(real_here, name, is_dir=False):
                     continue
                 real = _target(candidate, real_here, inside)
                 if real is not None and (real not in found or found[real].is_symlink()):
@@ -62,9 +66,9 @@ def discover(
     return sorted(found.values(), key=lambda p: p.as_posix())
 
 
-def _skipped_dir(path: Path, exclude: tuple[str, ...], root: Path, ignored: GitIgnored) -> bool:
+def _skipped_dir(path: Path, exclude: Patterns, ignored: GitIgnored) -> bool:
     name = path.name
-    return name in SKIP_DIRS or name.endswith(".egg-info") or matches(path, exclude, root) or ignored(path, is_dir=True)
+    return name in SKIP_DIRS or name.endswith(".egg-info") or exclude(path, is_dir=True) or ignored(path, is_dir=True)
 
 
 def _target(candidate: Path, real_folder: Path, inside: Path) -> Path | None:

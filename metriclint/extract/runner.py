@@ -40,7 +40,7 @@ class Settings:
     registry: Path | None
     options: Options  # what the sources need from the config (part of the cache key)
     read: Reader  # its vocabulary (built-in and registry facets) is covered by the cache key's registry and rules
-    max_bytes: int = MAX_BYTES  # a larger file is ML900 (`max_file_size`)
+    max_bytes: int = MAX_BYTES  # a larger file is ML900 (`max-file-size`)
     # Held while results arrive: the command line pauses garbage collection there (cli.py);
     # an embedding program may leave its collector alone.
     pause: Pause = nullcontext

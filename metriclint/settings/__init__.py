@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from metriclint.base.files import MAX_BYTES
-from metriclint.base.paths import display, matches
+from metriclint.base.paths import display
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings.homes import DEFAULT_REGISTRY, Home, homes
-from metriclint.settings.table import known, line_of, read_table, tooltips, validate
+from metriclint.base.globs import Patterns
+from metriclint.settings import table
+from metriclint.settings.table import known, line_of, tooltips
 
 # Test files: read for the inventory, but their texts and code state nothing about a metric
 # (a test's comment says what the test expects). Globs against the path from the project root,
@@ -31,6 +33,9 @@ CACHE_DIR = ".metriclint_cache"  # at the project root; METRICLINT_CACHE_DIR mov
 __all__ = ["DEFAULT_REGISTRY", "known"]
 
 
+NONE = table.Settings({})  # no settings file: the defaults
+
+
 # Which rules run where, and how severe their findings are: `select`, `ignore`,
 # `per-file-ignores` and `severity`, from the config and the command line. A selector is a
 # rule code or a prefix of codes (`ML0` is every ML0xx rule), as in ruff.
@@ -39,14 +44,14 @@ class Selection:
     root: Path  # per-file-ignores globs are relative to it
     select: tuple[str, ...] = ("ML",)
     ignore: tuple[str, ...] = ()
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    per_file_ignores: tuple[tuple[Patterns, tuple[str, ...]], ...] = ()  # gitignore-style, relative to `root`
     severity: tuple[tuple[str, Severity], ...] = ()
 
     def active(self, code: str, path: str) -> bool:
         """Whether rule `code` runs on the file shown as `path`."""
         if not _matches(code, self.select) or _matches(code, self.ignore):
             return False
-        return not any(_matches(code, codes) and matches(Path(path), (glob,), self.root) for glob, codes in self.per_file_ignores)
+        return not any(_matches(code, codes) and pattern(Path(path)) for pattern, codes in self.per_file_ignores)
 
     def apply(self, findings: list[Finding]) -> list[Finding]:
         """The findings of active rules, at their configured severity."""
@@ -67,7 +72,7 @@ def _matches(code: str, selectors: tuple[str, ...]) -> bool:
 class Config:
     root: Path  # the project root: the config file's folder, else the checked folder
     paths: tuple[Path, ...]
-    exclude: tuple[str, ...]
+    exclude: Patterns  # gitignore-style, relative to the root (base/globs.py)
     registry: Path | None  # None: run without a registry
     selection: Selection
     baseline: Path | None = None  # hide the findings recorded in this file
@@ -79,6 +84,7 @@ class Config:
     max_file_size: int = MAX_BYTES  # a larger source file is ML900
     cache_dir: Path | None = None  # None: no cache
     scope: tuple[Path, ...] | None = None  # report only the findings in these files and folders; None: all
+    notes: tuple[str, ...] = ()  # warnings about the settings, for stderr (a deprecated key, a path that matches nothing)
 
 
 def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool) -> Config:
@@ -112,11 +118,11 @@ def projects(
     cwd = Path.cwd()
     if config_file is not None:
         file = Path(config_file)
-        settings = validate(read_table(file, required=True) or {}, file)
-        configured = tuple(cwd / p for p in settings.get("paths", ()))
+        loaded = table.load(file)
+        configured = tuple(cwd / p for p in loaded.values.get("paths", ()))
         chosen = (configured or (cwd,)) if changed_only else tuple(Path(p) for p in paths) or configured or (cwd,)
         nearest = cwd / DEFAULT_REGISTRY
-        return [_config(line, cwd, file, settings, chosen, paths, None, nearest if _unusable(nearest) is None else None)]
+        return [_config(line, cwd, file, loaded, chosen, paths, None, nearest if _unusable(nearest) is None else None)]
     checked = [Path(p) for p in paths] or [cwd]
     groups: dict[Home | None, list[Path]] = {}
     for path, found in zip(checked, homes(checked)):
@@ -164,12 +170,12 @@ def _project(line: _CommandLine, found: Home | None, given: list[Path]) -> Confi
     shown = tuple(display(p) for p in given)
     if found is None:
         if line.changed_only:  # the changed files' project is the working directory's
-            return _config(line, Path.cwd(), None, {}, (Path.cwd(),), shown, None, None)
+            return _config(line, Path.cwd(), None, NONE, (Path.cwd(),), shown, None, None)
         folders = [str(p.resolve() if p.is_dir() else p.resolve().parent) for p in given]
-        return _config(line, Path(os.path.commonpath(folders)), None, {}, tuple(given), shown, None, None)
+        return _config(line, Path(os.path.commonpath(folders)), None, NONE, tuple(given), shown, None, None)
     file = found.settings
-    settings = validate(read_table(file, required=True) or {}, file) if file is not None else {}
-    whole = tuple(found.root / p for p in settings.get("paths", ())) or (found.root,)
+    settings = table.load(file) if file is not None else NONE
+    whole = tuple(found.root / p for p in settings.values.get("paths", ())) or (found.root,)
     if line.changed_only:
         return _config(line, found.root, file, settings, whole, shown, None, found.nearest_registry)
     everything = any(found.root.is_relative_to(p.resolve()) for p in given)
@@ -178,17 +184,21 @@ def _project(line: _CommandLine, found: Home | None, given: list[Path]) -> Confi
 
 
 def _config(
-    line: _CommandLine, root: Path, file: Path | None, settings: dict[str, Any], chosen: tuple[Path, ...],
+    line: _CommandLine, root: Path, file: Path | None, loaded: table.Settings, chosen: tuple[Path, ...],
     shown: tuple[str, ...], scope: tuple[Path, ...] | None, nearest_registry: Path | None,
 ) -> Config:
     """The command line over one settings file (`file`, None: defaults) of the project at `root`."""
+    settings = loaded.values
+    selected = line.select or (tuple(settings.get("select", ())) or Selection.select) + tuple(settings.get("extend-select", ()))
     selection = Selection(
         root,
-        line.select or tuple(settings.get("select", ())) or Selection.select,
-        tuple(settings.get("ignore", ())) + line.ignore,
-        tuple((glob, tuple(codes)) for glob, codes in settings.get("per-file-ignores", {}).items()),
+        selected,
+        tuple(settings.get("ignore", ())) + tuple(settings.get("extend-ignore", ())) + line.ignore,
+        tuple((Patterns((glob,), root), tuple(codes)) for glob, codes in settings.get("per-file-ignores", {}).items()),
         tuple((code, Severity(level)) for code, level in settings.get("severity", {}).items()),
     )
+    missing = [p for p in settings.get("paths", ()) if not (root / p).exists()]
+    notes = loaded.notes + tuple(f"{display(file)}:{line_of(file, 'paths')}:1: 'paths' entry '{p}' matches nothing" for p in missing if file)
     registry_path: Path | None
     if line.registry is not None:
         registry_path = _given_file(line.registry, "registry", "--registry")
@@ -200,14 +210,16 @@ def _config(
     else:
         registry_path = nearest_registry
     return Config(
-        root, chosen, tuple(settings.get("exclude", ())), registry_path, selection,
+        root, chosen, Patterns(tuple(settings.get("exclude", ())) + tuple(settings.get("extend-exclude", ())), root), registry_path,
+        selection,
         Path(line.baseline) if line.baseline is not None else None,
         shown if line.changed_only else None,
         tooltips(settings.get("tooltips", []), file) if file is not None else (),
-        tuple(settings.get("log_functions", ())),
+        tuple(settings.get("log-functions", ())),
         tuple(settings.get("tests", DEFAULT_TESTS)),
-        max_file_size=settings.get("max_file_size", MAX_BYTES),
+        max_file_size=settings.get("max-file-size", MAX_BYTES),
         scope=scope,
+        notes=notes,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,13 @@ from metriclint.checks import RULES
 from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
 
 KEYS = (
-    "registry", "paths", "exclude", "tests", "select", "ignore", "per-file-ignores", "severity", "tooltips", "log_functions",
-    "max_file_size",
+    "registry", "extend", "paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore",
+    "per-file-ignores", "severity", "tooltips", "log-functions", "max-file-size",
 )
-TOOLTIP_KEYS = ("path", "table", "match", "strip_prefix")
+LISTS = ("paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore", "log-functions")
+SELECTORS = ("select", "extend-select", "ignore", "extend-ignore")
+EXTENDING = ("extend-exclude", "extend-select", "extend-ignore")  # added to what an `extend`ed file says, not replacing it
+TOOLTIP_KEYS = ("path", "table", "match", "strip-prefix")
 MATCH_MODES = ("exact", "prefix", "suffix", "substring", "regex", "glob")
 PYPROJECT = "pyproject.toml"
 CODES = tuple(rule.code for rule in RULES)
@@ -69,22 +73,73 @@ def read_table(file: Path, required: bool) -> dict[str, Any] | None:
     return table
 
 
-def validate(table: dict[str, Any], file: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Settings:
+    """A settings file's checked values, under their kebab-case keys, with the files it
+    `extend`s beneath them; and the notes to print (a deprecated spelling, at its line)."""
+
+    values: dict[str, Any]
+    notes: tuple[str, ...] = ()
+
+
+def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Settings:
+    """The settings `file` holds, on top of those of the file its `extend` names (ruff's
+    `extend`): its own keys replace the base's, the `extend-*` lists add to them, and the
+    base's `registry` and `paths` stay relative to the base's own folder."""
+    own = validate(read_table(file, required) or {}, file)
+    if "extend" not in own.values:
+        return own
+    values = dict(own.values)
+    base_file = file.parent / values.pop("extend")
+    if base_file.resolve() in seen or base_file.resolve() == file.resolve():
+        raise ConfigError([Problem(display(file), line_of(file, "extend"), 1, f"'extend' makes a circle through {display(base_file)}")])
+    if not base_file.is_file():
+        raise ConfigError([Problem(display(file), line_of(file, "extend"), 1, f"'extend' names {display(base_file)}, which is not a file")])
+    base = load(base_file, False, (*seen, file.resolve()))
+    inherited = _anchored(base.values, base_file.parent)
+    merged = {**inherited, **values} | {k: inherited.get(k, []) + values.get(k, []) for k in EXTENDING if k in inherited or k in values}
+    return Settings(merged, base.notes + own.notes)
+
+
+def _anchored(values: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """`registry` and `paths` made absolute: they are relative to the file that set them."""
+    anchored = dict(values)
+    if "registry" in values:
+        anchored["registry"] = str(folder.resolve() / values["registry"])
+    if "paths" in values:
+        anchored["paths"] = [str(folder.resolve() / p) for p in values["paths"]]
+    return anchored
+
+
+def validate(table: dict[str, Any], file: Path) -> Settings:
+    """The table's values checked, every problem at its line; snake_case keys (the old
+    spelling) are read as their kebab-case form, with a note."""
     problems = []
+    notes = []
+    spelled: dict[str, Any] = {}
     for key, value in table.items():
-        line = line_of(file, key)
+        kebab = key.replace("_", "-")
+        if kebab != key and kebab in KEYS:
+            notes.append(f"{display(file)}:{line_of(file, key)}:1: '{key}' is deprecated; write '{kebab}'")
+            key = kebab
+        spelled[key] = value
+    written = {key.replace("_", "-"): key for key in table}  # the spelling to find a key's line by
+    for key, value in spelled.items():
+        line = line_of(file, written.get(key, key))
         if key not in KEYS:
             expected = ", ".join(KEYS)
             problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [tool.metriclint]; expected one of: {expected}"))
         elif key == "registry" and not isinstance(value, str):
             problems.append(Problem(display(file), line, 1, "'registry' must be a string (a path)"))
-        elif key in ("paths", "exclude", "tests", "select", "ignore", "log_functions") and not _strings(value):
+        elif key in LISTS and not _strings(value):
             problems.append(Problem(display(file), line, 1, f"'{key}' must be a list of strings"))
-        elif key in ("registry", "paths") and "\0" in "".join(value if isinstance(value, list) else [value]):
+        elif key == "extend" and not isinstance(value, str):
+            problems.append(Problem(display(file), line, 1, "'extend' must be a string (the path of a settings file)"))
+        elif key in ("registry", "paths", "extend") and "\0" in "".join(value if isinstance(value, list) else [value]):
             problems.append(Problem(display(file), line, 1, f"'{key}' holds a NUL character, which no path can"))
-        elif key == "max_file_size" and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
-            problems.append(Problem(display(file), line, 1, "'max_file_size' must be a positive number of bytes"))
-        elif key in ("select", "ignore"):
+        elif key == "max-file-size" and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+            problems.append(Problem(display(file), line, 1, "'max-file-size' must be a positive number of bytes"))
+        elif key in SELECTORS:
             problems += [Problem(display(file), line, 1, _unknown(code)) for code in value if not known(code)]
         elif key == "per-file-ignores" and not (isinstance(value, dict) and all(_strings(v) for v in value.values())):
             problems.append(Problem(display(file), line, 1, "'per-file-ignores' must map globs to lists of rule codes"))
@@ -101,9 +156,10 @@ def validate(table: dict[str, Any], file: Path) -> dict[str, Any]:
             ]
         elif key == "tooltips":
             problems += _tooltip_problems(value, file)
+            notes += _tooltip_notes(value, file)
     if problems:
         raise ConfigError(problems)
-    return table
+    return Settings(spelled, tuple(notes))
 
 
 def _strings(value: object) -> bool:
@@ -120,25 +176,35 @@ def _tooltip_problems(value: Any, file: Path) -> list[Problem]:
     problems = []
     for number, item in enumerate(value):
         where = _tooltip_line(file, number)
-        for key, setting in item.items():
-            line = line_of(file, key, where)
+        for written, setting in item.items():
+            line, key = line_of(file, written, where), written.replace("_", "-")
             if key not in TOOLTIP_KEYS:
                 problems.append(Problem(display(file), line, 1, f"unknown key '{key}' in [[tool.metriclint.tooltips]]; expected one of: {', '.join(TOOLTIP_KEYS)}"))
             elif key in ("path", "table") and not isinstance(setting, str):
                 problems.append(Problem(display(file), line, 1, f"'{key}' must be a string"))
             elif key == "match" and setting not in MATCH_MODES:
                 problems.append(Problem(display(file), line, 1, f"unknown match mode {setting!r}; expected one of: {', '.join(MATCH_MODES)}"))
-            elif key == "strip_prefix" and not isinstance(setting, bool):
-                problems.append(Problem(display(file), line, 1, "'strip_prefix' must be true or false"))
+            elif key == "strip-prefix" and not isinstance(setting, bool):
+                problems.append(Problem(display(file), line, 1, f"'{written}' must be true or false"))
         if "path" not in item:
             problems.append(Problem(display(file), where, 1, "a [[tool.metriclint.tooltips]] table needs 'path' (a glob of the files that hold it)"))
     return problems
 
 
+def _tooltip_notes(value: Any, file: Path) -> list[str]:
+    """A note for each tooltip table that spells `strip-prefix` the old way."""
+    if not isinstance(value, list):
+        return []
+    return [
+        f"{display(file)}:{line_of(file, 'strip_prefix', _tooltip_line(file, number))}:1: 'strip_prefix' is deprecated; write 'strip-prefix'"
+        for number, item in enumerate(value) if isinstance(item, dict) and "strip_prefix" in item
+    ]
+
+
 def tooltips(items: list[dict[str, Any]], file: Path) -> tuple[TooltipSetting, ...]:
     return tuple(
         TooltipSetting(
-            item["path"], item.get("table"), item.get("match", "exact"), item.get("strip_prefix", False),
+            item["path"], item.get("table"), item.get("match", "exact"), item.get("strip-prefix", item.get("strip_prefix", False)),
             Problem(display(file), _tooltip_line(file, number), 1, ""),
         )
         for number, item in enumerate(items)

@@ -1,0 +1,48 @@
+"""`exclude`, `extend-exclude` and `per-file-ignores` patterns, read as ruff reads them: in
+.gitignore's syntax, relative to the project root.
+
+A pattern without a slash names a file or folder anywhere (`tests`, `*_pb2.py`); one with a
+slash is anchored at the root (`build/*`, `/tests`, `src/gen/`); `**` spans folders
+(`**/tests`); a trailing slash matches folders only; a folder's pattern covers everything in
+it. pathspec implements git's rules; a home-made matcher (fnmatch) read `**/tests`, `tests/`
+and `/tests` as matching nothing.
+
+Each set remembers which of its patterns matched, so that one matching nothing (a typo, a
+folder since renamed) can be reported instead of silently excluding nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pathspec
+
+
+class Patterns:
+    """Patterns relative to `root`; called with a path, whether one matches it."""
+
+    def __init__(self, patterns: tuple[str, ...], root: Path) -> None:
+        self.patterns, self.root = patterns, root.resolve()
+        self._specs = [(p, pathspec.GitIgnoreSpec.from_lines([p])) for p in patterns]
+        self._used: set[str] = set()
+
+    def __call__(self, path: Path, is_dir: bool = False) -> bool:
+        if not self._specs:
+            return False
+        try:
+            inside = path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return False  # outside the project: no pattern of its own reaches there
+        if inside == ".":
+            return False
+        name = inside + ("/" if is_dir else "")
+        hits = [p for p, spec in self._specs if spec.match_file(name)]
+        self._used.update(hits)
+        return bool(hits)
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def unused(self) -> tuple[str, ...]:
+        """The patterns that matched nothing they were asked about."""
+        return tuple(p for p in self.patterns if p not in self._used)

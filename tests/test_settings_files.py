@@ -1,0 +1,97 @@
+"""Settings files as ruff users write them: gitignore-style patterns, kebab-case keys, `extend`,
+`extend-select`/`extend-ignore`/`extend-exclude`, any TOML given with --config, and a warning
+for a path or pattern that matches nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import invoke, write_project
+
+REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n"
+AFTER = 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n'
+
+
+def _files(output: str) -> list[str]:
+    return sorted(line.split(":", 1)[0] for line in output.splitlines() if ": ML" in line)
+
+
+@pytest.mark.parametrize("pattern", ["tests", "tests/", "/tests", "**/tests", "tests/*", "tests/**"])
+def test_exclude_patterns_mean_what_they_mean_in_ruff(in_tmp: Path, pattern: str) -> None:
+    write_project(in_tmp, {"pyproject.toml": f'[tool.metriclint]\ntests = []\nexclude = ["{pattern}"]\n', "tests/a.py": AFTER, "b.py": AFTER}, REGISTRY)
+    result = invoke("check", ".")
+    assert _files(result.output) == ["b.py"]
+    assert result.stderr == ""
+
+
+def test_a_pattern_with_a_slash_is_anchored_at_the_project_root(in_tmp: Path) -> None:
+    write_project(in_tmp, {
+        "pyproject.toml": '[tool.metriclint]\ntests = []\nexclude = ["/gen"]\nextend-exclude = ["src/old.py"]\n',
+        "gen/a.py": AFTER, "src/gen/b.py": AFTER, "src/old.py": AFTER, "old.py": AFTER,
+    }, REGISTRY)
+    assert _files(invoke("check", ".").output) == ["old.py", "src/gen/b.py"]
+
+
+def test_a_pattern_or_a_path_that_matches_nothing_is_a_warning(in_tmp: Path) -> None:
+    write_project(in_tmp, {"pyproject.toml": '[tool.metriclint]\npaths = ["srcc", "b.py"]\nexclude = ["biuld/"]\n', "b.py": AFTER}, REGISTRY)
+    result = invoke("check")
+    assert result.exit_code == 1
+    assert "warning: pyproject.toml:2:1: 'paths' entry 'srcc' matches nothing\n" in result.stderr
+    assert "warning: 'exclude' pattern 'biuld/' matches nothing under .\n" in result.stderr
+
+
+def test_per_file_ignores_take_gitignore_style_patterns(in_tmp: Path) -> None:
+    write_project(in_tmp, {
+        "pyproject.toml": '[tool.metriclint.per-file-ignores]\n"scripts/" = ["ML001"]\n"*_gen.py" = ["ML001"]\n',
+        "scripts/deep/a.py": AFTER, "pkg/x_gen.py": AFTER, "pkg/y.py": AFTER,
+    }, REGISTRY)
+    assert _files(invoke("check", ".").output) == ["pkg/y.py"]
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("lint.toml", '[tool.metriclint]\nignore = ["ML001"]\n'),
+    ("lint.toml", 'ignore = ["ML001"]\n'),
+    ("pyproject.toml", '[tool.metriclint]\nignore = ["ML001"]\n'),
+])
+def test_config_takes_a_top_level_table_or_tool_metriclint_in_any_toml(in_tmp: Path, name: str, content: str) -> None:
+    write_project(in_tmp, {f"conf/{name}": content, "a.py": AFTER}, REGISTRY)
+    result = invoke("check", ".", "--config", f"conf/{name}")
+    assert (result.exit_code, _files(result.output)) == (0, [])
+
+
+def test_a_metriclint_toml_may_hold_a_tool_metriclint_table(in_tmp: Path) -> None:
+    write_project(in_tmp, {".metriclint.toml": '[tool.metriclint]\nignore = ["ML001"]\n', "a.py": AFTER}, REGISTRY)
+    assert invoke("check", ".").exit_code == 0
+
+
+def test_snake_case_keys_are_read_with_a_deprecation_warning(in_tmp: Path) -> None:
+    write_project(in_tmp, {"pyproject.toml": '[tool.metriclint]\nlog_functions = ["emit"]\n', "a.py": "emit({'train/x': 1})\n"})
+    snake = invoke("audit", "--format", "json")
+    assert "warning: pyproject.toml:2:1: 'log_functions' is deprecated; write 'log-functions'\n" in snake.stderr
+    (in_tmp / "pyproject.toml").write_text('[tool.metriclint]\nlog-functions = ["emit"]\n', encoding="utf-8")
+    kebab = invoke("audit", "--format", "json")
+    assert kebab.stderr == "" and kebab.stdout == snake.stdout and '"train/x"' in kebab.stdout
+
+
+def test_extend_starts_from_another_file_and_extend_keys_add_to_it(in_tmp: Path) -> None:
+    write_project(in_tmp, {
+        "shared/base.toml": 'registry = "reg.yaml"\nignore = ["ML010"]\nextend-ignore = ["ML005"]\n',
+        "shared/reg.yaml": REGISTRY,
+        "proj/pyproject.toml": '[tool.metriclint]\nextend = "../shared/base.toml"\nextend-ignore = ["ML004"]\n',
+        "proj/a.py": AFTER + "# metriclint: ignore[ML002] stale\nx = {'train/unregistered': 1}\n",
+    })
+    result = invoke("check", "proj", "--fail-on", "warning")
+    assert _files(result.output) == ["proj/a.py"]  # ML001 only: ML010 ignored by the base, ML004 by the project
+    assert "registry says before (shared/reg.yaml:" in result.output
+
+
+def test_extend_select_adds_to_select(in_tmp: Path) -> None:
+    write_project(in_tmp, {"pyproject.toml": '[tool.metriclint]\nselect = ["ML005"]\nextend-select = ["ML001"]\n', "a.py": AFTER}, REGISTRY)
+    assert "ML001" in invoke("check", ".").output
+
+
+def test_extend_in_a_circle_is_an_error_at_its_line(in_tmp: Path) -> None:
+    write_project(in_tmp, {"a.toml": 'extend = "b.toml"\n', "b.toml": 'extend = "a.toml"\n', "x.py": AFTER})
+    result = invoke("check", ".", "--config", "a.toml")
+    assert result.exit_code == 2 and "b.toml:1:1: 'extend' makes a circle through a.toml" in result.stderr
