@@ -122,6 +122,16 @@ def _analyse(config: settings.Config, progress: engine.Progress | None = None, b
     return analysis
 
 
+def _notice_no_registry(configs: list[settings.Config]) -> None:
+    """Say so when a project is checked without a registry: then only the texts are compared
+    with each other, and a user who expected the registry to be found should know at once."""
+    for config in configs:
+        if config.registry is None:
+            where = display(config.root)
+            click.echo(f"metriclint: no registry for {where} (no {settings.DEFAULT_REGISTRY} found, none configured); "
+                       "comparing the texts with each other only", err=True)
+
+
 def _warn(notes: Iterable[str]) -> None:
     """Warnings about the settings, each once, on stderr: they do not change the exit status."""
     for note in dict.fromkeys(notes):
@@ -264,6 +274,8 @@ def check(
     configs = project.each(
         select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
     )
+    if not quiet:
+        _notice_no_registry(configs)
     bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
     try:
         report, shown = _report(configs, bar, once.hook_run() if changed_only and buffer is None else None, buffer)

@@ -12,6 +12,7 @@ from conftest import FIXTURES, copy_fixture, invoke
 
 from metriclint.checks import RULES
 from metriclint.model import Finding, Report, Severity, Span
+from metriclint.report import formats
 from metriclint.report.formats import FORMATS, github
 
 
@@ -126,3 +127,31 @@ def test_json_lines_is_one_finding_per_line(monkeypatch: pytest.MonkeyPatch) -> 
     lines = invoke("check", ".", "--format", "json-lines").output.splitlines()
     full = json.loads(invoke("check", ".", "--format", "json").output)["findings"]
     assert [json.loads(line) for line in lines] == full
+
+
+def test_the_text_format_ends_each_finding_with_its_severity(repo_root: Path) -> None:
+    lines = invoke("check", "fixtures/suppressions", "-q").stdout.splitlines()
+    assert lines and all(line.endswith((" [error]", " [warning]")) for line in lines)
+    assert any(" ML010 " in line and line.endswith(" [warning]") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("environ", "terminal", "coloured"),
+    [({}, True, True), ({}, False, False), ({"NO_COLOR": "1"}, True, False), ({"FORCE_COLOR": "1"}, False, True),
+     ({"NO_COLOR": ""}, True, True)],
+)
+def test_colour_only_on_a_terminal_unless_no_color_or_force_color(environ: dict[str, str], terminal: bool, coloured: bool) -> None:
+    class Stream(io.StringIO):
+        def isatty(self) -> bool:
+            return terminal
+
+    painted = formats.painter(Stream(), environ)("ML001", fg="red")
+    assert (painted != "ML001") is coloured
+
+
+def test_a_run_without_a_registry_says_so_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    result = invoke("check", ".")
+    assert result.stderr == "metriclint: no registry for . (no metrics.yaml found, none configured); comparing the texts with each other only\n"
+    assert invoke("check", ".", "-q").stderr == ""

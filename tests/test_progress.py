@@ -26,19 +26,31 @@ def test_wanted_only_on_a_terminal_outside_ci_without_quiet() -> None:
 def test_the_bar_appears_after_the_delay_and_is_cleared() -> None:
     now = [0.0]
     stream = Terminal()
-    bar = progress.Bar(stream, clock=lambda: now[0])
+    bar = progress.Bar(stream, clock=lambda: now[0], columns=lambda: 80)
     bar(1, 4)
     assert stream.getvalue() == ""
-    now[0] = progress.DELAY + 0.1
+    now[0] = progress.DELAY + 2.0
     bar(2, 4)
-    assert stream.getvalue().endswith("] 2/4 files")
-    assert "#" * (progress.WIDTH // 2) + "-" * (progress.WIDTH // 2) in stream.getvalue()
+    assert stream.getvalue() == "\r[" + "#" * (progress.WIDTH // 2) + "-" * (progress.WIDTH // 2) + "] 2/4 files, 0:04 left"
     bar.close()
     assert stream.getvalue().endswith("\r")
 
 
+@pytest.mark.parametrize("columns", [80, 48, 30, 20, 12, 1])
+def test_the_bar_never_fills_the_terminal_width(columns: int) -> None:
+    """A line as wide as the terminal wraps, and each update then starts a new line."""
+    stream, now = Terminal(), [0.0]
+    bar = progress.Bar(stream, clock=lambda: now[0], columns=lambda: columns)
+    now[0] = progress.DELAY + 3600.0
+    for done in (1, 500, 999):
+        bar(done, 1000)
+        assert all(len(line) < max(columns, 2) for line in stream.getvalue().split("\r")), stream.getvalue()
+    assert "left" in stream.getvalue() or columns < 40
+
+
 def test_check_draws_the_bar_only_where_wanted(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (in_tmp / "a.py").write_text("x = 1\n")
+    (in_tmp / "metrics.yaml").write_text("version: 1\nmetrics: {}\n")  # a run without one says so on stderr
     monkeypatch.setattr(progress, "DELAY", 0.0)
     assert invoke("check", ".").stderr == ""  # CliRunner's stderr is not a terminal
     monkeypatch.setattr(progress, "wanted", lambda stream, quiet: True)

@@ -11,8 +11,10 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Iterator, Protocol, TextIO
+from typing import Callable, Iterator, Mapping, Protocol, TextIO
 from urllib.parse import quote
+
+import click
 
 from metriclint import __version__
 from metriclint.baseline import fingerprint
@@ -25,8 +27,14 @@ SRCROOT = "%SRCROOT%"  # the base of SARIF URIs: the repository root
 
 
 def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
+    """`path:line:col: CODE message [severity]`, one finding a line (the severity last, as
+    ESLint's unix format puts it, so tools reading `path:line:col: CODE` still do); coloured on
+    a terminal."""
+    paint = painter(stream)
     for finding in report.findings:
-        stream.write(f"{finding.span}: {finding.rule} {finding.message}\n")
+        level = finding.severity.value
+        code = paint(finding.rule, fg="red" if finding.severity is Severity.ERROR else "yellow", bold=True)
+        stream.write(f"{paint(str(finding.span), bold=True)}: {code} {finding.message} [{level}]\n")
     if quiet:
         return
     errors = sum(f.severity is Severity.ERROR for f in report.findings)
@@ -35,6 +43,14 @@ def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
         stream.write(f"All checks passed ({_files(report.files_checked)}).\n")
     else:
         stream.write(f"Found {count(errors, 'error')} and {count(warnings, 'warning')} in {_files(report.files_checked)}.\n")
+
+
+def painter(stream: TextIO, environ: Mapping[str, str] = os.environ) -> Callable[..., str]:
+    """click.style where colour is wanted, else a function that returns the text as it is:
+    FORCE_COLOR (set and not empty) always colours, NO_COLOR never (no-color.org), and
+    otherwise only a terminal is coloured, never a pipe or a file."""
+    wanted = bool(environ.get("FORCE_COLOR")) or (not environ.get("NO_COLOR") and stream.isatty())
+    return click.style if wanted else lambda text, **_: text
 
 
 def statistics(report: Report, stream: TextIO) -> None:
