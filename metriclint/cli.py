@@ -274,8 +274,6 @@ def check(
     configs = project.each(
         select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
     )
-    if not quiet:
-        _notice_no_registry(configs)
     bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
     try:
         report, shown = _report(configs, bar, once.hook_run() if changed_only and buffer is None else None, buffer)
@@ -295,6 +293,8 @@ def check(
         FORMATS[output_format](shown, out, quiet)
     if output_file:
         _write(Path(output_file), kept.getvalue(), "--output-file")
+    if not quiet:
+        _notice_no_registry(configs)
     _exit(() if exit_zero else report.findings, Severity(fail_on))
 
 

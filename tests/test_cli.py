@@ -11,7 +11,7 @@ from conftest import FIXTURES, copy_fixture, invoke, write_project
 
 DEMO_LINE = (
     'fixtures/demo/trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after '
-    '("after clipping"); registry says before (fixtures/demo/metrics.yaml:7)'
+    '("after clipping"); registry says before (fixtures/demo/metrics.yaml:7) [error]'
 )
 
 

@@ -14,7 +14,7 @@ PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.pa
 def test_fixture_project(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(FIXTURES / name)
     result = invoke("check", ".", "--format", "json")
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     got = [
         f"{f['rule']} {f['path']}:{f['line']} {f['metric'] or '-'} {f['facet'] or '-'}" for f in report["findings"]
     ]

@@ -53,7 +53,7 @@ def test_a_regex_table_with_a_backtracking_pattern_is_ml900_at_that_pattern(in_t
         "log.py": 'def f(n):\n    return {"train/grad_norm": n, "train/loss": n}\n',
     })
     result = invoke("check", ".", "--format", "json", "--no-cache")
-    found = [(f["rule"], f["path"], f["line"], f["message"]) for f in json.loads(result.output)["findings"]]
+    found = [(f["rule"], f["path"], f["line"], f["message"]) for f in json.loads(result.stdout)["findings"]]
     message = "tooltip table 'HELP' not read: pattern '(?=grad)grad_norm' needs a backtracking regex engine"
     assert [(rule, path, line) for rule, path, line, _ in found] == [("ML900", "ui.js", 3)]
     assert found[0][3].startswith(message)
