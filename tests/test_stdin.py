@@ -30,7 +30,7 @@ def test_the_buffer_is_checked_in_place_of_the_file(demo: Path) -> None:
     assert _check(saved, "--stdin-filename", "trainer/logging_utils.py", "-") == (
         1,
         "trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after (\"after clipping\"); "
-        "registry says before (metrics.yaml:7)\nFound 1 error and 0 warnings in 3 files.\n",
+        "registry says before (metrics.yaml:7) [error]\nFound 1 error and 0 warnings in 3 files.\n",
     )
     fixed = saved.replace("after clipping", "before clipping")
     assert _check(fixed, "--stdin-filename", "trainer/logging_utils.py", "-", "--quiet") == (0, "")
