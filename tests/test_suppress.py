@@ -10,6 +10,17 @@ from conftest import FIXTURES, copy_fixture, finding_lines, invoke
 from metriclint.sources.directives import directive
 
 
+@pytest.mark.parametrize("comment", ["metriclint: ignored here", "metriclint: ignore-me", "metriclint: ignores"])
+def test_words_that_only_begin_like_a_directive_are_none(comment: str) -> None:
+    assert directive(comment) is None
+
+
+def test_a_bare_ignore_is_ml010_not_silently_nothing(in_tmp: Path) -> None:
+    (in_tmp / "a.py").write_text('def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """  # metriclint: ignore\n')
+    (in_tmp / "metrics.yaml").write_text("version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n")
+    assert finding_lines(invoke("check", ".")) == ["ML001 a.py:3", "ML010 a.py:4"]
+
+
 @pytest.mark.parametrize(
     ("comment", "codes", "file_wide", "reason"),
     [
@@ -19,6 +30,9 @@ from metriclint.sources.directives import directive
         ("metriclint: ignore-file[ML002] generated", ("ML002",), True, "generated"),
         (" metriclint: ignore[ML001] from the old dashboard -->", ("ML001",), False, "from the old dashboard"),
         ("metriclint: ignore[]", (), False, ""),
+        ("metriclint: ignore", (), False, ""),  # bare: a directive that silences nothing, reported as ML010
+        ("metriclint: ignore-file  generated", (), True, "generated"),
+        ("metriclint: ignore ML001", (), False, "ML001"),  # codes without brackets silence nothing either: ML010
     ],
 )
 def test_directive_grammar(comment: str, codes: tuple[str, ...], file_wide: bool, reason: str) -> None:
@@ -28,7 +42,7 @@ def test_directive_grammar(comment: str, codes: tuple[str, ...], file_wide: bool
 
 
 @pytest.mark.parametrize(
-    "comment", ["norm after clipping", "see the metriclint docs", "metriclint: ignore ML001", "notmetriclint: ignore[ML001]"]
+    "comment", ["norm after clipping", "see the metriclint docs", "notmetriclint: ignore[ML001]"]
 )
 def test_text_without_a_directive(comment: str) -> None:
     assert directive(comment) is None

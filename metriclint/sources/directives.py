@@ -16,7 +16,9 @@ from typing import Iterable
 from metriclint.model import Span, Suppression
 
 # After the comment marker, or after an earlier remark: `# pre-clip  # metriclint: ignore[ML001]`.
-_DIRECTIVE = re.compile(r"(?<![\w-])metriclint:\s*(ignore-file|ignore)\[([^\]]*)\]")
+# A bare `metriclint: ignore` (no codes) is a directive too: it silences nothing, and ML010 says so
+# rather than let it look like it works.
+_DIRECTIVE = re.compile(r"(?<![\w-])metriclint:\s*(ignore-file|ignore)(?:\[([^\]]*)\]|(?![\w\[-]))")
 MARK = b"metriclint:"  # a file without it holds no directive: its comments need not be looked at
 _CLOSERS = ("-->", "*/")  # what ends a Markdown or a block comment is not part of the reason
 
@@ -35,7 +37,7 @@ def directive(comment: str) -> Directive | None:
     match = _DIRECTIVE.search(comment)
     if match is None:
         return None
-    codes = tuple(dict.fromkeys(code.strip().upper() for code in match.group(2).split(",") if code.strip()))
+    codes = tuple(dict.fromkeys(code.strip().upper() for code in (match.group(2) or "").split(",") if code.strip()))
     reason = comment[match.end():].strip()
     for closer in _CLOSERS:
         reason = reason.removesuffix(closer).strip()
