@@ -5,9 +5,8 @@ bytes can silence it with `ignore = ["ML008"]` and still get ML001 and ML006."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterator
-
 from itertools import chain
+from typing import Iterator
 
 from metriclint.checks.ml001 import all_registry_contradictions
 from metriclint.checks.ml006 import all_contradictions

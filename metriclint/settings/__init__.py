@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from metriclint.base.files import MAX_BYTES
+from metriclint.base.globs import Patterns
 from metriclint.base.paths import display
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
-from metriclint.settings.homes import DEFAULT_REGISTRY, Home, homes
-from metriclint.base.globs import Patterns
 from metriclint.settings import table
+from metriclint.settings.homes import DEFAULT_REGISTRY, Home, homes
 from metriclint.settings.table import known, line_of, tooltips
 
 # Test files: read for the inventory, but their texts and code state nothing about a metric

@@ -1,0 +1,287 @@
+"""The commands. Each one that analyses a project takes the same project options
+(project.py), and ends through status.py; process-wide settings (signals, the output streams'
+error handling, pausing garbage collection) are made here and in project.py, not in the engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from metriclint import __version__, baseline, engine, settings
+from metriclint.authoring import init as drafting
+from metriclint.base import files
+from metriclint.base.paths import display
+from metriclint.checks import RULES, Example, Rule
+from metriclint.cli import generate
+from metriclint.cli.project import (
+    Project,
+    analyse,
+    collection_paused,
+    combined_report,
+    notice_no_registry,
+    project_options,
+    warn_unused,
+)
+from metriclint.cli.status import EXIT_USAGE, Guarded, end_by_signal, exit_for, usage_error, usage_errors
+from metriclint.fix import rewrite as fixing
+from metriclint.model import Problem, Severity
+from metriclint.report import audit, formats, once, progress
+from metriclint.report.audit_formats import AUDIT_FORMATS
+from metriclint.report.formats import FORMATS, count
+from metriclint.report.metric import describe
+
+
+@click.group(cls=Guarded, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="metriclint")
+@click.option("--verbose", is_flag=True, help="On an internal error, print its traceback (so does METRICLINT_DEBUG=1).")
+def main(verbose: bool) -> None:
+    """Check that what your code, docs and dashboards say a metric means is what it is."""
+    if threading.current_thread() is threading.main_thread():
+        for ending in (signal.SIGTERM, signal.SIGHUP):  # unwind, so workers and temporary files are cleaned up
+            signal.signal(ending, end_by_signal)
+    for stream in (sys.stdout, sys.stderr):
+        # A file name that is not UTF-8 is printed as its own bytes, as `ls` does, not a traceback.
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="surrogateescape")
+
+
+def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
+    """`--select ML001,ML002 --select ML010`: repeated, comma-separated, or both."""
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+@main.command()
+@project_options()
+@click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress bar.")
+@click.option("--select", multiple=True, metavar="CODES", help="Run only these rules (codes or prefixes, comma-separated).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules, in addition to the config's `ignore`.")
+@click.option(
+    "--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+    help="Lowest severity that makes the exit status 1.",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, instead of the findings.")
+@click.option("--output-file", "-o", metavar="FILE", help="Write the report to FILE instead of printing it.")
+@click.option("--baseline", "baseline_file", metavar="FILE", help="Hide the findings recorded in FILE; report only new ones.")
+@click.option("--write-baseline", metavar="FILE", help="Record the current findings in FILE and exit 0.")
+@click.option(
+    "--changed-only", is_flag=True,
+    help="PATHS are changed files (pre-commit): read the whole project, report findings touching them.",
+)
+@click.option(
+    "--stdin-filename", metavar="PATH",
+    help="With PATHS `-`: check the project as if PATH held standard input (an editor's buffer); report findings touching PATH.",
+)
+def check(
+    project: Project, output_format: str, quiet: bool, select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str,
+    exit_zero: bool, statistics: bool, output_file: str | None, baseline_file: str | None, write_baseline: str | None,
+    changed_only: bool, stdin_filename: str | None,
+) -> None:
+    """Check PATHS (default: the current directory) for contradicting statements about metrics."""
+    buffer = None
+    stdin = stdin_filename is not None
+    if (stdin or "-" in project.paths) and not (stdin and project.paths == ("-",)):
+        raise click.UsageError("`-` (standard input) and --stdin-filename PATH go together, with no other PATHS")
+    if stdin_filename is not None:
+        project, changed_only = dataclasses.replace(project, paths=(stdin_filename,)), True
+        buffer = (Path(stdin_filename), sys.stdin.buffer.read())
+    configs = project.each(
+        select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
+    )
+    bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
+    try:
+        report, shown = combined_report(configs, bar, once.hook_run() if changed_only and buffer is None else None, buffer)
+    finally:
+        if bar is not None:
+            bar.close()
+    if write_baseline:
+        with usage_errors():
+            baseline.write(Path(write_baseline), list(report.findings))
+        click.echo(f"Recorded {count(len(report.findings), 'finding')} in {write_baseline}.", err=True)
+        exit_for(())
+    kept = io.StringIO()
+    out = kept if output_file else sys.stdout
+    if statistics:
+        formats.statistics(shown, out)
+    else:
+        FORMATS[output_format](shown, out, quiet)
+    if output_file:
+        _write(Path(output_file), kept.getvalue(), "--output-file")
+    if not quiet:
+        notice_no_registry(configs)
+    exit_for(() if exit_zero else report.findings, Severity(fail_on))
+
+
+@main.command(name="audit")
+@project_options()
+@click.option("--format", "output_format", type=click.Choice(list(AUDIT_FORMATS)), default="text", show_default=True)
+@click.option("--metric", metavar="KEY", help="Show only this metric (a key or a registry alias).")
+def audit_command(project: Project, output_format: str, metric: str | None) -> None:
+    """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
+    result = audit.build(analyse(project.settings()), only=metric)
+    if metric is not None and not result.metrics:
+        usage_error([Problem("--metric", 0, 0, _unknown_metric(metric))])
+    AUDIT_FORMATS[output_format](result, sys.stdout)
+    exit_for(f for m in result.metrics for f in m.findings)
+
+
+def _write(target: Path, content: str, option: str) -> None:
+    """Write `content` to `target` atomically; a usage error at `option` if it cannot be."""
+    try:
+        files.replace(target, content.encode("utf-8", "surrogateescape"))
+    except OSError as error:
+        usage_error([Problem(option, 0, 0, f"cannot write {display(target)}: {error.strerror or error}")])
+
+
+def _unknown_metric(key: str) -> str:
+    return f"no metric '{key}' is registered, logged or named in the checked files"
+
+
+@main.command()
+def rules() -> None:
+    """List every rule: code, name, default severity, what it finds."""
+    for rule in RULES:
+        click.echo(f"{rule.code}  {rule.name:<24} {rule.severity.value:<8} {rule.summary}")
+
+
+@main.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Explain one rule: what it finds, why it matters, examples, how to fix or silence it."""
+    rule = next((r for r in RULES if r.code == code.upper()), None)
+    if rule is None:
+        click.echo(f"unknown rule '{code}'; known rules: {', '.join(r.code for r in RULES)}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(_explanation(rule), nl=False)
+
+
+def _explanation(rule: Rule) -> str:
+    parts = [
+        f"{rule.code} {rule.name} ({rule.severity.value})\n\n{rule.summary}\n",
+        f"Why it matters\n\n{rule.why}\n",
+        *(f"Bad example\n\n{_example(e)}" for e in rule.bad[:1]),
+        *(f"Good example\n\n{_example(e)}" for e in rule.good[:1]),
+        f"How to fix it\n\n{rule.fix}\n\n{rule.silencing}\n",
+    ]
+    return "\n".join(parts)
+
+
+def _example(example: Example) -> str:
+    files = dict(example.files)
+    if example.registry is not None:
+        files["metrics.yaml"] = example.registry
+    shown = "".join(f"  # {name}\n" + "".join(f"    {line}\n" for line in text.splitlines()) for name, text in files.items())
+    reported = "".join(f"  -> {line}\n" for line in example.expect)
+    return shown + reported
+
+
+@main.command()
+@project_options()
+def sources(project: Project) -> None:
+    """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
+    config = project.settings()
+    with usage_errors():
+        collection = engine.collect(config, pause=collection_paused)
+    warn_unused(config)
+    for binding in collection.bindings:
+        table = binding.table
+        click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{binding.mode}\t{len(table.entries)} entries\t{binding.why}")
+    texts = sum(1 for e in collection.extractions if e.mentions)
+    click.echo(f"{len(collection.bindings)} tooltip tables; {texts} files with docstrings or comments; {len(collection.files)} files read.")
+
+
+@main.command()
+@project_options()
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
+def fix(project: Project, show_diff: bool) -> None:
+    """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
+
+    Exits 1 while findings remain that no fix settled."""
+    report = combined_report(project.each())[0]
+    rewrites, unfixed = fixing.plan(report.findings)
+    fixed, files = [], 0
+    for rewrite in rewrites:
+        problem = "--diff" if show_diff else fixing.write(rewrite)
+        if show_diff:
+            click.echo(rewrite.diff, nl=False)
+        if problem:
+            unfixed += [(f, problem) for f in rewrite.fixed]
+        else:
+            fixed += rewrite.fixed
+            files += 1
+    verb = "would fix" if show_diff else "fixed"
+    for finding in fixed if not show_diff else [f for r in rewrites for f in r.fixed]:
+        assert finding.fix is not None
+        shown = f'{finding.span}: {finding.rule} {verb} "{finding.fix.phrase}" -> "{finding.fix.replacement}" ({finding.metric})'
+        click.echo(shown, err=show_diff)
+    for finding, why in sorted(unfixed, key=lambda item: item[0].sort_key):
+        if finding.fix is not None and why != "--diff":
+            click.echo(f"{finding.span}: {finding.rule} not fixed ({why}): {finding.message}", err=show_diff)
+    others = sum(1 for finding, _ in unfixed if finding.fix is None)
+    if others:
+        click.echo(f"{count(others, 'other finding')} of rules with no automatic fix; `metriclint check` lists them.", err=show_diff)
+    if show_diff:
+        planned, left = [f for r in rewrites for f in r.fixed], [f for f, why in unfixed if why != "--diff"]
+        summary = f"Would fix {count(len(planned), 'finding')} in {count(len(rewrites), 'file')}; {count(len(left), 'finding')} left."
+    else:
+        summary = f"Fixed {count(len(fixed), 'finding')} in {count(files, 'file')}; {count(len(unfixed), 'finding')} left."
+    click.echo(summary, err=show_diff)
+    exit_for(f for f, _ in unfixed)
+
+
+@main.command()
+@project_options(registry=False)
+@click.option("--output", "-o", metavar="FILE", help="Where to write the draft (default: metrics.yaml in the project root).")
+@click.option("--force", is_flag=True, help="Overwrite an existing registry.")
+def init(project: Project, output: str | None, force: bool) -> None:
+    """Draft a registry from PATHS: every logged key, aliases, descriptions, agreed semantics,
+    and comments where the texts disagree."""
+    config = project.settings()
+    target = Path(output) if output else config.root / settings.DEFAULT_REGISTRY
+    if target.exists() and not force:
+        usage_error([Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it")])
+    analysis = analyse(dataclasses.replace(config, registry=None))  # a draft is what the project says without one
+    entries = drafting.draft(analysis)
+    try:
+        files.replace(target, drafting.render(entries, analysis.report.files_checked).encode("utf-8"))
+    except OSError as error:
+        usage_error([Problem(display(target), 1, 1, f"cannot write: {error.strerror or error}")])
+    disputes = sum(len(e.disputes) for e in entries)
+    settled = sum(1 for e in entries if e.semantics)
+    click.echo(
+        f"Wrote {display(target)}: {count(len(entries), 'metric')}, {settled} with semantics, "
+        f"{count(disputes, 'disagreement')} to settle."
+    )
+
+
+@main.command("explain-metric")
+@click.argument("key")
+@project_options()
+def explain_metric(key: str, project: Project) -> None:
+    """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
+    analysis = analyse(project.settings())
+    lines = describe(key, analysis.registry, analysis.claims, analysis.code)
+    if not lines:  # a usage error, as in `audit --metric`
+        usage_error([Problem("metriclint", 0, 0, _unknown_metric(key))])
+    click.echo("\n".join(lines))
+
+
+@main.command()
+def server() -> None:
+    """Run the language server on stdin and stdout, for editors (needs `pip install 'metriclint[server]'`)."""
+    try:
+        from metriclint.server.handlers import serve
+    except ImportError as error:
+        usage_error([Problem("metriclint server", 0, 0, f"needs {error.name}, which is not installed: pip install 'metriclint[server]'")])
+    serve()
+
+
+main.add_command(generate.group)

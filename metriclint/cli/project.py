@@ -1,0 +1,164 @@
+"""The project options every analysing command takes, and the run they ask for.
+
+`project_options` gives a command PATHS, --registry, --config, --jobs, --cache-dir and
+--no-cache as one `Project`; `analyse` and `report` run the engine with the process-wide
+settings a command line may make (garbage collection paused while results arrive).
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import click
+
+from metriclint import engine, settings
+from metriclint.base.paths import display
+from metriclint.cli.status import usage_errors
+from metriclint.model import Finding, Report
+from metriclint.report import once
+
+registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
+config_option = click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+_SPEED_OPTIONS = (
+    click.option("--jobs", "-j", type=int, metavar="N", help="Parse with N processes (default: one per CPU)."),
+    click.option("--cache-dir", metavar="DIR", help="Where to keep per-file results (default: .metriclint_cache in the project root)."),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
+)
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project options of an analysing command, as given on the command line."""
+
+    paths: tuple[str, ...]
+    registry: str | None
+    config_file: str | None
+    jobs: int | None
+    cache_dir: str | None
+    no_cache: bool
+
+    def each(self, **given: Any) -> list[settings.Config]:
+        """The settings of every project PATHS belong to, for the commands that report on
+        several at once (check, fix)."""
+        with usage_errors():
+            found = settings.projects(self.paths, self.config_file, self.registry, **given)
+        _warn(note for config in found for note in config.notes)
+        with usage_errors():
+            return [settings.with_speed(c, self.jobs, self.cache_dir, self.no_cache) for c in found]
+
+    def settings(self, **given: Any) -> settings.Config:
+        """The settings of the one project PATHS belong to, with the command line's on top;
+        `given` are a command's own (`select`, `baseline`, ...). Usage errors (among them
+        paths from several projects) end the command with exit status 2."""
+        with usage_errors():
+            loaded = settings.load(self.paths, self.config_file, self.registry, **given)
+        _warn(loaded.notes)
+        with usage_errors():
+            return settings.with_speed(loaded, self.jobs, self.cache_dir, self.no_cache)
+
+
+Command = Callable[..., None]
+
+
+def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
+    """PATHS, --registry, --config, --jobs, --cache-dir and --no-cache, handed to the command as
+    one `project` argument, so every analysing command takes them the same way. `init` drafts
+    a registry rather than reading one, so it takes no --registry (`registry=False`)."""
+
+    def decorate(command: Command) -> Command:
+        @functools.wraps(command)
+        def with_project(
+            paths: tuple[str, ...], config_file: str | None, jobs: int | None, cache_dir: str | None, no_cache: bool,
+            registry: str | None = None, **rest: Any,
+        ) -> None:
+            command(project=Project(paths, registry, config_file, jobs, cache_dir, no_cache), **rest)
+
+        options = (click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True)), *([registry_option] if registry else []),
+                   config_option, *_SPEED_OPTIONS)
+        for option in reversed(options):
+            with_project = option(with_project)
+        return with_project
+
+    return decorate
+
+
+def analyse(config: settings.Config, progress: engine.Progress | None = None, buffer: Buffer | None = None) -> engine.Analysis:
+    """The run; with a `buffer`, its file holds the buffer's bytes instead of what is on disk."""
+    with usage_errors():
+        if buffer is None:
+            analysis = engine.analyse(config, progress, pause=collection_paused)
+        else:
+            collection = engine.collect(config, progress, pause=collection_paused)
+            analysis = engine.check(engine.revise(collection, config, *buffer), config)
+    warn_unused(config)
+    return analysis
+
+
+def notice_no_registry(configs: list[settings.Config]) -> None:
+    """Say so when a project is checked without a registry: then only the texts are compared
+    with each other, and a user who expected the registry to be found should know at once."""
+    for config in configs:
+        if config.registry is None:
+            where = display(config.root)
+            click.echo(f"metriclint: no registry for {where} (no {settings.DEFAULT_REGISTRY} found, none configured); "
+                       "comparing the texts with each other only", err=True)
+
+
+def _warn(notes: Iterable[str]) -> None:
+    """Warnings about the settings, each once, on stderr: they do not change the exit status."""
+    for note in dict.fromkeys(notes):
+        click.echo(f"warning: {note}", err=True)
+
+
+def warn_unused(config: settings.Config) -> None:
+    """An `exclude` pattern that matched nothing is likely a typo, or a folder since renamed."""
+    _warn(f"'exclude' pattern '{p}' matches nothing under {display(config.root)}" for p in config.exclude.unused())
+
+
+Buffer = tuple[Path, bytes]  # `--stdin-filename PATH -`: a file, and what an editor holds for it
+
+
+def combined_report(
+    configs: list[settings.Config], progress: engine.Progress | None = None, hook_run: str | None = None, buffer: Buffer | None = None,
+) -> tuple[Report, Report]:
+    """The findings of every project in one report, and the report to print: the same, less
+    what an earlier invocation of the same pre-commit `hook_run` printed (report/once.py)."""
+    reports: list[Report] = []
+    shown: list[Finding] = []
+    for config in configs:
+        if hook_run is None or config.cache_dir is None:
+            reports.append(analyse(config, progress, buffer).report)
+            shown += reports[-1].findings
+            continue
+        with once.exclusive(config.cache_dir):
+            reports.append(analyse(config, progress).report)
+            shown += once.unprinted(reports[-1].findings, config.cache_dir, hook_run, config.root)
+    files = sum(r.files_checked for r in reports)
+    return Report(_sorted(f for r in reports for f in r.findings), files), Report(_sorted(shown), files)
+
+
+def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    return tuple(sorted(findings, key=lambda f: f.sort_key))
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Garbage collection paused while results arrive. They come by the thousand, make no
+    reference cycles and all live to the end of the run, so each collection would only walk
+    the growing heap again: a fifth of a Megatron-LM run. Frozen before collection resumes,
+    they are never walked again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
