@@ -216,10 +216,12 @@ def _answer(future: Future[list[tuple[str | None, Result]]]) -> list[tuple[str |
     """The future's result, waited for in short steps. A signal may be delivered to any of the
     pool's threads; Python runs its handler in the main thread only once that thread runs
     again, which a wait without a timeout never does."""
+    from concurrent.futures import TimeoutError as Pending  # loaded already; the builtin one only from Python 3.11
+
     while True:
         try:
             return future.result(timeout=_SIGNAL_CHECK_SECONDS)
-        except TimeoutError:
+        except Pending:
             continue
 
 
