@@ -16,6 +16,24 @@ class Severity(str, Enum):
     WARNING = "warning"
 
 
+class SourceKind(str, Enum):
+    """Where a statement comes from. A str, so reports print and serialise it as its value."""
+
+    DOCSTRING = "docstring"
+    COMMENT = "comment"
+    TOOLTIP = "tooltip"
+    DOC = "doc"  # a Markdown page
+    CODE = "code"  # what the code logs or computes
+    REGISTRY = "registry"
+    NAME = "name"  # what a key's or a value's name says (ML007)
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:  # the value on every Python, as for a plain str
+        return format(self.value, spec)
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Span:
     """A region of a file. Lines and columns are 1-based; `end_column` is exclusive."""
@@ -38,7 +56,7 @@ class Mention:
     `text`, so any offset in the text maps back to the file exactly, whatever the indentation.
     """
 
-    source: str  # docstring | comment | tooltip | doc | code | registry
+    source: SourceKind
     path: str
     text: str
     origins: tuple[tuple[int, int], ...]
@@ -188,7 +206,7 @@ class Sighting:
 
     name: str  # as written there
     span: Span
-    source: str  # code | doc | tooltip | docstring | comment | ...
+    source: SourceKind
     metrics: tuple[str, ...]  # registry keys first; a logged key stands for itself
     named: bool = False  # a docs or tooltip subject that names a metric, known or not
     passing: bool = False  # named inside a text that is not about it as a whole
@@ -265,7 +283,7 @@ class Claim:
     negated: bool
     phrase: str  # the words quoted as evidence
     span: Span
-    source: str
+    source: SourceKind
     statement: Span  # the whole text the claim was read from: one text, one statement
 
 

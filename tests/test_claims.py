@@ -11,7 +11,7 @@ from metriclint.knowledge import registry
 from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.language.attribution import MetricIndex, attribute
 from metriclint.language.phrases import read, sentences
-from metriclint.model import Mention
+from metriclint.model import Mention, SourceKind
 
 
 @pytest.mark.parametrize(
@@ -37,7 +37,7 @@ def test_sentences_do_not_split_on_abbreviations_or_decimals() -> None:
 
 
 def mention(text: str, subjects: tuple[str, ...] = (), flows_to: tuple[str, ...] = ()) -> Mention:
-    return Mention("docstring", "x.py", text, ((10, 5),), subjects, flows_to)
+    return Mention(SourceKind.DOCSTRING, "x.py", text, ((10, 5),), subjects, flows_to)
 
 
 INDEX = MetricIndex(None, ["train/grad_norm", "train/{tag}pg_loss", "train/loss", "perf/step_time"])
@@ -81,7 +81,7 @@ def test_plain_word_needs_a_flow_or_the_registry() -> None:
 
 
 def test_span_points_at_the_phrase() -> None:
-    m = Mention("docstring", "x.py", "Norm of the\n  gradients after clipping.", ((10, 5), (11, 9)), ("grad_norm",))
+    m = Mention(SourceKind.DOCSTRING, "x.py", "Norm of the\n  gradients after clipping.", ((10, 5), (11, 9)), ("grad_norm",))
     [claim] = attribute(m, read(m.text, VOCABULARY), INDEX)
     assert (claim.span.line, claim.span.column, claim.span.end_column) == (11, 21, 35)
     assert claim.phrase == "after clipping"

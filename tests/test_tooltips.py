@@ -9,14 +9,14 @@ from conftest import invoke, write_project
 
 from metriclint.language.attribution import MetricIndex
 from metriclint.language.tooltips import Binding, Names, bind, select
-from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
+from metriclint.model import Mention, SourceKind, Span, TooltipEntry, TooltipTable
 from metriclint.sources import Extraction, Unreadable, json_tables
 from metriclint.sources.javascript import extractor
 
 
 def _table(*patterns: str) -> TooltipTable:
     entries = tuple(
-        TooltipEntry(p, Mention("tooltip", "t.js", p, ((i + 1, 1),)), Span("t.js", i + 1, 1, i + 1, 2), i)
+        TooltipEntry(p, Mention(SourceKind.TOOLTIP, "t.js", p, ((i + 1, 1),)), Span("t.js", i + 1, 1, i + 1, 2), i)
         for i, p in enumerate(patterns)
     )
     return TooltipTable("t.js", "javascript", "T", entries)

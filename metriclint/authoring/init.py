@@ -23,9 +23,9 @@ from metriclint.base import keys
 from metriclint.engine import Analysis, Collection
 from metriclint.language.attribution import specific
 from metriclint.language.phrases import read, sentences
-from metriclint.model import Claim, CodeFact, Mention
+from metriclint.model import Claim, CodeFact, Mention, SourceKind
 
-SOURCE_RANK = {"docstring": 0, "comment": 1, "tooltip": 2}
+SOURCE_RANK = {SourceKind.DOCSTRING: 0, SourceKind.COMMENT: 1, SourceKind.TOOLTIP: 2}
 
 
 @dataclass

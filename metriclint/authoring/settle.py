@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from metriclint.model import Claim, CodeFact, Span
+from metriclint.model import Claim, CodeFact, SourceKind, Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,11 +23,11 @@ class Side:
     value: str
     negated: bool
     span: Span
-    source: str  # docstring | comment | ... | code
+    source: SourceKind
     quote: str  # the text's phrase, or the computing call
 
     def __str__(self) -> str:
-        said = f"{self.source}: {self.quote}" if self.source == "code" else f'{self.source}: "{self.quote}"'
+        said = f"{self.source}: {self.quote}" if self.source == SourceKind.CODE else f'{self.source}: "{self.quote}"'
         return f"{'not ' if self.negated else ''}{self.value} at {self.span.path}:{self.span.line} ({said})"
 
 
@@ -40,7 +40,7 @@ class Settled:
 def settle(claims: Iterable[Claim], facts: Iterable[CodeFact]) -> Settled:
     """The drafted value of one facet from the claims and code facts about it."""
     texts = [Side(c.value, c.negated, c.span, c.source, c.phrase) for c in claims]
-    code = sorted({Side(f.value, False, f.span, "code", f.origin) for f in facts}, key=lambda side: (side.span, side.value, side.quote))
+    code = sorted({Side(f.value, False, f.span, SourceKind.CODE, f.origin) for f in facts}, key=lambda side: (side.span, side.value, side.quote))
     code_values = {side.value for side in code}
     stated = {side.value for side in texts if not side.negated} | code_values
     denied = {side.value for side in texts if side.negated}

@@ -14,6 +14,7 @@ the value is `{"ClassName": [fields]}`. The codec for each type is worked out on
 from __future__ import annotations
 
 import dataclasses
+import enum
 import itertools
 import operator
 import types
@@ -45,6 +46,8 @@ def _codec(kind: Any) -> tuple[Encode, Decode]:
         return _same, _scalar(kind)
     if dataclasses.is_dataclass(kind) and isinstance(kind, type):
         return _dataclass(kind)
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return _enum(kind)
     origin, arguments = typing.get_origin(kind), typing.get_args(kind)
     if origin is tuple and len(arguments) == 2 and arguments[1] is Ellipsis:
         return _sequence(arguments[0], tuple)
@@ -59,6 +62,18 @@ def _codec(kind: Any) -> tuple[Encode, Decode]:
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _enum(kind: type[enum.Enum]) -> tuple[Encode, Decode]:
+    """An enum by its value; only one of its members' values comes back."""
+    members = {member.value: member for member in kind}
+
+    def decode(value: Any, path: str) -> Any:
+        if type(value) is not str or value not in members:
+            raise Invalid(f"expected one of {', '.join(map(str, members))}")
+        return members[value]
+
+    return operator.attrgetter("value"), decode
 
 
 def _scalar(kind: type) -> Decode:

@@ -11,7 +11,7 @@ from typing import Iterator
 from metriclint.base import keys
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import by_statement
-from metriclint.model import Claim, Finding, Related, Severity, Span
+from metriclint.model import Claim, Finding, Related, Severity, SourceKind, Span
 
 
 def source_contradictions(corpus: Corpus) -> Iterator[Finding]:
@@ -80,7 +80,7 @@ def _conflict(a: Side, b: Side) -> bool:
     several values ("the current and the reference policy") agrees with any one of them."""
     if a.statement == b.statement or not keys.same_metric(a.metric, b.metric):
         return False
-    if a.statement.path == b.statement.path and a.metric != b.metric and a.claim.source == b.claim.source == "tooltip":
+    if a.statement.path == b.statement.path and a.metric != b.metric and a.claim.source == b.claim.source == SourceKind.TOOLTIP:
         return False  # one table gives two keys two texts by design, not by contradiction
     return not set(a.values) <= set(b.values) and not set(b.values) <= set(a.values)
 

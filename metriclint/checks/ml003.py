@@ -7,7 +7,7 @@ from typing import Iterator
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.snippets import TOOLTIP_CONFIG
 from metriclint.language.tooltips import advice
-from metriclint.model import Finding, Related, Severity
+from metriclint.model import Finding, Related, Severity, SourceKind
 
 
 def tooltip_mismatches(corpus: Corpus) -> Iterator[Finding]:
@@ -18,7 +18,7 @@ def tooltip_mismatches(corpus: Corpus) -> Iterator[Finding]:
             f"{advice(item)}"
         )
         yield ML003.finding(
-            entry.span, message, metric=item.key, source="tooltip", phrase=entry.pattern,
+            entry.span, message, metric=item.key, source=SourceKind.TOOLTIP, phrase=entry.pattern,
             related=(Related(item.owner_span, item.owner), Related(entry.text.span(0, len(entry.text.text)), entry.text.text)),
         )
 

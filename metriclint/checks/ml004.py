@@ -9,9 +9,9 @@ from typing import Iterator
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.snippets import REGISTRY, WANDB
 from metriclint.language.sightings import names_a_metric
-from metriclint.model import Finding, Related, Severity, Sighting
+from metriclint.model import Finding, Related, Severity, Sighting, SourceKind
 
-_SEEN_AS = {"code": "logged"}
+_SEEN_AS = {SourceKind.CODE: "logged"}
 _MORE_PLACES = 3  # other places quoted in `related`; the message gives the full count
 
 
@@ -32,7 +32,7 @@ def unregistered_metrics(corpus: Corpus) -> Iterator[Finding]:
                 lines.add((metrics, sighting.span.path, sighting.span.line))
                 places[metrics].append(sighting)
     for metrics, group in places.items():
-        group.sort(key=lambda s: (s.source != "code", s.span))  # report where the code logs it
+        group.sort(key=lambda s: (s.source != SourceKind.CODE, s.span))  # report where the code logs it
         first, others = group[0], group[1:]
         more = f" (and {len(others)} more place{'s' if len(others) > 1 else ''})" if others else ""
         message = (

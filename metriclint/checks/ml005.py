@@ -6,7 +6,7 @@ from typing import Iterator
 
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.snippets import REGISTRY, TOOLTIP_CONFIG, WANDB
-from metriclint.model import Finding, Related, Severity
+from metriclint.model import Finding, Related, Severity, SourceKind
 
 
 def stale_registry_entries(corpus: Corpus) -> Iterator[Finding]:
@@ -17,7 +17,7 @@ def stale_registry_entries(corpus: Corpus) -> Iterator[Finding]:
     for key, entry in corpus.registry.metrics.items():
         if key not in seen:
             message = f"{key}: registered, but no checked file logs or mentions it; remove it or correct its key"
-            yield ML005.finding(entry.span, message, metric=key, source="registry", related=(Related(entry.span, key),), phrase=key)
+            yield ML005.finding(entry.span, message, metric=key, source=SourceKind.REGISTRY, related=(Related(entry.span, key),), phrase=key)
 
 
 ML005 = Rule(

@@ -9,7 +9,7 @@ from metriclint.base import keys
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import allows, by_statement, found
 from metriclint.knowledge.code import knowledge
-from metriclint.model import CodeFact, Finding, Related, Severity
+from metriclint.model import CodeFact, Finding, Related, Severity, SourceKind
 
 
 def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[CodeFact]] | None:
@@ -58,7 +58,7 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 message = f"{metric}: registry says {facet}={setting.value}; {evidence}"
                 yield ML006.finding(
                     setting.span, message, metric=metric, facet=facet, found=setting.value, expected=computed[0],
-                    source="registry", related=related, phrase=setting.text,
+                    source=SourceKind.REGISTRY, related=related, phrase=setting.text,
                 )
 
 

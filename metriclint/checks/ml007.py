@@ -8,7 +8,7 @@ from typing import Iterator
 
 from metriclint.checks.ml006 import code_evidence, computed_value
 from metriclint.checks.rule import Corpus, Example, Rule
-from metriclint.model import Finding, NameClaim, Related, Severity
+from metriclint.model import Finding, NameClaim, Related, Severity, SourceKind
 
 
 def name_contradictions(corpus: Corpus) -> Iterator[Finding]:
@@ -36,7 +36,7 @@ def name_contradictions(corpus: Corpus) -> Iterator[Finding]:
         first, others = against[0], tuple(Related(c.span, c.name) for c in against[1:])
         message = f'{metric}: the name {first.name} says {facet}={first.value} ("{first.part}"); {evidence}'
         yield ML007.finding(
-            first.span, message, metric=metric, facet=facet, found=first.value, expected=value, source="name",
+            first.span, message, metric=metric, facet=facet, found=first.value, expected=value, source=SourceKind.NAME,
             related=related + others, phrase=first.name,
         )
 

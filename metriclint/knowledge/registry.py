@@ -13,7 +13,7 @@ from metriclint.base import keys, marked_yaml
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge.vocabulary import Facet, merge, phrase_conflicts, read_facet
-from metriclint.model import ConfigError, Mention, Problem, Span
+from metriclint.model import ConfigError, Mention, Problem, SourceKind, Span
 
 TOP_KEYS = ("version", "facets", "metrics")
 METRIC_KEYS = ("aliases", "description", "semantics")
@@ -163,8 +163,8 @@ def _description_mention(path: str, node: Node, text: str, key: str) -> Mention:
     A block scalar (`>`, `|`) starts on the line after its indicator, so it is read as one line
     at its start, like a multi-line one (its trailing newline once broke the span)."""
     if "\n" in text.rstrip("\n") or node.style in ("|", ">"):
-        return Mention("registry", path, " ".join(text.split()), ((node.line, node.column),), flows_to=(key,))
-    return Mention("registry", path, text, ((node.line, node.column + _quote_width(node)),), flows_to=(key,))
+        return Mention(SourceKind.REGISTRY, path, " ".join(text.split()), ((node.line, node.column),), flows_to=(key,))
+    return Mention(SourceKind.REGISTRY, path, text, ((node.line, node.column + _quote_width(node)),), flows_to=(key,))
 
 
 def _quote_width(node: Node) -> int:

@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import KeyUse, Mention, Sighting
+from metriclint.model import KeyUse, Mention, Sighting, SourceKind
 
-CODE = "code"
 # Sources whose subjects are always metric names (a dashboard's tooltip table): an unknown one
 # still names a metric, which ML004 reports. Other sources say so per text (`names_metrics`).
-NAMING_SOURCES = frozenset({"tooltip"})
+NAMING_SOURCES = frozenset({SourceKind.TOOLTIP})
 
 
 def sightings(
@@ -27,9 +26,9 @@ def sightings(
     for use in uses:
         if not use.from_keyword or use.key in index.by_alias:
             incidental = not use.measured or use.span.path in tests
-            found.append(Sighting(use.key, use.span, CODE, index.for_key(use.key), incidental=incidental))
+            found.append(Sighting(use.key, use.span, SourceKind.CODE, index.for_key(use.key), incidental=incidental))
     for mention in mentions:
-        if mention.source == "registry":
+        if mention.source == SourceKind.REGISTRY:
             continue
         if mention.flows_to or mention.subjects:  # most texts have neither: no span to work out
             found += _subject_sightings(mention, index)
@@ -53,4 +52,4 @@ def _subject_sightings(mention: Mention, index: MetricIndex) -> Iterator[Sightin
 def names_a_metric(sighting: Sighting) -> bool:
     """Whether this sighting is a name a registry should know: a key the code outside the tests
     logs a measurement under, or a docs subject."""
-    return (sighting.source == CODE and not sighting.incidental) or sighting.named
+    return (sighting.source == SourceKind.CODE and not sighting.incidental) or sighting.named

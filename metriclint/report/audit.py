@@ -12,13 +12,11 @@ from dataclasses import dataclass
 
 from metriclint.engine import Analysis
 from metriclint.knowledge.registry import MetricEntry
-from metriclint.language.sightings import CODE
-from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, Span
+from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, SourceKind, Span
 
 AGREE, CONTRADICT, SILENT = "agree", "contradict", "silent"
-REGISTRY = "registry"
 # Column order of the matrix; kinds not listed follow in alphabetical order.
-SOURCE_ORDER = (REGISTRY, "doc", "tooltip", "docstring", "comment", CODE)
+SOURCE_ORDER = (SourceKind.REGISTRY, SourceKind.DOC, SourceKind.TOOLTIP, SourceKind.DOCSTRING, SourceKind.COMMENT, SourceKind.CODE)
 CONTRADICTIONS = frozenset({"ML001", "ML002", "ML006", "ML008"})
 GAPS = ("ML004", "ML005")
 QUOTE_LIMIT = 300
@@ -57,12 +55,12 @@ class MetricAudit:
     @property
     def described(self) -> bool:
         """A text says what it is: what the code computes is evidence, not a description."""
-        return any(s.source != CODE for s in self.statements) or bool(self.entry and self.entry.description)
+        return any(s.source != SourceKind.CODE for s in self.statements) or bool(self.entry and self.entry.description)
 
     def cell(self, source: str) -> tuple[str, tuple[Statement, ...]]:
         """The matrix cell for a source kind: its status and its statements."""
         statements = tuple(s for s in self.statements if s.source == source)
-        if source == REGISTRY and self.entry is not None:
+        if source == SourceKind.REGISTRY and self.entry is not None:
             registry = self.entry.span.path
             broken = any(f.rule == "ML001" or (f.rule in CONTRADICTIONS and f.span.path == registry) for f in self.findings)
             return (CONTRADICT if broken else AGREE), statements
@@ -97,14 +95,14 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
     logged: dict[str, list[Sighting]] = defaultdict(list)
     for sighting in analysis.sightings:
         for metric in sighting.metrics:
-            if sighting.source == CODE:
+            if sighting.source == SourceKind.CODE:
                 logged[metric].append(sighting)
             elif not sighting.passing:  # the text as a whole speaks for the metric
                 by_metric[metric].setdefault(sighting.span, [])
     codes = sorted(analysis.code, key=lambda c: (c.metric, c.fact.span, c.fact.facet, c.fact.value))  # they come from sets
     for code in codes:
         fact = code.fact
-        by_metric[code.metric].setdefault(fact.span, []).append(Claim(code.metric, fact.facet, fact.value, False, fact.origin, fact.span, CODE, fact.span))
+        by_metric[code.metric].setdefault(fact.span, []).append(Claim(code.metric, fact.facet, fact.value, False, fact.origin, fact.span, SourceKind.CODE, fact.span))
     mentions.update(_code_texts(codes))
     for key, entry in entries.items():
         if entry.description is not None:
@@ -117,8 +115,8 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
         _metric(key, entries.get(key), logged[key], by_metric[key], mentions, findings[key], analysis.facets)
         for key in keys
     )
-    present = {s.source for m in audits for s in m.statements} | ({CODE} if any(m.logged for m in audits) else set())
-    present |= {REGISTRY} if entries else set()
+    present = {s.source for m in audits for s in m.statements} | ({SourceKind.CODE} if any(m.logged for m in audits) else set())
+    present |= {SourceKind.REGISTRY} if entries else set()
     sources = tuple(s for s in SOURCE_ORDER if s in present) + tuple(sorted(present - set(SOURCE_ORDER)))
     chosen = set(keys)
     gaps = tuple(f for f in analysis.report.findings if f.rule in GAPS and (only is None or f.metric in chosen))
@@ -158,7 +156,7 @@ def _code_texts(codes: list[CodeClaim]) -> dict[Span, Mention]:
         reasons = said.setdefault(code.fact.span, [code.fact.origin])
         if code.fact.says not in reasons:
             reasons.append(code.fact.says)
-    return {span: Mention(CODE, span.path, f"{r[0]}: {'; '.join(r[1:])}", ((span.line, span.column),)) for span, r in said.items()}
+    return {span: Mention(SourceKind.CODE, span.path, f"{r[0]}: {'; '.join(r[1:])}", ((span.line, span.column),)) for span, r in said.items()}
 
 
 def _facets(entry: MetricEntry | None, statements: list[Statement], contradictions: list[Finding]) -> tuple[FacetView, ...]:

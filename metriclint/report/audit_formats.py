@@ -11,12 +11,10 @@ import json
 from collections import Counter
 from typing import Callable, TextIO, TypedDict
 
-from metriclint.model import Claim, Span
+from metriclint.model import Claim, SourceKind, Span
 from metriclint.report.audit import (
     AGREE,
-    CODE,
     CONTRADICT,
-    REGISTRY,
     SILENT,
     Audit,
     MetricAudit,
@@ -151,7 +149,7 @@ def text_audit(audit: Audit, stream: TextIO) -> None:
         if metric.logged:
             places = ", ".join(_where(s.span) for s in metric.logged[:3])
             more = f" and {len(metric.logged) - 3} more" if len(metric.logged) > 3 else ""
-            stream.write(f"  {CODE:<10} logged at {places}{more}\n")
+            stream.write(f"  {SourceKind.CODE:<10} logged at {places}{more}\n")
         for facet in metric.facets:
             said = ", ".join(f"{value} ({source})" for value, source in facet.stated)
             registry = f"registry says {facet.registry}" if facet.registry else ""
@@ -235,7 +233,7 @@ def _e(text: str) -> str:
 def _html_cell(metric: MetricAudit, source: str) -> str:
     status, statements = metric.cell(source)
     parts = [f'<span class="status">{status}</span>']
-    if source == REGISTRY and metric.entry is not None:
+    if source == SourceKind.REGISTRY and metric.entry is not None:
         parts.append(f'<div class="loc">{_e(_where(metric.entry.span))}</div>')
         if metric.entry.semantics:
             parts.append(f'<div class="claims">{_e(_semantics(metric))}</div>')
@@ -247,7 +245,7 @@ def _html_cell(metric: MetricAudit, source: str) -> str:
             + (f' <span class="claims">{_e(claims)}</span>' if claims else "")
             + "</div>"
         )
-    if source == CODE and metric.logged:
+    if source == SourceKind.CODE and metric.logged:
         shown = ", ".join(_where(s.span) for s in metric.logged[:5])
         more = f" and {len(metric.logged) - 5} more" if len(metric.logged) > 5 else ""
         parts.append(f'<div class="loc">logged at {_e(shown + more)}</div>')

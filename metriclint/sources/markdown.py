@@ -19,10 +19,9 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
-from metriclint.model import Mention, Span, Suppression
+from metriclint.model import Mention, SourceKind, Span, Suppression
 from metriclint.sources import DEFAULT_OPTIONS, Extraction, Extractor, Options, Unreadable, directives, source_lines, unread, utf8
 
-SOURCE = "doc"
 # Leading punctuation that separates a list item's name from its definition.
 _SEPARATORS = ":—–-="
 # Words allowed between the names of a key cell: "`rollout_time` / `train_time`".
@@ -192,7 +191,7 @@ class _Walker:
             pieces.append(piece)
             origins.append((first_line + index + 1, column))
         text = "\n".join(pieces)
-        return [Mention(SOURCE, self.path, text, tuple(origins), subjects, names_metrics=sure and bool(subjects))] if pieces else []
+        return [Mention(SourceKind.DOC, self.path, text, tuple(origins), subjects, names_metrics=sure and bool(subjects))] if pieces else []
 
 
 def _without_comments(inline: SyntaxTreeNode) -> str:

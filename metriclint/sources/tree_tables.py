@@ -18,7 +18,7 @@ from typing import Iterator
 from tree_sitter import Node, Tree
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Mention, Span, Suppression, TooltipEntry, TooltipTable
+from metriclint.model import Mention, SourceKind, Span, Suppression, TooltipEntry, TooltipTable
 from metriclint.sources import Unreadable, directives, source_lines
 
 BOM = b"\xef\xbb\xbf"
@@ -104,7 +104,7 @@ class Source:
             return None
         line, column = self.position(node)
         origins = [(line, column + 1)] + [(line + i, 1) for i in range(1, text.count("\n") + 1)]
-        return Mention("tooltip", self.path, text, tuple(origins))
+        return Mention(SourceKind.TOOLTIP, self.path, text, tuple(origins))
 
     def key(self, node: Node | None) -> str | None:
         if node is None:

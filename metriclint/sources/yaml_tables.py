@@ -14,7 +14,7 @@ import yaml
 
 from metriclint.base import marked_yaml
 from metriclint.base.marked_yaml import Node
-from metriclint.model import Mention, Span, Suppression, TooltipEntry, TooltipTable
+from metriclint.model import Mention, SourceKind, Span, Suppression, TooltipEntry, TooltipTable
 from metriclint.sources import DEFAULT_OPTIONS, Extraction, Extractor, Options, Unreadable, directives, pointer_token
 from metriclint.sources.tree_tables import table_rules
 
@@ -122,9 +122,9 @@ def _mention(path: str, node: Node) -> Mention | None:
     if node.kind != "string" or not isinstance(text, str):
         return None
     if "\n" in text.rstrip("\n") or node.style in ("|", ">"):
-        return Mention("tooltip", path, " ".join(text.split()), ((node.line, node.column),))
+        return Mention(SourceKind.TOOLTIP, path, " ".join(text.split()), ((node.line, node.column),))
     quote = 1 if node.style in ("'", '"') else 0
-    return Mention("tooltip", path, text, ((node.line, node.column + quote),))
+    return Mention(SourceKind.TOOLTIP, path, text, ((node.line, node.column + quote),))
 
 
 def _span(path: str, node: Node, text: str) -> Span:

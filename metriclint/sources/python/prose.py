@@ -8,7 +8,7 @@ suppression directives and the lines each one covers.
 
 from __future__ import annotations
 
-from metriclint.model import Mention, Span, Suppression
+from metriclint.model import Mention, SourceKind, Span, Suppression
 from metriclint.sources import directives, source_lines
 from metriclint.sources.python import docstrings
 from metriclint.sources.python.text import Comment, Literal
@@ -60,7 +60,7 @@ class Prose:
                 continue  # a NumPy entry that gives only a type says nothing
             text = "\n".join(lines[i][s:e] for i, s, e in block.pieces)
             origins = tuple((string.line + i, (string.content_column if i == 0 else 1) + s) for i, s, _ in block.pieces)
-            result.append((block, Mention("docstring", self.path, text, origins)))
+            result.append((block, Mention(SourceKind.DOCSTRING, self.path, text, origins)))
         return result
 
     # -- comments ---------------------------------------------------------------------------
@@ -93,7 +93,7 @@ class Prose:
         def flush() -> None:
             if block:
                 text = "\n".join(c[2] for c in block)
-                mentions.append(Mention("comment", self.path, text, tuple((c[0], c[1]) for c in block)))
+                mentions.append(Mention(SourceKind.COMMENT, self.path, text, tuple((c[0], c[1]) for c in block)))
                 block.clear()
 
         for comment in sorted(self.comments):
@@ -102,7 +102,7 @@ class Prose:
                 flush()
                 subjects = tuple(self.names_on_line.get(line, ()))
                 flows = tuple(dict.fromkeys(self.keys_on_line.get(line, ())))
-                mentions.append(Mention("comment", self.path, text, ((line, column),), subjects, flows))
+                mentions.append(Mention(SourceKind.COMMENT, self.path, text, ((line, column),), subjects, flows))
             elif block and (block[-1][0] != line - 1 or block[-1][1] != column):
                 flush()
                 block.append(comment)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from metriclint.model import KeyUse, Mention, TooltipEntry, TooltipTable
+from metriclint.model import KeyUse, Mention, SourceKind, TooltipEntry, TooltipTable
 from metriclint.sources import source_lines
 from metriclint.sources.python import lookup
 from metriclint.sources.python.code import arguments
@@ -68,7 +68,7 @@ class Tables:
             return None
         lines = source_lines(string.text)
         origins = [(string.line, string.content_column)] + [(string.line + i, 1) for i in range(1, len(lines))]
-        return Mention("tooltip", self.path, "\n".join(lines), tuple(origins))
+        return Mention(SourceKind.TOOLTIP, self.path, "\n".join(lines), tuple(origins))
 
     def read(self, module: ast.Module) -> tuple[TooltipTable, ...]:
         """Every table, each dict with how `module`'s functions look keys up in it."""
