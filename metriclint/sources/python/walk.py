@@ -77,7 +77,7 @@ class _Collector:
         self.scopes: list[Scope] = [Scope(f"{self.module}.<module>", body=())]
         self.classes: list[str] = []
         self.blocks: list[int] = []
-        self.tests: list[ast.expr] = []  # the tests of the `if` statements the walk is in
+        self.tests: list[set[str]] = []  # the names the tests of the `if` statements the walk is in read
         self.functions: list[FunctionFlow] = []
         self.calls: list[CallFlow] = []
         self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
@@ -379,13 +379,13 @@ class _Collector:
     def _selected(self, name: str, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """Under a test that reads the name itself (`if best is None or x > best: best = x`)
         the name keeps the item a comparison selects: what reduced `x` says nothing about it."""
-        if not any(name in _read_names(test) for test in self.tests):
+        if not any(name in test for test in self.tests):
             return atoms
         return frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet == "reduction"))
 
     def _visit_If(self, node: ast.If) -> bool:
         self._visit(node.test)
-        self.tests.append(node.test)
+        self.tests.append(_read_names(node.test))
         self._block(node.body)
         if node.orelse:
             self._block(node.orelse)
@@ -402,7 +402,11 @@ class _Collector:
     def _visit_Call(self, node: ast.Call) -> bool:
         self._call_flow(node)
         self._log_call(node)
-        self._in_place(node)
+        return True
+
+    def _visit_Expr(self, node: ast.Expr) -> bool:
+        if isinstance(node.value, ast.Call):  # a call made for what it does, not for its result
+            self._in_place(node.value)
         return True
 
     def _in_place(self, node: ast.Call) -> None:
