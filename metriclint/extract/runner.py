@@ -141,20 +141,27 @@ def _pool(settings: Settings, workers: int) -> Executor:
 
 @contextmanager
 def _ended_with(pool: Executor) -> Iterator[None]:
-    """The pool's workers end with the run: on an interrupt or a signal (SIGTERM, SIGHUP; cli.py
-    turns them into SystemExit) they are killed and waited for, rather than left reading files
-    and holding the caller's stdout and stderr open."""
+    """The pool's workers end with the run: on an interrupt or a signal (SIGTERM, SIGHUP; the
+    CLI turns them into SystemExit) they are killed and waited for, rather than left reading
+    files and holding the caller's stdout and stderr open.
+
+    The workers are the child processes started while the pool ran, not the pool's own list: a
+    signal that lands while `submit` forks a worker finds it started but not yet listed, and a
+    worker missed that way kept the run's output open for its whole file (seen under load)."""
+    import multiprocessing  # loaded already: the pool runs
+
+    before = set(multiprocessing.active_children())
     try:
         yield
     except BaseException:
-        processes = list(getattr(pool, "_processes", {}).values())  # no public way before Python 3.14
         pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
+        workers = [p for p in multiprocessing.active_children() if p not in before]
+        for process in workers:
             # SIGKILL, not SIGTERM: a worker that has not yet reset the SIGTERM handler it
             # inherited loses a SIGTERM, and then waits forever on a queue lock that a killed
             # sibling held; a worker holds nothing that needs cleaning up.
             process.kill()
-        for process in processes:
+        for process in workers:
             process.join()
         raise
 
