@@ -29,7 +29,7 @@ def word_lists(name: str) -> dict[str, tuple[str, ...]]:
     """The lists of text in `rules/<name>`, by key; a nested mapping gives dotted keys
     (`value_preserving.functions`)."""
     path = rules_dir() / name
-    root, problems = marked_yaml.load(read_text(path), str(path))
+    root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
     reader = Reader(str(path))
     lists: dict[str, tuple[str, ...]] = {}
     if root is not None:

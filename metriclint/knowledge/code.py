@@ -112,7 +112,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
     for path in paths:
-        root, load_problems = marked_yaml.load(read_text(path), str(path))
+        root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
         problems += load_problems
         reader = Reader(str(path))
         top = reader.mapping(root, "a code knowledge file", FILE_KEYS) if root is not None else {}

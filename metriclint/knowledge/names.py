@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from metriclint.base import keys, marked_yaml
 from metriclint.base.builtin import rules_dir
+from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Reader
 from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError
@@ -74,7 +75,7 @@ def _matches(part: NamePart, found: tuple[str, ...]) -> bool:
 @lru_cache(maxsize=1)
 def parts() -> tuple[NamePart, ...]:
     path = rules_dir() / FILE
-    root, problems = marked_yaml.load(path.read_text(encoding="utf-8"), str(path))
+    root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
     reader = Reader(str(path))
     facets, _, _ = load_builtin()
     found: list[NamePart] = []

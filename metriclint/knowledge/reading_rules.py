@@ -71,7 +71,7 @@ def _load(name: str) -> RulesFile:
     """One file of `FILES`; a broken one is a ConfigError with its `file:line:col`."""
     path = rules_dir() / "reading" / name
     keys, has_reach, expected = FILES[name]
-    root, problems = marked_yaml.load(read_text(path), str(path))
+    root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
     reader = Reader(str(path))
     lists: dict[str, tuple[str, ...]] = {}
     reach = 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -133,7 +134,15 @@ def normalize(phrase: str) -> str:
 
 
 def load_builtin() -> tuple[dict[str, Facet], tuple[str, ...], int]:
-    """Read the shipped facets and negation cues; a broken file is a ConfigError like any other."""
+    """The shipped facets and negation cues; a broken file is a ConfigError like any other.
+    Read once per process (the engine, the name parts and the code knowledge all ask), each
+    caller getting its own dict."""
+    facets, cues, reach = _builtin()
+    return dict(facets), cues, reach
+
+
+@lru_cache(maxsize=1)
+def _builtin() -> tuple[dict[str, Facet], tuple[str, ...], int]:
     base = rules_dir()
     problems: list[Problem] = []
     facets: dict[str, Facet] = {}
@@ -148,7 +157,7 @@ def load_builtin() -> tuple[dict[str, Facet], tuple[str, ...], int]:
 
 
 def _load_facet_file(path: Path, problems: list[Problem]) -> Facet | None:
-    root, load_problems = marked_yaml.load(read_text(path), str(path))
+    root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
     problems.extend(load_problems)
     if root is None:
         return None
@@ -199,7 +208,7 @@ def _sequence(reader: Reader, node: Node, what: str) -> list[Node]:
 
 
 def _load_negation(path: Path, problems: list[Problem]) -> tuple[tuple[str, ...], int]:
-    root, load_problems = marked_yaml.load(read_text(path), str(path))
+    root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
     problems.extend(load_problems)
     if root is None:
         return (), 0
