@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 from click.testing import CliRunner, Result
@@ -76,6 +76,22 @@ def finding_lines(result: Result) -> list[str]:
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the runs in a test hand to the workers (those the cache did not have), as shown."""
+    from metriclint.extract import runner
+
+    files: list[str] = []
+    original = runner._run
+
+    def recording(jobs: list[runner._Job], *rest: Any) -> Any:  # in this process: the workers read what it hands out
+        files.extend(job.shown for job in jobs)
+        return original(jobs, *rest)
+
+    monkeypatch.setattr(runner, "_run", recording)
+    return files
 
 
 @pytest.fixture(autouse=True)

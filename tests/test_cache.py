@@ -91,12 +91,12 @@ def test_a_span_about_another_path_is_refused() -> None:
 
 @pytest.mark.parametrize("change", ["python", "parsers"])
 def test_the_entry_names_change_with_python_and_the_parsers(monkeypatch: pytest.MonkeyPatch, change: str) -> None:
-    before = cache.salt(None, DEFAULT_OPTIONS)
+    before = cache.salt(b"", DEFAULT_OPTIONS)
     if change == "python":
         monkeypatch.setattr(sys, "version", sys.version + " (another build)")
     else:
         monkeypatch.setattr(cache, "parsers", lambda: "libcst=0.0.1")
-    assert cache.salt(None, DEFAULT_OPTIONS) != before
+    assert cache.salt(b"", DEFAULT_OPTIONS) != before
 
 
 def test_the_parsers_versions_are_known() -> None:
@@ -107,3 +107,41 @@ def test_the_parsers_versions_are_known() -> None:
 
 def test_an_empty_extraction_is_a_valid_entry() -> None:
     assert plain.decoder(cache.Entry)(plain.encoder(cache.Entry)(Extraction()), "x.py") == Extraction()
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_a_registry_edit_that_leaves_the_phrases_alone_reads_every_file_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str]
+) -> None:
+    project = _demo(tmp_path, monkeypatch)
+    registry = project / "metrics.yaml"
+    invoke("check", ".", "--cache-dir", "c")
+    assert extracted == ["trainer/__init__.py", "trainer/logging_utils.py", "trainer/step.py"]
+    entries = _entries(project / "c")
+    edits = [
+        ("version: 1\n", "# the metrics the trainer logs\nversion: 1\n"),  # a comment, moving every line
+        ("averaged over the tokens of the step.", "averaged over the tokens of one step."),  # a description
+        ("  train/loss:\n", "  train/lr:\n    description: The learning rate.\n  train/loss:\n"),  # a metric
+        ("version: 1\n", "version: 1\nfacets:\n  clipping:\n    description: When the norm is taken.\n    values:\n      before: []\n"),
+    ]
+    for old, new in edits:
+        extracted.clear()
+        _edit(registry, old, new)
+        result = invoke("check", ".", "--cache-dir", "c")
+        assert extracted == [], (new, result.output)
+        assert "ML001" in result.output
+    assert _entries(project / "c") == entries
+
+
+def test_a_registry_edit_to_the_phrases_reads_the_files_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str]) -> None:
+    project = _demo(tmp_path, monkeypatch)
+    invoke("check", ".", "--cache-dir", "c")
+    extracted.clear()
+    _edit(project / "metrics.yaml", "version: 1\n", "version: 1\nfacets:\n  clipping:\n    values:\n      before: [ahead of the clip]\n")
+    invoke("check", ".", "--cache-dir", "c")
+    assert extracted == ["trainer/__init__.py", "trainer/logging_utils.py", "trainer/step.py"]

@@ -9,7 +9,6 @@ import pickle
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke, write_project
@@ -17,7 +16,6 @@ from conftest import FIXTURES, copy_fixture, invoke, write_project
 from metriclint import engine
 from metriclint import settings as config
 from metriclint.extract import cache
-from metriclint.extract import runner as extract_all
 from metriclint.report.formats import FORMATS
 
 PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.parent.name != "bad_registry")
@@ -66,18 +64,11 @@ def test_an_ordinary_project_never_imports_libcst(tmp_path: Path) -> None:
     assert (project / ".metriclint_cache" / ".gitignore").is_file()
 
 
-def test_one_changed_file_is_the_only_one_extracted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_changed_file_is_the_only_one_extracted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str]) -> None:
     project = _copy_demo(tmp_path)
     monkeypatch.chdir(project)
     invoke("check", ".", "--jobs", "1")
-    extracted: list[str] = []
-    original = extract_all._run
-
-    def recording(jobs: list[extract_all._Job], *rest: Any) -> Any:  # in this process: the workers read what it hands out
-        extracted.extend(job.shown for job in jobs)
-        return original(jobs, *rest)
-
-    monkeypatch.setattr(extract_all, "_run", recording)
+    extracted.clear()
     changed = project / "trainer" / "logging_utils.py"
     changed.write_text(changed.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
     result = invoke("check", ".", "--jobs", "1")

@@ -1,8 +1,8 @@
 """Per-file extraction results, kept between runs under `.metriclint_cache/`.
 
 An entry's name is a hash of the file's bytes, its shown path and the run's salt (metriclint
-version and code, the Python version, the parsers' versions, the built-in rules, the registry,
-the config's extra logging functions), so an entry is never stale: a change to any of them
+version and code, the Python version, the parsers' versions, the built-in rules, the phrases
+the registry adds to them, the config's extra logging functions), so an entry is never stale: a change to any of them
 simply names other entries. Entries are written to a temporary file and renamed into place, so
 two runs racing on one entry each write a whole file.
 
@@ -40,15 +40,17 @@ _encode, _decode = plain.encoder(Entry), plain.decoder(Entry)
 _PARSERS = re.compile(r"(libcst|tree_sitter\w*|markdown_it_py|mdit_py_plugins|pyyaml|pathspec)-([^-]+)\.dist-info", re.IGNORECASE)
 
 
-def salt(registry: Path | None, options: Options) -> bytes:
-    """Everything besides the file itself that changes what its extraction holds."""
+def salt(reading: bytes, options: Options) -> bytes:
+    """Everything besides the file itself that changes what its extraction holds: what the
+    texts are read with (`reading`, the vocabulary's fingerprint: not the registry's bytes, whose
+    comments, descriptions and metrics change no file's extraction) and the config's options."""
     described = f"metriclint {__version__} {FORMAT} python {sys.version} {parsers()} {sorted(options.log_functions)}\0"
     digest = hashlib.sha256(described.encode())
     # metriclint's own code counts too, so an edited checkout never reads a stale entry.
     for base, pattern in ((rules_dir(), "*"), (Path(__file__).parent.parent, "*.py")):
         for path in sorted(p for p in base.rglob(pattern) if p.is_file()):
             digest.update(path.relative_to(base).as_posix().encode() + b"\0" + read_regular(path) + b"\0")
-    digest.update(b"registry\0" + (read_regular(registry) if registry is not None else b""))
+    digest.update(b"reading\0" + reading)
     return digest.digest()
 
 

@@ -37,9 +37,11 @@ Pause = Callable[[], AbstractContextManager[None]]
 class Settings:
     jobs: int  # worker processes for the files the cache does not have
     cache_dir: Path | None  # None: no cache
-    registry: Path | None
     options: Options  # what the sources need from the config (part of the cache key)
-    read: Reader  # its vocabulary (built-in and registry facets) is covered by the cache key's registry and rules
+    read: Reader
+    # What `read` depends on besides the built-in rules (its vocabulary's fingerprint), part of
+    # the cache key: a registry edit that leaves the phrases alone keeps every entry.
+    reading: bytes
     max_bytes: int = MAX_BYTES  # a larger file is ML900 (`max-file-size`)
     # Held while results arrive: the command line pauses garbage collection there (cli.py);
     # an embedding program may leave its collector alone.
@@ -64,7 +66,7 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
     jobs: list[_Job] = []
     pending: list[int] = []
     store = cache_module.Cache(settings.cache_dir) if settings.cache_dir is not None else None
-    run_salt = cache_module.salt(settings.registry, settings.options) if store else None
+    run_salt = cache_module.salt(settings.reading, settings.options) if store else None
     with settings.pause():
         for index, path in enumerate(files):
             shown = display(path)

@@ -6,6 +6,7 @@ The vocabulary is data (`rules/facets/*.yaml`, `rules/negation.yaml`, and the re
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -74,6 +75,14 @@ class Vocabulary:
         # no groups, phrases grouped by their first character): texts it rejects cannot hold a phrase.
         bodies = sorted({phrase_body(e.phrase) for e in self.entries}, key=len, reverse=True)
         self.screen = re.compile(r"(?i)(?<!\w)(?:" + _by_first_character(bodies) + r")(?!\w)") if bodies else None
+
+    def fingerprint(self) -> bytes:
+        """Everything of the vocabulary that reading a text depends on, and nothing else: the
+        phrases of each value in order (the first is canonical; equal lengths match in order),
+        the ignore phrases and the negation cues. Facet descriptions and examples are left out,
+        so a cache keyed by this survives an edit to them."""
+        facets = [[f.name, list(f.values.items()), f.ignore] for f in self.facets.values()]
+        return json.dumps([facets, self.negation_cues, self.reach], ensure_ascii=False).encode("utf-8", "surrogatepass")
 
     def phrases(self, text: str, start: int, end: int) -> Iterator[re.Match[str]]:
         """What `pattern.finditer(text, start, end)` finds, with the pattern tried only where the
