@@ -1,0 +1,177 @@
+"""What names hold, for the walk: assignments, loops and comprehensions, `with` targets,
+accumulation with `+=`, and calls that change a value in place."""
+
+from __future__ import annotations
+
+import ast
+
+from metriclint.model import CodeFact
+from metriclint.sources.python import strings
+from metriclint.sources.python.flow import Scope
+from metriclint.sources.python.sinks import KeyRecorder
+
+
+class Bindings(KeyRecorder):
+    """Binds each assigned name to what its value is, in the block it is assigned in."""
+
+    def _visit_For(self, node: ast.For | ast.AsyncFor) -> bool:
+        self._unbind(node.target)
+        self._loop_strings(node.target, node.iter)
+        self._loop(node)
+        self._last(node)
+        return False
+
+    _visit_AsyncFor = _visit_For
+
+    def _visit_While(self, node: ast.While) -> bool:
+        self._loop(node)
+        return False
+
+    def _loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        scope = self.scopes[-1]
+        scope.loops.append(id(node.body))
+        self.children(node)
+        scope.loops.pop()
+
+    def _last(self, node: ast.For | ast.AsyncFor) -> None:
+        """A name assigned in every iteration from the loop's item holds, after the loop, the
+        last iteration's value only: `for mb in batches: loss = step(mb)`."""
+        scope = self.scopes[-1]
+        varying = read_names(node.target)
+        accumulated = {s.target.id for s in node.body if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name)}
+        for statement in node.body:
+            target = assigned_name(statement)
+            value = getattr(statement, "value", None)
+            if target is None or value is None or not varying & read_names(value):
+                continue
+            varying.add(target)
+            held = scope.carries.get(target)
+            if target not in accumulated and held is not None and id(node.body) in held[1]:
+                scope.carries[target] = (held[0] | self.code.derived("last", statement, held[0]), held[1])
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> bool:
+        """Its loop variables hold the strings their iterables yield, inside it only; a dict
+        comprehension's key is logged like a dict literal's."""
+        scope = self.scopes[-1]
+        saved = (dict(scope.strings), dict(scope.carries))
+        for generator in node.generators:
+            self._unbind(generator.target)
+            self._loop_strings(generator.target, generator.iter)
+        if isinstance(node, ast.DictComp):
+            self.sink(node.key, node.value, require_key_shape=True)
+        self.children(node)
+        scope.strings, scope.carries = saved
+        return False
+
+    _visit_ListComp = _visit_SetComp = _visit_GeneratorExp = _visit_DictComp = _comprehension
+
+    def _loop_strings(self, target: ast.expr, iterated: ast.expr) -> None:
+        """`for k in ["a", "b"]`, `for k in NAMES`, `for k, v in table.items()`: k is one of them."""
+        if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "items":
+            if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
+                return
+            target = target.elts[0]
+        found = strings.loop_values(iterated, self.collection) if isinstance(target, ast.Name) else None
+        if isinstance(target, ast.Name) and found:
+            self.scopes[-1].strings[target.id] = found
+
+    def _visit_withitem(self, node: ast.withitem) -> bool:
+        if node.optional_vars is not None:
+            self._unbind(node.optional_vars)
+        return True
+
+    def _unbind(self, target: ast.expr) -> None:
+        """A loop or `with` target is a new value, whatever the name held before."""
+        names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        for name in names:
+            if isinstance(name, ast.Name):
+                self.scopes[-1].bind(name.id, frozenset(), tuple(self.blocks))
+                self.scopes[-1].strings.pop(name.id, None)
+
+    def _visit_AugAssign(self, node: ast.AugAssign) -> bool:
+        if isinstance(node.target, ast.Name):
+            scope, name = self.scopes[-1], node.target.id
+            left = scope.roots(name)
+            atoms = self.code.arithmetic(node, node.op, left, self.roots(node.value), node.value, self.counted(node.value))
+            held = scope.carries.get(name)
+            if isinstance(node.op, ast.Add) and scope.loops and held is not None and scope.loops[-1] not in held[1]:
+                atoms |= self.code.derived("accumulation", node, atoms)  # a total kept across the iterations
+                if isinstance(node.value, ast.Constant) and node.value.value == 1:
+                    scope.counters.add(name)
+            scope.bind(name, atoms, tuple(self.blocks))
+        return True
+
+    def _visit_Assign(self, node: ast.Assign) -> bool:
+        for target in node.targets:
+            self._assign(target, node.value)
+        return True
+
+    def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
+        if node.value is not None:
+            self._assign(node.target, node.value)
+        return True
+
+    def _assign(self, target: ast.expr, value: ast.expr) -> None:
+        scope, path = self.scopes[-1], tuple(self.blocks)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
+            self.tables.dict_table(target.id, value)
+        if isinstance(target, ast.Name):
+            if not (len(self.scopes) == 1 and self.classes):  # a class attribute is no module name
+                scope.bind_strings(target.id, strings.values(value, self.string), path)
+                self._bind_collection(scope, target.id, strings.literal_collection(value))
+            came = self.names(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
+            scope.named[target.id] = ((target.id, self.span(target)), *came)
+            scope.bind(target.id, self.selected(target.id, self.roots(value)), path)
+            chain = self.code.chain(value, scope.objects)
+            if chain in self.code.knowledge.prefixes:
+                scope.objects[target.id] = chain
+            else:
+                scope.objects.pop(target.id, None)
+            self.prose.names_on_line.setdefault(target.lineno, []).append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+            for t, v in zip(target.elts, value.elts):
+                self._assign(t, v)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            count = len(target.elts)
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Name):
+                    scope.bind(element.id, self.roots(value, (i, count)), path)
+        elif isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            self.sink(target.slice, value, require_key_shape=True)
+
+    def _bind_collection(self, scope: Scope, name: str, found: tuple[str, ...] | None) -> None:
+        if found:
+            scope.collections[name] = found
+        else:
+            scope.collections.pop(name, None)
+
+    def _in_place(self, node: ast.Call) -> None:
+        """A call that changes what a name holds: a collective writing into its tensor, a
+        scheduler stepping (the learning rate read after it is the next step's)."""
+        scope = self.scopes[-1]
+        written = self.code.writes(node, scope.objects)
+        if written is not None:
+            name, facts = written
+            changed = {f.facet for f in facts}
+            old = frozenset(a for a in scope.roots(name) if not (isinstance(a, CodeFact) and a.facet in changed))
+            scope.bind(name, old | facts, tuple(self.blocks))
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == self.code.knowledge.schedulers.step:
+            scope.stepped.add(self.text.segment(func.value))
+
+    def _visit_Expr(self, node: ast.Expr) -> bool:
+        if isinstance(node.value, ast.Call):  # a call made for what it does, not for its result
+            self._in_place(node.value)
+        return True
+
+
+def assigned_name(statement: ast.stmt) -> str | None:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+        return statement.target.id
+    return None
+
+
+def read_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}

@@ -1,0 +1,125 @@
+"""What a value is, for the walk: the names it holds unchanged, the code facts known about
+it, the project calls it comes from (evidence/code_claims.py follows those across files)."""
+
+from __future__ import annotations
+
+import ast
+
+from metriclint.model import Atom, CodeFact, ResultOf, Span
+from metriclint.sources.python.code import arguments
+from metriclint.sources.python.state import WalkState
+
+
+class ValueReader(WalkState):
+    """Reads expressions where the walk meets them, in the current scope."""
+
+    def roots(self, value: ast.expr, element: tuple[int, int] | None = None) -> frozenset[Atom]:
+        """What `value` is: the names it holds unchanged, the code facts known about it, the
+        project calls it comes from; `element` = (index, tuple size) takes one element of it.
+        Empty when it computes something new."""
+        scope = self.scopes[-1]
+        if isinstance(value, ast.Name):
+            return self.code.element(scope.roots(value.id), element)
+        if isinstance(value, ast.IfExp):
+            return self.roots(value.body, element) | self.roots(value.orelse, element)
+        if isinstance(value, (ast.Tuple, ast.List)) and element is not None and element[0] < len(value.elts):
+            part = value.elts[element[0]]
+            return self.roots(part.value if isinstance(part, ast.Starred) else part)
+        if isinstance(value, ast.Subscript) and element is None and _reads_param_group_lr(value):
+            return self._learning_rate(value)
+        if isinstance(value, ast.Subscript) and element is None:
+            index = self.code.constant_index(value)
+            return self.roots(value.value, (index, -1)) if index is not None else frozenset()
+        if isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Name) and func.id in self.rules.preserving_functions and len(value.args) + len(value.keywords) == 1:
+                only = arguments(value)[0]
+                return self.roots(only.value, element)
+            if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
+                return self.roots(func.value, element)
+            return self.code.call(value, element, scope.objects, self.site(value), self.roots) | self._learning_rate(value)
+        if isinstance(value, ast.Attribute) and element is None:
+            return self.code.expression(value, scope.objects)
+        if isinstance(value, ast.BinOp) and element is None:
+            left, right = self.roots(value.left), self.roots(value.right)
+            return self.code.arithmetic(value, value.op, left, right, value.right, self.counted(value.right))
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
+            return self.code.negation(value, self.roots(value.operand))
+        return frozenset()
+
+    def _learning_rate(self, value: ast.Call | ast.Subscript) -> frozenset[Atom]:
+        """A learning rate read after the scheduler stepped in this function: the next step's.
+        `sched.get_last_lr()` after `sched.step()`; `opt.param_groups[i]["lr"]` after the step
+        of a receiver named as a scheduler."""
+        stepped, rules = self.scopes[-1].stepped, self.code.knowledge.schedulers
+        if isinstance(value, ast.Call):
+            func = value.func
+            after = isinstance(func, ast.Attribute) and func.attr in rules.reads and self.text.segment(func.value) in stepped
+        else:
+            after = any(word in receiver.lower() for receiver in stepped for word in rules.names)
+        return self.code.derived("after-scheduler-step", value, ()) if after else frozenset()
+
+    def names(self, value: ast.expr) -> tuple[tuple[str, Span], ...]:
+        """The names a value goes by: the variable or attribute it is read from, and the ones
+        that variable was assigned from, through value-preserving steps only (float(x), x.item())."""
+        if isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Name) and func.id in self.rules.preserving_functions and len(value.args) == 1 and not value.keywords:
+                return self.names(value.args[0])
+            if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods and not value.args:
+                return self.names(func.value)
+            return ()
+        if isinstance(value, ast.Name):
+            return self.scopes[-1].named.get(value.id, ((value.id, self.span(value)),))
+        if isinstance(value, ast.Attribute):
+            end = self.text.span(self.path, value)  # the attribute's name ends the expression
+            return ((value.attr, Span(self.path, end.end_line, end.end_column - len(value.attr), end.end_line, end.end_column)),)
+        return ()
+
+    def counted(self, divisor: ast.expr) -> bool:
+        """Whether a divisor is a number of items: `len(...)`, or a name counted up in a loop."""
+        if isinstance(divisor, ast.Name):
+            return divisor.id in self.scopes[-1].counters
+        return isinstance(divisor, ast.Call) and isinstance(divisor.func, ast.Name) and divisor.func.id == "len"
+
+    def selected(self, name: str, atoms: frozenset[Atom]) -> frozenset[Atom]:
+        """Under a test that reads the name itself (`if best is None or x > best: best = x`)
+        the name keeps the item a comparison selects: what reduced `x` says nothing about it."""
+        if not any(name in test for test in self.tests):
+            return atoms
+        return frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet == "reduction"))
+
+    def site(self, node: ast.Call) -> ResultOf:
+        """The call as evidence/code_claims.py resolves it: callee ("" if unknown) and what each argument carries.
+
+        Read once, where the walk first meets the call: in `x = f(x)` that is before `x` is
+        rebound, as Python evaluates it."""
+        site = self.sites.get(id(node))
+        if site is None:
+            site = self.sites[id(node)] = self._read_site(node)
+        return site
+
+    def _read_site(self, node: ast.Call) -> ResultOf:
+        scope = self.scopes[-1]
+        callee = self.code.callee(node.func, self.classes)
+        if callee is None:
+            return ResultOf("", None, scope.name)  # nothing to follow: what it is passed does not matter
+        args: list[tuple[int | str, frozenset[Atom]]] = []
+        positional = True
+        for position, arg in enumerate(arguments(node)):
+            positional = positional and not arg.star
+            atoms = scope.kept(self.roots(arg.value)) if arg.keyword or positional else frozenset()
+            if atoms:
+                args.append((arg.keyword or position, atoms))
+        func = node.func
+        bound = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+        return ResultOf(callee, None, scope.name, tuple(args), bound)
+
+
+def _reads_param_group_lr(node: ast.Subscript) -> bool:
+    """`optimizer.param_groups[i]["lr"]`."""
+    inner = node.value
+    return (
+        isinstance(node.slice, ast.Constant) and node.slice.value == "lr" and isinstance(inner, ast.Subscript)
+        and isinstance(inner.value, ast.Attribute) and inner.value.attr == "param_groups"
+    )

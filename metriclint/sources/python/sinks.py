@@ -1,0 +1,95 @@
+"""Where values are logged, for the walk: logging calls, dict literals and subscript
+assignments with metric-shaped keys, Prometheus help texts, and the calls of project functions
+with what their arguments carry."""
+
+from __future__ import annotations
+
+import ast
+
+from metriclint.base import keys
+from metriclint.model import CallFlow, KeyUse, Span
+from metriclint.sources.python import strings
+from metriclint.sources.python.code import arguments
+from metriclint.sources.python.roots import ValueReader
+from metriclint.sources.python.values import is_measurement
+
+PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
+
+
+class KeyRecorder(ValueReader):
+    """Records each key with the value logged under it."""
+
+    def _log_call(self, node: ast.Call) -> None:
+        """`log("k", v)`, `log({"k": v})` and `log(k=v)`: every argument names a metric."""
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if self.prometheus and name in PROMETHEUS_TYPES:
+            help_key = self.tables.help_string(node)
+            if help_key is not None:
+                self.keys.append(help_key)
+        if name not in self.rules.log_functions:
+            return
+        given = arguments(node)
+        positional = [arg.value for arg in given if arg.keyword is None and not arg.star]
+        if len(positional) >= 2 and self._keys(positional[0]):
+            self.sink(positional[0], positional[1], require_key_shape=False)
+        for value in positional:
+            if isinstance(value, ast.Dict):
+                for key, item in zip(value.keys, value.values):
+                    if key is not None:
+                        self.sink(key, item, require_key_shape=False, only_unshaped=True)
+        for arg in given:
+            if arg.keyword is not None and arg.where is not None and arg.keyword not in self.rules.log_options:
+                line, column = self.text.start(arg.where)
+                span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))
+                self._record_key(arg.keyword, span, arg.value, from_keyword=True)
+
+    def sink(self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False) -> None:
+        for key in self._keys(key_node):
+            if keys.too_generic(key):
+                continue
+            shaped = keys.looks_like_key(key)
+            if (require_key_shape and not shaped) or (only_unshaped and shaped):
+                continue
+            self._record_key(key, self.span(key_node), value, from_keyword=False)
+
+    def _keys(self, node: ast.expr) -> tuple[str, ...]:
+        """The keys a key expression may be (strings.py); an unknown part is a `{name}` placeholder."""
+        return strings.values(node, self.string) or ()
+
+    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool) -> None:
+        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value)))
+        self.prose.keys_on_line.setdefault(span.line, []).append(key)
+        self.scopes[-1].sinks.append((key, self.roots(value)))
+
+    def _call_flow(self, node: ast.Call) -> None:
+        """A call of what may be a project function, with what its arguments carry."""
+        site = self.site(node)
+        texts = self._argument_strings(node) if site.callee else ()
+        if site.callee and (site.args or texts):
+            self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts))
+
+    def _argument_strings(self, node: ast.Call) -> tuple[tuple[int | str, tuple[str, ...]], ...]:
+        """The strings each argument is, where known whole: they fill the callee's key templates."""
+        found: list[tuple[int | str, tuple[str, ...]]] = []
+        positional = True
+        for position, arg in enumerate(arguments(node)):
+            positional = positional and not arg.star
+            if arg.star or not (arg.keyword or positional):
+                continue
+            texts = strings.values(arg.value, self.string)
+            if texts and not any(keys.is_template(t) for t in texts):
+                found.append((arg.keyword or position, texts))
+        return tuple(found)
+
+    def _visit_Dict(self, node: ast.Dict) -> bool:
+        if not self.tables.holds(node):
+            for key, value in zip(node.keys, node.values):
+                if key is not None:
+                    self.sink(key, value, require_key_shape=True)
+        return True
+
+    def _visit_Call(self, node: ast.Call) -> bool:
+        self._call_flow(node)
+        self._log_call(node)
+        return True

@@ -1,0 +1,115 @@
+"""What the walk over a Python file's `ast` holds while it goes, and how it goes.
+
+The walk is a stack of layers, each a module: this one (the state and the dispatch from a
+node type to its `_visit_X` method), roots.py (what a value is), sinks.py (where values are
+logged), bindings.py (what names hold) and walk.py (definitions, docstrings, the rest). A
+layer's `_visit_X` methods join the dispatch simply by being defined.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, ClassVar
+
+from metriclint.knowledge.code import knowledge
+from metriclint.model import CallFlow, FunctionFlow, KeyUse, ResultOf, Span
+from metriclint.sources.python.code import CodeReader
+from metriclint.sources.python.flow import FlowRules, Scope
+from metriclint.sources.python.prose import Prose
+from metriclint.sources.python.tables import Tables
+from metriclint.sources.python.text import Literal, PythonText
+
+
+class WalkState:
+    """The walk's position (scopes, classes, blocks, the `if` tests it is in) and what it has
+    found so far (keys, function flows, calls, literals, documented definitions)."""
+
+    # node type -> its `_visit_X` method, which returns whether the walk goes on into the node's children
+    visits: ClassVar[dict[type, Callable[[Any, Any], bool]]] = {}
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.visits = {
+            getattr(ast, name.removeprefix("_visit_")): method
+            for layer in reversed(cls.__mro__)
+            for name, method in vars(layer).items()
+            if name.startswith("_visit_")
+        }
+
+    def __init__(self, path: str, rules: FlowRules, text: PythonText, module: ast.Module, prometheus: bool = False) -> None:
+        self.path, self.rules, self.text, self.tree, self.prometheus = path, rules, text, module, prometheus
+        self.tables = Tables(path, text)
+        self.code = CodeReader(path, module, text, knowledge())
+        self.module = self.code.module
+        self.prose = Prose(path)
+        self.keys: list[KeyUse] = []
+        self.scopes: list[Scope] = [Scope(f"{self.module}.<module>", body=())]
+        self.classes: list[str] = []
+        self.blocks: list[int] = []
+        self.tests: list[set[str]] = []  # the names the tests of the `if` statements the walk is in read
+        self.functions: list[FunctionFlow] = []
+        self.calls: list[CallFlow] = []
+        self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
+        self.literals: list[ast.AST] = []  # every string literal, for finding the comments
+        self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
+
+    def string(self, name: str) -> tuple[str, ...] | None:
+        """The strings `name` may be here: bound in this function, else at module level."""
+        return self._visible(name, lambda scope: scope.strings)
+
+    def collection(self, name: str) -> tuple[str, ...] | None:
+        return self._visible(name, lambda scope: scope.collections)
+
+    def _visible(self, name: str, table: Callable[[Scope], dict[str, tuple[str, ...]]]) -> tuple[str, ...] | None:
+        scope = self.scopes[-1]
+        if name in table(scope):
+            return table(scope)[name]
+        if name in scope.carries or name in scope.params:  # a local of another kind hides the module's
+            return None
+        return table(self.scopes[0]).get(name)
+
+    def span(self, node: ast.AST) -> Span:
+        return self.text.span(self.path, node)
+
+    def visit(self, node: ast.AST) -> None:
+        visit = self.visits.get(type(node))
+        if visit is None or visit(self, node):
+            self.children(node)
+
+    def children(self, node: ast.AST) -> None:
+        """The node's children, less the names: a third of all nodes, with nothing below them."""
+        for name in _fields(type(node)):
+            value = getattr(node, name)
+            if type(value) is list:
+                if value and isinstance(value[0], ast.stmt):
+                    self.block(value)
+                    continue
+                for item in value:
+                    if item is not None and type(item) is not ast.Name:  # `{**rest}` has a None key
+                        self.visit(item)
+            elif value is not None and type(value) is not ast.Name:
+                self.visit(value)
+
+    def block(self, body: list[ast.stmt]) -> None:
+        """An indented body: where a value is assigned decides whether it replaces the old one."""
+        self.blocks.append(id(body))
+        if self.scopes[-1].body is None:
+            self.scopes[-1].body = tuple(self.blocks)
+        for statement in body:
+            self.visit(statement)
+        self.blocks.pop()
+
+
+# Fields that never hold a node worth visiting: names, operators, contexts, flags.
+_SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "attr", "id", "arg", "name", "names", "module", "level", "type_comment", "kind", "conversion", "is_async", "simple"})
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that the walk descends into, worked out once per type."""
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALAR_FIELDS)
+    return found
