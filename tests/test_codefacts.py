@@ -135,6 +135,8 @@ def test_explain_metric_shows_code_facts_with_their_sites(monkeypatch: pytest.Mo
         "texts:",
         '  clipping=after  docstring (step.py:8) "after clipping"',
         '  norm=l1  docstring (step.py:8) "L1 norm"',
+        "logged:",
+        "  step.py:10",
     ]
 
 
@@ -166,3 +168,21 @@ def test_explain_metric_says_when_the_value_depends_on_the_path(in_tmp: Path) ->
     write_project(in_tmp, {"clock.py": source})
     result = invoke("explain-metric", "perf/t")
     assert "  unit: depends on the path: seconds, nanoseconds" in result.output.splitlines()
+
+
+def test_explain_metric_and_audit_choose_the_same_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One builder: an alias finds its metric in both (explain-metric once knew only keys)."""
+    monkeypatch.chdir(FIXTURES / "demo")
+    by_alias, by_key = invoke("explain-metric", "grad_norm"), invoke("explain-metric", "train/grad_norm")
+    assert (by_alias.exit_code, by_alias.output) == (0, by_key.output)
+    assert by_key.output.splitlines()[:2] == ["train/grad_norm", "registry (metrics.yaml:3):"]
+    audited = invoke("audit", "--metric", "grad_norm").output.splitlines()[0]
+    assert audited.startswith("train/grad_norm ")
+
+
+def test_a_template_names_the_keys_it_covers_in_explain_metric_and_audit(in_tmp: Path) -> None:
+    source = "def f(log, a, b):\n    log({'eval/top1': a, 'eval/top5': b, 'train/loss': a})\n"
+    write_project(in_tmp, {"evaluate.py": source})
+    audit = invoke("audit", "--metric", "eval/{k}").output.splitlines()
+    assert [line.split()[0] for line in audit if line.endswith("]") and not line.startswith(" ")] == ["eval/top1", "eval/top5"]
+    assert invoke("explain-metric", "eval/{k}").output.splitlines() == ["eval/{k}", "logged:", "  evaluate.py:2"]

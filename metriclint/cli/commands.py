@@ -268,7 +268,7 @@ def init(project: Project, output: str | None, force: bool) -> None:
 def explain_metric(key: str, project: Project) -> None:
     """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
     analysis = analyse(project.settings())
-    lines = describe(key, analysis.registry, analysis.claims, analysis.code)
+    lines = describe(audit.build(analysis, only=key), key)
     if not lines:  # a usage error, as in `audit --metric`
         usage_error([Problem("metriclint", 0, 0, _unknown_metric(key))])
     click.echo("\n".join(lines))

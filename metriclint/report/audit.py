@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from metriclint.base import keys
 from metriclint.engine import Analysis
 from metriclint.knowledge.registry import MetricEntry
 from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, SourceKind, Span
@@ -51,6 +52,7 @@ class MetricAudit:
     silent_facets: tuple[str, ...]  # facets no source and no registry line states
     findings: tuple[Finding, ...]
     status: str  # contradict | agree | silent
+    code: tuple[CodeClaim, ...]  # what the code computes, the facts behind its `code` statements
 
     @property
     def described(self) -> bool:
@@ -100,7 +102,9 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
             elif not sighting.passing:  # the text as a whole speaks for the metric
                 by_metric[metric].setdefault(sighting.span, [])
     codes = sorted(analysis.code, key=lambda c: (c.metric, c.fact.span, c.fact.facet, c.fact.value))  # they come from sets
+    computed: dict[str, list[CodeClaim]] = defaultdict(list)
     for code in codes:
+        computed[code.metric].append(code)
         fact = code.fact
         by_metric[code.metric].setdefault(fact.span, []).append(Claim(code.metric, fact.facet, fact.value, False, fact.origin, fact.span, SourceKind.CODE, fact.span))
     mentions.update(_code_texts(codes))
@@ -108,19 +112,25 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
         if entry.description is not None:
             by_metric[key].setdefault(entry.description.span(0, len(entry.description.text)), [])
 
-    keys = sorted(set(entries) | set(by_metric) | set(logged))
+    shown = sorted(set(entries) | set(by_metric) | set(logged))
     if only is not None:
-        keys = [k for k in keys if k == only or only in (entries[k].aliases if k in entries else ())]
+        shown = [k for k in shown if chosen_by(k, only, entries.get(k))]
     audits = tuple(
-        _metric(key, entries.get(key), logged[key], by_metric[key], mentions, findings[key], analysis.facets)
-        for key in keys
+        _metric(key, entries.get(key), logged[key], by_metric[key], mentions, findings[key], analysis.facets, computed[key])
+        for key in shown
     )
     present = {s.source for m in audits for s in m.statements} | ({SourceKind.CODE} if any(m.logged for m in audits) else set())
     present |= {SourceKind.REGISTRY} if entries else set()
     sources = tuple(s for s in SOURCE_ORDER if s in present) + tuple(sorted(present - set(SOURCE_ORDER)))
-    chosen = set(keys)
+    chosen = set(shown)
     gaps = tuple(f for f in analysis.report.findings if f.rule in GAPS and (only is None or f.metric in chosen))
     return Audit(audits, sources, gaps, analysis.report.files_checked)
+
+
+def chosen_by(key: str, asked: str, entry: MetricEntry | None) -> bool:
+    """Whether asking for `asked` (a key, an alias or a template) shows metric `key`: a template
+    shows the keys it covers, and a key the templates that cover it."""
+    return keys.same_metric(key, asked) or (entry is not None and asked in entry.aliases)
 
 
 def _metric(
@@ -131,6 +141,7 @@ def _metric(
     mentions: dict[Span, Mention],
     findings: list[Finding],
     facets: tuple[str, ...],
+    code: list[CodeClaim],
 ) -> MetricAudit:
     contradictions = [f for f in findings if f.rule in CONTRADICTIONS]
     views = []
@@ -144,7 +155,7 @@ def _metric(
     stated = {v.facet for v in facet_views}
     silent = tuple(f for f in facets if f not in stated)
     status = CONTRADICT if contradictions else AGREE if views or (entry and entry.description) else SILENT
-    return MetricAudit(key, entry, tuple(logged), tuple(views), facet_views, silent, tuple(findings), status)
+    return MetricAudit(key, entry, tuple(logged), tuple(views), facet_views, silent, tuple(findings), status, tuple(code))
 
 
 def _code_texts(codes: list[CodeClaim]) -> dict[Span, Mention]:

@@ -1,27 +1,28 @@
 """`metriclint explain-metric KEY`: every facet of one metric, from each kind of evidence.
 
-Code facts fill in what no text says; each line carries where it comes from, so a reader can
-check it.
+A view of the audit (audit.py builds both, so they choose the same metrics: a key, an alias,
+or a template with the keys it covers). Code facts fill in what no text says; each line
+carries where it comes from, so a reader can check it.
 """
 
 from __future__ import annotations
 
-from metriclint.base import keys
-from metriclint.knowledge.registry import Registry
-from metriclint.model import Claim, CodeClaim, CodeFact
+from metriclint.model import CodeFact, SourceKind
+from metriclint.report.audit import Audit
 
 
-def describe(key: str, registry: Registry | None, claims: tuple[Claim, ...], code_claims: tuple[CodeClaim, ...]) -> list[str]:
-    """The report lines for `key` (a template matches the keys it covers); empty if unknown."""
+def describe(audit: Audit, key: str) -> list[str]:
+    """The report lines for `key` over the audit's metrics; empty if the audit has none."""
+    if not audit.metrics:
+        return []
     lines: list[str] = []
-    entry = registry.metrics.get(key) if registry is not None else None
-    if entry is not None:
-        lines.append(f"registry ({entry.span.path}:{entry.span.line}):")
-        lines += [f"  {facet}={setting.value}" for facet, setting in sorted(entry.semantics.items())] or ["  no semantics"]
-    code = sorted(
-        {c.fact: c.metric for c in code_claims if keys.same_metric(c.metric, key)}.items(),
-        key=lambda item: (item[0].facet, item[0].span),
-    )
+    for metric in audit.metrics:
+        entry = metric.entry
+        if entry is not None and (metric.key == key or key in entry.aliases):
+            key = metric.key  # an alias is shown as the metric it names
+            lines.append(f"registry ({entry.span.path}:{entry.span.line}):")
+            lines += [f"  {facet}={setting.value}" for facet, setting in sorted(entry.semantics.items())] or ["  no semantics"]
+    code = sorted({c.fact: c.metric for m in audit.metrics for c in m.code}.items(), key=lambda item: (item[0].facet, item[0].span))
     if code:
         lines.append("code:")
         lines += [
@@ -30,14 +31,20 @@ def describe(key: str, registry: Registry | None, claims: tuple[Claim, ...], cod
             for fact, metric in code
         ]
         lines += _paths(code)
-    texts = sorted((c for c in claims if keys.same_metric(c.metric, key)), key=lambda c: (c.facet, c.span))
+    texts = sorted(
+        (c for m in audit.metrics for s in m.statements if s.source != SourceKind.CODE for c in s.claims), key=lambda c: (c.facet, c.span)
+    )
     if texts:
         lines.append("texts:")
         lines += [
             f'  {c.facet}={"not " if c.negated else ""}{c.value}  {c.source} ({c.span.path}:{c.span.line}) "{c.phrase}"'
             for c in texts
         ]
-    return ([key] + lines) if lines else []
+    logged = sorted({(s.span.path, s.span.line) for m in audit.metrics for s in m.logged})
+    if logged:
+        lines.append("logged:")
+        lines += [f"  {path}:{line}" for path, line in logged]
+    return [key, *lines]
 
 
 def _paths(code: list[tuple[CodeFact, str]]) -> list[str]:

@@ -9,7 +9,8 @@ the same names the checks do.
 from __future__ import annotations
 
 from metriclint.engine import Analysis
-from metriclint.model import SourceKind, Span
+from metriclint.model import Span
+from metriclint.report import audit
 from metriclint.report.metric import describe
 from metriclint.server.locations import contains
 
@@ -33,10 +34,7 @@ def metric_at(analysis: Analysis, shown: str, line: int, column: int) -> str | N
 
 def explanation(analysis: Analysis, key: str) -> str:
     """The hover text: what the registry, the code and the texts say, and where it is logged."""
-    lines = describe(key, analysis.registry, analysis.claims, analysis.code)
-    logged = sorted({s.span for s in analysis.sightings if s.source == SourceKind.CODE and key in s.metrics})
-    if logged:
-        lines = (lines or [key]) + ["logged:"] + [f"  {span.path}:{span.line}" for span in logged]
+    lines = describe(audit.build(analysis, only=key), key)
     return "```text\n" + "\n".join(lines or [f"{key}: nothing is known about it"]) + "\n```"
 
 
