@@ -99,3 +99,15 @@ def test_no_parser_imports_a_check_or_a_later_stage() -> None:
         if target.startswith(later)
     ]
     assert reached == []
+
+
+def test_every_stage_folder_says_what_it_takes_and_gives() -> None:
+    """A newcomer reads a folder's `__init__.py` first: it names the stage's input and output."""
+    folders = sorted({p.parent for p in PACKAGE.rglob("*.py")} - {PACKAGE})
+    unsaid = []
+    for folder in folders:
+        init = folder / "__init__.py"
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) if init.is_file() else None
+        if doc is None or "Takes" not in doc or "gives" not in doc:
+            unsaid.append(folder.relative_to(PACKAGE).as_posix())
+    assert unsaid == []

@@ -1,5 +1,8 @@
 """The checks: claims, sightings, code evidence and read failures in, findings out.
 
+Takes one run's claims, sightings, code claims, tooltip bindings and read failures (model.py)
+and the registry; gives findings (model.Finding), before any selection or suppression.
+
 One module per rule (`ml001.py` ...), each holding its check, its documentation and its good
 and bad examples (`rule.py` says what a rule is). `RULES` lists them in code order; the
 pipeline runs every rule that has a check, and `metriclint rules` and `explain` print them.

@@ -1,6 +1,9 @@
 """Settings: what each project's settings file says (table.py reads it), the command line on
 top, and which rules run where.
 
+Takes the checked paths and the command line's options; gives one `Config` per project
+(root, registry, paths, excludes, selection, per-file ignores), or exit-2 problems.
+
 Each checked path's project and settings file are found from the path upward, stopping at the
 repository root, as ruff does (homes.py). Relative paths in a discovered file resolve against
 its folder; in a file given with --config, against the current directory.

@@ -1,5 +1,9 @@
 """Source kinds: each module turns one kind of file into mentions and logged keys.
 
+Takes one file's path and bytes; gives its `Extraction` (texts with their readings, logged
+keys, tooltip tables, suppressions, function flows). `LANGUAGES` maps a suffix to its
+source kind, so adding a kind is one module and one line there.
+
 A source never raises for a bad file: it raises `Unreadable`, which the pipeline turns into an
 ML900 finding, and the run goes on with the next file.
 """

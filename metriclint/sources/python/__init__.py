@@ -1,5 +1,8 @@
 """Python: docstrings, comments, logged keys, tooltip texts and code facts, from one file.
 
+Takes a `.py` file's path and bytes; gives its `Extraction`, with the code facts and the
+function flows that evidence/ follows across modules.
+
 `walk.py` is the single `ast` walk that `extract` runs, built in layers (`state.py` the
 position and dispatch, `roots.py` what a value is, `sinks.py` where it is logged, `bindings.py`
 what names hold, `walk.py` definitions and docstrings); the walk follows values with the data
