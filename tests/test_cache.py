@@ -145,3 +145,17 @@ def test_a_registry_edit_to_the_phrases_reads_the_files_again(tmp_path: Path, mo
     _edit(project / "metrics.yaml", "version: 1\n", "version: 1\nfacets:\n  clipping:\n    values:\n      before: [ahead of the clip]\n")
     invoke("check", ".", "--cache-dir", "c")
     assert extracted == ["trainer/__init__.py", "trainer/logging_utils.py", "trainer/step.py"]
+
+
+@pytest.mark.parametrize(
+    "command", [["check"], ["audit"], ["fix", "--diff"], ["explain-metric", "train/loss"], ["init", "-o", "draft.yaml"], ["sources"]]
+)
+def test_every_analysing_command_reads_and_fills_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str], command: list[str]
+) -> None:
+    _demo(tmp_path, monkeypatch)
+    invoke(*command, "--cache-dir", "c")
+    assert extracted == ["trainer/__init__.py", "trainer/logging_utils.py", "trainer/step.py"]
+    extracted.clear()
+    invoke("check", "--cache-dir", "c")
+    assert extracted == []

@@ -57,3 +57,15 @@ def test_check_draws_the_bar_only_where_wanted(in_tmp: Path, monkeypatch: pytest
     result = invoke("check", ".")
     assert "] 1/1 files" in result.stderr
     assert result.stdout == "All checks passed (1 file).\n"
+
+
+@pytest.mark.parametrize(
+    "command", [["audit"], ["fix", "--diff"], ["explain-metric", "train/loss"], ["init", "-o", "draft.yaml", "--force"], ["sources"]]
+)
+def test_every_analysing_command_draws_the_bar_where_wanted(in_tmp: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+    (in_tmp / "a.py").write_text('def log(out: dict, loss: float) -> None:\n    out["train/loss"] = loss\n')
+    (in_tmp / "metrics.yaml").write_text("version: 1\nmetrics:\n  train/loss: {}\n")
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    assert "] " not in invoke(*command, ".").stderr
+    monkeypatch.setattr(progress, "wanted", lambda stream, quiet: True)
+    assert "] 1/1 files" in invoke(*command, ".").stderr

@@ -26,13 +26,14 @@ from metriclint.cli.project import (
     collection_paused,
     combined_report,
     notice_no_registry,
+    progress_bar,
     project_options,
     warn_unused,
 )
 from metriclint.cli.status import EXIT_USAGE, Guarded, end_by_signal, exit_for, usage_error, usage_errors
 from metriclint.fix import rewrite as fixing
 from metriclint.model import Problem, Severity
-from metriclint.report import audit, formats, once, progress
+from metriclint.report import audit, formats, once
 from metriclint.report.audit_formats import AUDIT_FORMATS
 from metriclint.report.formats import FORMATS, count
 from metriclint.report.metric import describe
@@ -96,12 +97,8 @@ def check(
     configs = project.each(
         select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
     )
-    bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
-    try:
+    with progress_bar(quiet) as bar:
         report, shown = combined_report(configs, bar, once.hook_run() if changed_only and buffer is None else None, buffer)
-    finally:
-        if bar is not None:
-            bar.close()
     if write_baseline:
         with usage_errors():
             baseline.write(Path(write_baseline), list(report.findings))
@@ -126,7 +123,8 @@ def check(
 @click.option("--metric", metavar="KEY", help="Show only this metric (a key or a registry alias).")
 def audit_command(project: Project, output_format: str, metric: str | None) -> None:
     """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
-    result = audit.build(analyse(project.settings()), only=metric)
+    with progress_bar() as bar:
+        result = audit.build(analyse(project.settings(), bar), only=metric)
     if metric is not None and not result.metrics:
         usage_error([Problem("--metric", 0, 0, _unknown_metric(metric))])
     AUDIT_FORMATS[output_format](result, sys.stdout)
@@ -188,8 +186,8 @@ def _example(example: Example) -> str:
 def sources(project: Project) -> None:
     """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
     config = project.settings()
-    with usage_errors():
-        collection = engine.collect(config, pause=collection_paused)
+    with usage_errors(), progress_bar() as bar:
+        collection = engine.collect(config, bar, pause=collection_paused)
     warn_unused(config)
     for binding in collection.bindings:
         table = binding.table
@@ -205,7 +203,8 @@ def fix(project: Project, show_diff: bool) -> None:
     """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
 
     Exits 1 while findings remain that no fix settled."""
-    report = combined_report(project.each())[0]
+    with progress_bar() as bar:
+        report = combined_report(project.each(), bar)[0]
     rewrites, unfixed = fixing.plan(report.findings)
     fixed, files = [], 0
     for rewrite in rewrites:
@@ -248,7 +247,8 @@ def init(project: Project, output: str | None, force: bool) -> None:
     target = Path(output) if output else config.root / settings.DEFAULT_REGISTRY
     if target.exists() and not force:
         usage_error([Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it")])
-    analysis = analyse(dataclasses.replace(config, registry=None))  # a draft is what the project says without one
+    with progress_bar() as bar:
+        analysis = analyse(dataclasses.replace(config, registry=None), bar)  # a draft is what the project says without one
     entries = drafting.draft(analysis)
     try:
         files.replace(target, drafting.render(entries, analysis.report.files_checked).encode("utf-8"))
@@ -267,7 +267,8 @@ def init(project: Project, output: str | None, force: bool) -> None:
 @project_options()
 def explain_metric(key: str, project: Project) -> None:
     """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
-    analysis = analyse(project.settings())
+    with progress_bar() as bar:
+        analysis = analyse(project.settings(), bar)
     lines = describe(audit.build(analysis, only=key), key)
     if not lines:  # a usage error, as in `audit --metric`
         usage_error([Problem("metriclint", 0, 0, _unknown_metric(key))])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from metriclint import engine, settings
 from metriclint.base.paths import display
 from metriclint.cli.status import usage_errors
 from metriclint.model import Finding, Report
-from metriclint.report import once
+from metriclint.report import once, progress
 
 registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
 config_option = click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
@@ -144,6 +145,18 @@ def combined_report(
 
 def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:
     return tuple(sorted(findings, key=lambda f: f.sort_key))
+
+
+@contextmanager
+def progress_bar(quiet: bool = False) -> Iterator[progress.Bar | None]:
+    """The progress bar every analysing command shows on a terminal (report/progress.py), or
+    None where none is wanted; cleared at the end, so the command's output starts on a clean line."""
+    bar = progress.Bar(sys.stderr) if progress.wanted(sys.stderr, quiet) else None
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 @contextmanager
