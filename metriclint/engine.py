@@ -113,7 +113,10 @@ def _knowledge(config: Config, registry_text: str | None = None) -> tuple[Regist
 def _settings(config: Config, vocabulary: Vocabulary, pause: Pause = nullcontext) -> Settings:
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions))
     reader = partial(read, vocabulary=vocabulary)
-    return Settings(config.jobs or default_jobs(), config.cache_dir, options, reader, vocabulary.fingerprint(), config.max_file_size, pause)
+    return Settings(
+        config.jobs or default_jobs(), config.cache_dir, options, reader, vocabulary.fingerprint(), config.max_file_size,
+        config.root, config.max_cache_size, pause,
+    )
 
 
 def _assembled(

@@ -96,12 +96,13 @@ def test_a_source_past_max_file_size_is_ml900_with_its_size(in_tmp: Path) -> Non
     assert ("ML001", "a.py") in found
 
 
+@pytest.mark.parametrize("key", ["max-file-size", "max-cache-size"])
 @pytest.mark.parametrize("value", ["0", "-5", '"10MB"', "true"])
-def test_max_file_size_must_be_a_positive_number_of_bytes(in_tmp: Path, value: str) -> None:
+def test_max_sizes_must_be_positive_numbers_of_bytes(in_tmp: Path, key: str, value: str) -> None:
     write_project(in_tmp, {"a.py": "x = 1\n"})
-    (in_tmp / "pyproject.toml").write_text(f"[tool.metriclint]\nmax-file-size = {value}\n", encoding="utf-8")
+    (in_tmp / "pyproject.toml").write_text(f"[tool.metriclint]\n{key} = {value}\n", encoding="utf-8")
     result = invoke("check", ".")
-    assert result.exit_code == 2 and result.stderr == "pyproject.toml:2:1: 'max-file-size' must be a positive number of bytes\n"
+    assert result.exit_code == 2 and result.stderr == f"pyproject.toml:2:1: '{key}' must be a positive number of bytes\n"
 
 
 def _lock(monkeypatch: pytest.MonkeyPatch, *folders: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import shutil
 import signal
 import sys
 import threading
@@ -31,6 +32,7 @@ from metriclint.cli.project import (
     warn_unused,
 )
 from metriclint.cli.status import EXIT_USAGE, Guarded, end_by_signal, exit_for, usage_error, usage_errors
+from metriclint.extract import prune
 from metriclint.fix import rewrite as fixing
 from metriclint.model import Problem, Severity
 from metriclint.report import audit, formats, once
@@ -273,6 +275,28 @@ def explain_metric(key: str, project: Project) -> None:
     if not lines:  # a usage error, as in `audit --metric`
         usage_error([Problem("metriclint", 0, 0, _unknown_metric(key))])
     click.echo("\n".join(lines))
+
+
+@main.command()
+@click.argument("path", default=".", type=click.Path(exists=True, file_okay=False))
+def clean(path: str) -> None:
+    """Remove the cache folder of the project PATH is in (default: the current directory), and
+    those of the projects inside it."""
+    with usage_errors():
+        config = settings.with_speed(settings.load((path,), None, None), None, None, False)
+    assert config.cache_dir is not None
+    found: dict[Path, Path] = {}  # the same folder may be found both ways
+    for folder in [config.cache_dir, *prune.caches_under(Path(path))]:
+        found.setdefault(folder.resolve(), folder)
+    removed = [folder for folder in found.values() if prune.is_cache(folder)]
+    for folder in found.values():
+        if folder.exists() and folder not in removed:
+            click.echo(f"warning: {display(folder)} is not a metriclint cache folder; left alone", err=True)
+    for folder in removed:
+        shutil.rmtree(folder, ignore_errors=True)
+        click.echo(f"Removed {display(folder)}")
+    if not removed:
+        click.echo("No cache to remove.")
 
 
 @main.command()

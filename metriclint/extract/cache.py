@@ -30,6 +30,7 @@ from metriclint import __version__
 from metriclint.base import plain
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_regular
+from metriclint.extract import prune
 from metriclint.model import ReadFailure
 from metriclint.sources import Extraction, Options
 
@@ -70,13 +71,17 @@ def key(run_salt: bytes, shown: str, data: bytes) -> str:
 
 
 class Cache:
-    def __init__(self, directory: Path) -> None:
+    """The entries of one project's run; `close` prunes what the last runs do not need (prune.py)."""
+
+    def __init__(self, directory: Path, project: Path = Path("."), limit: int = prune.DEFAULT_LIMIT) -> None:
         self.directory = directory
         self.entries = directory / FORMAT
+        self.usage = prune.Usage(project)
+        self.limit = limit
 
-    def get(self, entry: str, shown: str) -> Entry | None:
-        """The entry for the file shown as `shown`, or None: missing, unreadable, or not an
-        extraction of that file (then it is deleted, so the next run writes a true one)."""
+    def get(self, entry: str, shown: str, file: Path | None = None) -> Entry | None:
+        """The entry for the file shown as `shown` (at `file`), or None: missing, unreadable, or
+        not an extraction of that file (then it is deleted, so the next run writes a true one)."""
         path = self.entries / entry[:2] / entry
         try:
             data = read_regular(path)
@@ -87,9 +92,12 @@ class Cache:
         except (ValueError, RecursionError, plain.Invalid, TypeError):  # ValueError: not JSON
             path.unlink(missing_ok=True)
             return None
-        return found if isinstance(found, (Extraction, ReadFailure)) else None
+        if not isinstance(found, (Extraction, ReadFailure)):
+            return None
+        self.usage.note(entry, file or Path(shown))
+        return found
 
-    def put(self, entry: str, value: Entry) -> None:
+    def put(self, entry: str, value: Entry, file: Path) -> None:
         """Best effort: a cache that cannot be written only costs the next run time."""
         folder = self.entries / entry[:2]
         try:
@@ -98,7 +106,7 @@ class Cache:
             return
         try:
             if not self.directory.is_dir():
-                _create(self.directory)
+                prune.create(self.directory)
             folder.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             try:
@@ -109,11 +117,10 @@ class Cache:
                 os.unlink(temporary)
                 raise
         except OSError:
-            pass
+            return
+        self.usage.note(entry, file)
 
-
-def _create(directory: Path) -> None:
-    """A cache folder that git and backup tools leave alone, as ruff's and pytest's are."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / ".gitignore").write_text("# Created by metriclint.\n*\n", encoding="utf-8")
-    (directory / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n# metriclint cache\n", encoding="utf-8")
+    def close(self) -> None:
+        """The end of a whole run: record what it used, and prune what no recent run needs."""
+        if self.usage.entries and self.directory.is_dir():
+            prune.prune(self.directory, self.entries, self.usage, self.limit)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 from metriclint.base.files import MAX_BYTES, read_regular
 from metriclint.base.paths import display
 from metriclint.extract import cache as cache_module
+from metriclint.extract import prune
 from metriclint.model import ConfigError, ReadFailure, Reading, Span
 from metriclint.sources import Extraction, Options, Unreadable, extractor_for
 
@@ -43,6 +44,8 @@ class Settings:
     # the cache key: a registry edit that leaves the phrases alone keeps every entry.
     reading: bytes
     max_bytes: int = MAX_BYTES  # a larger file is ML900 (`max-file-size`)
+    project: Path = Path(".")  # the project root: the cache keeps the last few runs of each project
+    cache_limit: int = prune.DEFAULT_LIMIT  # bytes of entries the cache folder keeps (`max-cache-size`)
     # Held while results arrive: the command line pauses garbage collection there (cli.py);
     # an embedding program may leave its collector alone.
     pause: Pause = nullcontext
@@ -65,14 +68,14 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
     results: list[Result | None] = [None] * len(files)
     jobs: list[_Job] = []
     pending: list[int] = []
-    store = cache_module.Cache(settings.cache_dir) if settings.cache_dir is not None else None
+    store = cache_module.Cache(settings.cache_dir, settings.project, settings.cache_limit) if settings.cache_dir is not None else None
     run_salt = cache_module.salt(settings.reading, settings.options) if store else None
     with settings.pause():
         for index, path in enumerate(files):
             shown = display(path)
             if store is not None and run_salt is not None:
                 try:
-                    cached = store.get(cache_module.key(run_salt, shown, read_regular(path, settings.max_bytes)), shown)
+                    cached = store.get(cache_module.key(run_salt, shown, read_regular(path, settings.max_bytes)), shown, path)
                 except OSError:
                     cached = None  # the worker reports it
                 if cached is not None:
@@ -88,10 +91,12 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
     for index, (entry, result) in zip(pending, _run(jobs, settings), strict=True):
         results[index] = result
         if store is not None and entry is not None:
-            store.put(entry, result)
+            store.put(entry, result, files[index])
         done += 1
         if progress is not None:
             progress(done, len(files))
+    if store is not None:
+        store.close()
     return results  # type: ignore[return-value]
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from metriclint.base.files import MAX_BYTES
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display
+from metriclint.extract import prune
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings import table
 from metriclint.settings.homes import DEFAULT_REGISTRY, Home, homes
@@ -86,6 +87,7 @@ class Config:
     jobs: int = 0  # worker processes; 0: one per CPU
     max_file_size: int = MAX_BYTES  # a larger source file is ML900
     cache_dir: Path | None = None  # None: no cache
+    max_cache_size: int = prune.DEFAULT_LIMIT  # bytes of entries the cache folder keeps
     scope: tuple[Path, ...] | None = None  # report only the findings in these files and folders; None: all
     notes: tuple[str, ...] = ()  # warnings about the settings, for stderr (a deprecated key, a path that matches nothing)
 
@@ -221,6 +223,7 @@ def _config(
         tuple(settings.get("log-functions", ())),
         tuple(settings.get("tests", DEFAULT_TESTS)),
         max_file_size=settings.get("max-file-size", MAX_BYTES),
+        max_cache_size=settings.get("max-cache-size", prune.DEFAULT_LIMIT),
         scope=scope,
         notes=notes,
     )

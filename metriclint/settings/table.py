@@ -21,7 +21,7 @@ from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
 
 KEYS = (
     "registry", "extend", "paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore",
-    "per-file-ignores", "severity", "tooltips", "log-functions", "max-file-size",
+    "per-file-ignores", "severity", "tooltips", "log-functions", "max-file-size", "max-cache-size",
 )
 LISTS = ("paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore", "log-functions")
 SELECTORS = ("select", "extend-select", "ignore", "extend-ignore")
@@ -137,8 +137,8 @@ def validate(table: dict[str, Any], file: Path) -> Settings:
             problems.append(Problem(display(file), line, 1, "'extend' must be a string (the path of a settings file)"))
         elif key in ("registry", "paths", "extend") and "\0" in "".join(value if isinstance(value, list) else [value]):
             problems.append(Problem(display(file), line, 1, f"'{key}' holds a NUL character, which no path can"))
-        elif key == "max-file-size" and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
-            problems.append(Problem(display(file), line, 1, "'max-file-size' must be a positive number of bytes"))
+        elif key in ("max-file-size", "max-cache-size") and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+            problems.append(Problem(display(file), line, 1, f"'{key}' must be a positive number of bytes"))
         elif key in SELECTORS:
             problems += [Problem(display(file), line, 1, _unknown(code)) for code in value if not known(code)]
         elif key == "per-file-ignores" and not (isinstance(value, dict) and all(_strings(v) for v in value.values())):

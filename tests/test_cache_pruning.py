@@ -1,0 +1,142 @@
+"""The cache keeps what the last few runs of each project used, within a size cap, and
+`metriclint clean` removes it: it never grows without end, and never deletes what is not its own."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, copy_fixture, invoke
+
+from metriclint.extract import prune
+
+DEMO = ["trainer/__init__.py", "trainer/logging_utils.py", "trainer/step.py"]
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(p for p in (folder / "v2").rglob("*") if p.is_file() and len(p.name) == 64)
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project = copy_fixture(FIXTURES / "demo", tmp_path / "demo")
+    monkeypatch.chdir(project)
+    return project
+
+
+def _check() -> str:
+    return invoke("check", ".", "--cache-dir", "c").output
+
+
+def _touch(path: Path, line: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + line, encoding="utf-8")
+
+
+def test_the_entry_of_a_deleted_file_goes(demo: Path) -> None:
+    _check()
+    assert len(_entries(demo / "c")) == 3
+    (demo / "trainer" / "step.py").unlink()
+    _check()
+    assert len(_entries(demo / "c")) == 2
+
+
+def test_entries_of_runs_older_than_the_last_few_go(demo: Path) -> None:
+    edited = demo / "trainer" / "logging_utils.py"
+    _check()
+    for edit in range(5):
+        _touch(edited, f"# edit {edit}\n")
+        assert "ML001" in _check()
+    assert len(_entries(demo / "c")) == len(DEMO) + prune.RUNS - 1
+
+
+def test_a_file_edited_and_reverted_is_read_from_the_cache(demo: Path, extracted: list[str]) -> None:
+    edited = demo / "trainer" / "logging_utils.py"
+    original = edited.read_bytes()
+    _check()
+    _touch(edited, "# trying something\n")
+    _check()
+    extracted.clear()
+    edited.write_bytes(original)
+    _check()
+    assert extracted == []
+
+
+def test_the_entries_fit_in_the_size_cap(demo: Path) -> None:
+    (demo / "metriclint.toml").write_text("max-cache-size = 1\n", encoding="utf-8")
+    first = _check()
+    assert "ML001" in first and _entries(demo / "c") == []
+    assert _check() == first
+
+
+def test_over_the_cap_older_runs_go_first(demo: Path) -> None:
+    _check()
+    size = sum(p.stat().st_size for p in _entries(demo / "c"))
+    (demo / "metriclint.toml").write_text(f"max-cache-size = {size + 10}\n", encoding="utf-8")
+    edited = demo / "trainer" / "step.py"
+    _touch(edited, "\n")
+    _check()
+    kept = _entries(demo / "c")
+    assert len(kept) == 3 and sum(p.stat().st_size for p in kept) <= size + 10
+
+
+def test_an_entry_another_run_may_be_writing_is_left_alone(demo: Path) -> None:
+    _check()
+    folder = demo / "c" / "v2" / "ab"
+    folder.mkdir(exist_ok=True)
+    stale, fresh = folder / ("ab" + "0" * 62), folder / ("ab" + "1" * 62)
+    stale.write_text("{}")
+    fresh.write_text("{}")
+    os.utime(stale, (time.time() - 60, time.time() - 60))
+    os.utime(fresh, (time.time() + 60, time.time() + 60))
+    _touch(demo / "trainer" / "step.py", "\n")  # a run that prunes
+    _check()
+    assert not stale.exists() and fresh.exists()
+
+
+@pytest.mark.parametrize("record", ["not json", '{"project": ".", "runs": [{"../../../outside": "x"}]}', '{"runs": 7}', "[]"])
+def test_a_forged_run_record_deletes_nothing_outside_the_folder(demo: Path, record: str) -> None:
+    first = _check()
+    (demo / "outside").write_text("kept")
+    for path in (demo / "c" / "runs").glob("*.json"):
+        path.write_text(record, encoding="utf-8")
+    _touch(demo / "trainer" / "step.py", "\n")
+    assert _check() == first
+    assert (demo / "outside").read_text() == "kept"
+    assert len(_entries(demo / "c")) == 3
+
+
+def test_entries_of_an_earlier_format_go(demo: Path) -> None:
+    old = demo / "c" / "v1" / "ab" / ("ab" * 32)
+    old.parent.mkdir(parents=True)
+    old.write_text("{}")
+    _check()
+    assert not (demo / "c" / "v1").exists()
+
+
+def test_clean_removes_the_cache_folders_of_the_project_and_those_inside(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("METRICLINT_CACHE_DIR")
+    inner = demo / "tools"
+    inner.mkdir()
+    (inner / "metrics.yaml").write_text("version: 1\nmetrics: {}\n")
+    (inner / "a.py").write_text("x = 1\n")
+    invoke("check", ".")
+    invoke("check", "tools")
+    assert (demo / ".metriclint_cache").is_dir() and (inner / ".metriclint_cache").is_dir()
+    result = invoke("clean")
+    assert result.exit_code == 0
+    assert result.output == "Removed .metriclint_cache\nRemoved tools/.metriclint_cache\n"
+    assert not (demo / ".metriclint_cache").exists() and not (inner / ".metriclint_cache").exists()
+    assert invoke("clean").output == "No cache to remove.\n"
+
+
+def test_clean_leaves_a_folder_that_is_not_a_cache(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = demo / "mine"
+    elsewhere.mkdir()
+    (elsewhere / "notes.txt").write_text("keep me")
+    monkeypatch.setenv("METRICLINT_CACHE_DIR", str(elsewhere))
+    result = invoke("clean", ".")
+    assert (elsewhere / "notes.txt").read_text() == "keep me"
+    assert "mine is not a metriclint cache folder; left alone" in result.stderr
+    assert result.stdout == "No cache to remove.\n"
