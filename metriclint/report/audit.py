@@ -31,7 +31,7 @@ class Statement:
     span: Span
     text: str
     claims: tuple[Claim, ...]
-    status: str  # agree | contradict
+    status: str  # contradict | agree | silent (it names the metric and states no facet)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +65,12 @@ class MetricAudit:
         if source == SourceKind.REGISTRY and self.entry is not None:
             registry = self.entry.span.path
             broken = any(f.rule == "ML001" or (f.rule in CONTRADICTIONS and f.span.path == registry) for f in self.findings)
-            return (CONTRADICT if broken else AGREE), statements
-        if not statements:  # the code may log the key and still say nothing of what it means
-            return SILENT, statements
-        return (CONTRADICT if any(s.status == CONTRADICT for s in statements) else AGREE), statements
+            states = bool(self.entry.semantics) or any(s.claims for s in statements)
+            return (CONTRADICT if broken else AGREE if states else SILENT), statements
+        if any(s.status == CONTRADICT for s in statements):
+            return CONTRADICT, statements
+        # agreeing takes a claim: the code may log the key, or a text name it, and say nothing of what it means
+        return (AGREE if any(s.claims for s in statements) else SILENT), statements
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +152,11 @@ def _metric(
         source = mention.source if mention else claims[0].source
         text = _quote(mention.text if mention else " ".join(c.phrase for c in claims))
         broken = any(_within(f.span, span) or any(_within(r.span, span) for r in f.related) for f in contradictions)
-        views.append(Statement(source, span, text, tuple(claims), CONTRADICT if broken else AGREE))
+        views.append(Statement(source, span, text, tuple(claims), CONTRADICT if broken else AGREE if claims else SILENT))
     facet_views = _facets(entry, views, contradictions)
     stated = {v.facet for v in facet_views}
     silent = tuple(f for f in facets if f not in stated)
-    status = CONTRADICT if contradictions else AGREE if views or (entry and entry.description) else SILENT
+    status = CONTRADICT if contradictions else AGREE if facet_views else SILENT
     return MetricAudit(key, entry, tuple(logged), tuple(views), facet_views, silent, tuple(findings), status, tuple(code))
 
 

@@ -210,14 +210,19 @@ def markdown_audit(audit: Audit, stream: TextIO) -> None:
 
 _CSS = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1d1d1f; }
-table.matrix { border-collapse: collapse; width: 100%; table-layout: fixed; }
-.matrix th, .matrix td { border: 1px solid #c8c8cc; padding: .4em; vertical-align: top; text-align: left; }
+@media (max-width: 600px) { body { margin: .6em; } }
+.controls { display: flex; flex-wrap: wrap; gap: .4em 1.2em; margin: .8em 0; }
+.scroll { overflow-x: auto; }
+table.matrix { border-collapse: collapse; width: 100%; }
+.matrix th, .matrix td { border: 1px solid #c8c8cc; padding: .4em; vertical-align: top; text-align: left; min-width: 12em; }
 .matrix thead th { background: #f0f0f2; position: sticky; top: 0; }
-.matrix th.metric { width: 14em; } .matrix th.metric code { word-break: break-all; }
-.agree { background: #e3f4e1; } .contradict { background: #fbdcdc; } .silent { background: #f4f4f5; color: #8a8a8e; }
+.matrix thead button { font: inherit; font-weight: 600; border: 0; background: none; padding: 0; cursor: pointer; }
+.matrix th[aria-sort=ascending] button::after { content: " ▲"; } .matrix th[aria-sort=descending] button::after { content: " ▼"; }
+.matrix th.metric { min-width: 10em; } .matrix th.metric code { overflow-wrap: anywhere; }
+.agree { background: #e3f4e1; } .contradict { background: #fbdcdc; } .silent { background: #f4f4f5; color: #6e6e73; }
 .status { font-size: 11px; text-transform: uppercase; letter-spacing: .05em; font-weight: 600; }
 td.contradict .status, span.contradict { color: #a40000; } td.agree .status { color: #1f6f1f; }
-q { display: block; margin: .2em 0; quotes: "“" "”"; overflow-wrap: anywhere; }
+q { display: block; margin: .2em 0; quotes: "“" "”"; overflow-wrap: break-word; }
 .stmt.contradict q { font-weight: 600; }
 code, .loc { font: 12px ui-monospace, monospace; color: #4a4a4f; overflow-wrap: anywhere; }
 .claims { font: 12px ui-monospace, monospace; color: #1f4f8f; }
@@ -225,9 +230,44 @@ code, .loc { font: 12px ui-monospace, monospace; color: #4a4a4f; overflow-wrap: 
 ul.gaps li { margin: .2em 0; }
 """
 
+# Filtering by key and status, and sorting by a column, in the page itself: no server, no
+# external file. A row keeps its key and status in data attributes; a cell's class is its status.
+_SCRIPT = """
+(function () {
+  var body = document.querySelector(".matrix tbody"), rows = Array.prototype.slice.call(body.rows);
+  var filter = document.getElementById("filter"), status = document.getElementById("status");
+  var rank = {contradict: 0, agree: 1, silent: 2};
+  function apply() {
+    var text = filter.value.toLowerCase(), wanted = status.value;
+    rows.forEach(function (row) {
+      row.hidden = row.getAttribute("data-key").toLowerCase().indexOf(text) < 0 || (wanted !== "" && row.getAttribute("data-status") !== wanted);
+    });
+  }
+  filter.addEventListener("input", apply);
+  status.addEventListener("change", apply);
+  var headers = document.querySelectorAll(".matrix thead th");
+  Array.prototype.forEach.call(headers, function (header, column) {
+    header.querySelector("button").addEventListener("click", function () {
+      var order = header.getAttribute("aria-sort") === "ascending" ? "descending" : "ascending", sign = order === "ascending" ? 1 : -1;
+      Array.prototype.forEach.call(headers, function (other) { other.removeAttribute("aria-sort"); });
+      header.setAttribute("aria-sort", order);
+      function value(row) { return column === 0 ? row.getAttribute("data-key") : rank[row.cells[column].className]; }
+      rows.sort(function (a, b) { var x = value(a), y = value(b); return x < y ? -sign : x > y ? sign : 0; });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+})();
+"""
+
 
 def _e(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+def anchor(key: str) -> str:
+    """A valid, unique HTML id for a metric key: an id holds no whitespace, so whitespace (and
+    `%`, to keep ids apart) is written as `%XX`."""
+    return "m-" + "".join(f"%{ord(c):02X}" if c.isspace() or c == "%" else c for c in key)
 
 
 def _html_cell(metric: MetricAudit, source: str) -> str:
@@ -253,19 +293,26 @@ def _html_cell(metric: MetricAudit, source: str) -> str:
 
 
 def html_audit(audit: Audit, stream: TextIO) -> None:
-    stream.write('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Metric audit</title>\n')
+    stream.write('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n')
+    stream.write('<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>Metric audit</title>\n')
     stream.write(f"<style>{_CSS}</style>\n</head>\n<body>\n<h1>Metric audit</h1>\n<p>{_e(_summary_line(audit))}</p>\n")
     stream.write('<p class="legend">' + "".join(f'<span class="{s}">{s}</span>' for s in (AGREE, CONTRADICT, SILENT)) + "</p>\n")
-    stream.write('<table class="matrix">\n<thead><tr><th class="metric">metric</th>')
-    stream.write("".join(f"<th>{_e(s)}</th>" for s in audit.sources) + "</tr></thead>\n<tbody>\n")
+    options = "".join(f"<option>{s}</option>" for s in (CONTRADICT, AGREE, SILENT))
+    stream.write(
+        '<div class="controls"><label>Filter <input id="filter" type="search" placeholder="metric key"></label>'
+        f'<label>Status <select id="status"><option value="">all</option>{options}</select></label></div>\n'
+    )
+    stream.write('<div class="scroll">\n<table class="matrix">\n<thead><tr><th class="metric" aria-sort="ascending"><button type="button">metric</button></th>')
+    stream.write("".join(f'<th><button type="button">{_e(s)}</button></th>' for s in audit.sources) + "</tr></thead>\n<tbody>\n")
     for metric in audit.metrics:
         silent = f'<div class="loc">nobody states: {_e(", ".join(metric.silent_facets))}</div>' if metric.silent_facets else ""
         stream.write(
-            f'<tr id="{_e(metric.key)}"><th class="metric"><code>{_e(metric.key)}</code>'
+            f'<tr id="{_e(anchor(metric.key))}" data-key="{_e(metric.key)}" data-status="{metric.status}">'
+            f'<th class="metric"><code>{_e(metric.key)}</code>'
             f'<div class="status"><span class="{metric.status}">{metric.status}</span></div>{silent}</th>'
         )
         stream.write("".join(_html_cell(metric, s) for s in audit.sources) + "</tr>\n")
-    stream.write("</tbody>\n</table>\n")
+    stream.write("</tbody>\n</table>\n</div>\n")
     if audit.gaps or audit.undescribed:
         stream.write('<h2>Coverage gaps</h2>\n<ul class="gaps">\n')
         for finding in audit.gaps:
@@ -273,7 +320,7 @@ def html_audit(audit: Audit, stream: TextIO) -> None:
         if audit.undescribed:
             stream.write(f"<li>no description anywhere: <code>{_e(', '.join(audit.undescribed))}</code></li>\n")
         stream.write("</ul>\n")
-    stream.write("</body>\n</html>\n")
+    stream.write(f"<script>{_SCRIPT}</script>\n</body>\n</html>\n")
 
 
 AuditFormatter = Callable[[Audit, TextIO], None]
