@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Callable
@@ -25,6 +25,7 @@ from metriclint.evidence.code_claims import code_claims
 from metriclint.extract.discover import discover
 from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, reread
 from metriclint.knowledge import registry as registry_module
+from metriclint.knowledge.code import Known
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import tooltips
@@ -53,6 +54,7 @@ class Collection:
     results: tuple[Result, ...] = ()  # one per file of `files`, in order: what `revise` replaces one of
     folders: tuple[ReadFailure, ...] = ()  # the folders that could not be listed
     built: tuple[KeyUse, ...] = ()  # keys made by calls that pass a string to a key template (evidence/built_keys.py)
+    buffers: tuple[tuple[Path, bytes], ...] = ()  # the files `revise` read from an editor's buffer, latest last
 
     @property
     def uses(self) -> list[KeyUse]:
@@ -67,7 +69,7 @@ def collect(config: Config, progress: Progress | None = None, pause: Pause = nul
     folders: dict[str, ReadFailure] = {}  # a folder that cannot be listed: one ML900, however often the walk meets it
     files = discover(config.paths, config.exclude, config.root, SUFFIXES, partial(_unlisted, folders))
     files += _configured_yaml(config, partial(_unlisted, folders))
-    results = extract_all(files, _settings(config, vocabulary, pause), progress)
+    results = extract_all(files, _settings(config, vocabulary, registry, pause), progress)
     return _assembled(config, tuple(files), tuple(results), tuple(folders.values()), registry, vocabulary)
 
 
@@ -75,7 +77,7 @@ def revise(collection: Collection, config: Config, path: Path, data: bytes) -> C
     """`collection` with the file at `path` read from `data` (an editor's unsaved buffer)
     instead of the disk. Only that file is extracted again; what spans the files (the metric
     index, the tooltip tables' bindings) is rebuilt. A file the collection lacks is added."""
-    result = extract_buffer(path, data, _settings(config, collection.vocabulary))
+    result = extract_buffer(path, data, _settings(config, collection.vocabulary, collection.registry))
     shown = display(path)
     at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
     files, results = collection.files, collection.results
@@ -83,18 +85,32 @@ def revise(collection: Collection, config: Config, path: Path, data: bytes) -> C
         files, results = files + (path,), results + (result,)
     else:
         results = results[:at] + (result,) + results[at + 1 :]
-    return _assembled(config, files, results, collection.folders, collection.registry, collection.vocabulary)
+    assembled = _assembled(config, files, results, collection.folders, collection.registry, collection.vocabulary)
+    return replace(assembled, buffers=(*collection.buffers, (path, data)))
 
 
 def reregister(collection: Collection, config: Config, text: str) -> Collection:
-    """`collection` with the registry read from `text` (an editor's unsaved buffer). No file
-    is parsed again: what the files hold does not depend on the registry, and what their texts
-    state depends only on the facets it adds, so they are read again only when those change."""
+    """`collection` with the registry read from `text` (an editor's unsaved buffer). What the
+    files hold depends on the registry only through the code knowledge it declares, so they are
+    parsed again only when that changes; what their texts state depends only on the facets it
+    adds, so they are read again only when those change."""
     registry, vocabulary = _knowledge(config, text)
     results = collection.results
+    if _declared(registry) != _declared(collection.registry):
+        return _extracted_again(collection, config, registry, vocabulary)
     if vocabulary.facets != collection.vocabulary.facets:
         results = tuple(reread(result, partial(read, vocabulary=vocabulary)) for result in results)
-    return _assembled(config, collection.files, results, collection.folders, registry, vocabulary)
+    return replace(_assembled(config, collection.files, results, collection.folders, registry, vocabulary), buffers=collection.buffers)
+
+
+def _extracted_again(collection: Collection, config: Config, registry: Registry | None, vocabulary: Vocabulary) -> Collection:
+    """Every file extracted again with the registry's code knowledge: from the disk, then the
+    editor's buffers on top, as `revise` took them."""
+    results = tuple(extract_all(list(collection.files), _settings(config, vocabulary, registry)))
+    again = _assembled(config, collection.files, results, collection.folders, registry, vocabulary)
+    for path, data in collection.buffers:
+        again = revise(again, config, path, data)
+    return again
 
 
 def _knowledge(config: Config, registry_text: str | None = None) -> tuple[Registry | None, Vocabulary]:
@@ -110,8 +126,12 @@ def _knowledge(config: Config, registry_text: str | None = None) -> tuple[Regist
     return registry, Vocabulary(facets, cues, reach)
 
 
-def _settings(config: Config, vocabulary: Vocabulary, pause: Pause = nullcontext) -> Settings:
-    options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions))
+def _declared(registry: Registry | None) -> tuple[Known, ...]:
+    return registry.code if registry is not None else ()
+
+
+def _settings(config: Config, vocabulary: Vocabulary, registry: Registry | None, pause: Pause = nullcontext) -> Settings:
+    options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions), _declared(registry))
     reader = partial(read, vocabulary=vocabulary)
     return Settings(
         config.jobs or default_jobs(), config.cache_dir, options, reader, vocabulary.fingerprint(), config.max_file_size,

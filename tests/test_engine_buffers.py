@@ -83,3 +83,18 @@ def test_a_broken_registry_buffer_is_a_config_error_at_its_line(demo: Path) -> N
     with pytest.raises(ConfigError) as raised:
         engine.reregister(collection, config, text)
     assert [(p.path, p.line) for p in raised.value.problems] == [("metrics.yaml", 7)]
+
+
+def test_a_registry_buffer_declaring_code_knowledge_extracts_the_files_again_buffers_kept(demo: Path) -> None:
+    """What the files hold depends on the registry's `code:` section: a helper it declares
+    computes a fact, in the saved files and in the buffers the editor holds alike."""
+    config = _config()
+    source = demo / "trainer" / "logging_utils.py"
+    helper = b"\n\ndef norm_report(grads):\n    return {'train/helper_norm': raw_norm(grads)}  # norm after clipping\n"
+    collection = engine.revise(engine.collect(config), config, source, source.read_bytes() + helper)
+    text = (demo / "metrics.yaml").read_text(encoding="utf-8").replace(
+        "metrics:", "code:\n  results:\n    - function: raw_norm\n      says: measures the gradients before clipping\n      facts: {clipping: before}\nmetrics:"
+    )
+    revised = engine.reregister(collection, config, text)
+    assert revised.registry is not None and [k.pattern for k in revised.registry.code] == ["raw_norm()"]
+    assert "ML006 trainer/logging_utils.py:25 clipping=after" in _findings(engine.check(revised, config))

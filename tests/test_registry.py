@@ -84,3 +84,34 @@ def test_a_key_with_inner_spaces_is_a_real_key(tmp_path: Path) -> None:
     """TensorBoard tags (`lm loss vs samples`, `{key} validation ppl`) are logged keys."""
     loaded = load(tmp_path, 'version: 1\nmetrics:\n  lm loss vs samples:\n  "{key} validation ppl":\n')
     assert list(loaded.metrics) == ["lm loss vs samples", "{key} validation ppl"]
+
+
+def test_a_code_section_declares_what_the_projects_helpers_compute(tmp_path: Path) -> None:
+    text = (
+        "version: 1\nfacets:\n  shard:\n    values:\n      local: [this shard]\n"
+        "code:\n  results:\n"
+        "    - function: masked_mean\n      says: averages under the mask\n      facts: {reduction: mean, granularity: per-token}\n"
+        "    - method: shard_total\n      says: adds this shard up\n      facts: {shard: local}\n"
+        "metrics: {}\n"
+    )
+    declared = load(tmp_path, text).code
+    assert [(k.pattern, k.method, k.facts, k.says) for k in declared] == [
+        ("masked_mean()", False, (("reduction", "mean"), ("granularity", "per-token")), "averages under the mask (declared in metrics.yaml)"),
+        ("shard_total", True, (("shard", "local"),), "adds this shard up (declared in metrics.yaml)"),
+    ]
+
+
+def test_every_problem_in_a_code_section_is_reported_with_its_place(tmp_path: Path) -> None:
+    text = (
+        "version: 1\ncode:\n  conversions: []\n  results:\n"
+        "    - function: masked_mean\n      facts: {reduction: mean}\n"
+        "    - function: f\n      says: x\n      facts: {reduction: median}\n"
+        "    - call: g.h\n      says: y\n      facts: {colour: red}\n"
+        "metrics: {}\n"
+    )
+    assert problems(tmp_path, text) == [
+        "metrics.yaml:3:3: unknown key 'conversions' in 'code'; expected one of: results",
+        "metrics.yaml:5:7: an entry needs one of 'call', 'method', 'expression' or 'function', and 'says' and 'facts'",
+        "metrics.yaml:9:15: unknown value 'median' for facet 'reduction'",
+        "metrics.yaml:12:15: unknown facet 'colour'",
+    ]

@@ -2,9 +2,10 @@
 
 An entry's name is a hash of the file's bytes, its shown path and the run's salt (metriclint
 version and code, the Python version, the parsers' versions, the built-in rules, the phrases
-the registry adds to them, the config's extra logging functions), so an entry is never stale: a change to any of them
-simply names other entries. Entries are written to a temporary file and renamed into place, so
-two runs racing on one entry each write a whole file.
+the registry adds to them, the config's extra logging functions, the code knowledge the
+registry declares), so an entry is never stale: a change to any of them simply names other
+entries. Entries are written to a temporary file and renamed into place, so two runs racing on
+one entry each write a whole file.
 
 The folder comes with the checked tree, so anyone can write an entry at a name they can
 compute. An entry is therefore JSON (base/plain.py), which builds only plain values, rebuilt
@@ -45,7 +46,7 @@ def salt(reading: bytes, options: Options) -> bytes:
     """Everything besides the file itself that changes what its extraction holds: what the
     texts are read with (`reading`, the vocabulary's fingerprint: not the registry's bytes, whose
     comments, descriptions and metrics change no file's extraction) and the config's options."""
-    described = f"metriclint {__version__} {FORMAT} python {sys.version} {parsers()} {sorted(options.log_functions)}\0"
+    described = f"metriclint {__version__} {FORMAT} python {sys.version} {parsers()} {sorted(options.log_functions)} {options.code}\0"
     digest = hashlib.sha256(described.encode())
     # metriclint's own code counts too, so an edited checkout never reads a stale entry.
     for base, pattern in ((rules_dir(), "*"), (Path(__file__).parent.parent, "*.py")):

@@ -7,9 +7,10 @@ or this arithmetic step compute?
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
@@ -94,9 +95,29 @@ class Knowledge:
 
 
 @lru_cache(maxsize=1)
-def knowledge() -> Knowledge:
+def _shipped() -> Knowledge:
     facets, _, _ = load_builtin()
     return load(sorted((rules_dir() / "code").glob("*.yaml")), facets)
+
+
+@lru_cache(maxsize=4)
+def knowledge(declared: tuple[Known, ...] = ()) -> Knowledge:
+    """The shipped knowledge, with what a project declares about its own helpers (its
+    registry's `code:` section) added; a declared entry replaces a shipped one of the same name."""
+    shipped = _shipped()
+    if not declared:
+        return shipped
+    every = [*shipped.chains.values(), *shipped.methods.values(), *shipped.functions.values(), *declared]
+    return replace(shipped, **_indexed(every))
+
+
+def declared(reader: Reader, node: Node, facets: dict[str, Facet], where: str) -> tuple[Known, ...]:
+    """A project's own code knowledge: `results` entries as in rules/code/*.yaml, read from a
+    registry's `code:` section, each fact checked against the project's facets. Every entry says
+    where it was declared (`where`), so a finding quoting it points the reader there."""
+    top = reader.mapping(node, "'code'", ("results",))
+    entries = (_entry(reader, item, facets) for item in _items(reader, top, "results"))
+    return tuple(replace(e, says=f"{e.says} (declared in {where})") for e in entries if e is not None)
 
 
 def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
@@ -157,17 +178,25 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         problems += reader.problems
     if problems:
         raise ConfigError(problems)
-    chains = {e.pattern: e for e in entries if not e.method and "." in e.pattern}
-    functions = {e.pattern.removesuffix("()"): e for e in entries if not e.method and "." not in e.pattern}
-    prefixes = {chain[: i + 2] for chain in chains for i in range(len(chain) - 2) if chain[i : i + 2] == "()"}
     by_construct: dict[str, tuple[Derivation, ...]] = {}
     for derivation in derivations:
         by_construct[derivation.construct] = (*by_construct.get(derivation.construct, ()), derivation)
     return Knowledge(
-        chains, {e.pattern: e for e in entries if e.method}, functions, frozenset(prefixes), norm_types, default_norm or "l2",
-        conversions, frozenset(kept), frozenset(kept_by_conversion), by_construct, schedulers,
-        frozenset(loose_names),
+        **_indexed(entries), norm_types=norm_types, default_norm=default_norm or "l2", conversions=conversions,
+        kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), derivations=by_construct,
+        schedulers=schedulers, loose_names=frozenset(loose_names),
     )
+
+
+def _indexed(entries: list[Known]) -> dict[str, Any]:
+    """The entries by how the Python source looks them up (Knowledge's first four fields)."""
+    chains = {e.pattern: e for e in entries if not e.method and "." in e.pattern}
+    return {
+        "chains": chains,
+        "methods": {e.pattern: e for e in entries if e.method},
+        "functions": {e.pattern.removesuffix("()"): e for e in entries if not e.method and "." not in e.pattern},
+        "prefixes": frozenset(chain[: i + 2] for chain in chains for i in range(len(chain) - 2) if chain[i : i + 2] == "()"),
+    }
 
 
 def _items(reader: Reader, top: dict[str, tuple[Node, Node]], key: str) -> list[Node]:

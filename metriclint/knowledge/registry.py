@@ -12,10 +12,11 @@ from pathlib import Path
 from metriclint.base import keys, marked_yaml
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
+from metriclint.knowledge.code import Known, declared
 from metriclint.knowledge.vocabulary import Facet, merge, phrase_conflicts, read_facet
 from metriclint.model import ConfigError, Mention, Problem, SourceKind, Span
 
-TOP_KEYS = ("version", "facets", "metrics")
+TOP_KEYS = ("version", "facets", "metrics", "code")
 METRIC_KEYS = ("aliases", "description", "semantics")
 
 
@@ -41,6 +42,7 @@ class MetricEntry:
 class Registry:
     path: str
     metrics: dict[str, MetricEntry]
+    code: tuple[Known, ...] = ()  # what the project's own helpers compute (its `code:` section)
 
     def setting(self, metric: str, facet: str) -> Setting | None:
         entry = self.metrics.get(metric)
@@ -99,7 +101,8 @@ def _read(reader: Reader, root: Node, builtin: dict[str, Facet]) -> tuple[Regist
     for key, entry in metrics.items():
         if key in alias_owner and alias_owner[key] != key:
             reader.error(_node_at(entry.span), f"metric key '{key}' is also an alias of '{alias_owner[key]}'")
-    return Registry(reader.path, metrics), facets
+    code = declared(reader, top["code"][1], facets, reader.path) if "code" in top else ()
+    return Registry(reader.path, metrics, code), facets
 
 
 def _text_node(node: Node, text: str) -> Node | None:

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
-from typing import Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from metriclint.model import CallFlow, FunctionFlow, KeyUse, Mention, Reading, Suppression, TooltipTable
+
+if TYPE_CHECKING:
+    from metriclint.knowledge.code import Known
 
 Text = tuple[Mention, tuple[Reading, ...]]  # a text, and what it states
 
@@ -82,9 +85,11 @@ YAML = (".yaml", ".yml")
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """Project settings a source needs: extra logging functions (`log_functions = [...]`)."""
+    """Project settings a source needs: extra logging functions (`log_functions = [...]`) and
+    what the project's own helpers compute (the registry's `code:` section)."""
 
     log_functions: frozenset[str] = frozenset()
+    code: tuple[Known, ...] = ()
 
 
 DEFAULT_OPTIONS = Options()

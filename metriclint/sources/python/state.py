@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable, ClassVar
 
-from metriclint.knowledge.code import knowledge
+from metriclint.knowledge.code import Known, knowledge
 from metriclint.model import CallFlow, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources.python.code import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
@@ -36,10 +36,12 @@ class WalkState:
             if name.startswith("_visit_")
         }
 
-    def __init__(self, path: str, rules: FlowRules, text: PythonText, module: ast.Module, prometheus: bool = False) -> None:
+    def __init__(
+        self, path: str, rules: FlowRules, text: PythonText, module: ast.Module, prometheus: bool = False, code: tuple[Known, ...] = ()
+    ) -> None:
         self.path, self.rules, self.text, self.tree, self.prometheus = path, rules, text, module, prometheus
         self.tables = Tables(path, text)
-        self.code = CodeReader(path, module, text, knowledge())
+        self.code = CodeReader(path, module, text, knowledge(code))
         self.module = self.code.module
         self.prose = Prose(path)
         self.keys: list[KeyUse] = []

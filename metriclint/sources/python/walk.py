@@ -17,14 +17,16 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from metriclint.knowledge.code import Known
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python.bindings import Bindings, assigned_name, read_names
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
 
 
-def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset()) -> Extraction:
-    """`log_functions` adds the project's own logging helpers to rules/dataflow.yaml's."""
+def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(), code: tuple[Known, ...] = ()) -> Extraction:
+    """`log_functions` adds the project's own logging helpers to rules/dataflow.yaml's, `code`
+    what its own helpers compute to rules/code/'s."""
     text = PythonText(source)
     try:
         module = text.parse()
@@ -37,7 +39,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
     rules = flow_rules()
     if log_functions:
         rules = replace(rules, log_functions=rules.log_functions | log_functions)
-    collector = _Collector(path, rules, text, module, prometheus=b"prometheus_client" in source)
+    collector = _Collector(path, rules, text, module, prometheus=b"prometheus_client" in source, code=code)
     try:
         collector.read()
     except RecursionError:
