@@ -51,17 +51,18 @@ def _side(key: tuple[str, str, Span], claims: list[Claim]) -> Side | None:
 
 def _families(sides: list[Side]) -> Iterator[list[Side]]:
     """The sides about one facet of one metric, where templates join the keys that can name
-    the same series. Metric names are compared with each other, not texts with texts."""
+    the same series. Metric names are compared with each other, not texts with texts, and
+    each only with the names that can match it (`keys.KeySet`)."""
     by_facet: dict[str, dict[str, list[Side]]] = defaultdict(lambda: defaultdict(list))
     for side in sides:
         by_facet[side.facet][side.metric].append(side)
     for facet in sorted(by_facet):
         metrics = sorted(by_facet[facet])
+        index = keys.KeySet(metrics)
         family = {metric: metric for metric in metrics}
-        for i, metric_a in enumerate(metrics):
-            for metric_b in metrics[i + 1 :]:
-                if keys.same_metric(metric_a, metric_b):
-                    family[_root(family, metric_b)] = _root(family, metric_a)
+        for metric in metrics:
+            for other in index.same_metric(metric):
+                family[_root(family, other)] = _root(family, metric)
         members: dict[str, list[Side]] = defaultdict(list)
         for metric in metrics:
             members[_root(family, metric)].extend(by_facet[facet][metric])
@@ -71,6 +72,7 @@ def _families(sides: list[Side]) -> Iterator[list[Side]]:
 
 def _root(family: dict[str, str], metric: str) -> str:
     while family[metric] != metric:
+        family[metric] = family[family[metric]]  # halve the path: later look-ups stay short
         metric = family[metric]
     return metric
 
@@ -82,11 +84,15 @@ def _conflict(a: Side, b: Side) -> bool:
         return False
     if a.statement.path == b.statement.path and a.metric != b.metric and a.claim.source == b.claim.source == SourceKind.TOOLTIP:
         return False  # one table gives two keys two texts by design, not by contradiction
-    return not set(a.values) <= set(b.values) and not set(b.values) <= set(a.values)
+    return _incomparable(frozenset(a.values), frozenset(b.values))
+
+
+def _incomparable(a: frozenset[str], b: frozenset[str]) -> bool:
+    return not a <= b and not b <= a
 
 
 def _disagreements(family: list[Side]) -> Iterator[Finding]:
-    involved = [side for side in family if any(_conflict(side, other) for other in family)]
+    involved = _involved(family)
     if not involved:
         return
     (top, count), *_ = Counter(frozenset(side.values) for side in involved).most_common(1)
@@ -95,9 +101,31 @@ def _disagreements(family: list[Side]) -> Iterator[Finding]:
         return
     majority = [side for side in involved if frozenset(side.values) == top]
     for side in involved:
+        if frozenset(side.values) == top:
+            continue  # it states what the majority states: it disagrees with none of them
         against = [m for m in majority if _conflict(side, m)]
         if against:
             yield _finding(side, against)
+
+
+def _involved(family: list[Side]) -> list[Side]:
+    """The sides that disagree with another, in family order. Thousands of texts may state
+    the same about one metric, so a side is compared only with the sides that state values
+    it leaves no room for, about a metric that can be its own (`keys.KeySet`); the first of
+    them it conflicts with settles it (it may not when both are one text, or entries of one
+    tooltip table)."""
+    by_values: dict[frozenset[str], dict[str, list[Side]]] = defaultdict(lambda: defaultdict(list))
+    for side in family:
+        by_values[frozenset(side.values)][side.metric].append(side)
+    indexes = {values: keys.KeySet(metrics) for values, metrics in by_values.items()}
+
+    def rivals(side: Side) -> Iterator[Side]:
+        for values, index in indexes.items():
+            if _incomparable(values, frozenset(side.values)):
+                for metric in index.same_metric(side.metric):
+                    yield from by_values[values][metric]
+
+    return [side for side in family if any(_conflict(side, other) for other in rivals(side))]
 
 
 def _finding(side: Side, others: list[Side]) -> Finding:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from metriclint.base import keys
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import allows, by_statement, found
 from metriclint.knowledge.code import knowledge
@@ -15,7 +14,7 @@ from metriclint.model import CodeFact, Finding, Related, Severity, SourceKind
 def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[CodeFact]] | None:
     """The one value the code computes for a metric's facet, with every computing site; None
     when the code says nothing, or computes different values on different paths."""
-    facts = {c.fact: None for c in corpus.code if c.fact.facet == facet and keys.same_metric(c.metric, metric)}
+    facts = dict.fromkeys(corpus.code_facts(metric, facet))
     values = {fact.value for fact in facts}
     if len(values) != 1:
         return None

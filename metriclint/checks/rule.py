@@ -7,12 +7,15 @@ behaviour live in one place, so they cannot drift apart.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Iterator
 
+from metriclint.base import keys
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary
-from metriclint.model import Claim, CodeClaim, Finding, Mismatch, NameClaim, ReadFailure, Severity, Sighting, Span
+from metriclint.model import Claim, CodeClaim, CodeFact, Finding, Mismatch, NameClaim, ReadFailure, Severity, Sighting, Span
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,22 @@ class Corpus:
     vocabulary: Vocabulary | None = None  # the wording `fix` rewrites to; None: findings carry no fix
     code: tuple[CodeClaim, ...] = ()  # what the code computes, with the computing sites
     names: tuple[NameClaim, ...] = ()  # what the names of keys and of the values logged state (language/names.py)
+
+    def code_facts(self, metric: str, facet: str) -> list[CodeFact]:
+        """What the code computes for the facet of every key that can name `metric`'s series."""
+        if facet not in self._code_by_facet:
+            return []
+        index, facts = self._code_by_facet[facet]
+        return [fact for key in index.same_metric(metric) for fact in facts[key]]
+
+    @cached_property
+    def _code_by_facet(self) -> dict[str, tuple[keys.KeySet, dict[str, list[CodeFact]]]]:
+        """The code facts by facet and metric, each facet's metrics indexed: the checks ask
+        about every statement's metric, and there may be tens of thousands."""
+        grouped: dict[str, dict[str, list[CodeFact]]] = defaultdict(lambda: defaultdict(list))
+        for claim in self.code:
+            grouped[claim.fact.facet][claim.metric].append(claim.fact)
+        return {facet: (keys.KeySet(by_metric), by_metric) for facet, by_metric in grouped.items()}
 
 
 @dataclass(frozen=True)

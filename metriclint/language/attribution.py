@@ -35,8 +35,6 @@ class MetricIndex:
         self.phrase_pattern = (
             re.compile(r"(?<![\w/])(?:" + "|".join(map(re.escape, phrases)) + r")(?![\w/])") if phrases else None
         )
-        # Any text that writes out a key or alias contains it as plain characters.
-        self._spelled = re.compile("|".join(map(re.escape, self.by_alias))) if self.by_alias else None
         # The names prose may use for a metric: what the registry lists as aliases, and keys
         # written out in full (a section or a space). A bare key counts only as an alias.
         self.spoken: dict[str, str] = {}
@@ -45,8 +43,9 @@ class MetricIndex:
                 self.spoken[name] = key
         self._registered_by_name = _by_prose_name(self.registry.metrics if self.registry else ())
         self._logged_by_name = _by_prose_name(self.logged)
-        # A key look-up scans the whole registry; a run asks about the same few keys thousands
-        # of times (every text whose value flows to `train/grad_norm`), so each answer is kept.
+        self._registered = keys.KeySet(registry.metrics if registry is not None else ())
+        # A run asks about the same few keys thousands of times (every text whose value flows
+        # to `train/grad_norm`), so each answer is kept.
         self._keys: dict[str, tuple[str, ...]] = {}
 
     def for_key(self, key: str) -> tuple[str, ...]:
@@ -61,7 +60,7 @@ class MetricIndex:
         `train/{a}_{b}`), and a tie between different ones names none for sure."""
         if key in self.by_alias:
             return (self.by_alias[key],)
-        registered = [r for r in (self.registry.metrics if self.registry else ()) if keys.same_metric(r, key)]
+        registered = self._registered.same_metric(key)
         if registered:
             longest = max(map(keys.fixed_length, registered))
             pinned = [r for r in registered if keys.fixed_length(r) == longest]
@@ -137,8 +136,8 @@ class MetricIndex:
     def registered_in(self, text: str) -> Iterator[tuple[int, int, str]]:
         """Registry keys and aliases a text writes out, as (start, end, metric): the places that
         mention a registered metric in passing, which keep its entry from being stale (ML005)."""
-        if self._spelled is None or not self._spelled.search(text):
-            return  # most texts name no registered metric: one scan instead of a look-up per word
+        if not self.by_alias:
+            return
         for match in _TOKEN.finditer(text):
             group = 1 if match.group(1) else 2
             if match.group(group) in self.by_alias:

@@ -49,8 +49,8 @@ class Names:
         known = list(dict.fromkeys([*(index.registry.metrics if index.registry else ()), *index.logged]))
         # A template with a known instance (its empty-placeholder one, or a key built from it)
         # adds nothing but duplicates: the dashboard shows the instances.
-        plain = [k for k in known if not keys.is_template(k)]
-        self.keys = [k for k in known if not (keys.is_template(k) and any(keys.covers(k, p) for p in plain))]
+        plain = keys.KeySet(k for k in known if not keys.is_template(k))
+        self.keys = [k for k in known if not (keys.is_template(k) and plain.same_metric(k))]
         self.owners: dict[str, set[str]] = {}
         for key in self.keys:
             for name in (key, keys.literal(keys.last_segment(key))):
