@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import invoke, write_project
 
+from metriclint.knowledge.registry import MetricEntry, Registry
 from metriclint.language.attribution import MetricIndex
 from metriclint.language.tooltips import Binding, Names, bind, select
 from metriclint.model import Mention, SourceKind, Span, TooltipEntry, TooltipTable
@@ -46,6 +47,20 @@ def test_match_modes(match: str, strip: bool, patterns: tuple[str, ...], expecte
     assert _shown(match, strip, patterns, ["train/value", "train/value_loss"]) == expected
 
 
+def test_an_exact_table_shows_the_whole_key_then_its_name_then_an_alias_each_first_in_table_order() -> None:
+    entry = MetricEntry("train/value", Span("metrics.yaml", 3, 3, 3, 14), ("val",), None, {})
+    registry = Registry("metrics.yaml", {"train/value": entry})
+    names = Names(MetricIndex(registry, ["train/value", "train/value_loss"]), {})
+
+    def shown(*patterns: str) -> dict[str, int]:
+        binding = Binding(_table(*patterns), "exact", True, "test")
+        return {s.key: s.entry.order for s in select(binding, names)}
+
+    assert shown("val", "value", "train/value", "train/value") == {"train/value": 2}
+    assert shown("val", "value", "value") == {"train/value": 1}
+    assert shown("val", "value_loss", "val") == {"train/value": 0, "train/value_loss": 1}
+
+
 def test_template_keys_are_looked_up_with_empty_placeholders() -> None:
     assert _shown("substring", True, ("grad_norm",), ["train/{tag}grad_norm"]) == {"train/{tag}grad_norm": "grad_norm"}
     # a template whose empty instance is logged too would only repeat that key
@@ -59,6 +74,22 @@ def test_javascript_positions_are_exact_past_escapes_and_wide_characters() -> No
     line = source.decode().splitlines()[1]
     offset = entry.text.text.index("in nats")
     assert entry.text.position(offset) == (2, line.index("in nats") + 1)
+
+
+@pytest.mark.parametrize("suffix", [".js", ".json"])
+def test_positions_on_a_minified_line_of_many_kilobytes_are_exact(suffix: str) -> None:
+    """Columns on a long line are counted from points along it; wide characters straddle them."""
+    pairs = ",".join(f'"train/m{i}":"{"—" * (i % 7)}键 mean per token {i}"' for i in range(600))
+    text = f"{{{pairs}}}" if suffix == ".json" else f"export const T={{{pairs}}};"
+    source = ("\ufeff" + text).encode()
+    extraction = extractor(suffix)("t" + suffix, source) if suffix == ".js" else json_tables.extract("t.json", source)
+    (table,) = extraction.tables
+    assert len(table.entries) == 600
+    for entry in table.entries:
+        number = entry.pattern.removeprefix("train/m")
+        offset = entry.text.text.index(f"token {number}")
+        assert entry.text.position(offset) == (1, text.index(f"token {number}\"") + 1)
+        assert entry.span.column == text.index(f'"{entry.pattern}"') + 1
 
 
 def test_a_configured_table_name_that_is_not_there_is_exit_2(in_tmp: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -138,20 +139,39 @@ def _enough(named: int, table: TooltipTable) -> bool:
 
 def select(binding: Binding, names: Names) -> Iterator[Shown]:
     """For every known key, the entry this table shows for it, if any."""
+    lookup = _exact(binding, names.index) if binding.match == "exact" else partial(_scan, binding)
     for key in names.keys:
-        entry = _lookup(binding, key, names.index)
+        entry = lookup(key)
         if entry is not None:
             yield Shown(key, entry, binding)
 
 
-def _lookup(binding: Binding, key: str, index: MetricIndex) -> TooltipEntry | None:
-    instance, subject = _matched(binding, key)
-    entries, mode = binding.table.entries, binding.match
-    if mode == "exact":
-        ranked = [(0 if e.pattern == instance else 1 if e.pattern == subject else 2, e.order, e) for e in entries
-                  if e.pattern in (instance, subject) or index.by_alias.get(e.pattern) == key]
-        return min(ranked, key=lambda r: (r[0], r[1]))[2] if ranked else None
-    test, specificity = _MODES[mode]
+def _exact(binding: Binding, index: MetricIndex) -> Callable[[str], TooltipEntry | None]:
+    """An exact table's look-up by dictionary: the first entry written for the key as tested,
+    else for it after its prefix, else for an alias of the metric. Scanning the entries for each
+    known key instead took most of a run with a large table (issue 19)."""
+    written: dict[str, TooltipEntry] = {}
+    aliased: dict[str, TooltipEntry] = {}
+    for entry in sorted(binding.table.entries, key=lambda e: e.order):
+        written.setdefault(entry.pattern, entry)
+        if entry.pattern in index.by_alias:
+            aliased.setdefault(index.by_alias[entry.pattern], entry)
+
+    def lookup(key: str) -> TooltipEntry | None:
+        instance, subject = _matched(binding, key)
+        for found in (written.get(instance), written.get(subject), aliased.get(key)):
+            if found is not None:
+                return found
+        return None
+
+    return lookup
+
+
+def _scan(binding: Binding, key: str) -> TooltipEntry | None:
+    """The entry a pattern table shows for `key`: the first that selects it, or the most specific."""
+    _, subject = _matched(binding, key)
+    test, specificity = _MODES[binding.match]
+    entries = binding.table.entries
     if binding.first_wins:
         return next((e for e in entries if test(e.pattern, subject)), None)
     ranked = [(-specificity(e.pattern), e.order, e) for e in entries if test(e.pattern, subject)]
