@@ -80,6 +80,16 @@ def test_positions_count_characters_not_bytes() -> None:
     assert [(m.text, m.origins) for m in extraction.mentions] == [("café", ((1, 28),))]
 
 
+def test_positions_on_a_line_of_many_kilobytes_count_characters() -> None:
+    """Columns on a long line are counted from points along it; wide characters straddle them."""
+    line = "; ".join(f'm{i} = {{"train/é{"—" * (i % 5)}_{i}": v}}' for i in range(2000))
+    extraction = python.extract("x.py", (line + "\n").encode())
+    assert len(extraction.keys) == 2000
+    for use in extraction.keys:
+        assert use.span.column == line.index(f'"{use.key}"') + 1
+        assert use.span.end_column == use.span.column + len(use.key) + 2
+
+
 def test_a_concatenated_docstring_is_not_read_as_one_text() -> None:
     """`"a" "b"` is one string to Python but not one token: its content has no single position."""
     extraction = python.extract("x.py", b'def f(x):\n    "after clipping" " of x"\n    return x\n')

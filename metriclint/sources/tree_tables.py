@@ -18,12 +18,12 @@ from typing import Iterator
 from tree_sitter import Node, Tree
 
 from metriclint.base.builtin import word_lists
+from metriclint.base.columns import Columns
 from metriclint.model import Mention, SourceKind, Span, Suppression, TooltipEntry, TooltipTable
 from metriclint.sources import Unreadable, directives, source_lines
 
 BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
-_MARK = 4096  # bytes between the points of a long line that columns are counted from
 _ESCAPES = {"n": " ", "t": " ", "r": " ", "b": " ", "f": " ", "v": " ", "0": " "}
 _WRAPPERS = ("as_expression", "satisfies_expression", "parenthesized_expression", "non_null_expression")
 
@@ -48,7 +48,7 @@ class Source:
 
     def __init__(self, path: str, data: bytes, tree: Tree, language: str) -> None:
         self.path, self.data, self.tree, self.language = path, data, tree, language
-        self._rows: dict[int, tuple[list[int], list[int]]] = {}
+        self._rows: dict[int, Columns] = {}  # each line's, made when a node on it is placed
 
     @cached_property
     def starts(self) -> list[int]:
@@ -68,29 +68,13 @@ class Source:
     def position(self, node: Node, end: bool = False) -> tuple[int, int]:
         offset = node.end_byte if end else node.start_byte
         row = bisect.bisect_right(self.starts, offset) - 1
-        offsets, columns = self._marks(row)
-        at = bisect.bisect_right(offsets, offset) - 1
-        if at < 0:
-            return row + 1, 1  # inside the byte-order mark
-        return row + 1, columns[at] + len(self.data[offsets[at] : offset].decode("utf-8", "replace")) + 1
-
-    def _marks(self, row: int) -> tuple[list[int], list[int]]:
-        """Points of a line, every few KB at a character's start, with the characters before
-        each: a column is counted from the nearest, so that a minified file, one line of
-        megabytes, is not decoded from its start for every node (issue 19). A byte-order mark
-        starts no column: editors do not count it."""
+        start = len(BOM) if row == 0 and self.data.startswith(BOM) else self.starts[row]  # editors do not count it
+        if offset < start:
+            return 1, 1
         if row not in self._rows:
-            start = self.starts[row] + (len(BOM) if row == 0 and self.data.startswith(BOM) else 0)
-            end = self.starts[row + 1] if row + 1 < len(self.starts) else len(self.data)
-            offsets, columns = [start], [0]
-            while end - offsets[-1] > _MARK:
-                mark = offsets[-1] + _MARK
-                while mark < end and 0x80 <= self.data[mark] < 0xC0:  # a continuation byte
-                    mark += 1
-                columns.append(columns[-1] + len(self.data[offsets[-1] : mark].decode("utf-8", "replace")))
-                offsets.append(mark)
-            self._rows[row] = (offsets, columns)
-        return self._rows[row]
+            stop = self.starts[row + 1] if row + 1 < len(self.starts) else len(self.data)
+            self._rows[row] = Columns(self.data[start:stop])
+        return row + 1, self._rows[row].at(offset - start) + 1
 
     def span(self, node: Node) -> Span:
         return Span(self.path, *self.position(node), *self.position(node, end=True))

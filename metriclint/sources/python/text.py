@@ -18,6 +18,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 
+from metriclint.base.columns import Columns
 from metriclint.model import Span
 from metriclint.sources import Unreadable, source_lines
 
@@ -89,6 +90,7 @@ class PythonText:
         except (UnicodeDecodeError, LookupError, SyntaxError) as error:
             raise Unreadable(f"cannot decode Python source: {error}") from None
         self.lines = source_lines(self.text)
+        self._columns: dict[int, Columns | None] = {}  # each line's, None for ASCII: made when first asked
 
     def parse(self) -> ast.Module:
         try:
@@ -107,8 +109,11 @@ class PythonText:
 
     def column(self, line: int, offset: int) -> int:
         """The 0-based character column of UTF-8 byte `offset` in `line`."""
-        text = self.lines[line - 1]
-        return offset if text.isascii() else len(text.encode()[:offset].decode("utf-8", "ignore"))
+        if line not in self._columns:
+            text = self.lines[line - 1]
+            self._columns[line] = None if text.isascii() else Columns(text.encode())
+        columns = self._columns[line]
+        return offset if columns is None else columns.at(offset)
 
     def start(self, node: ast.AST) -> tuple[int, int]:
         return node.lineno, self.column(node.lineno, node.col_offset)  # type: ignore[attr-defined]
