@@ -87,7 +87,7 @@ def _children(pid: int) -> list[int]:
 
 @forked
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc to see the workers")
-@pytest.mark.parametrize(("sent", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(("sent", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
 def test_a_signal_ends_the_workers_too_with_the_shells_status(in_tmp: Path, sent: signal.Signals, status: int) -> None:
     write_project(in_tmp, {f"m{i}.py": "x = 1\n" for i in range(4)})
     run = subprocess.Popen([sys.executable, "-c", _STALLED_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
