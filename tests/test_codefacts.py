@@ -186,3 +186,42 @@ def test_a_template_names_the_keys_it_covers_in_explain_metric_and_audit(in_tmp:
     audit = invoke("audit", "--metric", "eval/{k}").output.splitlines()
     assert [line.split()[0] for line in audit if line.endswith("]") and not line.startswith(" ")] == ["eval/top1", "eval/top5"]
     assert invoke("explain-metric", "eval/{k}").output.splitlines() == ["eval/{k}", "logged:", "  evaluate.py:2"]
+
+
+def test_names_of_log_probabilities_name_their_policy_as_the_examples_say() -> None:
+    ratios = knowledge.knowledge().log_ratios
+    assert {policy for _, policy in ratios.examples} >= {None, "current", "reference", "old"}
+    assert [(name, ratios.policy(name)) for name, _ in ratios.examples] == list(ratios.examples)
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("log_probs - ref_log_probs", [("estimator", "k1"), ("policy", "reference")]),
+        ("old_logp - cur_logp", [("estimator", "k1"), ("policy", "old")]),
+        ("old_log_probs - rollout_log_probs", [("estimator", "k1")]),
+        ("0.5 * r ** 2", [("estimator", "k2"), ("policy", "reference")]),
+        ("r.pow(2) / 2", [("estimator", "k2"), ("policy", "reference")]),
+        ("r.square() * 0.5", [("estimator", "k2"), ("policy", "reference")]),
+        ("torch.exp(r) - r - 1", [("estimator", "k3"), ("policy", "reference")]),
+        ("(-r).exp() - 1 + r", [("estimator", "k3"), ("policy", "reference")]),
+        ("log_probs - log_probs_base", []),
+        ("log_probs - log_probs", []),
+        ("logits - ref_logits", []),
+        ("r ** 2", []),
+        ("0.5 * r ** 3", []),
+        ("torch.exp(r) - 1", []),
+        ("torch.exp(r) + r - 1", []),
+        ("torch.exp(r) - 1 - s", []),
+        ("torch.exp(r) - r - 2", []),
+        ("r * 3", []),
+    ],
+)
+def test_kl_estimators_are_read_only_from_their_whole_formula(in_tmp: Path, expression: str, expected: list[tuple[str, str]]) -> None:
+    source = (
+        "import torch\n\n\ndef f(log_probs, ref_log_probs, old_logp, cur_logp, old_log_probs, rollout_log_probs,"
+        " log_probs_base, logits, ref_logits, s, log):\n"
+        f"    r = log_probs - ref_log_probs\n    log({{'kl/value': {expression}}})\n"
+    )
+    write_project(in_tmp, {"kl.py": source})
+    assert sorted((facet, value) for _, facet, value, _ in _facts(in_tmp)) == expected

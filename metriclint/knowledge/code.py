@@ -24,10 +24,13 @@ KINDS = ("call", "method", "expression", "function")
 ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only")
 FILE_KEYS = (
     "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "derivations",
-    "schedulers", "loose_names",
+    "schedulers", "loose_names", "log_ratios",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
-CONSTRUCTS = ("accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step")
+CONSTRUCTS = (
+    "accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step", "log-ratio",
+    "half-square", "exp-minus-one",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,37 @@ class Schedulers:
     names: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class LogRatios:
+    """How a name says it holds log-probabilities, and of which policy (divergences.yaml)."""
+
+    log_probs: frozenset[str] = frozenset()  # words: `logprobs`, `log_probs` (`log` and `probs` joined)
+    policies: dict[str, str] = field(default_factory=dict)  # word -> policy
+    examples: tuple[tuple[str, str | None], ...] = ()  # (name, the policy it names), run by the tests
+
+    def policy(self, name: str) -> str | None:
+        """The policy whose log-probabilities `name` holds; an unqualified name holds the
+        current policy's. None when it names no log-probabilities, or a word it cannot place."""
+        words = _words(name)
+        if sum(w in self.log_probs for w in words) != 1:
+            return None
+        owners = {self.policies.get(w) for w in words if w not in self.log_probs}
+        if None in owners or len(owners) > 1:
+            return None
+        return owners.pop() if owners else "current"
+
+
+def _words(name: str) -> list[str]:
+    """`ref_log_probs` -> [ref, log_probs]: a name's words, `log` joined to the word after it."""
+    words: list[str] = []
+    for word in name.lower().split("_"):
+        if words and words[-1] == "log":
+            words[-1] = f"log_{word}"
+        elif word:
+            words.append(word)
+    return words
+
+
 @dataclass(frozen=True)
 class Knowledge:
     chains: dict[str, Known]  # `torch.nn.utils.clip_grad_norm_()`, `psutil.virtual_memory().used`
@@ -84,6 +118,7 @@ class Knowledge:
     derivations: dict[str, tuple[Derivation, ...]] = field(default_factory=dict)
     schedulers: Schedulers = Schedulers()
     loose_names: frozenset[frozenset[str]] = frozenset()  # unit pairs named one for the other
+    log_ratios: LogRatios = LogRatios()
 
     def loose(self, facet: str, stated: str, computed: str) -> bool:
         """Whether a stated value is the loose name of the other (GB for a value in GiB)."""
@@ -132,6 +167,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
+    log_ratios = LogRatios()
     for path in paths:
         root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
         problems += load_problems
@@ -175,6 +211,8 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             pair = [v for _, v in reader.texts(node, "a pair of units")]
             if len(pair) == 2 and all(_known_value(reader, node, facets, "unit", unit) for unit in pair):
                 loose_names.add(frozenset(pair))
+        if "log_ratios" in top:
+            log_ratios = _log_ratios(reader, top["log_ratios"][1], facets)
         problems += reader.problems
     if problems:
         raise ConfigError(problems)
@@ -184,7 +222,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     return Knowledge(
         **_indexed(entries), norm_types=norm_types, default_norm=default_norm or "l2", conversions=conversions,
         kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), derivations=by_construct,
-        schedulers=schedulers, loose_names=frozenset(loose_names),
+        schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios,
     )
 
 
@@ -274,6 +312,23 @@ def _schedulers(reader: Reader, node: Node) -> Schedulers:
     reads = frozenset(v for _, v in reader.texts(fields["reads"][1], "'reads'")) if "reads" in fields else frozenset()
     names = tuple(v for _, v in reader.texts(fields["names"][1], "'names'")) if "names" in fields else ()
     return Schedulers(step, reads, names)
+
+
+def _log_ratios(reader: Reader, node: Node, facets: dict[str, Facet]) -> LogRatios:
+    fields = reader.mapping(node, "'log_ratios'", ("log_probs", "policies", "examples"))
+    words = frozenset(w for _, w in reader.texts(fields["log_probs"][1], "'log_probs'")) if "log_probs" in fields else frozenset()
+    policies: dict[str, str] = {}
+    for policy, (key_node, value) in (reader.mapping(fields["policies"][1], "'policies'") if "policies" in fields else {}).items():
+        if _known_value(reader, key_node, facets, "policy", policy):
+            policies.update((w, policy) for _, w in reader.texts(value, f"the words of '{policy}'"))
+    examples = []
+    for example in fields["examples"][1].elements if "examples" in fields else ():
+        parts = reader.mapping(example, "an example", ("name", "policy"))
+        name = reader.text(parts["name"][1], "'name'") if "name" in parts else None
+        owner = parts["policy"][1].value if "policy" in parts else None
+        if name is not None:
+            examples.append((name, owner if isinstance(owner, str) else None))
+    return LogRatios(words, policies, tuple(examples))
 
 
 def _whole(reader: Reader, node: Node) -> int:

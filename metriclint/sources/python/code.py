@@ -122,7 +122,7 @@ class CodeReader:
             if entry.writes is not None or not _takes(entry, element) or not self._applies(entry, node):
                 return frozenset()
             return self._facts(entry, node) | self._kept(entry, node, roots)
-        if self._exponential(node, objects):
+        if self.exponential(node, objects):
             return self.derived("exponential", node, roots(node.args[0] if node.args else node.func.value))  # type: ignore[attr-defined]
         return frozenset({replace(site, element=element[0] if element else None)}) if site.callee else frozenset()
 
@@ -144,6 +144,10 @@ class CodeReader:
         return frozenset(
             CodeFact(facet, value, span, origin, d.says) for d in self.knowledge.derive(construct, have) for facet, value in d.gives
         )
+
+    def fact(self, facet: str, value: str, node: ast.AST, says: str) -> CodeFact:
+        """A fact the walk works out itself (which policies a log-ratio compares), made here."""
+        return CodeFact(facet, value, self.text.span(self.path, node), self._origin(node), says)
 
     def negation(self, node: ast.UnaryOp, operand: frozenset[Atom]) -> frozenset[Atom]:
         """`-x`: what negating changes (a log-probability becomes an NLL), the other facts kept."""
@@ -188,7 +192,7 @@ class CodeReader:
             return frozenset()
         return frozenset(a for a in roots(reduced) if isinstance(a, CodeFact) and a.facet in entry.keeps)
 
-    def _exponential(self, node: ast.Call, objects: dict[str, str]) -> bool:
+    def exponential(self, node: ast.Call, objects: dict[str, str]) -> bool:
         """`torch.exp(x)`, `math.exp(x)`, `numpy.exp(x)` or `x.exp()`."""
         if isinstance(node.func, ast.Attribute) and node.func.attr == "exp" and not node.args and not node.keywords:
             return (self.chain(node.func.value, objects) or "") not in ("torch", "math", "numpy")

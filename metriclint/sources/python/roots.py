@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from metriclint.model import Atom, CodeFact, ResultOf, Span
+from metriclint.sources.python import divergences
 from metriclint.sources.python.code import arguments
 from metriclint.sources.python.state import WalkState
 
@@ -42,10 +43,36 @@ class ValueReader(WalkState):
             return self.code.expression(value, scope.objects)
         if isinstance(value, ast.BinOp) and element is None:
             left, right = self.roots(value.left), self.roots(value.right)
-            return self.code.arithmetic(value, value.op, left, right, value.right, self.counted(value.right))
+            return self.code.arithmetic(value, value.op, left, right, value.right, self.counted(value.right)) | self._divergence(value)
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
             return self.code.negation(value, self.roots(value.operand))
         return frozenset()
+
+    def _divergence(self, node: ast.BinOp) -> frozenset[Atom]:
+        """A KL estimator (divergences.py): a log-ratio of two named policies' log-probabilities,
+        half its square, or exp(r) - 1 - r of it; the policy it compares with carries over."""
+        policies = divergences.log_ratio(node, self._first_name, self.code.knowledge.log_ratios)
+        if policies is not None:
+            other = divergences.compared(policies)
+            says = f"subtracts the {policies[1]} policy's log-probabilities from the {policies[0]} policy's"
+            found = self.code.derived("log-ratio", node, ())
+            return found | {self.code.fact("policy", other, node, says)} if other else found
+        for construct, ratio in (("half-square", divergences.half_square(node)), ("exp-minus-one", divergences.exp_minus_one(node, self._exp_argument))):
+            if ratio is not None:
+                atoms = self.roots(ratio)
+                found = self.code.derived(construct, node, atoms)
+                return found | frozenset(a for a in atoms if isinstance(a, CodeFact) and a.facet == "policy") if found else found
+        return frozenset()
+
+    def _first_name(self, value: ast.expr) -> str:
+        found = self.names(value)
+        return found[0][0] if found else ""
+
+    def _exp_argument(self, term: ast.expr) -> ast.expr | None:
+        """x in `torch.exp(x)`, `math.exp(x)` or `x.exp()`."""
+        if not isinstance(term, ast.Call) or not self.code.exponential(term, self.scopes[-1].objects):
+            return None
+        return term.args[0] if term.args else term.func.value if isinstance(term.func, ast.Attribute) else None
 
     def _learning_rate(self, value: ast.Call | ast.Subscript) -> frozenset[Atom]:
         """A learning rate read after the scheduler stepped in this function: the next step's.

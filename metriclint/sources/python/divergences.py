@@ -1,0 +1,98 @@
+"""KL estimators, read off the arithmetic that makes them (rules/code/divergences.yaml).
+
+A difference of two policies' log-probabilities, named so (`log_probs - ref_log_probs`), is a
+log-ratio r: logged as a KL it is the k1 estimator, and it compares the current policy with
+the other one. Half its square is k2, and exp(r) - 1 - r (with r of either sign) is k3
+(Schulman, "Approximating KL Divergence", 2020). Only the whole pattern in one expression
+counts; anything else about a log-ratio says nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable
+
+from metriclint.knowledge.code import LogRatios
+
+Names = Callable[[ast.expr], str]  # the name a value is read from, "" if none
+
+
+def log_ratio(node: ast.BinOp, names: Names, words: LogRatios) -> tuple[str, str] | None:
+    """The policies `a - b` compares, when both operands are named as log-probabilities of
+    different policies (an unqualified name is the current policy's)."""
+    if not isinstance(node.op, ast.Sub):
+        return None
+    left, right = words.policy(names(node.left)), words.policy(names(node.right))
+    if left is None or right is None or left == right:
+        return None
+    return left, right
+
+
+def compared(policies: tuple[str, str]) -> str | None:
+    """The policy a log-ratio compares the current one with; None when neither is current."""
+    if "current" not in policies:
+        return None
+    return policies[1] if policies[0] == "current" else policies[0]
+
+
+def half_square(node: ast.BinOp) -> ast.expr | None:
+    """r in `0.5 * r ** 2`, `r ** 2 / 2`, `r.pow(2) * 0.5`, `0.5 * r.square()`."""
+    if isinstance(node.op, ast.Div) and _number(node.right) == 2:
+        return _squared(node.left)
+    if isinstance(node.op, ast.Mult):
+        for half, square in ((node.left, node.right), (node.right, node.left)):
+            if _number(half) == 0.5:
+                return _squared(square)
+    return None
+
+
+def exp_minus_one(node: ast.BinOp, exponential: Callable[[ast.expr], ast.expr | None]) -> ast.expr | None:
+    """r in exp(r) - 1 - r or exp(-r) - 1 + r, terms in any order: `exponential` gives the
+    argument of an exp call."""
+    if not isinstance(node.op, (ast.Add, ast.Sub)) or _depth(node.left) + _depth(node.right) != 1:
+        return None  # exactly three terms: one of the operands is a sum of two
+    terms = _terms(node, 1)
+    if len(terms) != 3 or (-1, 1.0) not in ((sign, _number(term)) for sign, term in terms):
+        return None
+    exps = [(sign, arg) for sign, term in terms if (arg := exponential(term)) is not None]
+    rest = [(sign, term) for sign, term in terms if _number(term) is None and exponential(term) is None]
+    if len(exps) != 1 or len(rest) != 1 or exps[0][0] != 1:
+        return None
+    argument, (sign, other) = exps[0][1], rest[0]
+    negated = isinstance(argument, ast.UnaryOp) and isinstance(argument.op, ast.USub)
+    inner = argument.operand if isinstance(argument, ast.UnaryOp) and negated else argument
+    if ast.dump(inner) != ast.dump(other) or sign != (1 if negated else -1):
+        return None
+    return other
+
+
+def _terms(node: ast.expr, sign: int) -> list[tuple[int, ast.expr]]:
+    """A sum as its signed terms: `a - 1 - b` -> [(+1, a), (-1, 1), (-1, b)]."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        right = sign if isinstance(node.op, ast.Add) else -sign
+        return _terms(node.left, sign) + _terms(node.right, right)
+    return [(sign, node)]
+
+
+def _depth(node: ast.expr) -> int:
+    """How many sums or differences nest in `node` down its left side, up to two."""
+    depth = 0
+    while depth < 2 and isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        node, depth = node.left, depth + 1
+    return depth
+
+
+def _squared(node: ast.expr) -> ast.expr | None:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and _number(node.right) == 2:
+        return node.left
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        if node.func.attr == "square" and not node.args or node.func.attr == "pow" and len(node.args) == 1 and _number(node.args[0]) == 2:
+            return node.func.value
+    return None
+
+
+def _number(node: ast.expr) -> float | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value)
+    return None
+
