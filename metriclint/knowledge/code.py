@@ -21,7 +21,7 @@ from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
 KINDS = ("call", "method", "expression", "function")
-ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only")
+ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers")
 FILE_KEYS = (
     "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "derivations",
     "schedulers", "loose_names", "log_ratios",
@@ -54,6 +54,7 @@ class Known:
     unless_position: int | None = None  # ... by keyword or at this position
     clamps: bool = False  # with a number among its arguments the call bounds a value: no facts
     objects_only: bool = False  # a method matches on an object, not as a module's function (`torch.max`)
+    receivers: frozenset[str] = frozenset()  # a method's object must be named with one of these last words
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,13 +273,14 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
         unless_keyword = (reader.text(unless["keyword"][1], "'keyword'") or "") if "keyword" in unless else ""
         unless_position = _whole(reader, unless["position"][1]) if "position" in unless else None
     clamps, objects_only = (k in fields and fields[k][1].value is True for k in ("clamps_with_number", "objects_only"))
+    receivers = frozenset(v for _, v in reader.texts(fields["receivers"][1], "'receivers'")) if "receivers" in fields else frozenset()
     if pattern is None or says is None:
         return None
     chain = pattern if kinds[0] in ("method", "expression") else pattern + "()"
     return Known(
         chain, kinds[0] == "method", says, tuple(facts), keyword, positions, arguments=arguments, element=element, of=of,
         keeps=keeps, writes=writes, unless_keyword=unless_keyword, unless_position=unless_position, clamps=clamps,
-        objects_only=objects_only,
+        objects_only=objects_only, receivers=receivers,
     )
 
 

@@ -178,6 +178,8 @@ class CodeReader:
         a collective over a sub-group."""
         if entry.clamps and any(_number(arg) for arg in node.args):
             return False
+        if entry.receivers and not (isinstance(node.func, ast.Attribute) and _last_word(node.func.value) in entry.receivers):
+            return False
         if entry.unless_keyword and any(k.arg == entry.unless_keyword for k in node.keywords):
             return False
         return entry.unless_position is None or len(node.args) <= entry.unless_position
@@ -321,6 +323,15 @@ def _methods(node: ast.Call) -> list[str]:
         found.append(current.func.attr)
         current = current.func.value
     return found[::-1]
+
+
+def _last_word(node: ast.expr) -> str:
+    """The last word of the name an object is read from: `batch["input_ids"]` -> `ids`."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        name = node.slice.value
+    else:
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.lower().rsplit("_", 1)[-1]
 
 
 def _takes(entry: Known, element: tuple[int, int] | None) -> bool:
