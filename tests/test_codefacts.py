@@ -225,3 +225,28 @@ def test_kl_estimators_are_read_only_from_their_whole_formula(in_tmp: Path, expr
     )
     write_project(in_tmp, {"kl.py": source})
     assert sorted((facet, value) for _, facet, value, _ in _facts(in_tmp)) == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "entropy"),
+    [
+        ("-(probs * log_probs).sum(-1)", True),
+        ("-(log_probs * probs).sum(dim=-1)", True),
+        ("-torch.sum(p * torch.log(p), dim=-1)", True),
+        ("-(log_probs.exp() * log_probs).sum(-1)", True),
+        ("-(logits.softmax(-1) * logits.log_softmax(-1)).sum(-1)", True),
+        ("-(ref_probs * ref_log_probs).sum(-1)", True),
+        ("-(teacher_probs * log_probs).sum(-1)", False),  # a cross-entropy
+        ("-(logits.softmax(-1) * other.log_softmax(-1)).sum(-1)", False),
+        ("-(probs * logits).sum(-1)", False),
+        ("-(probs * log_probs).mean(-1)", False),
+        ("(probs * log_probs).sum(-1)", False),
+    ],
+)
+def test_an_entropy_is_read_only_from_the_negated_sum_of_p_log_p(in_tmp: Path, expression: str, entropy: bool) -> None:
+    source = (
+        "import torch\n\n\ndef f(logits, other, probs, log_probs, p, ref_probs, ref_log_probs, teacher_probs, log):\n"
+        f"    log({{'actor/h': {expression}}})\n"
+    )
+    write_project(in_tmp, {"h.py": source})
+    assert (("actor/h", "quantity", "entropy") in [f[:3] for f in _facts(in_tmp)]) is entropy

@@ -29,7 +29,7 @@ FILE_KEYS = (
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
     "accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step", "log-ratio",
-    "half-square", "exp-minus-one",
+    "half-square", "exp-minus-one", "entropy-sum",
 )
 
 
@@ -85,7 +85,7 @@ class LogRatios:
     def policy(self, name: str) -> str | None:
         """The policy whose log-probabilities `name` holds; an unqualified name holds the
         current policy's. None when it names no log-probabilities, or a word it cannot place."""
-        words = _words(name)
+        words = words_of(name)
         if sum(w in self.log_probs for w in words) != 1:
             return None
         owners = {self.policies.get(w) for w in words if w not in self.log_probs}
@@ -94,7 +94,7 @@ class LogRatios:
         return owners.pop() if owners else "current"
 
 
-def _words(name: str) -> list[str]:
+def words_of(name: str) -> list[str]:
     """`ref_log_probs` -> [ref, log_probs]: a name's words, `log` joined to the word after it."""
     words: list[str] = []
     for word in name.lower().split("_"):

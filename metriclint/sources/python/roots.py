@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from metriclint.model import Atom, CodeFact, ResultOf, Span
-from metriclint.sources.python import divergences
+from metriclint.sources.python import formulas
 from metriclint.sources.python.code import arguments
 from metriclint.sources.python.state import WalkState
 
@@ -45,19 +45,20 @@ class ValueReader(WalkState):
             left, right = self.roots(value.left), self.roots(value.right)
             return self.code.arithmetic(value, value.op, left, right, value.right, self.counted(value.right)) | self._divergence(value)
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
-            return self.code.negation(value, self.roots(value.operand))
+            entropy = self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
+            return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
 
     def _divergence(self, node: ast.BinOp) -> frozenset[Atom]:
-        """A KL estimator (divergences.py): a log-ratio of two named policies' log-probabilities,
+        """A KL estimator (formulas.py): a log-ratio of two named policies' log-probabilities,
         half its square, or exp(r) - 1 - r of it; the policy it compares with carries over."""
-        policies = divergences.log_ratio(node, self._first_name, self.code.knowledge.log_ratios)
+        policies = formulas.log_ratio(node, self._first_name, self.code.knowledge.log_ratios)
         if policies is not None:
-            other = divergences.compared(policies)
+            other = formulas.compared(policies)
             says = f"subtracts the {policies[1]} policy's log-probabilities from the {policies[0]} policy's"
             found = self.code.derived("log-ratio", node, ())
             return found | {self.code.fact("policy", other, node, says)} if other else found
-        for construct, ratio in (("half-square", divergences.half_square(node)), ("exp-minus-one", divergences.exp_minus_one(node, self._exp_argument))):
+        for construct, ratio in (("half-square", formulas.half_square(node)), ("exp-minus-one", formulas.exp_minus_one(node, self._exp_argument))):
             if ratio is not None:
                 atoms = self.roots(ratio)
                 found = self.code.derived(construct, node, atoms)

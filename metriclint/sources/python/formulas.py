@@ -1,10 +1,12 @@
-"""KL estimators, read off the arithmetic that makes them (rules/code/divergences.yaml).
+"""KL estimators and entropies, read off the arithmetic that makes them (rules/code/divergences.yaml,
+quantities.yaml).
 
 A difference of two policies' log-probabilities, named so (`log_probs - ref_log_probs`), is a
 log-ratio r: logged as a KL it is the k1 estimator, and it compares the current policy with
 the other one. Half its square is k2, and exp(r) - 1 - r (with r of either sign) is k3
 (Schulman, "Approximating KL Divergence", 2020). Only the whole pattern in one expression
-counts; anything else about a log-ratio says nothing.
+counts; anything else about a log-ratio says nothing. An entropy written out is the negated
+sum of probabilities times their logarithms, `-(probs * log_probs).sum(-1)`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from metriclint.knowledge.code import LogRatios
+from metriclint.knowledge.code import LogRatios, words_of
+
+_PROBABILITY_WORDS = ("p", "probs", "prob", "probabilities", "probas")
+_LOG_WORDS = ("log_p", "log_probs", "log_prob", "logp", "logps", "logprob", "logprobs", "log_ps")
 
 Names = Callable[[ast.expr], str]  # the name a value is read from, "" if none
 
@@ -64,6 +69,66 @@ def exp_minus_one(node: ast.BinOp, exponential: Callable[[ast.expr], ast.expr | 
     if ast.dump(inner) != ast.dump(other) or sign != (1 if negated else -1):
         return None
     return other
+
+
+def entropy(node: ast.UnaryOp, words: LogRatios) -> bool:
+    """`-(p * log_p).sum(-1)` or `-torch.sum(p * log_p, -1)`, the factors named or computed
+    as probabilities (`probs`, `softmax(...)`, `log_p.exp()`) and their logarithms (`log_probs`,
+    `log_softmax(...)`, `p.log()`, `torch.log(p)`), in either order."""
+    if not isinstance(node.op, ast.USub) or not isinstance(node.operand, ast.Call):
+        return False
+    total = node.operand
+    func = total.func
+    if not isinstance(func, ast.Attribute) or func.attr != "sum":
+        return False
+    product = total.args[0] if isinstance(func.value, ast.Name) and func.value.id == "torch" and total.args else func.value
+    if not isinstance(product, ast.BinOp) or not isinstance(product.op, ast.Mult):
+        return False
+    pairs = ((product.left, product.right), (product.right, product.left))
+    return any(_probability(p, logp) and _logarithm(logp, p, words) for p, logp in pairs)
+
+
+def _probability(node: ast.expr, logarithm: ast.expr) -> bool:
+    """Whether `node` is the distribution `logarithm` is the logarithm of: the same name with
+    its log-probability word swapped (`ref_probs`, `ref_log_probs`), the softmax of the same
+    logits, or the exp of the logarithm itself. `teacher_probs * log_probs` is a cross-entropy."""
+    if _method(logarithm) == "log":
+        return _same(_argument(logarithm), node)
+    if isinstance(node, ast.Name) and isinstance(logarithm, ast.Name):
+        words, log_words = node.id.lower().split("_"), words_of(logarithm.id)
+        kept = [w for w in log_words if w not in _LOG_WORDS]
+        return len(kept) == len(log_words) - 1 and words[-1] in _PROBABILITY_WORDS and words[:-1] == kept
+    if _method(node) == "exp":
+        return _same(_argument(node), logarithm)
+    return _method(node) == "softmax" and _method(logarithm) == "log_softmax" and _same(_argument(node), _argument(logarithm))
+
+
+def _logarithm(node: ast.expr, probability: ast.expr, words: LogRatios) -> bool:
+    if isinstance(node, ast.Name):
+        return words.policy(node.id) is not None
+    if _method(node) == "log":
+        return _same(_argument(node), probability)
+    return _method(node) == "log_softmax"
+
+
+def _argument(node: ast.expr) -> ast.expr | None:
+    """x in `torch.f(x, ...)` or `x.f(...)`."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    head = node.func.value
+    module = isinstance(head, ast.Name) and head.id in ("torch", "F", "functional", "np", "numpy", "math")
+    return (node.args[0] if node.args else None) if module else head
+
+
+def _same(a: ast.expr | None, b: ast.expr | None) -> bool:
+    return a is not None and b is not None and ast.dump(a) == ast.dump(b)
+
+
+def _method(node: ast.expr) -> str:
+    """The name a call ends with: `torch.log_softmax(x)` and `x.log_softmax()` -> `log_softmax`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    return ""
 
 
 def _terms(node: ast.expr, sign: int) -> list[tuple[int, ast.expr]]:
