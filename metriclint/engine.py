@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from metriclint import filters
 from metriclint.base import patterns
@@ -33,7 +33,7 @@ from metriclint.language.attribution import MetricIndex, attribute
 from metriclint.language.names import name_claims
 from metriclint.language.phrases import read
 from metriclint.language.sightings import sightings
-from metriclint.model import Binding, Claim, CodeClaim, KeyUse, Mention, ReadFailure, Report, Sighting, Span
+from metriclint.model import Binding, Claim, CodeClaim, KeyUse, Mention, ReadFailure, Reading, Report, Sighting, Span
 from metriclint.settings import Config
 from metriclint.sources import SUFFIXES, YAML, Extraction, Options
 
@@ -70,22 +70,25 @@ def collect(config: Config, progress: Progress | None = None, pause: Pause = nul
     files = discover(config.paths, config.exclude, config.root, SUFFIXES, partial(_unlisted, folders))
     files += _configured_yaml(config, partial(_unlisted, folders))
     results = extract_all(files, _settings(config, vocabulary, registry, pause), progress)
-    return _assembled(config, tuple(files), tuple(results), tuple(folders.values()), registry, vocabulary)
+    return _assembled(config, tuple(files), tuple(results), tuple(folders.values()), registry, vocabulary, _tests(files, config))
 
 
 def revise(collection: Collection, config: Config, path: Path, data: bytes) -> Collection:
     """`collection` with the file at `path` read from `data` (an editor's unsaved buffer)
     instead of the disk. Only that file is extracted again; what spans the files (the metric
-    index, the tooltip tables' bindings) is rebuilt. A file the collection lacks is added."""
+    index, the tooltip tables' bindings) is rebuilt; the metric index stays the same object
+    while the keys logged stay the same, so `check` can keep the other files' claims. A file
+    the collection lacks is added."""
     result = extract_buffer(path, data, _settings(config, collection.vocabulary, collection.registry))
     shown = display(path)
     at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
-    files, results = collection.files, collection.results
+    files, results, tests = collection.files, collection.results, collection.tests
     if at is None:
-        files, results = files + (path,), results + (result,)
+        files, results, tests = files + (path,), results + (result,), tests | _tests([path], config)
     else:
         results = results[:at] + (result,) + results[at + 1 :]
-    assembled = _assembled(config, files, results, collection.folders, collection.registry, collection.vocabulary)
+    registry, vocabulary = collection.registry, collection.vocabulary
+    assembled = _assembled(config, files, results, collection.folders, registry, vocabulary, tests, collection.index)
     return replace(assembled, buffers=(*collection.buffers, (path, data)))
 
 
@@ -100,14 +103,15 @@ def reregister(collection: Collection, config: Config, text: str) -> Collection:
         return _extracted_again(collection, config, registry, vocabulary)
     if vocabulary.facets != collection.vocabulary.facets:
         results = tuple(reread(result, partial(read, vocabulary=vocabulary)) for result in results)
-    return replace(_assembled(config, collection.files, results, collection.folders, registry, vocabulary), buffers=collection.buffers)
+    assembled = _assembled(config, collection.files, results, collection.folders, registry, vocabulary, collection.tests)
+    return replace(assembled, buffers=collection.buffers)
 
 
 def _extracted_again(collection: Collection, config: Config, registry: Registry | None, vocabulary: Vocabulary) -> Collection:
     """Every file extracted again with the registry's code knowledge: from the disk, then the
     editor's buffers on top, as `revise` took them."""
     results = tuple(extract_all(list(collection.files), _settings(config, vocabulary, registry)))
-    again = _assembled(config, collection.files, results, collection.folders, registry, vocabulary)
+    again = _assembled(config, collection.files, results, collection.folders, registry, vocabulary, collection.tests)
     for path, data in collection.buffers:
         again = revise(again, config, path, data)
     return again
@@ -126,6 +130,11 @@ def _knowledge(config: Config, registry_text: str | None = None) -> tuple[Regist
     return registry, Vocabulary(facets, cues, reach)
 
 
+def _tests(files: list[Path], config: Config) -> frozenset[str]:
+    """The test files among `files`, as shown."""
+    return frozenset(display(f) for f in files if matches(f, config.tests, config.root))
+
+
 def _declared(registry: Registry | None) -> tuple[Known, ...]:
     return registry.code if registry is not None else ()
 
@@ -141,23 +150,23 @@ def _settings(config: Config, vocabulary: Vocabulary, registry: Registry | None,
 
 def _assembled(
     config: Config, files: tuple[Path, ...], results: tuple[Result, ...], folders: tuple[ReadFailure, ...],
-    registry: Registry | None, vocabulary: Vocabulary,
+    registry: Registry | None, vocabulary: Vocabulary, tests: frozenset[str], index: MetricIndex | None = None,
 ) -> Collection:
-    """The collection of these files' results: the metric index of the keys they log, and
-    the tooltip tables bound to the known keys."""
+    """The collection of these files' results: the metric index of the keys they log (`index`
+    if it is that one already), and the tooltip tables bound to the known keys."""
     extractions = tuple(r for r in results if isinstance(r, Extraction))
     unreadable = folders + tuple(r for r in results if isinstance(r, ReadFailure))
     uses = [use for e in extractions for use in e.keys if not use.from_keyword]
     built = tuple(built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]))
     uses += built
-    index = MetricIndex(registry, [use.key for use in uses])
+    if index is None or index.registry is not registry or index.logged != {use.key for use in uses}:
+        index = MetricIndex(registry, [use.key for use in uses])
     spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
     for use in uses:
         spans.setdefault(use.key, use.span)
     names = tooltips.Names(index, spans)
     tables = [t for e in extractions for t in e.tables]
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
-    tests = frozenset(display(f) for f in files if matches(f, config.tests, config.root))
     return Collection(files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, built)
 
 
@@ -173,6 +182,16 @@ class Analysis:
     facets: tuple[str, ...]  # every facet known to the run, built-in and the registry's own
     code: tuple[CodeClaim, ...]  # what the code computes (evidence/code_claims.py), with the computing sites
     collection: Collection  # what the files hold, as `collect` found it
+    attributed: tuple[Attributed, ...] = ()  # each file's claims, for the next check after an edit
+
+
+@dataclass(frozen=True)
+class Attributed:
+    """The claims one file's texts state (or the ML900 for them), and the extraction they are of."""
+
+    extraction: Extraction | None
+    claims: tuple[Claim, ...]
+    failure: ReadFailure | None
 
 
 def analyse(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Analysis:
@@ -180,13 +199,14 @@ def analyse(config: Config, progress: Progress | None = None, pause: Pause = nul
     return check(collect(config, progress, pause), config)
 
 
-def check(collection: Collection, config: Config) -> Analysis:
+def check(collection: Collection, config: Config, previous: Analysis | None = None) -> Analysis:
     """The steps after `collect`: attribute the texts, run the checks, keep what is reported.
-    An editor server runs them again after each `revise`."""
+    An editor server runs them again after each `revise`, passing the last analysis as
+    `previous`, whose per-file work is kept where it still holds."""
     registry, index = collection.registry, collection.index
     shown, unsafe = _shown_tooltips(collection)
     mentions = _texts(collection, shown)
-    found, failed = _attributed(collection, mentions)
+    found, failed, attributed = _attributed(collection, mentions, previous)
     claims = tuple(found)
     mismatches = tuple(m for s in shown if (m := tooltips.mismatch(s, collection.names)) is not None)
 
@@ -198,7 +218,8 @@ def check(collection: Collection, config: Config) -> Analysis:
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(collection.files))
-    return Analysis(report, registry, tuple(mentions), claims, seen, tuple(sorted(collection.vocabulary.facets)), code, collection)
+    facets = tuple(sorted(collection.vocabulary.facets))
+    return Analysis(report, registry, tuple(mentions), claims, seen, facets, code, collection, attributed)
 
 
 def _texts(collection: Collection, shown: list[tooltips.Shown]) -> list[Mention]:
@@ -232,27 +253,42 @@ def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
     return tuple(c for c in code_claims(functions, calls, collection.index) if c.fact.span.path not in collection.tests)
 
 
-def _attributed(collection: Collection, mentions: list[Mention]) -> tuple[list[Claim], list[ReadFailure]]:
+def _attributed(collection: Collection, mentions: list[Mention], previous: Analysis | None) -> tuple[list[Claim], list[ReadFailure], tuple[Attributed, ...]]:
     """Every claim `mentions` state, and an ML900 for each file whose texts could not be
     attributed: a bug met in one file's texts costs that file, not the run.
 
     The mentions come as `_texts` lists them, the files' own first: those were read with their
-    files (extract/runner.py), the rest (tooltips, registry descriptions) are read here."""
-    own = [list(e.texts) for e in collection.extractions if e.texts]
-    count = sum(len(pairs) for pairs in own)
-    rest = [[(m, tuple(read(m.text, collection.vocabulary)))] for m in mentions[count:]]
+    files (extract/runner.py), the rest (tooltips, registry descriptions) are read here. A
+    file's claims depend only on its extraction and the metric index, so those of `previous`
+    are kept for every file whose extraction is the same object, if the index is too."""
+    reuse = previous is not None and previous.collection.index is collection.index
+    kept = {id(a.extraction): a for a in previous.attributed} if reuse and previous is not None else {}
+    own = tuple(
+        a if (a := kept.get(id(e))) is not None and a.extraction is e else _attribute_file(e, e.texts, collection)
+        for e in collection.extractions
+        if e.texts
+    )
+    count = sum(len(e.texts) for e in collection.extractions)
+    rest = [_attribute_file(None, [(m, tuple(read(m.text, collection.vocabulary)))], collection) for m in mentions[count:]]
     claims: list[Claim] = []
     failures: dict[str, ReadFailure] = {}
-    for pairs in own + rest:
-        if pairs[0][0].path in collection.tests:
-            continue  # a test's texts state nothing about a metric (settings.DEFAULT_TESTS)
-        try:
-            claims += [claim for m, said in pairs for claim in attribute(m, said, collection.index)]
-        except Exception as error:  # noqa: BLE001 - one file's odd text must not end the run
-            path = pairs[0][0].path
-            message = f"internal error while reading this file's texts: {type(error).__name__}: {error}; please report it"
-            failures.setdefault(path, ReadFailure(Span(path, 1, 1, 1, 1), message))
-    return claims, list(failures.values())
+    for done in own + tuple(rest):
+        claims += done.claims
+        if done.failure is not None:
+            failures.setdefault(done.failure.span.path, done.failure)
+    return claims, list(failures.values()), own
+
+
+def _attribute_file(extraction: Extraction | None, pairs: Sequence[tuple[Mention, tuple[Reading, ...]]], collection: Collection) -> Attributed:
+    """The claims of one file's texts (or of one text not from a file's extraction)."""
+    path = pairs[0][0].path
+    if path in collection.tests:
+        return Attributed(extraction, (), None)  # a test's texts state nothing about a metric (settings.DEFAULT_TESTS)
+    try:
+        return Attributed(extraction, tuple(claim for m, said in pairs for claim in attribute(m, said, collection.index)), None)
+    except Exception as error:  # noqa: BLE001 - one file's odd text must not end the run
+        message = f"internal error while reading this file's texts: {type(error).__name__}: {error}; please report it"
+        return Attributed(extraction, (), ReadFailure(Span(path, 1, 1, 1, 1), message))
 
 
 def _unlisted(folders: dict[str, ReadFailure], error: OSError) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT
 
 from metriclint import engine, settings
-from metriclint.model import ConfigError
+from metriclint.model import Claim, ConfigError, Mention
 
 DEMO_FINDING = "ML001 trainer/logging_utils.py:10 clipping=after"
 
@@ -98,3 +99,46 @@ def test_a_registry_buffer_declaring_code_knowledge_extracts_the_files_again_buf
     revised = engine.reregister(collection, config, text)
     assert revised.registry is not None and [k.pattern for k in revised.registry.code] == ["raw_norm()"]
     assert "ML006 trainer/logging_utils.py:25 clipping=after" in _findings(engine.check(revised, config))
+
+
+def _claims(analysis: engine.Analysis) -> list[str]:
+    return [f"{c.span.path}:{c.span.line} {c.metric} {c.facet}={c.value}" for c in analysis.claims]
+
+
+def test_a_check_after_an_edit_attributes_only_the_edited_files_texts(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The metric index is unchanged by an edit that logs the same keys: the other files'
+    claims are the last check's, and the result is what a check from scratch gives."""
+    config = _config()
+    collection = engine.collect(config)
+    before = engine.check(collection, config)
+    source = demo / "trainer" / "logging_utils.py"
+    revised = engine.revise(collection, config, source, source.read_bytes().replace(b"after clipping", b"before clipping"))
+    attributed: list[str] = []
+    attribute = engine.attribute
+
+    def counted(mention: Mention, *rest: Any) -> list[Claim]:
+        attributed.append(mention.path)
+        return attribute(mention, *rest)
+
+    monkeypatch.setattr(engine, "attribute", counted)
+    again = engine.check(revised, config, before)
+    assert revised.index is collection.index
+    assert set(attributed) == {"trainer/logging_utils.py", "metrics.yaml"}  # the registry's descriptions are read each time
+    monkeypatch.setattr(engine, "attribute", attribute)
+    fresh = engine.check(revised, config)
+    assert (_claims(again), again.report) == (_claims(fresh), fresh.report)
+    assert _findings(again) == []
+
+
+def test_a_check_after_an_edit_that_logs_a_new_key_attributes_every_file_again(demo: Path) -> None:
+    """A new logged key can make another file's text about it: step.py documents `max_norm`."""
+    config = _config()
+    collection = engine.collect(config)
+    before = engine.check(collection, config)
+    added = demo / "trainer" / "extra.py"
+    text = b'def log(tracker, value):\n    tracker.log({"train/max_norm": value})\n'
+    revised = engine.revise(collection, config, added, text)
+    again = engine.check(revised, config, before)
+    assert revised.index is not collection.index
+    assert "trainer/step.py:12 train/max_norm clipping=after" in _claims(again)
+    assert (_claims(again), again.report) == (_claims(engine.check(revised, config)), engine.check(revised, config).report)

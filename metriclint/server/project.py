@@ -56,7 +56,7 @@ class Project:
             else:
                 collection = engine.revise(collection, self.config, path, data)
         self.collection = collection
-        self.analysis = engine.check(collection, self.config)
+        self.analysis = engine.check(collection, self.config, self.analysis)
 
     def findings(self) -> dict[str, list[Finding]]:
         """The reported findings by shown path."""
