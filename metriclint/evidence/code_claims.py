@@ -125,10 +125,10 @@ def code_claims(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], in
             logged |= {a for a in atoms if isinstance(a, str)}
             for metric in index.for_key(key):
                 claims.update((CodeClaim(metric, fact), None) for fact in project.facts(flow.name, atoms))
-        for param in flow.params:
-            if param in logged or not project.callers[flow.name]:
-                continue
-            facts = project.parameter(flow.name, param, 0)
-            for metric in index.for_name(param) if facts else ():
-                claims.update((CodeClaim(metric, fact), None) for fact in facts)
+        if not project.callers.get(flow.name):
+            continue
+        for param in flow.params:  # the name first: most parameters name no metric, and their callers need not be followed
+            metrics = index.for_name(param) if param not in logged else ()
+            facts = project.parameter(flow.name, param, 0) if metrics else frozenset()
+            claims.update((CodeClaim(metric, fact), None) for metric in metrics for fact in facts)
     return tuple(claims)

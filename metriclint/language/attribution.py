@@ -47,6 +47,7 @@ class MetricIndex:
         # A run asks about the same few keys thousands of times (every text whose value flows
         # to `train/grad_norm`), so each answer is kept.
         self._keys: dict[str, tuple[str, ...]] = {}
+        self._names: dict[tuple[str, bool], tuple[str, ...]] = {}  # likewise every parameter named `grad_norm`
 
     def for_key(self, key: str) -> tuple[str, ...]:
         """The metrics a logged key (possibly a template) is: registered ones first."""
@@ -68,6 +69,12 @@ class MetricIndex:
         return (key,) if key in self.logged else ()
 
     def for_name(self, name: str, naming: bool = False) -> tuple[str, ...]:
+        """`_metrics_of_name`, each answer kept."""
+        if (name, naming) not in self._names:
+            self._names[name, naming] = self._metrics_of_name(name, naming)
+        return self._names[name, naming]
+
+    def _metrics_of_name(self, name: str, naming: bool) -> tuple[str, ...]:
         """The one metric a documented name (a parameter, a variable) stands for, or () if unsure.
 
         A registry alias, or a key written out in full, always counts: the registry says so. A
