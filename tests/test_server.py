@@ -106,6 +106,26 @@ async def test_fixing_the_unsaved_buffer_clears_the_diagnostic(client: LanguageC
 
 
 @pytest.mark.asyncio
+async def test_every_analysed_edit_is_answered_with_its_versioned_diagnostics(client: LanguageClient, demo: Path) -> None:
+    """An edit that changes no finding still gets its diagnostics, with the buffer's version:
+    the editor (and bench/server.py) can tell they are of the text it holds now."""
+    source = demo / "trainer" / "logging_utils.py"
+    _open(client, source)
+    await _until(lambda: _codes(client, source) == [("ML001", 9)])
+    _replace(client, source, 2, 0, "Formats", "Shapes")
+    published = await _published(client, source)
+    assert (published.version, [(d.code, d.range.start.line) for d in published.diagnostics]) == (2, [("ML001", 9)])
+
+
+async def _published(client: LanguageClient, path: Path) -> types.PublishDiagnosticsParams:
+    """The next diagnostics published for `path`."""
+    while True:
+        params = await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), TIMEOUT)
+        if params.uri == path.as_uri():
+            return params
+
+
+@pytest.mark.asyncio
 async def test_editing_the_registry_moves_the_diagnostics(client: LanguageClient, demo: Path) -> None:
     source, registry = demo / "trainer" / "logging_utils.py", demo / "metrics.yaml"
     _open(client, registry)

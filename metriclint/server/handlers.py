@@ -17,7 +17,7 @@ import logging
 import multiprocessing
 import os
 from pathlib import Path
-from typing import Any, Coroutine
+from typing import Any, Coroutine, Sequence
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -125,24 +125,37 @@ class Server(LanguageServer):
                 except Exception:  # noqa: BLE001 - the last good analysis stays; the server goes on
                     log.exception("analysing %s failed", ", ".join(map(str, buffers)))
                     self.window_show_message(types.ShowMessageParams(types.MessageType.Error, "metriclint: analysis failed; see the log"))
-            self.publish()
+            self.publish([path for buffers in by_project.values() for path in buffers])
 
     # -- diagnostics -----------------------------------------------------------------------
 
-    def publish(self) -> None:
-        """Send the diagnostics of every file whose findings changed since they were last sent;
-        a folder's config or registry errors are diagnostics of their files too."""
+    def publish(self, analysed: Sequence[Path] = ()) -> None:
+        """Send the diagnostics of every file whose findings changed since they were last sent,
+        and of each `analysed` buffer even if they did not, with its version: the editor learns
+        that they are the diagnostics of the text it holds now. A folder's config or registry
+        errors are diagnostics of their files too."""
         current: dict[str, list[types.Diagnostic]] = {}
         for project in self.projects.values():
             for path, found in project.findings().items():
                 current.setdefault(uri_of(path), []).extend(diagnostic(self.workspace, finding) for finding in found)
         for problem in (p for problems in self.problems.values() for p in problems):
             current.setdefault(uri_of(problem.path), []).append(problem_diagnostic(self.workspace, problem))
-        for uri in sorted(current.keys() | self.published.keys()):
+        versions = self.versions(analysed)
+        for uri in sorted(current.keys() | self.published.keys() | versions.keys()):
             diagnostics = current.get(uri, [])
-            if self.published.get(uri, []) != diagnostics:
-                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics))
+            if uri in versions or self.published.get(uri, []) != diagnostics:
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics, versions.get(uri)))
         self.published = current
+
+    def versions(self, paths: Sequence[Path]) -> dict[str, int | None]:
+        """The URI each of `paths` is published under, with the version of its open buffer."""
+        wanted = {path.resolve() for path in paths}
+        found: dict[str, int | None] = {uri_of(str(path)): None for path in wanted}
+        for uri, document in self.workspace.text_documents.items():
+            path = path_of(uri)
+            if path is not None and path.resolve() in wanted:
+                found[uri_of(str(path.resolve()))] = document.version
+        return found
 
     # -- what the cursor is on -------------------------------------------------------------
 
