@@ -26,6 +26,7 @@ class SourceKind(str, Enum):
     CODE = "code"  # what the code logs or computes
     REGISTRY = "registry"
     NAME = "name"  # what a key's or a value's name says (ML007)
+    LOG = "log-message"  # the words a printed or logged message puts next to a value it formats
 
     def __str__(self) -> str:
         return self.value

@@ -13,6 +13,7 @@ import tokenize
 import pytest
 from conftest import ROOT
 
+from metriclint.model import SourceKind
 from metriclint.sources import Unreadable, source_lines
 from metriclint.sources.python import cst as python_cst
 from metriclint.sources.python import walk as python
@@ -108,8 +109,9 @@ def test_the_libcst_fallback_reads_the_same_texts_at_the_same_places() -> None:
         except Unreadable:
             continue
         fallback = python_cst.extract(path.name, PythonText(data).text, Unreadable("unused"))
+        # log messages need the walk's data flow, which only the `ast` reader has
         assert sorted((m.source, m.text, m.origins) for m in fallback.mentions) == sorted(
-            (m.source, m.text, m.origins) for m in ours.mentions
+            (m.source, m.text, m.origins) for m in ours.mentions if m.source != SourceKind.LOG
         ), path
         assert [(s.codes, s.lines) for s in fallback.suppressions] == [(s.codes, s.lines) for s in ours.suppressions], path
         checked += 1

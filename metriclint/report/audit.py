@@ -17,7 +17,7 @@ from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, Sourc
 
 AGREE, CONTRADICT, SILENT = "agree", "contradict", "silent"
 # Column order of the matrix; kinds not listed follow in alphabetical order.
-SOURCE_ORDER = (SourceKind.REGISTRY, SourceKind.DOC, SourceKind.TOOLTIP, SourceKind.DOCSTRING, SourceKind.COMMENT, SourceKind.CODE)
+SOURCE_ORDER = (SourceKind.REGISTRY, SourceKind.DOC, SourceKind.TOOLTIP, SourceKind.DOCSTRING, SourceKind.COMMENT, SourceKind.LOG, SourceKind.CODE)
 CONTRADICTIONS = frozenset({"ML001", "ML002", "ML006", "ML008"})
 GAPS = ("ML004", "ML005")
 QUOTE_LIMIT = 300

@@ -8,10 +8,10 @@ import ast
 from metriclint.model import CodeFact
 from metriclint.sources.python import strings
 from metriclint.sources.python.flow import Scope
-from metriclint.sources.python.sinks import KeyRecorder
+from metriclint.sources.python.said import Messages
 
 
-class Bindings(KeyRecorder):
+class Bindings(Messages):
     """Binds each assigned name to what its value is, in the block it is assigned in."""
 
     def _visit_For(self, node: ast.For | ast.AsyncFor) -> bool:
@@ -87,6 +87,7 @@ class Bindings(KeyRecorder):
             if isinstance(name, ast.Name):
                 self.scopes[-1].bind(name.id, frozenset(), tuple(self.blocks))
                 self.scopes[-1].strings.pop(name.id, None)
+                self.scopes[-1].named.pop(name.id, None)
 
     def _visit_AugAssign(self, node: ast.AugAssign) -> bool:
         if isinstance(node.target, ast.Name):

@@ -90,19 +90,25 @@ class ValueReader(WalkState):
     def names(self, value: ast.expr) -> tuple[tuple[str, Span], ...]:
         """The names a value goes by: the variable or attribute it is read from, and the ones
         that variable was assigned from, through value-preserving steps only (float(x), x.item())."""
-        if isinstance(value, ast.Call):
-            func = value.func
-            if isinstance(func, ast.Name) and func.id in self.rules.preserving_functions and len(value.args) == 1 and not value.keywords:
-                return self.names(value.args[0])
-            if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods and not value.args:
-                return self.names(func.value)
-            return ()
+        value = self.unwrapped(value)
         if isinstance(value, ast.Name):
             return self.scopes[-1].named.get(value.id, ((value.id, self.span(value)),))
         if isinstance(value, ast.Attribute):
             end = self.text.span(self.path, value)  # the attribute's name ends the expression
             return ((value.attr, Span(self.path, end.end_line, end.end_column - len(value.attr), end.end_line, end.end_column)),)
         return ()
+
+    def unwrapped(self, value: ast.expr) -> ast.expr:
+        """The value under its value-preserving steps: `float(x.item())` is `x`."""
+        while isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Name) and func.id in self.rules.preserving_functions and len(value.args) == 1 and not value.keywords:
+                value = value.args[0]
+            elif isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods and not value.args:
+                value = func.value
+            else:
+                break
+        return value
 
     def counted(self, divisor: ast.expr) -> bool:
         """Whether a divisor is a number of items: `len(...)`, or a name counted up in a loop."""

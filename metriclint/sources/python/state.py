@@ -9,12 +9,13 @@ layer's `_visit_X` methods join the dispatch simply by being defined.
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Hashable
 
 from metriclint.knowledge.code import Known, knowledge
 from metriclint.model import CallFlow, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources.python.code import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
+from metriclint.sources.python.messages import Field
 from metriclint.sources.python.prose import Prose
 from metriclint.sources.python.tables import Tables
 from metriclint.sources.python.text import Literal, PythonText
@@ -37,9 +38,11 @@ class WalkState:
         }
 
     def __init__(
-        self, path: str, rules: FlowRules, text: PythonText, module: ast.Module, prometheus: bool = False, code: tuple[Known, ...] = ()
+        self, path: str, rules: FlowRules, text: PythonText, module: ast.Module, prometheus: bool = False, code: tuple[Known, ...] = (),
+        message_functions: frozenset[str] = frozenset(),
     ) -> None:
         self.path, self.rules, self.text, self.tree, self.prometheus = path, rules, text, module, prometheus
+        self.message_functions = message_functions  # the project's own logging helpers print messages too
         self.tables = Tables(path, text)
         self.code = CodeReader(path, module, text, knowledge(code))
         self.module = self.code.module
@@ -54,6 +57,8 @@ class WalkState:
         self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
         self.literals: list[ast.AST] = []  # every string literal, for finding the comments
         self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
+        self.waiting: list[tuple[Field, Hashable]] = []  # message fields, by the handle of the value each formats (said.py)
+        self.logged_as: dict[Hashable, list[str]] = {}  # a value's handle -> the keys it is logged under
 
     def string(self, name: str) -> tuple[str, ...] | None:
         """The strings `name` may be here: bound in this function, else at module level."""

@@ -39,7 +39,9 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
     rules = flow_rules()
     if log_functions:
         rules = replace(rules, log_functions=rules.log_functions | log_functions)
-    collector = _Collector(path, rules, text, module, prometheus=b"prometheus_client" in source, code=code)
+    collector = _Collector(
+        path, rules, text, module, prometheus=b"prometheus_client" in source, code=code, message_functions=log_functions
+    )
     try:
         collector.read()
     except RecursionError:
@@ -65,6 +67,7 @@ class _Collector(Bindings):
         for statement in self.tree.body:
             self.visit(statement)
         self._summarize(self.scopes[0])
+        self.said()
         found = self.text.comments(self.literals)
         for comment in found:
             self.prose.comment(comment)
@@ -161,6 +164,7 @@ class _Collector(Bindings):
         return False
 
     def _visit_Return(self, node: ast.Return) -> bool:
+        self.returned_message(node)
         returns = self.scopes[-1].returns
         value = node.value
         parts = list(enumerate(value.elts)) if isinstance(value, ast.Tuple) else [(None, value)]

@@ -1,0 +1,64 @@
+"""What log messages say, for the walk: the words next to each value a message formats
+(messages.py), kept for the values that are also logged under a key.
+
+A message speaks for a metric only where its value demonstrably is the logged one: the same
+binding of a local (the assignment the walk last met for that name, `Scope.named`), a parameter
+not rebound, or `self.attr` logged by a method of the same class. A line about a local that is
+never logged, or that was rebound since, says nothing about any metric. Which keys a value
+reaches is known only at the end of the file, so the fields wait until then (`said`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Hashable
+
+from metriclint.model import Span
+from metriclint.sources.python.messages import Field, call_messages, message_fields, message_rules
+from metriclint.sources.python.sinks import KeyRecorder
+
+
+class Messages(KeyRecorder):
+    """Collects message fields and the keys each value is logged under, by the value's handle."""
+
+    def _visit_Call(self, node: ast.Call) -> bool:
+        super()._visit_Call(node)
+        self._wait(call_messages(node, self.text, self.message_functions))
+        return True
+
+    def returned_message(self, node: ast.Return) -> None:
+        """`return f"..."` in `__str__`/`__repr__`: the object describes its own fields."""
+        function = self.scopes[-1].name.rsplit(".", 1)[-1] if len(self.scopes) > 1 else ""
+        if node.value is not None and function in message_rules().describers:
+            self._wait(message_fields(node.value, self.text))
+
+    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool) -> None:
+        super()._record_key(key, span, value, from_keyword)
+        handle = self._handle(value)
+        if handle is not None:
+            self.logged_as.setdefault(handle, []).append(key)
+
+    def _wait(self, fields: list[Field]) -> None:
+        for field in fields:
+            handle = self._handle(field.value)
+            if handle is not None:
+                self.waiting.append((field, handle))
+
+    def _handle(self, value: ast.expr) -> Hashable | None:
+        """What identifies a value across the lines of one file, or None when nothing does."""
+        value = self.unwrapped(value)
+        scope = self.scopes[-1]
+        if isinstance(value, ast.Name):
+            if value.id in scope.named:
+                return ("local", scope.name, scope.named[value.id][0])
+            return ("param", scope.name, value.id) if value.id in scope.params else None
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self" and self.classes:
+            return ("self", ".".join(self.classes), value.attr)
+        return None
+
+    def said(self) -> None:
+        """Each waiting field whose value is logged becomes a text about the keys it is logged under."""
+        for field, handle in self.waiting:
+            logged = self.logged_as.get(handle)
+            if logged:
+                self.prose.log_message(field.text, field.line, field.column, tuple(dict.fromkeys(logged)))

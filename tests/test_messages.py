@@ -1,0 +1,70 @@
+"""Log messages: which words of a message speak for each value it formats (rules/log_messages.yaml)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+import yaml
+
+from metriclint.base.builtin import rules_dir
+from metriclint.model import SourceKind
+from metriclint.sources import python
+from metriclint.sources.python.messages import message_fields
+from metriclint.sources.python.text import PythonText
+
+EXAMPLES = yaml.safe_load((rules_dir() / "log_messages.yaml").read_text(encoding="utf-8"))["examples"]
+
+
+def _fields(message: str) -> dict[str, str]:
+    source = f"x = {message}\n"
+    text = PythonText(source.encode())
+    statement = text.parse().body[0]
+    assert isinstance(statement, ast.Assign)
+    found = {}
+    for field in message_fields(statement.value, text):
+        written = source.splitlines()[field.line - 1][field.column - 1 : field.column - 1 + len(field.text)]
+        # the text is the file's own characters, the field blanked out: every offset lands on what is written
+        assert all(a == b for a, b in zip(field.text, written) if a != " ")
+        found[ast.unparse(field.value)] = " ".join(field.text.split())
+    return found
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e["message"] for e in EXAMPLES])
+def test_rule_file_example(example: dict[str, object]) -> None:
+    expected = {name: words for name, words in dict(example["fields"]).items() if words}  # type: ignore[call-overload]
+    assert _fields(str(example["message"])) == expected
+
+
+def test_the_examples_show_both_sides() -> None:
+    assert any(e["fields"] for e in EXAMPLES) and any(not all(e["fields"].values()) for e in EXAMPLES)
+
+
+@pytest.mark.parametrize(
+    "message",
+    ['f"a {x} " f"b {y}"', 'f"{x:>{width}} GB"', '"%*d GB" % (w, x)', '"%(x)s GB" % d', 'f"""{x} GB"""', '"{0.attr} GB".format(x)'],
+)
+def test_a_message_not_read_whole_gives_nothing(message: str) -> None:
+    assert _fields(message) == {}
+
+
+CODE = '''import logging
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+def step(tracker, tokens):
+    used = torch.cuda.memory_allocated() / 2**30
+    tracker.log({"perf/used": used})
+    logger.info(f"{used:.1f} GiB in use")
+    other = tokens * 2
+    logger.info(f"{other} GiB spare")
+    used = 0
+    print(f"{used} GB free")
+'''
+
+
+def test_a_message_speaks_for_a_value_only_where_that_value_is_logged() -> None:
+    mentions = [m for m in python.extract("t.py", CODE.encode()).mentions if m.source == SourceKind.LOG]
+    assert [(m.origins, " ".join(m.text.split()), m.flows_to) for m in mentions] == [(((10, 19),), "GiB in use", ("perf/used",))]
