@@ -20,7 +20,7 @@ from metriclint import filters
 from metriclint.base import patterns
 from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
-from metriclint.evidence.built_keys import built_keys
+from metriclint.evidence.built_keys import built_keys, read_back
 from metriclint.evidence.code_claims import code_claims
 from metriclint.extract.discover import discover
 from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, reread
@@ -53,7 +53,7 @@ class Collection:
     tests: frozenset[str] = frozenset()  # the test files, as shown: counted, but they state nothing
     results: tuple[Result, ...] = ()  # one per file of `files`, in order: what `revise` replaces one of
     folders: tuple[ReadFailure, ...] = ()  # the folders that could not be listed
-    built: tuple[KeyUse, ...] = ()  # keys made by calls that pass a string to a key template (evidence/built_keys.py)
+    built: tuple[KeyUse, ...] = ()  # keys made by calls that pass a string to a key template, and keys read back that a logged template covers (evidence/built_keys.py)
     buffers: tuple[tuple[Path, bytes], ...] = ()  # the files `revise` read from an editor's buffer, latest last
 
     @property
@@ -158,6 +158,7 @@ def _assembled(
     unreadable = folders + tuple(r for r in results if isinstance(r, ReadFailure))
     uses = [use for e in extractions for use in e.keys if not use.from_keyword]
     built = tuple(built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]))
+    built += tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *built])))
     uses += built
     if index is None or index.registry is not registry or index.logged != {use.key for use in uses}:
         index = MetricIndex(registry, [use.key for use in uses])

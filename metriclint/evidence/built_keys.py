@@ -32,6 +32,23 @@ def built_keys(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> 
                     yield KeyUse(key, call.span)
 
 
+def read_back(reads: Iterable[KeyUse], logged: Iterable[KeyUse]) -> Iterator[KeyUse]:
+    """Keys the code reads back from a dict that a logged template covers: the template's own
+    series, written out. `{f"perf/{name}_time": s for name, s in timers.items()}` logs a
+    timer's totals under names the code cannot see; `stats["perf/log_probs_time"]` read from
+    it names one of them. A read-back key that no logged template covers stays unknown: a
+    dict of settings or of tensors is read the same way."""
+    written = {use.key for use in logged}
+    templates = [key for key in written if keys.is_template(key) and not keys.too_generic(key)]
+    by_section: dict[str, list[str]] = {}
+    for template in templates:
+        by_section.setdefault(template.split("/", 1)[0], []).append(template)
+    for use in reads:
+        candidates = by_section.get(use.key.split("/", 1)[0], ())
+        if use.key not in written and any(keys.same_metric(template, use.key) for template in candidates):
+            yield use
+
+
 def _given(flow: FunctionFlow, call: CallFlow) -> dict[str, tuple[str, ...]]:
     """The strings this call passes for each parameter of `flow`, by keyword or position."""
     found = {}

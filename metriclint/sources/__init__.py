@@ -36,6 +36,9 @@ class Extraction:
     tables: tuple[TooltipTable, ...] = ()  # resolved against the known keys later (language/tooltips.py)
     functions: tuple[FunctionFlow, ...] = ()  # for code evidence across modules (evidence/code_claims.py)
     calls: tuple[CallFlow, ...] = ()
+    # keys the code reads back from a dict (`d["perf/x_time"]`, `"perf/x_time" in d`): logged
+    # when a template the code logs covers them (evidence/built_keys.py)
+    reads: tuple[KeyUse, ...] = ()
 
     @property
     def mentions(self) -> tuple[Mention, ...]:

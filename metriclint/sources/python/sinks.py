@@ -92,4 +92,24 @@ class KeyRecorder(ValueReader):
     def _visit_Call(self, node: ast.Call) -> bool:
         self._call_flow(node)
         self._log_call(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and node.args:
+            self._read_back(node.args[0])
         return True
+
+    def _visit_Subscript(self, node: ast.Subscript) -> bool:
+        if isinstance(node.ctx, ast.Load):
+            self._read_back(node.slice)
+        return True
+
+    def _visit_Compare(self, node: ast.Compare) -> bool:
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            self._read_back(node.left)
+        return True
+
+    def _read_back(self, node: ast.expr) -> None:
+        """`d["perf/log_probs_time"]`, `d.get(...)`, `"..." in d`: a key read back from a dict of
+        metrics is one the code logs when a logged template covers it, such as the
+        `perf/{name}_time` a timer's totals are logged under (evidence/built_keys.py)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and keys.looks_like_key(node.value):
+            self.reads.append(KeyUse(node.value, self.span(node)))

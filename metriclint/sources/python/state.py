@@ -48,6 +48,7 @@ class WalkState:
         self.module = self.code.module
         self.prose = Prose(path)
         self.keys: list[KeyUse] = []
+        self.reads: list[KeyUse] = []  # keys read back from a dict (sinks.py)
         self.scopes: list[Scope] = [Scope(f"{self.module}.<module>", body=())]
         self.classes: list[str] = []
         self.blocks: list[int] = []

@@ -54,6 +54,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
         tables=collector.tables.read(module),
         functions=tuple(collector.functions),
         calls=tuple(collector.calls),
+        reads=tuple(collector.reads),
     )
 
 
