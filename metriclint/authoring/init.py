@@ -58,11 +58,12 @@ def draft(analysis: Analysis) -> list[Entry]:
 
 
 def drafted_keys(collection: Collection) -> list[str]:
-    """The keys some code outside the tests logs a measurement under, that a registry can hold."""
+    """The keys some code outside the tests logs a measurement under, that a registry can hold:
+    written in the code, or built across calls and read back (the concrete series beside the
+    template that covers them, so each can get its own description)."""
     return sorted({
         use.key
-        for e in collection.extractions
-        for use in e.keys
+        for use in collection.uses
         if use.measured and not use.from_keyword and use.span.path not in collection.tests and keys.registrable(use.key)
     })
 
