@@ -95,6 +95,7 @@ class Bindings(Messages):
             left = scope.roots(name)
             atoms = self.code.arithmetic(node, node.op, left, self.roots(node.value), node.value, self.counted(node.value))
             held = scope.carries.get(name)
+            self.compose(name, node.value, extend=isinstance(node.op, ast.Add))
             if isinstance(node.op, ast.Add) and scope.loops and held is not None and scope.loops[-1] not in held[1]:
                 atoms |= self.code.derived("accumulation", node, atoms)  # a total kept across the iterations
                 if isinstance(node.value, ast.Constant) and node.value.value == 1:
@@ -117,6 +118,7 @@ class Bindings(Messages):
         if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
             self.tables.dict_table(target.id, value)
         if isinstance(target, ast.Name):
+            self.compose(target.id, value, extend=False)
             if not (len(self.scopes) == 1 and self.classes):  # a class attribute is no module name
                 scope.bind_strings(target.id, strings.values(value, self.string), path)
                 self._bind_collection(scope, target.id, strings.literal_collection(value))

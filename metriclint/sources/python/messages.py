@@ -67,20 +67,33 @@ class _Slot:
     value: ast.expr | None  # None: the argument it formats cannot be told
 
 
-def call_messages(call: ast.Call, text: PythonText, extra_functions: frozenset[str] = frozenset()) -> list[Field]:
-    """The fields of the messages a call prints or logs; [] when it is no printing or logging call."""
+def prints(call: ast.Call, extra_functions: frozenset[str] = frozenset()) -> str | None:
+    """Whether a call prints or logs its arguments as messages: "logs" for a logger's method
+    (whose arguments after a `%`-format fill it), "prints" for a printing function, else None."""
     rules = message_rules()
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    logs = isinstance(func, ast.Attribute) and name in rules.methods and _logger(func.value, rules.receivers)
-    if not (logs or name in rules.functions or name in extra_functions):
-        return []
+    if isinstance(func, ast.Attribute) and name in rules.methods and _logger(func.value, rules.receivers):
+        return "logs"
+    return "prints" if name in rules.functions or name in extra_functions else None
+
+
+def call_messages(call: ast.Call, text: PythonText, extra_functions: frozenset[str] = frozenset()) -> list[Field]:
+    """The fields of the messages a call prints or logs; [] when it is no printing or logging call."""
+    kind = prints(call, extra_functions)
     positional = [a for a in call.args if not isinstance(a, ast.Starred)]
-    if len(positional) != len(call.args):
+    if kind is None or len(positional) != len(call.args):
         return []
-    if logs and positional and isinstance(positional[0], ast.Constant) and len(positional) > 1:
+    if kind == "logs" and positional and isinstance(positional[0], ast.Constant) and len(positional) > 1:
         return percent_fields(positional[0], positional[1:], text)  # logger.info("%.1f GB", x): formatted lazily
     return [f for argument in positional for f in message_fields(argument, text)]
+
+
+def summands(node: ast.expr) -> list[ast.expr]:
+    """The parts of a string put together with `+`: `" a " + f"{x} GB"` -> both."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return summands(node.left) + summands(node.right)
+    return [node]
 
 
 def message_fields(node: ast.expr, text: PythonText) -> list[Field]:
@@ -211,29 +224,44 @@ def _percent_slots(written: str) -> list[tuple[int, int]] | None:
 
 def _fields(token: Literal, slots: list[_Slot]) -> list[Field]:
     """Each slot's words: back to the separator before it and on to the one after it, never
-    into the gap to a neighbour that no separator parts from it."""
-    written, separators = token.text, message_rules().separators
+    into the gap to a neighbour that nothing parts from it."""
+    written = token.text
     fields = []
     for index, slot in enumerate(slots):
         if slot.value is None:
             continue
         before_from = slots[index - 1].end if index else 0
         after_to = slots[index + 1].start if index + 1 < len(slots) else len(written)
-        start = _after_last(written, before_from, slot.start, separators, shared=index > 0)
-        end = _before_first(written, slot.end, after_to, separators, shared=index + 1 < len(slots))
+        cut = _cut(written, before_from, slot.start, backwards=True)
+        start = cut if cut is not None else (slot.start if index else before_from)
+        cut = _cut(written, slot.end, after_to, backwards=False)
+        end = cut if cut is not None else (slot.end if index + 1 < len(slots) else after_to)
         words = written[start : slot.start] + " " * (slot.end - slot.start) + written[slot.end : end]
         if words.strip():
             fields.append(Field(slot.value, words, token.line, token.content_column + start))
     return fields
 
 
-def _after_last(written: str, start: int, end: int, separators: tuple[str, ...], shared: bool) -> int:
-    """Where the words before a field begin: after the last separator in `written[start:end]`;
-    with no separator there, a gap shared with the field before gives none."""
-    cut = max((written.rfind(s, start, end) + len(s) for s in separators if written.rfind(s, start, end) != -1), default=-1)
-    return cut if cut != -1 else (end if shared else start)
-
-
-def _before_first(written: str, start: int, end: int, separators: tuple[str, ...], shared: bool) -> int:
-    cut = min((found for s in separators if (found := written.find(s, start, end)) != -1), default=-1)
-    return cut if cut != -1 else (start if shared else end)
+def _cut(written: str, start: int, end: int, backwards: bool) -> int | None:
+    """Where a field's words stop in `written[start:end]`, read away from the field: at a
+    separator, or at a bracket that opens or closes an aside the field is not in (`GB (step=`);
+    a bracket closed within the words is part of them (`per GPU (TFLOP/s/GPU):`). None: nothing
+    parts them."""
+    rules = message_rules()
+    away, toward = (")]", "([") if backwards else ("([", ")]")  # brackets met in reading order
+    stack: list[tuple[str, int]] = []
+    for i in range(end - 1, start - 1, -1) if backwards else range(start, end):
+        for separator in rules.separators:
+            at = i - len(separator) + 1 if backwards else i
+            if at >= start and at + len(separator) <= end and written.startswith(separator, at):
+                return i + 1 if backwards else i
+        char = written[i]
+        if char in away:
+            stack.append((toward[away.index(char)], i))
+        elif char in toward:
+            if not stack or stack[-1][0] != char:
+                return i + 1 if backwards else i
+            stack.pop()
+    if stack:
+        return stack[0][1] + 1 if backwards else stack[0][1]
+    return None

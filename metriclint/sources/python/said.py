@@ -11,10 +11,11 @@ reaches is known only at the end of the file, so the fields wait until then (`sa
 from __future__ import annotations
 
 import ast
-from typing import Hashable
+from typing import Any
 
+from metriclint.base import keys
 from metriclint.model import Span
-from metriclint.sources.python.messages import Field, call_messages, message_fields, message_rules
+from metriclint.sources.python.messages import Field, call_messages, message_fields, message_rules, prints, summands
 from metriclint.sources.python.sinks import KeyRecorder
 
 
@@ -24,7 +25,29 @@ class Messages(KeyRecorder):
     def _visit_Call(self, node: ast.Call) -> bool:
         super()._visit_Call(node)
         self._wait(call_messages(node, self.text, self.message_functions))
+        if prints(node, self.message_functions):
+            for argument in node.args:
+                if isinstance(argument, ast.Name):
+                    self.waiting += self.composing.pop((self.scopes[-1].name, argument.id), [])
         return True
+
+    def compose(self, name: str, value: ast.expr, extend: bool) -> None:
+        """`line = f"..."`, `line += f" {x:.1f} GB |"`: a message put together in a variable (as
+        Megatron builds its log line), said when the variable is printed in the same function.
+        Each field is identified where it is written: the value it formats then."""
+        found = [
+            (field, handle)
+            for part in summands(value)
+            for field in message_fields(part, self.text)
+            if (handle := self._handle(field.value)) is not None
+        ]
+        where = (self.scopes[-1].name, name)
+        if extend:
+            self.composing.setdefault(where, []).extend(found)
+        elif found:
+            self.composing[where] = found
+        else:
+            self.composing.pop(where, None)
 
     def returned_message(self, node: ast.Return) -> None:
         """`return f"..."` in `__str__`/`__repr__`: the object describes its own fields."""
@@ -44,10 +67,12 @@ class Messages(KeyRecorder):
             if handle is not None:
                 self.waiting.append((field, handle))
 
-    def _handle(self, value: ast.expr) -> Hashable | None:
+    def _handle(self, value: ast.expr) -> tuple[Any, ...] | None:
         """What identifies a value across the lines of one file, or None when nothing does."""
         value = self.unwrapped(value)
         scope = self.scopes[-1]
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, str):
+            return ("key", value.slice.value) if keys.looks_like_key(value.slice.value) else None  # `metrics["train/loss"]` is that metric
         if isinstance(value, ast.Name):
             if value.id in scope.named:
                 return ("local", scope.name, scope.named[value.id][0])
@@ -59,6 +84,6 @@ class Messages(KeyRecorder):
     def said(self) -> None:
         """Each waiting field whose value is logged becomes a text about the keys it is logged under."""
         for field, handle in self.waiting:
-            logged = self.logged_as.get(handle)
+            logged = [handle[1]] if handle[0] == "key" else self.logged_as.get(handle)
             if logged:
                 self.prose.log_message(field.text, field.line, field.column, tuple(dict.fromkeys(logged)))

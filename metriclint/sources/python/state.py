@@ -9,7 +9,7 @@ layer's `_visit_X` methods join the dispatch simply by being defined.
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable, ClassVar, Hashable
+from typing import Any, Callable, ClassVar
 
 from metriclint.knowledge.code import Known, knowledge
 from metriclint.model import CallFlow, FunctionFlow, KeyUse, ResultOf, Span
@@ -58,8 +58,9 @@ class WalkState:
         self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
         self.literals: list[ast.AST] = []  # every string literal, for finding the comments
         self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
-        self.waiting: list[tuple[Field, Hashable]] = []  # message fields, by the handle of the value each formats (said.py)
-        self.logged_as: dict[Hashable, list[str]] = {}  # a value's handle -> the keys it is logged under
+        self.waiting: list[tuple[Field, tuple[Any, ...]]] = []  # message fields, by the handle of the value each formats (said.py)
+        self.composing: dict[tuple[str, str], list[tuple[Field, tuple[Any, ...]]]] = {}  # (function, variable) -> a message put together in it
+        self.logged_as: dict[tuple[Any, ...], list[str]] = {}  # a value's handle -> the keys it is logged under
 
     def string(self, name: str) -> tuple[str, ...] | None:
         """The strings `name` may be here: bound in this function, else at module level."""
