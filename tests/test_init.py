@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, copy_fixture, finding_lines, invoke
+from conftest import FIXTURES, copy_fixture, finding_lines, invoke, write_project
 
 from metriclint.knowledge import registry
 from metriclint.knowledge.vocabulary import load_builtin
@@ -121,3 +121,20 @@ def test_init_drafts_built_keys_beside_their_templates(fixture: str, drafted: li
     assert invoke("init", ".").exit_code == 0
     loaded, _ = registry.load(tmp_path / "project" / "metrics.yaml", "metrics.yaml", load_builtin()[0])
     assert [key for key in loaded.metrics if key.startswith("perf/") and "time" in key] == drafted
+
+
+def test_a_key_built_at_a_call_is_drafted_with_what_its_template_computes(in_tmp: Path) -> None:
+    """The docs call the series the process RSS; the helper that logs its template reads the
+    whole system's memory: the draft writes the code's value, with the docs as the other side."""
+    write_project(in_tmp, {
+        "memory.py": (
+            "import psutil\n\n\ndef log_memory(tracker, label):\n"
+            "    used = psutil.virtual_memory().used / 1e9\n"
+            '    tracker.log({f"perf/memory_{label}_gb": used})\n\n\n'
+            'def after_step(tracker):\n    log_memory(tracker, "after_step")\n'
+        ),
+        "docs/metrics.md": "| Metric | Meaning |\n|---|---|\n| `perf/memory_after_step_gb` | process RSS after the step, in GB |\n",
+    })
+    assert invoke("init", ".").exit_code == 0
+    loaded, _ = registry.load(in_tmp / "metrics.yaml", "metrics.yaml", load_builtin()[0])
+    assert {f: s.value for f, s in loaded.metrics["perf/memory_after_step_gb"].semantics.items()}["memory"] == "system"

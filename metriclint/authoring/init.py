@@ -52,7 +52,7 @@ def draft(analysis: Analysis) -> list[Entry]:
     for code in analysis.code:
         facts[code.metric].append(code.fact)
     for key, entry in entries.items():
-        _add_semantics(entry, claims[key], facts[key])
+        _add_semantics(entry, claims[key], _computing(facts, key))
     _add_descriptions(entries, mentions, claims, collection)
     return list(entries.values())
 
@@ -77,6 +77,13 @@ def _add_semantics(entry: Entry, claims: list[Claim], facts: list[CodeFact]) -> 
             entry.semantics[facet] = settled.value
         if settled.disagreement:
             entry.disputes[facet] = settled.disagreement
+
+
+def _computing(facts: dict[str, list[CodeFact]], key: str) -> list[CodeFact]:
+    """What the code computes for a key: its own facts and those of the keys that can name the
+    same series. A key a call builds (`perf/cpu_memory_after_offload_gb`) is computed by the code
+    that logs its template (`perf/cpu_memory_{label}_gb`), whose facts are the template's."""
+    return [fact for metric, found in facts.items() if keys.same_metric(metric, key) for fact in found]
 
 
 def _add_aliases(entries: dict[str, Entry], mentions: list[Mention]) -> None:
