@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from metriclint import filters
-from metriclint.base import patterns
+from metriclint.base import keys, patterns
 from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
 from metriclint.evidence.built_keys import built_keys, read_back
@@ -157,8 +157,9 @@ def _assembled(
     extractions = tuple(r for r in results if isinstance(r, Extraction))
     unreadable = folders + tuple(r for r in results if isinstance(r, ReadFailure))
     uses = [use for e in extractions for use in e.keys if not use.from_keyword]
-    built = tuple(built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]))
-    built += tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *built])))
+    made = list(built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]))
+    built = tuple(use for use in made if not keys.too_generic(use.key))
+    built += tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
     uses += built
     if index is None or index.registry is not registry or index.logged != {use.key for use in uses}:
         index = MetricIndex(registry, [use.key for use in uses])

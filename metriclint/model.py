@@ -251,7 +251,7 @@ class FunctionFlow:
     bound: bool  # a method called through `self.`: the first parameter is not passed
     sinks: tuple[tuple[str, frozenset[Atom]], ...]  # (logged key, what the value may be)
     returns: tuple[tuple[int | None, frozenset[Atom]], ...]  # (tuple element or None, atoms)
-    templates: tuple[str, ...] = ()  # logged keys built from a parameter: `perf/{name}_time`
+    templates: tuple[str, ...] = ()  # logged keys built from a parameter: `perf/{name}_time`, `{section}/{key}`
 
 
 @dataclass(frozen=True, slots=True)

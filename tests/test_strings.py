@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from metriclint.evidence.built_keys import read_back
+from metriclint.model import KeyUse, Span
 from metriclint.sources import python
 
 PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 0}\nPREFIX = "train/"\n\n\ndef f(x, name, items):\n'
@@ -39,3 +41,10 @@ def test_a_call_passes_strings_for_the_callee_key_template() -> None:
     (flow,) = [f for f in extraction.functions if f.templates]
     assert flow.templates == ("perf/{phase}_time",)
     assert [c.texts for c in extraction.calls] == [((1, ("rollout",)),)]
+
+
+def test_a_key_read_back_counts_only_where_a_logged_template_with_a_fixed_section_covers_it() -> None:
+    span = Span("t.py", 1, 1, 1, 2)
+    logged = [KeyUse(key, span) for key in ("perf/{name}_time", "rollout/{key}", "{section}/{key}", "eval/accuracy")]
+    reads = [KeyUse(key, span) for key in ("perf/log_probs_time", "perf/log_probs_budget", "rollout/entropy", "train/entropy", "eval/accuracy")]
+    assert [use.key for use in read_back(reads, logged)] == ["perf/log_probs_time", "rollout/entropy"]

@@ -20,6 +20,8 @@ from metriclint.sources.python.strings import MAX_VALUES
 
 
 def built_keys(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> Iterator[KeyUse]:
+    """Every key a call makes by passing strings for a template's placeholders; one still too
+    generic to name a metric (`rollout/{key}`) is for `read_back` only."""
     project = Project((f for f in functions if f.templates), ())
     for call in calls:
         flow = project.resolve(call.callee) if call.texts else None
@@ -28,18 +30,19 @@ def built_keys(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> 
         given = _given(flow, call)
         for template in flow.templates:
             for key in _filled(template, given):
-                if not keys.too_generic(key):
-                    yield KeyUse(key, call.span)
+                yield KeyUse(key, call.span)
 
 
 def read_back(reads: Iterable[KeyUse], logged: Iterable[KeyUse]) -> Iterator[KeyUse]:
     """Keys the code reads back from a dict that a logged template covers: the template's own
     series, written out. `{f"perf/{name}_time": s for name, s in timers.items()}` logs a
     timer's totals under names the code cannot see; `stats["perf/log_probs_time"]` read from
-    it names one of them. A read-back key that no logged template covers stays unknown: a
+    it names one of them. A template made at a call counts even when it is only placeholders
+    after its section: `gather("rollout", stats)` logging `{f"{section}/{key}": v ...}` makes
+    `rollout/{key}`, and a `"rollout/log_probs"` read back is one of its series. A read-back key that no logged template covers stays unknown: a
     dict of settings or of tensors is read the same way."""
     written = {use.key for use in logged}
-    templates = [key for key in written if keys.is_template(key) and not keys.too_generic(key)]
+    templates = [key for key in written if keys.is_template(key) and not keys.is_template(key.split("/", 1)[0])]
     by_section: dict[str, list[str]] = {}
     for template in templates:
         by_section.setdefault(template.split("/", 1)[0], []).append(template)

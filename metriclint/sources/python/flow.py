@@ -57,6 +57,7 @@ class Scope:
     named: dict[str, tuple[tuple[str, Span], ...]] = field(default_factory=dict)  # name -> the names its value went by
     loops: list[int] = field(default_factory=list)  # ids of the bodies of the loops the walk is in
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
+    generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
 
     def roots(self, name: str) -> frozenset[Atom]:
@@ -92,5 +93,5 @@ class Scope:
         kept = self.kept
         sinks = tuple((key, kept(atoms)) for key, atoms in self.sinks if kept(atoms))
         returns = tuple((element, kept(atoms)) for element, atoms in self.returns.items() if kept(atoms))
-        templates = tuple(dict.fromkeys(key for key, _ in self.sinks if any(f"{{{p}}}" in key for p in self.params)))
+        templates = tuple(dict.fromkeys([*(key for key, _ in self.sinks if any(f"{{{p}}}" in key for p in self.params)), *self.generic]))
         return FunctionFlow(self.name, self.params, self.bound, sinks, returns, templates) if self.params or sinks or returns else None

@@ -46,12 +46,13 @@ class KeyRecorder(ValueReader):
 
     def sink(self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False) -> None:
         for key in self._keys(key_node):
-            if keys.too_generic(key):
-                continue
             shaped = keys.looks_like_key(key)
             if (require_key_shape and not shaped) or (only_unshaped and shaped):
                 continue
-            self._record_key(key, self.span(key_node), value, from_keyword=False)
+            if not keys.too_generic(key):
+                self._record_key(key, self.span(key_node), value, from_keyword=False)
+            elif any(f"{{{param}}}" in key for param in self.scopes[-1].params):
+                self.scopes[-1].generic.append(key)  # `{section}/{name}`: what a caller passes may pin its section
 
     def _keys(self, node: ast.expr) -> tuple[str, ...]:
         """The keys a key expression may be (strings.py); an unknown part is a `{name}` placeholder."""
