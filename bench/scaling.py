@@ -33,9 +33,6 @@ from pathlib import Path
 
 from run import Run, Sample, measure
 
-_CONFIG = "[tool.metriclint]\nmax-file-size = 134_217_728\n"  # room for the largest files
-
-
 def _registry(root: Path, n: int) -> None:
     """N metrics in 100 sections, each logged by its own function in files of 100."""
     entries = ["version: 1", "metrics:"]
@@ -155,7 +152,6 @@ def scenario(name: str, scale: float, repeat: int) -> None:
     for size in (0, *(int(s * scale) for s in sizes)):
         with tempfile.TemporaryDirectory(prefix=f"metriclint-scaling-{name}-") as scratch:
             tree = Path(scratch)
-            (tree / "metriclint.toml").write_text(_CONFIG, encoding="utf-8")
             generate(tree, size)
             cold, warm = timed(tree, max(repeat, 3) if size == 0 else repeat)  # the base of every ratio
         rows.append((size, cold, warm))
