@@ -1,0 +1,313 @@
+"""Fuzz targets: generated Python, Markdown, Grafana dashboards, JSON, JS, TS, registries and
+whole projects, shaped like what metriclint reads so that its parsers' deep paths are taken,
+with odd pieces mixed in. Whatever comes in, a source gives its texts or says why not (ML900),
+every phrase is reported where the file writes it, a registry is loaded or its problems
+listed, and a run ends with an exit status and its report, never a traceback.
+
+Each target runs a few examples in the normal suite; `METRICLINT_FUZZ=N` runs N per target:
+
+    METRICLINT_FUZZ=2000 python -m pytest tests/test_fuzz.py -p no:randomly
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from conftest import invoke
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from metriclint.knowledge import registry as registry_module
+from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
+from metriclint.language import phrases
+from metriclint.model import ConfigError, Mention
+from metriclint.sources import Extraction, Unreadable, extractor_for, source_lines
+
+BUDGET = int(os.environ.get("METRICLINT_FUZZ", "15"))
+FUZZ = settings(max_examples=BUDGET, deadline=None, suppress_health_check=list(HealthCheck))
+PROJECTS = settings(FUZZ, max_examples=max(2, BUDGET // 5))  # a run starts worker processes: a fifth as many
+VOCABULARY = Vocabulary(*load_builtin())
+
+# -- texts --------------------------------------------------------------------------------------
+
+PHRASE = st.sampled_from([
+    "after clipping", "before clipping", "pre-clip", "mean", "the sum", "per token", "per-sample", "in GB",
+    "in GiB", "milliseconds", "not", "over ranks", "the reference policy", "k3", "entropy", "train/grad_norm",
+    "grad_norm", "`train/loss`", "It is", "The norm", "Args:", "Returns:", ".", ",", ";", " - ", "\n", "  ", "é",
+    "名", "—", "\u2028", "\t", "😀",
+])
+WORD = st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\\\"'`$\r"), max_size=6)
+TEXT = st.lists(st.one_of(PHRASE, PHRASE, WORD), max_size=14).map(" ".join)
+KEY = st.sampled_from([
+    "train/grad_norm", "train/loss", "train/{tag}grad_norm", "rollout/{status}_count", "perf/step_time_ms",
+    "eval/{task}/accuracy", "lm loss vs samples", "grad_norm", "x", "train/é", "",
+])
+NAME = st.sampled_from(["grad_norm", "loss", "value", "step_time_ms", "tag", "x", "é"])
+
+
+def one_line(text: str) -> str:
+    return " ".join(source_lines(text))
+
+
+def check_positions(extraction: Extraction, source: str) -> None:
+    """Every phrase read from a text lies where the source writes it: its letters and digits
+    are the source's at the positions the text reports (an escape is not one of them, since
+    the texts here hold only escapes of other characters)."""
+    lines = source_lines(source)
+    mentions: list[Mention] = [*extraction.mentions, *(e.text for t in extraction.tables for e in t.entries)]
+    for mention in mentions:
+        for reading in phrases.read(mention.text, VOCABULARY):
+            for offset in range(reading.start, reading.end):
+                char = mention.text[offset]
+                if char.isascii() and char.isalnum():
+                    line, column = mention.position(offset)
+                    assert lines[line - 1][column - 1] == char, (mention.text, offset, line, column)
+    event(f"texts: {min(len(mentions), 5)}")
+
+
+def extracted(suffix: str, source: str, data: bytes | None = None) -> Extraction | None:
+    """The source's extraction, or None where it says why it cannot read the file (ML900)."""
+    extractor = extractor_for(suffix)
+    assert extractor is not None
+    try:
+        return extractor(f"f{suffix}", data if data is not None else source.encode())
+    except Unreadable as error:
+        event(f"unreadable: {str(error)[:30]}")
+        return None
+
+
+# -- Python -------------------------------------------------------------------------------------
+
+ESCAPE = st.sampled_from(["\\n", "\\t", "\\\\", "\\u00e9", "\\x2d", "\\N{BULLET}", "\\\n"])
+PY_TEXT = st.lists(st.one_of(TEXT, ESCAPE), max_size=4).map("".join)
+
+
+@st.composite
+def python_statement(draw: st.DrawFn) -> str:
+    text, name, key = draw(PY_TEXT), draw(NAME), draw(KEY)
+    quote = draw(st.sampled_from(['"', "'", '"""', "'''"]))
+    if len(quote) == 1:
+        text = text.replace("\\\n", "").replace("\n", "\\n")
+    text = text.replace(quote[0], "")
+    prefix = draw(st.sampled_from(["", "r", "u", "f"])) if "{" not in text else ""
+    literal = f"{prefix}{quote}{text}{quote}"
+    comment = one_line(draw(TEXT))
+    shapes = [
+        f'def f_{name}({name}, tag=""):\n    {literal}\n    out = {{"{key}": {name}}}  # {comment}\n    return out\n',
+        f'def g({name}):\n    """Args:\n        {name}: {one_line(draw(TEXT))}\n    """\n    wandb.log({{f"train/{{tag}}{name}": float({name})}})\n',
+        f"Histogram({json.dumps(key)}, {literal})\n",
+        f"TOOLTIPS = {{{json.dumps(key)}: {literal}, 'train/loss': {literal}}}\n",
+        f"class C:\n    {name}: float = 0.0\n    {literal}\n",
+        f"x = {literal} {literal}  # {comment}\n",
+        f"metrics[{json.dumps(key)}] = {name} * 1000  # {comment}\n",
+        one_line(draw(WORD)) + "\n",  # anything: a syntax error is an ML900
+    ]
+    return draw(st.sampled_from(shapes))
+
+
+PYTHON = st.lists(python_statement(), max_size=6).map("".join)
+
+
+@FUZZ
+@given(PYTHON, st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_fuzz_python(source: str, newline: str, bom: bool) -> None:
+    source = source.replace("\n", newline)
+    extraction = extracted(".py", source, ("\ufeff" if bom else "").encode() + source.encode())
+    if extraction is not None:
+        check_positions(extraction, source)
+
+
+# -- Markdown -----------------------------------------------------------------------------------
+
+@st.composite
+def markdown_block(draw: st.DrawFn) -> str:
+    key, text = draw(KEY), one_line(draw(TEXT))
+    shapes = [
+        f"## `{key}`\n\n{draw(TEXT)}\n",
+        f"| Metric | Meaning |\n|---|---|\n| `{key}` | {text.replace('|', '')} |\n| {draw(NAME)} | {text.replace('|', '')} |\n",
+        f"- `{key}`: {text}\n- **{draw(NAME)}** — {text}\n",
+        f"<!-- metriclint: ignore[ML001] {text} -->\n{text}\n",
+        f"```python\n{draw(TEXT)}\n```\n",
+        f"---\ntitle: {text}\n---\n",
+        f"> {text}\n\n1. {text}\n   2) {text}\n",
+        draw(TEXT) + "\n",
+    ]
+    return draw(st.sampled_from(shapes))
+
+
+@FUZZ
+@given(st.lists(markdown_block(), max_size=6).map("\n".join))
+def test_fuzz_markdown(source: str) -> None:
+    extraction = extracted(".md", source)
+    if extraction is not None:
+        check_positions(extraction, source)
+
+
+# -- JSON and Grafana ---------------------------------------------------------------------------
+
+JSON_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), TEXT, KEY)
+JSON_VALUE = st.recursive(
+    JSON_SCALAR,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.one_of(KEY, WORD, st.sampled_from(["description", "tooltip", "help", "title"])), inner, max_size=4),
+        st.lists(st.tuples(KEY, TEXT).map(list), max_size=4),
+    ),
+    max_leaves=20,
+)
+TARGET = st.one_of(
+    st.fixed_dictionaries({"expr": st.sampled_from(["rate(x_total[5m])", "histogram_quantile(0.9, sum(rate(step_seconds_bucket[1m])) by (le))", "a + b", "", "sum("])}),
+    st.fixed_dictionaries({"target": st.one_of(KEY, WORD)}),
+)
+PANEL = st.fixed_dictionaries(
+    {"type": st.sampled_from(["graph", "timeseries", "row"]), "title": st.one_of(KEY, TEXT)},
+    optional={
+        "description": TEXT, "targets": st.lists(TARGET, max_size=3), "gridPos": st.just({"x": 0, "y": 0}),
+        "fieldConfig": st.fixed_dictionaries({"defaults": st.fixed_dictionaries({}, optional={"description": TEXT})}),
+        "panels": st.lists(st.fixed_dictionaries({"type": st.just("graph"), "description": TEXT, "targets": st.lists(TARGET, max_size=2)}), max_size=2),
+    },
+)
+DASHBOARD = st.fixed_dictionaries(
+    {"panels": st.lists(PANEL, max_size=5)},
+    optional={"title": TEXT, "schemaVersion": st.integers(0, 40), "rows": st.lists(st.fixed_dictionaries({"panels": st.lists(PANEL, max_size=2)}), max_size=2)},
+).map(lambda d: d if len(str(d)) % 3 else {"dashboard": d})
+
+
+def dumped(value: object, indent: int | None, ascii_only: bool) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+
+
+@FUZZ
+@given(st.one_of(JSON_VALUE, DASHBOARD), st.sampled_from([None, 0, 2]), st.booleans(), st.sampled_from(["", "//", ",", "}"]))
+def test_fuzz_json_and_grafana(value: object, indent: int | None, ascii_only: bool, tail: str) -> None:
+    source = dumped(value, indent, ascii_only) + tail  # a tail makes JSON with comments, or broken JSON
+    extraction = extracted(".json", source)
+    if extraction is not None:
+        check_positions(extraction, source)
+
+
+# -- JavaScript and TypeScript ------------------------------------------------------------------
+
+def js_string(text: str, quote: str) -> str:
+    text = one_line(text).replace(quote, "")
+    return f"{quote}{text.replace('${', '$ {')}{quote}"
+
+
+@st.composite
+def js_declaration(draw: st.DrawFn, typed: bool) -> str:
+    quote = draw(st.sampled_from(['"', "'", "`"]))
+    pairs = draw(st.lists(st.tuples(KEY, TEXT), max_size=5))
+    entries = ", ".join(f"{js_string(k, quote)}: {js_string(t, quote)}" for k, t in pairs)
+    rows = ", ".join(f"[{js_string(k, quote)}, {js_string(t, quote)}]" for k, t in pairs)
+    objects = ", ".join(f"{json.dumps(k)}: {{ tooltip: {js_string(t, quote)}, unit: 'ms' }}" for k, t in pairs)
+    annotation = draw(st.sampled_from([": Record<string, string>", ": [string, string][]", ""])) if typed else ""
+    suffix = draw(st.sampled_from([" as const", " satisfies object", ""])) if typed else ""
+    export = draw(st.sampled_from(["export ", ""]))
+    shapes = [
+        f"{export}const TIPS{annotation} = {{{entries}}}{suffix};\n",
+        f"{export}const ROWS{annotation} = [{rows}]{suffix};\n",
+        f"const MAP = new Map([{rows}]);\n",
+        f"{export}const DESC = {{{objects}}};\n",
+        "function describe(key" + (": string" if typed else "") + ") {\n  const k = key.slice(key.indexOf('/') + 1);\n"
+        "  return ROWS.find(([p]) => k.includes(p))?.[1] ?? TIPS[key];\n}\n",
+        f"// metriclint: ignore[ML001] {one_line(draw(TEXT))}\n",
+        one_line(draw(WORD)) + "\n",
+    ]
+    return draw(st.sampled_from(shapes))
+
+
+@FUZZ
+@given(st.data(), st.sampled_from([".js", ".mjs", ".jsx", ".ts", ".tsx"]))
+def test_fuzz_javascript_and_typescript(data: st.DataObject, suffix: str) -> None:
+    source = "".join(data.draw(st.lists(js_declaration(typed=suffix.startswith(".ts")), max_size=5)))
+    extraction = extracted(suffix, source)
+    if extraction is not None:
+        check_positions(extraction, source)
+
+
+# -- the registry -------------------------------------------------------------------------------
+
+ODD_YAML = st.sampled_from(["null", "~", "[]", "{}", "&a x", "*a", "!!python/object:os.system x", "'", "- x", "1e9999", "[[[["])
+YAML_SCALAR = st.one_of(TEXT.map(json.dumps), TEXT.map(json.dumps), KEY, ODD_YAML)
+SETTING = st.sampled_from([("clipping", "before"), ("clipping", "after"), ("reduction", "mean"), ("unit", "GB"), ("norm", "l2"), ("granularity", "per-token")])
+
+
+def rarely(draw: st.DrawFn, usual: str, odd: st.SearchStrategy[str]) -> str:
+    """Mostly what a registry holds, sometimes something odd: a registry with a problem in
+    every line would test only the first check."""
+    return draw(odd) if draw(st.integers(0, 9)) == 9 else usual  # hypothesis leans to 0: the usual
+
+
+@st.composite
+def registry_text(draw: st.DrawFn) -> str:
+    lines = [rarely(draw, "version: 1", st.sampled_from(["version: 2", "version: '1'", "", "version: 1\nversion: 1"]))]
+    if draw(st.booleans()):
+        facet = rarely(draw, "policy", st.sampled_from(["clipping", "{x}", "", "reduction"]))
+        phrase = json.dumps(one_line(draw(TEXT))) or "x"
+        lines += ["facets:", f"  {facet}:", f"    description: {draw(YAML_SCALAR)}", "    values:", f"      {draw(NAME)}: [{phrase}]"]
+    lines.append(rarely(draw, "metrics:", st.sampled_from(["metrics: []", "metrics: {}", "metrics: x"])))
+    for key in draw(st.lists(KEY.filter(bool), min_size=1, max_size=5, unique=True)):
+        facet, value = draw(SETTING)
+        lines += [f"  {json.dumps(key)}:", f"    aliases: [{draw(NAME)}, {rarely(draw, draw(NAME), ODD_YAML)}]"]
+        lines.append(f"    description: {json.dumps(one_line(draw(TEXT)))}")
+        if draw(st.booleans()):
+            lines += ["    semantics:", f"      {rarely(draw, facet, st.just('nonsense'))}: {rarely(draw, value, ODD_YAML)}"]
+    lines.append(rarely(draw, "", st.sampled_from(["code:", "\t- bad", "x: [" * 3, "? a", "---", "..."])))
+    return "\n".join(lines) + "\n"
+
+
+@FUZZ
+@given(registry_text())
+def test_fuzz_registry(text: str) -> None:
+    """A registry loads, or every problem is reported at a place in the file (exit 2)."""
+    try:
+        registry, _ = registry_module.parse(text, "metrics.yaml", load_builtin()[0])
+    except ConfigError as error:
+        event(f"problem: {error.problems[0].message[:40]}")
+        assert error.problems and all(p.line >= 0 and p.column >= 0 and p.message for p in error.problems)
+        return
+    event(f"metrics: {min(len(registry.metrics), 3)}")
+
+
+# -- whole projects -----------------------------------------------------------------------------
+
+PROJECT = st.fixed_dictionaries(
+    {"train.py": PYTHON},
+    optional={
+        "docs/metrics.md": st.lists(markdown_block(), max_size=4).map("\n".join),
+        "static/tips.ts": st.lists(js_declaration(typed=True), max_size=4).map("".join),
+        "dash/board.json": DASHBOARD.map(json.dumps),
+        "metrics.yaml": registry_text(),
+        "tests/test_train.py": PYTHON,
+    },
+)
+
+
+@PROJECTS
+@given(PROJECT, st.sampled_from(["text", "json", "sarif", "gitlab", "json-lines", "github"]))
+def test_fuzz_whole_projects(files: dict[str, str], form: str) -> None:
+    """A run over any project ends 0 or 1 with its report, or 2 with the problem's place."""
+    with tempfile.TemporaryDirectory() as folder:
+        for name, content in files.items():
+            path = Path(folder, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+        here = os.getcwd()
+        os.chdir(folder)
+        try:
+            result = invoke("check", ".", "--no-cache", "--format", form, "--jobs", "1")
+        finally:
+            os.chdir(here)
+    event(f"exit {result.exit_code}")
+    assert "internal error" not in result.output
+    if result.exit_code == 2:
+        assert "metrics.yaml:" in result.output
+        return
+    assert result.exit_code in (0, 1), result.output
+    if form in ("json", "sarif", "gitlab"):
+        json.loads(result.stdout)
+    elif form == "json-lines":
+        assert all(json.loads(line) for line in result.stdout.split("\n") if line)
