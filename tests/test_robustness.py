@@ -311,6 +311,20 @@ def test_no_network_and_no_project_code_runs(in_tmp: Path, monkeypatch: pytest.M
     assert "pkg" not in sys.modules and "setup" not in sys.modules
 
 
+@pytest.mark.parametrize("safe_path", [False, True])
+def test_python_m_in_a_checked_tree_imports_none_of_its_modules(in_tmp: Path, safe_path: bool) -> None:
+    """`python -m` puts the current folder first on the import path: a tree's own `re.py` or
+    `dataclasses.py` would shadow the standard library's, and run."""
+    marker = in_tmp / "ran.txt"
+    trap = f"open({str(marker)!r}, 'a').write(__name__ + ' ')\n"
+    write_project(in_tmp, {f"{name}.py": trap for name in ("re", "dataclasses", "enum", "json", "typing", "pathlib", "click")}, REGISTRY)
+    (in_tmp / "train.py").write_text(CONTRADICTION, encoding="utf-8")
+    command = [sys.executable, *(["-P"] if safe_path and sys.version_info >= (3, 11) else []), "-m", "metriclint", "check", "."]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 1 and "train.py:2:55: ML001" in result.stdout, result.stderr
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
 def test_the_package_has_no_way_to_run_code_or_reach_the_network() -> None:
     """Reading code is parsing it: no import machinery, no exec/eval, no network module."""
     forbidden_modules = {"importlib", "runpy", "socket", "http", "urllib.request", "requests", "ssl", "subprocess"}
