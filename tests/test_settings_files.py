@@ -95,3 +95,29 @@ def test_extend_in_a_circle_is_an_error_at_its_line(in_tmp: Path) -> None:
     write_project(in_tmp, {"a.toml": 'extend = "b.toml"\n', "b.toml": 'extend = "a.toml"\n', "x.py": AFTER})
     result = invoke("check", ".", "--config", "a.toml")
     assert result.exit_code == 2 and "b.toml:1:1: 'extend' makes a circle through a.toml" in result.stderr
+
+
+@pytest.mark.parametrize("repository", [False, True])
+def test_a_settings_file_above_a_project_counts_only_inside_one_repository(in_tmp: Path, repository: bool) -> None:
+    """Outside a repository, a metriclint.toml in /tmp or a home folder once took over every
+    project below it; inside one, it is the repository's."""
+    write_project(in_tmp, {"metriclint.toml": 'ignore = ["ML001"]\n', "proj/a.py": AFTER, "proj/metrics.yaml": REGISTRY, "b.py": AFTER})
+    if repository:
+        (in_tmp / ".git").mkdir()
+    result = invoke("check", "proj")
+    assert (result.exit_code, _files(result.output)) == ((0, []) if repository else (1, ["proj/a.py"]))
+
+
+@pytest.mark.parametrize(("setting", "entry"), [("paths", '["src", "../../../../etc"]'), ("registry", '"/etc/hostname"'), ("registry", '"../metrics.yaml"')])
+def test_paths_and_registry_in_settings_stay_inside_the_project(in_tmp: Path, setting: str, entry: str) -> None:
+    write_project(in_tmp, {"proj/pyproject.toml": f"[tool.metriclint]\n{setting} = {entry}\n", "proj/src/a.py": AFTER, "metrics.yaml": REGISTRY})
+    result = invoke("check", "proj")
+    outside = entry.split(", ")[-1].strip('[]"')
+    assert result.exit_code == 2
+    assert f"proj/pyproject.toml:2:1: '{setting}' entry '{outside}' is outside the project (proj); give it on the command line instead" in result.output
+
+
+def test_a_registry_outside_the_project_may_be_given_on_the_command_line(in_tmp: Path) -> None:
+    write_project(in_tmp, {"proj/pyproject.toml": "[tool.metriclint]\n", "proj/a.py": AFTER, "shared/metrics.yaml": REGISTRY})
+    result = invoke("check", "proj", "--registry", str(in_tmp / "shared/metrics.yaml"))
+    assert result.exit_code == 1 and _files(result.output) == ["proj/a.py"]

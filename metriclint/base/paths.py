@@ -22,6 +22,11 @@ def matches(path: Path, patterns: tuple[str, ...], root: Path) -> bool:
     return any(fnmatch.fnmatch(inside, p) or fnmatch.fnmatch(path.name, p) for p in patterns)
 
 
+def repository_root(folder: Path) -> Path | None:
+    """The git repository's top at or above `folder` (the nearest folder holding `.git`), if any."""
+    return next((here for here in (folder, *folder.parents) if (here / ".git").exists()), None)
+
+
 def relative(path: Path, root: Path) -> str:
     """The path as configuration globs see it: relative to the project root, "/" separated."""
     try:

@@ -19,7 +19,7 @@ from pathspec.util import normalize_file
 
 from metriclint.base.files import read_regular
 from metriclint.base.globs import Patterns
-from metriclint.base.paths import real_path
+from metriclint.base.paths import real_path, repository_root
 
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
@@ -97,7 +97,7 @@ class GitIgnored:
 
     def __init__(self, root: Path, search_up: bool = True) -> None:
         root = root.resolve()
-        self.top = next((f for f in (root, *root.parents) if (f / ".git").exists()), root) if search_up else root
+        self.top = (repository_root(root) or root) if search_up else root
         self._specs: dict[Path, _IgnoreFile | None] = {}
         self._rules: dict[Path, list[tuple[_IgnoreFile, str]]] = {}
 

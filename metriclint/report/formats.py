@@ -17,6 +17,7 @@ from urllib.parse import quote
 import click
 
 from metriclint import __version__
+from metriclint.base.paths import repository_root
 from metriclint.baseline import fingerprint
 from metriclint.checks import RULES
 from metriclint.model import Finding, Report, Severity, Span
@@ -149,7 +150,7 @@ def _repository_root() -> Path:
     against the checkout, so a CI step run in a subfolder must not move them, nor the
     fingerprints made from them."""
     cwd = Path(os.path.abspath(os.getcwd()))
-    return next((f for f in (cwd, *cwd.parents) if (f / ".git").exists()), cwd)
+    return repository_root(cwd) or cwd
 
 
 def _from_root(finding: Finding, root: Path) -> str:

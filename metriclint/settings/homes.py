@@ -4,8 +4,11 @@ From the path's folder upward, up to the repository root (the folder holding `.g
 first folder with a settings file is the project's root: `.metriclint.toml`, `metriclint.toml`
 or a `pyproject.toml` with a `[tool.metriclint]` table, preferred in that order within a
 folder. The registry is the one its settings name, else the nearest `metrics.yaml` on the way
-up (a sub-project may have settings of its own and share the repository's registry). Without a settings file, the folder of the nearest `metrics.yaml` is the root. A path with
-neither above it belongs to no project: it is checked on its own, with no registry.
+up (a sub-project may have settings of its own and share the repository's registry). Without a
+settings file, the folder of the nearest `metrics.yaml` is the root. Outside a repository the
+walk ends at that folder: a settings file further up (in /tmp, in a home folder) belongs to no
+project of this one's, and once took it over, root, paths and all. A path with neither above
+it belongs to no project: it is checked on its own, with no registry.
 
 A whole project is read whatever part of it is checked, since a contradiction's other side
 (the registry, another docstring) is usually in another file.
@@ -18,6 +21,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from metriclint.base.paths import repository_root
 from metriclint.settings.table import PYPROJECT, read_table
 
 SETTINGS_FILES = (".metriclint.toml", "metriclint.toml", PYPROJECT)
@@ -49,13 +53,14 @@ def homes(paths: list[Path]) -> list[Home | None]:
 
 
 def _home(folder: Path) -> Home | None:
+    repository = repository_root(folder)
     settings: Path | None = None
     nearest: Path | None = None
     for here in (folder, *folder.parents):
         settings = settings or settings_file(here)
         if nearest is None and _regular(here / DEFAULT_REGISTRY):
             nearest = here / DEFAULT_REGISTRY
-        if (settings is not None and nearest is not None) or (here / ".git").exists():
+        if (settings is not None and nearest is not None) or here == repository or (repository is None and nearest is not None):
             break
     if settings is not None:
         return Home(settings.parent, settings, nearest)

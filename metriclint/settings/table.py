@@ -6,6 +6,7 @@ tomllib keeps no positions, so a problem's line is found by looking for its key 
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 from metriclint.base import locate
 from metriclint.base.files import read_text
-from metriclint.base.paths import display
+from metriclint.base.paths import display, repository_root
 from metriclint.base.toml import tomllib
 from metriclint.checks import RULES
 from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
@@ -87,6 +88,7 @@ def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Sett
     `extend`): its own keys replace the base's, the `extend-*` lists add to them, and the
     base's `registry` and `paths` stay relative to the base's own folder."""
     own = validate(read_table(file, required) or {}, file)
+    _confine(own, file)
     if "extend" not in own.values:
         return own
     values = dict(own.values)
@@ -99,6 +101,23 @@ def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Sett
     inherited = _anchored(base.values, base_file.parent)
     merged = {**inherited, **values} | {k: inherited.get(k, []) + values.get(k, []) for k in EXTENDING if k in inherited or k in values}
     return Settings(merged, base.notes + own.notes)
+
+
+def _confine(settings: Settings, file: Path) -> None:
+    """A settings file's `paths` and `registry` stay inside its project (the repository that
+    holds the file, else the file's folder): a file from a stranger's pull request must not make
+    a run read `../../../../etc`. A path given on the command line may be anything."""
+    folder = file.parent.resolve()
+    boundary = repository_root(folder) or folder
+    problems = []
+    for key in ("paths", "registry"):
+        value = settings.values.get(key)
+        for entry in [value] if isinstance(value, str) else value or ():
+            if not Path(os.path.normpath(folder / entry)).is_relative_to(boundary):
+                message = f"'{key}' entry '{entry}' is outside the project ({display(boundary)}); give it on the command line instead"
+                problems.append(Problem(display(file), line_of(file, key), 1, message))
+    if problems:
+        raise ConfigError(problems)
 
 
 def _anchored(values: dict[str, Any], folder: Path) -> dict[str, Any]:
