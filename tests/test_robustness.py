@@ -411,6 +411,27 @@ def test_a_file_name_that_is_not_utf8_is_reported_by_its_bytes(in_tmp: Path) -> 
     assert "before clipping" in Path(os.fsdecode(b"bad\xffname.py")).read_text(encoding="utf-8")
 
 
+def test_odd_file_names_keep_machine_output_utf8_and_text_output_free_of_control_characters(in_tmp: Path) -> None:
+    write_project(in_tmp, {}, REGISTRY)
+    Path(os.fsdecode(b"caf\xe9\x1b[31mred.py")).write_text(CONTRADICTION, encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:surrogateescape"}  # what the raw bytes of a name come out as
+
+    def run(form: str) -> bytes:
+        done = subprocess.run([sys.executable, "-m", "metriclint", "check", ".", "--format", form], env=env, capture_output=True, check=False)
+        assert done.returncode == 1, done.stderr
+        return done.stdout
+
+    text = run("text")
+    assert b"\x1b" not in text and text.startswith(b"caf\xe9\\x1b[31mred.py:2:55: ML001")
+    paths = []
+    for form in ("json", "gitlab", "json-lines"):
+        document = run(form).decode("utf-8")  # strict: each byte of the name that is not UTF-8 is written \xNN
+        parsed = json.loads(document.splitlines()[0] if form == "json-lines" else document)
+        finding = parsed if form == "json-lines" else parsed[0] if form == "gitlab" else parsed["findings"][0]
+        paths.append(finding["location"]["path"] if form == "gitlab" else finding["path"])
+    assert paths == ["caf\\xe9\x1b[31mred.py"] * 3
+
+
 def test_a_failure_while_attributing_one_files_texts_is_its_ml900(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Texts are attributed in the main process, after the workers' guard: a bug met there
     in one file's texts must cost that file, not the run."""

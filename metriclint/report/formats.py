@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Protocol, TextIO
@@ -35,7 +36,7 @@ def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
     for finding in report.findings:
         level = finding.severity.value
         code = paint(finding.rule, fg="red" if finding.severity is Severity.ERROR else "yellow", bold=True)
-        stream.write(f"{paint(str(finding.span), bold=True)}: {code} {finding.message} [{level}]\n")
+        stream.write(f"{paint(printable(str(finding.span)), bold=True)}: {code} {printable(finding.message)} [{level}]\n")
     if quiet:
         return
     errors = sum(f.severity is Severity.ERROR for f in report.findings)
@@ -44,6 +45,40 @@ def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
         stream.write(f"All checks passed ({_files(report.files_checked)}).\n")
     else:
         stream.write(f"Found {count(errors, 'error')} and {count(warnings, 'warning')} in {_files(report.files_checked)}.\n")
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters written as escapes (`\\x1b`): a file name or a
+    quoted text must not move the cursor or recolour a terminal."""
+    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def readable(text: str) -> str:
+    """`text` as valid UTF-8: each byte of a file name that is not UTF-8 (held as a lone
+    surrogate, Python's surrogateescape) written `\\xff`, so that machine-read output still
+    decodes; any other lone surrogate as `\\udxxx`."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _dump(document: object, stream: TextIO, indent: int | None = 2) -> None:
+    """`document` as JSON, every string in it `readable`, and a line end."""
+    stream.write(json.dumps(_readable_strings(document), indent=indent, ensure_ascii=False) + "\n")
+
+
+def _readable_strings(value: object) -> object:
+    if isinstance(value, str):
+        return readable(value)
+    if isinstance(value, dict):
+        return {readable(k): _readable_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_readable_strings(v) for v in value]
+    return value
 
 
 def painter(stream: TextIO, environ: Mapping[str, str] = os.environ) -> Callable[..., str]:
@@ -105,14 +140,13 @@ def json_report(report: Report, stream: TextIO, quiet: bool = False) -> None:
             "by_rule": dict(sorted(by_rule.items())),
         },
     }
-    json.dump(document, stream, indent=2, ensure_ascii=False)
-    stream.write("\n")
+    _dump(document, stream)
 
 
 def json_lines(report: Report, stream: TextIO, quiet: bool = False) -> None:
     """One finding per line, for streaming into other tools; no summary."""
     for finding in report.findings:
-        stream.write(json.dumps(finding_dict(finding), ensure_ascii=False) + "\n")
+        _dump(finding_dict(finding), stream, indent=None)
 
 
 def _fingerprints(findings: tuple[Finding, ...], path: Callable[[Finding], str] = lambda f: f.span.path) -> Iterator[str]:
@@ -228,8 +262,7 @@ def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
             "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri() + "/"}},
         }],
     }
-    json.dump(document, stream, indent=2, ensure_ascii=False)
-    stream.write("\n")
+    _dump(document, stream)
 
 
 def _escape_data(text: str) -> str:
@@ -249,7 +282,7 @@ def github(report: Report, stream: TextIO, quiet: bool = False) -> None:
             f"col={span.column},endColumn={span.end_column},title={_escape_property(finding.rule)}"
         )
         level = "error" if finding.severity is Severity.ERROR else "warning"
-        stream.write(f"::{level} {properties}::{_escape_data(finding.message)}\n")
+        stream.write(readable(f"::{level} {properties}::{_escape_data(finding.message)}\n"))
 
 
 def gitlab(report: Report, stream: TextIO, quiet: bool = False) -> None:
@@ -264,8 +297,7 @@ def gitlab(report: Report, stream: TextIO, quiet: bool = False) -> None:
         }
         for finding, print_ in zip(report.findings, _fingerprints(report.findings))
     ]
-    json.dump(issues, stream, indent=2, ensure_ascii=False)
-    stream.write("\n")
+    _dump(issues, stream)
 
 
 class Formatter(Protocol):
