@@ -150,6 +150,16 @@ def test_unparsable_javascript_is_ml900(in_tmp: Path) -> None:
     assert "bad.js:" in result.output and "ML900 cannot parse JavaScript: syntax error" in result.output
 
 
+@pytest.mark.parametrize(("name", "language"), [("t.js", "JavaScript"), ("t.ts", "TypeScript"), ("t.json", "JSON")])
+def test_a_table_that_is_not_utf8_is_ml900_at_the_first_bad_byte(in_tmp: Path, name: str, language: str) -> None:
+    """tree-sitter reads any bytes; the texts would quote characters the file does not hold."""
+    table = '{\n  "train/a": "mean",\n  "train/b": "é \xff after clipping"\n}\n'.encode("utf-8", "surrogateescape")
+    data = table if name.endswith(".json") else b"export const T = " + table
+    (in_tmp / name).write_bytes(data.replace(b"\xc3\xbf", b"\xff"))
+    result = invoke("check", ".")
+    assert f"{name}:3:17: ML900 cannot decode {language}: not UTF-8 (invalid start byte)" in result.output
+
+
 def test_json_data_without_a_table_shape_is_not_parsed() -> None:
     """Golden values and number series cannot hold a table, so tree-sitter is not even asked
     (it would call the NaN below an error, as Python's parser does not). JSON that Python's

@@ -58,7 +58,13 @@ class Source:
         return [0, *(m.end() for m in _LINE_END.finditer(self.data))]
 
     def check(self) -> None:
-        """A file the grammar cannot parse is reported (ML900), at its first error."""
+        """A file that is not UTF-8, or that the grammar cannot parse, is reported (ML900), at
+        its first error: tree-sitter reads bytes that are not UTF-8 without a word, and the
+        texts would then quote characters the file does not hold."""
+        try:
+            self.data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise Unreadable(f"cannot decode {self.language}: not UTF-8 ({error.reason})", *self.place(error.start)) from None
         if not self.tree.root_node.has_error:
             return
         bad = _first_error(self.tree.root_node)
@@ -66,7 +72,10 @@ class Source:
         raise Unreadable(f"cannot parse {self.language}: syntax error", line, column)
 
     def position(self, node: Node, end: bool = False) -> tuple[int, int]:
-        offset = node.end_byte if end else node.start_byte
+        return self.place(node.end_byte if end else node.start_byte)
+
+    def place(self, offset: int) -> tuple[int, int]:
+        """The line and column (1-based, in characters) of byte `offset`."""
         row = bisect.bisect_right(self.starts, offset) - 1
         start = len(BOM) if row == 0 and self.data.startswith(BOM) else self.starts[row]  # editors do not count it
         if offset < start:
