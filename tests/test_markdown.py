@@ -19,6 +19,12 @@ def test_table_key_column_is_the_subject_of_the_other_cells() -> None:
     ]
 
 
+def test_a_cell_holding_a_nul_keeps_its_column() -> None:
+    """markdown-it reads NUL as U+FFFD: the cell is still found on its line (a fuzz find)."""
+    page = "| Metric | Meaning |\n|---|---|\n| grad_norm | after clipping \x00 |\n"
+    assert mentions(page) == [(3, 15, ("grad_norm",), True, "after clipping \ufffd")]
+
+
 def test_key_column_is_found_even_when_not_first_and_header_decides_certainty() -> None:
     page = "| What | Name |\n|---|---|\n| the loss | `train/loss` |\n"
     assert mentions(page) == [(3, 3, ("train/loss",), False, "the loss")]

@@ -46,6 +46,10 @@ def extract(path: str, source: bytes) -> Extraction:
         text = source.decode(encoding(source))
     except UnicodeDecodeError as error:
         raise Unreadable(f"cannot decode Markdown as UTF-8: {error.reason}") from None
+    # markdown-it reads NUL as U+FFFD; so do the lines its contents are found in, or a cell
+    # holding one is not found and is placed at the line's start (a fuzz find). One character
+    # for one: columns stay the file's.
+    text = text.replace("\x00", "\ufffd")
     lines = source_lines(text)  # as markdown-it counts lines: not at form feeds or U+2028
     tree = SyntaxTreeNode(_parser().parse(text))
     return Extraction(unread(_Walker(path, lines).document(tree.children)), suppressions=tuple(_suppressions(path, lines, tree)))
