@@ -117,7 +117,7 @@ def _finding(path: str, line: int, column: int, phrase: str, replacement: str) -
 def test_a_file_changed_since_it_was_read_is_not_written(project: Path) -> None:
     (rewrite,), _ = fixing.plan((_finding("comments.py", 2, 47, "After clipping", "Before clipping"),))
     (project / "comments.py").write_text("# edited meanwhile\n" + (PROJECT / "comments.py").read_text())
-    assert fixing.write(rewrite) == "the file changed since it was read; not written (run fix again)"
+    assert fixing.write(rewrite, [project]) == "the file changed since it was read; not written (run fix again)"
     assert (project / "comments.py").read_text().startswith("# edited meanwhile\n")
 
 
@@ -172,3 +172,34 @@ def test_a_two_valued_facet_swaps_a_phrase_for_its_counterpart(in_tmp: Path) -> 
     module.write_text('def log(grad_norm):\n    """Args:\n        grad_norm: The post-clip norm.\n    """\n')
     invoke("fix", ".")
     assert module.read_text() == 'def log(grad_norm):\n    """Args:\n        grad_norm: The pre-clip norm.\n    """\n'
+
+
+def test_fix_keeps_hard_links_owner_group_and_extended_attributes(project: Path) -> None:
+    """A rename would split the links and drop what the old file carried besides its bytes."""
+    linked, other = project / "train.py", project / "comments.py"
+    os.link(linked, project / "train_link.py")
+    os.setxattr(other, "user.origin", b"review")
+    if os.geteuid() == 0:
+        os.chown(other, 4321, 4322)
+    invoke("fix", ".")
+    assert (project / "train_link.py").read_bytes() == linked.read_bytes() == _expected(Path("train.py"))
+    assert linked.stat().st_ino == (project / "train_link.py").stat().st_ino
+    assert other.read_bytes() == _expected(Path("comments.py"))
+    assert os.getxattr(other, "user.origin") == b"review"
+    if os.geteuid() == 0:
+        assert (other.stat().st_uid, other.stat().st_gid) == (4321, 4322)
+
+
+def test_fix_writes_through_a_link_inside_the_project_and_refuses_one_out_of_it(project: Path, tmp_path: Path) -> None:
+    (project / "comments.py").rename(project / "real_comments.py")
+    (project / "comments.py").symlink_to("real_comments.py")
+    invoke("fix", "comments.py")
+    assert (project / "comments.py").is_symlink() and (project / "real_comments.py").read_bytes() == _expected(Path("comments.py"))
+
+    outside = tmp_path / "elsewhere.py"
+    outside.write_bytes((PROJECT / "comments.py").read_bytes())
+    (project / "comments.py").unlink()
+    (project / "comments.py").symlink_to(outside)
+    (rewrite,), _ = fixing.plan((_finding("comments.py", 2, 47, "After clipping", "Before clipping"),))
+    assert fixing.write(rewrite, [project]) == "a link to a file outside the project; not written"
+    assert outside.read_bytes() == (PROJECT / "comments.py").read_bytes() and (project / "comments.py").is_symlink()

@@ -171,7 +171,7 @@ def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str)
             snapshots = []
             for attempt in range(2):
                 rewrites, _ = fixing.plan(engine.analyse(config.load((".",), None, None)).report.findings)
-                assert all(fixing.write(r) == "" for r in rewrites)
+                assert all(fixing.write(r, [Path.cwd()]) == "" for r in rewrites)
                 event(f"round {attempt + 1} fixed {sum(len(r.fixed) for r in rewrites)}")
                 snapshots.append(Path("m.py").read_bytes())
             assert snapshots[0] == snapshots[1]

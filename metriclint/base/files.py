@@ -46,10 +46,11 @@ def _too_large(size: int, limit: int) -> OSError:
     return OSError(errno.EFBIG, f"the file is {size:,} bytes, more than the limit of {limit:,} (max-file-size)")
 
 
-def replace(path: Path, data: bytes, mode: int | None = None) -> None:
+def replace(path: Path, data: bytes, mode: int | None = None, like: Path | None = None) -> None:
     """Write `data` to a temporary file beside `path`, then rename it over `path`: a crash or a
     full disk leaves the old file whole. The new file gets `mode` (default: the old file's,
-    else 0o666 less the umask). Raises OSError, also for a `path` that is a folder."""
+    else 0o666 less the umask), and `like`'s owner, group and extended attributes when given.
+    Raises OSError, also for a `path` that is a folder."""
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
     if mode is None:
@@ -60,11 +61,46 @@ def replace(path: Path, data: bytes, mode: int | None = None) -> None:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
+        if like is not None:
+            _copy_owner_and_attributes(like, Path(temporary))
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:  # an interrupt too: no temporary copy is left in the user's tree
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def rewrite(path: Path, data: bytes) -> None:
+    """Write `data` over the existing file `path` (not a link), keeping what it was besides
+    its bytes: a file with several hard links is written in place, since a rename would
+    split them (not atomic: a crash may leave it half written); any other is replaced
+    atomically by a file with its mode, owner, group and extended attributes."""
+    info = path.stat()
+    if info.st_nlink == 1:
+        replace(path, data, stat.S_IMODE(info.st_mode), like=path)
+        return
+    with open(path, "r+b") as stream:
+        stream.write(data)
+        stream.truncate()
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def _copy_owner_and_attributes(source: Path, target: Path) -> None:
+    """The owner and group (a user who is not root may keep only its own: a refusal is left
+    alone) and the extended attributes (where the system has them) of `source`, onto `target`."""
+    info = source.stat()
+    try:
+        os.chown(target, info.st_uid, info.st_gid)
+    except PermissionError:
+        pass
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        for name in os.listxattr(source):
+            os.setxattr(target, name, os.getxattr(source, name))
+    except OSError:
+        pass  # a file system without them, or an attribute only root may set
 
 
 def _umask() -> int:

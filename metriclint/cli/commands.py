@@ -205,12 +205,13 @@ def fix(project: Project, show_diff: bool) -> None:
     """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
 
     Exits 1 while findings remain that no fix settled."""
+    configs = project.each()
     with progress_bar() as bar:
-        report = combined_report(project.each(), bar)[0]
+        report = combined_report(configs, bar)[0]
     rewrites, unfixed = fixing.plan(report.findings)
     fixed, files = [], 0
     for rewrite in rewrites:
-        problem = "--diff" if show_diff else fixing.write(rewrite)
+        problem = "--diff" if show_diff else fixing.write(rewrite, [config.root for config in configs])
         if show_diff:
             click.echo(rewrite.diff, nl=False)
         if problem:

@@ -15,6 +15,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from metriclint.base import files
 from metriclint.model import Finding
@@ -123,16 +124,20 @@ def respaced(written: str, wording: str) -> str:
     return " ".join(words[: at + 1]) + gaps[breaks[0]] + " ".join(words[at + 1 :])
 
 
-def write(rewrite: FileFix) -> str:
-    """Replace the file with its rewrite; returns why it was not written, or ""."""
+def write(rewrite: FileFix, roots: Sequence[Path]) -> str:
+    """Write the rewrite over the file (through a link, to the file it names, inside one of
+    the project `roots` only); returns why it was not written, or ""."""
     path = Path(rewrite.path)
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if not mode & 0o222 or not os.access(path, os.W_OK):
+        target = path.resolve(strict=True)
+        if not any(target.is_relative_to(root.resolve()) for root in roots):
+            return "a link to a file outside the project; not written"
+        mode = stat.S_IMODE(target.stat().st_mode)
+        if not mode & 0o222 or not os.access(target, os.W_OK):
             return "the file is read-only; not written"
-        if path.read_bytes() != rewrite.original:
+        if target.read_bytes() != rewrite.original:
             return "the file changed since it was read; not written (run fix again)"
-        files.replace(path, rewrite.rewritten, mode)
+        files.rewrite(target, rewrite.rewritten)
     except OSError as error:
         return f"cannot write the file: {error.strerror or error}"
     return ""
