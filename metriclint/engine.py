@@ -53,13 +53,14 @@ class Collection:
     tests: frozenset[str] = frozenset()  # the test files, as shown: counted, but they state nothing
     results: tuple[Result, ...] = ()  # one per file of `files`, in order: what `revise` replaces one of
     folders: tuple[ReadFailure, ...] = ()  # the folders that could not be listed
-    built: tuple[KeyUse, ...] = ()  # keys made by calls that pass a string to a key template, and keys read back that a logged template covers (evidence/built_keys.py)
+    built: tuple[KeyUse, ...] = ()  # keys made by calls that pass a string to a key template (evidence/built_keys.py)
+    read: tuple[KeyUse, ...] = ()  # keys read back from a dict that a logged template covers (evidence/built_keys.py)
     buffers: tuple[tuple[Path, bytes], ...] = ()  # the files `revise` read from an editor's buffer, latest last
 
     @property
     def uses(self) -> list[KeyUse]:
-        """Every key the code logs: written in the files, and built across calls."""
-        return [use for e in self.extractions for use in e.keys] + list(self.built)
+        """Every key the code logs: written in the files, built across calls, and read back."""
+        return [use for e in self.extractions for use in e.keys] + list(self.built) + list(self.read)
 
 
 def collect(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Collection:
@@ -159,8 +160,8 @@ def _assembled(
     uses = [use for e in extractions for use in e.keys if not use.from_keyword]
     made = list(built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]))
     built = tuple(use for use in made if not keys.too_generic(use.key))
-    built += tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
-    uses += built
+    read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
+    uses += built + read
     if index is None or index.registry is not registry or index.logged != {use.key for use in uses}:
         index = MetricIndex(registry, [use.key for use in uses])
     spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
@@ -169,7 +170,7 @@ def _assembled(
     names = tooltips.Names(index, spans)
     tables = [t for e in extractions for t in e.tables]
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
-    return Collection(files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, built)
+    return Collection(files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, built, read=read)
 
 
 @dataclass(frozen=True)

@@ -59,11 +59,14 @@ def draft(analysis: Analysis) -> list[Entry]:
 
 def drafted_keys(collection: Collection) -> list[str]:
     """The keys some code outside the tests logs a measurement under, that a registry can hold:
-    written in the code, or built across calls and read back (the concrete series beside the
-    template that covers them, so each can get its own description)."""
+    written in the code, or built by a call (the concrete series beside the template that covers
+    them, so each can get its own description). A key only read back stays out: the code names
+    it but does not show it logged, and in the registry its name would make every sentence
+    that mentions it in passing speak for it (seen on miles: `ref_log_probs` in a list of dump
+    columns)."""
     return sorted({
         use.key
-        for use in collection.uses
+        for use in (*(u for e in collection.extractions for u in e.keys), *collection.built)
         if use.measured and not use.from_keyword and use.span.path not in collection.tests and keys.registrable(use.key)
     })
 
