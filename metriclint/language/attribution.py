@@ -12,6 +12,7 @@ import re
 from typing import Iterable, Iterator, Sequence
 
 from metriclint.base import keys
+from metriclint.base.spaced import SpacedNames
 from metriclint.knowledge.registry import Registry
 from metriclint.language.subjects import speaks_for
 from metriclint.model import Claim, Mention, Reading
@@ -31,10 +32,7 @@ class MetricIndex:
                 self.by_alias[key] = key
                 for alias in entry.aliases:
                     self.by_alias[alias] = key
-        phrases = sorted((a for a in self.by_alias if " " in a), key=len, reverse=True)
-        self.phrase_pattern = (
-            re.compile(r"(?<![\w/])(?:" + "|".join(map(re.escape, phrases)) + r")(?![\w/])") if phrases else None
-        )
+        self.spaced = SpacedNames(self.by_alias)  # keys and aliases with spaces: not one token
         # The names prose may use for a metric: what the registry lists as aliases, and keys
         # written out in full (a section or a space). A bare key counts only as an alias.
         self.spoken: dict[str, str] = {}
@@ -122,9 +120,8 @@ class MetricIndex:
         `rollout/finished_count` are two, though one template covers both.
         """
         series: dict[str, set[str]] = {}
-        if self.phrase_pattern is not None:
-            for match in self.phrase_pattern.finditer(text):
-                series.setdefault(self.by_alias[match.group()], set()).add(match.group())
+        for start, end in self.spaced.finditer(text):
+            series.setdefault(self.by_alias[text[start:end]], set()).add(text[start:end])
         for match in _TOKEN.finditer(text):
             word = (match.group(1) or match.group(2)).strip(".,:;")
             if "/" in word:
@@ -149,9 +146,8 @@ class MetricIndex:
             group = 1 if match.group(1) else 2
             if match.group(group) in self.by_alias:
                 yield match.start(group), match.end(group), self.by_alias[match.group(group)]
-        if self.phrase_pattern is not None:
-            for match in self.phrase_pattern.finditer(text):
-                yield match.start(), match.end(), self.by_alias[match.group()]
+        for start, end in self.spaced.finditer(text):
+            yield start, end, self.by_alias[text[start:end]]
 
 
 def specific(name: str) -> bool:
