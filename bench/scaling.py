@@ -34,12 +34,13 @@ from pathlib import Path
 from run import Run, Sample, measure
 
 def _registry(root: Path, n: int) -> None:
-    """N metrics in 100 sections, each logged by its own function in files of 100."""
+    """N metrics in 100 sections, each logged by its own function in files of 100, each with
+    an alias written with spaces."""
     entries = ["version: 1", "metrics:"]
     for i in range(n):
         entries += [
             f"  sec{i % 100}/metric_{i}:",
-            f"    aliases: [metric_alias_{i}]",
+            f'    aliases: [metric_alias_{i}, "batch {i} loss vs samples"]',  # one with spaces, as TensorBoard tags have
             f"    description: Mean of the loss per token in batch {i}.",
             "    semantics:",
             "      reduction: mean",

@@ -6,7 +6,7 @@ listed, and a run ends with an exit status and its report, never a traceback.
 
 Each target runs a few examples in the normal suite; `METRICLINT_FUZZ=N` runs N per target:
 
-    METRICLINT_FUZZ=2000 python -m pytest tests/test_fuzz.py -p no:randomly
+    METRICLINT_FUZZ=1000 python -m pytest tests/test_fuzz.py -p no:randomly
 """
 
 from __future__ import annotations
