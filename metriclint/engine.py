@@ -33,7 +33,7 @@ from metriclint.language.attribution import MetricIndex, attribute
 from metriclint.language.names import name_claims
 from metriclint.language.phrases import read
 from metriclint.language.sightings import sightings
-from metriclint.model import Binding, Claim, CodeClaim, KeyUse, Mention, ReadFailure, Reading, Report, Sighting, Span
+from metriclint.model import Binding, Claim, CodeClaim, ConfigError, KeyUse, Mention, ReadFailure, Reading, Report, Sighting, Span
 from metriclint.settings import Config
 from metriclint.sources import SUFFIXES, YAML, Extraction, Options
 
@@ -91,6 +91,20 @@ def revise(collection: Collection, config: Config, path: Path, data: bytes) -> C
     registry, vocabulary = collection.registry, collection.vocabulary
     assembled = _assembled(config, files, results, collection.folders, registry, vocabulary, tests, collection.index)
     return replace(assembled, buffers=(*collection.buffers, (path, data)))
+
+
+def unchanged(collection: Collection, config: Config, path: Path, data: bytes) -> bool:
+    """Whether `data` reads as what the collection read from `path`: the same extraction, or
+    for the registry the same registry. `fix` writes only then, since where its phrases are and
+    what surrounds them was worked out from the bytes analysed, not from those it reads later."""
+    shown = display(path)
+    if config.registry is not None and display(config.registry) == shown:
+        try:
+            return _knowledge(config, data.decode("utf-8"))[0] == collection.registry
+        except (ConfigError, UnicodeDecodeError):
+            return False
+    at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
+    return at is not None and extract_buffer(path, data, _settings(config, collection.vocabulary, collection.registry)) == collection.results[at]
 
 
 def reregister(collection: Collection, config: Config, text: str) -> Collection:

@@ -203,3 +203,20 @@ def test_fix_writes_through_a_link_inside_the_project_and_refuses_one_out_of_it(
     (rewrite,), _ = fixing.plan((_finding("comments.py", 2, 47, "After clipping", "Before clipping"),))
     assert fixing.write(rewrite, [project]) == "a link to a file outside the project; not written"
     assert outside.read_bytes() == (PROJECT / "comments.py").read_bytes() and (project / "comments.py").is_symlink()
+
+
+def test_a_file_changed_between_the_check_and_the_fix_is_not_written(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The phrase is still where it was, but the text around it is not what was analysed: a
+    `not` now turns it around, so the finding no longer holds."""
+    plan = fixing.plan
+    source = project / "comments.py"
+    analysed = source.read_text(encoding="utf-8")
+
+    def edited_meanwhile(findings: tuple[Finding, ...]) -> object:
+        source.write_text(analysed.replace("After clipping", "After clipping, not", 1), encoding="utf-8")
+        return plan(findings)
+
+    monkeypatch.setattr(fixing, "plan", edited_meanwhile)
+    result = invoke("fix", "comments.py")
+    assert "not fixed (the file changed since it was checked; not written (run fix again))" in result.output
+    assert source.read_text(encoding="utf-8") == analysed.replace("After clipping", "After clipping, not", 1)

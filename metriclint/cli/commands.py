@@ -26,6 +26,7 @@ from metriclint.cli.project import (
     analyse,
     collection_paused,
     combined_report,
+    merged,
     notice_no_registry,
     progress_bar,
     project_options,
@@ -198,6 +199,15 @@ def sources(project: Project) -> None:
     click.echo(f"{len(collection.bindings)} tooltip tables; {texts} files with docstrings or comments; {len(collection.files)} files read.")
 
 
+def _written(rewrite: fixing.FileFix, configs: list[settings.Config], analyses: list[engine.Analysis]) -> str:
+    """Write the rewrite, only over bytes that read as the ones analysed; returns why it was
+    not written, or ""."""
+    path = Path(rewrite.path)
+    if not any(engine.unchanged(a.collection, config, path, rewrite.original) for config, a in zip(configs, analyses)):
+        return "the file changed since it was checked; not written (run fix again)"
+    return fixing.write(rewrite, [config.root for config in configs])
+
+
 @main.command()
 @project_options()
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
@@ -207,11 +217,11 @@ def fix(project: Project, show_diff: bool) -> None:
     Exits 1 while findings remain that no fix settled."""
     configs = project.each()
     with progress_bar() as bar:
-        report = combined_report(configs, bar)[0]
-    rewrites, unfixed = fixing.plan(report.findings)
+        analyses = [analyse(config, bar) for config in configs]
+    rewrites, unfixed = fixing.plan(merged([a.report for a in analyses]).findings)
     fixed, files = [], 0
     for rewrite in rewrites:
-        problem = "--diff" if show_diff else fixing.write(rewrite, [config.root for config in configs])
+        problem = "--diff" if show_diff else _written(rewrite, configs, analyses)
         if show_diff:
             click.echo(rewrite.diff, nl=False)
         if problem:

@@ -140,7 +140,12 @@ def combined_report(
             reports.append(analyse(config, progress).report)
             shown += once.unprinted(reports[-1].findings, config.cache_dir, hook_run, config.root)
     files = sum(r.files_checked for r in reports)
-    return Report(_sorted(f for r in reports for f in r.findings), files), Report(_sorted(shown), files)
+    return merged(reports), Report(_sorted(shown), files)
+
+
+def merged(reports: list[Report]) -> Report:
+    """The findings of several projects' reports in one."""
+    return Report(_sorted(f for r in reports for f in r.findings), sum(r.files_checked for r in reports))
 
 
 def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:
