@@ -39,6 +39,9 @@ def test_every_knowledge_base_entry_is_reached_by_a_fixture() -> None:
     for derivations in known.derivations.values():
         for derivation in derivations:
             assert any(origin.endswith(derivation.says) for origin in origins), derivation.says
+    for entries in known.logging.values():
+        for logged in entries:
+            assert any(origin.endswith(logged.says) for origin in origins), logged.says
 
 
 @pytest.mark.parametrize("project", KNOWLEDGE_FIXTURES, ids=[p.name for p in KNOWLEDGE_FIXTURES])

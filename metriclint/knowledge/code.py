@@ -24,7 +24,7 @@ KINDS = ("call", "method", "expression", "function")
 ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers")
 FILE_KEYS = (
     "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "derivations",
-    "schedulers", "loose_names", "log_ratios",
+    "schedulers", "loose_names", "log_ratios", "logging",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
@@ -105,6 +105,16 @@ def words_of(name: str) -> list[str]:
     return words
 
 
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """What a logging call does to the values it logs when it is passed `keyword=True`."""
+
+    method: str  # the logging method's name (`log`, `log_dict`)
+    keyword: str
+    says: str
+    facts: tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True)
 class Knowledge:
     chains: dict[str, Known]  # `torch.nn.utils.clip_grad_norm_()`, `psutil.virtual_memory().used`
@@ -120,6 +130,7 @@ class Knowledge:
     schedulers: Schedulers = Schedulers()
     loose_names: frozenset[frozenset[str]] = frozenset()  # unit pairs named one for the other
     log_ratios: LogRatios = LogRatios()
+    logging: dict[str, tuple[Logged, ...]] = field(default_factory=dict)  # by the logging method's name
 
     def loose(self, facet: str, stated: str, computed: str) -> bool:
         """Whether a stated value is the loose name of the other (GB for a value in GiB)."""
@@ -169,6 +180,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
     log_ratios = LogRatios()
+    logging: dict[str, tuple[Logged, ...]] = {}
     for path in paths:
         root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
         problems += load_problems
@@ -212,6 +224,10 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             pair = [v for _, v in reader.texts(node, "a pair of units")]
             if len(pair) == 2 and all(_known_value(reader, node, facets, "unit", unit) for unit in pair):
                 loose_names.add(frozenset(pair))
+        for node in _items(reader, top, "logging"):
+            logged = _logged(reader, node, facets)
+            if logged is not None:
+                logging[logged.method] = (*logging.get(logged.method, ()), logged)
         if "log_ratios" in top:
             log_ratios = _log_ratios(reader, top["log_ratios"][1], facets)
         problems += reader.problems
@@ -223,7 +239,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     return Knowledge(
         **_indexed(entries), norm_types=norm_types, default_norm=default_norm or "l2", conversions=conversions,
         kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), derivations=by_construct,
-        schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios,
+        schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging,
     )
 
 
@@ -314,6 +330,16 @@ def _schedulers(reader: Reader, node: Node) -> Schedulers:
     reads = frozenset(v for _, v in reader.texts(fields["reads"][1], "'reads'")) if "reads" in fields else frozenset()
     names = tuple(v for _, v in reader.texts(fields["names"][1], "'names'")) if "names" in fields else ()
     return Schedulers(step, reads, names)
+
+
+def _logged(reader: Reader, node: Node, facets: dict[str, Facet]) -> Logged | None:
+    fields = reader.mapping(node, "a logging entry", ("method", "keyword", "says", "facts"))
+    if any(k not in fields for k in ("method", "keyword", "says", "facts")):
+        reader.error(node, "a logging entry needs 'method', 'keyword', 'says' and 'facts'")
+        return None
+    method, keyword, says = (reader.text(fields[k][1], f"'{k}'") for k in ("method", "keyword", "says"))
+    facts = _facts(reader, fields["facts"][1], facets, "'facts'")
+    return Logged(method, keyword, says, facts) if method and keyword and says else None
 
 
 def _log_ratios(reader: Reader, node: Node, facets: dict[str, Facet]) -> LogRatios:

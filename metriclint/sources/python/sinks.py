@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 
 from metriclint.base import keys
-from metriclint.model import CallFlow, KeyUse, Span
+from metriclint.model import CallFlow, CodeFact, KeyUse, Span
 from metriclint.sources.python import strings
-from metriclint.sources.python.code import arguments
+from metriclint.sources.python.code import Argument, arguments
 from metriclint.sources.python.roots import ValueReader
 from metriclint.sources.python.values import is_measurement
 
@@ -31,26 +31,39 @@ class KeyRecorder(ValueReader):
             return
         given = arguments(node)
         positional = [arg.value for arg in given if arg.keyword is None and not arg.star]
+        done = self._logging(node, name, given)
         if len(positional) >= 2 and self._keys(positional[0]):
-            self.sink(positional[0], positional[1], require_key_shape=False)
+            self.sink(positional[0], positional[1], require_key_shape=False, done=done)
         for value in positional:
             if isinstance(value, ast.Dict):
+                if done:
+                    self.logged_with[id(value)] = done  # for its shaped keys, recorded where the dict is visited
                 for key, item in zip(value.keys, value.values):
                     if key is not None:
-                        self.sink(key, item, require_key_shape=False, only_unshaped=True)
+                        self.sink(key, item, require_key_shape=False, only_unshaped=True, done=done)
         for arg in given:
             if arg.keyword is not None and arg.where is not None and arg.keyword not in self.rules.log_options:
                 line, column = self.text.start(arg.where)
                 span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))
                 self._record_key(arg.keyword, span, arg.value, from_keyword=True)
 
-    def sink(self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False) -> None:
+    def _logging(self, node: ast.Call, name: str, given: list[Argument]) -> frozenset[CodeFact]:
+        """What the logging call does to its values (rules/code/ `logging`): Lightning's
+        `self.log(..., sync_dist=True)` reduces them across devices."""
+        entries = self.code.knowledge.logging.get(name, ())
+        on = {arg.keyword for arg in given if arg.keyword and isinstance(arg.value, ast.Constant) and arg.value.value is True}
+        return frozenset(self.code.fact(f, v, node, e.says) for e in entries if e.keyword in on for f, v in e.facts)
+
+    def sink(
+        self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False,
+        done: frozenset[CodeFact] = frozenset(),
+    ) -> None:
         for key in self._keys(key_node):
             shaped = keys.looks_like_key(key)
             if (require_key_shape and not shaped) or (only_unshaped and shaped):
                 continue
             if not keys.too_generic(key):
-                self._record_key(key, self.span(key_node), value, from_keyword=False)
+                self._record_key(key, self.span(key_node), value, from_keyword=False, done=done)
             elif any(f"{{{param}}}" in key for param in self.scopes[-1].params):
                 self.scopes[-1].generic.append(key)  # `{section}/{name}`: what a caller passes may pin its section
 
@@ -58,10 +71,15 @@ class KeyRecorder(ValueReader):
         """The keys a key expression may be (strings.py); an unknown part is a `{name}` placeholder."""
         return strings.values(node, self.string) or ()
 
-    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool) -> None:
+    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool, done: frozenset[CodeFact] = frozenset()) -> None:
+        """`done`: what the logging call makes of the value; it replaces what the value had for those facets."""
         self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value)))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
-        self.scopes[-1].sinks.append((key, self.roots(value)))
+        replaced = {fact.facet for fact in done}
+        atoms = self.roots(value)
+        if done:
+            atoms = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet in replaced)) | done
+        self.scopes[-1].sinks.append((key, atoms))
 
     def _call_flow(self, node: ast.Call) -> None:
         """A call of what may be a project function, with what its arguments carry."""
@@ -87,7 +105,7 @@ class KeyRecorder(ValueReader):
         if not self.tables.holds(node):
             for key, value in zip(node.keys, node.values):
                 if key is not None:
-                    self.sink(key, value, require_key_shape=True)
+                    self.sink(key, value, require_key_shape=True, done=self.logged_with.get(id(node), frozenset()))
         return True
 
     def _visit_Call(self, node: ast.Call) -> bool:

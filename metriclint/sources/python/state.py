@@ -12,7 +12,7 @@ import ast
 from typing import Any, Callable, ClassVar
 
 from metriclint.knowledge.code import Known, knowledge
-from metriclint.model import CallFlow, FunctionFlow, KeyUse, ResultOf, Span
+from metriclint.model import CallFlow, CodeFact, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources.python.code import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
 from metriclint.sources.python.messages import Field
@@ -56,6 +56,7 @@ class WalkState:
         self.functions: list[FunctionFlow] = []
         self.calls: list[CallFlow] = []
         self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
+        self.logged_with: dict[int, frozenset[CodeFact]] = {}  # dict node id -> what the call logging it does to its values
         self.literals: list[ast.AST] = []  # every string literal, for finding the comments
         self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
         self.waiting: list[tuple[Field, tuple[Any, ...]]] = []  # message fields, by the handle of the value each formats (said.py)
