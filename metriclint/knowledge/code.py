@@ -23,7 +23,7 @@ from metriclint.model import ConfigError, Problem
 KINDS = ("call", "method", "expression", "function")
 ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers")
 FILE_KEYS = (
-    "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "derivations",
+    "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "derivations",
     "schedulers", "loose_names", "log_ratios", "logging",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
@@ -126,6 +126,7 @@ class Knowledge:
     conversions: dict[tuple[str, str, float], str]  # (unit, operator, divisor's value) -> unit
     kept_by_arithmetic: frozenset[str]
     kept_by_conversion: frozenset[str] = frozenset()
+    kept_by_rate: frozenset[str] = frozenset()  # ... and a division by a duration (units.yaml)
     derivations: dict[str, tuple[Derivation, ...]] = field(default_factory=dict)
     schedulers: Schedulers = Schedulers()
     loose_names: frozenset[frozenset[str]] = frozenset()  # unit pairs named one for the other
@@ -176,6 +177,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     conversions: dict[tuple[str, str, float], str] = {}
     kept: set[str] = set()
     kept_by_conversion: set[str] = set()
+    kept_by_rate: set[str] = set()
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
@@ -211,7 +213,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
                     reader.error(by_node, f"'{by}' is not a number")
                 else:
                     conversions[(unit, op, number)] = gives
-        for key, into in (("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion)):
+        for key, into in (("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion), ("kept_by_rate", kept_by_rate)):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
         for node in _items(reader, top, "derivations"):
@@ -238,7 +240,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         by_construct[derivation.construct] = (*by_construct.get(derivation.construct, ()), derivation)
     return Knowledge(
         **_indexed(entries), norm_types=norm_types, default_norm=default_norm or "l2", conversions=conversions,
-        kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), derivations=by_construct,
+        kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), kept_by_rate=frozenset(kept_by_rate), derivations=by_construct,
         schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging,
     )
 

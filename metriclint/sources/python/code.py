@@ -22,6 +22,7 @@ _OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Di
 _ORIGIN_WIDTH = 60
 _BUILTINS = frozenset(dir(builtins))
 _EXPONENTIALS = frozenset({"torch.exp", "math.exp", "numpy.exp"})
+_DURATIONS = frozenset({"seconds", "milliseconds", "microseconds", "nanoseconds"})
 Roots = Callable[[ast.expr], frozenset[Atom]]
 
 
@@ -238,6 +239,8 @@ class CodeReader:
             return frozenset(a for a in facts if (a.facet, a.value) in other)
         by = numbers.value(right_node, self.constants.get)
         result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived
+        if op == "/" and any(isinstance(a, CodeFact) and a.facet == "unit" and a.value in _DURATIONS for a in right):
+            result |= {a for a in every if a.facet in self.knowledge.kept_by_rate}
         for fact in facts:
             unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" and by is not None else None
             if unit is not None:
