@@ -253,3 +253,19 @@ def test_an_entropy_is_read_only_from_the_negated_sum_of_p_log_p(in_tmp: Path, e
     )
     write_project(in_tmp, {"h.py": source})
     assert (("actor/h", "quantity", "entropy") in [f[:3] for f in _facts(in_tmp)]) is entropy
+
+
+def test_a_broken_logging_entry_is_reported_with_its_position(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "logging:\n  - method: log\n    when: {sync_dist: yes please}\n    says: x\n    facts: {scope: everywhere}\n"
+        "  - method: log\n    says: y\n    facts: {}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as error:
+        knowledge.load([path], load_builtin()[0])
+    assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
+        "bad.yaml:3:23: 'sync_dist' must be true or false, not a string",
+        "bad.yaml:5:13: unknown value 'everywhere' for facet 'scope'",
+        "bad.yaml:6:5: a logging entry needs 'method', 'when', 'says' and 'facts'",
+    ]

@@ -17,6 +17,7 @@ from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge import numbers
+from metriclint.knowledge.code_sections import Logged, LogRatios, known_value, read_facts, read_log_ratios, read_logged
 from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
@@ -72,47 +73,6 @@ class Schedulers:
     step: str = "step"
     reads: frozenset[str] = frozenset()
     names: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class LogRatios:
-    """How a name says it holds log-probabilities, and of which policy (divergences.yaml)."""
-
-    log_probs: frozenset[str] = frozenset()  # words: `logprobs`, `log_probs` (`log` and `probs` joined)
-    policies: dict[str, str] = field(default_factory=dict)  # word -> policy
-    examples: tuple[tuple[str, str | None], ...] = ()  # (name, the policy it names), run by the tests
-
-    def policy(self, name: str) -> str | None:
-        """The policy whose log-probabilities `name` holds; an unqualified name holds the
-        current policy's. None when it names no log-probabilities, or a word it cannot place."""
-        words = words_of(name)
-        if sum(w in self.log_probs for w in words) != 1:
-            return None
-        owners = {self.policies.get(w) for w in words if w not in self.log_probs}
-        if None in owners or len(owners) > 1:
-            return None
-        return owners.pop() if owners else "current"
-
-
-def words_of(name: str) -> list[str]:
-    """`ref_log_probs` -> [ref, log_probs]: a name's words, `log` joined to the word after it."""
-    words: list[str] = []
-    for word in name.lower().split("_"):
-        if words and words[-1] == "log":
-            words[-1] = f"log_{word}"
-        elif word:
-            words.append(word)
-    return words
-
-
-@dataclass(frozen=True, slots=True)
-class Logged:
-    """What a logging call does to the values it logs when it is passed `keyword=True`."""
-
-    method: str  # the logging method's name (`log`, `log_dict`)
-    keyword: str
-    says: str
-    facts: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -194,11 +154,11 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
                 entries.append(entry)
         if "norm_types" in top:
             for norm, (key_node, node) in reader.mapping(top["norm_types"][1], "'norm_types'").items():
-                _known_value(reader, key_node, facets, "norm", norm)
+                known_value(reader, key_node, facets, "norm", norm)
                 norm_types.update({_compact(text): norm for _, text in reader.texts(node, f"the spellings of '{norm}'")})
         if "default_norm" in top:
             default_norm = reader.text(top["default_norm"][1], "'default_norm'") or ""
-            _known_value(reader, top["default_norm"][1], facets, "norm", default_norm)
+            known_value(reader, top["default_norm"][1], facets, "norm", default_norm)
         for node in _items(reader, top, "conversions"):
             fields = reader.mapping(node, "a conversion", ("unit", "op", "by", "gives"))
             unit, op, gives = (reader.text(fields[k][1], f"'{k}'") if k in fields else None for k in ("unit", "op", "gives"))
@@ -206,7 +166,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
                 reader.error(node, "a conversion needs 'unit', 'op', 'by' and 'gives'")
                 continue
             for value_node, value in ((node, unit), (node, gives)):
-                _known_value(reader, value_node, facets, "unit", value)
+                known_value(reader, value_node, facets, "unit", value)
             for by_node, by in reader.texts(fields["by"][1], "'by'"):
                 number = numbers.written(by)
                 if number is None:
@@ -224,14 +184,14 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             schedulers = _schedulers(reader, top["schedulers"][1])
         for node in _items(reader, top, "loose_names"):
             pair = [v for _, v in reader.texts(node, "a pair of units")]
-            if len(pair) == 2 and all(_known_value(reader, node, facets, "unit", unit) for unit in pair):
+            if len(pair) == 2 and all(known_value(reader, node, facets, "unit", unit) for unit in pair):
                 loose_names.add(frozenset(pair))
         for node in _items(reader, top, "logging"):
-            logged = _logged(reader, node, facets)
+            logged = read_logged(reader, node, facets)
             if logged is not None:
                 logging[logged.method] = (*logging.get(logged.method, ()), logged)
         if "log_ratios" in top:
-            log_ratios = _log_ratios(reader, top["log_ratios"][1], facets)
+            log_ratios = read_log_ratios(reader, top["log_ratios"][1], facets)
         problems += reader.problems
     if problems:
         raise ConfigError(problems)
@@ -274,7 +234,7 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
         return None
     pattern = reader.text(fields[kinds[0]][1], f"'{kinds[0]}'")
     says = reader.text(fields["says"][1], "'says'")
-    facts = _facts(reader, fields["facts"][1], facets, "'facts'")
+    facts = read_facts(reader, fields["facts"][1], facets, "'facts'")
     keyword = ""
     positions: tuple[int, ...] = ()
     if "norm_type" in fields:
@@ -302,15 +262,6 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
     )
 
 
-def _facts(reader: Reader, node: Node, facets: dict[str, Facet], what: str) -> tuple[tuple[str, str], ...]:
-    found = []
-    for facet, (facet_node, value_node) in reader.mapping(node, what).items():
-        value = reader.text(value_node, f"the value of '{facet}'")
-        if value is not None and _known_value(reader, facet_node, facets, facet, value):
-            found.append((facet, value))
-    return tuple(found)
-
-
 def _derivation(reader: Reader, node: Node, facets: dict[str, Facet]) -> Derivation | None:
     fields = reader.mapping(node, "a derivation", ("construct", "from", "says", "gives"))
     if any(k not in fields for k in ("construct", "says", "gives")):
@@ -320,9 +271,9 @@ def _derivation(reader: Reader, node: Node, facets: dict[str, Facet]) -> Derivat
     if construct not in CONSTRUCTS:
         reader.error(fields["construct"][1], f"unknown construct '{construct}'; known: {', '.join(CONSTRUCTS)}")
         return None
-    given = _facts(reader, fields["from"][1], facets, "'from'") if "from" in fields else ()
+    given = read_facts(reader, fields["from"][1], facets, "'from'") if "from" in fields else ()
     says = reader.text(fields["says"][1], "'says'")
-    gives = _facts(reader, fields["gives"][1], facets, "'gives'")
+    gives = read_facts(reader, fields["gives"][1], facets, "'gives'")
     return Derivation(construct, given[0] if given else None, says or "", gives) if says else None
 
 
@@ -334,48 +285,11 @@ def _schedulers(reader: Reader, node: Node) -> Schedulers:
     return Schedulers(step, reads, names)
 
 
-def _logged(reader: Reader, node: Node, facets: dict[str, Facet]) -> Logged | None:
-    fields = reader.mapping(node, "a logging entry", ("method", "keyword", "says", "facts"))
-    if any(k not in fields for k in ("method", "keyword", "says", "facts")):
-        reader.error(node, "a logging entry needs 'method', 'keyword', 'says' and 'facts'")
-        return None
-    method, keyword, says = (reader.text(fields[k][1], f"'{k}'") for k in ("method", "keyword", "says"))
-    facts = _facts(reader, fields["facts"][1], facets, "'facts'")
-    return Logged(method, keyword, says, facts) if method and keyword and says else None
-
-
-def _log_ratios(reader: Reader, node: Node, facets: dict[str, Facet]) -> LogRatios:
-    fields = reader.mapping(node, "'log_ratios'", ("log_probs", "policies", "examples"))
-    words = frozenset(w for _, w in reader.texts(fields["log_probs"][1], "'log_probs'")) if "log_probs" in fields else frozenset()
-    policies: dict[str, str] = {}
-    for policy, (key_node, value) in (reader.mapping(fields["policies"][1], "'policies'") if "policies" in fields else {}).items():
-        if _known_value(reader, key_node, facets, "policy", policy):
-            policies.update((w, policy) for _, w in reader.texts(value, f"the words of '{policy}'"))
-    examples = []
-    for example in fields["examples"][1].elements if "examples" in fields else ():
-        parts = reader.mapping(example, "an example", ("name", "policy"))
-        name = reader.text(parts["name"][1], "'name'") if "name" in parts else None
-        owner = parts["policy"][1].value if "policy" in parts else None
-        if name is not None:
-            examples.append((name, owner if isinstance(owner, str) else None))
-    return LogRatios(words, policies, tuple(examples))
-
-
 def _whole(reader: Reader, node: Node) -> int:
     if node.kind != "integer" or not isinstance(node.value, int):
         reader.error(node, f"expected a whole number, not a {node.kind}")
         return -1
     return node.value
-
-
-def _known_value(reader: Reader, node: Node, facets: dict[str, Facet], facet: str, value: str) -> bool:
-    if facet not in facets:
-        reader.error(node, f"unknown facet '{facet}'")
-        return False
-    if value not in facets[facet].values:
-        reader.error(node, f"unknown value '{value}' for facet '{facet}'")
-        return False
-    return True
 
 
 def _compact(code: str) -> str:

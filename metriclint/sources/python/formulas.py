@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from metriclint.knowledge.code import LogRatios, words_of
+from metriclint.knowledge.code_sections import LogRatios, words_of
 
 _PROBABILITY_WORDS = ("p", "probs", "prob", "probabilities", "probas")
 _LOG_WORDS = ("log_p", "log_probs", "log_prob", "logp", "logps", "logprob", "logprobs", "log_ps")

@@ -48,11 +48,21 @@ class KeyRecorder(ValueReader):
                 self._record_key(arg.keyword, span, arg.value, from_keyword=True)
 
     def _logging(self, node: ast.Call, name: str, given: list[Argument]) -> frozenset[CodeFact]:
-        """What the logging call does to its values (rules/code/ `logging`): Lightning's
+        """What the logging call does to its values (rules/code/logging.yaml): Lightning's
         `self.log(..., sync_dist=True)` reduces them across devices."""
-        entries = self.code.knowledge.logging.get(name, ())
-        on = {arg.keyword for arg in given if arg.keyword and isinstance(arg.value, ast.Constant) and arg.value.value is True}
-        return frozenset(self.code.fact(f, v, node, e.says) for e in entries if e.keyword in on for f, v in e.facts)
+        flags = {a.keyword: a.value.value for a in given if a.keyword and isinstance(a.value, ast.Constant) and type(a.value.value) is bool}
+        passed = {a.keyword: a.value for a in given if a.keyword}
+        found: set[CodeFact] = set()
+        for entry in self.code.knowledge.logging.get(name, ()):
+            if any(flags.get(keyword) is not value for keyword, value in entry.when):
+                continue
+            facts = entry.facts
+            if entry.keyword in passed:
+                written = passed[entry.keyword]
+                text = written.value if isinstance(written, ast.Constant) and isinstance(written.value, str) else self.text.segment(written)
+                facts = dict(entry.values).get("".join(text.split()), ())
+            found |= {self.code.fact(facet, value, node, entry.says) for facet, value in facts}
+        return frozenset(found)
 
     def sink(
         self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False,
@@ -77,7 +87,7 @@ class KeyRecorder(ValueReader):
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         replaced = {fact.facet for fact in done}
         atoms = self.roots(value)
-        if done:
+        if done and not isinstance(value, ast.Attribute):  # `self.accuracy`, a metric object that computes itself
             atoms = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet in replaced)) | done
         self.scopes[-1].sinks.append((key, atoms))
 

@@ -1,0 +1,111 @@
+"""Sections of the code knowledge files besides call results, and the readers they share with
+code.py: how a name says it holds a policy's log-probabilities (divergences.yaml), what a logging
+call does to the values it logs (logging.yaml), facts checked against the facets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from metriclint.base.marked_yaml import Node, Reader
+from metriclint.knowledge.vocabulary import Facet
+
+
+@dataclass(frozen=True, slots=True)
+class LogRatios:
+    """How a name says it holds log-probabilities, and of which policy (divergences.yaml)."""
+
+    log_probs: frozenset[str] = frozenset()  # words: `logprobs`, `log_probs` (`log` and `probs` joined)
+    policies: dict[str, str] = field(default_factory=dict)  # word -> policy
+    examples: tuple[tuple[str, str | None], ...] = ()  # (name, the policy it names), run by the tests
+
+    def policy(self, name: str) -> str | None:
+        """The policy whose log-probabilities `name` holds; an unqualified name holds the
+        current policy's. None when it names no log-probabilities, or a word it cannot place."""
+        words = words_of(name)
+        if sum(w in self.log_probs for w in words) != 1:
+            return None
+        owners = {self.policies.get(w) for w in words if w not in self.log_probs}
+        if None in owners or len(owners) > 1:
+            return None
+        return owners.pop() if owners else "current"
+
+
+def words_of(name: str) -> list[str]:
+    """`ref_log_probs` -> [ref, log_probs]: a name's words, `log` joined to the word after it."""
+    words: list[str] = []
+    for word in name.lower().split("_"):
+        if words and words[-1] == "log":
+            words[-1] = f"log_{word}"
+        elif word:
+            words.append(word)
+    return words
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """What a logging call does to the values it logs, when it is passed each keyword of
+    `when` as the literal True or False: `facts`, or, with `keyword`, the facts `values` gives
+    for that argument as written (`facts` when it is not passed; nothing for another value)."""
+
+    method: str  # the logging method's name (`log`, `log_dict`)
+    when: tuple[tuple[str, bool], ...]
+    says: str
+    facts: tuple[tuple[str, str], ...]
+    keyword: str = ""
+    values: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+
+def read_facts(reader: Reader, node: Node, facets: dict[str, Facet], what: str) -> tuple[tuple[str, str], ...]:
+    found = []
+    for facet, (facet_node, value_node) in reader.mapping(node, what).items():
+        value = reader.text(value_node, f"the value of '{facet}'")
+        if value is not None and known_value(reader, facet_node, facets, facet, value):
+            found.append((facet, value))
+    return tuple(found)
+
+
+def read_logged(reader: Reader, node: Node, facets: dict[str, Facet]) -> Logged | None:
+    fields = reader.mapping(node, "a logging entry", ("method", "when", "says", "facts", "keyword", "values"))
+    if any(k not in fields for k in ("method", "when", "says", "facts")):
+        reader.error(node, "a logging entry needs 'method', 'when', 'says' and 'facts'")
+        return None
+    method, says = (reader.text(fields[k][1], f"'{k}'") for k in ("method", "says"))
+    when = []
+    for keyword, (_, value) in reader.mapping(fields["when"][1], "'when'").items():
+        if value.kind != "boolean":
+            reader.error(value, f"'{keyword}' must be true or false, not a {value.kind}")
+        when.append((keyword, value.value is True))
+    keyword = (reader.text(fields["keyword"][1], "'keyword'") or "") if "keyword" in fields else ""
+    values = tuple(
+        (written, read_facts(reader, facts, facets, f"the facts of '{written}'"))
+        for written, (_, facts) in (reader.mapping(fields["values"][1], "'values'") if "values" in fields else {}).items()
+    )
+    facts = read_facts(reader, fields["facts"][1], facets, "'facts'")
+    return Logged(method, tuple(when), says, facts, keyword, values) if method and says else None
+
+
+def read_log_ratios(reader: Reader, node: Node, facets: dict[str, Facet]) -> LogRatios:
+    fields = reader.mapping(node, "'log_ratios'", ("log_probs", "policies", "examples"))
+    words = frozenset(w for _, w in reader.texts(fields["log_probs"][1], "'log_probs'")) if "log_probs" in fields else frozenset()
+    policies: dict[str, str] = {}
+    for policy, (key_node, value) in (reader.mapping(fields["policies"][1], "'policies'") if "policies" in fields else {}).items():
+        if known_value(reader, key_node, facets, "policy", policy):
+            policies.update((w, policy) for _, w in reader.texts(value, f"the words of '{policy}'"))
+    examples = []
+    for example in fields["examples"][1].elements if "examples" in fields else ():
+        parts = reader.mapping(example, "an example", ("name", "policy"))
+        name = reader.text(parts["name"][1], "'name'") if "name" in parts else None
+        owner = parts["policy"][1].value if "policy" in parts else None
+        if name is not None:
+            examples.append((name, owner if isinstance(owner, str) else None))
+    return LogRatios(words, policies, tuple(examples))
+
+
+def known_value(reader: Reader, node: Node, facets: dict[str, Facet], facet: str, value: str) -> bool:
+    if facet not in facets:
+        reader.error(node, f"unknown facet '{facet}'")
+        return False
+    if value not in facets[facet].values:
+        reader.error(node, f"unknown value '{value}' for facet '{facet}'")
+        return False
+    return True
