@@ -14,7 +14,7 @@ import ast
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import Span
+from metriclint.model import CodeFact, Span
 from metriclint.sources.python.messages import Field, call_messages, message_fields, message_rules, prints, summands
 from metriclint.sources.python.sinks import KeyRecorder
 
@@ -55,8 +55,8 @@ class Messages(KeyRecorder):
         if node.value is not None and function in message_rules().describers:
             self._wait(message_fields(node.value, self.text))
 
-    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool) -> None:
-        super()._record_key(key, span, value, from_keyword)
+    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool, done: frozenset[CodeFact] = frozenset()) -> None:
+        super()._record_key(key, span, value, from_keyword, done)
         handle = self._handle(value)
         if handle is not None:
             self.logged_as.setdefault(handle, []).append(key)
