@@ -93,7 +93,7 @@ class KeyUse:
     key: str  # as written; f-string fields become {name} placeholders
     span: Span
     from_keyword: bool = False  # a keyword argument name: counts only if the registry knows it
-    measured: bool = True  # False: logged only with text, a flag, a container or a setting (values.py)
+    measured: bool = True  # False: logged only with text, a flag, a container or a setting (values.py), or only read back
     through: tuple[tuple[str, Span], ...] = ()  # the variables and attributes the value is named by on its way
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from conftest import finding_lines, invoke, write_project
 
 from metriclint.evidence.built_keys import read_back
 from metriclint.model import KeyUse, Span
@@ -48,3 +51,17 @@ def test_a_key_read_back_counts_only_where_a_logged_template_with_a_fixed_sectio
     logged = [KeyUse(key, span) for key in ("perf/{name}_time", "rollout/{key}", "{section}/{key}", "eval/accuracy")]
     reads = [KeyUse(key, span) for key in ("perf/log_probs_time", "perf/log_probs_budget", "rollout/entropy", "train/entropy", "eval/accuracy")]
     assert [use.key for use in read_back(reads, logged)] == ["perf/log_probs_time", "rollout/entropy"]
+
+
+def test_a_key_read_back_keeps_its_entry_alive_but_is_no_unregistered_metric(in_tmp: Path) -> None:
+    """The code shows the series logged only through its template: ML005 keeps quiet about its
+    registry entry, and without one ML004 does not ask for it (no value is seen where it is
+    read)."""
+    code = (
+        "def perf(tracker, totals):\n"
+        '    stats = {f"perf/{name}_time": s for name, s in totals.items()}\n'
+        '    if "perf/log_probs_time" in stats and "perf/ref_time" in stats:\n'
+        "        tracker.log(stats)\n"
+    )
+    write_project(in_tmp, {"perf.py": code}, "version: 1\nmetrics:\n  perf/log_probs_time: {}\n")
+    assert finding_lines(invoke("check", ".", "--select", "ML004,ML005")) == []

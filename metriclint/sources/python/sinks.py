@@ -141,4 +141,4 @@ class KeyRecorder(ValueReader):
         metrics is one the code logs when a logged template covers it, such as the
         `perf/{name}_time` a timer's totals are logged under (evidence/built_keys.py)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and keys.looks_like_key(node.value):
-            self.reads.append(KeyUse(node.value, self.span(node)))
+            self.reads.append(KeyUse(node.value, self.span(node), measured=False))  # no value seen: counts, but no ML004
