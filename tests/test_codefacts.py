@@ -269,3 +269,19 @@ def test_a_broken_logging_entry_is_reported_with_its_position(tmp_path: Path) ->
         "bad.yaml:5:13: unknown value 'everywhere' for facet 'scope'",
         "bad.yaml:6:5: a logging entry needs 'method', 'when', 'says' and 'facts'",
     ]
+
+
+def test_a_declared_helper_keeps_the_facets_of_its_argument_it_names(in_tmp: Path) -> None:
+    registry = (
+        "version: 1\ncode:\n  results:\n    - function: masked_mean\n      says: averages over the kept tokens\n"
+        "      facts: {reduction: mean}\n      keeps: [estimator, policy]\nmetrics: {}\n"
+    )
+    source = (
+        "from trainkit.ops import masked_mean\n\n\ndef f(log_probs, ref_log_probs, mask, log):\n"
+        "    log({'actor/kl': masked_mean(log_probs - ref_log_probs, mask), 'actor/x': masked_mean(mask, mask)})\n"
+    )
+    write_project(in_tmp, {"metrics.yaml": registry, "kl.py": source})
+    assert sorted(f[:3] for f in _facts(in_tmp)) == [
+        ("actor/kl", "estimator", "k1"), ("actor/kl", "policy", "reference"), ("actor/kl", "reduction", "mean"),
+        ("actor/x", "reduction", "mean"),
+    ]
