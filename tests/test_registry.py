@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from metriclint.base import marked_yaml
 from metriclint.knowledge import registry
 from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError
@@ -70,6 +71,16 @@ def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
     found = problems(tmp_path, "\n".join(lines) + "\n")
     assert time.monotonic() - started < 5
     assert any("aliases expand to more than" in p for p in found)
+
+
+def test_only_values_reached_again_through_aliases_count_against_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large registry written out is no alias bomb: a registry of 40,000 metrics was refused."""
+    monkeypatch.setattr(marked_yaml, "MAX_NODES", 50)
+    written = "version: 1\nmetrics:\n" + "".join(f"  train/m{i}:\n    semantics: {{reduction: mean}}\n" for i in range(60))
+    root, found = marked_yaml.load(written, "metrics.yaml")
+    assert root is not None and found == []
+    aliased = "a: &a [1, 2, 3, 4, 5, 6, 7, 8]\nb: [" + ", ".join(["*a"] * 8) + "]\n"
+    assert [p.message for p in marked_yaml.load(aliased, "metrics.yaml")[1]] == ["YAML aliases expand to more than 50 values; write the data out"]
 
 
 def test_python_objects_are_not_constructed(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 `yaml.safe_load` forgets where values came from, keeps the last of two duplicated keys and
 expands aliases without limit. Composing nodes ourselves keeps the marks, sees duplicates and
-bounds alias expansion (a "billion laughs" file stops after `MAX_NODES` visits). PyYAML's
+bounds alias expansion (a "billion laughs" file stops after `MAX_NODES` values reached again
+through aliases). PyYAML's
 composer and our conversion recurse once per level, so both stop at `MAX_DEPTH` levels, with
 the place, before Python's recursion limit would end the run: a recursive alias (`a: &a [*a]`)
 is infinitely deep.
@@ -53,10 +54,18 @@ class Node:
 
 
 class _Budget:
+    """Values visited again through an alias. The first visit of each is not counted: the file
+    holds it, and the file's size is bounded; counting those made a registry of 40,000 metrics
+    "too large" (issue 19)."""
+
     def __init__(self) -> None:
         self.left = MAX_NODES
+        self.seen: set[int] = set()
 
-    def spend(self) -> None:
+    def spend(self, node: yaml.Node) -> None:
+        if id(node) not in self.seen:
+            self.seen.add(id(node))
+            return
         self.left -= 1
         if self.left < 0:
             raise _TooLarge
@@ -125,7 +134,7 @@ def load(text: str, path: str, shipped: bool = False) -> tuple[Node | None, list
 def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budget, within: tuple[yaml.Node, ...]) -> Node:
     """`node` as a `Node`; `within` are the collections it is inside, outermost first, so
     that aliases nesting past `MAX_DEPTH` (or into themselves) are caught with their place."""
-    budget.spend()
+    budget.spend(node)
     line, column = node.start_mark.line + 1, node.start_mark.column + 1
     if isinstance(node, yaml.CollectionNode):
         if len(within) >= MAX_DEPTH:

@@ -110,7 +110,8 @@ def _selects(setting: TooltipSetting, table: TooltipTable, root: Path) -> bool:
 
 
 def _auto(table: TooltipTable, names: Names) -> Binding | None:
-    full = sum(1 for e in table.entries if e.pattern in names.index.by_alias or e.pattern in names.keys)
+    known = set(names.keys)  # a set: a table may have thousands of entries, and there may be thousands of keys
+    full = sum(1 for e in table.entries if e.pattern in names.index.by_alias or e.pattern in known)
     named = sum(1 for e in table.entries if e.pattern in names.owners)
     if not _enough(named, table):
         return None
