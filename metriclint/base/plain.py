@@ -112,10 +112,12 @@ def _sequence(item: Any, build: Callable[[Any], Any]) -> tuple[Encode, Decode]:
     def encode(value: Any) -> Any:
         return [encode_item(v) for v in value]
 
+    empty = build(())
+
     def decode(value: Any, path: str) -> Any:
         if type(value) is not list:
             raise Invalid(f"expected a list, got {type(value).__name__}")
-        return build([decode_item(v, path) for v in value])
+        return build(map(decode_item, value, itertools.repeat(path, len(value)))) if value else empty
 
     return encode, decode
 
@@ -133,6 +135,16 @@ def _fixed(items: tuple[Any, ...]) -> tuple[Encode, Decode]:
     def encode(value: Any) -> Any:
         return [e(v) for (e, _), v in zip(codecs, value)]
 
+    if len(codecs) == 2:  # (argument, atoms), (text, readings): by the hundred thousand
+        (_, first), (_, second) = codecs
+
+        def decode_pair(value: Any, path: str) -> Any:
+            if type(value) is not list or len(value) != 2:
+                raise Invalid("expected a list of 2")
+            return first(value[0], path), second(value[1], path)
+
+        return encode, decode_pair
+
     def decode(value: Any, path: str) -> Any:
         if type(value) is not list or len(value) != len(codecs):
             raise Invalid(f"expected a list of {len(codecs)}")
@@ -144,9 +156,10 @@ def _fixed(items: tuple[Any, ...]) -> tuple[Encode, Decode]:
 def _union(members: tuple[Any, ...]) -> tuple[Encode, Decode]:
     """Scalars are told apart by their JSON type, dataclasses by the name around them."""
     classes = {m.__name__: m for m in members if isinstance(m, type) and dataclasses.is_dataclass(m)}
-    scalars = {m: _codec(m)[1] for m in members if m in (str, int, bool, type(None))}
+    scalars = frozenset(m for m in members if m in (str, int, bool, type(None)))
     if len(classes) + len(scalars) != len(members):
         raise TypeError(f"no plain form for a union of {members!r}")
+    expected = f"expected one of {', '.join(m.__name__ for m in members)}"
 
     # A member's codec is looked up when first used: a member may hold this union (the atoms
     # of a call's result hold the atoms of its arguments).
@@ -155,14 +168,13 @@ def _union(members: tuple[Any, ...]) -> tuple[Encode, Decode]:
         return {name: _codec(classes[name])[0](value)} if name in classes else value
 
     def decode(value: Any, path: str) -> Any:
+        if type(value) in scalars:  # exact: True is no int here, 1 no bool
+            return value
         if type(value) is dict and len(value) == 1:
             ((name, fields),) = value.items()
             if name in classes:
                 return _codec(classes[name])[1](fields, path)
-        check = scalars.get(type(value))
-        if check is None:
-            raise Invalid(f"expected one of {', '.join(m.__name__ for m in members)}")
-        return check(value, path)
+        raise Invalid(expected)
 
     return encode, decode
 
@@ -191,7 +203,7 @@ def _dataclass(kind: type) -> tuple[Encode, Decode]:
     def decode(value: Any, path: str) -> Any:
         if type(value) is not list or len(value) != count:
             raise Invalid(f"expected {kind.__name__}'s {count} fields")
-        if tuple(map(type, picked(value))) != expected or any(type(value[i]) not in kinds for i, kinds in either):
+        if tuple(map(type, picked(value))) != expected or (either and any(type(value[i]) not in kinds for i, kinds in either)):
             raise Invalid(f"a field of {kind.__name__} has the wrong type")
         if where is not None and value[where] != path:
             raise Invalid(f"{kind.__name__} is about {value[where]!r}, not {path!r}")
