@@ -30,7 +30,7 @@ def repository_root(folder: Path) -> Path | None:
 def relative(path: Path, root: Path) -> str:
     """The path as configuration globs see it: relative to the project root, "/" separated."""
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return real_path(path).relative_to(_resolved(Path(os.getcwd(), root))).as_posix()  # each folder resolved once
     except ValueError:
         return path.as_posix()
 
