@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import invoke, write_project
+import yaml
+from conftest import FIXTURES, invoke, write_project
 
 from metriclint import engine
+from metriclint.base import marked_yaml
 
 OK = {"a.py": "x = 1\n"}
 DIGITS = "9" * 5000
@@ -114,3 +116,27 @@ def test_the_console_script_shows_no_traceback_for_a_hostile_registry(in_tmp: Pa
         [sys.executable, "-m", "metriclint", "check", ".", "--registry", "r.yaml"], capture_output=True, text=True, check=False
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr and result.stderr.startswith("r.yaml:2:10:")
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML built without libyaml")
+def test_a_users_yaml_is_composed_by_libyaml_only_within_the_depth_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    used: list[type] = []
+    original = yaml.compose
+
+    def recording(text: str, Loader: type) -> object:  # noqa: N803 - PyYAML's spelling
+        used.append(Loader)
+        return original(text, Loader=Loader)
+
+    monkeypatch.setattr(yaml, "compose", recording)
+    assert marked_yaml.load("version: 1\nmetrics: {a: [1, 2]}\n", "r.yaml")[1] == []
+    problems = marked_yaml.load("x: " + "[" * 150 + "]" * 150 + "\n", "r.yaml")[1]
+    assert used == [yaml.CSafeLoader, marked_yaml._BoundedLoader]
+    assert [str(p) for p in problems] == ["r.yaml:1:103: invalid YAML: nested deeper than 100 levels"]
+
+
+@pytest.mark.parametrize("registry", sorted(p.relative_to(FIXTURES).as_posix() for p in FIXTURES.glob("*/metrics.yaml")))
+def test_libyaml_and_pyyaml_make_the_same_nodes_of_a_registry(monkeypatch: pytest.MonkeyPatch, registry: str) -> None:
+    text = (FIXTURES / registry).read_text(encoding="utf-8")
+    fast = marked_yaml.load(text, registry)
+    monkeypatch.setattr(marked_yaml, "_FAST_LOADER", None)
+    assert fast == marked_yaml.load(text, registry)

@@ -98,16 +98,45 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 # libyaml's composer, where PyYAML was built with it: the same nodes and marks, several times
-# faster. It composes in C, past `_BoundedLoader.compose_node`, so it reads only the data
-# metriclint ships (`shipped=True`); registries, configs and checked files keep the bound.
-_SHIPPED_LOADER: type = getattr(yaml, "CSafeLoader", _BoundedLoader)
+# faster. It composes in C, past `_BoundedLoader.compose_node`, recursing once per level, so
+# it reads metriclint's own data files as they are, and a user's file (registry, tooltip
+# table) only once libyaml's parser, which keeps its own stack, has found no nesting deeper
+# than `MAX_DEPTH`. A file it cannot read is read again by `_BoundedLoader`, whose messages
+# are the ones metriclint reports, whichever PyYAML build is installed.
+_FAST_LOADER: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+
+
+def _composed(text: str, shipped: bool) -> yaml.Node | None:
+    if _FAST_LOADER is not None and (shipped or _shallow(text, _FAST_LOADER)):
+        try:
+            return yaml.compose(text, Loader=_FAST_LOADER)
+        except yaml.YAMLError:
+            if shipped:
+                raise
+    return yaml.compose(text, Loader=_BoundedLoader)
+
+
+def _shallow(text: str, loader: type[yaml.CSafeLoader]) -> bool:
+    """Whether libyaml parses `text` with no collection nested deeper than `MAX_DEPTH`."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return False
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return False
+    return True
 
 
 def load(text: str, path: str, shipped: bool = False) -> tuple[Node | None, list[Problem]]:
     """Parse `text`; return the root node (None for an empty file) and every problem found.
     `shipped`: the text is one of metriclint's own data files under `rules/`."""
     try:
-        root = yaml.compose(text, Loader=_SHIPPED_LOADER if shipped else _BoundedLoader)
+        root = _composed(text, shipped)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -159,7 +188,7 @@ def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budge
     if isinstance(node, yaml.SequenceNode):
         return Node([_convert(item, path, problems, budget, within) for item in node.value], "sequence", line, column)
     kind = _SCALAR_TAGS.get(node.tag, "string")
-    style = node.style if isinstance(node, yaml.ScalarNode) else None  # compose makes only scalars here
+    style = (node.style or None) if isinstance(node, yaml.ScalarNode) else None  # libyaml says "" for plain
     return Node(_scalar(node.value, kind), kind, line, column, style)
 
 
