@@ -5,7 +5,8 @@
     python bench/run.py /path/to/miles --registry /path/to/metrics.yaml
 
 The tree is copied to a temporary folder first: the runs write caches into it and change
-one file. Each command runs as a child of a small wrapper that reports the child's peak
+one file. The registry is copied too (the runs edit its comments); a tree with none gets one
+drafted by `metriclint init`, so that the runs after a registry edit have one to edit. Each command runs as a child of a small wrapper that reports the child's peak
 resident memory (the largest single process, so a worker pool counts its biggest worker) and
 its CPU seconds. On a shared machine both drift (CPU seconds too, by a third within minutes),
 so the tools take turns, round after round, and the medians are compared.
@@ -130,6 +131,30 @@ def touch_one(tree: Path) -> None:
     target.write_text(target.read_text(encoding="utf-8", errors="replace") + "\n# edited\n", encoding="utf-8")
 
 
+def comment_registry(registry: Path) -> None:
+    """Edit the registry the way a person adds a note: a new comment line (new bytes at every
+    call), no change to what it says."""
+    with registry.open("a", encoding="utf-8") as stream:
+        stream.write(f"# note {time.time_ns()}\n")
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def registry_growth(check: list[str], tree: Path, registry: Path) -> float:
+    """How much larger the cache is after five registry edits (each followed by a run) than
+    after one, from an empty cache."""
+    shutil.rmtree(tree / ".metriclint_cache", ignore_errors=True)
+    quietly(check)
+    sizes = []
+    for _ in range(5):
+        comment_registry(registry)
+        quietly(check)
+        sizes.append(folder_bytes(tree / ".metriclint_cache"))
+    return sizes[-1] / sizes[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tree", nargs="?", help="A tree to check (default: a generated one).")
@@ -145,8 +170,16 @@ def main() -> None:
             shutil.copytree(args.tree, tree, ignore=_IGNORED, symlinks=True)
         else:
             generate(tree)
-        registry = ["--registry", str(Path(args.registry).resolve())] if args.registry else []
+        registry_file = work / "metrics.yaml"
+        if args.registry:
+            shutil.copyfile(args.registry, registry_file)
+        elif (tree / "metrics.yaml").is_file():
+            shutil.copyfile(tree / "metrics.yaml", registry_file)
+        else:
+            quietly([sys.executable, "-m", "metriclint", "init", str(tree), "--no-cache", "-o", str(registry_file)])
+        registry = ["--registry", str(registry_file)]
         metriclint = [sys.executable, "-m", "metriclint", "check", str(tree), "-q", *registry]
+        audit = [sys.executable, "-m", "metriclint", "audit", str(tree), *registry]
         ruff = [tool("ruff"), "check", "--select", "D", "--exit-zero", str(tree)]
         files = len(list(tree.rglob("*.py")))
         print(f"tree: {args.tree or 'generated'} ({files} .py files), python {sys.version.split()[0]}", flush=True)
@@ -167,16 +200,22 @@ def main() -> None:
             Run("ruff --select D (warm)", ruff, before=lambda: quietly(ruff)),  # after the edit below, ruff's cache is fresh too
             Run("metriclint warm", metriclint),
             Run("metriclint one file changed", metriclint, before=lambda: touch_one(tree)),
+            Run("metriclint registry comment", metriclint, before=lambda: comment_registry(registry_file)),
+            Run("metriclint audit warm", audit, before=lambda: quietly(audit)),
         ]
         print(f"\n{'run':32} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9}")
         samples = {**measure(cold, args.repeat), **measure(warm, args.repeat)}
         for name, sample in samples.items():
             print(f"{name:32} {sample.seconds:8.2f} {sample.cpu_seconds:8.2f} {sample.peak_mib:9.1f}")
+        growth = registry_growth(metriclint, tree, registry_file)
     s = {name: sample.seconds for name, sample in samples.items()}
     rows = [
         ("cold / pydoclint", s["metriclint cold (--no-cache)"] / s["pydoclint"], 0.5),
-        ("warm / ruff warm", s["metriclint warm"] / s["ruff --select D (warm)"], 3.0),
+        ("warm / ruff warm", s["metriclint warm"] / s["ruff --select D (warm)"], 2.0),
         ("one changed / warm", s["metriclint one file changed"] / s["metriclint warm"], 1.5),
+        ("registry comment / warm", s["metriclint registry comment"] / s["metriclint warm"], 2.0),
+        ("warm audit / warm check", s["metriclint audit warm"] / s["metriclint warm"], 2.0),
+        ("cache, 5 registry edits / 1", growth, 1.2),
         ("peak MiB (cold)", samples["metriclint cold (--no-cache)"].peak_mib, 250.0),
     ]
     if "metriclint cold, 4 copies" in s:
