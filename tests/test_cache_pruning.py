@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -140,3 +141,18 @@ def test_clean_leaves_a_folder_that_is_not_a_cache(demo: Path, monkeypatch: pyte
     assert (elsewhere / "notes.txt").read_text() == "keep me"
     assert "mine is not a metriclint cache folder; left alone" in result.stderr
     assert result.stdout == "No cache to remove.\n"
+
+
+def test_a_shared_folder_keeps_each_projects_runs_until_the_project_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"
+    first = copy_fixture(FIXTURES / "demo", tmp_path / "first")
+    second = copy_fixture(FIXTURES / "demo", tmp_path / "second")
+    _touch(second / "trainer" / "step.py", "\n")
+    monkeypatch.chdir(tmp_path)
+    invoke("check", "first", "--cache-dir", str(shared))
+    invoke("check", "second", "--cache-dir", str(shared))
+    assert len(_entries(shared)) == 6
+    shutil.rmtree(first)
+    _touch(second / "trainer" / "step.py", "\n")
+    invoke("check", "second", "--cache-dir", str(shared))
+    assert len(_entries(shared)) == 4  # the second's three, and its step.py of the run before

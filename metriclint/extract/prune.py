@@ -60,30 +60,17 @@ def prune(directory: Path, entries: Path, usage: Usage, limit: int) -> None:
     """Record `usage` as its project's latest run, then delete what no recent run needs and
     what exceeds `limit`. Best effort: a folder that cannot be listed or written is left."""
     try:
-        if _runs(_record_path(directory, usage.project))[-1:] == [usage.entries]:
+        record = _record_path(directory, usage.project)
+        runs = _read(record)[1]
+        if runs[-1:] == [usage.entries]:
             return  # the same run again: what the last one left is as it should be
-        runs = _record(directory, usage)
-        wanted = _wanted(directory / "runs", usage, runs)
+        runs = (runs + [usage.entries])[-RUNS:]
+        _write(record, usage.project, runs)
+        wanted = _wanted(record, usage, runs)
         _delete(entries, usage.started, wanted, limit)
         _forget_formats(directory, entries.name)
     except OSError:
         pass
-
-
-def _record(directory: Path, usage: Usage) -> list[dict[str, str]]:
-    """This project's last runs, `usage` the newest, as now written to its record."""
-    record = _record_path(directory, usage.project)
-    runs = (_runs(record) + [usage.entries])[-RUNS:]
-    record.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=record.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", errors="surrogateescape") as stream:
-            json.dump({"project": str(usage.project.resolve()), "runs": runs}, stream)
-        os.replace(temporary, record)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    return runs
 
 
 def _record_path(directory: Path, project: Path) -> Path:
@@ -91,46 +78,52 @@ def _record_path(directory: Path, project: Path) -> Path:
     return directory / "runs" / f"{name}.json"
 
 
-def _runs(record: Path) -> list[dict[str, str]]:
-    """The runs a record holds, oldest first; none if it is missing or not of its shape."""
+def _read(record: Path) -> tuple[str | None, list[dict[str, str]]]:
+    """The project a record is for and its runs, oldest first; nothing of what is missing or
+    not of its shape."""
     try:
         value = json.loads(read_regular(record))
     except (OSError, ValueError, RecursionError):
-        return []
-    runs = value.get("runs") if isinstance(value, dict) else None
+        return None, []
+    if not isinstance(value, dict):
+        return None, []
+    project, runs = value.get("project"), value.get("runs")
     if not isinstance(runs, list) or not all(isinstance(run, dict) for run in runs):
-        return []
-    return [{k: v for k, v in run.items() if isinstance(k, str) and isinstance(v, str)} for run in runs]
+        runs = []
+    kept = [{k: v for k, v in run.items() if isinstance(k, str) and isinstance(v, str)} for run in runs]
+    return (project if isinstance(project, str) else None), kept
 
 
-def _wanted(folder: Path, usage: Usage, runs: list[dict[str, str]]) -> dict[str, tuple[int, int]]:
+def _write(record: Path, project: Path, runs: list[dict[str, str]]) -> None:
+    record.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=record.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", errors="surrogateescape") as stream:
+            json.dump({"project": str(project.resolve()), "runs": runs}, stream)
+        os.replace(temporary, record)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _wanted(own: Path, usage: Usage, runs: list[dict[str, str]]) -> dict[str, tuple[int, int]]:
     """Each entry a recent run needs, with its rank (lower goes first when over the cap): other
     projects' runs, then this project's older ones, then this run's. An entry of an older run
     whose file is gone is not needed; nor are the runs of a project whose folder is gone."""
     wanted: dict[str, tuple[int, int]] = {}
-    own = _record_path(folder.parent, usage.project)
-    for record in sorted(folder.glob("*.json")):
+    for record in sorted(own.parent.glob("*.json")):
         if record == own:
             continue
-        project = _project(record)
+        project, theirs = _read(record)
         if project is None or not os.path.isdir(project):
             record.unlink(missing_ok=True)
             continue
-        for age, run in enumerate(_runs(record)):
+        for age, run in enumerate(theirs):
             wanted.update((entry, (0, age)) for entry in run)
     for age, run in enumerate(runs[:-1]):
         wanted.update((entry, (1, age)) for entry, path in run.items() if entry in usage.entries or os.path.exists(path))
     wanted.update((entry, (2, 0)) for entry in usage.entries)
     return wanted
-
-
-def _project(record: Path) -> str | None:
-    try:
-        value = json.loads(read_regular(record))
-    except (OSError, ValueError, RecursionError):
-        return None
-    project = value.get("project") if isinstance(value, dict) else None
-    return project if isinstance(project, str) else None
 
 
 def _delete(entries: Path, started: float, wanted: dict[str, tuple[int, int]], limit: int) -> None:
