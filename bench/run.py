@@ -142,16 +142,16 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def registry_growth(check: list[str], tree: Path, registry: Path) -> float:
+def registry_growth(check: list[str], cache: Path, registry: Path) -> float:
     """How much larger the cache is after five registry edits (each followed by a run) than
     after one, from an empty cache."""
-    shutil.rmtree(tree / ".metriclint_cache", ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
     quietly(check)
     sizes = []
     for _ in range(5):
         comment_registry(registry)
         quietly(check)
-        sizes.append(folder_bytes(tree / ".metriclint_cache"))
+        sizes.append(folder_bytes(cache))
     return sizes[-1] / sizes[0]
 
 
@@ -177,7 +177,8 @@ def main() -> None:
             shutil.copyfile(tree / "metrics.yaml", registry_file)
         else:
             quietly([sys.executable, "-m", "metriclint", "init", str(tree), "--no-cache", "-o", str(registry_file)])
-        registry = ["--registry", str(registry_file)]
+        cache = work / "cache"  # named: with --registry and no settings file, the project root is the working directory
+        registry = ["--registry", str(registry_file), "--cache-dir", str(cache)]
         metriclint = [sys.executable, "-m", "metriclint", "check", str(tree), "-q", *registry]
         audit = [sys.executable, "-m", "metriclint", "audit", str(tree), *registry]
         ruff = [tool("ruff"), "check", "--select", "D", "--exit-zero", str(tree)]
@@ -207,7 +208,7 @@ def main() -> None:
         samples = {**measure(cold, args.repeat), **measure(warm, args.repeat)}
         for name, sample in samples.items():
             print(f"{name:32} {sample.seconds:8.2f} {sample.cpu_seconds:8.2f} {sample.peak_mib:9.1f}")
-        growth = registry_growth(metriclint, tree, registry_file)
+        growth = registry_growth(metriclint, cache, registry_file)
     s = {name: sample.seconds for name, sample in samples.items()}
     rows = [
         ("cold / pydoclint", s["metriclint cold (--no-cache)"] / s["pydoclint"], 0.5),
