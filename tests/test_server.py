@@ -243,3 +243,29 @@ async def _malformed(client: LanguageClient, body: bytes) -> None:
     written = writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     if written is not None:
         await written
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def uninitialized(lsp_client: LanguageClient, demo: Path) -> AsyncIterator[None]:
+    """A server that has not been told the client is ready, so it has not analysed anything."""
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_request_before_the_first_analysis_waits_for_it(uninitialized: LanguageClient, demo: Path) -> None:
+    client = uninitialized
+    params = types.InitializeParams(client_capabilities("visual-studio-code"), root_uri=demo.as_uri())
+    client.capabilities = params.capabilities  # as initialize_session does, without its `initialized`
+    await client.initialize_async(params)
+    source = types.TextDocumentIdentifier((demo / "trainer" / "logging_utils.py").as_uri())
+    hover = asyncio.ensure_future(client.text_document_hover_async(types.HoverParams(source, types.Position(9, 36))))
+    where = types.DefinitionParams(source, types.Position(18, 20))
+    definition = asyncio.ensure_future(client.text_document_definition_async(where))
+    await asyncio.sleep(0.5)
+    assert not hover.done() and not definition.done()  # no answer from an analysis that is not there yet
+    client.initialized(types.InitializedParams())
+    answered = await asyncio.wait_for(hover, TIMEOUT)
+    assert answered is not None and isinstance(answered.contents, types.MarkupContent) and "train/grad_norm" in answered.contents.value
+    found = await asyncio.wait_for(definition, TIMEOUT)
+    assert isinstance(found, types.Location) and found.uri == (demo / "metrics.yaml").as_uri()

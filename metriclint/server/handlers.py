@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Coroutine, Sequence
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from metriclint import __version__
@@ -34,6 +35,10 @@ from metriclint.server.project import Options, Project
 # Seconds without a keystroke before an edit is analysed: enough to take a burst of changes
 # (an editor applying a multi-part edit) together; the analysis itself costs ~0.1 s on miles.
 DEBOUNCE = 0.03
+# Seconds a request about the code (hover, definition, references, code actions) waits for the
+# workspace's analysis while it loads, before it is answered with an error that says so.
+LOADING_WAIT = 30.0
+REQUEST_FAILED = -32803  # LSP's error code for a valid request that could not be answered
 log = logging.getLogger("metriclint.server")
 
 
@@ -166,6 +171,14 @@ class Server(LanguageServer):
 
     # -- what the cursor is on -------------------------------------------------------------
 
+    async def loaded(self) -> None:
+        """Wait for the analysis a request answers from, while the workspace (re)loads: an
+        answer from no analysis would be an empty one that looks like "nothing here"."""
+        try:
+            await asyncio.wait_for(self.ready.wait(), LOADING_WAIT)
+        except asyncio.TimeoutError:
+            raise JsonRpcException("metriclint is still analysing the workspace; try again in a moment", REQUEST_FAILED) from None
+
     def metric_at(self, uri: str, position: types.Position) -> tuple[Project, str] | None:
         path, name = path_of(uri), shown(uri)
         project = self.project_for(path) if path is not None else None
@@ -238,7 +251,8 @@ def closed(ls: Server, params: types.DidCloseTextDocumentParams) -> None:
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
-def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
+async def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
+    await ls.loaded()
     found = ls.metric_at(params.text_document.uri, params.position)
     if found is None:
         return None
@@ -247,14 +261,16 @@ def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
 
 
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-def definition(ls: Server, params: types.DefinitionParams) -> types.Location | None:
+async def definition(ls: Server, params: types.DefinitionParams) -> types.Location | None:
+    await ls.loaded()
     found = ls.metric_at(params.text_document.uri, params.position)
     span = navigation.definition(found[0].analysis, found[1]) if found is not None else None
     return location_of(ls.workspace, span) if span is not None else None
 
 
 @server.feature(types.TEXT_DOCUMENT_REFERENCES)
-def references(ls: Server, params: types.ReferenceParams) -> list[types.Location] | None:
+async def references(ls: Server, params: types.ReferenceParams) -> list[types.Location] | None:
+    await ls.loaded()
     found = ls.metric_at(params.text_document.uri, params.position)
     if found is None:
         return None
@@ -265,7 +281,8 @@ def references(ls: Server, params: types.ReferenceParams) -> list[types.Location
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
 )
-def code_action(ls: Server, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+async def code_action(ls: Server, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    await ls.loaded()
     found = ls.findings_in(params.text_document.uri, params.range)
     if found is None:
         return None
