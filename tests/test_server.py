@@ -5,10 +5,13 @@ copy of fixtures/demo (the #2132 contradiction: a docstring that calls the logge
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
+import subprocess
 import sys
+import threading
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import IO, Any, AsyncIterator, Callable
 
 import pytest
 
@@ -229,20 +232,57 @@ async def test_a_failing_request_is_an_error_response_and_the_server_goes_on(cli
         )
     with pytest.raises(JsonRpcException):
         await client.protocol.send_request_async("metriclint/no-such-method", {})
-    await _malformed(client, b'{"jsonrpc": "2.0", "id": "bad", "method": "textDocument/hover", "params": {"textDocument": {}}}')
-    await _malformed(client, b"{not json")
     hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(source.as_uri()), types.Position(9, 36)))
     assert hover is not None
 
 
-async def _malformed(client: LanguageClient, body: bytes) -> None:
-    """Send bytes that no client library would: a request whose params do not fit its method,
-    or no JSON at all."""
-    writer = client.protocol.writer
-    assert writer is not None
-    written = writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-    if written is not None:
-        await written
+def test_malformed_messages_are_answered_with_json_rpc_errors(demo: Path) -> None:
+    """Bytes no client library would send: each is answered with its JSON-RPC error (the
+    client would wait forever for a request that gets no answer), and the server goes on."""
+    source = (demo / "trainer" / "logging_utils.py").as_uri()
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "rootUri": demo.as_uri()}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": "bad", "method": "textDocument/hover", "params": {"textDocument": {}}},
+        b"{not json",
+        b"[1, 2]",
+        b"\xff\xfe",
+        {"jsonrpc": "2.0", "id": 6},  # neither a request nor a response
+        {"jsonrpc": "2.0", "id": 7, "method": "metriclint/no-such-method", "params": {}},
+        {"jsonrpc": "2.0", "id": 8, "method": "textDocument/hover", "params": {"textDocument": {"uri": source}, "position": {"line": 9, "character": 36}}},
+    ]
+    server = subprocess.Popen(SERVER.server_command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=demo)
+    assert server.stdin is not None and server.stdout is not None
+    watchdog = threading.Timer(TIMEOUT * 2, server.kill)  # a server that stops answering fails the test, not hangs it
+    watchdog.start()
+    try:
+        server.stdin.write(b"".join(_framed(m if isinstance(m, bytes) else json.dumps(m).encode()) for m in messages))
+        server.stdin.flush()
+        answers: list[dict[str, Any]] = []
+        while not answers or answers[-1].get("id") != 8:  # the hover waits for the analysis
+            answers += [m for m in [_read_message(server.stdout)] if "id" in m]
+        shutdown = [{"jsonrpc": "2.0", "id": 9, "method": "shutdown"}, {"jsonrpc": "2.0", "method": "exit"}]
+        _, errors_written = server.communicate(b"".join(_framed(json.dumps(m).encode()) for m in shutdown))
+    finally:
+        watchdog.cancel()
+    errors = [(m["id"], m["error"]["code"]) for m in answers if "error" in m]
+    assert errors == [("bad", -32602), (None, -32700), (None, -32600), (None, -32700), (6, -32600), (7, -32601)]
+    assert "train/grad_norm" in answers[-1]["result"]["contents"]["value"]
+    assert server.returncode == 0 and b"Traceback" not in errors_written
+
+
+def _framed(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _read_message(stream: IO[bytes]) -> dict[str, Any]:
+    """The next message of a JSON-RPC stream: headers, an empty line, the body."""
+    length = 0
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        name, _, value = line.partition(b":")
+        length = int(value) if name.strip().lower() == b"content-length" else length
+    message: dict[str, Any] = json.loads(stream.read(length))
+    return message
 
 
 @pytest_lsp.fixture(config=SERVER)

@@ -31,6 +31,7 @@ from metriclint.server import actions, navigation
 from metriclint.server.diagnostics import diagnostic, problem_diagnostic
 from metriclint.server.locations import location_of, path_of, position_in, shown, uri_of
 from metriclint.server.project import Options, Project
+from metriclint.server.protocol import Protocol, quieten_pygls
 
 # Seconds without a keystroke before an edit is analysed: enough to take a burst of changes
 # (an editor applying a multi-part edit) together; the analysis itself costs ~0.1 s on miles.
@@ -46,7 +47,7 @@ class Server(LanguageServer):
     """The projects of the workspace, the buffers waiting to be analysed, and what was published."""
 
     def __init__(self) -> None:
-        super().__init__("metriclint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("metriclint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=Protocol)
         self.options = Options()
         self.projects: dict[Path, Project] = {}
         self.ready = asyncio.Event()
@@ -56,6 +57,13 @@ class Server(LanguageServer):
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.problems: dict[Path, list[Problem]] = {}  # a folder's config or registry errors, until fixed
         self.running: set[asyncio.Task[None]] = set()  # held until done: the loop keeps only weak references
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A message that could not be read is answered with its error (protocol.py); other
+        failures outside a request are shown as pygls shows them."""
+        if isinstance(self.protocol, Protocol) and self.protocol.unreadable(error):
+            return
+        super().report_server_error(error, source)
 
     def start(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` in the background: a notification's handler returns at once, and the
@@ -320,6 +328,7 @@ def _differs(path: Path, data: bytes) -> bool:
 def serve() -> None:
     """Speak LSP on stdin and stdout; log to stderr, which clients show as the server's log."""
     logging.basicConfig(level=logging.WARNING, format="metriclint server: %(levelname)s %(name)s: %(message)s")
+    quieten_pygls()
     # Extraction workers start from a clean process rather than a fork of this one: a fork
     # taken while the event loop and its threads run hangs in the child.
     multiprocessing.set_start_method("forkserver")
