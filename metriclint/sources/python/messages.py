@@ -9,9 +9,10 @@ that no separator parts belong to neither (precision first: nothing tells whose 
 Each form is read with a real parser: f-strings with `ast` (the fields' expressions carry their
 positions), `.format` templates with Python's own `string.Formatter`, `%`-formats by the
 conversion-spec grammar of the language reference (4.7.1), which Python exposes no parser for.
-A message is read only when it is one single-line string token, so every offset in its text is
-an offset in the file; anything else (an implicit concatenation, a mapping key `%(name)s`, a
-`*` width, a nested format spec) is not read.
+A message may be one string token or an implicit concatenation of several (the long message a
+formatter splits over lines), triple-quoted ones included: text.py finds the pieces, and the
+message's text keeps each character where it is written, so every offset maps back to the
+file. A mapping key `%(name)s`, a `*` width or a nested format spec is not read.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from functools import lru_cache
 from metriclint.base.builtin import word_lists
 from metriclint.sources.python.text import Literal, PythonText
 
-_PREFIX_LETTERS = "rRuUbBfF"
 _FLAGS = "#0- +"
 _LENGTH = "hlL"
 _CONVERSIONS = frozenset("diouxXeEfFgGcrsa")
@@ -52,12 +52,13 @@ class Field:
     """One formatted value of a message and the words that speak for it.
 
     `text` is the message's own source from the first to the last of those words, the field
-    itself blanked out with spaces, so `text[i]` is at (`line`, `column + i`) in the file."""
+    itself and whatever stands between the pieces of a concatenation blanked out with spaces;
+    `origins[i]` is the file position (line, 1-based column) of the first character of line
+    `i` of `text`, as in a Mention."""
 
     value: ast.expr
     text: str
-    line: int
-    column: int  # 1-based
+    origins: tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,35 @@ class _Slot:
     start: int  # offsets of the whole `{...}` or `%...` in the message's text
     end: int
     value: ast.expr | None  # None: the argument it formats cannot be told
+
+
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """A message as written: the content of its string pieces, one character for each
+    character in the file, with what stands between the pieces (quotes, white space, a
+    comment, a line break) blanked out, so that every offset maps back to the file.
+
+    `starts[i]` is the offset in `text` where file line `line + i` starts; `text[0]` is at
+    0-based column `column` of `line`, each later line at column 0. `breaks` are the line
+    breaks of the message itself (inside a triple-quoted piece), which part words; a line
+    break between two pieces does not. `pieces` are each piece with its content's offset."""
+
+    text: str
+    line: int
+    column: int
+    starts: tuple[int, ...]
+    breaks: frozenset[int]
+    pieces: tuple[tuple[int, Literal], ...]
+
+    def offset(self, line: int, column: int) -> int:
+        """The offset in `text` of 0-based `column` on file `line`."""
+        return self.starts[line - self.line] + column - (self.column if line == self.line else 0)
+
+    def origins(self, start: int, end: int) -> tuple[tuple[int, int], ...]:
+        """The file positions of the lines of `text[start:end]`, as Field and Mention keep them."""
+        row = self.text.count("\n", 0, start)
+        first = start - self.starts[row] + (self.column if row == 0 else 0) + 1
+        return ((self.line + row, first),) + tuple((self.line + r, 1) for r in range(row + 1, row + 1 + self.text.count("\n", start, end)))
 
 
 def prints(call: ast.Call, extra_functions: frozenset[str] = frozenset()) -> str | None:
@@ -112,13 +142,18 @@ def message_fields(node: ast.expr, text: PythonText) -> list[Field]:
 
 
 def percent_fields(node: ast.Constant, values: list[ast.expr], text: PythonText) -> list[Field]:
-    token = _token(node, text)
-    if token is None or any(isinstance(v, ast.Starred) for v in values):
+    written = _written(node, text)
+    if written is None or any(isinstance(v, ast.Starred) for v in values):
         return []
-    slots = _percent_slots(token.text)
-    if slots is None or len(slots) != len(values):
+    slots = []
+    for offset, piece in written.pieces:  # no spec spans two pieces
+        found = _percent_slots(piece.text)
+        if found is None:
+            return []
+        slots += [(offset + start, offset + end) for start, end in found]
+    if len(slots) != len(values):
         return []
-    return _fields(token, [_Slot(s, e, v) for (s, e), v in zip(slots, values)])
+    return _fields(written, [_Slot(s, e, v) for (s, e), v in zip(slots, values)])
 
 
 def _logger(receiver: ast.expr, words: tuple[str, ...]) -> bool:
@@ -127,72 +162,93 @@ def _logger(receiver: ast.expr, words: tuple[str, ...]) -> bool:
     return any(word in name.lower() for word in words)
 
 
-def _token(node: ast.expr, text: PythonText) -> Literal | None:
-    """The message as one single-line string token, or None."""
-    if node.lineno != node.end_lineno or (isinstance(node, ast.Constant) and not isinstance(node.value, str)):
+def _written(node: ast.expr, text: PythonText) -> _Written | None:
+    """The message `node` is written as (text.py finds its pieces), or None (bytes)."""
+    pieces = text.pieces(node)
+    if pieces is None:
         return None
-    raw = text.segment(node)
-    prefix = raw[: len(raw) - len(raw.lstrip(_PREFIX_LETTERS))]
-    quote = raw[len(prefix) : len(prefix) + 1]
-    if quote not in ("'", '"') or raw[len(prefix) : len(prefix) + 3] == quote * 3 or "b" in prefix.lower():
-        return None
-    line, column = text.start(node)
-    token = Literal(raw, prefix, quote, line, column, line)
-    if len(raw) < len(prefix) + 2 or not raw.endswith(quote) or quote in token.content:
-        return None  # `"a" "b"`, or a quote that may be escaped
-    return token
+    line, column = pieces[0].line, pieces[0].content_column - 1
+    chunks: list[str] = []
+    starts, breaks, placed = [0], set(), []
+    at_line, at_column, length = line, column, 0
+    for piece in pieces:
+        while at_line < piece.line:  # the gap to the piece: blank, its line breaks kept for the positions
+            chunks.append("\n")
+            length, at_line, at_column = length + 1, at_line + 1, 0
+            starts.append(length)
+        gap = piece.content_column - 1 - at_column
+        chunks.append(" " * gap)
+        length += gap
+        body = piece.text
+        placed.append((length, piece))
+        for i, char in enumerate(body):
+            if char == "\n":
+                starts.append(length + i + 1)
+                if piece.content[i - 1 : i] != "\\":  # a continuation backslash is no line break of the message
+                    breaks.add(length + i)
+        chunks.append(body)
+        length += len(body)
+        at_line = piece.line + body.count("\n")
+        at_column = len(body) - body.rfind("\n") - 1 if "\n" in body else piece.content_column - 1 + len(body)
+    return _Written("".join(chunks), line, column, tuple(starts), frozenset(breaks), tuple(placed))
 
 
 def _fstring_fields(node: ast.JoinedStr, text: PythonText) -> list[Field]:
-    token = _token(node, text)
-    if token is None:
+    written = _written(node, text)
+    if written is None:
         return []
-    written = token.text
-    base = token.content_column - 1  # the content's 0-based column
+    message = written.text
     slots: list[_Slot] = []
     for part in node.values:
         if not isinstance(part, ast.FormattedValue):
             continue
         if part.format_spec is not None and any(isinstance(p, ast.FormattedValue) for p in ast.walk(part.format_spec)):
             return []  # `{x:>{width}}`: its braces nest
-        start = text.column(node.lineno, part.value.col_offset) - base
-        last = max(text.column(node.lineno, n.end_col_offset or 0) for n in ast.walk(part.value) if isinstance(n, ast.expr)) - base
-        opening = written.rfind("{", 0, start)
-        closing = written.find("}", last)
-        if opening == -1 or closing == -1 or written[opening + 1 : start].strip(" (") or (slots and opening < slots[-1].end):
+        start = written.offset(part.value.lineno, text.column(part.value.lineno, part.value.col_offset))
+        last = max(
+            written.offset(n.end_lineno or n.lineno, text.column(n.end_lineno or n.lineno, n.end_col_offset or 0))
+            for n in ast.walk(part.value)
+            if isinstance(n, ast.expr)
+        )
+        opening = message.rfind("{", 0, start)
+        closing = message.find("}", last)
+        if opening == -1 or closing == -1 or message[opening + 1 : start].strip(" (") or (slots and opening < slots[-1].end):
             return []
         slots.append(_Slot(opening, closing + 1, part.value))
-    return _fields(token, slots)
+    return _fields(written, slots)
 
 
 def _format_fields(template: ast.Constant, call: ast.Call, text: PythonText) -> list[Field]:
-    """`"{} GB".format(x)`, read with Python's own format-string parser."""
-    token = _token(template, text)
-    if token is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        return []
-    written = token.text
-    try:
-        parsed = list(string.Formatter().parse(written))
-    except ValueError:
+    """`"{} GB".format(x)`, read with Python's own format-string parser, piece by piece."""
+    written = _written(template, text)
+    if written is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return []
     named = {k.arg: k.value for k in call.keywords}
     slots: list[_Slot] = []
-    at = automatic = 0
-    for literal, name, spec, conversion in parsed:
-        at += len(literal) + literal.count("{") + literal.count("}")  # each brace is written twice
-        if name is None:
-            continue
-        source = "{" + name + (f"!{conversion}" if conversion else "")
-        source += f":{spec}}}" if written.startswith(source + ":", at) else "}"
-        if not written.startswith(source, at):
+    automatic = 0
+    for offset, piece in written.pieces:
+        content = piece.text
+        try:
+            parsed = list(string.Formatter().parse(content))
+        except ValueError:
             return []
-        width = len(source)
-        if name == "":
-            name, automatic = str(automatic), automatic + 1
-        value = call.args[int(name)] if name.isdigit() and int(name) < len(call.args) else named.get(name)
-        slots.append(_Slot(at, at + width, value))
-        at += width
-    return _fields(token, slots) if at == len(written) else []
+        at = 0
+        for literal, name, spec, conversion in parsed:
+            at += len(literal) + literal.count("{") + literal.count("}")  # each brace is written twice
+            if name is None:
+                continue
+            source = "{" + name + (f"!{conversion}" if conversion else "")
+            source += f":{spec}}}" if content.startswith(source + ":", at) else "}"
+            if not content.startswith(source, at):
+                return []
+            if name == "":
+                name, automatic = str(automatic), automatic + 1
+            value = call.args[int(name)] if name.isdigit() and int(name) < len(call.args) else named.get(name)
+            slots.append(_Slot(offset + at, offset + at + len(source), value))
+            at += len(source)
+        if at != len(content):
+            return []
+    return _fields(written, slots)
 
 
 def _percent_slots(written: str) -> list[tuple[int, int]] | None:
@@ -222,40 +278,44 @@ def _percent_slots(written: str) -> list[tuple[int, int]] | None:
     return found
 
 
-def _fields(token: Literal, slots: list[_Slot]) -> list[Field]:
+def _fields(written: _Written, slots: list[_Slot]) -> list[Field]:
     """Each slot's words: back to the separator before it and on to the one after it, never
     into the gap to a neighbour that nothing parts from it."""
-    written = token.text
+    message = written.text
     fields = []
     for index, slot in enumerate(slots):
         if slot.value is None:
             continue
         before_from = slots[index - 1].end if index else 0
-        after_to = slots[index + 1].start if index + 1 < len(slots) else len(written)
+        after_to = slots[index + 1].start if index + 1 < len(slots) else len(message)
         cut = _cut(written, before_from, slot.start, backwards=True)
         start = cut if cut is not None else (slot.start if index else before_from)
         cut = _cut(written, slot.end, after_to, backwards=False)
         end = cut if cut is not None else (slot.end if index + 1 < len(slots) else after_to)
-        words = written[start : slot.start] + " " * (slot.end - slot.start) + written[slot.end : end]
+        blank = "".join(c if c == "\n" else " " for c in message[slot.start : slot.end])
+        words = message[start : slot.start] + blank + message[slot.end : end]
         if words.strip():
-            fields.append(Field(slot.value, words, token.line, token.content_column + start))
+            fields.append(Field(slot.value, words, written.origins(start, end)))
     return fields
 
 
-def _cut(written: str, start: int, end: int, backwards: bool) -> int | None:
-    """Where a field's words stop in `written[start:end]`, read away from the field: at a
-    separator, or at a bracket that opens or closes an aside the field is not in (`GB (step=`);
-    a bracket closed within the words is part of them (`per GPU (TFLOP/s/GPU):`). None: nothing
-    parts them."""
+def _cut(written: _Written, start: int, end: int, backwards: bool) -> int | None:
+    """Where a field's words stop in `text[start:end]`, read away from the field: at a
+    separator or a line break of the message, or at a bracket that opens or closes an aside
+    the field is not in (`GB (step=`); a bracket closed within the words is part of them (`per
+    GPU (TFLOP/s/GPU):`). None: nothing parts them."""
     rules = message_rules()
+    flat = written.text.replace("\n", " ")  # a separator may end a line: `"loss {x}."` then the next piece
     away, toward = (")]", "([") if backwards else ("([", ")]")  # brackets met in reading order
     stack: list[tuple[str, int]] = []
     for i in range(end - 1, start - 1, -1) if backwards else range(start, end):
+        if i in written.breaks:
+            return i + 1 if backwards else i
         for separator in rules.separators:
             at = i - len(separator) + 1 if backwards else i
-            if at >= start and at + len(separator) <= end and written.startswith(separator, at):
+            if at >= start and at + len(separator) <= end and flat.startswith(separator, at):
                 return i + 1 if backwards else i
-        char = written[i]
+        char = flat[i]
         if char in away:
             stack.append((toward[away.index(char)], i))
         elif char in toward:

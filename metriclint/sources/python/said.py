@@ -86,4 +86,4 @@ class Messages(KeyRecorder):
         for field, handle in self.waiting:
             logged = [handle[1]] if handle[0] == "key" else self.logged_as.get(handle)
             if logged:
-                self.prose.log_message(field.text, field.line, field.column, tuple(dict.fromkeys(logged)))
+                self.prose.log_message(field.text, field.origins, tuple(dict.fromkeys(logged)))

@@ -150,6 +150,30 @@ class PythonText:
             return None  # the quote inside may be escaped, or close one piece of a concatenation
         return found
 
+    def pieces(self, node: ast.AST) -> tuple[Literal, ...] | None:
+        """The string tokens a string node is written as: one, or each piece of an implicit
+        concatenation (`f"a {x} GB " "b"`, the long message a formatter splits over lines),
+        f-strings included; None for bytes or what the tokenizer cannot split."""
+        if not isinstance(node, (ast.Constant, ast.JoinedStr)) or (isinstance(node, ast.Constant) and not isinstance(node.value, str)):
+            return None
+        single = self.literal(node)
+        if single is not None:
+            return (single,)
+        line, column = self.start(node)
+        segment = self.segment(node)
+        rows = segment.split("\n")
+        found = []
+        for (start_row, start_col), (end_row, end_col) in _string_tokens(segment):
+            # the segment is tokenized inside a bracket: one column more on its first row
+            raw = _cut_rows(rows, (start_row, start_col - (start_row == 1)), (end_row, end_col - (end_row == 1)))
+            prefix = raw[: len(raw) - len(raw.lstrip(_PREFIX_LETTERS))]
+            quote = raw[len(prefix) : len(prefix) + 3] if raw[len(prefix) : len(prefix) + 3] in ('"""', "'''") else raw[len(prefix) : len(prefix) + 1]
+            if "b" in prefix.lower():
+                return None
+            at = column + start_col - 1 if start_row == 1 else start_col
+            found.append(Literal(raw, prefix, quote, line + start_row - 1, at, line + end_row - 1))
+        return tuple(found) or None
+
     def comments(self, literals: list[ast.AST]) -> list[Comment]:
         """Every comment, in order; `literals` are the tree's string nodes (f-strings whole)."""
         hashed = [number for number, line in enumerate(self.lines, 1) if "#" in line]
@@ -236,6 +260,36 @@ def _padded(escape: str) -> str:
     except (SyntaxError, ValueError):
         return escape
     return (char if char.isprintable() else " ").ljust(len(escape))
+
+
+_FSTRING_START, _FSTRING_END = getattr(tokenize, "FSTRING_START", -1), getattr(tokenize, "FSTRING_END", -1)
+
+
+def _string_tokens(segment: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where each string token of `(segment)` starts and ends (row, column); an f-string that
+    Python 3.12+ tokenizes in parts is one token from its start to its end."""
+    found, depth, opened = [], 0, (0, 0)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(f"({segment})").readline):
+            if token.type == _FSTRING_START:
+                opened = token.start if depth == 0 else opened
+                depth += 1
+            elif token.type == _FSTRING_END:
+                depth -= 1
+                if depth == 0:
+                    found.append((opened, token.end))
+            elif token.type == tokenize.STRING and depth == 0:
+                found.append((token.start, token.end))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return found
+
+
+def _cut_rows(rows: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The text between two (1-based row, column) positions of `rows`."""
+    if start[0] == end[0]:
+        return rows[start[0] - 1][start[1] : end[1]]
+    return "\n".join([rows[start[0] - 1][start[1] :], *rows[start[0] : end[0] - 1], rows[end[0] - 1][: end[1]]])
 
 
 def _one_token(raw: str) -> bool:
