@@ -10,7 +10,7 @@ import yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.model import Mention, SourceKind
 from metriclint.sources import python
-from metriclint.sources.python.messages import message_fields
+from metriclint.sources.python.messages import call_messages, message_fields, prints
 from metriclint.sources.python.text import PythonText
 
 EXAMPLES = yaml.safe_load((rules_dir() / "log_messages.yaml").read_text(encoding="utf-8"))["examples"]
@@ -22,7 +22,8 @@ def _fields(message: str) -> dict[str, str]:
     statement = text.parse().body[0]
     assert isinstance(statement, ast.Assign)
     found = {}
-    for field in message_fields(statement.value, text):
+    value = statement.value
+    for field in call_messages(value, text) if isinstance(value, ast.Call) and prints(value) else message_fields(value, text):
         mention = Mention(SourceKind.LOG, "t.py", field.text, field.origins)
         # the text is the file's own characters, the field blanked out: every offset lands on what is written
         for offset, char in enumerate(field.text):

@@ -37,13 +37,15 @@ class MessageRules:
     receivers: tuple[str, ...]
     describers: frozenset[str]
     separators: tuple[str, ...]
+    joins: frozenset[str]
 
 
 @lru_cache(maxsize=1)
 def message_rules() -> MessageRules:
     lists = word_lists("log_messages.yaml")
     return MessageRules(
-        frozenset(lists["functions"]), frozenset(lists["methods"]), lists["receivers"], frozenset(lists["describers"]), lists["separators"]
+        frozenset(lists["functions"]), frozenset(lists["methods"]), lists["receivers"], frozenset(lists["describers"]), lists["separators"],
+        frozenset(lists["joins"]),
     )
 
 
@@ -116,7 +118,17 @@ def call_messages(call: ast.Call, text: PythonText, extra_functions: frozenset[s
         return []
     if kind == "logs" and positional and isinstance(positional[0], ast.Constant) and len(positional) > 1:
         return percent_fields(positional[0], positional[1:], text)  # logger.info("%.1f GB", x): formatted lazily
+    if kind == "prints" and len(positional) > 1 and _joins(call) and any(_is_string(a) for a in positional) and not any(map(_formats, positional)):
+        return _joined_fields(positional, text)
     return [f for argument in positional for f in message_fields(argument, text)]
+
+
+def _joins(call: ast.Call) -> bool:
+    """A printing function that joins its arguments with spaces, called without another `sep`."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    sep = next((k.value for k in call.keywords if k.arg == "sep"), None)
+    return name in message_rules().joins and (sep is None or (isinstance(sep, ast.Constant) and sep.value == " "))
 
 
 def summands(node: ast.expr) -> list[ast.expr]:
@@ -142,7 +154,7 @@ def message_fields(node: ast.expr, text: PythonText) -> list[Field]:
 
 
 def percent_fields(node: ast.Constant, values: list[ast.expr], text: PythonText) -> list[Field]:
-    written = _written(node, text)
+    written = _written([node], text)
     if written is None or any(isinstance(v, ast.Starred) for v in values):
         return []
     slots = []
@@ -162,23 +174,33 @@ def _logger(receiver: ast.expr, words: tuple[str, ...]) -> bool:
     return any(word in name.lower() for word in words)
 
 
-def _written(node: ast.expr, text: PythonText) -> _Written | None:
-    """The message `node` is written as (text.py finds its pieces), or None (bytes)."""
-    pieces = text.pieces(node)
-    if pieces is None:
-        return None
-    line, column = pieces[0].line, pieces[0].content_column - 1
+def _written(nodes: list[ast.expr], text: PythonText) -> _Written | None:
+    """The message `nodes` are written as, one after another: one string, or the arguments
+    `print` joins with spaces, where what is no string is blanked like the gaps between pieces
+    (text.py finds each string's pieces); None for bytes."""
+    pieces: list[Literal] = []
+    for node in nodes:
+        if _is_string(node):
+            found = text.pieces(node)
+            if found is None:
+                return None
+            pieces += found
+    line, column = (pieces[0].line, pieces[0].content_column - 1) if _is_string(nodes[0]) else text.start(nodes[0])
     chunks: list[str] = []
     starts, breaks, placed = [0], set(), []
     at_line, at_column, length = line, column, 0
-    for piece in pieces:
-        while at_line < piece.line:  # the gap to the piece: blank, its line breaks kept for the positions
+
+    def blank_to(to_line: int, to_column: int) -> None:  # the gap: blank, its line breaks kept for the positions
+        nonlocal at_line, at_column, length
+        while at_line < to_line:
             chunks.append("\n")
             length, at_line, at_column = length + 1, at_line + 1, 0
             starts.append(length)
-        gap = piece.content_column - 1 - at_column
-        chunks.append(" " * gap)
-        length += gap
+        chunks.append(" " * (to_column - at_column))
+        length, at_column = length + to_column - at_column, to_column
+
+    for piece in pieces:
+        blank_to(piece.line, piece.content_column - 1)
         body = piece.text
         placed.append((length, piece))
         for i, char in enumerate(body):
@@ -190,37 +212,69 @@ def _written(node: ast.expr, text: PythonText) -> _Written | None:
         length += len(body)
         at_line = piece.line + body.count("\n")
         at_column = len(body) - body.rfind("\n") - 1 if "\n" in body else piece.content_column - 1 + len(body)
+    blank_to(*text.end(nodes[-1]))
     return _Written("".join(chunks), line, column, tuple(starts), frozenset(breaks), tuple(placed))
 
 
-def _fstring_fields(node: ast.JoinedStr, text: PythonText) -> list[Field]:
-    written = _written(node, text)
+def _is_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+
+
+def _formats(node: ast.expr) -> bool:
+    """Whether an expression puts a string together (`%`, `+`, `.format`) rather than being a value."""
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, (ast.Mod, ast.Add)) and any(_is_string(n) or _formats(n) for n in (node.left, node.right))
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+
+
+def _joined_fields(arguments: list[ast.expr], text: PythonText) -> list[Field]:
+    """`print("tps:", tps, "tokens/s")`: the arguments print joins with spaces are one message,
+    each value a field, each f-string's fields too."""
+    written = _written(arguments, text)
     if written is None:
         return []
+    slots: list[_Slot] = []
+    for argument in arguments:
+        if isinstance(argument, ast.JoinedStr):
+            found = _fstring_slots(argument, written, text)
+            if found is None:
+                return []
+            slots += found
+        elif not _is_string(argument):
+            start, end = text.start(argument), text.end(argument)
+            slots.append(_Slot(written.offset(*start), written.offset(*end), argument))
+    return _fields(written, slots)
+
+
+def _fstring_fields(node: ast.JoinedStr, text: PythonText) -> list[Field]:
+    written = _written([node], text)
+    slots = _fstring_slots(node, written, text) if written is not None else None
+    return _fields(written, slots) if written is not None and slots is not None else []
+
+
+def _fstring_slots(node: ast.JoinedStr, written: _Written, text: PythonText) -> list[_Slot] | None:
+    """Where each field of an f-string is in `written`: from its `{` to its `}`; None when
+    one cannot be told (a nested spec, a position that does not land on its braces)."""
     message = written.text
     slots: list[_Slot] = []
     for part in node.values:
         if not isinstance(part, ast.FormattedValue):
             continue
         if part.format_spec is not None and any(isinstance(p, ast.FormattedValue) for p in ast.walk(part.format_spec)):
-            return []  # `{x:>{width}}`: its braces nest
-        start = written.offset(part.value.lineno, text.column(part.value.lineno, part.value.col_offset))
-        last = max(
-            written.offset(n.end_lineno or n.lineno, text.column(n.end_lineno or n.lineno, n.end_col_offset or 0))
-            for n in ast.walk(part.value)
-            if isinstance(n, ast.expr)
-        )
+            return None  # `{x:>{width}}`: its braces nest
+        start = written.offset(*text.start(part.value))
+        last = max(written.offset(*text.end(n)) for n in ast.walk(part.value) if isinstance(n, ast.expr))
         opening = message.rfind("{", 0, start)
         closing = message.find("}", last)
         if opening == -1 or closing == -1 or message[opening + 1 : start].strip(" (") or (slots and opening < slots[-1].end):
-            return []
+            return None
         slots.append(_Slot(opening, closing + 1, part.value))
-    return _fields(written, slots)
+    return slots
 
 
 def _format_fields(template: ast.Constant, call: ast.Call, text: PythonText) -> list[Field]:
     """`"{} GB".format(x)`, read with Python's own format-string parser, piece by piece."""
-    written = _written(template, text)
+    written = _written([template], text)
     if written is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return []
     named = {k.arg: k.value for k in call.keywords}
