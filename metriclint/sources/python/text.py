@@ -139,6 +139,11 @@ class PythonText:
         """A text string written as one token (not `"a" "b"`, not bytes), or None."""
         if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
             return None
+        return self._token(node)
+
+    def _token(self, node: ast.AST) -> Literal | None:
+        """The node as one string token, f-strings too, checked from its text alone: no
+        tokenizer, which most literals do without."""
         raw = self.segment(node)
         prefix = raw[: len(raw) - len(raw.lstrip(_PREFIX_LETTERS))]
         quote = raw[len(prefix) : len(prefix) + 3] if raw[len(prefix) : len(prefix) + 3] in ('"""', "'''") else raw[len(prefix) : len(prefix) + 1]
@@ -156,8 +161,8 @@ class PythonText:
         f-strings included; None for bytes or what the tokenizer cannot split."""
         if not isinstance(node, (ast.Constant, ast.JoinedStr)) or (isinstance(node, ast.Constant) and not isinstance(node.value, str)):
             return None
-        single = self.literal(node)
-        if single is not None:
+        single = self._token(node)
+        if single is not None and "b" not in single.prefix.lower():
             return (single,)
         line, column = self.start(node)
         segment = self.segment(node)
