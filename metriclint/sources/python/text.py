@@ -141,7 +141,7 @@ class PythonText:
             return None
         return self._token(node)
 
-    def _token(self, node: ast.AST) -> Literal | None:
+    def _token(self, node: ast.expr) -> Literal | None:
         """The node as one string token, f-strings too, checked from its text alone: no
         tokenizer, which most literals do without."""
         raw = self.segment(node)
