@@ -309,3 +309,66 @@ async def test_a_request_before_the_first_analysis_waits_for_it(uninitialized: L
     assert answered is not None and isinstance(answered.contents, types.MarkupContent) and "train/grad_norm" in answered.contents.value
     found = await asyncio.wait_for(definition, TIMEOUT)
     assert isinstance(found, types.Location) and found.uri == (demo / "metrics.yaml").as_uri()
+
+
+ALTERNATIVE = "alt.yaml"  # the demo's registry, but saying the gradient norm is clipped first
+
+
+def _alternative(project: Path) -> Path:
+    registry = project / ALTERNATIVE
+    registry.write_text((project / "metrics.yaml").read_text(encoding="utf-8").replace("clipping: before", "clipping: after"), encoding="utf-8")
+    return registry
+
+
+def _session(*folders: Path, options: Any = None) -> types.InitializeParams:
+    return types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=folders[0].as_uri(),
+        workspace_folders=[types.WorkspaceFolder(f.as_uri(), f.name) for f in folders],
+        initialization_options=options,
+    )
+
+
+@pytest.mark.asyncio
+async def test_the_registry_setting_replaces_the_folders_registry(uninitialized: LanguageClient, demo: Path) -> None:
+    client, alternative, source = uninitialized, _alternative(demo), demo / "trainer" / "logging_utils.py"
+    await client.initialize_session(_session(demo, options={"registry": ALTERNATIVE}))
+    # the docstring agrees with alt.yaml; alt.yaml's own description does not
+    await _until(lambda: _codes(client, alternative) == [("ML001", 4)])
+    assert _codes(client, source) == [] and _codes(client, demo / "metrics.yaml") == []
+
+
+@pytest.mark.asyncio
+async def test_a_configuration_change_reloads_with_the_new_settings(client: LanguageClient, demo: Path) -> None:
+    alternative, source = _alternative(demo), demo / "trainer" / "logging_utils.py"
+    await _until(lambda: _codes(client, source) == [("ML001", 9)])
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams({"metriclint": {"registry": ALTERNATIVE}}))
+    await _until(lambda: _codes(client, source) == [] and _codes(client, alternative) == [("ML001", 4)])
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams({"metriclint": {}}))
+    await _until(lambda: _codes(client, source) == [("ML001", 9)] and _codes(client, alternative) == [])
+
+
+@pytest.mark.asyncio
+async def test_the_config_setting_names_the_settings_file(uninitialized: LanguageClient, demo: Path) -> None:
+    client, alternative, source = uninitialized, _alternative(demo), demo / "trainer" / "logging_utils.py"
+    (demo / "editor.toml").write_text(f'registry = "{ALTERNATIVE}"\n', encoding="utf-8")
+    await client.initialize_session(_session(demo, options={"metriclint": {"config": "editor.toml"}}))
+    await _until(lambda: _codes(client, alternative) == [("ML001", 4)])
+    assert _codes(client, source) == []
+
+
+@pytest.mark.asyncio
+async def test_each_folder_of_a_multi_root_workspace_is_its_own_project(uninitialized: LanguageClient, demo: Path) -> None:
+    """Two copies of the demo; the second's pyproject.toml names another registry."""
+    client, other = uninitialized, demo.parent / "other"
+    shutil.copytree(demo, other)
+    alternative = _alternative(other)
+    (other / "pyproject.toml").write_text(f'[tool.metriclint]\nregistry = "{ALTERNATIVE}"\n', encoding="utf-8")
+    await client.initialize_session(_session(demo, other))
+    first, second = demo / "trainer" / "logging_utils.py", other / "trainer" / "logging_utils.py"
+    await _until(lambda: _codes(client, first) == [("ML001", 9)] and _codes(client, alternative) == [("ML001", 4)])
+    assert _codes(client, second) == []
+    _open(client, second)
+    _replace(client, second, 2, 9, "after clipping", "before clipping")  # now it disagrees with its own folder's registry
+    await _until(lambda: _codes(client, second) == [("ML001", 9)])
+    assert _codes(client, first) == [("ML001", 9)]
