@@ -113,6 +113,17 @@ def test_github_escapes_data_and_properties() -> None:
     )
 
 
+def test_github_escapes_control_characters_as_text_does() -> None:
+    """An annotation is also a log line: a file name or quoted text must not recolour the
+    Actions log or end the command early (a NUL, an escape sequence)."""
+    finding = Finding("ML001", "contradicted-docstring", Severity.ERROR, Span("caf\x1b[31m.py", 1, 2, 1, 4), "says\t\x00\x9b 50%\nok")
+    out = io.StringIO()
+    github(Report((finding,), 1), out)
+    assert out.getvalue() == (
+        "::error file=caf\\x1b[31m.py,line=1,endLine=1,col=2,endColumn=4,title=ML001::says\\t\\x00\\x9b 50%25%0Aok\n"
+    )
+
+
 def test_gitlab_code_quality(repo_root: Path) -> None:
     (issue,) = json.loads(invoke("check", "fixtures/demo", "--format", "gitlab").output)
     assert set(issue) == {"description", "check_name", "fingerprint", "severity", "location"}

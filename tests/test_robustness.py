@@ -423,6 +423,7 @@ def test_odd_file_names_keep_machine_output_utf8_and_text_output_free_of_control
 
     text = run("text")
     assert b"\x1b" not in text and text.startswith(b"caf\xe9\\x1b[31mred.py:2:55: ML001")
+    assert run("github").startswith(b"::error file=caf\\xe9\\x1b[31mred.py,line=2,")
     paths = []
     for form in ("json", "gitlab", "json-lines"):
         document = run(form).decode("utf-8")  # strict: each byte of the name that is not UTF-8 is written \xNN

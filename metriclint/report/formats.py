@@ -266,7 +266,10 @@ def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """`text` as a workflow command's data: `%`, CR and LF as GitHub decodes them (a line
+    break stays one in the annotation), any other control character `printable`, as the text
+    format writes it, since the command is also a line of the Actions log."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:
