@@ -56,6 +56,7 @@ class Collection:
     built: tuple[KeyUse, ...] = ()  # keys made by calls that pass a string to a key template (evidence/built_keys.py)
     read: tuple[KeyUse, ...] = ()  # keys read back from a dict that a logged template covers (evidence/built_keys.py)
     buffers: tuple[tuple[Path, bytes], ...] = ()  # the files `revise` read from an editor's buffer, latest last
+    declared: tuple[Known, ...] = ()  # what the project says its own helpers compute (registry, code-knowledge files)
 
     @property
     def uses(self) -> list[KeyUse]:
@@ -66,12 +67,13 @@ class Collection:
 def collect(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Collection:
     """What the files under `config.paths` hold: their texts, keys, tables and code flows,
     the registry, and the tooltip tables bound to the known keys."""
-    registry, vocabulary = _knowledge(config)
+    registry, vocabulary, declared = _knowledge(config)
     folders: dict[str, ReadFailure] = {}  # a folder that cannot be listed: one ML900, however often the walk meets it
     files = discover(config.paths, config.exclude, config.root, SUFFIXES, partial(_unlisted, folders))
     files += _configured_yaml(config, partial(_unlisted, folders))
-    results = extract_all(files, _settings(config, vocabulary, registry, pause), progress)
-    return _assembled(config, tuple(files), tuple(results), tuple(folders.values()), registry, vocabulary, _tests(files, config))
+    results = extract_all(files, _settings(config, vocabulary, declared, pause), progress)
+    tests = _tests(files, config)
+    return _assembled(config, tuple(files), tuple(results), tuple(folders.values()), registry, vocabulary, tests, declared=declared)
 
 
 def revise(collection: Collection, config: Config, path: Path, data: bytes) -> Collection:
@@ -80,7 +82,7 @@ def revise(collection: Collection, config: Config, path: Path, data: bytes) -> C
     index, the tooltip tables' bindings) is rebuilt; the metric index stays the same object
     while the keys logged stay the same, so `check` can keep the other files' claims. A file
     the collection lacks is added."""
-    result = extract_buffer(path, data, _settings(config, collection.vocabulary, collection.registry))
+    result = extract_buffer(path, data, _settings(config, collection.vocabulary, collection.declared))
     shown = display(path)
     at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
     files, results, tests = collection.files, collection.results, collection.tests
@@ -89,7 +91,7 @@ def revise(collection: Collection, config: Config, path: Path, data: bytes) -> C
     else:
         results = results[:at] + (result,) + results[at + 1 :]
     registry, vocabulary = collection.registry, collection.vocabulary
-    assembled = _assembled(config, files, results, collection.folders, registry, vocabulary, tests, collection.index)
+    assembled = _assembled(config, files, results, collection.folders, registry, vocabulary, tests, collection.index, collection.declared)
     return replace(assembled, buffers=(*collection.buffers, (path, data)))
 
 
@@ -104,7 +106,7 @@ def unchanged(collection: Collection, config: Config, path: Path, data: bytes) -
         except (ConfigError, UnicodeDecodeError):
             return False
     at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
-    return at is not None and extract_buffer(path, data, _settings(config, collection.vocabulary, collection.registry)) == collection.results[at]
+    return at is not None and extract_buffer(path, data, _settings(config, collection.vocabulary, collection.declared)) == collection.results[at]
 
 
 def reregister(collection: Collection, config: Config, text: str) -> Collection:
@@ -112,28 +114,32 @@ def reregister(collection: Collection, config: Config, text: str) -> Collection:
     files hold depends on the registry only through the code knowledge it declares, so they are
     parsed again only when that changes; what their texts state depends only on the facets it
     adds, so they are read again only when those change."""
-    registry, vocabulary = _knowledge(config, text)
+    registry, vocabulary, declared = _knowledge(config, text)
     results = collection.results
-    if _declared(registry) != _declared(collection.registry):
-        return _extracted_again(collection, config, registry, vocabulary)
+    if declared != collection.declared:
+        return _extracted_again(collection, config, registry, vocabulary, declared)
     if vocabulary.facets != collection.vocabulary.facets:
         results = tuple(reread(result, partial(read, vocabulary=vocabulary)) for result in results)
-    assembled = _assembled(config, collection.files, results, collection.folders, registry, vocabulary, collection.tests)
+    assembled = _assembled(config, collection.files, results, collection.folders, registry, vocabulary, collection.tests, declared=declared)
     return replace(assembled, buffers=collection.buffers)
 
 
-def _extracted_again(collection: Collection, config: Config, registry: Registry | None, vocabulary: Vocabulary) -> Collection:
-    """Every file extracted again with the registry's code knowledge: from the disk, then the
-    editor's buffers on top, as `revise` took them."""
-    results = tuple(extract_all(list(collection.files), _settings(config, vocabulary, registry)))
-    again = _assembled(config, collection.files, results, collection.folders, registry, vocabulary, collection.tests)
+def _extracted_again(
+    collection: Collection, config: Config, registry: Registry | None, vocabulary: Vocabulary, declared: tuple[Known, ...],
+) -> Collection:
+    """Every file extracted again with the project's declared code knowledge: from the disk,
+    then the editor's buffers on top, as `revise` took them."""
+    results = tuple(extract_all(list(collection.files), _settings(config, vocabulary, declared)))
+    again = _assembled(config, collection.files, results, collection.folders, registry, vocabulary, collection.tests, declared=declared)
     for path, data in collection.buffers:
         again = revise(again, config, path, data)
     return again
 
 
-def _knowledge(config: Config, registry_text: str | None = None) -> tuple[Registry | None, Vocabulary]:
-    """The registry (from `registry_text` when given, else its file) and the vocabulary it extends."""
+def _knowledge(config: Config, registry_text: str | None = None) -> tuple[Registry | None, Vocabulary, tuple[Known, ...]]:
+    """The registry (from `registry_text` when given, else its file), the vocabulary it extends,
+    and the code knowledge the project declares: the registry's `code:` section, then each
+    `code-knowledge` file in order (a later entry for the same helper wins)."""
     facets, cues, reach = load_builtin()
     registry = None
     if config.registry is not None:
@@ -142,7 +148,16 @@ def _knowledge(config: Config, registry_text: str | None = None) -> tuple[Regist
             registry, facets = registry_module.load(config.registry, shown, facets)
         else:
             registry, facets = registry_module.parse(registry_text, shown, facets)
-    return registry, Vocabulary(facets, cues, reach)
+    declared = registry.code if registry is not None else ()
+    problems = []
+    for path in config.code_knowledge:
+        try:
+            declared += registry_module.load_code(path, display(path), facets)
+        except ConfigError as error:  # every file's problems at once, as within one file
+            problems += error.problems
+    if problems:
+        raise ConfigError(problems)
+    return registry, Vocabulary(facets, cues, reach), declared
 
 
 def _tests(files: list[Path], config: Config) -> frozenset[str]:
@@ -150,12 +165,8 @@ def _tests(files: list[Path], config: Config) -> frozenset[str]:
     return frozenset(display(f) for f in files if matches(f, config.tests, config.root))
 
 
-def _declared(registry: Registry | None) -> tuple[Known, ...]:
-    return registry.code if registry is not None else ()
-
-
-def _settings(config: Config, vocabulary: Vocabulary, registry: Registry | None, pause: Pause = nullcontext) -> Settings:
-    options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions), _declared(registry))
+def _settings(config: Config, vocabulary: Vocabulary, declared: tuple[Known, ...], pause: Pause = nullcontext) -> Settings:
+    options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions), declared)
     reader = partial(read, vocabulary=vocabulary)
     return Settings(
         config.jobs or default_jobs(), config.cache_dir, options, reader, vocabulary.fingerprint(), config.max_file_size,
@@ -166,6 +177,7 @@ def _settings(config: Config, vocabulary: Vocabulary, registry: Registry | None,
 def _assembled(
     config: Config, files: tuple[Path, ...], results: tuple[Result, ...], folders: tuple[ReadFailure, ...],
     registry: Registry | None, vocabulary: Vocabulary, tests: frozenset[str], index: MetricIndex | None = None,
+    declared: tuple[Known, ...] = (),
 ) -> Collection:
     """The collection of these files' results: the metric index of the keys they log (`index`
     if it is that one already), and the tooltip tables bound to the known keys."""
@@ -184,7 +196,10 @@ def _assembled(
     names = tooltips.Names(index, spans)
     tables = [t for e in extractions for t in e.tables]
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
-    return Collection(files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, built, read=read)
+    return Collection(
+        files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, built, read=read,
+        declared=declared,
+    )
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,10 @@ def test_a_settings_file_above_a_project_counts_only_inside_one_repository(in_tm
     assert (result.exit_code, _files(result.output)) == ((0, []) if repository else (1, ["proj/a.py"]))
 
 
-@pytest.mark.parametrize(("setting", "entry"), [("paths", '["src", "../../../../etc"]'), ("registry", '"/etc/hostname"'), ("registry", '"../metrics.yaml"')])
+@pytest.mark.parametrize(("setting", "entry"), [
+    ("paths", '["src", "../../../../etc"]'), ("registry", '"/etc/hostname"'), ("registry", '"../metrics.yaml"'),
+    ("code-knowledge", '["../metrics.yaml"]'),
+])
 def test_paths_and_registry_in_settings_stay_inside_the_project(in_tmp: Path, setting: str, entry: str) -> None:
     write_project(in_tmp, {"proj/pyproject.toml": f"[tool.metriclint]\n{setting} = {entry}\n", "proj/src/a.py": AFTER, "metrics.yaml": REGISTRY})
     result = invoke("check", "proj")

@@ -119,11 +119,12 @@ def knowledge(declared: tuple[Known, ...] = ()) -> Knowledge:
     return replace(shipped, **_indexed(every))
 
 
-def declared(reader: Reader, node: Node, facets: dict[str, Facet], where: str) -> tuple[Known, ...]:
+def declared(reader: Reader, node: Node, facets: dict[str, Facet], where: str, what: str = "'code'") -> tuple[Known, ...]:
     """A project's own code knowledge: `results` entries as in rules/code/*.yaml, read from a
-    registry's `code:` section, each fact checked against the project's facets. Every entry says
-    where it was declared (`where`), so a finding quoting it points the reader there."""
-    top = reader.mapping(node, "'code'", ("results",))
+    registry's `code:` section or a file the settings name (`what` it is, for the messages), each
+    fact checked against the project's facets. Every entry says where it was declared (`where`),
+    so a finding quoting it points the reader there."""
+    top = reader.mapping(node, what, ("results",))
     entries = (_entry(reader, item, facets) for item in _items(reader, top, "results"))
     return tuple(replace(e, says=f"{e.says} (declared in {where})") for e in entries if e is not None)
 

@@ -51,13 +51,36 @@ class Registry:
 
 def load(path: Path, display: str, builtin: dict[str, Facet]) -> tuple[Registry, dict[str, Facet]]:
     """Parse and validate a registry; returns it with the facets it can use (built-in + its own)."""
+    return parse(_text(path, display, "the registry"), display, builtin)
+
+
+def load_code(path: Path, display: str, facets: dict[str, Facet]) -> tuple[Known, ...]:
+    """A code knowledge file the settings name (`code-knowledge`): a registry's `code:` section
+    on its own, validated as the registry is, against the facets the registry leaves."""
+    root, problems = marked_yaml.load(_text(path, display, "the code knowledge file"), display)
+    reader = Reader(display)
+    code: tuple[Known, ...] = ()
+    if root is not None:
+        code = declared(reader, root, facets, display, "a code knowledge file")
+    elif not problems:
+        reader.error(Node(None, "null", 1, 1), "the code knowledge file is empty; it needs a 'results' list")
+    _valid(problems + reader.problems)
+    return code
+
+
+def _valid(problems: list[Problem]) -> None:
+    """Raise every problem at once, in the order of the file."""
+    if problems:
+        raise ConfigError(sorted(problems, key=lambda p: (p.line, p.column, p.message)))
+
+
+def _text(path: Path, display: str, what: str) -> str:
     try:
-        text = read_text(path)
+        return read_text(path)
     except OSError as error:
-        raise ConfigError([Problem(display, 1, 1, f"cannot read the registry: {error.strerror or error}")]) from None
+        raise ConfigError([Problem(display, 1, 1, f"cannot read {what}: {error.strerror or error}")]) from None
     except UnicodeDecodeError as error:
-        raise ConfigError([Problem(display, 1, 1, f"cannot read the registry: {error}")]) from None
-    return parse(text, display, builtin)
+        raise ConfigError([Problem(display, 1, 1, f"cannot read {what}: {error}")]) from None
 
 
 def parse(text: str, display: str, builtin: dict[str, Facet]) -> tuple[Registry, dict[str, Facet]]:
@@ -69,9 +92,7 @@ def parse(text: str, display: str, builtin: dict[str, Facet]) -> tuple[Registry,
         registry, facets = _read(reader, root, builtin)
     elif not problems:
         reader.error(Node(None, "null", 1, 1), "the registry is empty; it needs at least 'version: 1'")
-    problems += reader.problems
-    if problems:
-        raise ConfigError(sorted(problems, key=lambda p: (p.line, p.column, p.message)))
+    _valid(problems + reader.problems)
     return registry, facets
 
 

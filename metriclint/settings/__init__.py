@@ -84,6 +84,7 @@ class Config:
     tooltips: tuple[TooltipSetting, ...] = ()
     log_functions: tuple[str, ...] = ()  # the project's own logging helpers, by called name
     tests: tuple[str, ...] = DEFAULT_TESTS  # globs of the test files (see DEFAULT_TESTS)
+    code_knowledge: tuple[Path, ...] = ()  # files declaring what the project's own helpers compute
     jobs: int = 0  # worker processes; 0: one per CPU
     max_file_size: int = MAX_BYTES  # a larger source file is ML900
     cache_dir: Path | None = None  # None: no cache
@@ -222,11 +223,27 @@ def _config(
         tooltips(settings.get("tooltips", []), file) if file is not None else (),
         tuple(settings.get("log-functions", ())),
         tuple(settings.get("tests", DEFAULT_TESTS)),
+        code_knowledge=_code_knowledge(root, file, settings.get("code-knowledge", ())),
         max_file_size=settings.get("max-file-size", MAX_BYTES),
         max_cache_size=settings.get("max-cache-size", prune.DEFAULT_LIMIT),
         scope=scope,
         notes=notes,
     )
+
+
+def _code_knowledge(root: Path, file: Path | None, names: list[str]) -> tuple[Path, ...]:
+    """The files `code-knowledge` names (only a settings file can); one that cannot be read is
+    an error at the setting's line, as a missing registry is."""
+    if file is None:
+        return ()
+    found = tuple(root / name for name in names)
+    problems = [
+        Problem(display(file), line_of(file, "code-knowledge"), 1, f"code knowledge file '{name}' {why}")
+        for name, path in zip(names, found) if (why := _unusable(path)) is not None
+    ]
+    if problems:
+        raise ConfigError(problems)
+    return found
 
 
 def _given_file(name: str, what: str, option: str) -> Path:

@@ -22,9 +22,10 @@ from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
 
 KEYS = (
     "registry", "extend", "paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore",
-    "per-file-ignores", "severity", "tooltips", "log-functions", "max-file-size", "max-cache-size",
+    "per-file-ignores", "severity", "tooltips", "log-functions", "code-knowledge", "max-file-size", "max-cache-size",
 )
-LISTS = ("paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore", "log-functions")
+LISTS = ("paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore", "log-functions", "code-knowledge")
+FILES = ("paths", "registry", "code-knowledge")  # paths relative to the settings file's folder, kept inside its project
 SELECTORS = ("select", "extend-select", "ignore", "extend-ignore")
 EXTENDING = ("extend-exclude", "extend-select", "extend-ignore")  # added to what an `extend`ed file says, not replacing it
 TOOLTIP_KEYS = ("path", "table", "match", "strip-prefix")
@@ -86,7 +87,7 @@ class Settings:
 def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Settings:
     """The settings `file` holds, on top of those of the file its `extend` names (ruff's
     `extend`): its own keys replace the base's, the `extend-*` lists add to them, and the
-    base's `registry` and `paths` stay relative to the base's own folder."""
+    base's `registry`, `paths` and `code-knowledge` stay relative to the base's own folder."""
     own = validate(read_table(file, required) or {}, file)
     _confine(own, file)
     if "extend" not in own.values:
@@ -104,13 +105,13 @@ def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Sett
 
 
 def _confine(settings: Settings, file: Path) -> None:
-    """A settings file's `paths` and `registry` stay inside its project (the repository that
+    """A settings file's `paths`, `registry` and `code-knowledge` stay inside its project (the repository that
     holds the file, else the file's folder): a file from a stranger's pull request must not make
     a run read `../../../../etc`. A path given on the command line may be anything."""
     folder = file.parent.resolve()
     boundary = repository_root(folder) or folder
     problems = []
-    for key in ("paths", "registry"):
+    for key in FILES:
         value = settings.values.get(key)
         for entry in [value] if isinstance(value, str) else value or ():
             if not Path(os.path.normpath(folder / entry)).is_relative_to(boundary):
@@ -121,12 +122,13 @@ def _confine(settings: Settings, file: Path) -> None:
 
 
 def _anchored(values: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """`registry` and `paths` made absolute: they are relative to the file that set them."""
+    """`registry`, `paths` and `code-knowledge` made absolute: they are relative to the file that set them."""
     anchored = dict(values)
     if "registry" in values:
         anchored["registry"] = str(folder.resolve() / values["registry"])
-    if "paths" in values:
-        anchored["paths"] = [str(folder.resolve() / p) for p in values["paths"]]
+    for key in ("paths", "code-knowledge"):
+        if key in values:
+            anchored[key] = [str(folder.resolve() / p) for p in values[key]]
     return anchored
 
 
@@ -154,7 +156,7 @@ def validate(table: dict[str, Any], file: Path) -> Settings:
             problems.append(Problem(display(file), line, 1, f"'{key}' must be a list of strings"))
         elif key == "extend" and not isinstance(value, str):
             problems.append(Problem(display(file), line, 1, "'extend' must be a string (the path of a settings file)"))
-        elif key in ("registry", "paths", "extend") and "\0" in "".join(value if isinstance(value, list) else [value]):
+        elif key in (*FILES, "extend") and "\0" in "".join(value if isinstance(value, list) else [value]):
             problems.append(Problem(display(file), line, 1, f"'{key}' holds a NUL character, which no path can"))
         elif key in ("max-file-size", "max-cache-size") and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
             problems.append(Problem(display(file), line, 1, f"'{key}' must be a positive number of bytes"))
