@@ -25,6 +25,7 @@ class Options:
     config: str | None = None
 
 
+
 class Project:
     """A workspace folder: its settings, what its files hold, and what the checks found."""
 
@@ -70,5 +71,5 @@ def _config(root: Path, options: Options) -> Config:
     """The folder's settings as `metriclint check FOLDER` reads them, with the editor's paths on top."""
     config_file = str(root / options.config) if options.config else None
     registry = str(root / options.registry) if options.registry else None
-    loaded = settings.load((str(root),), config_file, registry)
+    loaded = settings.load((str(root),), config_file, registry, base=root)
     return settings.with_speed(loaded, None, None, False)

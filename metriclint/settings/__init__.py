@@ -110,6 +110,7 @@ def projects(
     ignore: tuple[str, ...] = (),
     baseline: str | None = None,
     changed_only: bool = False,
+    base: Path | None = None,
 ) -> list[Config]:
     """The settings of each project PATHS belong to (homes.py), the command line's on top.
 
@@ -117,19 +118,20 @@ def projects(
     other side of a contradiction is usually in a file that was not named. With `changed_only`
     (the pre-commit hook), PATHS are the changed files, and the findings touching them (at
     them, or with their other side in them) are reported. With --config, its settings hold
-    for one project rooted at the current directory, as before discovery.
+    for one project rooted at `base` (None: the current directory), as before discovery;
+    the language server gives each workspace folder as its own `base`.
     """
     _check_command_line(select, ignore, baseline)
     line = _CommandLine(registry, select, ignore, baseline, changed_only)
-    cwd = Path.cwd()
+    folder = base or Path.cwd()
     if config_file is not None:
         file = Path(config_file)
         loaded = table.load(file)
-        configured = tuple(cwd / p for p in loaded.values.get("paths", ()))
-        chosen = (configured or (cwd,)) if changed_only else tuple(Path(p) for p in paths) or configured or (cwd,)
-        nearest = cwd / DEFAULT_REGISTRY
-        return [_config(line, cwd, file, loaded, chosen, paths, None, nearest if _unusable(nearest) is None else None)]
-    checked = [Path(p) for p in paths] or [cwd]
+        configured = tuple(folder / p for p in loaded.values.get("paths", ()))
+        chosen = (configured or (folder,)) if changed_only else tuple(Path(p) for p in paths) or configured or (folder,)
+        nearest = folder / DEFAULT_REGISTRY
+        return [_config(line, folder, file, loaded, chosen, paths, None, nearest if _unusable(nearest) is None else None)]
+    checked = [Path(p) for p in paths] or [folder]
     groups: dict[Home | None, list[Path]] = {}
     for path, found in zip(checked, homes(checked)):
         groups.setdefault(found, []).append(path)
