@@ -1,6 +1,8 @@
 """`metriclint server`: the language server, on pygls.
 
-Each workspace folder is a `Project`, analysed once when the client is ready. Edits are
+Each workspace folder is a `Project`, analysed once when the client is ready, with its own
+settings when the client answers `workspace/configuration` for it (else the workspace's, from
+`initializationOptions` or `didChangeConfiguration`). Edits are
 taken from the unsaved buffers: a change waits `DEBOUNCE` seconds for the next keystroke, a
 save goes at once, and then only the edited files are read again and the checks re-run (in a
 worker thread, so requests are answered meanwhile); keystrokes that arrive while an analysis
@@ -39,6 +41,9 @@ DEBOUNCE = 0.03
 # Seconds a request about the code (hover, definition, references, code actions) waits for the
 # workspace's analysis while it loads, before it is answered with an error that says so.
 LOADING_WAIT = 30.0
+# Seconds the server waits for the client's answer to `workspace/configuration` before it goes
+# on with the workspace-wide settings: a client that never answers must not stop the analysis.
+CONFIGURATION_WAIT = 5.0
 REQUEST_FAILED = -32803  # LSP's error code for a valid request that could not be answered
 log = logging.getLogger("metriclint.server")
 
@@ -48,7 +53,8 @@ class Server(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("metriclint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=Protocol)
-        self.options = Options()
+        self.options = Options()  # the workspace's settings (initializationOptions, didChangeConfiguration)
+        self.settings: dict[Path, Options] = {}  # each folder's, as its project was last loaded with
         self.projects: dict[Path, Project] = {}
         self.ready = asyncio.Event()
         self.waiting: dict[Path, bytes] = {}  # edited buffers not analysed yet
@@ -74,24 +80,50 @@ class Server(LanguageServer):
 
     # -- projects --------------------------------------------------------------------------
 
-    def folders(self) -> list[Path]:
-        found = [path_of(folder.uri) for folder in self.workspace.folders.values()]
-        if not found and self.workspace.root_uri:
-            found = [path_of(self.workspace.root_uri)]
-        return [folder for folder in found if folder is not None]
+    def folders(self) -> dict[Path, str]:
+        """Each workspace folder, with the URI the client names it by."""
+        uris = [folder.uri for folder in self.workspace.folders.values()]
+        if not uris and self.workspace.root_uri:
+            uris = [self.workspace.root_uri]
+        return {path: uri for uri in uris if (path := path_of(uri)) is not None}
+
+    async def folder_settings(self, folders: dict[Path, str]) -> dict[Path, Options]:
+        """Each folder's settings: the client's answer for the folder (section `metriclint`,
+        scoped to its URI) over the workspace's. A client that cannot answer (no capability,
+        an error, no answer in time) leaves the workspace's."""
+        settings = {folder: self.options for folder in folders}
+        workspace = self.client_capabilities.workspace
+        if not folders or workspace is None or not workspace.configuration:
+            return settings
+        items = [types.ConfigurationItem(scope_uri=uri, section="metriclint") for uri in folders.values()]
+        try:
+            answers = await asyncio.wait_for(self.workspace_configuration_async(types.ConfigurationParams(items)), CONFIGURATION_WAIT)
+        except Exception:  # noqa: BLE001 - any failure of the client's: go on with the workspace's settings
+            log.warning("the client did not answer workspace/configuration; using the workspace's settings", exc_info=True)
+            return settings
+        padded = [*answers, *[None] * len(folders)]  # a folder the client left out: the workspace's
+        return {folder: _options(answer).over(self.options) for folder, answer in zip(folders, padded)}
+
+    async def reconfigure(self) -> None:
+        """Reload if any folder's settings changed: a pull-model client's `didChangeConfiguration`
+        says only that something may have."""
+        if await self.folder_settings(self.folders()) != self.settings:
+            await self.load()
 
     async def load(self) -> None:
         """(Re)analyse every workspace folder, then everything edited meanwhile."""
+        folders = self.folders()
+        settings = await self.folder_settings(folders)
         async with self.busy:
             self.ready.clear()
             projects = {}
-            folders = self.folders()
             if folders:  # paths show as a run from the first folder shows them, and its cache entries are shared
-                os.chdir(folders[0])
+                os.chdir(next(iter(folders)))
             self.problems = {}
+            self.settings = settings
             for folder in folders:
                 try:
-                    projects[folder] = await asyncio.to_thread(Project, folder, self.options)
+                    projects[folder] = await asyncio.to_thread(Project, folder, settings[folder])
                 except ConfigError as error:
                     self.problems[folder] = error.problems
             self.projects = projects
@@ -222,10 +254,10 @@ def initialized(ls: Server, params: types.InitializedParams) -> None:
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def configuration_changed(ls: Server, params: types.DidChangeConfigurationParams) -> None:
-    options = _options(params.settings)
-    if options != ls.options:
-        ls.options = options
-        ls.start(ls.load())
+    """New workspace settings (none sent: the same ones), and each folder's asked again."""
+    if params.settings is not None:
+        ls.options = _options(params.settings)
+    ls.start(ls.reconfigure())
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

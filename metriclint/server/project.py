@@ -24,6 +24,9 @@ class Options:
     registry: str | None = None
     config: str | None = None
 
+    def over(self, base: Options) -> Options:
+        """These settings, with `base`'s where these set none: a folder's own over the workspace's."""
+        return Options(self.registry or base.registry, self.config or base.config)
 
 
 class Project:
