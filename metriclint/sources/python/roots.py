@@ -77,12 +77,16 @@ class ValueReader(WalkState):
 
     def _learning_rate(self, value: ast.Call | ast.Subscript) -> frozenset[Atom]:
         """A learning rate read after the scheduler stepped in this function: the next step's.
-        `sched.get_last_lr()` after `sched.step()`; `opt.param_groups[i]["lr"]` after the step
+        `sched.get_last_lr()` after `sched.step()` (a read takes no arguments: `get_lr(step)`
+        computes a schedule's rate at a step); `opt.param_groups[i]["lr"]` after the step
         of a receiver named as a scheduler."""
         stepped, rules = self.scopes[-1].stepped, self.code.knowledge.schedulers
         if isinstance(value, ast.Call):
             func = value.func
-            after = isinstance(func, ast.Attribute) and func.attr in rules.reads and self.text.segment(func.value) in stepped
+            after = (
+                isinstance(func, ast.Attribute) and func.attr in rules.reads and not value.args and not value.keywords
+                and self.text.segment(func.value) in stepped
+            )
         else:
             after = any(word in receiver.lower() for receiver in stepped for word in rules.names)
         return self.code.derived("after-scheduler-step", value, ()) if after else frozenset()
