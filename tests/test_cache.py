@@ -14,7 +14,8 @@ from conftest import FIXTURES, ROOT, copy_fixture, invoke
 
 from metriclint.base import plain
 from metriclint.extract import cache
-from metriclint.model import Span
+from metriclint.base.files import MAX_BYTES
+from metriclint.model import Mention, SourceKind, Span
 from metriclint.sources import DEFAULT_OPTIONS, Extraction, extractor_for
 
 
@@ -159,3 +160,23 @@ def test_every_analysing_command_reads_and_fills_the_cache(
     extracted.clear()
     invoke("check", "--cache-dir", "c")
     assert extracted == []
+
+
+
+def _large(size: int) -> Extraction:
+    return Extraction(texts=((Mention(SourceKind.DOCSTRING, "big.py", "x" * size, ((1, 1),)), ()),))
+
+
+def test_an_entry_larger_than_the_largest_source_file_is_read_back(tmp_path: Path) -> None:
+    """An entry names its file in every text it holds, so it can be larger than the file (33 MB
+    for a 16 MB module): read with `max-file-size`, a warm run of a large file read it again."""
+    store, large = cache.Cache(tmp_path / "c"), _large(MAX_BYTES + 1)
+    store.put("ab" * 32, large, tmp_path / "big.py")
+    assert store.get("ab" * 32, "big.py") == large
+
+
+def test_an_entry_larger_than_the_whole_cache_is_not_written(tmp_path: Path) -> None:
+    store = cache.Cache(tmp_path / "c", limit=1000)
+    store.put("ab" * 32, _large(1000), tmp_path / "big.py")
+    store.put("cd" * 32, _large(10), tmp_path / "small.py")
+    assert [p.name for p in _entries(tmp_path / "c")] == ["cd" * 32]

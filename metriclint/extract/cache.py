@@ -85,7 +85,7 @@ class Cache:
         not an extraction of that file (then it is deleted, so the next run writes a true one)."""
         path = self.entries / entry[:2] / entry
         try:
-            data = read_regular(path)
+            data = read_regular(path, self.limit)  # not max-file-size: an entry may be twice its file
         except OSError:
             return None
         try:
@@ -104,6 +104,8 @@ class Cache:
         try:
             data = json.dumps(_encode(value), ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         except (TypeError, ValueError, KeyError, RecursionError):  # too deep to write, or of no plain form (a bug): not kept
+            return
+        if len(data) > self.limit:  # more than the whole cache may hold: pruned at once, never read
             return
         try:
             if not self.directory.is_dir():
