@@ -13,8 +13,8 @@ import pytest
 from conftest import FIXTURES, ROOT, copy_fixture, invoke
 
 from metriclint.base import plain
-from metriclint.extract import cache
 from metriclint.base.files import MAX_BYTES
+from metriclint.extract import cache
 from metriclint.model import Mention, SourceKind, Span
 from metriclint.sources import DEFAULT_OPTIONS, Extraction, extractor_for
 
