@@ -145,14 +145,14 @@ def _knowledge(config: Config, registry_text: str | None = None) -> tuple[Regist
     if config.registry is not None:
         shown = display(config.registry)
         if registry_text is None:
-            registry, facets = registry_module.load(config.registry, shown, facets)
+            registry, facets = registry_module.load(config.registry, shown, facets, config.max_file_size)
         else:
             registry, facets = registry_module.parse(registry_text, shown, facets)
     declared = registry.code if registry is not None else ()
     problems = []
     for path in config.code_knowledge:
         try:
-            declared += registry_module.load_code(path, display(path), facets)
+            declared += registry_module.load_code(path, display(path), facets, config.max_file_size)
         except ConfigError as error:  # every file's problems at once, as within one file
             problems += error.problems
     if problems:

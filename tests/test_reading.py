@@ -96,6 +96,22 @@ def test_a_source_past_max_file_size_is_ml900_with_its_size(in_tmp: Path) -> Non
     assert ("ML001", "a.py") in found
 
 
+@pytest.mark.parametrize(("big", "what"), [("metrics.yaml", "the registry"), ("helpers.yaml", "the code knowledge file")])
+def test_max_file_size_holds_for_the_registry_and_code_knowledge_too(in_tmp: Path, big: str, what: str) -> None:
+    """The README says every file is read within the setting: a registry larger than the default
+    (a generated one of 100k metrics is 18 MB) is read when the setting allows it."""
+    padding = "".join(f"# line {i} of a long comment\n" for i in range(40))
+    files = {"a.py": CONTRADICTION, "metrics.yaml": REGISTRY, "helpers.yaml": "results: []\n"}
+    files[big] = padding + files[big]
+    write_project(in_tmp, files)
+    settings = '[tool.metriclint]\nmax-file-size = 1_000\nregistry = "metrics.yaml"\ncode-knowledge = ["helpers.yaml"]\n'
+    (in_tmp / "pyproject.toml").write_text(settings, encoding="utf-8")
+    result = invoke("check", ".", "--no-cache")
+    size = len(files[big].encode())
+    message = f"{big}:1:1: cannot read {what}: the file is {size:,} bytes, more than the limit of 1,000 (max-file-size)\n"
+    assert (result.exit_code, result.stderr) == (2, message)
+
+
 @pytest.mark.parametrize("key", ["max-file-size", "max-cache-size"])
 @pytest.mark.parametrize("value", ["0", "-5", '"10MB"', "true"])
 def test_max_sizes_must_be_positive_numbers_of_bytes(in_tmp: Path, key: str, value: str) -> None:

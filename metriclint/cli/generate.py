@@ -62,7 +62,7 @@ def _registry(registry: str | None, config_file: str | None) -> Registry:
         loaded = settings.load((), config_file, registry)
         if loaded.registry is None:
             raise ConfigError([Problem("metriclint", 0, 0, "no registry found: write metrics.yaml or pass --registry")])
-        return registry_module.load(loaded.registry, display(loaded.registry), load_builtin()[0])[0]
+        return registry_module.load(loaded.registry, display(loaded.registry), load_builtin()[0], loaded.max_file_size)[0]
 
 
 def _read(path: Path) -> str:

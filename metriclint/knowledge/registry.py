@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metriclint.base import keys, marked_yaml
-from metriclint.base.files import read_text
+from metriclint.base.files import MAX_BYTES, read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge.code import Known, declared
 from metriclint.knowledge.vocabulary import Facet, merge, phrase_conflicts, read_facet
@@ -49,15 +49,16 @@ class Registry:
         return entry.semantics.get(facet) if entry else None
 
 
-def load(path: Path, display: str, builtin: dict[str, Facet]) -> tuple[Registry, dict[str, Facet]]:
-    """Parse and validate a registry; returns it with the facets it can use (built-in + its own)."""
-    return parse(_text(path, display, "the registry"), display, builtin)
+def load(path: Path, display: str, builtin: dict[str, Facet], limit: int = MAX_BYTES) -> tuple[Registry, dict[str, Facet]]:
+    """Parse and validate a registry; returns it with the facets it can use (built-in + its own).
+    `limit` is the project's `max-file-size`."""
+    return parse(_text(path, display, "the registry", limit), display, builtin)
 
 
-def load_code(path: Path, display: str, facets: dict[str, Facet]) -> tuple[Known, ...]:
+def load_code(path: Path, display: str, facets: dict[str, Facet], limit: int = MAX_BYTES) -> tuple[Known, ...]:
     """A code knowledge file the settings name (`code-knowledge`): a registry's `code:` section
     on its own, validated as the registry is, against the facets the registry leaves."""
-    root, problems = marked_yaml.load(_text(path, display, "the code knowledge file"), display)
+    root, problems = marked_yaml.load(_text(path, display, "the code knowledge file", limit), display)
     reader = Reader(display)
     code: tuple[Known, ...] = ()
     if root is not None:
@@ -74,9 +75,9 @@ def _valid(problems: list[Problem]) -> None:
         raise ConfigError(sorted(problems, key=lambda p: (p.line, p.column, p.message)))
 
 
-def _text(path: Path, display: str, what: str) -> str:
+def _text(path: Path, display: str, what: str, limit: int) -> str:
     try:
-        return read_text(path)
+        return read_text(path, limit)
     except OSError as error:
         raise ConfigError([Problem(display, 1, 1, f"cannot read {what}: {error.strerror or error}")]) from None
     except UnicodeDecodeError as error:
