@@ -28,9 +28,10 @@ from pathlib import Path
 
 _WRAPPER = (
     "import resource, subprocess, sys\n"
-    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
     "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(usage.ru_maxrss, usage.ru_utime + usage.ru_stime)\n"
+    "print(usage.ru_maxrss, usage.ru_utime + usage.ru_stime, done.returncode)\n"
+    "sys.stderr.buffer.write(done.stderr[-2000:])\n"
 )
 _FLOOR = (
     "import ast, pathlib, sys\n"
@@ -72,7 +73,9 @@ def measure(runs: list[Run], repeat: int) -> dict[str, Sample]:
             start = time.perf_counter()
             done = subprocess.run([sys.executable, "-c", _WRAPPER, *run.command], capture_output=True, text=True, check=True)
             seconds = time.perf_counter() - start
-            peak, cpu = done.stdout.split()
+            peak, cpu, status = done.stdout.split()
+            if int(status) not in (0, 1):  # 1: findings; anything else timed an error, not the work
+                sys.exit(f"{run.name}: {' '.join(run.command)} ended with exit {status}:\n{done.stderr}")
             rounds[run.name].append((seconds, float(cpu), int(peak) / 1024))
     return {
         name: Sample(statistics.median(r[0] for r in got), statistics.median(r[1] for r in got), max(r[2] for r in got))
