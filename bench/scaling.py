@@ -36,7 +36,7 @@ from run import Run, Sample, measure
 def _registry(root: Path, n: int) -> None:
     """N metrics in 100 sections, each logged by its own function in files of 100, each with
     an alias written with spaces."""
-    entries = ["version: 1", "metrics:"]
+    entries = ["version: 1", "metrics:" if n else "metrics: {}"]  # `metrics:` alone is null, which the registry refuses
     for i in range(n):
         entries += [
             f"  sec{i % 100}/metric_{i}:",
