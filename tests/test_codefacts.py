@@ -198,16 +198,39 @@ def test_names_of_log_probabilities_name_their_policy_as_the_examples_say() -> N
 
 
 @pytest.mark.parametrize(
+    ("pair", "sampler"),
+    [
+        (("current", "reference"), 0), (("reference", "current"), 1), (("current", "old"), 1), (("old", "current"), 0),
+        (("rollout", "old"), 0), (("current", "rollout"), 1), (("old", "reference"), 0),
+        (("current", "teacher"), None), (("teacher", "reference"), None),
+    ],
+)
+def test_the_policy_that_drew_the_tokens_decides_a_log_ratios_sign(pair: tuple[str, str], sampler: int | None) -> None:
+    assert knowledge.knowledge().log_ratios.sampler(pair) == sampler
+
+
+@pytest.mark.parametrize(
     ("expression", "expected"),
     [
         ("log_probs - ref_log_probs", [("estimator", "k1"), ("policy", "reference")]),
         ("old_logp - cur_logp", [("estimator", "k1"), ("policy", "old")]),
-        ("old_log_probs - rollout_log_probs", [("estimator", "k1")]),
+        ("ref_log_probs - log_probs", [("estimator", "negative-k1"), ("policy", "reference")]),
+        ("cur_logp - old_logp", [("estimator", "negative-k1"), ("policy", "old")]),
+        ("rollout_log_probs - old_log_probs", [("estimator", "k1")]),
+        ("old_log_probs - rollout_log_probs", [("estimator", "negative-k1")]),
+        ("log_probs - teacher_log_probs", [("policy", "teacher")]),  # who drew the tokens is not certain
+        ("teacher_log_probs - log_probs", [("policy", "teacher")]),
+        ("-r", [("estimator", "negative-k1"), ("policy", "reference")]),
+        ("-(ref_log_probs - log_probs)", [("estimator", "k1"), ("policy", "reference")]),
         ("0.5 * r ** 2", [("estimator", "k2"), ("policy", "reference")]),
         ("r.pow(2) / 2", [("estimator", "k2"), ("policy", "reference")]),
         ("r.square() * 0.5", [("estimator", "k2"), ("policy", "reference")]),
-        ("torch.exp(r) - r - 1", [("estimator", "k3"), ("policy", "reference")]),
+        ("0.5 * (ref_log_probs - log_probs) ** 2", [("estimator", "k2"), ("policy", "reference")]),
+        ("0.5 * (log_probs - teacher_log_probs) ** 2", []),
+        ("torch.exp(-r) - 1 + r", [("estimator", "k3"), ("policy", "reference")]),
         ("(-r).exp() - 1 + r", [("estimator", "k3"), ("policy", "reference")]),
+        ("torch.exp(r) - r - 1", []),  # exp of the sampler's minus the other's: no estimator of the KL
+        ("torch.exp(-t) - 1 + t", []),
         ("log_probs - log_probs_base", []),
         ("log_probs - log_probs", []),
         ("logits - ref_logits", []),
@@ -223,8 +246,8 @@ def test_names_of_log_probabilities_name_their_policy_as_the_examples_say() -> N
 def test_kl_estimators_are_read_only_from_their_whole_formula(in_tmp: Path, expression: str, expected: list[tuple[str, str]]) -> None:
     source = (
         "import torch\n\n\ndef f(log_probs, ref_log_probs, old_logp, cur_logp, old_log_probs, rollout_log_probs,"
-        " log_probs_base, logits, ref_logits, s, log):\n"
-        f"    r = log_probs - ref_log_probs\n    log({{'kl/value': {expression}}})\n"
+        " teacher_log_probs, log_probs_base, logits, ref_logits, s, log):\n"
+        f"    r = log_probs - ref_log_probs\n    t = log_probs - teacher_log_probs\n    log({{'kl/value': {expression}}})\n"
     )
     write_project(in_tmp, {"kl.py": source})
     assert sorted((facet, value) for _, facet, value, _ in _facts(in_tmp)) == expected

@@ -23,7 +23,7 @@ def test_the_ml_training_facets_are_built_in() -> None:
     assert set(FACETS["policy"].values) == {"current", "old", "reference", "rollout", "teacher"}
     assert set(FACETS["quantity"].values) == {"entropy", "nll", "log-prob", "perplexity"}
     assert set(FACETS["timing"].values) == {"current-step", "next-step"}
-    assert set(FACETS["estimator"].values) == {"k1", "k2", "k3"}
+    assert set(FACETS["estimator"].values) == {"k1", "k2", "k3", "negative-k1"}
     units = {"tokens", "samples", "count", "fraction", "percent", "samples/s", "TFLOP/s", "microseconds"}
     assert units <= set(FACETS["unit"].values)
     assert {"per-rollout", "per-group", "per-batch"} <= set(FACETS["granularity"].values)

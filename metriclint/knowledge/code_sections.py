@@ -16,6 +16,7 @@ class LogRatios:
 
     log_probs: frozenset[str] = frozenset()  # words: `logprobs`, `log_probs` (`log` and `probs` joined)
     policies: dict[str, str] = field(default_factory=dict)  # word -> policy
+    drawn_by: tuple[str, ...] = ()  # of two policies, the one listed first drew the tokens
     examples: tuple[tuple[str, str | None], ...] = ()  # (name, the policy it names), run by the tests
 
     def policy(self, name: str) -> str | None:
@@ -28,6 +29,13 @@ class LogRatios:
         if None in owners or len(owners) > 1:
             return None
         return owners.pop() if owners else "current"
+
+    def sampler(self, policies: tuple[str, str]) -> int | None:
+        """Which of the two policies drew the tokens (0 or 1), which decides a log-ratio's sign;
+        None when that is not certain (a policy `drawn_by` does not list, such as a teacher)."""
+        if any(p not in self.drawn_by for p in policies):
+            return None
+        return 0 if self.drawn_by.index(policies[0]) < self.drawn_by.index(policies[1]) else 1
 
 
 def words_of(name: str) -> list[str]:
@@ -85,12 +93,16 @@ def read_logged(reader: Reader, node: Node, facets: dict[str, Facet]) -> Logged 
 
 
 def read_log_ratios(reader: Reader, node: Node, facets: dict[str, Facet]) -> LogRatios:
-    fields = reader.mapping(node, "'log_ratios'", ("log_probs", "policies", "examples"))
+    fields = reader.mapping(node, "'log_ratios'", ("log_probs", "policies", "drawn_by", "examples"))
     words = frozenset(w for _, w in reader.texts(fields["log_probs"][1], "'log_probs'")) if "log_probs" in fields else frozenset()
     policies: dict[str, str] = {}
     for policy, (key_node, value) in (reader.mapping(fields["policies"][1], "'policies'") if "policies" in fields else {}).items():
         if known_value(reader, key_node, facets, "policy", policy):
             policies.update((w, policy) for _, w in reader.texts(value, f"the words of '{policy}'"))
+    drawn_by = tuple(
+        policy for key_node, policy in (reader.texts(fields["drawn_by"][1], "'drawn_by'") if "drawn_by" in fields else ())
+        if known_value(reader, key_node, facets, "policy", policy)
+    )
     examples = []
     for example in fields["examples"][1].elements if "examples" in fields else ():
         parts = reader.mapping(example, "an example", ("name", "policy"))
@@ -98,7 +110,7 @@ def read_log_ratios(reader: Reader, node: Node, facets: dict[str, Facet]) -> Log
         owner = parts["policy"][1].value if "policy" in parts else None
         if name is not None:
             examples.append((name, owner if isinstance(owner, str) else None))
-    return LogRatios(words, policies, tuple(examples))
+    return LogRatios(words, policies, drawn_by, tuple(examples))
 
 
 def known_value(reader: Reader, node: Node, facets: dict[str, Facet], facet: str, value: str) -> bool:

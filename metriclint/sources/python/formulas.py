@@ -2,10 +2,11 @@
 quantities.yaml).
 
 A difference of two policies' log-probabilities, named so (`log_probs - ref_log_probs`), is a
-log-ratio r: logged as a KL it is the k1 estimator, and it compares the current policy with
-the other one. Half its square is k2, and exp(r) - 1 - r (with r of either sign) is k3
-(Schulman, "Approximating KL Divergence", 2020). Only the whole pattern in one expression
-counts; anything else about a log-ratio says nothing. An entropy written out is the negated
+log-ratio r, and it compares the current policy with the other one. Its sign is read from which
+of the two drew the tokens: that one's minus the other's is the k1 estimator, the other way round
+its negation; half its square is k2 either way, and exp(r) - 1 - r is k3 when r is the reversed
+one (Schulman, "Approximating KL Divergence", 2020; rules/code/divergences.yaml). Only the whole
+pattern in one expression counts; anything else about a log-ratio says nothing. An entropy written out is the negated
 sum of probabilities times their logarithms, `-(probs * log_probs).sum(-1)`.
 """
 
@@ -52,8 +53,9 @@ def half_square(node: ast.BinOp) -> ast.expr | None:
 
 
 def exp_minus_one(node: ast.BinOp, exponential: Callable[[ast.expr], ast.expr | None]) -> ast.expr | None:
-    """r in exp(r) - 1 - r or exp(-r) - 1 + r, terms in any order: `exponential` gives the
-    argument of an exp call."""
+    """The exp's argument in exp(r) - 1 - r or exp(-r) - 1 + r (`r`, `-r`), terms in any order:
+    `exponential` gives the argument of an exp call. Which way round r is decides whether the
+    whole is k3 (divergences.yaml), so the argument is returned as written, its sign included."""
     if not isinstance(node.op, (ast.Add, ast.Sub)) or _depth(node.left) + _depth(node.right) != 1:
         return None  # exactly three terms: one of the operands is a sum of two
     terms = _terms(node, 1)
@@ -68,7 +70,7 @@ def exp_minus_one(node: ast.BinOp, exponential: Callable[[ast.expr], ast.expr | 
     inner = argument.operand if isinstance(argument, ast.UnaryOp) and negated else argument
     if ast.dump(inner) != ast.dump(other) or sign != (1 if negated else -1):
         return None
-    return other
+    return argument
 
 
 def entropy(node: ast.UnaryOp, words: LogRatios) -> bool:

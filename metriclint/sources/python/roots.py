@@ -4,6 +4,7 @@ it, the project calls it comes from (evidence/code_claims.py follows those acros
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from metriclint.model import Atom, CodeFact, ResultOf, Span
 from metriclint.sources.python import formulas
@@ -51,13 +52,17 @@ class ValueReader(WalkState):
 
     def _divergence(self, node: ast.BinOp) -> frozenset[Atom]:
         """A KL estimator (formulas.py): a log-ratio of two named policies' log-probabilities,
-        half its square, or exp(r) - 1 - r of it; the policy it compares with carries over."""
-        policies = formulas.log_ratio(node, self._first_name, self.code.knowledge.log_ratios)
+        half its square, or exp(r) - 1 - r of it; the policy it compares with carries over.
+        The log-ratio's sign is known only when it is certain which policy drew the tokens."""
+        words = self.code.knowledge.log_ratios
+        policies = formulas.log_ratio(node, self._first_name, words)
         if policies is not None:
-            other = formulas.compared(policies)
+            other, sampler = formulas.compared(policies), words.sampler(policies)
             says = f"subtracts the {policies[1]} policy's log-probabilities from the {policies[0]} policy's"
-            found = self.code.derived("log-ratio", node, ())
-            return found | {self.code.fact("policy", other, node, says)} if other else found
+            construct = ("log-ratio", "reversed-log-ratio")[sampler] if sampler is not None else ""
+            drew = f"{says} (the {policies[sampler]} policy drew the tokens): " if sampler is not None else ""
+            signed = frozenset(replace(f, says=drew + f.says) for f in self.code.derived(construct, node, ()) if isinstance(f, CodeFact))
+            return signed | {self.code.fact("policy", other, node, says)} if other else signed
         for construct, ratio in (("half-square", formulas.half_square(node)), ("exp-minus-one", formulas.exp_minus_one(node, self._exp_argument))):
             if ratio is not None:
                 atoms = self.roots(ratio)
