@@ -282,7 +282,10 @@ def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
     shows what it expects, not how the project computes the value."""
     functions = [f for e in collection.extractions for f in e.functions]
     calls = [c for e in collection.extractions for c in e.calls if c.span.path not in collection.tests]
-    return tuple(c for c in code_claims(functions, calls, collection.index) if c.fact.span.path not in collection.tests)
+    own = frozenset(
+        m for use in collection.uses if use.measured and not use.from_keyword and use.span.path not in collection.tests for m in collection.index.for_key(use.key)
+    )
+    return tuple(c for c in code_claims(functions, calls, collection.index, own) if c.fact.span.path not in collection.tests)
 
 
 def _attributed(collection: Collection, mentions: list[Mention], previous: Analysis | None) -> tuple[list[Claim], list[ReadFailure], tuple[Attributed, ...]]:

@@ -242,11 +242,16 @@ class ResultOf:
 Atom = Union[str, CodeFact, ResultOf]
 
 
+# The flow of a file's framework uses (sources/python/frameworks.py): "module.<frameworks>"
+# logs the keys an entry point such as transformers' Trainer logs itself.
+FRAMEWORKS = "<frameworks>"
+
+
 @dataclass(frozen=True, slots=True)
 class FunctionFlow:
     """One function, as the project-wide step needs it: where its parameters and results go."""
 
-    name: str  # dotted: module.function or module.Class.method; "module.<module>" for top level
+    name: str  # dotted: module.function or module.Class.method; "module.<module>" for top level, FRAMEWORKS below
     params: tuple[str, ...]
     bound: bool  # a method called through `self.`: the first parameter is not passed
     sinks: tuple[tuple[str, frozenset[Atom]], ...]  # (logged key, what the value may be)

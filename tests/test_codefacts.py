@@ -42,6 +42,9 @@ def test_every_knowledge_base_entry_is_reached_by_a_fixture() -> None:
     for entries in known.logging.values():
         for logged in entries:
             assert any(origin.endswith(logged.says) for origin in origins), logged.says
+    for entry_point in dict.fromkeys(known.entry_points.values()):
+        for framework_key in entry_point.keys:
+            assert not framework_key.facts or any(framework_key.says in origin for origin in origins), framework_key.says
 
 
 @pytest.mark.parametrize("project", KNOWLEDGE_FIXTURES, ids=[p.name for p in KNOWLEDGE_FIXTURES])

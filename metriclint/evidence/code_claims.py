@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import Atom, CallFlow, CodeClaim, CodeFact, FunctionFlow, ResultOf
+from metriclint.model import FRAMEWORKS, Atom, CallFlow, CodeClaim, CodeFact, FunctionFlow, ResultOf
 
 MAX_HOPS = 12
 Facts = frozenset[CodeFact]
@@ -114,16 +114,21 @@ def passed_at(flow: FunctionFlow, param: str, bound: bool) -> int:
     return index - 1 if flow.bound and bound else index
 
 
-def code_claims(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], index: MetricIndex) -> tuple[CodeClaim, ...]:
+def code_claims(
+    functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], index: MetricIndex, own: frozenset[str] = frozenset()
+) -> tuple[CodeClaim, ...]:
     """Every code fact that reaches a metric: through a logged key, or through a parameter the
-    way that parameter's docstring would be attributed (its keys, else its name)."""
+    way that parameter's docstring would be attributed (its keys, else its name). A framework's
+    fact about a metric the project also logs itself (`own`) is left out: the project's own
+    value may be another one, which the code need not show."""
     project = Project(functions, calls)
     claims: dict[CodeClaim, None] = {}
     for flow in project.functions.values():
         logged = set()
+        framework = flow.name.endswith("." + FRAMEWORKS)
         for key, atoms in flow.sinks:
             logged |= {a for a in atoms if isinstance(a, str)}
-            for metric in index.for_key(key):
+            for metric in (m for m in index.for_key(key) if not (framework and m in own)):
                 claims.update((CodeClaim(metric, fact), None) for fact in project.facts(flow.name, atoms))
         if not project.callers.get(flow.name):
             continue

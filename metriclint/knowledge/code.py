@@ -18,6 +18,7 @@ from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge import numbers
 from metriclint.knowledge.code_sections import Logged, LogRatios, known_value, read_facts, read_log_ratios, read_logged
+from metriclint.knowledge.frameworks import EntryPoint, read_entry_point
 from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
@@ -25,7 +26,7 @@ KINDS = ("call", "method", "expression", "function")
 ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers")
 FILE_KEYS = (
     "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "derivations",
-    "schedulers", "loose_names", "log_ratios", "logging",
+    "schedulers", "loose_names", "log_ratios", "logging", "entry_points",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
@@ -92,6 +93,7 @@ class Knowledge:
     loose_names: frozenset[frozenset[str]] = frozenset()  # unit pairs named one for the other
     log_ratios: LogRatios = LogRatios()
     logging: dict[str, tuple[Logged, ...]] = field(default_factory=dict)  # by the logging method's name
+    entry_points: dict[str, EntryPoint] = field(default_factory=dict)  # by each of its full import paths
 
     def loose(self, facet: str, stated: str, computed: str) -> bool:
         """Whether a stated value is the loose name of the other (GB for a value in GiB)."""
@@ -144,6 +146,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     loose_names: set[frozenset[str]] = set()
     log_ratios = LogRatios()
     logging: dict[str, tuple[Logged, ...]] = {}
+    entry_points: dict[str, EntryPoint] = {}
     for path in paths:
         root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
         problems += load_problems
@@ -193,6 +196,10 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
                 logging[logged.method] = (*logging.get(logged.method, ()), logged)
         if "log_ratios" in top:
             log_ratios = read_log_ratios(reader, top["log_ratios"][1], facets)
+        for node in _items(reader, top, "entry_points"):
+            entry_point = read_entry_point(reader, node, facets)
+            if entry_point is not None:
+                entry_points.update(dict.fromkeys(entry_point.paths, entry_point))
         problems += reader.problems
     if problems:
         raise ConfigError(problems)
@@ -202,7 +209,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     return Knowledge(
         **_indexed(entries), norm_types=norm_types, default_norm=default_norm or "l2", conversions=conversions,
         kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), kept_by_rate=frozenset(kept_by_rate), derivations=by_construct,
-        schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging,
+        schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging, entry_points=entry_points,
     )
 
 

@@ -2,7 +2,8 @@
 
 The walk is a stack of layers, each a module: this one (the state and the dispatch from a
 node type to its `_visit_X` method), roots.py (what a value is), sinks.py (where values are
-logged), said.py (what log messages say of them), bindings.py (what names hold) and walk.py (definitions, docstrings, the rest). A
+logged), said.py (what log messages say of them), bindings.py (what names hold), frameworks.py
+(the keys an entry point such as transformers' Trainer logs itself) and walk.py (definitions, docstrings, the rest). A
 layer's `_visit_X` methods join the dispatch simply by being defined.
 """
 

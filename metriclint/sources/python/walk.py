@@ -19,8 +19,9 @@ from dataclasses import replace
 
 from metriclint.knowledge.code import Known
 from metriclint.sources import Extraction, Unreadable, unread
-from metriclint.sources.python.bindings import Bindings, assigned_name, read_names
+from metriclint.sources.python.bindings import assigned_name, read_names
 from metriclint.sources.python.flow import Scope, flow_rules
+from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
 
 
@@ -58,7 +59,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
     )
 
 
-class _Collector(Bindings):
+class _Collector(EntryUses):
     """One walk over the tree, in source order, each statement before what it holds (as a
     reader meets it): docstrings, keys, values, code facts, tooltip texts; comments after."""
 
@@ -68,6 +69,7 @@ class _Collector(Bindings):
         for statement in self.tree.body:
             self.visit(statement)
         self._summarize(self.scopes[0])
+        self.framework_keys()
         self.said()
         found = self.text.comments(self.literals)
         for comment in found:
@@ -81,6 +83,7 @@ class _Collector(Bindings):
     def _visit_ClassDef(self, node: ast.ClassDef) -> bool:
         self._docstring(node.body)
         self._attribute_docstrings(node.body)
+        self.entry_class(node)
         self.classes.append(node.name)
         self.children(node)
         self.classes.pop()

@@ -1,0 +1,99 @@
+"""Keys a framework logs itself (rules/code/frameworks.yaml `entry_points`): what a project
+logs by subclassing or instantiating an entry point such as transformers' Trainer, without
+writing the logging call, and what each of those keys is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metriclint.base.marked_yaml import Node, Reader
+from metriclint.knowledge.code_sections import read_facts
+from metriclint.knowledge.vocabulary import Facet
+
+_ENTRY_KEYS = (
+    "entry", "says", "source", "overrides", "unless_keywords", "callbacks", "shipped_by", "unless_defined", "unless_called", "keys",
+    "examples",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FrameworkKey:
+    """Keys the entry point logs (one value under each spelling) and what the value is; a
+    subclass that defines one of `overrides` changes it, so its use gives nothing for it."""
+
+    keys: tuple[str, ...]
+    says: str
+    facts: tuple[tuple[str, str], ...]
+    overrides: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPoint:
+    """One entry point, by its full import paths, with the source its facts were read in and
+    the uses that stay silent (see frameworks.yaml)."""
+
+    paths: tuple[str, ...]
+    says: str
+    source: str
+    keys: tuple[FrameworkKey, ...]
+    overrides: frozenset[str] = frozenset()
+    unless_keywords: frozenset[str] = frozenset()
+    callbacks: str = ""  # the keyword a call passes its callbacks by
+    shipped_by: tuple[str, ...] = ()  # packages whose callbacks leave the logs alone
+    unless_defined: frozenset[str] = frozenset()  # methods that, defined in the file, may rewrite the logs
+    unless_called: frozenset[str] = frozenset()  # methods that, called in the file, add such a callback
+    examples: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (code, the keys it logs), run by the tests
+
+    def shipped(self, path: str) -> bool:
+        """Whether a callback resolved to `path` comes with the framework."""
+        return any(path == package or path.startswith(package + ".") for package in self.shipped_by)
+
+
+def read_entry_point(reader: Reader, node: Node, facets: dict[str, Facet]) -> EntryPoint | None:
+    fields = reader.mapping(node, "an entry point", _ENTRY_KEYS)
+    if any(k not in fields for k in ("entry", "says", "source", "keys")):
+        reader.error(node, "an entry point needs 'entry', 'says', 'source' and 'keys'")
+        return None
+    paths = tuple(path for _, path in reader.texts(fields["entry"][1], "'entry'"))
+    says, source = (reader.text(fields[k][1], f"'{k}'") for k in ("says", "source"))
+    words = {k: _words(reader, fields, k) for k in ("overrides", "unless_keywords", "shipped_by", "unless_defined", "unless_called")}
+    keys = tuple(k for k in (_key(reader, item, facets) for item in _sequence(reader, fields["keys"][1], "'keys'")) if k is not None)
+    callbacks = (reader.text(fields["callbacks"][1], "'callbacks'") or "") if "callbacks" in fields else ""
+    examples = tuple(_example(reader, item) for item in (_sequence(reader, fields["examples"][1], "'examples'") if "examples" in fields else ()))
+    if not says or not source or not paths:
+        return None
+    return EntryPoint(
+        paths, says, source, keys, frozenset(words["overrides"]), frozenset(words["unless_keywords"]), callbacks,
+        tuple(words["shipped_by"]), frozenset(words["unless_defined"]), frozenset(words["unless_called"]),
+        tuple(e for e in examples if e is not None),
+    )
+
+
+def _key(reader: Reader, node: Node, facets: dict[str, Facet]) -> FrameworkKey | None:
+    fields = reader.mapping(node, "a framework key", ("keys", "says", "facts", "overrides"))
+    if any(k not in fields for k in ("keys", "says", "facts")):
+        reader.error(node, "a framework key needs 'keys', 'says' and 'facts'")
+        return None
+    keys = tuple(key for _, key in reader.texts(fields["keys"][1], "'keys'"))
+    says = reader.text(fields["says"][1], "'says'")
+    facts = read_facts(reader, fields["facts"][1], facets, "'facts'")
+    return FrameworkKey(keys, says, facts, frozenset(_words(reader, fields, "overrides"))) if keys and says else None
+
+
+def _example(reader: Reader, node: Node) -> tuple[str, tuple[str, ...]] | None:
+    fields = reader.mapping(node, "an example", ("code", "logs"))
+    if "code" not in fields or "logs" not in fields:
+        reader.error(node, "an example needs 'code' and 'logs'")
+        return None
+    code = reader.text(fields["code"][1], "'code'")
+    return (code, tuple(key for _, key in reader.texts(fields["logs"][1], "'logs'"))) if code is not None else None
+
+
+def _words(reader: Reader, fields: dict[str, tuple[Node, Node]], key: str) -> list[str]:
+    return [word for _, word in reader.texts(fields[key][1], f"'{key}'")] if key in fields else []
+
+
+def _sequence(reader: Reader, node: Node, what: str) -> list[Node]:
+    if node.kind != "sequence":
+        reader.error(node, f"{what} must be a list, not a {node.kind}")
+    return node.elements

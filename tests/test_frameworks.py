@@ -1,0 +1,71 @@
+"""Keys a framework logs itself (rules/code/frameworks.yaml): the examples, and the facts that
+reach the metrics at the entry point's use."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import write_project
+from test_codefacts import _facts
+
+from metriclint.knowledge.code import knowledge, load
+from metriclint.knowledge.vocabulary import load_builtin
+from metriclint.model import ConfigError
+from metriclint.sources.python import extract
+
+ENTRY_POINTS = list(dict.fromkeys(knowledge().entry_points.values()))
+EXAMPLES = [(entry.paths[0], code, logs) for entry in ENTRY_POINTS for code, logs in entry.examples]
+
+
+def test_every_entry_point_has_examples_that_must_and_must_not_match() -> None:
+    for entry in ENTRY_POINTS:
+        assert any(logs for _, logs in entry.examples) and any(not logs for _, logs in entry.examples), entry.paths[0]
+
+
+@pytest.mark.parametrize(("entry", "code", "logs"), EXAMPLES, ids=[f"{e}-{i}" for i, (e, _, _) in enumerate(EXAMPLES)])
+def test_an_entry_point_logs_its_keys_as_its_examples_say(entry: str, code: str, logs: tuple[str, ...]) -> None:
+    extraction = extract("train.py", textwrap.dedent(code).encode())
+    assert [use.key for use in extraction.keys if not use.measured] == list(logs)
+
+
+def test_a_framework_key_carries_its_facts_with_the_use_and_the_source(in_tmp: Path) -> None:
+    write_project(in_tmp, {"train.py": "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"})
+    facts = _facts(in_tmp, with_says=True)
+    assert sorted({(metric, facet, value) for metric, facet, value, _ in facts}) == [
+        ("grad_norm", "clipping", "before"), ("grad_norm", "norm", "l2"),
+        ("loss", "reduction", "mean"), ("loss", "scope", "global"),
+        ("train/grad_norm", "clipping", "before"), ("train/grad_norm", "norm", "l2"),
+        ("train/loss", "reduction", "mean"), ("train/loss", "scope", "global"),
+    ]
+    assert all(origin.startswith("transformers.Trainer") and "src/transformers/trainer.py" in origin for *_, origin in facts)
+
+
+def test_a_framework_fact_is_left_out_for_a_key_the_project_also_logs_itself(in_tmp: Path) -> None:
+    trainer = "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"
+    own = "import wandb\n\n\ndef report(norm):\n    wandb.log({'train/grad_norm': norm.recomputed()})\n"
+    write_project(in_tmp, {"train.py": trainer, "report.py": own})
+    metrics = {metric for metric, *_ in _facts(in_tmp)}
+    assert "train/grad_norm" not in metrics and "grad_norm" in metrics and "train/loss" in metrics
+
+
+def test_a_broken_entry_point_is_reported_with_its_position(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "entry_points:\n"
+        "  - entry: [pkg.Loop]\n    says: x\n    source: pkg 1.0\n    overrides: log\n"
+        "    keys:\n      - keys: [loss]\n        says: y\n        facts: {reduction: median}\n      - keys: [lr]\n"
+        "    examples:\n      - code: 'pkg.Loop()'\n"
+        "  - entry: [pkg.Other]\n    says: z\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as error:
+        load([path], load_builtin()[0])
+    assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
+        "bad.yaml:5:16: 'overrides' must be a list of text, not a string",
+        "bad.yaml:9:17: unknown value 'median' for facet 'reduction'",
+        "bad.yaml:10:9: a framework key needs 'keys', 'says' and 'facts'",
+        "bad.yaml:12:9: an example needs 'code' and 'logs'",
+        "bad.yaml:13:5: an entry point needs 'entry', 'says', 'source' and 'keys'",
+    ]
