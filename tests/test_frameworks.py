@@ -3,11 +3,12 @@ reach the metrics at the entry point's use."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import write_project
+from conftest import invoke, write_project
 from test_codefacts import _facts
 
 from metriclint.knowledge.code import knowledge, load
@@ -42,12 +43,11 @@ def test_a_framework_key_carries_its_facts_with_the_use_and_the_source(in_tmp: P
     assert all(origin.startswith("transformers.Trainer") and "src/transformers/trainer.py" in origin for *_, origin in facts)
 
 
-def test_a_framework_fact_is_left_out_for_a_key_the_project_also_logs_itself(in_tmp: Path) -> None:
+def test_a_framework_value_is_left_out_under_every_spelling_when_the_project_logs_it_itself(in_tmp: Path) -> None:
     trainer = "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"
     own = "import wandb\n\n\ndef report(norm):\n    wandb.log({'train/grad_norm': norm.recomputed()})\n"
     write_project(in_tmp, {"train.py": trainer, "report.py": own})
-    metrics = {metric for metric, *_ in _facts(in_tmp)}
-    assert "train/grad_norm" not in metrics and "grad_norm" in metrics and "train/loss" in metrics
+    assert sorted({metric for metric, *_ in _facts(in_tmp)}) == ["loss", "train/loss"]
 
 
 def test_a_broken_entry_point_is_reported_with_its_position(tmp_path: Path) -> None:
@@ -69,3 +69,25 @@ def test_a_broken_entry_point_is_reported_with_its_position(tmp_path: Path) -> N
         "bad.yaml:12:9: an example needs 'code' and 'logs'",
         "bad.yaml:13:5: an entry point needs 'entry', 'says', 'source' and 'keys'",
     ]
+
+
+def test_the_audit_quotes_each_framework_key_with_its_own_reason(in_tmp: Path) -> None:
+    write_project(in_tmp, {"train.py": "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"})
+    audit = json.loads(invoke("audit", ".", "--format", "json").stdout)
+    texts = {m["key"]: [s["text"] for s in m["statements"] if s["source"] == "code"] for m in audit["metrics"]}
+    assert len(texts["grad_norm"]) == 1 and "before clipping" in texts["grad_norm"][0] and "logs loss" not in texts["grad_norm"][0]
+    assert len(texts["loss"]) == 1 and "logs loss" in texts["loss"][0] and "clipping" not in texts["loss"][0]
+
+
+def test_explain_metric_shows_a_framework_key_with_its_use_and_source(in_tmp: Path) -> None:
+    write_project(in_tmp, {"train.py": "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"})
+    lines = invoke("explain-metric", "train/grad_norm", ".").output.splitlines()
+    assert lines[:2] == ["train/grad_norm", "code:"]
+    assert any(line.strip().startswith("clipping=before  transformers.Trainer (train.py:3)") and "src/transformers/trainer.py" in line for line in lines)
+    assert lines[-2:] == ["logged:", "  train.py:3"]
+
+
+def test_a_subclass_that_logs_a_framework_key_itself_keeps_only_the_others(in_tmp: Path) -> None:
+    trainer = "from transformers import Trainer\n\n\nclass Own(Trainer):\n    def training_step(self, model, inputs, n=None):\n        self.log({'grad_norm': model.norm()})\n"
+    write_project(in_tmp, {"train.py": trainer})
+    assert sorted({metric for metric, *_ in _facts(in_tmp)}) == ["loss", "train/loss"]

@@ -108,6 +108,15 @@ class Project:
         return frozenset(found)
 
 
+def _unshadowed(flow: FunctionFlow, index: MetricIndex, own: frozenset[str]) -> list[tuple[str, frozenset[Atom]]]:
+    """A flow's sinks, less a framework's value that the project logs itself under one of its
+    spellings (`grad_norm` by hand, and `train/grad_norm` by the framework's callbacks)."""
+    if not flow.name.endswith("." + FRAMEWORKS):
+        return list(flow.sinks)
+    shadowed = {atoms for key, atoms in flow.sinks if any(m in own for m in index.for_key(key))}
+    return [(key, atoms) for key, atoms in flow.sinks if atoms not in shadowed]
+
+
 def passed_at(flow: FunctionFlow, param: str, bound: bool) -> int:
     """The argument position a call passes `param` at (-1: none); a call through `self.` skips it."""
     index = flow.params.index(param) if param in flow.params else -1
@@ -125,10 +134,9 @@ def code_claims(
     claims: dict[CodeClaim, None] = {}
     for flow in project.functions.values():
         logged = set()
-        framework = flow.name.endswith("." + FRAMEWORKS)
-        for key, atoms in flow.sinks:
+        for key, atoms in _unshadowed(flow, index, own):
             logged |= {a for a in atoms if isinstance(a, str)}
-            for metric in (m for m in index.for_key(key) if not (framework and m in own)):
+            for metric in index.for_key(key):
                 claims.update((CodeClaim(metric, fact), None) for fact in project.facts(flow.name, atoms))
         if not project.callers.get(flow.name):
             continue

@@ -109,7 +109,6 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
         computed[code.metric].append(code)
         fact = code.fact
         by_metric[code.metric].setdefault(fact.span, []).append(Claim(code.metric, fact.facet, fact.value, False, fact.origin, fact.span, SourceKind.CODE, fact.span))
-    mentions.update(_code_texts(codes))
     for key, entry in entries.items():
         if entry.description is not None:
             by_metric[key].setdefault(entry.description.span(0, len(entry.description.text)), [])
@@ -147,8 +146,9 @@ def _metric(
 ) -> MetricAudit:
     contradictions = [f for f in findings if f.rule in CONTRADICTIONS]
     views = []
+    computing = _code_texts(code)  # this metric's reasons only: one call may compute several metrics (a framework's keys)
     for span, claims in sorted(statements.items(), key=lambda item: (item[0].path != (entry.span.path if entry else ""), item[0])):
-        mention = mentions.get(span)
+        mention = computing.get(span) or mentions.get(span)
         source = mention.source if mention else claims[0].source
         text = _quote(mention.text if mention else " ".join(c.phrase for c in claims))
         broken = any(_within(f.span, span) or any(_within(r.span, span) for r in f.related) for f in contradictions)
