@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,8 @@ def test_every_knowledge_base_entry_is_reached_by_a_fixture() -> None:
     for entry_point in dict.fromkeys(known.entry_points.values()):
         for framework_key in entry_point.keys:
             assert not framework_key.facts or any(framework_key.says in origin for origin in origins), framework_key.says
+    for sink in known.unreduced:
+        assert any(sink.says in origin for origin in origins), sink.says
 
 
 @pytest.mark.parametrize("project", KNOWLEDGE_FIXTURES, ids=[p.name for p in KNOWLEDGE_FIXTURES])
@@ -297,6 +300,23 @@ def test_a_broken_logging_entry_is_reported_with_its_position(tmp_path: Path) ->
     ]
 
 
+def test_broken_rank_entries_are_reported_with_their_positions(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "unreduced:\n  - call: wandb.log\n  - method: log\n    call: x.log\n    says: y\n"
+        "alike:\n  - {facet: scope, values: [per-rank]}\n  - {facet: scope, values: [per-rank, per-planet]}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as error:
+        knowledge.load([path], load_builtin()[0])
+    assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
+        "bad.yaml:2:5: an unreduced logging call needs one of 'call' or 'method', and 'says'",
+        "bad.yaml:3:5: an unreduced logging call needs one of 'call' or 'method', and 'says'",
+        "bad.yaml:7:5: a pair of alike values needs 'facet' and two 'values'",
+        "bad.yaml:8:39: unknown value 'per-planet' for facet 'scope'",
+    ]
+
+
 def test_a_declared_helper_keeps_the_facets_of_its_argument_it_names(in_tmp: Path) -> None:
     registry = (
         "version: 1\ncode:\n  results:\n    - function: masked_mean\n      says: averages over the kept tokens\n"
@@ -311,3 +331,50 @@ def test_a_declared_helper_keeps_the_facets_of_its_argument_it_names(in_tmp: Pat
         ("actor/kl", "estimator", "k1"), ("actor/kl", "policy", "reference"), ("actor/kl", "reduction", "mean"),
         ("actor/x", "reduction", "mean"),
     ]
+
+
+
+_STEP = """def step(self, batch, writer, tracker, group):
+    start = time.perf_counter()
+    tokens = batch["input_ids"].numel()
+    elapsed = time.perf_counter() - start
+{body}
+"""
+_HEAD = "import time\nimport torch.distributed as dist\nimport wandb\nfrom trainkit.comm import sync_counts\n\n\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "owner", "scopes"),
+    [
+        ('wandb.log({"perf/tps": tokens / elapsed})', "", ["per-rank"]),
+        ('wandb.run.log({"perf/tps": float(tokens)})', "", ["per-rank"]),
+        ('writer.add_scalar("perf/tps", tokens / elapsed, 1)', "", ["per-rank"]),
+        ('writer.add_scalars("perf", {"perf/tps": tokens}, 1)', "", ["per-rank"]),
+        ('self.log("perf/tps", tokens)', "pl.LightningModule", ["per-rank"]),
+        ('self.log_dict({"perf/tps": tokens}, sync_dist=False)', "LightningModule", ["per-rank"]),
+        ('self.log("perf/tps", tokens)', "Base", []),  # a project's own log method
+        ('self.log("perf/tps", tokens, sync_dist=multi)', "LightningModule", []),
+        ('self.add_scalar("perf/tps", tokens, 1)', "", []),
+        ('tracker.log({"perf/tps": tokens})', "", []),  # a logging helper that may reduce
+        ('metrics = {"perf/tps": tokens}\nwandb.log(metrics)', "", []),  # a dict handed on
+        ('sync_counts(tokens)\nwandb.log({"perf/tps": tokens})', "", []),
+        ('dist.all_reduce(tokens, group=group)\nwandb.log({"perf/tps": tokens})', "", []),
+        ('dist.all_reduce(tokens)\nwandb.log({"perf/tps": tokens})', "", ["global"]),
+        ('if group:\n    dist.all_reduce(tokens)\nwandb.log({"perf/tps": tokens})', "", ["global", "per-rank"]),  # ML006: no one value
+        ('wandb.log({"perf/tps": tokens * dist.get_world_size() / elapsed})', "", []),
+        ('wandb.log({"perf/tps": tokens + 1})', "", []),
+        ("return tokens", "", []),  # its caller may reduce it
+        ('wandb.log({"perf/tps": self.seen["input_ids"].numel()})', "", []),
+        ('every = sync_counts(batch["input_ids"])\nwandb.log({"perf/tps": every.numel()})', "", []),
+    ],
+)
+def test_a_value_of_this_ranks_batch_is_per_rank_only_up_to_a_logging_call_that_does_not_reduce(
+    in_tmp: Path, body: str, owner: str, scopes: list[str]
+) -> None:
+    function = _STEP.format(body=textwrap.indent(body, "    "))
+    source = _HEAD + (f"class M({owner}):\n" + textwrap.indent(function, "    ") if owner else function)
+    caller = "from trainkit.loop import step\n\n\ndef run(batch, tracker):\n    tracker.log({'perf/tps': step(None, batch, None, None, None)})\n"
+    write_project(in_tmp, {"trainkit/__init__.py": "", "trainkit/loop.py": source, "trainkit/run.py": caller})
+    found = sorted((value, origin) for _, facet, value, origin in _facts(in_tmp) if facet == "scope")
+    assert [value for value, _ in found] == scopes, source
+    assert all(origin == 'batch["input_ids"].numel()' for value, origin in found if value == "per-rank")

@@ -34,7 +34,7 @@ def code_contradictions(corpus: Corpus) -> Iterator[Finding]:
 def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
     """Texts and registry settings against what the code computes. A text that the registry
     already contradicts with the code's own value is left to ML001: one phrase, one finding."""
-    registry = corpus.registry
+    registry, known = corpus.registry, knowledge()
     for (metric, facet, _), group in by_statement(corpus.claims).items():
         computed = computed_value(corpus, metric, facet)
         setting = registry.setting(metric, facet) if registry is not None else None
@@ -43,7 +43,7 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
         value, facts = computed
         evidence, related = code_evidence(facts)
         for claim in group:
-            if claim.negated == (claim.value == value):
+            if claim.negated == (claim.value == value) and not known.alike_values(facet, claim.value, value):
                 message = f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}'
                 yield ML006.finding(
                     claim.span, message, metric=metric, facet=facet, found=found(claim), expected=value,
@@ -52,7 +52,7 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
     for metric, entry in (registry.metrics.items() if registry is not None else ()):
         for facet, setting in entry.semantics.items():
             computed = computed_value(corpus, metric, facet)
-            if computed is not None and computed[0] != setting.value:
+            if computed is not None and computed[0] != setting.value and not known.alike_values(facet, setting.value, computed[0]):
                 evidence, related = code_evidence(computed[1])
                 message = f"{metric}: registry says {facet}={setting.value}; {evidence}"
                 yield ML006.finding(

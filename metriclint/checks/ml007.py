@@ -8,6 +8,7 @@ from typing import Iterator
 
 from metriclint.checks.ml006 import code_evidence, computed_value
 from metriclint.checks.rule import Corpus, Example, Rule
+from metriclint.knowledge.code import knowledge
 from metriclint.model import Finding, NameClaim, Related, Severity, SourceKind
 
 
@@ -30,7 +31,8 @@ def name_contradictions(corpus: Corpus) -> Iterator[Finding]:
             evidence, related = code_evidence(computed[1])
         else:
             continue
-        against = [c for c in claims if value != c.value and value not in c.also]  # a key's own name first
+        alike = knowledge().alike_values
+        against = [c for c in claims if value != c.value and value not in c.also and not alike(facet, c.value, value)]  # a key's own name first
         if not against:
             continue
         first, others = against[0], tuple(Related(c.span, c.name) for c in against[1:])

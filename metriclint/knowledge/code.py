@@ -17,16 +17,26 @@ from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge import numbers
-from metriclint.knowledge.code_sections import Logged, LogRatios, known_value, read_facts, read_log_ratios, read_logged
+from metriclint.knowledge.code_sections import (
+    Logged,
+    LogRatios,
+    Unreduced,
+    known_value,
+    read_alike,
+    read_facts,
+    read_log_ratios,
+    read_logged,
+    read_unreduced,
+)
 from metriclint.knowledge.frameworks import EntryPoint, read_entry_point
 from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
 KINDS = ("call", "method", "expression", "function")
-ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers")
+ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers", "local")
 FILE_KEYS = (
     "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "derivations",
-    "schedulers", "loose_names", "log_ratios", "logging", "entry_points",
+    "schedulers", "loose_names", "log_ratios", "logging", "entry_points", "unreduced", "alike", "leave_alone",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
@@ -56,7 +66,8 @@ class Known:
     unless_position: int | None = None  # ... by keyword or at this position
     clamps: bool = False  # with a number among its arguments the call bounds a value: no facts
     objects_only: bool = False  # a method matches on an object, not as a module's function (`torch.max`)
-    receivers: frozenset[str] = frozenset()  # a method's object must be named with one of these last words
+    receivers: frozenset[str] = frozenset()  # a method's object (a function's first argument) must be named with one of these last words
+    local: str = ""  # the result is this rank's own (why): scope=per-rank while it stays on the rank (ranks.yaml)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +93,7 @@ class Knowledge:
     methods: dict[str, Known]  # by method name, or `first().second` for methods in a row
     functions: dict[str, Known]  # by the function's own name
     prefixes: frozenset[str]  # chain prefixes worth following through a local name
+    local_names: frozenset[str]  # the last names of the calls whose value is this rank's own (`local`)
     norm_types: dict[str, str]  # argument as written (no white space) -> norm
     default_norm: str
     conversions: dict[tuple[str, str, float], str]  # (unit, operator, divisor's value) -> unit
@@ -94,10 +106,18 @@ class Knowledge:
     log_ratios: LogRatios = LogRatios()
     logging: dict[str, tuple[Logged, ...]] = field(default_factory=dict)  # by the logging method's name
     entry_points: dict[str, EntryPoint] = field(default_factory=dict)  # by each of its full import paths
+    unreduced: tuple[Unreduced, ...] = ()  # logging calls that log each process's own value (ranks.yaml)
+    alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
+    leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
 
     def loose(self, facet: str, stated: str, computed: str) -> bool:
         """Whether a stated value is the loose name of the other (GB for a value in GiB)."""
         return facet == "unit" and frozenset((stated.removeprefix("not "), computed)) in self.loose_names
+
+    def alike_values(self, facet: str, stated: str, computed: str) -> bool:
+        """Whether a text may state `stated` where the code computes `computed`: a rank's value is
+        its device's where one rank drives one device."""
+        return frozenset(((facet, stated), (facet, computed))) in self.alike
 
     def derive(self, construct: str, facts: frozenset[tuple[str, str]]) -> list[Derivation]:
         """What `construct` makes of a value with these (facet, value) facts."""
@@ -141,12 +161,15 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     kept: set[str] = set()
     kept_by_conversion: set[str] = set()
     kept_by_rate: set[str] = set()
+    leave_alone: set[str] = set()
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
     log_ratios = LogRatios()
     logging: dict[str, tuple[Logged, ...]] = {}
     entry_points: dict[str, EntryPoint] = {}
+    unreduced: list[Unreduced] = []
+    alike: set[frozenset[tuple[str, str]]] = set()
     for path in paths:
         root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
         problems += load_problems
@@ -177,7 +200,9 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
                     reader.error(by_node, f"'{by}' is not a number")
                 else:
                     conversions[(unit, op, number)] = gives
-        for key, into in (("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion), ("kept_by_rate", kept_by_rate)):
+        for key, into in (
+            ("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion), ("kept_by_rate", kept_by_rate), ("leave_alone", leave_alone),
+        ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
         for node in _items(reader, top, "derivations"):
@@ -194,6 +219,8 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             logged = read_logged(reader, node, facets)
             if logged is not None:
                 logging[logged.method] = (*logging.get(logged.method, ()), logged)
+        unreduced += (u for u in (read_unreduced(reader, node) for node in _items(reader, top, "unreduced")) if u is not None)
+        alike.update(p for p in (read_alike(reader, node, facets) for node in _items(reader, top, "alike")) if p is not None)
         if "log_ratios" in top:
             log_ratios = read_log_ratios(reader, top["log_ratios"][1], facets)
         for node in _items(reader, top, "entry_points"):
@@ -210,6 +237,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         **_indexed(entries), norm_types=norm_types, default_norm=default_norm or "l2", conversions=conversions,
         kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), kept_by_rate=frozenset(kept_by_rate), derivations=by_construct,
         schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging, entry_points=entry_points,
+        unreduced=tuple(unreduced), alike=frozenset(alike), leave_alone=frozenset(leave_alone),
     )
 
 
@@ -221,6 +249,7 @@ def _indexed(entries: list[Known]) -> dict[str, Any]:
         "methods": {e.pattern: e for e in entries if e.method},
         "functions": {e.pattern.removesuffix("()"): e for e in entries if not e.method and "." not in e.pattern},
         "prefixes": frozenset(chain[: i + 2] for chain in chains for i in range(len(chain) - 2) if chain[i : i + 2] == "()"),
+        "local_names": frozenset(e.pattern.removesuffix("()").rsplit(".", 1)[-1] for e in entries if e.local),
     }
 
 
@@ -243,6 +272,7 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
     pattern = reader.text(fields[kinds[0]][1], f"'{kinds[0]}'")
     says = reader.text(fields["says"][1], "'says'")
     facts = read_facts(reader, fields["facts"][1], facets, "'facts'")
+    local = (reader.text(fields["local"][1], "'local'") or "") if "local" in fields else ""
     keyword = ""
     positions: tuple[int, ...] = ()
     if "norm_type" in fields:
@@ -266,7 +296,7 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
     return Known(
         chain, kinds[0] == "method", says, tuple(facts), keyword, positions, arguments=arguments, element=element, of=of,
         keeps=keeps, writes=writes, unless_keyword=unless_keyword, unless_position=unless_position, clamps=clamps,
-        objects_only=objects_only, receivers=receivers,
+        objects_only=objects_only, receivers=receivers, local=local,
     )
 
 

@@ -121,3 +121,43 @@ def known_value(reader: Reader, node: Node, facets: dict[str, Facet], facet: str
         reader.error(node, f"unknown value '{value}' for facet '{facet}'")
         return False
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class Unreduced:
+    """A logging call that logs each process's own value as given (ranks.yaml): a value of this
+    rank's data reaching it with no collective on the way is logged per rank."""
+
+    call: str  # a function as imported (`wandb.log`), or "" for a method
+    method: str  # a method's name, or ""
+    says: str
+    receivers: frozenset[str] = frozenset()  # a method's object is named with one of these last words
+    classes: frozenset[str] = frozenset()  # ... in a class with one of these bases (by last name)
+    unless: frozenset[str] = frozenset()  # keywords that, passed other than as the literal False, may reduce
+
+
+def read_unreduced(reader: Reader, node: Node) -> Unreduced | None:
+    fields = reader.mapping(node, "an unreduced logging call", ("call", "method", "says", "receivers", "classes", "unless"))
+    kinds = [k for k in ("call", "method") if k in fields]
+    if len(kinds) != 1 or "says" not in fields:
+        reader.error(node, "an unreduced logging call needs one of 'call' or 'method', and 'says'")
+        return None
+    name, says = reader.text(fields[kinds[0]][1], f"'{kinds[0]}'"), reader.text(fields["says"][1], "'says'")
+    words = {k: frozenset(v for _, v in reader.texts(fields[k][1], f"'{k}'")) if k in fields else frozenset() for k in ("receivers", "classes", "unless")}
+    if not name or not says:
+        return None
+    call, method = (name, "") if kinds[0] == "call" else ("", name)
+    return Unreduced(call, method, says, words["receivers"], words["classes"], words["unless"])
+
+
+def read_alike(reader: Reader, node: Node, facets: dict[str, Facet]) -> frozenset[tuple[str, str]] | None:
+    """`{facet: scope, values: [per-rank, per-device]}`: two values a text may state one for the other."""
+    fields = reader.mapping(node, "a pair of alike values", ("facet", "values"))
+    facet = reader.text(fields["facet"][1], "'facet'") if "facet" in fields else None
+    values = [(v_node, v) for v_node, v in reader.texts(fields["values"][1], "'values'")] if "values" in fields else []
+    if facet is None or len(values) != 2:
+        reader.error(node, "a pair of alike values needs 'facet' and two 'values'")
+        return None
+    if not all(known_value(reader, v_node, facets, facet, v) for v_node, v in values):
+        return None
+    return frozenset((facet, v) for _, v in values)

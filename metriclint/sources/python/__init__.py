@@ -9,7 +9,8 @@ log messages say of it (their fields read by `messages.py`), `bindings.py` what 
 `frameworks.py` the keys a framework's entry point logs itself, `walk.py` definitions and docstrings); the walk follows values with the data
 flow of `flow.py`, finds positions, literals and comments through `text.py`, turns texts into
 mentions in `prose.py` (docstring sections from `docstrings.py`), reads what known calls compute
-in `code.py` and takes tooltip tables with `tables.py`. `cst.py` reads a file in syntax newer
+in `code.py` (which of its values are this rank's own: `ranks.py`) and takes tooltip tables
+with `tables.py`. `cst.py` reads a file in syntax newer
 than the running Python with libcst.
 """
 

@@ -141,14 +141,14 @@ class CodeReader:
     def derived(self, construct: str, node: ast.AST, atoms: Iterable[Atom]) -> frozenset[Atom]:
         """The facts a construct (rules/code/ `derivations`) makes of a value with these atoms."""
         have = frozenset((a.facet, a.value) for a in atoms if isinstance(a, CodeFact))
-        span, origin = self.text.span(self.path, node), self._origin(node)
+        span, origin = self.text.span(self.path, node), self.origin(node)
         return frozenset(
             CodeFact(facet, value, span, origin, d.says) for d in self.knowledge.derive(construct, have) for facet, value in d.gives
         )
 
     def fact(self, facet: str, value: str, node: ast.AST, says: str) -> CodeFact:
         """A fact the walk works out itself (which policies a log-ratio compares), made here."""
-        return CodeFact(facet, value, self.text.span(self.path, node), self._origin(node), says)
+        return CodeFact(facet, value, self.text.span(self.path, node), self.origin(node), says)
 
     def negation(self, node: ast.UnaryOp, operand: frozenset[Atom]) -> frozenset[Atom]:
         """`-x`: what negating changes (a log-probability becomes an NLL), the other facts kept."""
@@ -174,12 +174,17 @@ class CodeReader:
                 return None if method.objects_only and on_module else method
         return None
 
+    def applying(self, node: ast.Call, objects: dict[str, str]) -> Known | None:
+        """The knowledge-base entry this call is a case of, if any."""
+        entry = self._entry(node, objects)
+        return entry if entry is not None and self._applies(entry, node) else None
+
     def _applies(self, entry: Known, node: ast.Call) -> bool:
         """Whether this call is the case the entry is about: not a clamp like `max(n, 1)`, not
         a collective over a sub-group."""
         if entry.clamps and any(_number(arg) for arg in node.args):
             return False
-        if entry.receivers and not (isinstance(node.func, ast.Attribute) and _last_word(node.func.value) in entry.receivers):
+        if entry.receivers and last_word(subject(entry, node)) not in entry.receivers:
             return False
         if entry.unless_keyword and any(k.arg == entry.unless_keyword for k in node.keywords):
             return False
@@ -188,10 +193,8 @@ class CodeReader:
     def _kept(self, entry: Known, node: ast.Call, roots: Roots) -> frozenset[Atom]:
         """The facts of the reduced value (the receiver of a method, else the first argument)
         that a reduction keeps: a mean of seconds is in seconds."""
-        if not entry.keeps:
-            return frozenset()
-        reduced = node.func.value if entry.method and isinstance(node.func, ast.Attribute) else (node.args[0] if node.args else None)
-        if reduced is None:
+        reduced = subject(entry, node)
+        if not entry.keeps or reduced is None:
             return frozenset()
         return frozenset(a for a in roots(reduced) if isinstance(a, CodeFact) and a.facet in entry.keeps)
 
@@ -245,7 +248,7 @@ class CodeReader:
             unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" and by is not None else None
             if unit is not None:
                 says = f"converts {fact.value} to {unit} ({fact.origin} {fact.says})"
-                result.add(CodeFact("unit", unit, self.text.span(self.path, node), self._origin(node), says))
+                result.add(CodeFact("unit", unit, self.text.span(self.path, node), self.origin(node), says))
                 result |= {a for a in every if a.facet in self.knowledge.kept_by_conversion}
         return frozenset(result)
 
@@ -257,7 +260,7 @@ class CodeReader:
 
     def _facts(self, entry: Known, node: ast.AST) -> frozenset[Atom]:
         span = self.text.span(self.path, node)
-        origin = entry.pattern.removesuffix("()").removeprefix("builtins.") if not entry.method else self._origin(node)
+        origin = entry.pattern.removesuffix("()").removeprefix("builtins.") if not entry.method else self.origin(node)
         facts: set[Atom] = {CodeFact(facet, value, span, origin, entry.says) for facet, value in entry.facts}
         if isinstance(node, ast.Call) and (entry.norm_keyword or entry.norm_positions):
             norm = self._norm(entry, node)
@@ -282,7 +285,7 @@ class CodeReader:
         norm = self.knowledge.norm_types.get("".join(written.split()))
         return (norm, f"computes the {norm} norm (norm_type={written})") if norm else None
 
-    def _origin(self, node: ast.AST) -> str:
+    def origin(self, node: ast.AST) -> str:
         code = " ".join(self.text.segment(node).split())
         return code if len(code) <= _ORIGIN_WIDTH else code[: _ORIGIN_WIDTH - 1] + "…"
 
@@ -328,7 +331,14 @@ def _methods(node: ast.Call) -> list[str]:
     return found[::-1]
 
 
-def _last_word(node: ast.expr) -> str:
+def subject(entry: Known, node: ast.Call) -> ast.expr | None:
+    """What a call computes from: a method's object, else its first argument."""
+    if entry.method and isinstance(node.func, ast.Attribute):
+        return node.func.value
+    return node.args[0] if node.args else None
+
+
+def last_word(node: ast.expr | None) -> str:
     """The last word of the name an object is read from: `batch["input_ids"]` -> `ids`."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
         name = node.slice.value

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from metriclint.base.builtin import word_lists
 from metriclint.model import Atom, FunctionFlow, Span
+from metriclint.sources.python.ranks import LocalFact
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +86,19 @@ class Scope:
         return tuple(dict.fromkeys(key for key, roots in self.sinks if param in roots))
 
     def kept(self, atoms: frozenset[Atom]) -> frozenset[Atom]:
-        """What the project-wide step can follow: parameters, facts and calls, not other names."""
-        return frozenset(a for a in atoms if not isinstance(a, str) or a in self.params)
+        """What the project-wide step can follow: parameters, facts and calls, not other names;
+        not this rank's own values (ranks.LocalFact), which a caller or callee may reduce."""
+        return frozenset(a for a in atoms if (not isinstance(a, str) or a in self.params) and not isinstance(a, LocalFact))
+
+    def local(self, name: str) -> bool:
+        """Whether the name holds this rank's own value (ranks.LocalFact)."""
+        return name in self.carries and any(isinstance(a, LocalFact) for a in self.carries[name][0])
+
+    def unshared(self, name: str) -> None:
+        """A call metriclint cannot see into took the name's value: it may have reduced it."""
+        if name in self.carries:
+            atoms, path = self.carries[name]
+            self.carries[name] = (frozenset(a for a in atoms if not isinstance(a, LocalFact)), path)
 
     def flow(self) -> FunctionFlow | None:
         """The function's summary for the project-wide step; None when nothing leaves it."""

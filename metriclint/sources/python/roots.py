@@ -7,7 +7,7 @@ import ast
 from dataclasses import replace
 
 from metriclint.model import Atom, CodeFact, ResultOf, Span
-from metriclint.sources.python import formulas
+from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.code import arguments
 from metriclint.sources.python.state import WalkState
 
@@ -39,7 +39,7 @@ class ValueReader(WalkState):
                 return self.roots(only.value, element)
             if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
                 return self.roots(func.value, element)
-            return self.code.call(value, element, scope.objects, self.site(value), self.roots) | self._learning_rate(value)
+            return self.code.call(value, element, scope.objects, self.site(value), self.roots) | self._rank_own(value) | self._learning_rate(value)
         if isinstance(value, ast.Attribute) and element is None:
             return self.code.expression(value, scope.objects)
         if isinstance(value, ast.BinOp) and element is None:
@@ -49,6 +49,31 @@ class ValueReader(WalkState):
             entropy = self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
             return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
+
+    def _rank_own(self, node: ast.Call) -> frozenset[Atom]:
+        """This rank's own value (ranks.LocalFact), when the call computes it from the data this
+        function is handed (`batch["input_ids"].numel()` of a parameter `batch`) and from
+        nothing known to cover other ranks: `numel()` of what a helper gathered counts every
+        rank's tokens."""
+        found = ranks.own(self.code, node, self.scopes[-1].objects)
+        if not found:
+            return found
+        inputs = [*node.args, *([node.func.value] if isinstance(node.func, ast.Attribute) else [])]
+        if any(self._handed(i) for i in inputs) and not any(isinstance(a, CodeFact) and a.facet == "scope" for i in inputs for a in self.roots(i)):
+            return found
+        return frozenset()
+
+    def _handed(self, value: ast.expr) -> bool:
+        """Whether a value is read, unchanged, from a parameter of the function (not `self`)."""
+        while isinstance(value, (ast.Subscript, ast.Attribute, ast.Call)):
+            if isinstance(value, ast.Call):
+                if not isinstance(value.func, ast.Attribute) or value.args or value.keywords:
+                    return False  # `batch["ids"].flatten()` reads it; `f(batch)` or `x.view(2, -1)` is left out
+                value = value.func.value
+            else:
+                value = value.value
+        scope = self.scopes[-1]
+        return isinstance(value, ast.Name) and value.id in scope.params and value.id not in ("self", "cls") and value.id not in scope.carries
 
     def _divergence(self, node: ast.BinOp) -> frozenset[Atom]:
         """A KL estimator (formulas.py): a log-ratio of two named policies' log-probabilities,

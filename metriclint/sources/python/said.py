@@ -14,9 +14,10 @@ import ast
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import CodeFact, Span
+from metriclint.model import Span
 from metriclint.sources.python.messages import Field, call_messages, message_fields, message_rules, prints, summands
 from metriclint.sources.python.sinks import KeyRecorder
+from metriclint.sources.python.state import NOT_LOGGED, Logging
 
 
 class Messages(KeyRecorder):
@@ -55,8 +56,8 @@ class Messages(KeyRecorder):
         if node.value is not None and function in message_rules().describers:
             self._wait(message_fields(node.value, self.text))
 
-    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool, done: frozenset[CodeFact] = frozenset()) -> None:
-        super()._record_key(key, span, value, from_keyword, done)
+    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool, logging: Logging = NOT_LOGGED) -> None:
+        super()._record_key(key, span, value, from_keyword, logging)
         handle = self._handle(value)
         if handle is not None:
             self.logged_as.setdefault(handle, []).append(key)

@@ -8,9 +8,10 @@ import ast
 
 from metriclint.base import keys
 from metriclint.model import CallFlow, CodeFact, KeyUse, Span
-from metriclint.sources.python import strings
+from metriclint.sources.python import ranks, strings
 from metriclint.sources.python.code import Argument, arguments
 from metriclint.sources.python.roots import ValueReader
+from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
 
 PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
@@ -31,16 +32,15 @@ class KeyRecorder(ValueReader):
             return
         given = arguments(node)
         positional = [arg.value for arg in given if arg.keyword is None and not arg.star]
-        done = self._logging(node, name, given)
+        logging = Logging(self._logging(node, name, given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node)
         if len(positional) >= 2 and self._keys(positional[0]):
-            self.sink(positional[0], positional[1], require_key_shape=False, done=done)
+            self.sink(positional[0], positional[1], require_key_shape=False, logging=logging)
         for value in positional:
             if isinstance(value, ast.Dict):
-                if done:
-                    self.logged_with[id(value)] = done  # for its shaped keys, recorded where the dict is visited
+                self.logged_with[id(value)] = logging  # for its shaped keys, recorded where the dict is visited
                 for key, item in zip(value.keys, value.values):
                     if key is not None:
-                        self.sink(key, item, require_key_shape=False, only_unshaped=True, done=done)
+                        self.sink(key, item, require_key_shape=False, only_unshaped=True, logging=logging)
         for arg in given:
             if arg.keyword is not None and arg.where is not None and arg.keyword not in self.rules.log_options:
                 line, column = self.text.start(arg.where)
@@ -64,16 +64,20 @@ class KeyRecorder(ValueReader):
             found |= {self.code.fact(facet, value, node, entry.says) for facet, value in facts}
         return frozenset(found)
 
+    def _bases(self) -> frozenset[str]:
+        """The bases of the class the walk is in (a method's `self.log` is the class's)."""
+        return self.bases[-1] if self.bases else frozenset()
+
     def sink(
         self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False,
-        done: frozenset[CodeFact] = frozenset(),
+        logging: Logging = NOT_LOGGED,
     ) -> None:
         for key in self._keys(key_node):
             shaped = keys.looks_like_key(key)
             if (require_key_shape and not shaped) or (only_unshaped and shaped):
                 continue
             if not keys.too_generic(key):
-                self._record_key(key, self.span(key_node), value, from_keyword=False, done=done)
+                self._record_key(key, self.span(key_node), value, from_keyword=False, logging=logging)
             elif any(f"{{{param}}}" in key for param in self.scopes[-1].params):
                 self.scopes[-1].generic.append(key)  # `{section}/{name}`: what a caller passes may pin its section
 
@@ -81,15 +85,17 @@ class KeyRecorder(ValueReader):
         """The keys a key expression may be (strings.py); an unknown part is a `{name}` placeholder."""
         return strings.values(node, self.string) or ()
 
-    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool, done: frozenset[CodeFact] = frozenset()) -> None:
-        """`done`: what the logging call makes of the value; it replaces what the value had for those facets."""
+    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool, logging: Logging = NOT_LOGGED) -> None:
+        """`logging`: what the logging call makes of the value; its `done` replaces what the value
+        had for those facets, and it decides whether this rank's own value is logged as such."""
         self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value)))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
+        done = logging.done
         replaced = {fact.facet for fact in done}
         atoms = self.roots(value)
         if done and not isinstance(value, ast.Attribute):  # `self.accuracy`, a metric object that computes itself
             atoms = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet in replaced)) | done
-        self.scopes[-1].sinks.append((key, atoms))
+        self.scopes[-1].sinks.append((key, ranks.settled(self.code, atoms, logging.unreduced, logging.call or value)))
 
     def _call_flow(self, node: ast.Call) -> None:
         """A call of what may be a project function, with what its arguments carry."""
@@ -115,16 +121,32 @@ class KeyRecorder(ValueReader):
         if not self.tables.holds(node):
             for key, value in zip(node.keys, node.values):
                 if key is not None:
-                    self.sink(key, value, require_key_shape=True, done=self.logged_with.get(id(node), frozenset()))
+                    self.sink(key, value, require_key_shape=True, logging=self.logged_with.get(id(node), NOT_LOGGED))
         return True
 
     def _visit_Call(self, node: ast.Call) -> bool:
         self._call_flow(node)
         self._log_call(node)
+        self._taken(node)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "get" and node.args:
             self._read_back(node.args[0])
         return True
+
+    def _taken(self, node: ast.Call) -> None:
+        """A call that may change what it is passed (not known to leave it alone, not a
+        value-preserving step, not a logging call of ranks.yaml) ends what this rank's own values
+        among its arguments and its object are: `reduce_metrics(t)` may all-reduce `t` in place."""
+        func, scope = node.func, self.scopes[-1]
+        passed = [a.value for a in arguments(node)] + ([func.value] if isinstance(func, ast.Attribute) else [])
+        names = [v.id for v in passed if isinstance(v, ast.Name) and scope.local(v.id)]
+        if not names or ranks.leaves_alone(self.code, node, scope.objects) or ranks.unreduced(self.code, node, scope.objects, self._bases()):
+            return
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name in self.rules.preserving_functions or name in self.rules.preserving_methods:
+            return
+        for held in names:
+            scope.unshared(held)
 
     def _visit_Subscript(self, node: ast.Subscript) -> bool:
         if isinstance(node.ctx, ast.Load):

@@ -10,9 +10,11 @@ layer's `_visit_X` methods join the dispatch simply by being defined.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
 from metriclint.knowledge.code import Known, knowledge
+from metriclint.knowledge.code_sections import Unreduced
 from metriclint.model import CallFlow, CodeFact, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources.python.code import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
@@ -20,6 +22,20 @@ from metriclint.sources.python.messages import Field
 from metriclint.sources.python.prose import Prose
 from metriclint.sources.python.tables import Tables
 from metriclint.sources.python.text import Literal, PythonText
+
+
+@dataclass(frozen=True, slots=True)
+class Logging:
+    """What the logging call a value is passed to does with it: `done`, facts that replace the
+    value's own for their facets (Lightning's sync_dist=True); `unreduced`, the entry of
+    rules/code/ranks.yaml when the call logs each process's value as given (at `call`)."""
+
+    done: frozenset[CodeFact] = frozenset()
+    unreduced: Unreduced | None = None
+    call: ast.AST | None = None
+
+
+NOT_LOGGED = Logging()
 
 
 class WalkState:
@@ -52,12 +68,13 @@ class WalkState:
         self.reads: list[KeyUse] = []  # keys read back from a dict (sinks.py)
         self.scopes: list[Scope] = [Scope(f"{self.module}.<module>", body=())]
         self.classes: list[str] = []
+        self.bases: list[frozenset[str]] = []  # the last names of each class's bases, as the classes nest
         self.blocks: list[int] = []
         self.tests: list[set[str]] = []  # the names the tests of the `if` statements the walk is in read
         self.functions: list[FunctionFlow] = []
         self.calls: list[CallFlow] = []
         self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
-        self.logged_with: dict[int, frozenset[CodeFact]] = {}  # dict node id -> what the call logging it does to its values
+        self.logged_with: dict[int, Logging] = {}  # dict node id -> what the call logging it does to its values
         self.literals: list[ast.AST] = []  # every string literal, for finding the comments
         self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
         self.waiting: list[tuple[Field, tuple[Any, ...]]] = []  # message fields, by the handle of the value each formats (said.py)

@@ -85,8 +85,10 @@ class _Collector(EntryUses):
         self._attribute_docstrings(node.body)
         self.entry_class(node)
         self.classes.append(node.name)
+        self.bases.append(frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute))))
         self.children(node)
         self.classes.pop()
+        self.bases.pop()
         self._owner(node)
         return False
 
