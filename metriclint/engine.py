@@ -285,7 +285,8 @@ def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
     own = frozenset(
         m for use in collection.uses if use.measured and not use.from_keyword and use.span.path not in collection.tests for m in collection.index.for_key(use.key)
     )
-    return tuple(c for c in code_claims(functions, calls, collection.index, own) if c.fact.span.path not in collection.tests)
+    rewritten = frozenset(p for e in collection.extractions for r in e.rewrites if r.span.path not in collection.tests for p in r.entry)
+    return tuple(c for c in code_claims(functions, calls, collection.index, own, rewritten) if c.fact.span.path not in collection.tests)
 
 
 def _attributed(collection: Collection, mentions: list[Mention], previous: Analysis | None) -> tuple[list[Claim], list[ReadFailure], tuple[Attributed, ...]]:

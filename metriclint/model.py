@@ -260,6 +260,16 @@ class FunctionFlow:
 
 
 @dataclass(frozen=True, slots=True)
+class Rewrite:
+    """A class of the project that extends a framework's own class with a method that may
+    rewrite what an entry point logs (a Trainer callback's `on_log`): wherever it is passed
+    in, the entry point's facts may not hold, so they hold nowhere in the project."""
+
+    entry: tuple[str, ...]  # the entry point's import paths, as its code facts name their origin
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class CallFlow:
     """A call whose arguments carry something: positional index or keyword -> atoms."""
 

@@ -108,13 +108,17 @@ class Project:
         return frozenset(found)
 
 
-def _unshadowed(flow: FunctionFlow, index: MetricIndex, own: frozenset[str]) -> list[tuple[str, frozenset[Atom]]]:
+def _unshadowed(flow: FunctionFlow, index: MetricIndex, own: frozenset[str], rewritten: frozenset[str]) -> list[tuple[str, frozenset[Atom]]]:
     """A flow's sinks, less a framework's value that the project logs itself under one of its
-    spellings (`grad_norm` by hand, and `train/grad_norm` by the framework's callbacks)."""
+    spellings (`grad_norm` by hand, and `train/grad_norm` by the framework's callbacks) or
+    that a class of its own may rewrite."""
     if not flow.name.endswith("." + FRAMEWORKS):
         return list(flow.sinks)
     shadowed = {atoms for key, atoms in flow.sinks if any(m in own for m in index.for_key(key))}
-    return [(key, atoms) for key, atoms in flow.sinks if atoms not in shadowed]
+    return [
+        (key, atoms) for key, atoms in flow.sinks
+        if atoms not in shadowed and not any(isinstance(a, CodeFact) and a.origin in rewritten for a in atoms)
+    ]
 
 
 def passed_at(flow: FunctionFlow, param: str, bound: bool) -> int:
@@ -124,17 +128,19 @@ def passed_at(flow: FunctionFlow, param: str, bound: bool) -> int:
 
 
 def code_claims(
-    functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], index: MetricIndex, own: frozenset[str] = frozenset()
+    functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], index: MetricIndex, own: frozenset[str] = frozenset(),
+    rewritten: frozenset[str] = frozenset(),
 ) -> tuple[CodeClaim, ...]:
     """Every code fact that reaches a metric: through a logged key, or through a parameter the
     way that parameter's docstring would be attributed (its keys, else its name). A framework's
     fact about a metric the project also logs itself (`own`) is left out: the project's own
-    value may be another one, which the code need not show."""
+    value may be another one, which the code need not show; so are the facts of an entry point
+    whose logs a class of the project may rewrite (`rewritten`, its import paths)."""
     project = Project(functions, calls)
     claims: dict[CodeClaim, None] = {}
     for flow in project.functions.values():
         logged = set()
-        for key, atoms in _unshadowed(flow, index, own):
+        for key, atoms in _unshadowed(flow, index, own, rewritten):
             logged |= {a for a in atoms if isinstance(a, str)}
             for metric in index.for_key(key):
                 claims.update((CodeClaim(metric, fact), None) for fact in project.facts(flow.name, atoms))

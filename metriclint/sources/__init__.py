@@ -14,7 +14,7 @@ import codecs
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
-from metriclint.model import CallFlow, FunctionFlow, KeyUse, Mention, Reading, Suppression, TooltipTable
+from metriclint.model import CallFlow, FunctionFlow, KeyUse, Mention, Reading, Rewrite, Suppression, TooltipTable
 
 if TYPE_CHECKING:
     from metriclint.knowledge.code import Known
@@ -39,6 +39,7 @@ class Extraction:
     # keys the code reads back from a dict (`d["perf/x_time"]`, `"perf/x_time" in d`): logged
     # when a template the code logs covers them (evidence/built_keys.py)
     reads: tuple[KeyUse, ...] = ()
+    rewrites: tuple[Rewrite, ...] = ()  # classes that may rewrite what a framework logs (sources/python/frameworks.py)
 
     @property
     def mentions(self) -> tuple[Mention, ...]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from metriclint.knowledge.frameworks import EntryPoint, FrameworkKey
-from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, KeyUse, Span
+from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, KeyUse, Rewrite, Span
 from metriclint.sources.python.bindings import Bindings
 
 
@@ -34,7 +34,10 @@ class EntryUses(Bindings):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.entry_uses: list[_Use] = []
-        self._entry_names = frozenset(path.rsplit(".", 1)[-1] for path in self.code.knowledge.entry_points)
+        self.rewrites: list[Rewrite] = []
+        known = self.code.knowledge.entry_points
+        self._entry_names = frozenset(path.rsplit(".", 1)[-1] for path in known)
+        self._rewritable = [entry for entry in dict.fromkeys(known.values()) if entry.unless_defined and entry.shipped_by]
 
     def _visit_Call(self, node: ast.Call) -> bool:
         entry = self._entry(node.func)
@@ -43,12 +46,16 @@ class EntryUses(Bindings):
         return super()._visit_Call(node)
 
     def entry_class(self, node: ast.ClassDef) -> None:
-        """A class that names an entry point among its bases."""
+        """A class that names an entry point among its bases, or that extends another class of
+        the framework with a method that may rewrite the entry point's logs (`on_log`)."""
         defined = frozenset(s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
         for base in node.bases:
             entry = self._entry(base)
             if entry is not None:
                 self.entry_uses.append(_Use(*entry, self.span(base), defined, bool(entry[0].overrides & defined)))
+            rewritten = [e for e in self._rewritable if e.unless_defined & defined] if self._rewritable else []
+            path = self.code.chain(base, {}) if rewritten else None
+            self.rewrites += [Rewrite(e.paths, self.span(node)) for e in rewritten if path is not None and e.shipped(path)]
 
     def _entry(self, node: ast.expr) -> tuple[EntryPoint, str] | None:
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""

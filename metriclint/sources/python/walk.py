@@ -56,6 +56,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
         functions=tuple(collector.functions),
         calls=tuple(collector.calls),
         reads=tuple(collector.reads),
+        rewrites=tuple(collector.rewrites),
     )
 
 
