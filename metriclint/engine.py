@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
@@ -246,12 +247,26 @@ def check(collection: Collection, config: Config, previous: Analysis | None = No
     code = _code_facts(collection)
 
     names = name_claims(collection.uses, index, collection.tests)
-    corpus = Corpus(claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code, names)
+    flags = tuple(f for e in collection.extractions for f in e.flags if f.span.path not in collection.tests)
+    corpus = Corpus(
+        claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code, names,
+        flags, _naming_flags(mentions, code),
+    )
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(collection.files))
     facets = tuple(sorted(collection.vocabulary.facets))
     return Analysis(report, registry, tuple(mentions), claims, seen, facets, code, collection, attributed)
+
+
+def _naming_flags(mentions: list[Mention], code: tuple[CodeClaim, ...]) -> frozenset[Span]:
+    """The texts that name a flag some logged value is a placeholder without (`track_slots`,
+    `--track-slots`): they state the condition, so ML006 does not hold them to the default path."""
+    names = {f.placeholder.flag.rsplit(".", 1)[-1] for c in code if (f := c.fact).placeholder is not None}
+    if not names:
+        return frozenset()
+    pattern = re.compile("|".join(r"(?<!\w)" + re.escape(n).replace("_", "[-_]") + r"(?![\w-])" for n in sorted(names)))
+    return frozenset(m.span(0, len(m.text)) for m in mentions if pattern.search(m.text))
 
 
 def _texts(collection: Collection, shown: list[tooltips.Shown]) -> list[Mention]:

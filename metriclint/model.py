@@ -216,6 +216,26 @@ class Sighting:
 
 
 @dataclass(frozen=True, slots=True)
+class Placeholder:
+    """The constant a value holds unless a flag is set: `stat = 0.0`, then `if args.track:
+    stat = max(...)` in the same block, and the value logged whatever the flag."""
+
+    flag: str  # the test as written: "args.track"
+    constant: str  # as written: "0.0"
+    span: Span  # the constant's assignment
+
+
+@dataclass(frozen=True, slots=True)
+class FlagDefault:
+    """A flag the project defines (an argparse option, a config field) and whether it is off
+    unless given: `add_argument("--track", action="store_true")`, `track: bool = False`."""
+
+    name: str  # as the code reads it: `args.track` reads `track`
+    off: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class CodeFact:
     """What the code computes: the value made at `span` by `origin` has `facet` = `value`."""
 
@@ -224,6 +244,7 @@ class CodeFact:
     span: Span
     origin: str  # the call or expression, as a reader would name it: "torch.nn.utils.clip_grad_norm_"
     says: str  # why, from the knowledge base: "returns the total norm computed before clipping"
+    placeholder: Placeholder | None = None  # only when its flag is set; else the value is a constant
 
 
 @dataclass(frozen=True, slots=True)

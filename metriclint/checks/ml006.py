@@ -8,7 +8,7 @@ from typing import Iterator
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import allows, by_statement, found
 from metriclint.knowledge.code import knowledge
-from metriclint.model import CodeFact, Finding, Related, Severity, SourceKind
+from metriclint.model import Claim, CodeFact, Finding, Related, Severity, SourceKind
 
 
 def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[CodeFact]] | None:
@@ -22,8 +22,32 @@ def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[C
 
 
 def code_evidence(facts: list[CodeFact]) -> tuple[str, tuple[Related, ...]]:
-    sites = "; and from ".join(f"{f.origin} ({f.span.path}:{f.span.line}), which {f.says}" for f in facts)
-    return f"the value comes from {sites}", tuple(Related(f.span, f"{f.origin}: {f.says}") for f in facts)
+    return f"the value comes from {_sites(facts)}", tuple(Related(f.span, f"{f.origin}: {f.says}") for f in facts)
+
+
+def _sites(facts: list[CodeFact]) -> str:
+    return "; and from ".join(f"{f.origin} ({f.span.path}:{f.span.line}), which {f.says}" for f in facts)
+
+
+def default_placeholder(corpus: Corpus, metric: str, facet: str) -> tuple[str, str, tuple[Related, ...]] | None:
+    """When every fact the code computes for a metric's facet waits for one flag that the
+    project defines off by default, the value logged by default is the placeholder constant:
+    that constant, and the evidence (the placeholder, the flag's definition, the computing
+    sites). None otherwise: a flag on by default, or not found, leaves the computed value."""
+    facts = sorted(dict.fromkeys(corpus.code_facts(metric, facet)), key=lambda f: (f.span, f.origin))
+    held = {f.placeholder for f in facts}
+    placeholder = held.pop() if len(held) == 1 else None
+    flag = corpus.off_by_default(placeholder.flag) if placeholder is not None else None
+    if placeholder is None or flag is None:
+        return None
+    where, defined = placeholder.span, flag.span
+    _, related = code_evidence(facts)
+    evidence = (
+        f"by default the value is the constant {placeholder.constant} ({where.path}:{where.line}): {placeholder.flag} is off"
+        f" unless given ({defined.path}:{defined.line}), and only then does it come from {_sites(facts)}"
+    )
+    own = (Related(where, f"the constant {placeholder.constant} unless {placeholder.flag}"), Related(defined, f"{placeholder.flag} off by default"))
+    return placeholder.constant, evidence, own + related
 
 
 def code_contradictions(corpus: Corpus) -> Iterator[Finding]:
@@ -35,7 +59,12 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
     """Texts and registry settings against what the code computes. A text that the registry
     already contradicts with the code's own value is left to ML001: one phrase, one finding."""
     registry, known = corpus.registry, knowledge()
-    for (metric, facet, _), group in by_statement(corpus.claims).items():
+    for (metric, facet, statement), group in by_statement(corpus.claims).items():
+        held = default_placeholder(corpus, metric, facet)
+        if held is not None:
+            if statement not in corpus.naming_flags:  # a text naming the flag states the condition
+                yield from _placeholder_findings(group, metric, facet, held)
+            continue
         computed = computed_value(corpus, metric, facet)
         setting = registry.setting(metric, facet) if registry is not None else None
         if computed is None or allows(group, computed[0]) or (setting is not None and setting.value == computed[0]):
@@ -51,6 +80,14 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 )
     for metric, entry in (registry.metrics.items() if registry is not None else ()):
         for facet, setting in entry.semantics.items():
+            held = default_placeholder(corpus, metric, facet)
+            if held is not None:
+                constant, evidence, related = held
+                yield ML006.finding(
+                    setting.span, f"{metric}: registry says {facet}={setting.value}; {evidence}", metric=metric, facet=facet,
+                    found=setting.value, expected=constant, source=SourceKind.REGISTRY, related=related, phrase=setting.text,
+                )
+                continue
             computed = computed_value(corpus, metric, facet)
             if computed is not None and computed[0] != setting.value and not known.alike_values(facet, setting.value, computed[0]):
                 evidence, related = code_evidence(computed[1])
@@ -59,6 +96,18 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
                     setting.span, message, metric=metric, facet=facet, found=setting.value, expected=computed[0],
                     source=SourceKind.REGISTRY, related=related, phrase=setting.text,
                 )
+
+
+def _placeholder_findings(group: list[Claim], metric: str, facet: str, held: tuple[str, str, tuple[Related, ...]]) -> Iterator[Finding]:
+    """A text that states what the flagged path computes, and not the flag: on the default
+    path it describes a constant. A negated claim ("not the maximum") is true of it."""
+    constant, evidence, related = held
+    for claim in group:
+        if not claim.negated:
+            yield ML006.finding(
+                claim.span, f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}', metric=metric,
+                facet=facet, found=found(claim), expected=constant, source=claim.source, related=related, phrase=claim.phrase,
+            )
 
 
 _CLIPPED = """import torch

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 from metriclint.base import keys
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary
-from metriclint.model import Claim, CodeClaim, CodeFact, Finding, Mismatch, NameClaim, ReadFailure, Severity, Sighting, Span
+from metriclint.model import Claim, CodeClaim, CodeFact, Finding, FlagDefault, Mismatch, NameClaim, ReadFailure, Severity, Sighting, Span
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,14 @@ class Corpus:
     vocabulary: Vocabulary | None = None  # the wording `fix` rewrites to; None: findings carry no fix
     code: tuple[CodeClaim, ...] = ()  # what the code computes, with the computing sites
     names: tuple[NameClaim, ...] = ()  # what the names of keys and of the values logged state (language/names.py)
+    flags: tuple[FlagDefault, ...] = ()  # the flags the project defines, with their defaults
+    naming_flags: frozenset[Span] = frozenset()  # texts that name a flag a placeholder waits for
+
+    def off_by_default(self, flag: str) -> FlagDefault | None:
+        """Where a flag (`args.track`, read by name: `track`) is defined off unless given; None
+        when no definition is found, or one of them is on by default."""
+        found = [f for f in self.flags if f.name == flag.rsplit(".", 1)[-1]]
+        return found[0] if found and all(f.off for f in found) else None
 
     def code_facts(self, metric: str, facet: str) -> list[CodeFact]:
         """What the code computes for the facet of every key that can name `metric`'s series."""

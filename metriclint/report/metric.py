@@ -49,8 +49,16 @@ def describe(audit: Audit, key: str) -> list[str]:
 
 def _paths(code: list[tuple[CodeFact, str]]) -> list[str]:
     """A facet the code computes differently on different paths: no single value is claimed
-    (ML006 stays silent on it), and the reader is told so."""
+    (ML006 stays silent on it), and the reader is told so. A value computed only when a flag
+    is set, a constant placeholder otherwise, depends on the path too (ML006 holds a text to
+    the placeholder when the flag is off by default)."""
     values: dict[str, dict[str, None]] = {}
+    waits = {fact.facet for fact, _ in code if fact.placeholder is not None}
     for fact, _ in code:
-        values.setdefault(fact.facet, {})[fact.value] = None
-    return [f"  {facet}: depends on the path: {', '.join(found)}" for facet, found in values.items() if len(found) > 1]
+        values.setdefault(fact.facet, {})[_path(fact)] = None
+    return [f"  {facet}: depends on the path: {', '.join(found)}" for facet, found in values.items() if len(found) > 1 or facet in waits]
+
+
+def _path(fact: CodeFact) -> str:
+    held = fact.placeholder
+    return f"{fact.value} when {held.flag} is set, else the constant {held.constant} ({held.span.path}:{held.span.line})" if held else fact.value

@@ -4,9 +4,10 @@ accumulation with `+=`, and calls that change a value in place."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
-from metriclint.model import CodeFact
-from metriclint.sources.python import strings
+from metriclint.model import Atom, CodeFact, Placeholder
+from metriclint.sources.python import flags, strings
 from metriclint.sources.python.flow import Scope
 from metriclint.sources.python.said import Messages
 
@@ -109,6 +110,8 @@ class Bindings(Messages):
         return True
 
     def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
+        if len(self.scopes) == 1 and self.classes and (found := flags.field(node, self.span(node))) is not None:
+            self.flags.append(found)
         if node.value is not None:
             self._assign(node.target, node.value)
         return True
@@ -124,7 +127,7 @@ class Bindings(Messages):
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
             came = self.names(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
             scope.named[target.id] = ((target.id, self.span(target)), *came)
-            scope.bind(target.id, self.selected(target.id, self.roots(value)), path)
+            scope.bind(target.id, self._placeheld(target.id, value, self.selected(target.id, self.roots(value)), path), path)
             chain = self.code.chain(value, scope.objects)
             if chain in self.code.knowledge.prefixes:
                 scope.objects[target.id] = chain
@@ -141,6 +144,22 @@ class Bindings(Messages):
                     scope.bind(element.id, self.roots(value, (i, count)), path)
         elif isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
             self.sink(target.slice, value, require_key_shape=True)
+
+    def _placeheld(self, name: str, value: ast.expr, atoms: frozenset[Atom], path: tuple[int, ...]) -> frozenset[Atom]:
+        """`x = 0` is a placeholder; what the body of an `if FLAG:` right after it, in the same
+        block, assigns to `x` instead holds only when the flag is set (flags.py). Any other
+        assignment of `x` ends the placeholder."""
+        scope = self.scopes[-1]
+        if isinstance(value, ast.Constant) and type(value.value) in (int, float) and value.value == 0:
+            scope.placeholders[name] = (path, self.text.segment(value), self.span(value))
+            return atoms
+        held = scope.placeholders.pop(name, None)
+        guard = self.guards[-1] if self.guards else None
+        if held is None or guard is None or guard[0] != path or guard[0][:-1] != held[0]:
+            return atoms
+        scope.placeholders[name] = held  # another `if FLAG:` may assign it too
+        placeholder = Placeholder(guard[1], held[1], held[2])
+        return frozenset(replace(a, placeholder=placeholder) if isinstance(a, CodeFact) else a for a in atoms)
 
     def _bind_collection(self, scope: Scope, name: str, found: tuple[str, ...] | None) -> None:
         if found:

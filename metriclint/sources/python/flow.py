@@ -60,6 +60,7 @@ class Scope:
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
+    placeholders: dict[str, tuple[tuple[int, ...], str, Span]] = field(default_factory=dict)  # name -> (block path, constant, span) of `x = 0`
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})

@@ -5,10 +5,11 @@ with what their arguments carry."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from metriclint.base import keys
 from metriclint.model import CallFlow, CodeFact, KeyUse, Span
-from metriclint.sources.python import ranks, strings
+from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.code import Argument, arguments
 from metriclint.sources.python.roots import ValueReader
 from metriclint.sources.python.state import NOT_LOGGED, Logging
@@ -95,6 +96,8 @@ class KeyRecorder(ValueReader):
         atoms = self.roots(value)
         if done and not isinstance(value, ast.Attribute):  # `self.accuracy`, a metric object that computes itself
             atoms = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet in replaced)) | done
+        guarded = {flag for _, flag in self.guards}  # logged only when the flag is set: never the placeholder
+        atoms = frozenset(replace(a, placeholder=None) if isinstance(a, CodeFact) and a.placeholder and a.placeholder.flag in guarded else a for a in atoms)
         self.scopes[-1].sinks.append((key, ranks.settled(self.code, atoms, logging.unreduced, logging.call or value)))
 
     def _call_flow(self, node: ast.Call) -> None:
@@ -125,6 +128,8 @@ class KeyRecorder(ValueReader):
         return True
 
     def _visit_Call(self, node: ast.Call) -> bool:
+        if (defined := flags.option(node, self.span(node))) is not None:
+            self.flags.append(defined)
         self._call_flow(node)
         self._log_call(node)
         self._taken(node)

@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar
 
 from metriclint.knowledge.code import Known, knowledge
 from metriclint.knowledge.code_sections import Unreduced
-from metriclint.model import CallFlow, CodeFact, FunctionFlow, KeyUse, ResultOf, Span
+from metriclint.model import CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources.python.code import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
 from metriclint.sources.python.messages import Field
@@ -71,6 +71,8 @@ class WalkState:
         self.bases: list[frozenset[str]] = []  # the last names of each class's bases, as the classes nest
         self.blocks: list[int] = []
         self.tests: list[set[str]] = []  # the names the tests of the `if` statements the walk is in read
+        self.guards: list[tuple[tuple[int, ...], str]] = []  # (body's block path, flag) of each `if FLAG:` the walk is in
+        self.flags: list[FlagDefault] = []  # flags defined here (flags.py)
         self.functions: list[FunctionFlow] = []
         self.calls: list[CallFlow] = []
         self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met

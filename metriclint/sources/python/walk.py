@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from metriclint.knowledge.code import Known
 from metriclint.sources import Extraction, Unreadable, unread
+from metriclint.sources.python import flags
 from metriclint.sources.python.bindings import assigned_name, read_names
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
@@ -57,6 +58,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
         calls=tuple(collector.calls),
         reads=tuple(collector.reads),
         rewrites=tuple(collector.rewrites),
+        flags=tuple(collector.flags),
     )
 
 
@@ -183,7 +185,12 @@ class _Collector(EntryUses):
     def _visit_If(self, node: ast.If) -> bool:
         self.visit(node.test)
         self.tests.append(read_names(node.test))
+        flag = flags.flag_test(node.test) if not node.orelse else ""
+        if flag:
+            self.guards.append(((*self.blocks, id(node.body)), flag))
         self.block(node.body)
+        if flag:
+            self.guards.pop()
         if node.orelse:
             self.block(node.orelse)
         self.tests.pop()
