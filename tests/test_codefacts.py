@@ -378,3 +378,25 @@ def test_a_value_of_this_ranks_batch_is_per_rank_only_up_to_a_logging_call_that_
     found = sorted((value, origin) for _, facet, value, origin in _facts(in_tmp) if facet == "scope")
     assert [value for value, _ in found] == scopes, source
     assert all(origin == 'batch["input_ids"].numel()' for value, origin in found if value == "per-rank")
+
+
+@pytest.mark.parametrize(
+    ("loop", "per_rank"),
+    [
+        ("for batch in loader:", True),
+        ("for step, batch in enumerate(tqdm(self.train_dataloader())):", True),
+        ("for batch in batches:", False),  # not named as a data loader: it may hold every rank's batches
+        ("for step, batch in enumerate(loader):\n    batch = gather(batch)", False),
+        ("for batch, step in enumerate(loader):", False),
+        ("for step, pair in enumerate(loader):\n    batch, labels = pair", True),
+        ("for pair in batches:\n    batch, labels = pair", False),
+    ],
+)
+def test_the_batch_of_a_loop_over_a_data_loader_is_this_ranks_own(in_tmp: Path, loop: str, per_rank: bool) -> None:
+    source = (
+        "import wandb\nfrom tqdm import tqdm\n\n\ndef train(self, loader, batches, gather):\n"
+        + textwrap.indent(loop, "    ")
+        + '\n        wandb.log({"perf/tokens": batch["input_ids"].numel()})\n'
+    )
+    write_project(in_tmp, {"train.py": source})
+    assert (("perf/tokens", "scope", "per-rank") in [f[:3] for f in _facts(in_tmp)]) is per_rank, source

@@ -36,7 +36,7 @@ KINDS = ("call", "method", "expression", "function")
 ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers", "local")
 FILE_KEYS = (
     "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "derivations",
-    "schedulers", "loose_names", "log_ratios", "logging", "entry_points", "unreduced", "alike", "leave_alone",
+    "schedulers", "loose_names", "log_ratios", "logging", "entry_points", "unreduced", "alike", "leave_alone", "loaders", "loader_wrappers",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
@@ -109,6 +109,8 @@ class Knowledge:
     unreduced: tuple[Unreduced, ...] = ()  # logging calls that log each process's own value (ranks.yaml)
     alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
+    loaders: frozenset[str] = frozenset()  # last words of the names of data loaders (ranks.yaml) ...
+    loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
 
     def loose(self, facet: str, stated: str, computed: str) -> bool:
         """Whether a stated value is the loose name of the other (GB for a value in GiB)."""
@@ -162,6 +164,8 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     kept_by_conversion: set[str] = set()
     kept_by_rate: set[str] = set()
     leave_alone: set[str] = set()
+    loaders: set[str] = set()
+    loader_wrappers: set[str] = set()
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
@@ -202,6 +206,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
                     conversions[(unit, op, number)] = gives
         for key, into in (
             ("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion), ("kept_by_rate", kept_by_rate), ("leave_alone", leave_alone),
+            ("loaders", loaders), ("loader_wrappers", loader_wrappers),
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
@@ -238,6 +243,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), kept_by_rate=frozenset(kept_by_rate), derivations=by_construct,
         schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging, entry_points=entry_points,
         unreduced=tuple(unreduced), alike=frozenset(alike), leave_alone=frozenset(leave_alone),
+        loaders=frozenset(loaders), loader_wrappers=frozenset(loader_wrappers),
     )
 
 

@@ -7,7 +7,7 @@ import ast
 from dataclasses import replace
 
 from metriclint.model import Atom, CodeFact, Placeholder
-from metriclint.sources.python import flags, strings
+from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.flow import Scope
 from metriclint.sources.python.said import Messages
 
@@ -17,6 +17,9 @@ class Bindings(Messages):
 
     def _visit_For(self, node: ast.For | ast.AsyncFor) -> bool:
         self._unbind(node.target)
+        batch = ranks.loader_item(self.code, node)
+        if batch is not None:
+            self.scopes[-1].batches.add(batch)
         self._loop_strings(node.target, node.iter)
         self._loop(node)
         self._last(node)
@@ -138,10 +141,12 @@ class Bindings(Messages):
             for t, v in zip(target.elts, value.elts):
                 self._assign(t, v)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            count = len(target.elts)
+            count, handed = len(target.elts), self.handed(value)
             for i, element in enumerate(target.elts):
                 if isinstance(element, ast.Name):
                     scope.bind(element.id, self.roots(value, (i, count)), path)
+                    if handed:  # `x, y = batch`: the parts of the data the function is handed
+                        scope.batches.add(element.id)
         elif isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
             self.sink(target.slice, value, require_key_shape=True)
 

@@ -61,6 +61,7 @@ class Scope:
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
     placeholders: dict[str, tuple[tuple[int, ...], str, Span]] = field(default_factory=dict)  # name -> (block path, constant, span) of `x = 0`
+    batches: set[str] = field(default_factory=set)  # names that hold the batch of a loop over a data loader, or a part of a handed batch
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})
@@ -73,6 +74,7 @@ class Scope:
     def bind(self, name: str, atoms: frozenset[Atom], path: tuple[int, ...]) -> None:
         old_atoms = self.carries[name][0] if name in self.carries else frozenset({name}) if name in self.params else frozenset()
         self.carries[name] = (atoms if self.replaces(name, path) else atoms | old_atoms, path)
+        self.batches.discard(name)
 
     def bind_strings(self, name: str, found: tuple[str, ...] | None, path: tuple[int, ...]) -> None:
         """Call before `bind`: whether the old strings stay possible depends on the old path."""

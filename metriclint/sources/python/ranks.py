@@ -72,6 +72,24 @@ def leaves_alone(reader: CodeReader, node: ast.Call, objects: dict[str, str]) ->
     return reader.applying(node, objects) is not None
 
 
+def loader_item(reader: CodeReader, node: ast.For | ast.AsyncFor) -> str | None:
+    """The name a loop over a data loader binds to each batch: `batch` in `for batch in
+    train_loader` or `for step, batch in enumerate(dataloader)`."""
+    iterated, target = node.iter, node.target
+    wrappers = reader.knowledge.loader_wrappers
+    while isinstance(iterated, ast.Call) and iterated.args and last_word(iterated.func) in wrappers:
+        if isinstance(iterated.func, ast.Name) and iterated.func.id == "enumerate":
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return None
+            target = target.elts[1]
+        iterated = iterated.args[0]
+    if isinstance(iterated, ast.Call) and not iterated.args:  # `self.train_dataloader()`
+        iterated = iterated.func
+    if last_word(iterated) not in reader.knowledge.loaders:
+        return None
+    return target.id if isinstance(target, ast.Name) else None
+
+
 def _may_reduce(keyword: ast.keyword, sink: Unreduced) -> bool:
     """`sync_dist=...` passed other than as the literal False."""
     return keyword.arg in sink.unless and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is False)

@@ -59,12 +59,13 @@ class ValueReader(WalkState):
         if not found:
             return found
         inputs = [*node.args, *([node.func.value] if isinstance(node.func, ast.Attribute) else [])]
-        if any(self._handed(i) for i in inputs) and not any(isinstance(a, CodeFact) and a.facet == "scope" for i in inputs for a in self.roots(i)):
+        if any(self.handed(i) for i in inputs) and not any(isinstance(a, CodeFact) and a.facet == "scope" for i in inputs for a in self.roots(i)):
             return found
         return frozenset()
 
-    def _handed(self, value: ast.expr) -> bool:
-        """Whether a value is read, unchanged, from a parameter of the function (not `self`)."""
+    def handed(self, value: ast.expr) -> bool:
+        """Whether a value is read, unchanged, from a parameter of the function (not `self`), from
+        the batch of a loop over a data loader or from a part of either (`x, y = batch`)."""
         while isinstance(value, (ast.Subscript, ast.Attribute, ast.Call)):
             if isinstance(value, ast.Call):
                 if not isinstance(value.func, ast.Attribute) or value.args or value.keywords:
@@ -73,7 +74,9 @@ class ValueReader(WalkState):
             else:
                 value = value.value
         scope = self.scopes[-1]
-        return isinstance(value, ast.Name) and value.id in scope.params and value.id not in ("self", "cls") and value.id not in scope.carries
+        if not isinstance(value, ast.Name):
+            return False
+        return value.id in scope.batches or (value.id in scope.params and value.id not in ("self", "cls") and value.id not in scope.carries)
 
     def _divergence(self, node: ast.BinOp) -> frozenset[Atom]:
         """A KL estimator (formulas.py): a log-ratio of two named policies' log-probabilities,
