@@ -61,6 +61,7 @@ class Scope:
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
     placeholders: dict[str, tuple[tuple[int, ...], str, Span]] = field(default_factory=dict)  # name -> (block path, constant, span) of `x = 0`
+    owns: bool = False  # whether this rank's own values (ranks.LocalFact) were made here: else no name holds one
     batches: set[str] = field(default_factory=set)  # names that hold the batch of a loop over a data loader, or a part of a handed batch
 
     def roots(self, name: str) -> frozenset[Atom]:

@@ -60,6 +60,7 @@ class ValueReader(WalkState):
             return found
         inputs = [*node.args, *([node.func.value] if isinstance(node.func, ast.Attribute) else [])]
         if any(self.handed(i) for i in inputs) and not any(isinstance(a, CodeFact) and a.facet == "scope" for i in inputs for a in self.roots(i)):
+            self.scopes[-1].owns = True
             return found
         return frozenset()
 

@@ -143,6 +143,8 @@ class KeyRecorder(ValueReader):
         value-preserving step, not a logging call of ranks.yaml) ends what this rank's own values
         among its arguments and its object are: `reduce_metrics(t)` may all-reduce `t` in place."""
         func, scope = node.func, self.scopes[-1]
+        if not scope.owns:
+            return  # most functions: no value of theirs is this rank's own
         passed = [a.value for a in arguments(node)] + ([func.value] if isinstance(func, ast.Attribute) else [])
         names = [v.id for v in passed if isinstance(v, ast.Name) and scope.local(v.id)]
         if not names or ranks.leaves_alone(self.code, node, scope.objects) or ranks.unreduced(self.code, node, scope.objects, self._bases()):
