@@ -400,3 +400,18 @@ def test_the_batch_of_a_loop_over_a_data_loader_is_this_ranks_own(in_tmp: Path, 
     )
     write_project(in_tmp, {"train.py": source})
     assert (("perf/tokens", "scope", "per-rank") in [f[:3] for f in _facts(in_tmp)]) is per_rank, source
+
+
+def test_a_declared_helper_may_say_its_value_is_this_ranks_own(in_tmp: Path) -> None:
+    registry = (
+        "version: 1\ncode:\n  results:\n    - function: count_tokens\n      says: counts the tokens of a batch\n"
+        "      facts: {unit: tokens}\n      local: counts the tokens of this rank's batch\nmetrics: {}\n"
+    )
+    source = (
+        "import wandb\nfrom trainkit.counts import count_tokens\n\n\ndef f(batch, tracker):\n"
+        "    wandb.log({'perf/tokens': count_tokens(batch)})\n    tracker.log({'perf/seen': count_tokens(batch)})\n"
+    )
+    write_project(in_tmp, {"metrics.yaml": registry, "loop.py": source})
+    assert sorted(f[:3] for f in _facts(in_tmp)) == [
+        ("perf/seen", "unit", "tokens"), ("perf/tokens", "scope", "per-rank"), ("perf/tokens", "unit", "tokens"),
+    ]
