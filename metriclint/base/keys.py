@@ -14,6 +14,9 @@ from functools import lru_cache
 from typing import Iterable
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+# Combinations of a built key's parts listed before a part is left as a placeholder: the
+# Python source (sources/python/strings.py) and the calls that fill templates (evidence/) alike.
+MAX_VALUES = 16
 
 
 def is_template(key: str) -> bool:

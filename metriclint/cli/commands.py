@@ -12,11 +12,11 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from metriclint import __version__, baseline, engine, settings
-from metriclint.authoring import init as drafting
 from metriclint.base import files
 from metriclint.base.paths import display
 from metriclint.checks import RULES, Example, Rule
@@ -34,12 +34,16 @@ from metriclint.cli.project import (
 )
 from metriclint.cli.status import EXIT_USAGE, Guarded, end_by_signal, exit_for, usage_error, usage_errors
 from metriclint.extract import prune
-from metriclint.fix import rewrite as fixing
 from metriclint.model import Problem, Severity
 from metriclint.report import audit, formats, once
 from metriclint.report.audit_formats import AUDIT_FORMATS
 from metriclint.report.formats import FORMATS, count
-from metriclint.report.metric import describe
+
+if TYPE_CHECKING:
+    from metriclint.fix.rewrite import FileFix
+
+# `fix`, `init` and `explain-metric` import what only they use when they run, so that `check`
+# (in pre-commit, every commit) does not load it.
 
 
 @click.group(cls=Guarded, context_settings={"help_option_names": ["-h", "--help"]})
@@ -199,12 +203,14 @@ def sources(project: Project) -> None:
     click.echo(f"{len(collection.bindings)} tooltip tables; {texts} files with docstrings or comments; {len(collection.files)} files read.")
 
 
-def _written(rewrite: fixing.FileFix, configs: list[settings.Config], analyses: list[engine.Analysis]) -> str:
+def _written(rewrite: FileFix, configs: list[settings.Config], analyses: list[engine.Analysis]) -> str:
     """Write the rewrite, only over bytes that read as the ones analysed; returns why it was
     not written, or ""."""
     path = Path(rewrite.path)
     if not any(engine.unchanged(a.collection, config, path, rewrite.original) for config, a in zip(configs, analyses)):
         return "the file changed since it was checked; not written (run fix again)"
+    from metriclint.fix import rewrite as fixing
+
     return fixing.write(rewrite, [config.root for config in configs])
 
 
@@ -215,6 +221,8 @@ def fix(project: Project, show_diff: bool) -> None:
     """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
 
     Exits 1 while findings remain that no fix settled."""
+    from metriclint.fix import rewrite as fixing
+
     configs = project.each()
     with progress_bar() as bar:
         analyses = [analyse(config, bar) for config in configs]
@@ -256,6 +264,8 @@ def fix(project: Project, show_diff: bool) -> None:
 def init(project: Project, output: str | None, force: bool) -> None:
     """Draft a registry from PATHS: every logged key, aliases, descriptions, agreed semantics,
     and comments where the texts disagree."""
+    from metriclint.authoring import init as drafting
+
     config = project.settings()
     target = Path(output) if output else config.root / settings.DEFAULT_REGISTRY
     if target.exists() and not force:
@@ -280,6 +290,8 @@ def init(project: Project, output: str | None, force: bool) -> None:
 @project_options()
 def explain_metric(key: str, project: Project) -> None:
     """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
+    from metriclint.report.metric import describe
+
     with progress_bar() as bar:
         analysis = analyse(project.settings(), bar)
     lines = describe(audit.build(analysis, only=key), key)

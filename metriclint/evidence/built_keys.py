@@ -16,7 +16,6 @@ from typing import Iterable, Iterator
 from metriclint.base import keys
 from metriclint.evidence.code_claims import Project, passed_at
 from metriclint.model import CallFlow, FunctionFlow, KeyUse
-from metriclint.sources.python.strings import MAX_VALUES
 
 
 def built_keys(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> Iterator[KeyUse]:
@@ -66,7 +65,7 @@ def _given(flow: FunctionFlow, call: CallFlow) -> dict[str, tuple[str, ...]]:
 def _filled(template: str, given: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """Every key `template` makes with the strings given for its placeholders; () when none is given."""
     used = [(f"{{{param}}}", texts) for param, texts in given.items() if f"{{{param}}}" in template]
-    if not used or math.prod(len(t) for _, t in used) > MAX_VALUES:
+    if not used or math.prod(len(t) for _, t in used) > keys.MAX_VALUES:
         return ()
     made = []
     for combination in itertools.product(*(t for _, t in used)):

@@ -20,7 +20,7 @@ import itertools
 import string
 from typing import Callable
 
-MAX_VALUES = 16  # combinations listed before a part is left as a placeholder
+from metriclint.base.keys import MAX_VALUES
 
 # The strings a name may be (None: unknown), and the strings a loop over a name yields.
 Lookup = Callable[[str], "tuple[str, ...] | None"]
