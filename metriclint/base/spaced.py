@@ -37,7 +37,7 @@ class SpacedNames:
 
     def finditer(self, text: str) -> Iterator[tuple[int, int]]:
         """(start, end) of each name in `text`, left to right."""
-        if self._places is None or (self._screen is not None and not any(head in text for head in self._screen)):
+        if self._places is None or (self._screen is not None and not any(map(text.__contains__, self._screen))):
             return
         position = 0
         for place in self._places.finditer(text):
