@@ -37,52 +37,57 @@ def discover(
     gets the error of each folder that cannot be listed."""
     if not isinstance(exclude, Patterns):
         exclude = Patterns(exclude, root)
-    found: dict[Path, Path] = {}  # where it really is -> how it was reached; a file is read once
+    found: dict[str, Path] = {}  # where it really is -> how it was reached; a file is read once
     project_ignored = GitIgnored(root)
     inside = root.resolve()
     for path in paths:
         if path.is_file():
-            found.setdefault(path.resolve(), path)
+            found.setdefault(str(path.resolve()), path)
             continue
         # A folder named explicitly is read even if git ignores it (a vendored tree, an
         # environment's library); inside it, only its own .gitignore files apply.
         ignored = GitIgnored(path, search_up=False) if project_ignored(path, is_dir=True) else project_ignored
+        # Names stay strings until a file is kept: a path object for every name walked was
+        # most of a warm run's discovery.
         for folder, dirs, files in os.walk(path, onerror=on_error):  # links to folders are listed, never entered
             here = Path(folder)
             if here != path and any(marker in dirs or marker in files for marker in ENVIRONMENT_MARKERS):
                 dirs[:] = []  # an environment's own listing tells; asking about each folder's markers cost a stat each
                 continue
             real_here = real_path(here)  # asked once for every file in it
-            dirs[:] = [d for d in dirs if not _skipped_dir(here / d, exclude, ignored)]
+            dirs[:] = [d for d in dirs if not _skipped_dir(here, real_here, d, exclude, ignored)]
             for name in files:
                 if not name.endswith(suffixes):
                     continue
-                candidate = here / name
-                if exclude(candidate) or ignored.entry(real_here, name, is_dir=False):
+                if (exclude and exclude(here / name)) or ignored.entry(real_here, name, is_dir=False):
                     continue
-                real = _target(candidate, real_here, inside)
+                real = _target(folder, name, real_here, inside)
                 if real is not None and (real not in found or found[real].is_symlink()):
-                    found[real] = candidate
+                    found[real] = here / name
     return sorted(found.values(), key=lambda p: p.as_posix())
 
 
-def _skipped_dir(path: Path, exclude: Patterns, ignored: GitIgnored) -> bool:
-    name = path.name
-    return name in SKIP_DIRS or name.endswith(".egg-info") or exclude(path, is_dir=True) or ignored(path, is_dir=True)
+def _skipped_dir(here: Path, real_here: Path, name: str, exclude: Patterns, ignored: GitIgnored) -> bool:
+    """Whether the folder `name` in `here` (really `real_here`) is left out of the walk."""
+    return (
+        name in SKIP_DIRS or name.endswith(".egg-info") or bool(exclude and exclude(here / name, is_dir=True))
+        or ignored.entry(real_here, name, is_dir=True)
+    )
 
 
-def _target(candidate: Path, real_folder: Path, inside: Path) -> Path | None:
-    """The regular file `candidate` (in `real_folder`) is, or None: a broken or looping link, a
-    link that leaves the project, or something that is not a regular file (a FIFO would block
-    the read)."""
+def _target(folder: str, name: str, real_folder: Path, inside: Path) -> str | None:
+    """The real path of the regular file `name` in `folder` (really `real_folder`), or None: a
+    broken or looping link, a link that leaves the project, or something that is not a regular
+    file (a FIFO would block the read)."""
+    candidate = os.path.join(folder, name)
     try:
         mode = os.lstat(candidate).st_mode
         if not stat.S_ISLNK(mode):
-            return real_folder / candidate.name if stat.S_ISREG(mode) else None
-        real = candidate.resolve(strict=True)
+            return os.path.join(real_folder, name) if stat.S_ISREG(mode) else None
+        real = Path(candidate).resolve(strict=True)
     except (OSError, RuntimeError):
         return None
-    return real if real.is_relative_to(inside) and real.is_file() else None
+    return str(real) if real.is_relative_to(inside) and real.is_file() else None
 
 
 class GitIgnored:
