@@ -104,7 +104,7 @@ class GitIgnored:
         root = root.resolve()
         self.top = (repository_root(root) or root) if search_up else root
         self._specs: dict[Path, _IgnoreFile | None] = {}
-        self._rules: dict[Path, list[tuple[_IgnoreFile, str]]] = {}
+        self._rules: dict[Path, list[tuple[_IgnoreFile, str]] | None] = {}
 
     def __call__(self, path: Path, is_dir: bool) -> bool:
         real = path.resolve() if path.name in ("", ".", "..") else real_path(path.parent) / path.name  # not where a link points
@@ -120,16 +120,25 @@ class GitIgnored:
 
     def _applying(self, folder: Path) -> list[tuple[_IgnoreFile, str]]:
         """The ignore files that rule on the entries of `folder`, top first, each with the path
-        from its own folder to `folder` that a name there is matched with. Worked out once per
-        folder: the walk asks for every file in it."""
+        from its own folder to `folder` that a name there is matched with."""
+        return self._ruling(folder) or []
+
+    def _ruling(self, folder: Path) -> list[tuple[_IgnoreFile, str]] | None:
+        """`_applying`, or None outside the top. Worked out once per folder (the walk asks for
+        every file in it), from its parent's: the same files, each a folder further away, and
+        its own; building each ancestor's path anew for every folder was half of discovery."""
         if folder not in self._rules:
-            try:
-                parts = folder.relative_to(self.top).parts
-            except ValueError:
-                parts = None  # outside the repository: nothing rules there
-            levels = range(len(parts) + 1) if parts is not None else range(0)
-            found = ((self._spec(self.top.joinpath(*parts[:i])), "".join(f"{p}/" for p in parts[i:])) for i in levels)  # type: ignore[index]
-            self._rules[folder] = [(spec, prefix) for spec, prefix in found if spec is not None]
+            rules: list[tuple[_IgnoreFile, str]] | None
+            if folder == self.top:
+                rules = []
+            elif folder.parent == folder:
+                rules = None  # the file system's root, reached without passing the top: outside it
+            else:
+                above = self._ruling(folder.parent)
+                rules = None if above is None else [(spec, f"{prefix}{folder.name}/") for spec, prefix in above]
+            if rules is not None and (own := self._spec(folder)) is not None:
+                rules.append((own, ""))
+            self._rules[folder] = rules
         return self._rules[folder]
 
     def _spec(self, folder: Path) -> _IgnoreFile | None:
