@@ -10,7 +10,8 @@ import yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.model import Mention, SourceKind
 from metriclint.sources import python
-from metriclint.sources.python.messages import call_messages, message_fields, prints
+from metriclint.sources.python import said
+from metriclint.sources.python.messages import Field, call_messages, message_fields, prints
 from metriclint.sources.python.text import PythonText
 
 EXAMPLES = yaml.safe_load((rules_dir() / "log_messages.yaml").read_text(encoding="utf-8"))["examples"]
@@ -71,3 +72,36 @@ def step(tracker, tokens):
 def test_a_message_speaks_for_a_value_only_where_that_value_is_logged() -> None:
     mentions = [m for m in python.extract("t.py", CODE.encode()).mentions if m.source == SourceKind.LOG]
     assert [(m.origins, " ".join(m.text.split()), m.flows_to) for m in mentions] == [(((10, 19),), "GiB in use", ("perf/used",))]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e["message"] for e in EXAMPLES])
+def test_each_field_formats_a_value_found_without_reading_the_message(example: dict[str, object]) -> None:
+    """said.compose keeps a message's values where it is written and reads the message only
+    once it is printed: no field may format a value that `formatted_values` misses."""
+    text = PythonText(f"x = {example['message']}\n".encode())
+    statement = text.parse().body[0]
+    assert isinstance(statement, ast.Assign)
+    values = {id(v) for v in said.formatted_values(statement.value)}
+    assert all(id(field.value) in values for field in message_fields(statement.value, text))
+
+
+COMPOSED = '''def step(tracker, root, name, used):
+    path = f"{root}/{name}.pt"
+    label = "%s at %s" % (name, root)
+    line = f"{used:.1f} GB in use"
+    tracker.log({"memory/used": used})
+    print(line)
+'''
+
+
+def test_a_message_put_together_in_a_variable_is_read_only_once_printed(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+
+    def reading(node: ast.expr, text: PythonText) -> list[Field]:
+        read.append(ast.unparse(node))
+        return message_fields(node, text)
+
+    monkeypatch.setattr(said, "message_fields", reading)
+    mentions = [m for m in python.extract("t.py", COMPOSED.encode()).mentions if m.source == SourceKind.LOG]
+    assert read == ["f'{used:.1f} GB in use'"]
+    assert [(" ".join(m.text.split()), m.flows_to) for m in mentions] == [("GB in use", ("memory/used",))]

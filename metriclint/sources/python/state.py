@@ -80,7 +80,8 @@ class WalkState:
         self.literals: list[ast.AST] = []  # every string literal, for finding the comments
         self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
         self.waiting: list[tuple[Field, tuple[Any, ...]]] = []  # message fields, by the handle of the value each formats (said.py)
-        self.composing: dict[tuple[str, str], list[tuple[Field, tuple[Any, ...]]]] = {}  # (function, variable) -> a message put together in it
+        # (function, variable) -> the parts of a message put together in it, each with the handles of the values it formats (said.py)
+        self.composing: dict[tuple[str, str], list[tuple[ast.expr, dict[int, tuple[Any, ...]]]]] = {}
         self.logged_as: dict[tuple[Any, ...], list[str]] = {}  # a value's handle -> the keys it is logged under
 
     def string(self, name: str) -> tuple[str, ...] | None:
