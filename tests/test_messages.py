@@ -105,3 +105,13 @@ def test_a_message_put_together_in_a_variable_is_read_only_once_printed(monkeypa
     mentions = [m for m in python.extract("t.py", COMPOSED.encode()).mentions if m.source == SourceKind.LOG]
     assert read == ["f'{used:.1f} GB in use'"]
     assert [(" ".join(m.text.split()), m.flows_to) for m in mentions] == [("GB in use", ("memory/used",))]
+
+
+def test_a_projects_own_log_function_prints_messages_past_the_first_test_of_every_call() -> None:
+    code = b'def step(tracker, used):\n    tracker.log({"memory/used": used})\n    emit_line(f"{used:.1f} GB in use")\n'
+
+    def messages(log_functions: frozenset[str]) -> list[str]:
+        return [" ".join(m.text.split()) for m in python.extract("t.py", code, log_functions).mentions if m.source == SourceKind.LOG]
+
+    assert messages(frozenset({"emit_line"})) == ["GB in use"]
+    assert messages(frozenset()) == []

@@ -43,6 +43,12 @@ def arguments(call: ast.Call) -> list[Argument]:
     return found + [Argument(k.value, k.arg, k.arg is None, k) for k in call.keywords]
 
 
+def called_name(func: ast.expr) -> str:
+    """The last name of what a call calls: `print(x)` -> `print`, `logger.info(x)` -> `info`,
+    "" for `table[k](x)`."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def module_name(path: str) -> tuple[str, list[str]]:
     """The dotted module a file path stands for, and its package: `pkg/mod.py` -> `pkg.mod`, [pkg]."""
     parts = [p for p in PurePosixPath(path).with_suffix("").parts if p not in ("/", ".", "..")]

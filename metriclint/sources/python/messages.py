@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from metriclint.base.builtin import word_lists
+from metriclint.sources.python.code import called_name
 from metriclint.sources.python.text import Literal, PythonText
 
 _FLAGS = "#0- +"
@@ -104,7 +105,7 @@ def prints(call: ast.Call, extra_functions: frozenset[str] = frozenset()) -> str
     (whose arguments after a `%`-format fill it), "prints" for a printing function, else None."""
     rules = message_rules()
     func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    name = called_name(func)
     if isinstance(func, ast.Attribute) and name in rules.methods and _logger(func.value, rules.receivers):
         return "logs"
     return "prints" if name in rules.functions or name in extra_functions else None
@@ -125,8 +126,7 @@ def call_messages(call: ast.Call, text: PythonText, extra_functions: frozenset[s
 
 def _joins(call: ast.Call) -> bool:
     """A printing function that joins its arguments with spaces, called without another `sep`."""
-    func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    name = called_name(call.func)
     sep = next((k.value for k in call.keywords if k.arg == "sep"), None)
     return name in message_rules().joins and (sep is None or (isinstance(sep, ast.Constant) and sep.value == " "))
 

@@ -11,10 +11,12 @@ reaches is known only at the end of the file, so the fields wait until then (`sa
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 from typing import Any
 
 from metriclint.base import keys
 from metriclint.model import Span
+from metriclint.sources.python.code import called_name
 from metriclint.sources.python.messages import Field, call_messages, message_fields, message_rules, prints, summands
 from metriclint.sources.python.sinks import KeyRecorder
 from metriclint.sources.python.state import NOT_LOGGED, Logging
@@ -25,12 +27,20 @@ class Messages(KeyRecorder):
 
     def _visit_Call(self, node: ast.Call) -> bool:
         super()._visit_Call(node)
+        if called_name(node.func) not in self._printing_names:
+            return True  # the cheap first test: most calls print nothing, and this is every call of the file
         self._wait(call_messages(node, self.text, self.message_functions))
         if prints(node, self.message_functions):
             for argument in node.args:
                 if isinstance(argument, ast.Name):
                     self._said_composed(self.composing.pop((self.scopes[-1].name, argument.id), []))
         return True
+
+    @cached_property
+    def _printing_names(self) -> frozenset[str]:
+        """The last names of every call that `prints` may find printing or logging."""
+        rules = message_rules()
+        return rules.functions | rules.methods | self.message_functions
 
     def compose(self, name: str, value: ast.expr, extend: bool) -> None:
         """`line = f"..."`, `line += f" {x:.1f} GB |"`: a message put together in a variable (as

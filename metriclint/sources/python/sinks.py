@@ -10,7 +10,7 @@ from dataclasses import replace
 from metriclint.base import keys
 from metriclint.model import CallFlow, CodeFact, KeyUse, Span
 from metriclint.sources.python import flags, ranks, strings
-from metriclint.sources.python.code import Argument, arguments
+from metriclint.sources.python.code import Argument, arguments, called_name
 from metriclint.sources.python.roots import ValueReader
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
@@ -23,8 +23,7 @@ class KeyRecorder(ValueReader):
 
     def _log_call(self, node: ast.Call) -> None:
         """`log("k", v)`, `log({"k": v})` and `log(k=v)`: every argument names a metric."""
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        name = called_name(node.func)
         if self.prometheus and name in PROMETHEUS_TYPES:
             help_key = self.tables.help_string(node)
             if help_key is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from metriclint.base.builtin import word_lists
+from metriclint.sources.python.code import called_name
 
 _NOT_SCALARS = (
     ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Tuple, ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.Lambda,
@@ -40,7 +41,7 @@ def is_measurement(value: ast.expr, words: ValueWords | None = None) -> bool:
         return isinstance(value.value, (int, float, complex)) and not isinstance(value.value, bool)
     if isinstance(value, _NOT_SCALARS):
         return False
-    if isinstance(value, ast.Call) and _called_name(value.func) in words.text_functions:
+    if isinstance(value, ast.Call) and called_name(value.func) in words.text_functions:
         return False
     return not (isinstance(value, ast.Attribute) and _reads_configuration(value.value, words))
 
@@ -56,10 +57,6 @@ def _reads_configuration(node: ast.expr, words: ValueWords) -> bool:
                 return True
             node = node.value
         elif isinstance(node, ast.Call):
-            return _called_name(node.func) in words.configuration
+            return called_name(node.func) in words.configuration
         else:
             return False
-
-
-def _called_name(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
