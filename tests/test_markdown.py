@@ -86,3 +86,18 @@ def test_html_comment_suppresses_in_markdown(tmp_path, monkeypatch) -> None:  # 
     )
     write_project(tmp_path, {"m.md": page}, registry)
     assert finding_lines(invoke("check", ".")) == ["ML001 m.md:10", "ML010 m.md:11"]
+
+
+def test_a_page_without_the_directives_mark_is_not_searched_for_directives(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from metriclint.sources import markdown
+
+    searched: list[str] = []
+
+    def search(path: str, lines: list[str], tree: object) -> list[object]:
+        searched.append(path)
+        return []
+
+    monkeypatch.setattr(markdown, "_suppressions", search)
+    extract("plain.md", b"# Metrics\n\n<!-- a note -->\n- `grad_norm`: norm before clipping\n")
+    extract("marked.md", b"# Metrics\n\n<!-- metriclint: ignore[ML001] -->\n- `grad_norm`: norm after clipping\n")
+    assert searched == ["marked.md"]
