@@ -142,3 +142,36 @@ def test_the_command_line_checks_with_garbage_collection_paused_and_restores_it(
     assert gc.isenabled()
     assert "ML001" in invoke("check", ".").output
     assert during == [False] and gc.isenabled()
+
+
+NAMES_EVERYWHERE = '''
+total = sum(w * x for w, x in zip(weights, [a, *rest]) if keep(x)) + (n := len(items))
+scale = (lambda s, *, k=base: s * k)(factor)
+label = f"{prefix!r}: {value:{width}.{digits}f}" + data[lo:hi:step]["k"]
+match event:
+    case {"kind": kind, **extra} if kind in allowed:
+        pass
+    case [first, *others] | Point(x=first, y=others):
+        pass
+'''
+
+
+def test_the_walks_own_name_reader_finds_what_ast_walk_finds() -> None:
+    """bindings.read_names walks by the fields the walk descends into, for speed: it must
+    miss no name that `ast.walk` would find, in any expression of the fixtures' code."""
+    import ast
+
+    from metriclint.sources.python.bindings import read_names
+
+    sources = [NAMES_EVERYWHERE.encode()] + [p.read_bytes() for p in sorted(FIXTURES.rglob("*.py"))]
+    checked = 0
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue  # the fixtures of unreadable files
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.expr, ast.stmt, ast.match_case)):
+                assert read_names(node) == {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}, ast.dump(node)
+                checked += 1
+    assert checked > 1000

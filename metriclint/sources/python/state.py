@@ -109,7 +109,7 @@ class WalkState:
 
     def children(self, node: ast.AST) -> None:
         """The node's children, less the names: a third of all nodes, with nothing below them."""
-        for name in _fields(type(node)):
+        for name in child_fields(type(node)):
             value = getattr(node, name)
             if type(value) is list:
                 if value and isinstance(value[0], ast.stmt):
@@ -138,7 +138,7 @@ _SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "attr", "id", "arg", "name", "na
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _fields(kind: type) -> tuple[str, ...]:
+def child_fields(kind: type) -> tuple[str, ...]:
     """The fields of a node type that the walk descends into, worked out once per type."""
     found = _FIELDS.get(kind)
     if found is None:
