@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import PurePosixPath
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from metriclint.knowledge import numbers
 from metriclint.knowledge.code import Knowledge, Known
@@ -26,10 +26,11 @@ _DURATIONS = frozenset({"seconds", "milliseconds", "microseconds", "nanoseconds"
 Roots = Callable[[ast.expr], frozenset[Atom]]
 
 
-@dataclass(frozen=True, slots=True)
-class Argument:
+class Argument(NamedTuple):
     """One argument of a call as written: `keyword` is None for a positional one; `star` marks
-    `*args` and `**kwargs`, whose positions and names cannot be told."""
+    `*args` and `**kwargs`, whose positions and names cannot be told. A named tuple, not a
+    frozen dataclass, whose init sets each field through `object.__setattr__`: the walk makes
+    one for each argument of most calls it meets."""
 
     value: ast.expr
     keyword: str | None = None
