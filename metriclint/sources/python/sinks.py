@@ -148,7 +148,7 @@ class KeyRecorder(ValueReader):
         names = [v.id for v in passed if isinstance(v, ast.Name) and scope.local(v.id)]
         if not names or ranks.leaves_alone(self.code, node, scope.objects) or ranks.unreduced(self.code, node, scope.objects, self._bases()):
             return
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        name = called_name(func)
         if name in self.rules.preserving_functions or name in self.rules.preserving_methods:
             return
         for held in names:
