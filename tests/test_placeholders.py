@@ -31,8 +31,15 @@ SPAN = Span("cli.py", 1, 1, 1, 1)
 )
 def test_an_argparse_option_is_off_by_default_only_when_it_stores_nothing_truthy(call: str, expected: tuple[str, bool] | None) -> None:
     node = ast.parse(call).body[0].value  # type: ignore[attr-defined]
-    found = flags.option(node, SPAN)
+    asked: list[ast.AST] = []
+
+    def where(option: ast.AST) -> Span:
+        asked.append(option)
+        return SPAN
+
+    found = flags.option(node, where)
     assert ((found.name, found.off) if found else None) == expected
+    assert asked == ([node] if expected else [])  # the walk asks about every call: a span is made for an option only
 
 
 @pytest.mark.parametrize(

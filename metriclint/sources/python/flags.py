@@ -8,6 +8,7 @@ unless given; the walk records both halves and the checks join them across the p
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from metriclint.model import FlagDefault, Span
 
@@ -26,9 +27,11 @@ def flag_name(flag: str) -> str:
     return flag.rsplit(".", 1)[-1]
 
 
-def option(node: ast.Call, span: Span) -> FlagDefault | None:
+def option(node: ast.Call, where: Callable[[ast.AST], Span]) -> FlagDefault | None:
     """An argparse option, `parser.add_argument("--track-x", action="store_true")`: off unless
-    given when it stores True, or its default is False, None or 0 (or left out)."""
+    given when it stores True, or its default is False, None or 0 (or left out). `where` gives
+    the option's span, asked of an option only: the walk asks about every call, and a span
+    made for each of Megatron-LM's 126,511 calls cost 0.27 CPU s."""
     if not (isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
         return None
     names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
@@ -42,7 +45,7 @@ def option(node: ast.Call, span: Span) -> FlagDefault | None:
     stores = action.value if isinstance(action, ast.Constant) else None if action is None else "?"
     default = keywords.get("default")
     off = stores in ("store_true", None) and (default is None or _falsy(default))
-    return FlagDefault(name, off, span)
+    return FlagDefault(name, off, where(node))
 
 
 def field(node: ast.AnnAssign, span: Span) -> FlagDefault | None:

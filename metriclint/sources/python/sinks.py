@@ -127,7 +127,7 @@ class KeyRecorder(ValueReader):
         return True
 
     def _visit_Call(self, node: ast.Call) -> bool:
-        if (defined := flags.option(node, self.span(node))) is not None:
+        if (defined := flags.option(node, self.span)) is not None:
             self.flags.append(defined)
         self._call_flow(node)
         self._log_call(node)
