@@ -58,6 +58,9 @@ def test_registry_facets_extend_builtins(tmp_path: Path) -> None:
         ("version: 1\nmetrics: {a/b: {semantics: {clipping: pre}}}\n", "metrics.yaml:2:39: unknown value 'pre' for facet 'clipping'; valid values: before, after"),
         ("version: 1\nmetrics:\n  a/b: [\n", "metrics.yaml:4:1: invalid YAML: expected the node content, but found '<stream end>'"),
         ("", "metrics.yaml:1:1: the registry is empty; it needs at least 'version: 1'"),
+        # a phrase of separators only would match the empty string everywhere (a hang, once)
+        ("version: 1\nfacets:\n  clipping:\n    values:\n      before: [' ']\n", "metrics.yaml:5:16: phrase ' ' has no word; write the words a text would use"),
+        ("version: 1\nfacets:\n  clipping:\n    values: {}\n    ignore: ['-_']\n", "metrics.yaml:5:14: phrase '-_' has no word; write the words a text would use"),
     ],
 )
 def test_validation_problem(tmp_path: Path, text: str, expected: str) -> None:

@@ -99,3 +99,11 @@ def test_phrases_finds_what_the_pattern_finds() -> None:
     found = [[(m.start(), m.end(), m.lastgroup) for m in VOCABULARY.phrases(*window)] for window in windows]
     assert found == [[(m.start(), m.end(), m.lastgroup) for m in VOCABULARY.pattern.finditer(*window)] for window in windows]
     assert sum(map(len, found)) > len(texts)  # the texts do hold phrases: the comparison is not empty
+
+
+def test_a_phrase_that_matches_the_empty_string_cannot_stall_reading() -> None:
+    """The registry refuses such a phrase; the reading loop must still move on if one gets
+    through another way (it spun for ever on one)."""
+    extra = {"clipping": Facet("clipping", "", {"before": (" ",)})}
+    vocabulary = Vocabulary(merge(FACETS, extra), CUES, REACH)
+    assert [r.value for r in read("The norm after clipping.", vocabulary)] == ["after"]

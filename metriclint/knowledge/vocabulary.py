@@ -90,11 +90,13 @@ class Vocabulary:
         whatever the pattern does at the same place. The pattern alone is slow to scan (miles:
         a third of phrases.read), the screen fast."""
         assert self.pattern is not None and self.screen is not None
-        while (hit := self.screen.search(text, start, end)) is not None:
+        while start < end and (hit := self.screen.search(text, start, end)) is not None:  # past `end`, search matches "" at it
             match = self.pattern.match(text, hit.start(), end)
-            if match is not None:
+            if match is not None and match.end() > match.start():  # an empty match states nothing
                 yield match
-            start = match.end() if match is not None else hit.start() + 1
+                start = match.end()
+            else:
+                start = hit.start() + 1
 
     def entry_of(self, match: re.Match[str]) -> PhraseEntry:
         return self.entries[int(match.lastgroup[1:])]  # type: ignore[index]
@@ -190,10 +192,22 @@ def read_facet(reader: Reader, name: str, node: Node, with_examples: bool = Fals
         reader.error(node, f"facet '{name}' needs 'values'")
     else:
         for value, (_, phrases_node) in reader.mapping(items["values"][1], f"the values of '{name}'").items():
-            values[value] = tuple(phrase for _, phrase in reader.texts(phrases_node, f"the phrases of '{value}'"))
-    ignore = tuple(p for _, p in reader.texts(items["ignore"][1], "'ignore'")) if "ignore" in items else ()
+            values[value] = _phrases(reader, phrases_node, f"the phrases of '{value}'")
+    ignore = _phrases(reader, items["ignore"][1], "'ignore'") if "ignore" in items else ()
     examples = read_examples(reader, items["examples"][1]) if "examples" in items else ()
     return Facet(name, description or "", values, ignore, examples)
+
+
+def _phrases(reader: Reader, node: Node, what: str) -> tuple[str, ...]:
+    """A list of phrases; one of separators only is refused, since its pattern is empty and
+    would match at every position of every text."""
+    phrases = []
+    for phrase_node, phrase in reader.texts(node, what):
+        if re.sub(SEPARATOR, "", phrase):
+            phrases.append(phrase)
+        else:
+            reader.error(phrase_node, f"phrase {phrase!r} has no word; write the words a text would use")
+    return tuple(phrases)
 
 
 def read_examples(reader: Reader, node: Node, expected: str = "claims") -> tuple[FacetExample, ...]:
