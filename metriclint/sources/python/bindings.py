@@ -201,6 +201,9 @@ def assigned_name(statement: ast.stmt) -> str | None:
     return None
 
 
+_TYPE_ALIAS = getattr(ast, "TypeAlias", None)
+
+
 def read_names(node: ast.AST) -> set[str]:
     """Every name under `node`. Asked of every `if` test and of each assigned value in a
     loop's body, so it walks by the fields the walk descends into, not by `ast.walk`'s generic
@@ -212,6 +215,8 @@ def read_names(node: ast.AST) -> set[str]:
         if type(current) is ast.Name:
             found.add(current.id)
             continue
+        if type(current) is _TYPE_ALIAS:  # `type X = ...` (3.12+): its `name` is a Name, not text
+            pending.append(current.name)  # type: ignore[attr-defined]
         for field in child_fields(type(current)):
             value = getattr(current, field)
             if type(value) is list:
