@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
@@ -33,7 +32,7 @@ from metriclint.language import tooltips
 from metriclint.language.attribution import MetricIndex, attribute
 from metriclint.language.names import name_claims
 from metriclint.language.phrases import read
-from metriclint.language.sightings import sightings
+from metriclint.language.sightings import naming, sightings
 from metriclint.model import Binding, Claim, CodeClaim, ConfigError, KeyUse, Mention, ReadFailure, Reading, Report, Sighting, Span
 from metriclint.settings import Config
 from metriclint.sources import SUFFIXES, YAML, Extraction, Options
@@ -250,7 +249,7 @@ def check(collection: Collection, config: Config, previous: Analysis | None = No
     flags = tuple(f for e in collection.extractions for f in e.flags if f.span.path not in collection.tests)
     corpus = Corpus(
         claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code, names,
-        flags, _naming_flags(mentions, code),
+        flags, naming(_placeholder_flags(code), mentions),
     )
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
@@ -259,14 +258,10 @@ def check(collection: Collection, config: Config, previous: Analysis | None = No
     return Analysis(report, registry, tuple(mentions), claims, seen, facets, code, collection, attributed)
 
 
-def _naming_flags(mentions: list[Mention], code: tuple[CodeClaim, ...]) -> frozenset[Span]:
-    """The texts that name a flag some logged value is a placeholder without (`track_slots`,
-    `--track-slots`): they state the condition, so ML006 does not hold them to the default path."""
-    names = {f.placeholder.flag.rsplit(".", 1)[-1] for c in code if (f := c.fact).placeholder is not None}
-    if not names:
-        return frozenset()
-    pattern = re.compile("|".join(r"(?<!\w)" + re.escape(n).replace("_", "[-_]") + r"(?![\w-])" for n in sorted(names)))
-    return frozenset(m.span(0, len(m.text)) for m in mentions if pattern.search(m.text))
+def _placeholder_flags(code: tuple[CodeClaim, ...]) -> set[str]:
+    """The flags some logged value is a placeholder without: a text that names one states the
+    condition, so ML006 does not hold it to the default path."""
+    return {f.placeholder.flag.rsplit(".", 1)[-1] for c in code if (f := c.fact).placeholder is not None}
 
 
 def _texts(collection: Collection, shown: list[tooltips.Shown]) -> list[Mention]:

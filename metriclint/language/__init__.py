@@ -2,6 +2,6 @@
 
 Takes mentions (model.Mention), the vocabulary and the known metrics; gives readings
 (`phrases`: text -> facet values), claims (`attribution`: readings -> the metric they are
-about, through `MetricIndex`), sightings (`sightings`: every place that names a metric), and
-the text each tooltip table shows for each known key (`tooltips`).
+about, through `MetricIndex`), sightings (`sightings`: every place that names a metric, and the
+texts that name a flag), and the text each tooltip table shows for each known key (`tooltips`).
 """

@@ -7,10 +7,11 @@ audit all read this one list, so "logged or mentioned" means the same thing ever
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Iterator
 
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import KeyUse, Mention, Sighting, SourceKind
+from metriclint.model import KeyUse, Mention, Sighting, SourceKind, Span
 
 # Sources whose subjects are always metric names (a dashboard's tooltip table): an unknown one
 # still names a metric, which ML004 reports. Other sources say so per text (`names_metrics`).
@@ -53,3 +54,12 @@ def names_a_metric(sighting: Sighting) -> bool:
     """Whether this sighting is a name a registry should know: a key the code outside the tests
     logs a measurement under, or a docs subject."""
     return (sighting.source == SourceKind.CODE and not sighting.incidental) or sighting.named
+
+
+def naming(names: set[str], mentions: Iterable[Mention]) -> frozenset[Span]:
+    """The texts that spell out one of `names` (a flag's name: `track_slots` or `--track-slots`,
+    underscore and hyphen alike), as whole words."""
+    if not names:
+        return frozenset()
+    pattern = re.compile("|".join(r"(?<!\w)" + re.escape(n).replace("_", "[-_]") + r"(?![\w-])" for n in sorted(names)))
+    return frozenset(m.span(0, len(m.text)) for m in mentions if pattern.search(m.text))
