@@ -261,7 +261,7 @@ def check(collection: Collection, config: Config, previous: Analysis | None = No
 def _placeholder_flags(code: tuple[CodeClaim, ...]) -> set[str]:
     """The flags some logged value is a placeholder without: a text that names one states the
     condition, so ML006 does not hold it to the default path."""
-    return {f.placeholder.flag.rsplit(".", 1)[-1] for c in code if (f := c.fact).placeholder is not None}
+    return {f.placeholder.flag_name for c in code if (f := c.fact).placeholder is not None}
 
 
 def _texts(collection: Collection, shown: list[tooltips.Shown]) -> list[Mention]:

@@ -224,6 +224,11 @@ class Placeholder:
     constant: str  # as written: "0.0"
     span: Span  # the constant's assignment
 
+    @property
+    def flag_name(self) -> str:
+        """The name the flag is defined under: `args.track` -> `track`."""
+        return self.flag.rsplit(".", 1)[-1]
+
 
 @dataclass(frozen=True, slots=True)
 class FlagDefault:

@@ -37,7 +37,7 @@ def default_placeholder(corpus: Corpus, metric: str, facet: str) -> tuple[str, s
     facts = sorted(dict.fromkeys(corpus.code_facts(metric, facet)), key=lambda f: (f.span, f.origin))
     held = {f.placeholder for f in facts}
     placeholder = held.pop() if len(held) == 1 else None
-    flag = corpus.off_by_default(placeholder.flag) if placeholder is not None else None
+    flag = corpus.off_by_default(placeholder.flag_name) if placeholder is not None else None
     if placeholder is None or flag is None:
         return None
     where, defined = placeholder.span, flag.span

@@ -33,10 +33,10 @@ class Corpus:
     flags: tuple[FlagDefault, ...] = ()  # the flags the project defines, with their defaults
     naming_flags: frozenset[Span] = frozenset()  # texts that name a flag a placeholder waits for
 
-    def off_by_default(self, flag: str) -> FlagDefault | None:
-        """Where a flag (`args.track`, read by name: `track`) is defined off unless given; None
-        when no definition is found, or one of them is on by default."""
-        found = [f for f in self.flags if f.name == flag.rsplit(".", 1)[-1]]
+    def off_by_default(self, name: str) -> FlagDefault | None:
+        """Where the flag defined as `name` is off unless given; None when no definition is
+        found, or one of them is on by default."""
+        found = [f for f in self.flags if f.name == name]
         return found[0] if found and all(f.off for f in found) else None
 
     def code_facts(self, metric: str, facet: str) -> list[CodeFact]:

@@ -22,11 +22,6 @@ def flag_test(test: ast.expr) -> str:
     return ast.unparse(test) if isinstance(node, ast.Name) else ""
 
 
-def flag_name(flag: str) -> str:
-    """The name a flag is defined under: `args.track` -> `track`."""
-    return flag.rsplit(".", 1)[-1]
-
-
 def option(node: ast.Call, where: Callable[[ast.AST], Span]) -> FlagDefault | None:
     """An argparse option, `parser.add_argument("--track-x", action="store_true")`: off unless
     given when it stores True, or its default is False, None or 0 (or left out). `where` gives

@@ -170,8 +170,8 @@ def percent_fields(node: ast.Constant, values: list[ast.expr], text: PythonText)
 
 def _logger(receiver: ast.expr, words: tuple[str, ...]) -> bool:
     """`logger`, `self.log`, `logging`, `LOGGER`: a receiver named as a logger."""
-    name = receiver.attr if isinstance(receiver, ast.Attribute) else receiver.id if isinstance(receiver, ast.Name) else ""
-    return any(word in name.lower() for word in words)
+    name = called_name(receiver).lower()
+    return any(word in name for word in words)
 
 
 def _written(nodes: list[ast.expr], text: PythonText) -> _Written | None:

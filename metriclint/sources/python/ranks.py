@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from metriclint.knowledge.code_sections import Unreduced
 from metriclint.model import Atom, CodeFact
-from metriclint.sources.python.code import CodeReader, last_word
+from metriclint.sources.python.code import CodeReader, called_name, last_word
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,8 +23,7 @@ class LocalFact(CodeFact):
 
 def own(reader: CodeReader, node: ast.Call, objects: dict[str, str]) -> frozenset[Atom]:
     """A LocalFact when the call's knowledge-base entry says its value is this rank's own."""
-    func = node.func
-    if (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") not in reader.knowledge.local_names:
+    if called_name(node.func) not in reader.knowledge.local_names:
         return frozenset()  # most calls: asked by name before the knowledge base is
     entry = reader.applying(node, objects)
     if entry is None or not entry.local:
