@@ -22,10 +22,11 @@ from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
 from metriclint.evidence.built_keys import built_keys, read_back
 from metriclint.evidence.code_claims import code_claims
+from metriclint.evidence.inherited import inherited_flows
 from metriclint.extract.discover import discover
 from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, reread
 from metriclint.knowledge import registry as registry_module
-from metriclint.knowledge.code import Known
+from metriclint.knowledge.code import Known, knowledge
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import tooltips
@@ -289,8 +290,11 @@ def _shown_tooltips(collection: Collection) -> tuple[list[tooltips.Shown], list[
 
 def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
     """What the code outside the test files computes for each metric: a test's arithmetic
-    shows what it expects, not how the project computes the value."""
+    shows what it expects, not how the project computes the value (nor does its subclass of a
+    project's trainer change what the project's own runs log)."""
     functions = [f for e in collection.extractions for f in e.functions]
+    classes = (c for e in collection.extractions for c in e.classes if c.span.path not in collection.tests)
+    functions += inherited_flows(classes, knowledge().entry_points)
     calls = [c for e in collection.extractions for c in e.calls if c.span.path not in collection.tests]
     own = frozenset(
         m for use in collection.uses if use.measured and not use.from_keyword and use.span.path not in collection.tests for m in collection.index.for_key(use.key)

@@ -296,6 +296,20 @@ class Rewrite:
 
 
 @dataclass(frozen=True, slots=True)
+class ProjectClass:
+    """A class of the project, as the project-wide step needs it to find the entry points a
+    class reaches through other classes of the project (`class Weighted(ProjectTrainer)`, where
+    `ProjectTrainer` extends transformers' Trainer) and the methods that change what they log
+    anywhere along the way (evidence/inherited.py)."""
+
+    name: str  # dotted: module.Class
+    span: Span  # its `class` statement
+    bases: tuple[tuple[str, Span], ...]  # each base as the file's imports resolve it, and where it is written
+    defines: frozenset[str]  # the methods it defines that some entry point's `overrides` name
+    silenced: frozenset[str]  # entry points (first path) whose logs its file may rewrite (`unless_defined`, `unless_called`)
+
+
+@dataclass(frozen=True, slots=True)
 class CallFlow:
     """A call whose arguments carry something: positional index or keyword -> atoms."""
 

@@ -115,3 +115,66 @@ def test_a_test_files_callback_silences_nothing(in_tmp: Path) -> None:
     callback = "from transformers import TrainerCallback\n\n\nclass Rewrite(TrainerCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        pass\n"
     write_project(in_tmp, {"train.py": trainer, "tests/test_callbacks.py": callback})
     assert {metric for metric, *_ in _facts(in_tmp)} == {"grad_norm", "train/grad_norm", "loss", "train/loss"}
+
+
+BASE = "from transformers import Trainer\n\n\nclass Base(Trainer):\n    def _save_checkpoint(self, model, trial):\n        return None\n"
+
+
+def _code_lines(project: Path, key: str) -> list[str]:
+    lines = invoke("explain-metric", key, str(project)).output.splitlines()
+    return [line.strip() for line in lines[lines.index("code:") + 1 : lines.index("logged:")]] if "code:" in lines else []
+
+
+def test_a_subclass_of_a_project_trainer_logs_the_framework_keys_where_it_names_its_base(in_tmp: Path) -> None:
+    tuned = "from base import Base\n\n\nclass Tuned(Base):\n    def compute_loss(self, model, inputs, return_outputs=False):\n        return model(**inputs).loss\n"
+    write_project(in_tmp, {"base.py": BASE, "tuned.py": tuned})
+    lines = _code_lines(in_tmp, "grad_norm")
+    assert [line.split("  ", 1)[0] for line in lines] == ["clipping=before", "norm=l2"]
+    assert all(line.split("  ", 1)[1].startswith("transformers.Trainer (tuned.py:4)") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("files", "metrics"),
+    [
+        ({"tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def log(self, logs, start_time=None):\n        super().log(logs)\n"}, []),
+        (
+            {"tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def _nested_gather(self, tensors, name=None):\n        return tensors\n"},
+            ["grad_norm", "train/grad_norm"],
+        ),
+        (
+            {
+                "mixins.py": "class Rounded:\n    def log(self, logs, start_time=None):\n        super().log({k: round(v, 2) for k, v in logs.items()})\n",
+                "tuned.py": "from base import Base\nfrom mixins import Rounded\n\n\nclass Tuned(Rounded, Base):\n    pass\n",
+            },
+            [],
+        ),
+        ({"tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def __init__(self, *a, **k):\n        super().__init__(*a, **k)\n        self.add_callback(make())\n"}, []),
+    ],
+    ids=["log-in-subclass", "gather-in-subclass", "log-in-mixin", "callback-added-in-subclass"],
+)
+def test_a_method_a_class_along_the_way_overrides_silences_the_keys_it_makes(in_tmp: Path, files: dict[str, str], metrics: list[str]) -> None:
+    write_project(in_tmp, {"base.py": BASE, **files})
+    assert sorted({metric for metric, *_ in _facts(in_tmp)}) == metrics
+
+
+def test_a_mixin_that_extends_the_trainer_is_no_trainer_of_its_own(in_tmp: Path) -> None:
+    mixin = "from transformers import Trainer\n\n\nclass StepMixin(Trainer):\n    def create_scheduler(self, steps, optimizer=None):\n        return None\n"
+    full = (
+        "from transformers import Trainer\nfrom mixins import StepMixin\n\n\n"
+        "class Full(StepMixin, Trainer):\n    def log(self, logs, start_time=None):\n        super().log(logs)\n"
+    )
+    write_project(in_tmp, {"mixins.py": mixin, "full.py": full})
+    assert _facts(in_tmp) == []
+
+
+def test_a_base_re_exported_by_its_package_is_found(in_tmp: Path) -> None:
+    tuned = "from pkg import Base\n\n\nclass Tuned(Base):\n    def log(self, logs, start_time=None):\n        super().log(logs)\n"
+    write_project(in_tmp, {"pkg/__init__.py": "from pkg.base import Base\n", "pkg/base.py": BASE, "run.py": tuned})
+    assert _facts(in_tmp) == []
+
+
+def test_a_test_files_subclass_leaves_the_projects_trainer_a_trainer(in_tmp: Path) -> None:
+    fake = "from base import Base\n\n\nclass Fake(Base):\n    def log(self, logs, start_time=None):\n        pass\n"
+    write_project(in_tmp, {"base.py": BASE, "tests/test_base.py": fake})
+    assert {metric for metric, *_ in _facts(in_tmp)} == {"grad_norm", "train/grad_norm", "loss", "train/loss"}
+    assert all(line.split("  ", 1)[1].startswith("transformers.Trainer (base.py:4)") for line in _code_lines(in_tmp, "loss"))

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Iterable
 
+from metriclint.evidence.dotted import Dotted
 from metriclint.language.attribution import MetricIndex
 from metriclint.model import FRAMEWORKS, Atom, CallFlow, CodeClaim, CodeFact, FunctionFlow, ResultOf
 
@@ -24,10 +25,7 @@ Facts = frozenset[CodeFact]
 class Project:
     def __init__(self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> None:
         self.functions = {f.name: f for f in functions}
-        self.by_last_part: dict[str, list[str]] = defaultdict(list)
-        for name in self.functions:
-            self.by_last_part[name.rsplit(".", 1)[-1]].append(name)
-        self.by_suffix: dict[str, FunctionFlow | None] = {}
+        self.resolve = Dotted(self.functions).resolve  # an absolute import may omit a source root
         self.callers: dict[str, list[CallFlow]] = defaultdict(list)
         for call in calls:
             callee = self.resolve(call.callee)
@@ -35,17 +33,6 @@ class Project:
                 self.callers[callee.name].append(call)
         self.memo: dict[tuple[str, str, str], Facts] = {}
         self.returned: dict[tuple[str, str, int | None], tuple[Facts, frozenset[str]]] = {}
-
-    def resolve(self, name: str) -> FunctionFlow | None:
-        """The project function a dotted name reaches; an absolute import may omit a source root:
-        then the one function whose name ends in it (two parts at least) is meant."""
-        if name in self.functions:
-            return self.functions[name]
-        if name not in self.by_suffix:  # asked about the names calls use, not every suffix of every function
-            ending = "." + name
-            found = [f for f in self.by_last_part.get(name.rsplit(".", 1)[-1], ()) if f.endswith(ending)] if "." in name else []
-            self.by_suffix[name] = self.functions[found[0]] if len(found) == 1 else None
-        return self.by_suffix[name]
 
     def facts(self, function: str, atoms: Iterable[Atom], hops: int = 0) -> Facts:
         found: set[CodeFact] = set()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge.code_sections import read_facts
 from metriclint.knowledge.vocabulary import Facet
+from metriclint.model import CodeFact, Span
 
 _ENTRY_KEYS = (
     "entry", "says", "source", "overrides", "unless_keywords", "callbacks", "shipped_by", "unless_defined", "unless_called", "keys",
@@ -47,6 +48,12 @@ class EntryPoint:
     def shipped(self, path: str) -> bool:
         """Whether a callback resolved to `path` comes with the framework."""
         return any(path == package or path.startswith(package + ".") for package in self.shipped_by)
+
+
+def facts_at(entry: EntryPoint, logged: FrameworkKey, span: Span, path: str) -> frozenset[CodeFact]:
+    """What one of the entry point's keys is, as code facts at a use that names it as `path`."""
+    says = f"{logged.says} ({entry.source})"
+    return frozenset(CodeFact(facet, value, span, path, says) for facet, value in logged.facts)
 
 
 def read_entry_point(reader: Reader, node: Node, facets: dict[str, Facet]) -> EntryPoint | None:

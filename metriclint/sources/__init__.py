@@ -14,7 +14,7 @@ import codecs
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
-from metriclint.model import CallFlow, FlagDefault, FunctionFlow, KeyUse, Mention, Reading, Rewrite, Suppression, TooltipTable
+from metriclint.model import CallFlow, FlagDefault, FunctionFlow, KeyUse, Mention, ProjectClass, Reading, Rewrite, Suppression, TooltipTable
 
 if TYPE_CHECKING:
     from metriclint.knowledge.code import Known
@@ -41,6 +41,7 @@ class Extraction:
     reads: tuple[KeyUse, ...] = ()
     rewrites: tuple[Rewrite, ...] = ()  # classes that may rewrite what a framework logs (sources/python/frameworks.py)
     flags: tuple[FlagDefault, ...] = ()  # flags defined here, for the placeholders' default path
+    classes: tuple[ProjectClass, ...] = ()  # for the entry points reached through the project's classes (evidence/inherited.py)
 
     @property
     def mentions(self) -> tuple[Mention, ...]:

@@ -1,7 +1,9 @@
 """Keys a framework logs itself, for the walk: a class that subclasses an entry point of
 rules/code/frameworks.yaml (transformers' Trainer), or a call of one (`LearningRateMonitor()`),
 logs the entry point's keys without a logging call in the project. They join the inventory at
-the use, and their facts reach ML006 as a function flow of the file's own.
+the use. A call's facts reach ML006 as a function flow of the file's own; a class's wait for
+the project-wide step (evidence/inherited.py), since a class of another file may extend it and
+change what it logs, so each class is recorded with its bases and the methods that matter.
 
 A name alone is no use: the class or call must resolve, through the file's imports, to the
 entry point's full path. A use whose subclass overrides how the keys are made, or that a
@@ -13,8 +15,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from metriclint.knowledge.frameworks import EntryPoint, FrameworkKey
-from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, KeyUse, Rewrite, Span
+from metriclint.knowledge.frameworks import EntryPoint, FrameworkKey, facts_at
+from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, KeyUse, ProjectClass, Rewrite, Span
 from metriclint.sources.python.bindings import Bindings
 
 
@@ -35,11 +37,25 @@ class EntryUses(Bindings):
         super().__init__(*args, **kwargs)
         self.entry_uses: list[_Use] = []
         self.rewrites: list[Rewrite] = []
+        self.project_classes: list[ProjectClass] = []
+        self._classes: list[tuple[str, Span, tuple[tuple[str, Span], ...], frozenset[str]]] = []
         known = self.code.knowledge.entry_points
+        entries = list(dict.fromkeys(known.values()))
         self._entry_names = frozenset(path.rsplit(".", 1)[-1] for path in known)
-        self._rewritable = [entry for entry in dict.fromkeys(known.values()) if entry.unless_defined and entry.shipped_by]
+        self._rewritable = [entry for entry in entries if entry.unless_defined and entry.shipped_by]
+        self._overridable = frozenset(name for e in entries for name in (e.overrides.union(*(k.overrides for k in e.keys))))
+        self._hooks = (frozenset(n for e in entries for n in e.unless_defined), frozenset(n for e in entries for n in e.unless_called))
+        self._defined: set[str] = set()  # the hooks the file defines, and those it calls
+        self._called: set[str] = set()
+
+    def defined_here(self, name: str) -> None:
+        """The walk meets a function or method definition."""
+        if name in self._hooks[0]:
+            self._defined.add(name)
 
     def _visit_Call(self, node: ast.Call) -> bool:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in self._hooks[1]:
+            self._called.add(node.func.attr)
         entry = self._entry(node.func)
         if entry is not None:
             self.entry_uses.append(_Use(*entry, self.span(node.func), None, self._changes_logs(entry[0], node)))
@@ -49,6 +65,7 @@ class EntryUses(Bindings):
         """A class that names an entry point among its bases, or that extends another class of
         the framework with a method that may rewrite the entry point's logs (`on_log`)."""
         defined = frozenset(s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        bases = []
         for base in node.bases:
             entry = self._entry(base)
             if entry is not None:
@@ -56,6 +73,12 @@ class EntryUses(Bindings):
             rewritten = [e for e in self._rewritable if e.unless_defined & defined] if self._rewritable else []
             path = self.code.chain(base, {}) if rewritten else None
             self.rewrites += [Rewrite(e.paths, self.span(node)) for e in rewritten if path is not None and e.shipped(path)]
+            name = self.code.callee(base, [])
+            if name is not None:
+                bases.append((name, self.span(base)))
+        if bases or defined & self._overridable:
+            name = ".".join((self.module, *self.classes, node.name))
+            self._classes.append((name, self.span(node), tuple(bases), defined & self._overridable))
 
     def _entry(self, node: ast.expr) -> tuple[EntryPoint, str] | None:
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
@@ -85,38 +108,30 @@ class EntryUses(Bindings):
         return True
 
     def framework_keys(self) -> None:
-        """The keys and facts of the file's uses, less those a definition or a call elsewhere
-        in the file may change."""
-        uses = [use for use in self.entry_uses if not use.silent]
-        if not uses:
-            return
-        defined, called = _names(self.tree)
+        """The keys of the file's uses and the facts of its calls, less those a definition or
+        a call elsewhere in the file may change; and the file's classes, with the entry points
+        whose logs it may change."""
+        silenced = frozenset(e.paths[0] for e in dict.fromkeys(self.code.knowledge.entry_points.values()) if self._rewrites(e))
+        self.project_classes = [ProjectClass(*shape, silenced) for shape in self._classes]
         sinks: list[tuple[str, frozenset[CodeFact]]] = []
-        for use in uses:
-            entry = use.entry
-            if entry.unless_defined & defined or entry.unless_called & called:
+        for use in self.entry_uses:
+            if use.silent or use.entry.paths[0] in silenced:
                 continue
-            for logged in entry.keys:
+            for logged in use.entry.keys:
                 if use.defined is None or not logged.overrides & use.defined:
                     self._logged(use, logged, sinks)
         if sinks:
             self.functions.append(FunctionFlow(f"{self.module}.{FRAMEWORKS}", (), False, tuple(sinks), ()))
 
+    def _rewrites(self, entry: EntryPoint) -> bool:
+        """The file defines a method that may rewrite the entry point's logs, or calls one that
+        adds something that may."""
+        return bool(entry.unless_defined & self._defined or entry.unless_called & self._called)
+
     def _logged(self, use: _Use, logged: FrameworkKey, sinks: list[tuple[str, frozenset[CodeFact]]]) -> None:
-        says = f"{logged.says} ({use.entry.source})"
-        facts = frozenset(CodeFact(facet, value, use.span, use.path, says) for facet, value in logged.facts)
+        """A class's facts are the project-wide step's: only a call's are known here."""
+        facts = facts_at(use.entry, logged, use.span, use.path) if use.defined is None else frozenset()
         for key in logged.keys:
             self.keys.append(KeyUse(key, use.span, measured=False))  # counted; no logging call to register
             if facts:
                 sinks.append((key, facts))
-
-
-def _names(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
-    """The functions and methods the file defines, and the methods it calls by name."""
-    defined, called = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defined.add(node.name)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            called.add(node.func.attr)
-    return frozenset(defined), frozenset(called)

@@ -1,0 +1,108 @@
+"""Keys a framework logs through the project's own classes: `class Weighted(ProjectTrainer)`,
+where `ProjectTrainer` extends transformers' Trainer in another file, logs what the Trainer
+logs, unless a class along the way (or a mixin beside it) overrides how the keys are made.
+
+Only the classes no other class of the project extends are uses: a base such as
+`ProjectTrainer` runs as its subclasses do, and they may override `log`; a mixin that extends
+the Trainer only to reach its methods (`class SchedulerMixin(Trainer)`) is no trainer of its
+own. A leaf's methods are those of every class of the project it inherits from, and the
+`unless_defined`/`unless_called` of each of their files hold for it (frameworks.yaml).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from metriclint.evidence.dotted import Dotted
+from metriclint.knowledge.frameworks import EntryPoint, facts_at
+from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, ProjectClass, Span
+
+
+class _Ancestry:
+    """What a class inherits from the project's classes: the methods that matter, the entry
+    points its files silence, and each entry point it reaches with the path that names it."""
+
+    def __init__(self) -> None:
+        self.defines: set[str] = set()
+        self.silenced: set[str] = set()
+        self.reached: dict[EntryPoint, str] = {}
+
+
+class Hierarchy:
+    def __init__(self, classes: Iterable[ProjectClass], entries: dict[str, EntryPoint]) -> None:
+        self.classes = {c.name: c for c in classes}
+        self.entries = entries
+        self.names = Dotted(self.classes)
+        self.memo: dict[str, _Ancestry] = {}
+
+    def base(self, name: str) -> ProjectClass | None:
+        """The project class a base names: through its module, or re-exported by a package
+        above it (`from pkg.trainers import Base`, defined in pkg/trainers/base.py)."""
+        found = self.names.resolve(name)
+        if found is not None or "." not in name:
+            return found
+        package = "." + name.rsplit(".", 1)[0] + "."
+        above = [c for c in self.names.named_like(name) if package in "." + c.name]
+        return above[0] if len(above) == 1 else None
+
+    def extended(self) -> set[str]:
+        """The classes some class of the project extends; a base that names no class for sure
+        counts for every class of its last name, so that no base is taken for a leaf."""
+        found: set[str] = set()
+        for shape in self.classes.values():
+            for name, _ in shape.bases:
+                if name in self.entries:
+                    continue
+                base = self.base(name)
+                found |= {base.name} if base is not None else {c.name for c in self.names.named_like(name)}
+        return found
+
+    def ancestry(self, shape: ProjectClass) -> _Ancestry:
+        if shape.name in self.memo:
+            return self.memo[shape.name]
+        found = self.memo[shape.name] = _Ancestry()  # a cycle adds nothing
+        found.defines |= shape.defines
+        found.silenced |= shape.silenced
+        for name, _ in shape.bases:
+            entry = self.entries.get(name)
+            if entry is not None:
+                found.reached.setdefault(entry, name)
+            base = self.base(name) if entry is None else None
+            if base is not None:
+                inherited = self.ancestry(base)
+                found.defines |= inherited.defines
+                found.silenced |= inherited.silenced
+                for reached, path in inherited.reached.items():
+                    found.reached.setdefault(reached, path)
+        return found
+
+    def span_toward(self, shape: ProjectClass, entry: EntryPoint) -> Span:
+        """Where the class names the base it reaches the entry point through."""
+        for name, span in shape.bases:
+            base = self.base(name) if name not in self.entries else None
+            if self.entries.get(name) is entry or base is not None and entry in self.ancestry(base).reached:
+                return span
+        return shape.span
+
+
+def inherited_flows(classes: Iterable[ProjectClass], entries: dict[str, EntryPoint]) -> list[FunctionFlow]:
+    """One flow per leaf class that reaches an entry point: the keys it logs, with their facts
+    at the leaf's base; the keys whose making a class along the way overrides are left out."""
+    hierarchy = Hierarchy(classes, entries)
+    extended = hierarchy.extended()
+    flows = []
+    for shape in hierarchy.classes.values():
+        if shape.name in extended:
+            continue
+        ancestry = hierarchy.ancestry(shape)
+        sinks: list[tuple[str, frozenset[CodeFact]]] = []
+        for entry, path in ancestry.reached.items():
+            if entry.overrides & ancestry.defines or entry.paths[0] in ancestry.silenced:
+                continue
+            span = hierarchy.span_toward(shape, entry)
+            for logged in entry.keys:
+                facts = facts_at(entry, logged, span, path) if not logged.overrides & ancestry.defines else frozenset()
+                sinks += [(key, facts) for key in logged.keys if facts]
+        if sinks:
+            flows.append(FunctionFlow(f"{shape.name}.{FRAMEWORKS}", (), False, tuple(sinks), ()))
+    return flows
