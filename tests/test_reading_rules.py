@@ -30,3 +30,13 @@ def test_rules_that_take_readings_away_show_both_sides(name: str) -> None:
     """A rule that silences a phrase shows where it does and where the phrase still counts."""
     examples = reading_rules.examples(name)
     assert any(e.claims for e in examples) and any(not e.claims for e in examples)
+
+
+def test_reductions_over_ranks_name_built_in_values() -> None:
+    """`after` and `states` are `facet=value` texts: each must be a value the vocabulary has,
+    or the rule would never fire, or state a value no check knows."""
+    rules = reading_rules.builtin()
+    pairs = rules.over_ranks_after | set(rules.over_ranks_states)
+    assert pairs
+    for facet, value in pairs:
+        assert facet in VOCABULARY.facets and value in VOCABULARY.facets[facet].values, (facet, value)

@@ -1,5 +1,6 @@
 """The rules for reading a phrase inside its noun phrase and its sentence, as data:
-`rules/reading/*.yaml` (selection words, head nouns, the scope of negation cues, list items).
+`rules/reading/*.yaml` (selection words, head nouns, the scope of negation cues, list items,
+reductions over the run's ranks).
 
 This module only loads and validates them; `language/noun_phrase.py` and `language/phrases.py` apply them.
 """
@@ -14,7 +15,7 @@ from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
-from metriclint.knowledge.vocabulary import FacetExample, read_examples
+from metriclint.knowledge.vocabulary import SEPARATOR, FacetExample, read_examples
 from metriclint.model import ConfigError
 
 # Each file's word lists, whether it sets a `reach`, and what its examples must yield when read.
@@ -23,6 +24,7 @@ FILES = {
     "heads.yaml": (("determiners", "compound_heads", "names"), False, "claims"),
     "cue_scope.yaml": (("referents",), False, "claims"),
     "sentences.yaml": (("bullets", "numbered"), False, "sentences"),
+    "over_ranks.yaml": (("after", "states", "prepositions", "qualifiers", "ranks"), True, "claims"),
 }
 
 
@@ -43,12 +45,16 @@ class ReadingRules:
     names: frozenset[str]  # "rank": a phrase before it names a thing ("global rank")
     referent: re.Pattern[str]  # "true": the phrase after it is the right value, not a negated one
     list_item: re.Pattern[str]  # where a list item starts a sentence of its own
+    over_ranks_after: frozenset[tuple[str, str]]  # (facet, value) of a reduction that may be over ranks
+    over_ranks_states: tuple[tuple[str, str], ...]  # what such a reduction states besides ("scope", "global")
+    over_ranks: re.Pattern[str]  # "across all DP ranks", right after the reduction; group "preposition"
+    over_ranks_prepositions: frozenset[str]  # "across": a reduction phrase ending in one needs none after it
 
 
 @lru_cache(maxsize=None)
 def builtin() -> ReadingRules:
     lists = {name: _load(name).lists for name in FILES}
-    selection, heads = lists["selection.yaml"], lists["heads.yaml"]
+    selection, heads, ranks = lists["selection.yaml"], lists["heads.yaml"], lists["over_ranks.yaml"]
     return ReadingRules(
         superlatives=frozenset(w.lower() for w in selection["phrases"]),
         domain=_words(selection["domains"]),
@@ -58,6 +64,10 @@ def builtin() -> ReadingRules:
         names=frozenset(w.lower() for w in heads["names"]),
         referent=_words(lists["cue_scope.yaml"]["referents"]),
         list_item=_list_item(lists["sentences.yaml"]["bullets"], lists["sentences.yaml"]["numbered"]),
+        over_ranks_after=frozenset(_facet_values(ranks["after"])),
+        over_ranks_states=_facet_values(ranks["states"]),
+        over_ranks=_over_ranks(ranks["prepositions"], ranks["qualifiers"], ranks["ranks"], _load("over_ranks.yaml").reach),
+        over_ranks_prepositions=frozenset(w.lower() for w in ranks["prepositions"]),
     )
 
 
@@ -104,6 +114,24 @@ def _words(words: tuple[str, ...]) -> re.Pattern[str]:
     """Any of `words` as whole words, any case, any white space inside a multi-word entry."""
     alternatives = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(words, key=len, reverse=True))
     return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
+
+
+def _facet_values(entries: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """`facet=value` entries as pairs (the tests hold them to the built-in facets)."""
+    return tuple((facet, value) for facet, _, value in (entry.partition("=") for entry in entries))
+
+
+def _over_ranks(prepositions: tuple[str, ...], qualifiers: tuple[str, ...], ranks: tuple[str, ...], reach: int) -> re.Pattern[str]:
+    """The words after a reduction that name the run's ranks as its domain: an optional
+    preposition (the reduction's phrase may end in one), up to `reach` qualifiers, a noun."""
+
+    def alternatives(words: tuple[str, ...]) -> str:
+        return "|".join(SEPARATOR.join(map(re.escape, w.split())) for w in sorted(words, key=len, reverse=True))
+
+    return re.compile(
+        rf"(?i:\s+(?P<preposition>{alternatives(prepositions)}))?(?i:{SEPARATOR}(?:{alternatives(qualifiers)})){{0,{reach}}}"
+        rf"(?i:{SEPARATOR}(?:{alternatives(ranks)}))(?![\w'])"
+    )
 
 
 def _list_item(bullets: tuple[str, ...], numbered: tuple[str, ...]) -> re.Pattern[str]:

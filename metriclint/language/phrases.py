@@ -5,7 +5,8 @@ here for a particular facet. A phrase is read inside its noun phrase (`noun_phra
 response token" is per-token. Negation is scoped: a cue counts only a few words before the
 phrase and inside its clause, so "the raw norm, not the post-clip one" negates only "post-clip",
 and not past a word that marks the phrase as the right value ("instead of the true minimum").
-A list item is a sentence of its own. The words for all of this are data, `rules/reading/`.
+A list item is a sentence of its own. A reduction over the run's ranks ("averaged across ranks")
+states their scope too. The words for all of this are data, `rules/reading/`.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
     rules = reading_rules.builtin()
     readings = []
     for sentence in sentences(text):
+        in_sentence: list[Reading] = []
         for match in vocabulary.phrases(text, *sentence):
             entry = vocabulary.entry_of(match)
             if not entry.value:
@@ -67,8 +69,39 @@ def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
                 other = vocabulary.facets[stated.facet].other_value(value)
                 if negated and other is not None:
                     value, negated = other, False
-                readings.append(Reading(stated.facet, value, negated, start if cue_start is None else cue_start, end, sentence))
+                in_sentence.append(Reading(stated.facet, value, negated, start if cue_start is None else cue_start, end, sentence))
+        readings += _with_domains(text, in_sentence, rules)
     return readings
+
+
+def _with_domains(text: str, found: list[Reading], rules: ReadingRules) -> list[Reading]:
+    """One sentence's readings, each reduction over the run's ranks followed by what that
+    domain states besides ("averaged across ranks": scope=global), unless a phrase in the
+    domain states it already ("summed across all ranks")."""
+    readings = []
+    for reading in found:
+        readings.append(reading)
+        domain = _ranks_domain(text, reading, rules)
+        if domain is None:
+            continue
+        for facet, value in rules.over_ranks_states:
+            if not any(r.facet == facet and r.start < domain[1] and domain[0] < r.end for r in found):
+                readings.append(Reading(facet, value, False, *domain, reading.sentence))
+    return readings
+
+
+def _ranks_domain(text: str, reading: Reading, rules: ReadingRules) -> tuple[int, int] | None:
+    """Where the ranks a reduction is taken over are named right after it, in its clause."""
+    if reading.negated or (reading.facet, reading.value) not in rules.over_ranks_after:
+        return None
+    domain = rules.over_ranks.match(text, reading.end, _clause_end(text, reading.end, reading.sentence[1]))
+    if domain is None:
+        return None
+    phrase = text[reading.start : reading.end].split()
+    if domain.group("preposition") is None and phrase[-1].lower() not in rules.over_ranks_prepositions:
+        return None
+    words = domain.group()
+    return domain.start() + len(words) - len(words.lstrip()), domain.end()
 
 
 def _coordinated(text: str, floor: int, match: re.Match[str], vocabulary: Vocabulary) -> tuple[PhraseEntry, int, int] | None:
