@@ -15,7 +15,7 @@ from conftest import FIXTURES, ROOT, copy_fixture, invoke
 from metriclint.base import plain
 from metriclint.base.files import MAX_BYTES
 from metriclint.extract import cache
-from metriclint.model import Mention, SourceKind, Span
+from metriclint.model import Atom, CallFlow, CodeFact, Mention, ResultOf, SourceKind, Span
 from metriclint.sources import DEFAULT_OPTIONS, Extraction, extractor_for
 
 
@@ -104,6 +104,41 @@ def test_the_parsers_versions_are_known() -> None:
     assert {"libcst", "markdown_it_py", "pyyaml", "tree_sitter", "tree_sitter_javascript"} <= {
         item.split("=")[0] for item in cache.parsers().split()
     }
+
+
+def _chain(depth: int) -> CallFlow:
+    """A call passing a result that holds, twice, a result that holds ... a code fact: a
+    chain of helpers as deep as a real one, whose parts are shared."""
+    atom: Atom = CodeFact("reduction", "max", Span("m.py", 1, 1, 1, 4), "max", "returns the largest item")
+    for level in range(depth):
+        atom = ResultOf(f"m.helper{level}", None, "m.main", ((0, frozenset({atom})), ("again", frozenset({atom}))))
+    return CallFlow("m.log", "m.main", Span("m.py", 9, 1, 9, 9), ((0, frozenset({atom})),))
+
+
+def test_a_value_met_again_in_an_entry_is_written_once() -> None:
+    extraction = Extraction(calls=(_chain(16),))
+    written = json.dumps(plain.encoder(cache.Entry)(extraction))
+    assert len(written) < 10_000  # in full, 2**16 copies of the fact: megabytes
+    assert plain.decoder(cache.Entry)(json.loads(written), "m.py") == extraction
+
+
+@pytest.mark.parametrize("reference", [7, -1, "0", True, 0.0])
+def test_a_reference_to_no_value_written_before_is_refused(reference: object) -> None:
+    written = plain.encoder(cache.Entry)(Extraction(calls=(_chain(2),)))
+    atoms = written["Extraction"][5][0][3][0][1]
+    atoms[0]["ResultOf"][3][1][1] = [{"": reference}]  # the second argument of the outer result
+    with pytest.raises(plain.Invalid):
+        plain.decoder(cache.Entry)(written, "m.py")
+
+
+def test_a_reference_to_a_value_of_another_type_is_refused() -> None:
+    place = tuple[CodeFact | str, ResultOf | str]
+    fact = CodeFact("unit", "bytes", Span("m.py", 1, 1, 1, 2), "len", "counts")
+    written = plain.encoder(place)((fact, "x"))
+    assert plain.decoder(place)(written, "m.py") == (fact, "x")
+    written[1] = {"": 0}  # the fact, where only a call's result may be
+    with pytest.raises(plain.Invalid):
+        plain.decoder(place)(written, "m.py")
 
 
 def test_an_empty_extraction_is_a_valid_entry() -> None:

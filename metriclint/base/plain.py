@@ -9,6 +9,12 @@ for, so that an entry cannot place a finding in another file.
 Every value is written positionally (a dataclass is the list of its fields), so a run reads
 back a tree's thousands of entries quickly; where a place admits several dataclasses (a union),
 the value is `{"ClassName": [fields]}`. The codec for each type is worked out once.
+
+A value of a union that equals one written before in the same entry is written as `{"": n}`,
+the n-th such value written (counted when each is finished, children first). Code flows share
+their parts (the result of a call holds what was passed to it, which holds results of other
+calls): written out in full, one call of a deep chain took megabytes, and reading every entry
+of a warm run cost more than everything else it does.
 """
 
 from __future__ import annotations
@@ -22,22 +28,37 @@ import typing
 from functools import lru_cache
 from typing import Any, Callable
 
-Encode = Callable[[Any], Any]
-Decode = Callable[[Any, str], Any]  # (plain value, the path every `path` field must hold)
 
 
 class Invalid(Exception):
     """A plain value that does not fit its type."""
 
 
-def encoder(kind: Any) -> Encode:
+class _Scope:
+    """One entry's reading: the path every `path` field must hold, the values written so far."""
+
+    __slots__ = ("path", "shared")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.shared: list[Any] = []
+
+
+Seen = dict[Any, int]  # the values of unions written so far, and their numbers
+Encode = Callable[[Any, Seen], Any]
+Decode = Callable[[Any, _Scope], Any]
+
+
+def encoder(kind: Any) -> Callable[[Any], Any]:
     """The function that turns a value of type `kind` into plain values."""
-    return _codec(kind)[0]
+    encode = _codec(kind)[0]
+    return lambda value: encode(value, {})
 
 
-def decoder(kind: Any) -> Decode:
-    """The function that rebuilds a value of type `kind`; raises Invalid."""
-    return _codec(kind)[1]
+def decoder(kind: Any) -> Callable[[Any, str], Any]:
+    """The function that rebuilds a value of type `kind` about the file at `path`; raises Invalid."""
+    decode = _codec(kind)[1]
+    return lambda value, path: decode(value, _Scope(path))
 
 
 @lru_cache(maxsize=None)
@@ -60,24 +81,31 @@ def _codec(kind: Any) -> tuple[Encode, Decode]:
     raise TypeError(f"no plain form for {kind!r}")
 
 
-def _same(value: Any) -> Any:
+def _same(value: Any, seen: Seen) -> Any:
     return value
+
+
+def _plain_list(value: Any, seen: Seen) -> Any:
+    return list(value)
 
 
 def _enum(kind: type[enum.Enum]) -> tuple[Encode, Decode]:
     """An enum by its value; only one of its members' values comes back."""
     members = {member.value: member for member in kind}
 
-    def decode(value: Any, path: str) -> Any:
+    def encode(value: Any, seen: Seen) -> Any:
+        return value.value
+
+    def decode(value: Any, scope: _Scope) -> Any:
         if type(value) is not str or value not in members:
             raise Invalid(f"expected one of {', '.join(map(str, members))}")
         return members[value]
 
-    return operator.attrgetter("value"), decode
+    return encode, decode
 
 
 def _scalar(kind: type) -> Decode:
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any, scope: _Scope) -> Any:
         if type(value) is not kind:  # exact: True is no int here, 1 no bool
             raise Invalid(f"expected {kind.__name__}, got {type(value).__name__}")
         return value
@@ -87,16 +115,16 @@ def _scalar(kind: type) -> Decode:
 
 def _sequence(item: Any, build: Callable[[Any], Any]) -> tuple[Encode, Decode]:
     if item in (str, int):  # names and line numbers: checked in one pass in C, not a call per item
-        def decode_scalars(value: Any, path: str) -> Any:
+        def decode_scalars(value: Any, scope: _Scope) -> Any:
             if type(value) is not list or not set(map(type, value)) <= {item}:
                 raise Invalid(f"expected a list of {item.__name__}")
             return build(value)
 
-        return list, decode_scalars
+        return _plain_list, decode_scalars
     if typing.get_origin(item) is tuple and set(typing.get_args(item)) == {int}:  # (line, column) pairs
         width = len(typing.get_args(item))
 
-        def decode_pairs(value: Any, path: str) -> Any:
+        def decode_pairs(value: Any, scope: _Scope) -> Any:
             if (
                 type(value) is not list
                 or not set(map(type, value)) <= {list}
@@ -106,74 +134,87 @@ def _sequence(item: Any, build: Callable[[Any], Any]) -> tuple[Encode, Decode]:
                 raise Invalid(f"expected a list of {width} integers each")
             return build(map(tuple, value))
 
-        return list, decode_pairs
+        return _plain_list, decode_pairs
     encode_item, decode_item = _codec(item)
 
-    def encode(value: Any) -> Any:
-        return [encode_item(v) for v in value]
+    def encode(value: Any, seen: Seen) -> Any:
+        return [encode_item(v, seen) for v in value]
 
     empty = build(())
 
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any, scope: _Scope) -> Any:
         if type(value) is not list:
             raise Invalid(f"expected a list, got {type(value).__name__}")
-        return build(map(decode_item, value, itertools.repeat(path, len(value)))) if value else empty
+        return build(map(decode_item, value, itertools.repeat(scope, len(value)))) if value else empty
 
     return encode, decode
 
 
 def _fixed(items: tuple[Any, ...]) -> tuple[Encode, Decode]:
     if all(item is int for item in items):  # line and column pairs, by the thousand
-        def decode_numbers(value: Any, path: str) -> Any:
+        def decode_numbers(value: Any, scope: _Scope) -> Any:
             if type(value) is not list or len(value) != len(items) or not all(type(v) is int for v in value):
                 raise Invalid(f"expected {len(items)} integers")
             return tuple(value)
 
-        return list, decode_numbers
+        return _plain_list, decode_numbers
     codecs = [_codec(item) for item in items]
 
-    def encode(value: Any) -> Any:
-        return [e(v) for (e, _), v in zip(codecs, value)]
+    def encode(value: Any, seen: Seen) -> Any:
+        return [e(v, seen) for (e, _), v in zip(codecs, value)]
 
     if len(codecs) == 2:  # (argument, atoms), (text, readings): by the hundred thousand
         (_, first), (_, second) = codecs
 
-        def decode_pair(value: Any, path: str) -> Any:
+        def decode_pair(value: Any, scope: _Scope) -> Any:
             if type(value) is not list or len(value) != 2:
                 raise Invalid("expected a list of 2")
-            return first(value[0], path), second(value[1], path)
+            return first(value[0], scope), second(value[1], scope)
 
         return encode, decode_pair
 
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any, scope: _Scope) -> Any:
         if type(value) is not list or len(value) != len(codecs):
             raise Invalid(f"expected a list of {len(codecs)}")
-        return tuple(d(v, path) for (_, d), v in zip(codecs, value))
+        return tuple(d(v, scope) for (_, d), v in zip(codecs, value))
 
     return encode, decode
 
 
 def _union(members: tuple[Any, ...]) -> tuple[Encode, Decode]:
-    """Scalars are told apart by their JSON type, dataclasses by the name around them."""
+    """Scalars are told apart by their JSON type, dataclasses by the name around them; a
+    dataclass written before in the entry, by its number (see the module's docstring)."""
     classes = {m.__name__: m for m in members if isinstance(m, type) and dataclasses.is_dataclass(m)}
     scalars = frozenset(m for m in members if m in (str, int, bool, type(None)))
-    if len(classes) + len(scalars) != len(members):
+    if len(classes) + len(scalars) != len(members) or "" in classes:
         raise TypeError(f"no plain form for a union of {members!r}")
+    allowed = tuple(classes.values())
     expected = f"expected one of {', '.join(m.__name__ for m in members)}"
 
     # A member's codec is looked up when first used: a member may hold this union (the atoms
     # of a call's result hold the atoms of its arguments).
-    def encode(value: Any) -> Any:
+    def encode(value: Any, seen: Seen) -> Any:
         name = type(value).__name__
-        return {name: _codec(classes[name])[0](value)} if name in classes else value
+        if name not in classes:
+            return value
+        number = seen.get(value)
+        if number is not None:
+            return {"": number}
+        written = {name: _codec(classes[name])[0](value, seen)}
+        seen[value] = len(seen)
+        return written
 
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any, scope: _Scope) -> Any:
         if type(value) in scalars:  # exact: True is no int here, 1 no bool
             return value
         if type(value) is dict and len(value) == 1:
             ((name, fields),) = value.items()
             if name in classes:
-                return _codec(classes[name])[1](fields, path)
+                built = _codec(classes[name])[1](fields, scope)
+                scope.shared.append(built)
+                return built
+            if name == "" and type(fields) is int and 0 <= fields < len(scope.shared) and isinstance(scope.shared[fields], allowed):
+                return scope.shared[fields]
         raise Invalid(expected)
 
     return encode, decode
@@ -197,18 +238,18 @@ def _dataclass(kind: type) -> tuple[Encode, Decode]:
     where = names.index("path") if "path" in names else None
     count = len(names)
 
-    def encode(value: Any) -> Any:
-        return [e(getattr(value, name)) for e, name in zip(encoders, names)]
+    def encode(value: Any, seen: Seen) -> Any:
+        return [e(getattr(value, name), seen) for e, name in zip(encoders, names)]
 
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any, scope: _Scope) -> Any:
         if type(value) is not list or len(value) != count:
             raise Invalid(f"expected {kind.__name__}'s {count} fields")
         if tuple(map(type, picked(value))) != expected or (either and any(type(value[i]) not in kinds for i, kinds in either)):
             raise Invalid(f"a field of {kind.__name__} has the wrong type")
-        if where is not None and value[where] != path:
-            raise Invalid(f"{kind.__name__} is about {value[where]!r}, not {path!r}")
+        if where is not None and value[where] != scope.path:
+            raise Invalid(f"{kind.__name__} is about {value[where]!r}, not {scope.path!r}")
         for i, rebuild in nested:
-            value[i] = rebuild(value[i], path)
+            value[i] = rebuild(value[i], scope)
         return kind(*value)
 
     return encode, decode
