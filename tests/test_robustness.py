@@ -201,6 +201,17 @@ def test_tool_folders_environments_and_gitignored_paths_are_skipped(tmp_path: Pa
     assert [p.name for p in named] == ["run.py"]  # so is a folder
 
 
+def test_names_that_are_not_utf8_are_matched_against_ignore_files_and_excludes(tmp_path: Path) -> None:
+    """pathspec's re2 backend refused os.fsdecode's surrogates: any repository (git init's
+    info/exclude holds comments, which screened every name in) with such a name ended the run."""
+    odd = os.fsdecode(b"caf\xe9")
+    project = write_project(tmp_path / "p", {".gitignore": "*.gen.py\n", f"{odd}.gen.py": "", f"{odd}.py": "", f"{odd}_x.py": "", "ok.py": ""})
+    (project / ".git" / "info").mkdir(parents=True)
+    (project / ".git" / "info" / "exclude").write_text("# git ls-files --others --exclude-from=.git/info/exclude\n")
+    found = [p.relative_to(project).as_posix() for p in discover((project,), ("caf?_x.py",), project, (".py",))]
+    assert found == [f"{odd}.py", "ok.py"]
+
+
 def test_an_ignore_file_gives_pathspecs_verdict_on_every_name() -> None:
     """The one-regex screen only skips names no pattern matches; negations, anchors, `**`,
     folder-only patterns and classes come out as pathspec says."""

@@ -35,7 +35,7 @@ class Patterns:
             return False  # outside the project: no pattern of its own reaches there
         if inside == ".":
             return False
-        name = inside + ("/" if is_dir else "")
+        name = matchable(inside) + ("/" if is_dir else "")
         hits = [p for p, spec in self._specs if spec.match_file(name)]
         self._used.update(hits)
         return bool(hits)
@@ -46,3 +46,18 @@ class Patterns:
     def unused(self) -> tuple[str, ...]:
         """The patterns that matched nothing they were asked about."""
         return tuple(p for p in self.patterns if p not in self._used)
+
+
+_UNDECODED = dict.fromkeys(range(0xDC80, 0xDD00), "\ufffd")  # os.fsdecode's stand-ins for bytes that are not UTF-8
+
+
+def matchable(name: str) -> str:
+    """`name` as pathspec can match it. A file name that is not UTF-8 reaches us with one
+    surrogate for each byte that does not decode (os.fsdecode); pathspec's re2 backend refuses
+    surrogates with UnicodeEncodeError. Each becomes U+FFFD, one character for one byte as
+    git counts it, which no pattern written in UTF-8 spells but `*` and `?` match."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.translate(_UNDECODED)
+    return name

@@ -18,7 +18,7 @@ import pathspec
 from pathspec.util import normalize_file
 
 from metriclint.base.files import read_regular
-from metriclint.base.globs import Patterns
+from metriclint.base.globs import Patterns, matchable
 from metriclint.base.paths import real_path, repository_root
 
 SKIP_DIRS = frozenset({
@@ -144,8 +144,9 @@ class GitIgnored:
     def _spec(self, folder: Path) -> _IgnoreFile | None:
         if folder not in self._specs:
             files = [folder / ".gitignore"] + ([folder / ".git" / "info" / "exclude"] if folder == self.top else [])
-            lines = [line for file in files for line in _lines(file)]
-            self._specs[folder] = _IgnoreFile(pathspec.GitIgnoreSpec.from_lines(lines)) if lines else None
+            spec = pathspec.GitIgnoreSpec.from_lines(line for file in files for line in _lines(file))
+            # Comments only (git init's info/exclude): no rule, and no screen that matches every name.
+            self._specs[folder] = _IgnoreFile(spec) if any(p.include is not None for p in spec.patterns) else None
         return self._specs[folder]
 
 
@@ -160,6 +161,7 @@ class _IgnoreFile:
 
     def verdict(self, name: str) -> bool | None:
         """pathspec's verdict on `name`: ignored, kept (a `!` pattern), or None (no pattern matches)."""
+        name = matchable(name)
         if self.screen is not None and self.screen.search(normalize_file(name)) is None:
             return None
         return self.spec.check_file(name).include
