@@ -4,6 +4,12 @@
 The walk never leaves the project: links to folders are not entered (so link loops cannot
 trap it), and a linked file is read only if it lands inside the project root. A folder that
 cannot be listed (no permission) is passed to `on_error` and skipped; the walk goes on.
+
+Inside a git work tree, git lists a folder's files instead (base/gitls.py): it applies the
+same `.gitignore` files in C, from its index, in under half the time of the walk (Megatron-LM's
+2,450 files: 0.05 CPU s instead of 0.12). Its listing is then held to the walk's rules (tool
+folders, environments, links, `exclude`), so both keep the same files; where git cannot
+answer, the walk runs.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import pathspec
 from pathspec.util import normalize_file
 
 from metriclint.base.files import read_regular
+from metriclint.base.gitls import listed
 from metriclint.base.globs import Patterns, matchable
 from metriclint.base.paths import real_path, repository_root
 
@@ -37,57 +44,152 @@ def discover(
     gets the error of each folder that cannot be listed."""
     if not isinstance(exclude, Patterns):
         exclude = Patterns(exclude, root)
-    found: dict[str, Path] = {}  # where it really is -> how it was reached; a file is read once
     project_ignored = GitIgnored(root)
-    inside = root.resolve()
+    finder = _Finder(exclude, root.resolve(), suffixes, on_error)
+    listed_by_git: list[Path] = []
     for path in paths:
         if path.is_file():
-            found.setdefault(str(path.resolve()), path)
-            continue
-        # A folder named explicitly is read even if git ignores it (a vendored tree, an
-        # environment's library); inside it, only its own .gitignore files apply.
-        ignored = GitIgnored(path, search_up=False) if project_ignored(path, is_dir=True) else project_ignored
+            finder.found.setdefault(str(path.resolve()), path)
+        elif project_ignored(path, is_dir=True):
+            # A folder named explicitly is read even if git ignores it (a vendored tree, an
+            # environment's library); inside it, only its own .gitignore files apply.
+            finder.walk(path, path, GitIgnored(path, search_up=False))
+        elif finder.take_listing(path, project_ignored):
+            listed_by_git.append(path)
+        else:
+            finder.walk(path, path, project_ignored)
+    if exclude.unused():
+        # Only the walk asks about what git leaves out (ignored folders, empty ones), so only
+        # it can tell that a pattern matches nothing; it finds the same files again.
+        for path in listed_by_git:
+            finder.walk(path, path, project_ignored)
+    return sorted(finder.found.values(), key=lambda p: p.as_posix())
+
+
+class _Finder:
+    """The files kept so far, and the two ways of finding more: walking a folder, or taking
+    git's listing of it. Both keep the same files (tests/test_gitls.py holds them to it)."""
+
+    def __init__(self, exclude: Patterns, inside: Path, suffixes: tuple[str, ...], on_error: Callable[[OSError], None] | None) -> None:
+        self.exclude, self.inside, self.suffixes, self.on_error = exclude, inside, suffixes, on_error
+        self.found: dict[str, Path] = {}  # where it really is -> how it was reached; a file is read once
+
+    def walk(self, start: Path, checked: Path, ignored: GitIgnored) -> None:
+        """Keep the files under `start`, a folder in or equal to the checked folder `checked`."""
         # Names stay strings until a file is kept: a path object for every name walked was
         # most of a warm run's discovery.
-        for folder, dirs, files in os.walk(path, onerror=on_error):  # links to folders are listed, never entered
+        for folder, dirs, files in os.walk(start, onerror=self.on_error):  # links to folders are listed, never entered
             here = Path(folder)
-            if here != path and any(marker in dirs or marker in files for marker in ENVIRONMENT_MARKERS):
+            if here != checked and any(marker in dirs or marker in files for marker in ENVIRONMENT_MARKERS):
                 dirs[:] = []  # an environment's own listing tells; asking about each folder's markers cost a stat each
                 continue
             real_here = real_path(here)  # asked once for every file in it
-            dirs[:] = [d for d in dirs if not _skipped_dir(here, real_here, d, exclude, ignored)]
+            dirs[:] = [d for d in dirs if not self._skipped_dir(here, real_here, d, ignored)]
             for name in files:
-                if not name.endswith(suffixes):
+                if not name.endswith(self.suffixes):
                     continue
-                if (exclude and exclude(here / name)) or ignored.entry(real_here, name, is_dir=False):
+                if (self.exclude and self.exclude(here / name)) or ignored.entry(real_here, name, is_dir=False):
                     continue
-                real = _target(folder, name, real_here, inside)
-                if real is not None and (real not in found or found[real].is_symlink()):
-                    found[real] = here / name
-    return sorted(found.values(), key=lambda p: p.as_posix())
+                candidate = os.path.join(folder, name)
+                self._keep(here / name, _target(candidate, _mode(candidate), os.path.join(real_here, name), self.inside))
+
+    def take_listing(self, checked: Path, ignored: GitIgnored) -> bool:
+        """Keep the files under the folder `checked` that git lists, as the walk would keep
+        them; False (nothing kept) when git cannot list them for the repository the walk sees."""
+        repository = ignored.repository
+        if repository is None or not checked.is_dir() or repository_root(checked.resolve()) != repository:
+            return False
+        entries = listed(checked, repository)
+        if entries is None:
+            return False
+        folders = _Folders(checked, self.exclude)
+        for entry in (entry.rstrip("/") for entry in entries):  # "nested/": a repository git does not enter
+            head, _, name = entry.rpartition("/")
+            real_folder = folders.real(head)
+            if real_folder is None:
+                continue  # in a folder the walk leaves out
+            candidate = os.path.join(checked, entry)
+            mode = _mode(candidate)
+            if mode is None:
+                continue  # tracked, and deleted since
+            if stat.S_ISDIR(mode):
+                if folders.entered(head, name):  # a nested repository or a submodule, which git does not enter
+                    self.walk(Path(checked, head, name), checked, ignored)
+            elif name.endswith(self.suffixes) and not (self.exclude and self.exclude(Path(checked, entry))):
+                self._keep(Path(checked, entry), _target(candidate, mode, os.path.join(real_folder, name), self.inside))
+        return True
+
+    def _keep(self, path: Path, real: str | None) -> None:
+        if real is not None and (real not in self.found or self.found[real].is_symlink()):
+            self.found[real] = path
+
+    def _skipped_dir(self, here: Path, real_here: Path, name: str, ignored: GitIgnored) -> bool:
+        """Whether the folder `name` in `here` (really `real_here`) is left out of the walk."""
+        return _tool_folder(name) or bool(self.exclude and self.exclude(here / name, is_dir=True)) or ignored.entry(real_here, name, is_dir=True)
 
 
-def _skipped_dir(here: Path, real_here: Path, name: str, exclude: Patterns, ignored: GitIgnored) -> bool:
-    """Whether the folder `name` in `here` (really `real_here`) is left out of the walk."""
-    return (
-        name in SKIP_DIRS or name.endswith(".egg-info") or bool(exclude and exclude(here / name, is_dir=True))
-        or ignored.entry(real_here, name, is_dir=True)
-    )
+class _Folders:
+    """The folders of git's listing as the walk treats them: which it enters and reads the
+    files of, and where each really is. Asked about every entry, each folder is worked out
+    once, from its parent's answer."""
+
+    def __init__(self, checked: Path, exclude: Patterns) -> None:
+        self.checked, self.exclude = checked, exclude
+        self._real: dict[str, str | None] = {"": str(real_path(checked))}  # "" is the checked folder itself
+
+    def real(self, folder: str) -> str | None:
+        """The real path of `folder` (relative to the checked folder, "/"-separated) when the
+        walk reads its files, else None."""
+        parts = folder.split("/") if folder else []
+        known = len(parts)
+        while "/".join(parts[:known]) not in self._real:
+            known -= 1
+        for depth in range(known, len(parts)):
+            parent = "/".join(parts[:depth])
+            above = self._real[parent]
+            here = None if above is None or not self.entered(parent, parts[depth]) else os.path.join(above, parts[depth])
+            self._real["/".join(parts[: depth + 1])] = None if here is None or _environment(here) else here
+        return self._real[folder]
+
+    def entered(self, parent: str, name: str) -> bool:
+        """Whether the walk, listing `parent` (whose files it reads), goes into its folder
+        `name`: not a tool folder, not excluded, a folder and not a link to one."""
+        if _tool_folder(name) or (self.exclude and self.exclude(Path(self.checked, parent, name), is_dir=True)):
+            return False
+        mode = _mode(os.path.join(self.checked, parent, name))
+        return mode is not None and stat.S_ISDIR(mode)
 
 
-def _target(folder: str, name: str, real_folder: Path, inside: Path) -> str | None:
-    """The real path of the regular file `name` in `folder` (really `real_folder`), or None: a
-    broken or looping link, a link that leaves the project, or something that is not a regular
-    file (a FIFO would block the read)."""
-    candidate = os.path.join(folder, name)
+def _tool_folder(name: str) -> bool:
+    return name in SKIP_DIRS or name.endswith(".egg-info")
+
+
+def _environment(folder: str) -> bool:
+    """Whether `folder` holds a virtual environment's or conda's marker (as a name in its listing)."""
+    return any(os.path.lexists(os.path.join(folder, marker)) for marker in ENVIRONMENT_MARKERS)
+
+
+def _mode(path: str) -> int | None:
+    """The mode of `path` itself (not of where a link points), None if it is not there."""
     try:
-        mode = os.lstat(candidate).st_mode
-        if not stat.S_ISLNK(mode):
-            return os.path.join(real_folder, name) if stat.S_ISREG(mode) else None
-        real = Path(candidate).resolve(strict=True)
+        return os.lstat(path).st_mode
+    except OSError:
+        return None
+
+
+def _target(candidate: str, mode: int | None, real: str, inside: Path) -> str | None:
+    """The real path of the file `candidate` (of mode `mode`; `real` when it is no link), or
+    None: gone, a broken or looping link, a link that leaves the project, or something that is
+    not a regular file (a FIFO would block the read)."""
+    if mode is None:
+        return None
+    if not stat.S_ISLNK(mode):
+        return real if stat.S_ISREG(mode) else None
+    try:
+        resolved = Path(candidate).resolve(strict=True)
     except (OSError, RuntimeError):
         return None
-    return str(real) if real.is_relative_to(inside) and real.is_file() else None
+    return str(resolved) if resolved.is_relative_to(inside) and resolved.is_file() else None
 
 
 class GitIgnored:
@@ -102,7 +204,8 @@ class GitIgnored:
 
     def __init__(self, root: Path, search_up: bool = True) -> None:
         root = root.resolve()
-        self.top = (repository_root(root) or root) if search_up else root
+        self.repository = repository_root(root) if search_up else None  # where git would look for the ignore files
+        self.top = self.repository or root
         self._specs: dict[Path, _IgnoreFile | None] = {}
         self._rules: dict[Path, list[tuple[_IgnoreFile, str]] | None] = {}
 
