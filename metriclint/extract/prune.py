@@ -74,8 +74,12 @@ def prune(directory: Path, entries: Path, usage: Usage, limit: int) -> None:
 
 
 def _record_path(directory: Path, project: Path) -> Path:
-    name = hashlib.sha256(str(project.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return directory / "runs" / f"{name}.json"
+    return directory / "runs" / f"{project_name(project)}.json"
+
+
+def project_name(project: Path) -> str:
+    """How the files a cache folder keeps about one project are named."""
+    return hashlib.sha256(str(project.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _read(record: Path) -> tuple[str | None, list[dict[str, str]]]:
@@ -117,6 +121,7 @@ def _wanted(own: Path, usage: Usage, runs: list[dict[str, str]]) -> dict[str, tu
         project, theirs = _read(record)
         if project is None or not os.path.isdir(project):
             record.unlink(missing_ok=True)
+            (record.parent.parent / "stats" / record.name).unlink(missing_ok=True)  # its index (stat_index.py)
             continue
         for age, run in enumerate(theirs):
             wanted.update((entry, (0, age)) for entry in run)

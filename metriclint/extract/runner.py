@@ -21,6 +21,7 @@ from metriclint.base.files import MAX_BYTES, read_regular
 from metriclint.base.paths import display
 from metriclint.extract import cache as cache_module
 from metriclint.extract import prune
+from metriclint.extract.stat_index import StatIndex, Status
 from metriclint.model import ConfigError, ReadFailure, Reading, Span
 from metriclint.sources import Extraction, Options, Unreadable, extractor_for
 
@@ -70,33 +71,44 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
     pending: list[int] = []
     store = cache_module.Cache(settings.cache_dir, settings.project, settings.cache_limit) if settings.cache_dir is not None else None
     run_salt = cache_module.salt(settings.reading, settings.options) if store else None
+    stats = StatIndex(settings.cache_dir, settings.project, run_salt, settings.cache_limit) if settings.cache_dir and run_salt else None
+    statuses: list[Status | None] = []  # of the files in `jobs`, taken before they are read
     with settings.pause():
         for index, path in enumerate(files):
             shown = display(path)
-            if store is not None and run_salt is not None:
-                try:
-                    cached = store.get(cache_module.key(run_salt, shown, read_regular(path, settings.max_bytes)), shown, path)
+            status = None
+            if store is not None and run_salt is not None and stats is not None:
+                status = stats.status(path, settings.max_bytes)
+                try:  # an unchanged file's entry is named without reading it
+                    name = stats.entry(shown, status) or cache_module.key(run_salt, shown, read_regular(path, settings.max_bytes))
+                    cached = store.get(name, shown, path)
                 except OSError:
                     cached = None  # the worker reports it
                 if cached is not None:
                     results[index] = cached
+                    stats.note(shown, status, name)
                     continue
             jobs.append(_Job(path, shown, run_salt, settings.max_bytes))
             pending.append(index)
+            statuses.append(status)
     done = len(files) - len(jobs)
     if progress is not None:
         progress(done, len(files))
     # strict: zip asks `_run` for one more result, so its pools shut down as a finished run's do,
     # not as an interrupted one's (`_ended_with`).
-    for index, (entry, result) in zip(pending, _run(jobs, settings), strict=True):
+    for index, status, job, (entry, result) in zip(pending, statuses, jobs, _run(jobs, settings), strict=True):
         results[index] = result
         if store is not None and entry is not None:
             store.put(entry, result, files[index])
+            if stats is not None:
+                stats.note(job.shown, status, entry)
         done += 1
         if progress is not None:
             progress(done, len(files))
     if store is not None:
         store.close()
+    if stats is not None:
+        stats.close()
     return results  # type: ignore[return-value]
 
 
