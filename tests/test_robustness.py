@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, ROOT, copy_fixture, finding_lines, invoke, write_project
 
+from metriclint.base.globs import Patterns
 from metriclint.base.paths import _shown, display
 from metriclint.cli import main
 from metriclint.extract import runner as extract_all
@@ -210,6 +211,23 @@ def test_names_that_are_not_utf8_are_matched_against_ignore_files_and_excludes(t
     (project / ".git" / "info" / "exclude").write_text("# git ls-files --others --exclude-from=.git/info/exclude\n")
     found = [p.relative_to(project).as_posix() for p in discover((project,), ("caf?_x.py",), project, (".py",))]
     assert found == [f"{odd}.py", "ok.py"]
+
+
+def test_exclude_patterns_see_where_a_path_really_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link is matched where it points, a path outside the project by no pattern, the
+    project itself by none, whichever way the path is written."""
+    outside = write_project(tmp_path / "outside", {"gen/o.py": ""})
+    project = write_project(tmp_path / "project", {"gen/a.py": "", "src/b.py": ""})
+    (project / "src" / "alias.py").symlink_to(project / "gen" / "a.py")
+    (project / "src" / "away").symlink_to(outside / "gen", target_is_directory=True)
+    monkeypatch.chdir(project / "src")
+    patterns = Patterns(("gen/",), Path(".."))
+    verdicts = {p: patterns(Path(p)) for p in ("alias.py", "b.py", "../gen/a.py", str(project / "gen" / "a.py"), "away/o.py", "..", "../src/../gen/a.py")}
+    assert verdicts == {
+        "alias.py": True, "b.py": False, "../gen/a.py": True, str(project / "gen" / "a.py"): True, "away/o.py": False, "..": False,
+        "../src/../gen/a.py": True,
+    }
+    assert patterns(Path("../gen"), is_dir=True) and not patterns(Path("."), is_dir=True)
 
 
 def test_an_ignore_file_gives_pathspecs_verdict_on_every_name() -> None:

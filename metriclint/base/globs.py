@@ -13,9 +13,12 @@ folder since renamed) can be reported instead of silently excluding nothing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pathspec
+
+from metriclint.base.paths import real_path
 
 
 class Patterns:
@@ -23,19 +26,21 @@ class Patterns:
 
     def __init__(self, patterns: tuple[str, ...], root: Path) -> None:
         self.patterns, self.root = patterns, root.resolve()
+        self._inside = os.path.join(str(self.root), "")  # what a path inside the root starts with
         self._specs = [(p, pathspec.GitIgnoreSpec.from_lines([p])) for p in patterns]
         self._used: set[str] = set()
 
     def __call__(self, path: Path, is_dir: bool = False) -> bool:
         if not self._specs:
             return False
-        try:
-            inside = path.resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            return False  # outside the project: no pattern of its own reaches there
-        if inside == ".":
-            return False
-        name = matchable(inside) + ("/" if is_dir else "")
+        # Each folder resolved once, a link in full, and no path objects built from the result:
+        # resolving and relating every file and folder the walk asked about was most of a
+        # discovery with `exclude` set (Megatron-LM: 0.17 of 0.23 CPU s).
+        real = str(real_path(path))
+        inside = real[len(self._inside) :]
+        if not real.startswith(self._inside) or not inside:
+            return False  # outside the project, or the project itself: no pattern of its own reaches there
+        name = matchable(inside.replace(os.sep, "/")) + ("/" if is_dir else "")
         hits = [p for p, spec in self._specs if spec.match_file(name)]
         self._used.update(hits)
         return bool(hits)
