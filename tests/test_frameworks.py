@@ -178,3 +178,19 @@ def test_a_test_files_subclass_leaves_the_projects_trainer_a_trainer(in_tmp: Pat
     write_project(in_tmp, {"base.py": BASE, "tests/test_base.py": fake})
     assert {metric for metric, *_ in _facts(in_tmp)} == {"grad_norm", "train/grad_norm", "loss", "train/loss"}
     assert all(line.split("  ", 1)[1].startswith("transformers.Trainer (base.py:4)") for line in _code_lines(in_tmp, "loss"))
+
+
+def test_a_broken_switch_is_reported_with_its_position(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "entry_points:\n"
+        "  - entry: [pkg.start]\n    says: x\n    source: pkg 1.0\n"
+        "    switched_on_by: {keywords: [config], flag: enabled}\n"
+        "    keys:\n      - keys: [lr]\n        says: y\n        facts: {}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as error:
+        load([path], load_builtin()[0])
+    assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
+        "bad.yaml:5:21: 'switched_on_by' needs 'keywords', 'sections' and 'flag'",
+    ]

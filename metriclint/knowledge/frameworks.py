@@ -13,8 +13,19 @@ from metriclint.model import CodeFact, Span
 
 _ENTRY_KEYS = (
     "entry", "says", "source", "overrides", "unless_keywords", "callbacks", "shipped_by", "unless_defined", "unless_called", "keys",
-    "examples",
+    "switched_on_by", "examples",
 )
+_SWITCH_KEYS = ("keywords", "sections", "flag")
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """Where a call's config switches on what writes the keys: a config passed by one of
+    `keywords` with a section of `sections` whose `flag` is true (DeepSpeed's monitors)."""
+
+    keywords: frozenset[str]
+    sections: tuple[str, ...]
+    flag: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +54,7 @@ class EntryPoint:
     shipped_by: tuple[str, ...] = ()  # packages whose callbacks leave the logs alone
     unless_defined: frozenset[str] = frozenset()  # methods that, defined in the file, may rewrite the logs
     unless_called: frozenset[str] = frozenset()  # methods that, called in the file, add such a callback
+    switched_on_by: Switch | None = None  # a call whose config metriclint can read writes the keys only if this says so
     examples: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (code, the keys it logs), run by the tests
 
     def shipped(self, path: str) -> bool:
@@ -67,13 +79,24 @@ def read_entry_point(reader: Reader, node: Node, facets: dict[str, Facet]) -> En
     keys = tuple(k for k in (_key(reader, item, facets) for item in _sequence(reader, fields["keys"][1], "'keys'")) if k is not None)
     callbacks = (reader.text(fields["callbacks"][1], "'callbacks'") or "") if "callbacks" in fields else ""
     examples = tuple(_example(reader, item) for item in (_sequence(reader, fields["examples"][1], "'examples'") if "examples" in fields else ()))
+    switch = _switch(reader, fields["switched_on_by"][1]) if "switched_on_by" in fields else None
     if not says or not source or not paths:
         return None
     return EntryPoint(
         paths, says, source, keys, frozenset(words["overrides"]), frozenset(words["unless_keywords"]), callbacks,
-        tuple(words["shipped_by"]), frozenset(words["unless_defined"]), frozenset(words["unless_called"]),
+        tuple(words["shipped_by"]), frozenset(words["unless_defined"]), frozenset(words["unless_called"]), switch,
         tuple(e for e in examples if e is not None),
     )
+
+
+def _switch(reader: Reader, node: Node) -> Switch | None:
+    fields = reader.mapping(node, "'switched_on_by'", _SWITCH_KEYS)
+    if any(k not in fields for k in _SWITCH_KEYS):
+        reader.error(node, "'switched_on_by' needs 'keywords', 'sections' and 'flag'")
+        return None
+    flag = reader.text(fields["flag"][1], "'flag'")
+    keywords, sections = _words(reader, fields, "keywords"), _words(reader, fields, "sections")
+    return Switch(frozenset(keywords), tuple(sections), flag) if flag and keywords and sections else None
 
 
 def _key(reader: Reader, node: Node, facets: dict[str, Facet]) -> FrameworkKey | None:

@@ -18,6 +18,7 @@ from typing import Any
 from metriclint.knowledge.frameworks import EntryPoint, FrameworkKey, facts_at
 from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, KeyUse, ProjectClass, Rewrite, Span
 from metriclint.sources.python.bindings import Bindings
+from metriclint.sources.python.switches import switched_off
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,10 @@ class EntryUses(Bindings):
         return (entry, path) if entry is not None and path is not None else None
 
     def _changes_logs(self, entry: EntryPoint, node: ast.Call) -> bool:
-        """A call passes a keyword that moves its keys, or a callback the framework does not ship."""
+        """A call passes a keyword that moves its keys, a callback the framework does not ship,
+        or a config that leaves what writes the keys switched off."""
+        if entry.switched_on_by is not None and switched_off(entry.switched_on_by, node, self.tree):
+            return True
         for keyword in node.keywords:
             if keyword.arg in entry.unless_keywords or keyword.arg is None and (entry.callbacks or entry.unless_keywords):
                 return True
