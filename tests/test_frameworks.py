@@ -194,3 +194,19 @@ def test_a_broken_switch_is_reported_with_its_position(tmp_path: Path) -> None:
     assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
         "bad.yaml:5:21: 'switched_on_by' needs 'keywords', 'sections' and 'flag'",
     ]
+
+
+def test_a_base_of_another_package_may_override_anything(in_tmp: Path) -> None:
+    """`class Tuned(Mixin, ORPOTrainer)`, where the mixin extends the Trainer: the other
+    package's trainer comes first and its methods are not known."""
+    mixin = "from transformers import Trainer\n\n\nclass StepMixin(Trainer):\n    pass\n"
+    tuned = "from mixins import StepMixin\nfrom trl.experimental.orpo import ORPOTrainer\n\n\nclass Tuned(StepMixin, ORPOTrainer):\n    pass\n"
+    write_project(in_tmp, {"mixins.py": mixin, "tuned.py": tuned})
+    assert _facts(in_tmp) == []
+
+
+def test_a_mixin_of_the_project_with_no_base_is_no_foreign_class(in_tmp: Path) -> None:
+    mixins = "class Seeded:\n    def seed(self):\n        return 0\n"
+    tuned = "from base import Base\nfrom mixins import Seeded\n\n\nclass Tuned(Seeded, Base):\n    pass\n"
+    write_project(in_tmp, {"base.py": BASE, "mixins.py": mixins, "tuned.py": tuned})
+    assert {metric for metric, *_ in _facts(in_tmp)} == {"grad_norm", "train/grad_norm", "loss", "train/loss"}

@@ -6,7 +6,10 @@ Only the classes no other class of the project extends are uses: a base such as
 `ProjectTrainer` runs as its subclasses do, and they may override `log`; a mixin that extends
 the Trainer only to reach its methods (`class SchedulerMixin(Trainer)`) is no trainer of its
 own. A leaf's methods are those of every class of the project it inherits from, and the
-`unless_defined`/`unless_called` of each of their files hold for it (frameworks.yaml).
+`unless_defined`/`unless_called` of each of their files hold for it (frameworks.yaml). A class
+that inherits from a class of another package besides the entry point (`ORPOTrainer` of
+trl.experimental, `nn.Module`, an import metriclint cannot place) gives nothing: that class's
+methods are not known, and it may override any of them.
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, ProjectClass, S
 
 class _Ancestry:
     """What a class inherits from the project's classes: the methods that matter, the entry
-    points its files silence, and each entry point it reaches with the path that names it."""
+    points its files silence, each entry point it reaches with the path that names it, and
+    whether a class of another package is among them (whose methods are not known)."""
 
     def __init__(self) -> None:
         self.defines: set[str] = set()
         self.silenced: set[str] = set()
         self.reached: dict[EntryPoint, str] = {}
+        self.foreign = False
 
 
 class Hierarchy:
@@ -68,10 +73,12 @@ class Hierarchy:
             if entry is not None:
                 found.reached.setdefault(entry, name)
             base = self.base(name) if entry is None else None
+            found.foreign |= entry is None and base is None
             if base is not None:
                 inherited = self.ancestry(base)
                 found.defines |= inherited.defines
                 found.silenced |= inherited.silenced
+                found.foreign |= inherited.foreign
                 for reached, path in inherited.reached.items():
                     found.reached.setdefault(reached, path)
         return found
@@ -95,6 +102,8 @@ def inherited_flows(classes: Iterable[ProjectClass], entries: dict[str, EntryPoi
         if shape.name in extended:
             continue
         ancestry = hierarchy.ancestry(shape)
+        if ancestry.foreign:
+            continue  # `class Tuned(StepMixin, ORPOTrainer)`: another package's trainer may override anything
         sinks: list[tuple[str, frozenset[CodeFact]]] = []
         for entry, path in ancestry.reached.items():
             if entry.overrides & ancestry.defines or entry.paths[0] in ancestry.silenced:

@@ -77,9 +77,8 @@ class EntryUses(Bindings):
             name = self.code.callee(base, [])
             if name is not None:
                 bases.append((name, self.span(base)))
-        if bases or defined & self._overridable:
-            name = ".".join((self.module, *self.classes, node.name))
-            self._classes.append((name, self.span(node), tuple(bases), defined & self._overridable))
+        name = ".".join((self.module, *self.classes, node.name))  # every class: one the project cannot place is another package's
+        self._classes.append((name, self.span(node), tuple(bases), defined & self._overridable))
 
     def _entry(self, node: ast.expr) -> tuple[EntryPoint, str] | None:
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
