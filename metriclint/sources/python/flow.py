@@ -63,6 +63,7 @@ class Scope:
     placeholders: dict[str, tuple[tuple[int, ...], str, Span]] = field(default_factory=dict)  # name -> (block path, constant, span) of `x = 0`
     owns: bool = False  # whether this rank's own values (ranks.LocalFact) were made here: else no name holds one
     batches: set[str] = field(default_factory=set)  # names that hold the batch of a loop over a data loader, or a part of a handed batch
+    unknown: set[str] = field(default_factory=set)  # names that, on some path, hold a value computed in a way not known
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})
@@ -72,9 +73,19 @@ class Scope:
         old_path = self.carries[name][1] if name in self.carries else self.body or ()
         return old_path[: len(path)] == path
 
-    def bind(self, name: str, atoms: frozenset[Atom], path: tuple[int, ...]) -> None:
-        old_atoms = self.carries[name][0] if name in self.carries else frozenset({name}) if name in self.params else frozenset()
-        self.carries[name] = (atoms if self.replaces(name, path) else atoms | old_atoms, path)
+    def bind(self, name: str, atoms: frozenset[Atom], path: tuple[int, ...], unknown: bool = False) -> None:
+        """`unknown`: the value is computed from others in a way not known (`total / active`).
+        Where the name may hold either value, one of them unknown, nothing is known of it: what
+        the other path computes (a sum) holds only on that path."""
+        if not self.replaces(name, path):
+            unknown = unknown or name in self.unknown
+            old_atoms = self.carries[name][0] if name in self.carries else frozenset({name}) if name in self.params else frozenset()
+            atoms = frozenset() if unknown else atoms | old_atoms
+        self.carries[name] = (atoms, path)
+        if unknown:
+            self.unknown.add(name)
+        else:
+            self.unknown.discard(name)
         self.batches.discard(name)
 
     def bind_strings(self, name: str, found: tuple[str, ...] | None, path: tuple[int, ...]) -> None:

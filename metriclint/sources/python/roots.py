@@ -22,8 +22,11 @@ class ValueReader(WalkState):
         scope = self.scopes[-1]
         if isinstance(value, ast.Name):
             return self.code.element(scope.roots(value.id), element)
-        if isinstance(value, ast.IfExp):
-            return self.roots(value.body, element) | self.roots(value.orelse, element)
+        if isinstance(value, ast.IfExp):  # either; nothing known if one is computed in a way not known
+            body, orelse = self.roots(value.body, element), self.roots(value.orelse, element)
+            if (not body and reads_a_value(value.body)) or (not orelse and reads_a_value(value.orelse)):
+                return frozenset()
+            return body | orelse
         if isinstance(value, (ast.Tuple, ast.List)) and element is not None and element[0] < len(value.elts):
             part = value.elts[element[0]]
             return self.roots(part.value if isinstance(part, ast.Starred) else part)
@@ -186,6 +189,17 @@ class ValueReader(WalkState):
         func = node.func
         bound = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
         return ResultOf(callee, None, scope.name, tuple(args), bound)
+
+
+def reads_a_value(node: ast.expr) -> bool:
+    """Whether an expression reads a variable (`total / active`, `f(x)`), as a constant
+    (`0.0`, `-1`, `torch.tensor(0.0)`, `float("nan")`) does not: a function called is no
+    value read."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Call):
+        return any(reads_a_value(a) for a in (*node.args, *(k.value for k in node.keywords)))
+    return any(reads_a_value(child) for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
 
 
 def _reads_param_group_lr(node: ast.Subscript) -> bool:
