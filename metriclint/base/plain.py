@@ -29,7 +29,6 @@ from functools import lru_cache
 from typing import Any, Callable
 
 
-
 class Invalid(Exception):
     """A plain value that does not fit its type."""
 

@@ -9,7 +9,6 @@ from dataclasses import replace
 from metriclint.model import Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.flow import Scope
-from metriclint.sources.python.roots import reads_a_value
 from metriclint.sources.python.said import Messages
 from metriclint.sources.python.state import child_fields
 
@@ -132,8 +131,8 @@ class Bindings(Messages):
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
             came = self.names(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
             scope.named[target.id] = ((target.id, self.span(target)), *came)
-            atoms = self.roots(value)
-            scope.bind(target.id, self._placeheld(target.id, value, self.selected(target.id, atoms), path), path, not atoms and reads_a_value(value))
+            atoms, unknown = self.branch(value)
+            scope.bind(target.id, self._placeheld(target.id, value, self.selected(target.id, atoms), path), path, unknown)
             chain = self.code.chain(value, scope.objects)
             if chain in self.code.knowledge.prefixes:
                 scope.objects[target.id] = chain

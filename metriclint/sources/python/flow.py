@@ -35,6 +35,17 @@ def flow_rules() -> FlowRules:
     )
 
 
+Branch = tuple[frozenset[Atom], bool]  # what a value may be on one path, and whether it is computed in a way not known
+
+
+def either(first: Branch, second: Branch) -> Branch:
+    """A value that is one path's or the other's (a branch's assignment, `a if c else b`):
+    what either may be, or nothing known if either is computed in a way not known, since what
+    the other path computes then holds only on that path."""
+    unknown = first[1] or second[1]
+    return (frozenset() if unknown else first[0] | second[0]), unknown
+
+
 @dataclass
 class Scope:
     """What one function body does with its values, gathered while visiting it.
@@ -74,13 +85,11 @@ class Scope:
         return old_path[: len(path)] == path
 
     def bind(self, name: str, atoms: frozenset[Atom], path: tuple[int, ...], unknown: bool = False) -> None:
-        """`unknown`: the value is computed from others in a way not known (`total / active`).
-        Where the name may hold either value, one of them unknown, nothing is known of it: what
-        the other path computes (a sum) holds only on that path."""
+        """`unknown`: the value is computed in a way not known (`total / active`). An assignment
+        that may not run leaves the name holding either value (`either`)."""
         if not self.replaces(name, path):
-            unknown = unknown or name in self.unknown
             old_atoms = self.carries[name][0] if name in self.carries else frozenset({name}) if name in self.params else frozenset()
-            atoms = frozenset() if unknown else atoms | old_atoms
+            atoms, unknown = either((atoms, unknown), (old_atoms, name in self.unknown))
         self.carries[name] = (atoms, path)
         if unknown:
             self.unknown.add(name)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from metriclint.model import Atom, CodeFact, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.code import arguments
+from metriclint.sources.python.flow import Branch, either
 from metriclint.sources.python.state import WalkState
 
 
@@ -22,11 +23,8 @@ class ValueReader(WalkState):
         scope = self.scopes[-1]
         if isinstance(value, ast.Name):
             return self.code.element(scope.roots(value.id), element)
-        if isinstance(value, ast.IfExp):  # either; nothing known if one is computed in a way not known
-            body, orelse = self.roots(value.body, element), self.roots(value.orelse, element)
-            if (not body and reads_a_value(value.body)) or (not orelse and reads_a_value(value.orelse)):
-                return frozenset()
-            return body | orelse
+        if isinstance(value, ast.IfExp):
+            return either(self.branch(value.body, element), self.branch(value.orelse, element))[0]
         if isinstance(value, (ast.Tuple, ast.List)) and element is not None and element[0] < len(value.elts):
             part = value.elts[element[0]]
             return self.roots(part.value if isinstance(part, ast.Starred) else part)
@@ -52,6 +50,12 @@ class ValueReader(WalkState):
             entropy = self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
             return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
+
+    def branch(self, value: ast.expr, element: tuple[int, int] | None = None) -> Branch:
+        """What `value` is (`roots`), and whether it is computed in a way not known: from
+        other values (`total / active`, `f(x)`), not a constant (`0.0`, `torch.tensor(0.0)`)."""
+        atoms = self.roots(value, element)
+        return atoms, not atoms and reads_a_value(value)
 
     def _rank_own(self, node: ast.Call) -> frozenset[Atom]:
         """This rank's own value (ranks.LocalFact), when the call computes it from the data this
@@ -192,9 +196,8 @@ class ValueReader(WalkState):
 
 
 def reads_a_value(node: ast.expr) -> bool:
-    """Whether an expression reads a variable (`total / active`, `f(x)`), as a constant
-    (`0.0`, `-1`, `torch.tensor(0.0)`, `float("nan")`) does not: a function called is no
-    value read."""
+    """Whether an expression reads a variable, as a constant (`0.0`, `-1`, `float("nan")`)
+    does not: a function called is no value read."""
     if isinstance(node, ast.Name):
         return True
     if isinstance(node, ast.Call):
