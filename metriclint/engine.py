@@ -21,6 +21,7 @@ from metriclint.base import keys, patterns
 from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
 from metriclint.evidence.built_keys import built_keys, read_back
+from metriclint.evidence.callbacks import silence, silenced_files
 from metriclint.evidence.code_claims import code_claims
 from metriclint.evidence.inherited import inherited_flows
 from metriclint.extract.discover import discover
@@ -292,9 +293,11 @@ def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
     """What the code outside the test files computes for each metric: a test's arithmetic
     shows what it expects, not how the project computes the value (nor does its subclass of a
     project's trainer change what the project's own runs log)."""
-    functions = [f for e in collection.extractions for f in e.functions]
-    classes = (c for e in collection.extractions for c in e.classes if c.span.path not in collection.tests)
-    functions += inherited_flows(classes, knowledge().entry_points)
+    entries = knowledge().entry_points
+    classes = [c for e in collection.extractions for c in e.classes if c.span.path not in collection.tests]
+    passed = (p for e in collection.extractions for p in e.callbacks)
+    functions, classes = silence([f for e in collection.extractions for f in e.functions], classes, silenced_files(passed, classes, entries), entries)
+    functions += inherited_flows(classes, entries)
     calls = [c for e in collection.extractions for c in e.calls if c.span.path not in collection.tests]
     own = frozenset(
         m for use in collection.uses if use.measured and not use.from_keyword and use.span.path not in collection.tests for m in collection.index.for_key(use.key)

@@ -296,6 +296,18 @@ class Rewrite:
 
 
 @dataclass(frozen=True, slots=True)
+class PassedCallback:
+    """A callback a file hands to an entry point (`Trainer(callbacks=[Report()])`,
+    `trainer.add_callback(Report)`), named as the file's imports resolve it: unless it is the
+    framework's own, or a class of the project none of whose hooks (nor bases) may rewrite the
+    logs, the entry point's facts do not hold in that file (evidence/callbacks.py)."""
+
+    entry: tuple[str, ...]  # the entry point's import paths
+    callback: str  # dotted: the class, or whatever else the name is
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class ProjectClass:
     """A class of the project, as the project-wide step needs it to find the entry points a
     class reaches through other classes of the project (`class Weighted(ProjectTrainer)`, where
@@ -307,6 +319,7 @@ class ProjectClass:
     bases: tuple[tuple[str, Span], ...]  # each base as the file's imports resolve it, and where it is written
     defines: frozenset[str]  # the methods it defines that some entry point's `overrides` name
     silenced: frozenset[str]  # entry points (first path) whose logs its file may rewrite (`unless_defined`, `unless_called`)
+    rewrites: frozenset[str] = frozenset()  # entry points (first path) one of whose keys a hook it defines may change
 
 
 @dataclass(frozen=True, slots=True)

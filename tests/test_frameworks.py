@@ -97,7 +97,7 @@ def test_a_subclass_that_logs_a_framework_key_itself_keeps_only_the_others(in_tm
     ("callback", "silenced"),
     [
         ("from transformers import TrainerCallback\n\n\nclass Rewrite(TrainerCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        logs['grad_norm'] = 0.0\n", True),
-        ("from transformers.integrations import WandbCallback\n\n\nclass Quiet(WandbCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        pass\n", True),
+        ("from transformers.integrations import WandbCallback\n\n\nclass Quiet(WandbCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        logs.update(self.extra)\n", True),
         ("from transformers import TrainerCallback\n\n\nclass Stop(TrainerCallback):\n    def on_step_end(self, args, state, control, **kw):\n        control.should_training_stop = True\n", False),
         ("class Rewrite:\n    def on_log(self, logs):\n        logs.clear()\n", False),
     ],
@@ -112,7 +112,7 @@ def test_a_callback_of_the_project_that_may_rewrite_the_logs_silences_the_entry_
 
 def test_a_test_files_callback_silences_nothing(in_tmp: Path) -> None:
     trainer = "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"
-    callback = "from transformers import TrainerCallback\n\n\nclass Rewrite(TrainerCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        pass\n"
+    callback = "from transformers import TrainerCallback\n\n\nclass Rewrite(TrainerCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        logs.clear()\n"
     write_project(in_tmp, {"train.py": trainer, "tests/test_callbacks.py": callback})
     assert {metric for metric, *_ in _facts(in_tmp)} == {"grad_norm", "train/grad_norm", "loss", "train/loss"}
 

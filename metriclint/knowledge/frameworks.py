@@ -13,7 +13,7 @@ from metriclint.model import CodeFact, Span
 
 _ENTRY_KEYS = (
     "entry", "says", "source", "overrides", "unless_keywords", "callbacks", "shipped_by", "unless_defined", "unless_called", "keys",
-    "switched_on_by", "examples",
+    "switched_on_by", "examples", "hook_logs", "hook_reads", "hook_handed_to",
 )
 _SWITCH_KEYS = ("keywords", "sections", "flag")
 
@@ -56,10 +56,18 @@ class EntryPoint:
     unless_called: frozenset[str] = frozenset()  # methods that, called in the file, add such a callback
     switched_on_by: Switch | None = None  # a call whose config metriclint can read writes the keys only if this says so
     examples: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (code, the keys it logs), run by the tests
+    hook_logs: str = ""  # the keyword a hook of `unless_defined` receives the logs by; "": any hook may rewrite them
+    hook_reads: frozenset[str] = frozenset()  # methods of the logs that leave them as they were
+    hook_handed_to: frozenset[str] = frozenset()  # functions (full paths) the logs may be handed to and stay as they were
 
     def shipped(self, path: str) -> bool:
         """Whether a callback resolved to `path` comes with the framework."""
         return any(path == package or path.startswith(package + ".") for package in self.shipped_by)
+
+    def changed_by(self, written: frozenset[str] | None) -> bool:
+        """Whether a hook that writes these keys of the logs (None: any key) may change one of
+        the entry point's keys."""
+        return written is None or any(key in written for logged in self.keys for key in logged.keys)
 
 
 def facts_at(entry: EntryPoint, logged: FrameworkKey, span: Span, path: str) -> frozenset[CodeFact]:
@@ -75,9 +83,12 @@ def read_entry_point(reader: Reader, node: Node, facets: dict[str, Facet]) -> En
         return None
     paths = tuple(path for _, path in reader.texts(fields["entry"][1], "'entry'"))
     says, source = (reader.text(fields[k][1], f"'{k}'") for k in ("says", "source"))
-    words = {k: _words(reader, fields, k) for k in ("overrides", "unless_keywords", "shipped_by", "unless_defined", "unless_called")}
+    words = {
+        k: _words(reader, fields, k)
+        for k in ("overrides", "unless_keywords", "shipped_by", "unless_defined", "unless_called", "hook_reads", "hook_handed_to")
+    }
     keys = tuple(k for k in (_key(reader, item, facets) for item in _sequence(reader, fields["keys"][1], "'keys'")) if k is not None)
-    callbacks = (reader.text(fields["callbacks"][1], "'callbacks'") or "") if "callbacks" in fields else ""
+    callbacks, hook_logs = ((reader.text(fields[k][1], f"'{k}'") or "") if k in fields else "" for k in ("callbacks", "hook_logs"))
     examples = tuple(_example(reader, item) for item in (_sequence(reader, fields["examples"][1], "'examples'") if "examples" in fields else ()))
     switch = _switch(reader, fields["switched_on_by"][1]) if "switched_on_by" in fields else None
     if not says or not source or not paths:
@@ -85,7 +96,7 @@ def read_entry_point(reader: Reader, node: Node, facets: dict[str, Facet]) -> En
     return EntryPoint(
         paths, says, source, keys, frozenset(words["overrides"]), frozenset(words["unless_keywords"]), callbacks,
         tuple(words["shipped_by"]), frozenset(words["unless_defined"]), frozenset(words["unless_called"]), switch,
-        tuple(e for e in examples if e is not None),
+        tuple(e for e in examples if e is not None), hook_logs, frozenset(words["hook_reads"]), frozenset(words["hook_handed_to"]),
     )
 
 

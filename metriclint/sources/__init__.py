@@ -14,7 +14,19 @@ import codecs
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
-from metriclint.model import CallFlow, FlagDefault, FunctionFlow, KeyUse, Mention, ProjectClass, Reading, Rewrite, Suppression, TooltipTable
+from metriclint.model import (
+    CallFlow,
+    FlagDefault,
+    FunctionFlow,
+    KeyUse,
+    Mention,
+    PassedCallback,
+    ProjectClass,
+    Reading,
+    Rewrite,
+    Suppression,
+    TooltipTable,
+)
 
 if TYPE_CHECKING:
     from metriclint.knowledge.code import Known
@@ -42,6 +54,7 @@ class Extraction:
     rewrites: tuple[Rewrite, ...] = ()  # classes that may rewrite what a framework logs (sources/python/frameworks.py)
     flags: tuple[FlagDefault, ...] = ()  # flags defined here, for the placeholders' default path
     classes: tuple[ProjectClass, ...] = ()  # for the entry points reached through the project's classes (evidence/inherited.py)
+    callbacks: tuple[PassedCallback, ...] = ()  # callbacks handed to an entry point, for the project-wide step (evidence/callbacks.py)
 
     @property
     def mentions(self) -> tuple[Mention, ...]:

@@ -7,7 +7,9 @@ change what it logs, so each class is recorded with its bases and the methods th
 
 A name alone is no use: the class or call must resolve, through the file's imports, to the
 entry point's full path. A use whose subclass overrides how the keys are made, or that a
-callback of the project's own may rewrite, gives nothing (frameworks.yaml says which)."""
+callback of the project's own may rewrite, gives nothing (frameworks.yaml says which). A hook
+such as `on_log` counts only if it may change one of the keys (hooks.py); a callback handed to
+the entry point by a name is judged by the project-wide step, where its class is known."""
 
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from metriclint.knowledge.frameworks import EntryPoint, FrameworkKey, facts_at
-from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, KeyUse, ProjectClass, Rewrite, Span
+from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, KeyUse, PassedCallback, ProjectClass, Rewrite, Span
 from metriclint.sources.python.bindings import Bindings
+from metriclint.sources.python.hooks import keys_written
 from metriclint.sources.python.switches import switched_off
 
 
@@ -39,24 +42,36 @@ class EntryUses(Bindings):
         self.entry_uses: list[_Use] = []
         self.rewrites: list[Rewrite] = []
         self.project_classes: list[ProjectClass] = []
+        self.passed: list[PassedCallback] = []
         self._classes: list[tuple[str, Span, tuple[tuple[str, Span], ...], frozenset[str]]] = []
+        self._class_rewrites: list[frozenset[str]] = []
         known = self.code.knowledge.entry_points
-        entries = list(dict.fromkeys(known.values()))
+        self._entries = list(dict.fromkeys(known.values()))
         self._entry_names = frozenset(path.rsplit(".", 1)[-1] for path in known)
-        self._rewritable = [entry for entry in entries if entry.unless_defined and entry.shipped_by]
-        self._overridable = frozenset(name for e in entries for name in (e.overrides.union(*(k.overrides for k in e.keys))))
-        self._hooks = (frozenset(n for e in entries for n in e.unless_defined), frozenset(n for e in entries for n in e.unless_called))
-        self._defined: set[str] = set()  # the hooks the file defines, and those it calls
-        self._called: set[str] = set()
+        self._rewritable = [entry for entry in self._entries if entry.unless_defined and entry.shipped_by]
+        self._overridable = frozenset(name for e in self._entries for name in (e.overrides.union(*(k.overrides for k in e.keys))))
+        self._hooks = (frozenset(n for e in self._entries for n in e.unless_defined), frozenset(n for e in self._entries for n in e.unless_called))
+        self._rewriting: set[str] = set()  # entry points (first path) a hook the file defines, or a callback it adds, may rewrite
+        self._judged: dict[int, frozenset[str]] = {}
 
-    def defined_here(self, name: str) -> None:
+    def defined_here(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """The walk meets a function or method definition."""
-        if name in self._hooks[0]:
-            self._defined.add(name)
+        if node.name in self._hooks[0]:
+            self._rewriting |= self._changed_by(node)
+
+    def _changed_by(self, hook: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+        """The entry points (first path) one of whose keys the hook may change."""
+        if id(hook) not in self._judged:
+            entries = (e for e in self._entries if hook.name in e.unless_defined)
+            self._judged[id(hook)] = frozenset(e.paths[0] for e in entries if e.changed_by(keys_written(hook, e, self._resolve)))
+        return self._judged[id(hook)]
+
+    def _resolve(self, func: ast.expr) -> str | None:
+        return self.code.chain(func, {})
 
     def _visit_Call(self, node: ast.Call) -> bool:
         if isinstance(node.func, ast.Attribute) and node.func.attr in self._hooks[1]:
-            self._called.add(node.func.attr)
+            self._added(node, node.func.attr)
         entry = self._entry(node.func)
         if entry is not None:
             self.entry_uses.append(_Use(*entry, self.span(node.func), None, self._changes_logs(entry[0], node)))
@@ -65,13 +80,15 @@ class EntryUses(Bindings):
     def entry_class(self, node: ast.ClassDef) -> None:
         """A class that names an entry point among its bases, or that extends another class of
         the framework with a method that may rewrite the entry point's logs (`on_log`)."""
-        defined = frozenset(s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        defined = frozenset(s.name for s in methods)
+        rewrites = frozenset().union(*(self._changed_by(s) for s in methods if s.name in self._hooks[0]))
         bases = []
         for base in node.bases:
             entry = self._entry(base)
             if entry is not None:
                 self.entry_uses.append(_Use(*entry, self.span(base), defined, bool(entry[0].overrides & defined)))
-            rewritten = [e for e in self._rewritable if e.unless_defined & defined] if self._rewritable else []
+            rewritten = [e for e in self._rewritable if e.paths[0] in rewrites]
             path = self.code.chain(base, {}) if rewritten else None
             self.rewrites += [Rewrite(e.paths, self.span(node)) for e in rewritten if path is not None and e.shipped(path)]
             name = self.code.callee(base, [])
@@ -79,6 +96,7 @@ class EntryUses(Bindings):
                 bases.append((name, self.span(base)))
         name = ".".join((self.module, *self.classes, node.name))  # every class: one the project cannot place is another package's
         self._classes.append((name, self.span(node), tuple(bases), defined & self._overridable))
+        self._class_rewrites.append(rewrites)
 
     def _entry(self, node: ast.expr) -> tuple[EntryPoint, str] | None:
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
@@ -96,18 +114,32 @@ class EntryUses(Bindings):
         for keyword in node.keywords:
             if keyword.arg in entry.unless_keywords or keyword.arg is None and (entry.callbacks or entry.unless_keywords):
                 return True
-            if keyword.arg == entry.callbacks and entry.callbacks and not self._shipped_callbacks(entry, keyword.value):
+            if keyword.arg == entry.callbacks and entry.callbacks and not self._listed(entry, keyword.value):
                 return True
         return False
 
-    def _shipped_callbacks(self, entry: EntryPoint, value: ast.expr) -> bool:
-        if not isinstance(value, (ast.List, ast.Tuple)):
+    def _listed(self, entry: EntryPoint, value: ast.expr) -> bool:
+        """A callbacks argument whose every callback is named (or none is given)."""
+        if isinstance(value, ast.Constant) and value.value is None:
+            return True
+        return isinstance(value, (ast.List, ast.Tuple)) and all([self._named(entry, item) for item in value.elts])
+
+    def _added(self, node: ast.Call, method: str) -> None:
+        """`trainer.add_callback(X)`: the file's uses of each entry point that takes callbacks so
+        keep their facts only if X is named, and the project-wide step finds it harmless."""
+        for entry in self._entries:
+            if method in entry.unless_called and (node.keywords or not all([self._named(entry, arg) for arg in node.args])):
+                self._rewriting.add(entry.paths[0])
+
+    def _named(self, entry: EntryPoint, item: ast.expr) -> bool:
+        """A callback (`Report(path)`, or the class itself) the framework ships, or one named for
+        the project-wide step to judge; False for one metriclint cannot name."""
+        made = item.func if isinstance(item, ast.Call) else item
+        path = self.code.chain(made, {}) or self.code.callee(made, [])
+        if path is None or "(" in path:
             return False
-        for item in value.elts:
-            made = item.func if isinstance(item, ast.Call) else item
-            path = self.code.chain(made, {})
-            if path is None or not entry.shipped(path):
-                return False
+        if not entry.shipped(path):
+            self.passed.append(PassedCallback(entry.paths, path, self.span(item)))
         return True
 
     def framework_keys(self) -> None:
@@ -115,7 +147,7 @@ class EntryUses(Bindings):
         a call elsewhere in the file may change; and the file's classes, with the entry points
         whose logs it may change."""
         silenced = frozenset(e.paths[0] for e in dict.fromkeys(self.code.knowledge.entry_points.values()) if self._rewrites(e))
-        self.project_classes = [ProjectClass(*shape, silenced) for shape in self._classes]
+        self.project_classes = [ProjectClass(*shape, silenced, rewrites) for shape, rewrites in zip(self._classes, self._class_rewrites)]
         sinks: list[tuple[str, frozenset[CodeFact]]] = []
         for use in self.entry_uses:
             if use.silent or use.entry.paths[0] in silenced:
@@ -127,9 +159,9 @@ class EntryUses(Bindings):
             self.functions.append(FunctionFlow(f"{self.module}.{FRAMEWORKS}", (), False, tuple(sinks), ()))
 
     def _rewrites(self, entry: EntryPoint) -> bool:
-        """The file defines a method that may rewrite the entry point's logs, or calls one that
-        adds something that may."""
-        return bool(entry.unless_defined & self._defined or entry.unless_called & self._called)
+        """The file defines a hook that may change one of the entry point's keys, or adds a
+        callback metriclint cannot name."""
+        return entry.paths[0] in self._rewriting
 
     def _logged(self, use: _Use, logged: FrameworkKey, sinks: list[tuple[str, frozenset[CodeFact]]]) -> None:
         """A class's facts are the project-wide step's: only a call's are known here."""

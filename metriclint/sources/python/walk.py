@@ -60,6 +60,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
         rewrites=tuple(collector.rewrites),
         flags=tuple(collector.flags),
         classes=tuple(collector.project_classes),
+        callbacks=tuple(collector.passed),
     )
 
 
@@ -101,7 +102,7 @@ class _Collector(EntryUses):
         every = (*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None))
         in_class = len(self.scopes) == 1 and bool(self.classes)
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
-        self.defined_here(node.name)
+        self.defined_here(node)
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
         self.scopes.append(Scope(name, tuple(a.arg for a in every), in_class and not static))
         self.children(node)
