@@ -288,8 +288,10 @@ class FunctionFlow:
 @dataclass(frozen=True, slots=True)
 class Rewrite:
     """A class of the project that extends a framework's own class with a method that may
-    rewrite what an entry point logs (a Trainer callback's `on_log`): wherever it is passed
-    in, the entry point's facts may not hold, so they hold nowhere in the project."""
+    rewrite what an entry point logs (a Trainer callback's `on_log`), or a statement that
+    replaces one of the entry point's own methods (`Trainer.log = ...`): wherever the class is
+    passed in, or once the patch has run, the entry point's facts may not hold, so they hold
+    nowhere in the project."""
 
     entry: tuple[str, ...]  # the entry point's import paths, as its code facts name their origin
     span: Span

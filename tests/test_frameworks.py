@@ -210,3 +210,28 @@ def test_a_mixin_of_the_project_with_no_base_is_no_foreign_class(in_tmp: Path) -
     tuned = "from base import Base\nfrom mixins import Seeded\n\n\nclass Tuned(Seeded, Base):\n    pass\n"
     write_project(in_tmp, {"base.py": BASE, "mixins.py": mixins, "tuned.py": tuned})
     assert {metric for metric, *_ in _facts(in_tmp)} == {"grad_norm", "train/grad_norm", "loss", "train/loss"}
+
+
+ALL = {"grad_norm", "train/grad_norm", "loss", "train/loss"}
+REPLACED = "from transformers import Trainer\n\nTrainer._maybe_log_save_evaluate = patched_log_save_evaluate\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "metrics"),
+    [
+        ({"patches.py": REPLACED}, set()),
+        ({"patches.py": "import transformers\n\nsetattr(transformers.Trainer, 'log', rounded_log)\n"}, set()),
+        ({"patches.py": "from transformers import Trainer\n\nTrainer._nested_gather = gather_nothing\n"}, set()),
+        ({"patches.py": "from transformers import Trainer\n\nTrainer.tag_names = ['project']\n"}, ALL),
+        ({"tests/test_patches.py": REPLACED}, ALL),
+    ],
+    ids=["method-replaced", "method-set", "one-keys-method-replaced", "other-attribute", "in-a-test"],
+)
+def test_a_framework_method_the_project_replaces_in_place_silences_the_entry_point_everywhere(
+    in_tmp: Path, files: dict[str, str], metrics: set[str]
+) -> None:
+    """A monkeypatch (`Trainer._maybe_log_save_evaluate = ...`, as axolotl patches it) changes
+    the framework's own class for every use in the project, not only in its file; a test
+    file's patch changes no training run."""
+    write_project(in_tmp, {"train.py": "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n", **files})
+    assert {metric for metric, *_ in _facts(in_tmp)} == metrics

@@ -69,9 +69,24 @@ class EntryUses(Bindings):
     def _resolve(self, func: ast.expr) -> str | None:
         return self.code.chain(func, {})
 
+    def _visit_Assign(self, node: ast.Assign) -> bool:
+        for target in node.targets:
+            if isinstance(target, ast.Attribute):
+                self._patched(target.value, target.attr, node)
+        return super()._visit_Assign(node)
+
+    def _patched(self, owner: ast.expr, method: str, node: ast.AST) -> None:
+        """`Trainer._maybe_log_save_evaluate = patched` (or `setattr`) replaces how the
+        framework's own class makes its keys, for every use in the project."""
+        entry = self._entry(owner)
+        if entry is not None and method in entry[0].overrides.union(*(k.overrides for k in entry[0].keys)):
+            self.rewrites.append(Rewrite(entry[0].paths, self.span(node)))
+
     def _visit_Call(self, node: ast.Call) -> bool:
         if isinstance(node.func, ast.Attribute) and node.func.attr in self._hooks[1]:
             self._added(node, node.func.attr)
+        if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
+            self._patched(node.args[0], str(node.args[1].value), node)
         entry = self._entry(node.func)
         if entry is not None:
             self.entry_uses.append(_Use(*entry, self.span(node.func), None, self._changes_logs(entry[0], node)))
