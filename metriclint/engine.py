@@ -296,7 +296,9 @@ def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
     entries = knowledge().entry_points
     classes = [c for e in collection.extractions for c in e.classes if c.span.path not in collection.tests]
     passed = (p for e in collection.extractions for p in e.callbacks)
-    functions, classes = silence([f for e in collection.extractions for f in e.functions], classes, silenced_files(passed, classes, entries), entries)
+    lists = (listed for e in collection.extractions for listed in e.callback_lists)
+    silenced = silenced_files(passed, classes, lists, entries)
+    functions, classes = silence([f for e in collection.extractions for f in e.functions], classes, silenced, entries)
     functions += inherited_flows(classes, entries)
     calls = [c for e in collection.extractions for c in e.calls if c.span.path not in collection.tests]
     own = frozenset(

@@ -305,8 +305,18 @@ class PassedCallback:
     logs, the entry point's facts do not hold in that file (evidence/callbacks.py)."""
 
     entry: tuple[str, ...]  # the entry point's import paths
-    callback: str  # dotted: the class, or whatever else the name is
+    callback: str  # dotted: the class, or whatever else the name is; "f()" for what a call of f returns
     span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class CallbackList:
+    """The callbacks a function of the project returns (`def get_callbacks(args): ...`), each
+    named as its file's imports resolve it (sources/python/callback_lists.py): a call of it
+    handed to an entry point hands these over."""
+
+    function: str  # dotted: module.function or module.Class.method
+    callbacks: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,3 +136,28 @@ def test_a_callback_a_project_trainer_adds_to_itself_is_judged_by_its_class(in_t
     )
     write_project(in_tmp, {"base.py": BASE, "mine.py": callback, "tuned.py": trainer})
     assert {metric for metric, *_ in _facts(in_tmp)} == (set() if silenced else ALL)
+
+
+FACTORY = (
+    "from transformers import EarlyStoppingCallback\n\nfrom mine import Mine\n\nCALLBACKS = {'mine': Mine, 'stop': EarlyStoppingCallback}\n\n\n"
+    "def get_callbacks(names):\n    callbacks = []\n    for name in names:\n        if name not in CALLBACKS:\n"
+    "            raise ValueError(name)\n        callbacks.append(CALLBACKS[name]())\n    return callbacks\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("factory", "callback", "silenced"),
+    [
+        (FACTORY, READER, False),
+        (FACTORY, WRITER, True),
+        (FACTORY.replace("    return callbacks\n", "    register(callbacks)\n    return callbacks\n"), READER, True),
+        (FACTORY.replace("'stop': EarlyStoppingCallback", "'lab': SwanLabCallback").replace("from mine", "from swanlab import SwanLabCallback\nfrom mine"), READER, True),
+        ("from mine import Mine\n\n\ndef get_callbacks(args):\n    if args.quiet:\n        return []\n    return [Mine(), make()]\n", READER, True),
+        ("from mine import Mine\n\n\ndef get_callbacks(args):\n    found = [Mine()] if args.mine else []\n    found += [Mine()]\n    return found\n", READER, False),
+    ],
+    ids=["readers", "a-writer", "list-handed-on", "another-packages", "one-made-elsewhere", "built-up"],
+)
+def test_callbacks_a_function_of_the_project_lists_are_judged_by_their_classes(in_tmp: Path, factory: str, callback: str, silenced: bool) -> None:
+    train = "from transformers import Trainer\n\nfrom factory import get_callbacks\n\ntrainer = Trainer(model=None, callbacks=get_callbacks(args))\n"
+    write_project(in_tmp, {"base.py": BASE, "mine.py": callback, "factory.py": factory, "train.py": train})
+    assert {metric for metric, *_ in _facts(in_tmp)} == (set() if silenced else ALL)

@@ -12,30 +12,44 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Iterable
 
+from metriclint.evidence.dotted import Dotted
 from metriclint.evidence.inherited import Hierarchy
 from metriclint.knowledge.frameworks import EntryPoint
-from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, PassedCallback, ProjectClass
+from metriclint.model import FRAMEWORKS, CallbackList, CodeFact, FunctionFlow, PassedCallback, ProjectClass
 
 
-def silenced_files(passed: Iterable[PassedCallback], classes: list[ProjectClass], entries: dict[str, EntryPoint]) -> dict[str, frozenset[str]]:
-    """Per file, the entry points (first path) a callback it hands over may rewrite."""
-    hierarchy = Hierarchy(classes, entries)
+def silenced_files(
+    passed: Iterable[PassedCallback], classes: list[ProjectClass], lists: Iterable[CallbackList], entries: dict[str, EntryPoint]
+) -> dict[str, frozenset[str]]:
+    """Per file, the entry points (first path) a callback it hands over may rewrite; `lists`
+    are what the project's functions that make callbacks return."""
+    judge = _Judge(Hierarchy(classes, entries), Dotted({listed.function: listed for listed in lists}))
     found: dict[str, set[str]] = {}
     for callback in passed:
         entry = entries.get(callback.entry[0])
-        if entry is not None and _may_rewrite(hierarchy, entry, callback.callback, set()):
+        if entry is not None and judge.may_rewrite(entry, callback.callback, set()):
             found.setdefault(callback.span.path, set()).add(entry.paths[0])
     return {path: frozenset(silenced) for path, silenced in found.items()}
 
 
-def _may_rewrite(hierarchy: Hierarchy, entry: EntryPoint, name: str, seen: set[str]) -> bool:
-    if entry.shipped(name):
-        return False
-    shape = hierarchy.base(name)
-    if shape is None or shape.name in seen:
-        return shape is None  # a cycle adds nothing
-    seen.add(shape.name)
-    return entry.paths[0] in shape.rewrites or any(_may_rewrite(hierarchy, entry, base, seen) for base, _ in shape.bases)
+class _Judge:
+    def __init__(self, hierarchy: Hierarchy, lists: Dotted[CallbackList]) -> None:
+        self.hierarchy = hierarchy
+        self.lists = lists
+
+    def may_rewrite(self, entry: EntryPoint, name: str, seen: set[str]) -> bool:
+        """Whether the callback `name` (a class, or "f()": what a call of f returns) may
+        change one of the entry point's keys."""
+        if name.endswith("()"):
+            listed = self.lists.resolve(name[:-2])
+            return listed is None or any(self.may_rewrite(entry, callback, seen) for callback in listed.callbacks)
+        if entry.shipped(name):
+            return False
+        shape = self.hierarchy.base(name)
+        if shape is None or shape.name in seen:
+            return shape is None  # a cycle adds nothing
+        seen.add(shape.name)
+        return entry.paths[0] in shape.rewrites or any(self.may_rewrite(entry, base, seen) for base, _ in shape.bases)
 
 
 def silence(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from metriclint.model import (
+    CallbackList,
     CallFlow,
     FlagDefault,
     FunctionFlow,
@@ -55,6 +56,7 @@ class Extraction:
     flags: tuple[FlagDefault, ...] = ()  # flags defined here, for the placeholders' default path
     classes: tuple[ProjectClass, ...] = ()  # for the entry points reached through the project's classes (evidence/inherited.py)
     callbacks: tuple[PassedCallback, ...] = ()  # callbacks handed to an entry point, for the project-wide step (evidence/callbacks.py)
+    callback_lists: tuple[CallbackList, ...] = ()  # ... and what functions that make them return
 
     @property
     def mentions(self) -> tuple[Mention, ...]:

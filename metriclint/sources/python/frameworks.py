@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from metriclint.knowledge.frameworks import EntryPoint, FrameworkKey, facts_at
-from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, KeyUse, PassedCallback, ProjectClass, Rewrite, Span
+from metriclint.model import FRAMEWORKS, CallbackList, CodeFact, FunctionFlow, KeyUse, PassedCallback, ProjectClass, Rewrite, Span
 from metriclint.sources.python.bindings import Bindings
+from metriclint.sources.python.callback_lists import module_tables, returned_callbacks
 from metriclint.sources.python.hooks import keys_written
 from metriclint.sources.python.switches import switched_off
 
@@ -43,6 +44,8 @@ class EntryUses(Bindings):
         self.rewrites: list[Rewrite] = []
         self.project_classes: list[ProjectClass] = []
         self.passed: list[PassedCallback] = []
+        self.callback_lists: list[CallbackList] = []
+        self._tables: dict[str, ast.Dict] | None = None  # the module's dicts written out, once a function needs them
         self._classes: list[tuple[str, Span, tuple[tuple[str, Span], ...], frozenset[str]]] = []
         self._class_rewrites: list[frozenset[str]] = []
         known = self.code.knowledge.entry_points
@@ -58,6 +61,11 @@ class EntryUses(Bindings):
         """The walk meets a function or method definition."""
         if node.name in self._hooks[0]:
             self._rewriting |= self._changed_by(node)
+        if "callback" in node.name.lower() and self._entries:
+            self._tables = module_tables(self.tree) if self._tables is None else self._tables
+            listed = returned_callbacks(node, self._tables, self._callback_path)
+            if listed is not None:
+                self.callback_lists.append(CallbackList(".".join((self.module, *self.classes, node.name)), listed))
 
     def _changed_by(self, hook: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
         """The entry points (first path) one of whose keys the hook may change."""
@@ -137,6 +145,11 @@ class EntryUses(Bindings):
         """A callbacks argument whose every callback is named (or none is given)."""
         if isinstance(value, ast.Constant) and value.value is None:
             return True
+        if isinstance(value, ast.Call):  # callbacks=get_callbacks(args): what the function returns
+            path = self._callback_path(value.func)
+            if path is not None:
+                self.passed.append(PassedCallback(entry.paths, path + "()", self.span(value)))
+            return path is not None
         return isinstance(value, (ast.List, ast.Tuple)) and all([self._named(entry, item) for item in value.elts])
 
     def _added(self, node: ast.Call, method: str) -> None:
@@ -149,13 +162,17 @@ class EntryUses(Bindings):
     def _named(self, entry: EntryPoint, item: ast.expr) -> bool:
         """A callback (`Report(path)`, or the class itself) the framework ships, or one named for
         the project-wide step to judge; False for one metriclint cannot name."""
-        made = item.func if isinstance(item, ast.Call) else item
-        path = self.code.chain(made, {}) or self.code.callee(made, [])
-        if path is None or "(" in path:
+        path = self._callback_path(item.func if isinstance(item, ast.Call) else item)
+        if path is None:
             return False
         if not entry.shipped(path):
             self.passed.append(PassedCallback(entry.paths, path, self.span(item)))
         return True
+
+    def _callback_path(self, node: ast.expr) -> str | None:
+        """A class or function as the file's imports (or its own definitions) name it."""
+        path = self.code.chain(node, {}) or self.code.callee(node, [])
+        return None if path is None or "(" in path else path
 
     def framework_keys(self) -> None:
         """The keys of the file's uses and the facts of its calls, less those a definition or

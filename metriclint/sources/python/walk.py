@@ -61,6 +61,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
         flags=tuple(collector.flags),
         classes=tuple(collector.project_classes),
         callbacks=tuple(collector.passed),
+        callback_lists=tuple(collector.callback_lists),
     )
 
 
