@@ -21,6 +21,7 @@ from metriclint.knowledge.code_sections import (
     Logged,
     LogRatios,
     Unreduced,
+    facet_names,
     known_value,
     read_alike,
     read_facts,
@@ -33,9 +34,9 @@ from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
 KINDS = ("call", "method", "expression", "function")
-ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers", "local")
+ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers", "local", "picks")
 FILE_KEYS = (
-    "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "derivations",
+    "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "kept_in_lists", "derivations",
     "schedulers", "loose_names", "log_ratios", "logging", "entry_points", "unreduced", "alike", "leave_alone", "loaders", "loader_wrappers",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
@@ -68,6 +69,7 @@ class Known:
     objects_only: bool = False  # a method matches on an object, not as a module's function (`torch.max`)
     receivers: frozenset[str] = frozenset()  # a method's object (a function's first argument) must be named with one of these last words
     local: str = ""  # the result is this rank's own (why): scope=per-rank while it stays on the rank (ranks.yaml)
+    picks: tuple[int, ...] = ()  # the result's elements come from these arguments (a method's object is 0), all but one constants
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +102,7 @@ class Knowledge:
     kept_by_arithmetic: frozenset[str]
     kept_by_conversion: frozenset[str] = frozenset()
     kept_by_rate: frozenset[str] = frozenset()  # ... and a division by a duration (units.yaml)
+    kept_in_lists: frozenset[str] = frozenset()  # facets a list or tuple has when all its items have them (elements.yaml)
     derivations: dict[str, tuple[Derivation, ...]] = field(default_factory=dict)
     schedulers: Schedulers = Schedulers()
     loose_names: frozenset[frozenset[str]] = frozenset()  # unit pairs named one for the other
@@ -163,6 +166,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     kept: set[str] = set()
     kept_by_conversion: set[str] = set()
     kept_by_rate: set[str] = set()
+    kept_in_lists: set[str] = set()
     leave_alone: set[str] = set()
     loaders: set[str] = set()
     loader_wrappers: set[str] = set()
@@ -204,6 +208,8 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
                     reader.error(by_node, f"'{by}' is not a number")
                 else:
                     conversions[(unit, op, number)] = gives
+        if "kept_in_lists" in top:
+            kept_in_lists.update(facet_names(reader, top["kept_in_lists"][1], facets, "'kept_in_lists'"))
         for key, into in (
             ("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion), ("kept_by_rate", kept_by_rate), ("leave_alone", leave_alone),
             ("loaders", loaders), ("loader_wrappers", loader_wrappers),
@@ -240,7 +246,8 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         by_construct[derivation.construct] = (*by_construct.get(derivation.construct, ()), derivation)
     return Knowledge(
         **_indexed(entries), norm_types=norm_types, default_norm=default_norm or "l2", conversions=conversions,
-        kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), kept_by_rate=frozenset(kept_by_rate), derivations=by_construct,
+        kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), kept_by_rate=frozenset(kept_by_rate),
+        kept_in_lists=frozenset(kept_in_lists), derivations=by_construct,
         schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging, entry_points=entry_points,
         unreduced=tuple(unreduced), alike=frozenset(alike), leave_alone=frozenset(leave_alone),
         loaders=frozenset(loaders), loader_wrappers=frozenset(loader_wrappers),
@@ -288,7 +295,8 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
     arguments, element, of, writes = (
         _whole(reader, fields[k][1]) if k in fields else None for k in ("arguments", "element", "of", "writes")
     )
-    keeps = tuple(v for _, v in reader.texts(fields["keeps"][1], "'keeps'")) if "keeps" in fields else ()
+    keeps = facet_names(reader, fields["keeps"][1], facets, "'keeps'") if "keeps" in fields else ()
+    picks = _wholes(reader, fields["picks"][1], "'picks'") if "picks" in fields else ()
     unless_keyword, unless_position = "", None
     if "unless" in fields:
         unless = reader.mapping(fields["unless"][1], "'unless'", ("keyword", "position"))
@@ -302,7 +310,7 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
     return Known(
         chain, kinds[0] == "method", says, tuple(facts), keyword, positions, arguments=arguments, element=element, of=of,
         keeps=keeps, writes=writes, unless_keyword=unless_keyword, unless_position=unless_position, clamps=clamps,
-        objects_only=objects_only, receivers=receivers, local=local,
+        objects_only=objects_only, receivers=receivers, local=local, picks=picks,
     )
 
 
@@ -334,6 +342,13 @@ def _whole(reader: Reader, node: Node) -> int:
         reader.error(node, f"expected a whole number, not a {node.kind}")
         return -1
     return node.value
+
+
+def _wholes(reader: Reader, node: Node, what: str) -> tuple[int, ...]:
+    if node.kind != "sequence":
+        reader.error(node, f"{what} must be a list of whole numbers")
+        return ()
+    return tuple(_whole(reader, n) for n in node.elements)
 
 
 def _compact(code: str) -> str:

@@ -113,6 +113,15 @@ def read_log_ratios(reader: Reader, node: Node, facets: dict[str, Facet]) -> Log
     return LogRatios(words, policies, drawn_by, tuple(examples))
 
 
+def facet_names(reader: Reader, node: Node, facets: dict[str, Facet], what: str) -> tuple[str, ...]:
+    """A list of facets (`keeps`, `kept_in_lists`): a misspelt one would keep nothing, silently."""
+    found = reader.texts(node, what)
+    for name_node, name in found:
+        if name not in facets:
+            reader.error(name_node, f"unknown facet '{name}'")
+    return tuple(name for _, name in found if name in facets)
+
+
 def known_value(reader: Reader, node: Node, facets: dict[str, Facet], facet: str, value: str) -> bool:
     if facet not in facets:
         reader.error(node, f"unknown facet '{facet}'")

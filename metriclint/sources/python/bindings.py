@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
-from metriclint.sources.python.flow import Scope
+from metriclint.sources.python.flow import Scope, shared
 from metriclint.sources.python.said import Messages
 from metriclint.sources.python.state import child_fields
 
@@ -133,6 +133,8 @@ class Bindings(Messages):
             scope.named[target.id] = ((target.id, self.span(target)), *came)
             atoms, unknown = self.branch(value)
             scope.bind(target.id, self._placeheld(target.id, value, self.selected(target.id, atoms), path), path, unknown)
+            if isinstance(value, ast.List):
+                scope.lists[target.id] = bool(value.elts)
             chain = self.code.chain(value, scope.objects)
             if chain in self.code.knowledge.prefixes:
                 scope.objects[target.id] = chain
@@ -151,6 +153,8 @@ class Bindings(Messages):
                         scope.batches.add(element.id)
         elif isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
             self.sink(target.slice, value, require_key_shape=True)
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in scope.lists:
+            self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
 
     def _placeheld(self, name: str, value: ast.expr, atoms: frozenset[Atom], path: tuple[int, ...]) -> frozenset[Atom]:
         """`x = 0` is a placeholder; what the body of an `if FLAG:` right after it, in the same
@@ -187,6 +191,20 @@ class Bindings(Messages):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == self.code.knowledge.schedulers.step:
             scope.stepped.add(self.text.segment(func.value))
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in scope.lists:
+            appended = func.attr == "append" and len(node.args) == 1 and not node.keywords
+            self._collect(func.value.id, node.args[0] if appended else None)
+
+    def _collect(self, name: str, item: ast.expr | None) -> None:
+        """An item added to a list written out in this function (`items.append(x)`): the list
+        is what all its items are (flow.shared), what `torch.cat(items)` keeps. An item added
+        another way (`items.extend(more)`, `items[0] = x`, None) leaves it nothing known."""
+        scope = self.scopes[-1]
+        atoms, path = scope.carries[name]
+        added = self.roots(item) if item is not None else frozenset()
+        items = (atoms, added) if scope.lists[name] else (added,)
+        scope.carries[name] = (shared(items, self.code.knowledge.kept_in_lists), path)
+        scope.lists[name] = True
 
     def _visit_Expr(self, node: ast.Expr) -> bool:
         if isinstance(node.value, ast.Call):  # a call made for what it does, not for its result

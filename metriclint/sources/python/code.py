@@ -199,11 +199,37 @@ class CodeReader:
 
     def _kept(self, entry: Known, node: ast.Call, roots: Roots) -> frozenset[Atom]:
         """The facts of the reduced value (the receiver of a method, else the first argument)
-        that a reduction keeps: a mean of seconds is in seconds."""
-        reduced = subject(entry, node)
+        that a reduction keeps: a mean of seconds is in seconds. An entry with no facts of its
+        own (torch.cat, masked_fill: rules/code/elements.yaml) only passes them on, and its step
+        is added to what each says, so a finding shows how the value got there."""
+        reduced = self._picked(entry, node) if entry.picks else subject(entry, node)
         if not entry.keeps or reduced is None:
             return frozenset()
-        return frozenset(a for a in roots(reduced) if isinstance(a, CodeFact) and a.facet in entry.keeps)
+        kept = frozenset(a for a in roots(reduced) if isinstance(a, CodeFact) and a.facet in entry.keeps)
+        if entry.facts:
+            return kept
+        step = f"; then {self._named(entry, node)} (line {self.text.span(self.path, node).line}) {entry.says}"
+        return frozenset(replace(a, says=a.says + step) for a in kept)
+
+    def _picked(self, entry: Known, node: ast.Call) -> ast.expr | None:
+        """The one argument among `entry.picks` that is not a constant, which the result takes
+        its elements from (`torch.where(mask, x, 0.0)`: x); None when it takes them from two
+        values, or when the arguments cannot be told apart (a keyword, `*args`)."""
+        given = [*([node.func.value] if entry.method and isinstance(node.func, ast.Attribute) else []), *node.args]
+        if node.keywords or any(isinstance(a, ast.Starred) for a in given) or max(entry.picks) >= len(given):
+            return None
+        values = [given[p] for p in entry.picks if not self.constant(given[p])]
+        return values[0] if len(values) == 1 else None
+
+    def constant(self, node: ast.expr) -> bool:
+        """A constant written in the code (`0.0`, `None`, `-float("inf")`) or a module's
+        constant (`PAD = 1.0`): a fill, not a value the result takes elements from."""
+        if isinstance(node, ast.UnaryOp):
+            return self.constant(node.operand)
+        if isinstance(node, ast.Call):
+            func, given = node.func, [*node.args, *(k.value for k in node.keywords)]
+            return isinstance(func, ast.Name) and func.id == "float" and "float" not in self.defined and all(isinstance(a, ast.Constant) for a in given)
+        return isinstance(node, ast.Constant) or numbers.value(node, self.constants.get) is not None
 
     def exponential(self, node: ast.Call, objects: dict[str, str]) -> bool:
         """`torch.exp(x)`, `math.exp(x)`, `numpy.exp(x)` or `x.exp()`."""
@@ -266,8 +292,7 @@ class CodeReader:
         return None
 
     def _facts(self, entry: Known, node: ast.AST) -> frozenset[Atom]:
-        span = self.text.span(self.path, node)
-        origin = entry.pattern.removesuffix("()").removeprefix("builtins.") if not entry.method else self.origin(node)
+        span, origin = self.text.span(self.path, node), self._named(entry, node)
         facts: set[Atom] = {CodeFact(facet, value, span, origin, entry.says) for facet, value in entry.facts}
         if isinstance(node, ast.Call) and (entry.norm_keyword or entry.norm_positions):
             norm = self._norm(entry, node)
@@ -291,6 +316,10 @@ class CodeReader:
         written = self.text.segment(keyword if keyword is not None else positional[candidates[0]])
         norm = self.knowledge.norm_types.get("".join(written.split()))
         return (norm, f"computes the {norm} norm (norm_type={written})") if norm else None
+
+    def _named(self, entry: Known, node: ast.AST) -> str:
+        """How a fact names the call it comes from: a function by its full name, a method as written."""
+        return entry.pattern.removesuffix("()").removeprefix("builtins.") if not entry.method else self.origin(node)
 
     def origin(self, node: ast.AST) -> str:
         code = " ".join(self.text.segment(node).split())

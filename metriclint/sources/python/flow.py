@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Iterable
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Atom, FunctionFlow, Span
+from metriclint.model import Atom, CodeFact, FunctionFlow, Span
 from metriclint.sources.python.ranks import LocalFact
 
 
@@ -46,6 +47,21 @@ def either(first: Branch, second: Branch) -> Branch:
     return (frozenset() if unknown else first[0] | second[0]), unknown
 
 
+def shared(items: Iterable[frozenset[Atom]], facets: frozenset[str]) -> frozenset[Atom]:
+    """What a list or tuple of values is: the facts of `facets` (what each item is, not how it
+    was reduced: rules/code/elements.yaml) that every item has; nothing for no items."""
+    common: set[tuple[str, str]] | None = None
+    found: set[CodeFact] = set()
+    for atoms in items:
+        facts = {a for a in atoms if isinstance(a, CodeFact) and a.facet in facets}
+        pairs = {(f.facet, f.value) for f in facts}
+        common = pairs if common is None else common & pairs
+        if not common:
+            return frozenset()
+        found |= facts
+    return frozenset(f for f in found if common is not None and (f.facet, f.value) in common)
+
+
 @dataclass
 class Scope:
     """What one function body does with its values, gathered while visiting it.
@@ -75,6 +91,7 @@ class Scope:
     owns: bool = False  # whether this rank's own values (ranks.LocalFact) were made here: else no name holds one
     batches: set[str] = field(default_factory=set)  # names that hold the batch of a loop over a data loader, or a part of a handed batch
     unknown: set[str] = field(default_factory=set)  # names that, on some path, hold a value computed in a way not known
+    lists: dict[str, bool] = field(default_factory=dict)  # names bound to a list written out (`[]`) -> whether it has items
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})
@@ -96,6 +113,7 @@ class Scope:
         else:
             self.unknown.discard(name)
         self.batches.discard(name)
+        self.lists.pop(name, None)
 
     def bind_strings(self, name: str, found: tuple[str, ...] | None, path: tuple[int, ...]) -> None:
         """Call before `bind`: whether the old strings stay possible depends on the old path."""

@@ -9,7 +9,7 @@ from dataclasses import replace
 from metriclint.model import Atom, CodeFact, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.code import arguments
-from metriclint.sources.python.flow import Branch, either
+from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState
 
 
@@ -28,6 +28,8 @@ class ValueReader(WalkState):
         if isinstance(value, (ast.Tuple, ast.List)) and element is not None and element[0] < len(value.elts):
             part = value.elts[element[0]]
             return self.roots(part.value if isinstance(part, ast.Starred) else part)
+        if isinstance(value, (ast.Tuple, ast.List)) and element is None:
+            return shared((self.roots(item) for item in value.elts), self.code.knowledge.kept_in_lists)
         if isinstance(value, ast.Subscript) and element is None and _reads_param_group_lr(value):
             return self._learning_rate(value)
         if isinstance(value, ast.Subscript) and element is None:
