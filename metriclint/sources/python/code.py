@@ -218,14 +218,14 @@ class CodeReader:
         given = [*([node.func.value] if entry.method and isinstance(node.func, ast.Attribute) else []), *node.args]
         if node.keywords or any(isinstance(a, ast.Starred) for a in given) or max(entry.picks) >= len(given):
             return None
-        values = [given[p] for p in entry.picks if not self.constant(given[p])]
+        values = [given[p] for p in entry.picks if not self._constant(given[p])]
         return values[0] if len(values) == 1 else None
 
-    def constant(self, node: ast.expr) -> bool:
+    def _constant(self, node: ast.expr) -> bool:
         """A constant written in the code (`0.0`, `None`, `-float("inf")`) or a module's
         constant (`PAD = 1.0`): a fill, not a value the result takes elements from."""
         if isinstance(node, ast.UnaryOp):
-            return self.constant(node.operand)
+            return self._constant(node.operand)
         if isinstance(node, ast.Call):
             func, given = node.func, [*node.args, *(k.value for k in node.keywords)]
             return isinstance(func, ast.Name) and func.id == "float" and "float" not in self.defined and all(isinstance(a, ast.Constant) for a in given)
