@@ -161,3 +161,12 @@ def test_callbacks_a_function_of_the_project_lists_are_judged_by_their_classes(i
     train = "from transformers import Trainer\n\nfrom factory import get_callbacks\n\ntrainer = Trainer(model=None, callbacks=get_callbacks(args))\n"
     write_project(in_tmp, {"base.py": BASE, "mine.py": callback, "factory.py": factory, "train.py": train})
     assert {metric for metric, *_ in _facts(in_tmp)} == (set() if silenced else ALL)
+
+
+def test_callbacks_the_framework_makes_are_its_own(in_tmp: Path) -> None:
+    train = (
+        "from transformers import Trainer\nfrom transformers.integrations import get_reporting_integration_callbacks\n\n"
+        "trainer = Trainer(model=None, callbacks=get_reporting_integration_callbacks(['wandb']))\n"
+    )
+    write_project(in_tmp, {"train.py": train})
+    assert {metric for metric, *_ in _facts(in_tmp)} == ALL

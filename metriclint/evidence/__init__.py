@@ -2,5 +2,7 @@
 project functions into logged keys.
 
 Takes each file's function summaries and calls (model.FunctionFlow, model.CallFlow) and the
-known metrics; gives `CodeClaim`s, the evidence ML006 holds texts against.
+known metrics; gives `CodeClaim`s, the evidence ML006 holds texts against. A framework's keys
+reach them through the project's classes (`inherited.py`), less those a callback the project
+hands the framework may rewrite (`callbacks.py`).
 """

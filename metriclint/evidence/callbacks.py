@@ -38,13 +38,14 @@ class _Judge:
         self.lists = lists
 
     def may_rewrite(self, entry: EntryPoint, name: str, seen: set[str]) -> bool:
-        """Whether the callback `name` (a class, or "f()": what a call of f returns) may
-        change one of the entry point's keys."""
+        """Whether the callback `name` (a class, or "f()": what a call of f returns; the
+        framework's own function returns its own callbacks) may change one of the entry
+        point's keys."""
+        if entry.shipped(name.removesuffix("()")):
+            return False
         if name.endswith("()"):
             listed = self.lists.resolve(name[:-2])
             return listed is None or any(self.may_rewrite(entry, callback, seen) for callback in listed.callbacks)
-        if entry.shipped(name):
-            return False
         shape = self.hierarchy.base(name)
         if shape is None or shape.name in seen:
             return shape is None  # a cycle adds nothing

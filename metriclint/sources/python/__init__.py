@@ -6,7 +6,8 @@ function flows that evidence/ follows across modules.
 `walk.py` is the single `ast` walk that `extract` runs, built in layers (`state.py` the
 position and dispatch, `roots.py` what a value is, `sinks.py` where it is logged, `said.py` what
 log messages say of it (their fields read by `messages.py`), `bindings.py` what names hold,
-`frameworks.py` the keys a framework's entry point logs itself, `walk.py` definitions and docstrings); the walk follows values with the data
+`frameworks.py` the keys a framework's entry point logs itself (whether a hook such as `on_log` may change
+them: `hooks.py`; the callbacks a function of the project lists: `callback_lists.py`), `walk.py` definitions and docstrings); the walk follows values with the data
 flow of `flow.py`, finds positions, literals and comments through `text.py`, turns texts into
 mentions in `prose.py` (docstring sections from `docstrings.py`), reads what known calls compute
 in `code.py` (which of its values are this rank's own: `ranks.py`) and takes tooltip tables

@@ -61,7 +61,7 @@ class EntryUses(Bindings):
         """The walk meets a function or method definition."""
         if node.name in self._hooks[0]:
             self._rewriting |= self._changed_by(node)
-        if "callback" in node.name.lower() and self._entries:
+        if "callback" in node.name.lower():
             self._tables = module_tables(self.tree) if self._tables is None else self._tables
             listed = returned_callbacks(node, self._tables, self._callback_path)
             if listed is not None:
