@@ -23,6 +23,7 @@ from metriclint.checks import RULES, Corpus
 from metriclint.evidence.built_keys import built_keys, read_back
 from metriclint.evidence.callbacks import silence, silenced_files
 from metriclint.evidence.code_claims import code_claims
+from metriclint.evidence.constants import constant_keys
 from metriclint.evidence.inherited import inherited_flows
 from metriclint.extract.discover import discover
 from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, reread
@@ -55,7 +56,9 @@ class Collection:
     tests: frozenset[str] = frozenset()  # the test files, as shown: counted, but they state nothing
     results: tuple[Result, ...] = ()  # one per file of `files`, in order: what `revise` replaces one of
     folders: tuple[ReadFailure, ...] = ()  # the folders that could not be listed
-    built: tuple[KeyUse, ...] = ()  # keys made by calls that pass a string to a key template (evidence/built_keys.py)
+    # keys the project makes: by calls that pass a string to a key template (evidence/built_keys.py),
+    # and by another module's constant naming a metric (evidence/constants.py)
+    built: tuple[KeyUse, ...] = ()
     read: tuple[KeyUse, ...] = ()  # keys read back from a dict that a logged template covers (evidence/built_keys.py)
     buffers: tuple[tuple[Path, bytes], ...] = ()  # the files `revise` read from an editor's buffer, latest last
     declared: tuple[Known, ...] = ()  # what the project says its own helpers compute (registry, code-knowledge files)
@@ -186,7 +189,8 @@ def _assembled(
     extractions = tuple(r for r in results if isinstance(r, Extraction))
     unreadable = folders + tuple(r for r in results if isinstance(r, ReadFailure))
     uses = [use for e in extractions for use in e.keys if not use.from_keyword]
-    made = list(built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]))
+    named, help_tables = constant_keys(extractions)
+    made = [*built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]), *named]
     built = tuple(use for use in made if not keys.too_generic(use.key))
     read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
     uses += built + read
@@ -196,7 +200,7 @@ def _assembled(
     for use in uses:
         spans.setdefault(use.key, use.span)
     names = tooltips.Names(index, spans)
-    tables = [t for e in extractions for t in e.tables]
+    tables = [t for e in extractions for t in e.tables] + list(help_tables)
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
     return Collection(
         files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, built, read=read,

@@ -122,6 +122,20 @@ class TooltipEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class ConstantHelp:
+    """A prometheus_client help text whose metric is named by a constant of another module
+    (`Gauge(series.LOSS, "Latest loss")`): one file cannot know the key. The project step
+    (evidence/constants.py) finds the constant among those the project's modules define and
+    makes the key as prometheus_client does (base/keys.prometheus_name), with `entry` as its
+    help text."""
+
+    constant: str  # the constant's import path, as the file's imports spell it: `pkg.series.LOSS`
+    prefix: str  # namespace and subsystem, each followed by `_` ("" when none)
+    unit: str  # the `unit=` given ("" when none)
+    entry: TooltipEntry  # its pattern is `constant` until the key is known
+
+
+@dataclass(frozen=True, slots=True)
 class Lookup:
     """How the file's own code looks a key up in a table, read from the function that does it
     (sources/js_lookup.py, sources/python/lookup.py)."""

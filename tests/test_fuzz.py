@@ -98,7 +98,8 @@ def python_statement(draw: st.DrawFn) -> str:
     shapes = [
         f'def f_{name}({name}, tag=""):\n    {literal}\n    out = {{"{key}": {name}}}  # {comment}\n    return out\n',
         f'def g({name}):\n    """Args:\n        {name}: {one_line(draw(TEXT))}\n    """\n    wandb.log({{f"train/{{tag}}{name}": float({name})}})\n',
-        f"Histogram({json.dumps(key)}, {literal})\n",
+        f"from prometheus_client import Histogram\nHistogram({json.dumps(key)}, {literal})\n",
+        f"import prometheus_client as p\nfrom series import LOSS\np.Gauge(LOSS, {literal}, unit={literal})\n",
         f"TOOLTIPS = {{{json.dumps(key)}: {literal}, 'train/loss': {literal}}}\n",
         f"class C:\n    {name}: float = 0.0\n    {literal}\n",
         f"x = {literal} {literal}  # {comment}\n",
@@ -282,6 +283,7 @@ PROJECT = st.fixed_dictionaries(
         "dash/board.json": DASHBOARD.map(json.dumps),
         "metrics.yaml": registry_text(),
         "tests/test_train.py": PYTHON,
+        "series.py": st.one_of(st.just('LOSS = "train_loss"\n'), PYTHON),  # the constant a help text's metric may be named by
     },
 )
 

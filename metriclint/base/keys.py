@@ -148,3 +148,18 @@ def _bucket(key: str) -> tuple[int, str | None]:
     """How many segments `key` has, and its first segment (None where a placeholder is in it)."""
     segments = shape(key).split("/")
     return len(segments), None if "{}" in segments[0] else segments[0]
+
+
+def prometheus_name(prefix: str, name: str, unit: str) -> str | None:
+    """The name prometheus_client exposes a metric under: the namespace's and subsystem's
+    `prefix`, the name, then `_unit` unless the name already ends in it; None for a name it
+    refuses (the call raises, so no metric has it)."""
+    full = prefix + name
+    full = full if not unit or full.endswith(f"_{unit}") else f"{full}_{unit}"
+    return full if prometheus_shaped(full) else None
+
+
+def prometheus_shaped(name: str) -> bool:
+    """Whether `name` can be a Prometheus metric's name: ASCII letters, digits, `_` and `:`, not
+    starting with a digit."""
+    return name.isascii() and name.replace(":", "_").isidentifier()

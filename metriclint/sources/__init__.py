@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 from metriclint.model import (
     CallbackList,
     CallFlow,
+    ConstantHelp,
     FlagDefault,
     FunctionFlow,
     KeyUse,
@@ -57,6 +58,10 @@ class Extraction:
     classes: tuple[ProjectClass, ...] = ()  # for the entry points reached through the project's classes (evidence/inherited.py)
     callbacks: tuple[PassedCallback, ...] = ()  # callbacks handed to an entry point, for the project-wide step (evidence/callbacks.py)
     callback_lists: tuple[CallbackList, ...] = ()  # ... and what functions that make them return
+    # module-level constants that may name a metric, by import path (`pkg.series.LOSS`), and
+    # the help texts of metrics named by another module's constant (evidence/constants.py)
+    constants: tuple[tuple[str, str], ...] = ()
+    constant_help: tuple[ConstantHelp, ...] = ()
 
     @property
     def mentions(self) -> tuple[Mention, ...]:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from functools import lru_cache
 
 from metriclint.base import keys
+from metriclint.base.builtin import word_lists
 from metriclint.model import CallFlow, CodeFact, KeyUse, Span
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.code import Argument, arguments, called_name
@@ -15,7 +17,10 @@ from metriclint.sources.python.roots import ValueReader
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
 
-PROMETHEUS_TYPES = frozenset({"Counter", "Gauge", "Histogram", "Summary"})
+
+@lru_cache(maxsize=1)
+def _prometheus_metrics() -> frozenset[str]:
+    return frozenset(word_lists("tooltips.yaml").get("prometheus_metrics", ()))
 
 
 class KeyRecorder(ValueReader):
@@ -24,8 +29,8 @@ class KeyRecorder(ValueReader):
     def _log_call(self, node: ast.Call) -> None:
         """`log("k", v)`, `log({"k": v})` and `log(k=v)`: every argument names a metric."""
         name = called_name(node.func)
-        if self.prometheus and name in PROMETHEUS_TYPES:
-            help_key = self.tables.help_string(node)
+        if self.prometheus and self.code.chain(node.func, {}) in _prometheus_metrics():
+            help_key = self.tables.help_string(node, self._one_string, self._constant)
             if help_key is not None:
                 self.keys.append(help_key)
         if name not in self.rules.log_functions:
@@ -63,6 +68,28 @@ class KeyRecorder(ValueReader):
                 facts = dict(entry.values).get("".join(text.split()), ())
             found |= {self.code.fact(facet, value, node, entry.says) for facet, value in facts}
         return frozenset(found)
+
+    def _one_string(self, node: ast.expr) -> str | None:
+        """The one string `node` is, known whole here (a literal, a name bound to it), else None."""
+        found = strings.values(node, self.string)
+        return found[0] if found and len(found) == 1 and not keys.is_template(found[0]) else None
+
+    def _constant(self, node: ast.expr) -> str | None:
+        """The import path of the other module's name `node` reads, `pkg.series.LOSS` for
+        `series.LOSS` or an imported `LOSS`; None for anything bound here or not imported."""
+        if isinstance(node, ast.Name) and (node.id in self.scopes[-1].params or node.id in self.scopes[-1].carries):
+            return None
+        path = self.code.chain(node, {}) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        return path if path and "." in path and "(" not in path and not path.startswith("builtins.") else None
+
+    def constants(self) -> tuple[tuple[str, str], ...]:
+        """The module's top-level names bound to one string that can be a Prometheus metric's
+        name, by import path: another module's `Gauge(series.LOSS, ...)` may read one
+        (evidence/constants.py)."""
+        module = self.scopes[0]
+        return tuple(
+            (f"{self.module}.{name}", found[0]) for name, found in module.strings.items() if len(found) == 1 and keys.prometheus_shaped(found[0])
+        )
 
     def _bases(self) -> frozenset[str]:
         """The bases of the class the walk is in (a method's `self.log` is the class's)."""

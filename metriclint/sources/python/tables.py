@@ -6,13 +6,19 @@ later, language/tooltips.py)."""
 from __future__ import annotations
 
 import ast
+import itertools
 from dataclasses import replace
+from typing import Callable
 
-from metriclint.model import KeyUse, Mention, SourceKind, TooltipEntry, TooltipTable
+from metriclint.base import keys
+from metriclint.model import ConstantHelp, KeyUse, Mention, SourceKind, TooltipEntry, TooltipTable
 from metriclint.sources import source_lines
 from metriclint.sources.python import lookup
 from metriclint.sources.python.code import arguments
 from metriclint.sources.python.text import PythonText
+
+Resolve = Callable[[ast.expr], "str | None"]
+_HELP_PARAMETERS = ("name", "documentation", "labelnames", "namespace", "subsystem", "unit")
 
 
 class Tables:
@@ -23,6 +29,7 @@ class Tables:
         self.dict_tables: list[TooltipTable] = []
         self.table_dicts: set[int] = set()  # dicts read as tooltip tables: their keys are not logged
         self.help_entries: list[TooltipEntry] = []
+        self.constant_help: list[ConstantHelp] = []  # help texts of metrics another module's constant names
 
     def holds(self, node: ast.Dict) -> bool:
         """Whether the dict was read as a table: its keys are patterns, not logged keys."""
@@ -43,21 +50,31 @@ class Tables:
             self.dict_tables.append(TooltipTable(self.path, "python", name, tuple(entries)))
             self.table_dicts.add(id(value))
 
-    def help_string(self, node: ast.Call) -> KeyUse | None:
+    def help_string(self, node: ast.Call, known: Resolve, constant: Resolve) -> KeyUse | None:
         """`Counter("requests", "Requests served, per second")`: the help text of that metric,
-        and the metric's name as a key the code defines."""
-        given = arguments(node)
-        positional = [a.value for a in given if a.keyword is None and not a.star]
-        named = {a.keyword: a.value for a in given if a.keyword is not None}
-        name_node = named.get("name", positional[0] if positional else None)
-        text_node = named.get("documentation", positional[1] if len(positional) > 1 else None)
-        name = string_value(name_node)
+        and the metric's name as a key the code defines. The name is a string this module knows
+        whole (`known`: a literal, a constant bound here), or another module's constant
+        (`constant`: its import path), left to the project step (evidence/constants.py). A
+        namespace, subsystem or unit not known whole leaves the key unknown: a key without
+        them would be another metric's."""
+        given = _help_arguments(node)
+        name_node, text_node = given.get("name"), given.get("documentation")
         text = self._string_mention(text_node) if text_node is not None else None
-        if name is None or text is None or name_node is None:
+        parts = {part: known(given[part]) for part in ("namespace", "subsystem", "unit") if part in given}
+        if name_node is None or text is None or None in parts.values():
             return None
-        prefix = [string_value(named.get(k)) for k in ("namespace", "subsystem")]
-        full = "_".join([p for p in prefix if p] + [name])
+        prefix = "".join(f"{parts[p]}_" for p in ("namespace", "subsystem") if parts.get(p))
+        unit = parts.get("unit") or ""
         span = self.text.span(self.path, name_node)
+        name = known(name_node)
+        if name is None:
+            path = constant(name_node)
+            if path is not None:
+                self.constant_help.append(ConstantHelp(path, prefix, unit, TooltipEntry(path, text, span, len(self.constant_help))))
+            return None
+        full = keys.prometheus_name(prefix, name, unit)
+        if full is None:
+            return None
         self.help_entries.append(TooltipEntry(full, text, span, len(self.help_entries)))
         return KeyUse(full, span)
 
@@ -78,5 +95,10 @@ class Tables:
         return (*tables, help_table) if self.help_entries else tuple(tables)
 
 
-def string_value(node: ast.expr | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+def _help_arguments(node: ast.Call) -> dict[str, ast.expr]:
+    """The arguments of a prometheus_client metric's constructor that make its name and help
+    text, by parameter: every metric class takes them first, in this order."""
+    given = arguments(node)
+    positional = list(itertools.takewhile(lambda a: not a.star, (a for a in given if a.keyword is None)))  # `*args` hides the rest's places
+    named = {a.keyword: a.value for a in given if a.keyword is not None}
+    return {**dict(zip(_HELP_PARAMETERS, (a.value for a in positional))), **{p: named[p] for p in _HELP_PARAMETERS if p in named}}

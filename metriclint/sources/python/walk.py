@@ -62,6 +62,8 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
         classes=tuple(collector.project_classes),
         callbacks=tuple(collector.passed),
         callback_lists=tuple(collector.callback_lists),
+        constants=collector.constants(),
+        constant_help=tuple(collector.tables.constant_help),
     )
 
 
