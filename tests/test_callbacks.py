@@ -10,6 +10,8 @@ import pytest
 from conftest import write_project
 from test_codefacts import _facts
 
+from metriclint.sources.python import extract
+
 TRAINER = "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"
 ALL = {"grad_norm", "train/grad_norm", "loss", "train/loss"}
 
@@ -154,8 +156,9 @@ FACTORY = (
         (FACTORY.replace("'stop': EarlyStoppingCallback", "'lab': SwanLabCallback").replace("from mine", "from swanlab import SwanLabCallback\nfrom mine"), READER, True),
         ("from mine import Mine\n\n\ndef get_callbacks(args):\n    if args.quiet:\n        return []\n    return [Mine(), make()]\n", READER, True),
         ("from mine import Mine\n\n\ndef get_callbacks(args):\n    found = [Mine()] if args.mine else []\n    found += [Mine()]\n    return found\n", READER, False),
+        ("from mine import Mine\n\n\ndef get_callbacks(args):\n    found = []\n    if args.quiet:\n        return found\n    found.append(Mine)\n    return found\n", READER, False),
     ],
-    ids=["readers", "a-writer", "list-handed-on", "another-packages", "one-made-elsewhere", "built-up"],
+    ids=["readers", "a-writer", "list-handed-on", "another-packages", "one-made-elsewhere", "built-up", "returned-twice"],
 )
 def test_callbacks_a_function_of_the_project_lists_are_judged_by_their_classes(in_tmp: Path, factory: str, callback: str, silenced: bool) -> None:
     train = "from transformers import Trainer\n\nfrom factory import get_callbacks\n\ntrainer = Trainer(model=None, callbacks=get_callbacks(args))\n"
@@ -170,3 +173,9 @@ def test_callbacks_the_framework_makes_are_its_own(in_tmp: Path) -> None:
     )
     write_project(in_tmp, {"train.py": train})
     assert {metric for metric, *_ in _facts(in_tmp)} == ALL
+
+
+@pytest.mark.parametrize("names", ["b = a\n    a = b", "a += a"])
+def test_names_of_a_list_bound_in_a_circle_leave_its_callbacks_unknown_and_the_file_read(names: str) -> None:
+    code = f"from mine import Mine\n\n\ndef get_callbacks(args):\n    a = [Mine()]\n    {names}\n    return a\n"
+    assert extract("factory.py", code.encode()).callback_lists == ()

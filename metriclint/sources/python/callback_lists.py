@@ -39,6 +39,7 @@ class _Lister:
         self.parents = {child: node for node in self.nodes for child in ast.iter_child_nodes(node)}
         self.tables = tables
         self.name = name
+        self.held: dict[str, list[str] | None] = {}  # each local list's callbacks; None while it is followed
 
     def returned(self) -> list[str]:
         returns = [n for n in self.nodes if isinstance(n, ast.Return)]
@@ -57,7 +58,16 @@ class _Lister:
         raise _Unknown
 
     def _held(self, local: str) -> list[str]:
-        """What a local list holds, from every use of its name."""
+        """What a local list holds, from every use of its name (`a = b; b = a` is not known)."""
+        if local not in self.held:
+            self.held[local] = None
+            self.held[local] = self._uses(local)
+        found = self.held[local]
+        if found is None:
+            raise _Unknown
+        return found
+
+    def _uses(self, local: str) -> list[str]:
         found: list[str] = []
         for node in self.nodes:
             if not (isinstance(node, ast.Name) and node.id == local):
