@@ -1,7 +1,8 @@
 """The pipeline, in order: discover → extract → read claims → attribute → check → filter.
 
-Two entry points: `collect` (what the files hold, before any check) and `analyse` (the whole
-run). The data between the steps are the types in `model.py`. Nothing here touches
+Three entry points: `collect` (what the files hold, before any check), `analyse` (the whole
+run), and `judge` (the whole run as far as its findings go, from what the last run kept of
+each unchanged file). The data between the steps are the types in `model.py`. Nothing here touches
 process-wide state (the garbage collector, signals, the streams), so an editor server can
 embed the engine; the command line passes in how to pause collection while results arrive.
 """
@@ -17,26 +18,36 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from metriclint import filters
-from metriclint.base import keys, patterns
 from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
-from metriclint.evidence.built_keys import built_keys, read_back
-from metriclint.evidence.callbacks import silence, silenced_files
-from metriclint.evidence.code_claims import code_claims
-from metriclint.evidence.constants import constant_keys
-from metriclint.evidence.inherited import inherited_flows
+from metriclint.evidence import products
+from metriclint.extract import cache, kept
 from metriclint.extract.discover import discover
-from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, reread
+from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, extract_changed, reread
 from metriclint.knowledge import registry as registry_module
-from metriclint.knowledge.code import Known, knowledge
+from metriclint.knowledge.code import Known
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
-from metriclint.language import tooltips
-from metriclint.language.attribution import MetricIndex, attribute
+from metriclint.language import tooltips, views
+from metriclint.language.attribution import MetricIndex, registered_names
 from metriclint.language.names import name_claims
 from metriclint.language.phrases import read
-from metriclint.language.sightings import naming, sightings
-from metriclint.model import Binding, Claim, CodeClaim, ConfigError, KeyUse, Mention, ReadFailure, Reading, Report, Sighting, Span
+from metriclint.language.sightings import code_sightings, ordered
+from metriclint.model import (
+    Binding,
+    Claim,
+    CodeClaim,
+    CodeProducts,
+    ConfigError,
+    FileView,
+    KeyUse,
+    Mention,
+    ReadFailure,
+    Reading,
+    Report,
+    Sighting,
+    Span,
+)
 from metriclint.settings import Config
 from metriclint.sources import SUFFIXES, YAML, Extraction, Options
 
@@ -56,29 +67,34 @@ class Collection:
     tests: frozenset[str] = frozenset()  # the test files, as shown: counted, but they state nothing
     results: tuple[Result, ...] = ()  # one per file of `files`, in order: what `revise` replaces one of
     folders: tuple[ReadFailure, ...] = ()  # the folders that could not be listed
-    # keys the project makes: by calls that pass a string to a key template (evidence/built_keys.py),
-    # and by another module's constant naming a metric (evidence/constants.py)
-    built: tuple[KeyUse, ...] = ()
-    read: tuple[KeyUse, ...] = ()  # keys read back from a dict that a logged template covers (evidence/built_keys.py)
+    # keys the project makes (built across calls, named by another module's constant, read back)
+    # and the help texts of the metrics so named (evidence/products.py); not yet what the code computes
+    made: CodeProducts = CodeProducts()
     buffers: tuple[tuple[Path, bytes], ...] = ()  # the files `revise` read from an editor's buffer, latest last
     declared: tuple[Known, ...] = ()  # what the project says its own helpers compute (registry, code-knowledge files)
 
     @property
     def uses(self) -> list[KeyUse]:
         """Every key the code logs: written in the files, built across calls, and read back."""
-        return [use for e in self.extractions for use in e.keys] + list(self.built) + list(self.read)
+        return [use for e in self.extractions for use in e.keys] + list(self.made.built) + list(self.made.read)
 
 
 def collect(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Collection:
     """What the files under `config.paths` hold: their texts, keys, tables and code flows,
     the registry, and the tooltip tables bound to the known keys."""
     registry, vocabulary, declared = _knowledge(config)
-    folders: dict[str, ReadFailure] = {}  # a folder that cannot be listed: one ML900, however often the walk meets it
+    files, folders = _discovered(config)
+    results = extract_all(files, _settings(config, vocabulary, declared, pause), progress)
+    return _assembled(config, tuple(files), tuple(results), folders, registry, vocabulary, _tests(files, config), declared=declared)
+
+
+def _discovered(config: Config) -> tuple[list[Path], tuple[ReadFailure, ...]]:
+    """The files to check, and an ML900 for each folder that could not be listed (one,
+    however often the walk meets it)."""
+    folders: dict[str, ReadFailure] = {}
     files = discover(config.paths, config.exclude, config.root, SUFFIXES, partial(_unlisted, folders))
     files += _configured_yaml(config, partial(_unlisted, folders))
-    results = extract_all(files, _settings(config, vocabulary, declared, pause), progress)
-    tests = _tests(files, config)
-    return _assembled(config, tuple(files), tuple(results), tuple(folders.values()), registry, vocabulary, tests, declared=declared)
+    return files, tuple(folders.values())
 
 
 def revise(collection: Collection, config: Config, path: Path, data: bytes) -> Collection:
@@ -182,28 +198,26 @@ def _settings(config: Config, vocabulary: Vocabulary, declared: tuple[Known, ...
 def _assembled(
     config: Config, files: tuple[Path, ...], results: tuple[Result, ...], folders: tuple[ReadFailure, ...],
     registry: Registry | None, vocabulary: Vocabulary, tests: frozenset[str], index: MetricIndex | None = None,
-    declared: tuple[Known, ...] = (),
+    declared: tuple[Known, ...] = (), made: CodeProducts | None = None,
 ) -> Collection:
     """The collection of these files' results: the metric index of the keys they log (`index`
-    if it is that one already), and the tooltip tables bound to the known keys."""
+    if it is that one already), and the tooltip tables bound to the known keys. What the code
+    of all the files makes is worked out from their code flows unless `made` gives it."""
     extractions = tuple(r for r in results if isinstance(r, Extraction))
     unreadable = folders + tuple(r for r in results if isinstance(r, ReadFailure))
     uses = [use for e in extractions for use in e.keys if not use.from_keyword]
-    named, help_tables = constant_keys(extractions)
-    made = [*built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]), *named]
-    built = tuple(use for use in made if not keys.too_generic(use.key))
-    read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
-    uses += built + read
+    made = made if made is not None else products.made_keys(extractions, uses)
+    uses += made.built + made.read
     if index is None or index.registry is not registry or index.logged != {use.key for use in uses}:
         index = MetricIndex(registry, [use.key for use in uses])
     spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
     for use in uses:
         spans.setdefault(use.key, use.span)
     names = tooltips.Names(index, spans)
-    tables = [t for e in extractions for t in e.tables] + list(help_tables)
+    tables = [t for e in extractions for t in e.tables] + list(made.tables)
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
     return Collection(
-        files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, built, read=read,
+        files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, made,
         declared=declared,
     )
 
@@ -214,22 +228,22 @@ class Analysis:
 
     report: Report
     registry: Registry | None
-    mentions: tuple[Mention, ...]
+    mentions: tuple[Mention, ...]  # every text (`judge`: those that state a claim or name a metric)
     claims: tuple[Claim, ...]
     sightings: tuple[Sighting, ...]  # every place that names a metric (language/sightings.py)
     facets: tuple[str, ...]  # every facet known to the run, built-in and the registry's own
     code: tuple[CodeClaim, ...]  # what the code computes (evidence/code_claims.py), with the computing sites
-    collection: Collection  # what the files hold, as `collect` found it
-    attributed: tuple[Attributed, ...] = ()  # each file's claims, for the next check after an edit
+    collection: Collection  # what the files hold, as `collect` found it (`judge`: less the texts and code flows)
+    attributed: tuple[Attributed, ...] = ()  # each file's view, for the next check after an edit
 
 
 @dataclass(frozen=True)
 class Attributed:
-    """The claims one file's texts state (or the ML900 for them), and the extraction they are of."""
+    """What one file's texts state (its view), the extraction and the flags it was worked out for."""
 
-    extraction: Extraction | None
-    claims: tuple[Claim, ...]
-    failure: ReadFailure | None
+    extraction: Extraction
+    view: FileView
+    flags: frozenset[str]
 
 
 def analyse(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Analysis:
@@ -240,114 +254,129 @@ def analyse(config: Config, progress: Progress | None = None, pause: Pause = nul
 def check(collection: Collection, config: Config, previous: Analysis | None = None) -> Analysis:
     """The steps after `collect`: attribute the texts, run the checks, keep what is reported.
     An editor server runs them again after each `revise`, passing the last analysis as
-    `previous`, whose per-file work is kept where it still holds."""
-    registry, index = collection.registry, collection.index
-    shown, unsafe = _shown_tooltips(collection)
-    mentions = _texts(collection, shown)
-    found, failed, attributed = _attributed(collection, mentions, previous)
-    claims = tuple(found)
-    mismatches = tuple(m for s in shown if (m := tooltips.mismatch(s, collection.names)) is not None)
-
-    seen = sightings(collection.uses, mentions, index, collection.tests)
+    `previous`, whose per-file work is kept where it still holds: a file's view depends only
+    on its extraction, the metric index and the placeholders' flags."""
     code = _code_facts(collection)
-
-    names = name_claims(collection.uses, index, collection.tests)
-    flags = tuple(f for e in collection.extractions for f in e.flags if f.span.path not in collection.tests)
-    corpus = Corpus(
-        claims, registry, collection.unreadable + tuple(unsafe + failed), mismatches, seen, collection.vocabulary, code, names,
-        flags, naming(_placeholder_flags(code), mentions),
-    )
-    findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
-    kept = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
-    report = Report(tuple(sorted(kept, key=lambda f: f.sort_key)), len(collection.files))
-    facets = tuple(sorted(collection.vocabulary.facets))
-    return Analysis(report, registry, tuple(mentions), claims, seen, facets, code, collection, attributed)
-
-
-def _placeholder_flags(code: tuple[CodeClaim, ...]) -> set[str]:
-    """The flags some logged value is a placeholder without: a text that names one states the
-    condition, so ML006 does not hold it to the default path."""
-    return {f.placeholder.flag_name for c in code if (f := c.fact).placeholder is not None}
-
-
-def _texts(collection: Collection, shown: list[tooltips.Shown]) -> list[Mention]:
-    """Every text that can state a claim: docstrings and comments, the tooltips the dashboards
-    show for known keys, and the registry's descriptions."""
-    mentions = [m for e in collection.extractions for m in e.mentions] + [tooltips.mention(s) for s in shown]
-    if collection.registry is not None:
-        mentions += [entry.description for entry in collection.registry.metrics.values() if entry.description]
-    return mentions
-
-
-def _shown_tooltips(collection: Collection) -> tuple[list[tooltips.Shown], list[ReadFailure]]:
-    """The entry each table shows for each known key; a regex table with a pattern that cannot
-    be matched in bounded time is not read, and is an ML900 at that pattern (base/patterns.py)."""
-    shown: list[tooltips.Shown] = []
-    failures = []
-    for binding in collection.bindings:
-        try:
-            shown += list(tooltips.select(binding, collection.names))
-        except patterns.Unsafe as error:
-            span = next(e.span for e in binding.table.entries if e.pattern == error.pattern)
-            failures.append(ReadFailure(span, f"tooltip table '{binding.table.name}' not read: {error}"))
-    return shown, failures
-
-
-def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
-    """What the code outside the test files computes for each metric: a test's arithmetic
-    shows what it expects, not how the project computes the value (nor does its subclass of a
-    project's trainer change what the project's own runs log)."""
-    entries = knowledge().entry_points
-    classes = [c for e in collection.extractions for c in e.classes if c.span.path not in collection.tests]
-    passed = (p for e in collection.extractions for p in e.callbacks)
-    lists = (listed for e in collection.extractions for listed in e.callback_lists)
-    silenced = silenced_files(passed, classes, lists, entries)
-    functions, classes = silence([f for e in collection.extractions for f in e.functions], classes, silenced, entries)
-    functions += inherited_flows(classes, entries)
-    calls = [c for e in collection.extractions for c in e.calls if c.span.path not in collection.tests]
-    own = frozenset(
-        m for use in collection.uses if use.measured and not use.from_keyword and use.span.path not in collection.tests for m in collection.index.for_key(use.key)
-    )
-    rewritten = frozenset(p for e in collection.extractions for r in e.rewrites if r.span.path not in collection.tests for p in r.entry)
-    return tuple(c for c in code_claims(functions, calls, collection.index, own, rewritten) if c.fact.span.path not in collection.tests)
-
-
-def _attributed(collection: Collection, mentions: list[Mention], previous: Analysis | None) -> tuple[list[Claim], list[ReadFailure], tuple[Attributed, ...]]:
-    """Every claim `mentions` state, and an ML900 for each file whose texts could not be
-    attributed: a bug met in one file's texts costs that file, not the run.
-
-    The mentions come as `_texts` lists them, the files' own first: those were read with their
-    files (extract/runner.py), the rest (tooltips, registry descriptions) are read here. A
-    file's claims depend only on its extraction and the metric index, so those of `previous`
-    are kept for every file whose extraction is the same object, if the index is too."""
+    flags = _placeholder_flags(code)
     reuse = previous is not None and previous.collection.index is collection.index
-    kept = {id(a.extraction): a for a in previous.attributed} if reuse and previous is not None else {}
-    own = tuple(
-        a if (a := kept.get(id(e))) is not None and a.extraction is e else _attribute_file(e, e.texts, collection)
+    earlier = {id(a.extraction): a for a in previous.attributed} if reuse and previous is not None else {}
+    attributed = tuple(
+        a if (a := earlier.get(id(e))) is not None and a.extraction is e and a.flags == flags else Attributed(e, _view(e.texts, collection, flags), flags)
         for e in collection.extractions
         if e.texts
     )
-    count = sum(len(e.texts) for e in collection.extractions)
-    rest = [_attribute_file(None, [(m, tuple(read(m.text, collection.vocabulary)))], collection) for m in mentions[count:]]
-    claims: list[Claim] = []
+    mentions = tuple(m for e in collection.extractions for m in e.mentions)
+    return _judged(collection, config, code, [a.view for a in attributed], mentions, attributed)
+
+
+def judge(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Analysis:
+    """`analyse` for what needs only the findings and the texts behind them (`check`, `audit`):
+    what the last run kept of each unchanged file (extract/kept.py) stands in for its texts and
+    code flows, so a warm run decodes and reads only the files that changed. Its collection
+    holds what each file logs, its tables, flags and suppressions, not its texts nor code flows."""
+    if config.cache_dir is None:
+        return analyse(config, progress, pause)
+    registry, vocabulary, declared = _knowledge(config)
+    files, folders = _discovered(config)
+    settings = _settings(config, vocabulary, declared, pause)
+    salt = cache.salt(settings.reading, settings.options)
+    last = kept.load(config.cache_dir, config.root, salt.hex(), config.max_cache_size)
+    found, entries = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt)
+    shown = [display(f) for f in files]
+    tests = _tests(files, config)
+    codes = [last.files[s].code if r is None else kept.code_digest(r) for s, r in zip(shown, found)]
+    code_key = kept.digest(salt.hex(), registered_names(registry), sorted(tests), list(zip(shown, codes)))
+    if code_key == last.code_key and None not in codes:  # a file's code that has no digest is never the same
+        lights = tuple(last.files[s].light if r is None else kept.light(r) for s, r in zip(shown, found))
+        made_by_code = last.products
+        collection = _assembled(config, tuple(files), lights, folders, registry, vocabulary, tests, declared=declared, made=made_by_code)
+    else:
+        found = _whole(files, found, settings)
+        collection = _assembled(config, tuple(files), tuple(r for r in found if r is not None), folders, registry, vocabulary, tests, declared=declared)
+        made_by_code = replace(collection.made, code=_code_facts(collection))
+    flags = _placeholder_flags(made_by_code.code)
+    index_key = kept.digest(collection.index.made_of(), sorted(flags))
+    wanted = [kept.digest(index_key, s in tests) for s in shown]
+    reusable = [s in last.files and last.files[s].entry == e and last.files[s].index == k for s, e, k in zip(shown, entries, wanted)]
+    found = _whole(files, found, settings, skip=reusable)
+    made_views = [
+        last.files[s].view if ok else _view(r.texts, collection, flags) if isinstance(r, Extraction) else FileView()
+        for s, r, ok in zip(shown, found, reusable)
+    ]
+    now = kept.Kept(
+        {s: kept.File(e, c, kept.light(r), k, v) for s, e, c, r, k, v in zip(shown, entries, codes, collection.results, wanted, made_views) if e},
+        code_key, made_by_code,
+    )
+    if now != last:
+        kept.save(config.cache_dir, config.root, salt.hex(), now)
+    return _judged(collection, config, made_by_code.code, made_views, tuple(m for v in made_views for m in v.statements))
+
+
+def _whole(files: list[Path], found: list[Result | None], settings: Settings, skip: Sequence[bool] = ()) -> list[Result | None]:
+    """`found` with the files it has no result for extracted (from the cache, mostly), less
+    those `skip` marks."""
+    missing = [i for i, r in enumerate(found) if r is None and not (skip and skip[i])]
+    if not missing:
+        return found
+    done = list(found)
+    for i, result in zip(missing, extract_all([files[i] for i in missing], settings)):
+        done[i] = result
+    return done
+
+
+def _judged(
+    collection: Collection, config: Config, code: tuple[CodeClaim, ...], views: Sequence[FileView], mentions: tuple[Mention, ...],
+    attributed: tuple[Attributed, ...] = (),
+) -> Analysis:
+    """The checks over the files' views, the texts that are not a file's (tooltips, registry
+    descriptions) and the code facts, and what is reported of their findings."""
+    registry, index = collection.registry, collection.index
+    shown, unsafe = tooltips.shown_in(collection.bindings, collection.names)
+    others = _other_texts(collection, shown)
+    flags_named = _placeholder_flags(code)
+    every = [*views, *(_view(((m, tuple(read(m.text, collection.vocabulary))),), collection, flags_named) for m in others)]
+    claims = tuple(c for v in every for c in v.claims)
     failures: dict[str, ReadFailure] = {}
-    for done in own + tuple(rest):
-        claims += done.claims
-        if done.failure is not None:
-            failures.setdefault(done.failure.span.path, done.failure)
-    return claims, list(failures.values()), own
+    for view in every:
+        if view.failure is not None:
+            failures.setdefault(view.failure.span.path, view.failure)
+    mismatches = tuple(m for s in shown if (m := tooltips.mismatch(s, collection.names)) is not None)
+    seen = ordered([*code_sightings(collection.uses, index, collection.tests), *(s for v in every for s in v.sightings)])
+    names = name_claims(collection.uses, index, collection.tests)
+    flags = tuple(f for e in collection.extractions for f in e.flags if f.span.path not in collection.tests)
+    named = frozenset(span for v in every for span in v.named)
+    corpus = Corpus(
+        claims, registry, collection.unreadable + tuple(unsafe) + tuple(failures.values()), mismatches, seen, collection.vocabulary,
+        code, names, flags, named,
+    )
+    findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
+    kept_findings = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
+    report = Report(tuple(sorted(kept_findings, key=lambda f: f.sort_key)), len(collection.files))
+    facets = tuple(sorted(collection.vocabulary.facets))
+    return Analysis(report, registry, mentions + others, claims, seen, facets, code, collection, attributed)
 
 
-def _attribute_file(extraction: Extraction | None, pairs: Sequence[tuple[Mention, tuple[Reading, ...]]], collection: Collection) -> Attributed:
-    """The claims of one file's texts (or of one text not from a file's extraction)."""
-    path = pairs[0][0].path
-    if path in collection.tests:
-        return Attributed(extraction, (), None)  # a test's texts state nothing about a metric (settings.DEFAULT_TESTS)
-    try:
-        return Attributed(extraction, tuple(claim for m, said in pairs for claim in attribute(m, said, collection.index)), None)
-    except Exception as error:  # noqa: BLE001 - one file's odd text must not end the run
-        message = f"internal error while reading this file's texts: {type(error).__name__}: {error}; please report it"
-        return Attributed(extraction, (), ReadFailure(Span(path, 1, 1, 1, 1), message))
+def _placeholder_flags(code: tuple[CodeClaim, ...]) -> frozenset[str]:
+    """The flags some logged value is a placeholder without: a text that names one states the
+    condition, so ML006 does not hold it to the default path."""
+    return frozenset(f.placeholder.flag_name for c in code if (f := c.fact).placeholder is not None)
+
+
+def _other_texts(collection: Collection, shown: list[tooltips.Shown]) -> tuple[Mention, ...]:
+    """The texts that are no file's own: the tooltips the dashboards show for known keys, and
+    the registry's descriptions."""
+    mentions = [tooltips.mention(s) for s in shown]
+    if collection.registry is not None:
+        mentions += [entry.description for entry in collection.registry.metrics.values() if entry.description]
+    return tuple(mentions)
+
+
+def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
+    return products.code_facts(collection.extractions, collection.uses, collection.index, collection.tests)
+
+
+def _view(texts: Sequence[tuple[Mention, Sequence[Reading]]], collection: Collection, flags: frozenset[str]) -> FileView:
+    return views.view(texts, collection.index, bool(texts) and texts[0][0].path in collection.tests, flags)
 
 
 def _unlisted(folders: dict[str, ReadFailure], error: OSError) -> None:

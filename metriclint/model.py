@@ -472,3 +472,27 @@ class ConfigError(Exception):
 class Report:
     findings: tuple[Finding, ...]
     files_checked: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileView:
+    """What one file's texts state about the metrics of a run's index (engine.py): a warm run
+    takes it from the last run's (extract/kept.py) rather than decode and read the texts again."""
+
+    claims: tuple[Claim, ...] = ()
+    sightings: tuple[Sighting, ...] = ()  # of its texts; the keys its code logs are sighted from the extraction
+    statements: tuple[Mention, ...] = ()  # the texts those claims and sightings stand on, shown by the audit
+    named: tuple[Span, ...] = ()  # the texts that name the flag a logged value is a placeholder without
+    failure: ReadFailure | None = None  # its texts could not be attributed (ML900)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeProducts:
+    """What the code of all the files makes, besides what each logs itself (evidence/products.py):
+    keys built across calls, named by another module's constant, or read back; the help texts
+    of the metrics so named; and what each metric is computed as."""
+
+    built: tuple[KeyUse, ...] = ()
+    read: tuple[KeyUse, ...] = ()
+    tables: tuple[TooltipTable, ...] = ()
+    code: tuple[CodeClaim, ...] = ()

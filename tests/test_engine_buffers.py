@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT
 
 from metriclint import engine, settings
+from metriclint.language import views
 from metriclint.model import Claim, ConfigError, Mention
 
 DEMO_FINDING = "ML001 trainer/logging_utils.py:10 clipping=after"
@@ -114,17 +115,17 @@ def test_a_check_after_an_edit_attributes_only_the_edited_files_texts(demo: Path
     source = demo / "trainer" / "logging_utils.py"
     revised = engine.revise(collection, config, source, source.read_bytes().replace(b"after clipping", b"before clipping"))
     attributed: list[str] = []
-    attribute = engine.attribute
+    attribute = views.attribute
 
     def counted(mention: Mention, *rest: Any) -> list[Claim]:
         attributed.append(mention.path)
         return attribute(mention, *rest)
 
-    monkeypatch.setattr(engine, "attribute", counted)
+    monkeypatch.setattr(views, "attribute", counted)
     again = engine.check(revised, config, before)
     assert revised.index is collection.index
     assert set(attributed) == {"trainer/logging_utils.py", "metrics.yaml"}  # the registry's descriptions are read each time
-    monkeypatch.setattr(engine, "attribute", attribute)
+    monkeypatch.setattr(views, "attribute", attribute)
     fresh = engine.check(revised, config)
     assert (_claims(again), again.report) == (_claims(fresh), fresh.report)
     assert _findings(again) == []

@@ -87,6 +87,7 @@ def _break_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
         raise ZeroDivisionError("division by zero\nsecond line")
 
     monkeypatch.setattr(engine, "analyse", broken)
+    monkeypatch.setattr(engine, "judge", broken)
 
 
 def test_an_internal_error_is_one_line_and_exit_2(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:

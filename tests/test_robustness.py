@@ -470,16 +470,16 @@ def test_a_failure_while_attributing_one_files_texts_is_its_ml900(in_tmp: Path, 
     """Texts are attributed in the main process, after the workers' guard: a bug met there
     in one file's texts must cost that file, not the run."""
     write_project(in_tmp, {"a.py": CONTRADICTION, "b.py": CONTRADICTION.replace("grad_norm", "gn")}, REGISTRY)
-    from metriclint import engine
+    from metriclint.language import views
 
-    original = engine.attribute
+    original = views.attribute
 
     def fragile(mention, *rest):  # type: ignore[no-untyped-def]
         if mention.path == "b.py":
             raise IndexError("surprise")
         return original(mention, *rest)
 
-    monkeypatch.setattr(engine, "attribute", fragile)
+    monkeypatch.setattr(views, "attribute", fragile)
     result = invoke("check", ".", "--jobs", "1", "--no-cache")
     assert "b.py:1:1: ML900 internal error while reading this file's texts: IndexError: surprise; please report it" in result.output
     assert "a.py:2:55: ML001" in result.output

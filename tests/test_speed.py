@@ -132,13 +132,13 @@ def test_the_command_line_checks_with_garbage_collection_paused_and_restores_it(
     copy_fixture(FIXTURES / "demo", tmp_path / "demo")
     monkeypatch.chdir(tmp_path / "demo")
     during: list[bool] = []
-    original = engine.check
+    original = engine.judge
 
-    def check(*args: Any, **kwargs: Any) -> engine.Analysis:
+    def judge(*args: Any, **kwargs: Any) -> engine.Analysis:
         during.append(gc.isenabled())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "check", check)
+    monkeypatch.setattr(engine, "judge", judge)
     assert gc.isenabled()
     assert "ML001" in invoke("check", ".").output
     assert during == [False] and gc.isenabled()

@@ -66,7 +66,7 @@ def drafted_keys(collection: Collection) -> list[str]:
     columns)."""
     return sorted({
         use.key
-        for use in (*(u for e in collection.extractions for u in e.keys), *collection.built)
+        for use in (*(u for e in collection.extractions for u in e.keys), *collection.made.built)
         if use.measured and not use.from_keyword and use.span.path not in collection.tests and keys.registrable(use.key)
     })
 

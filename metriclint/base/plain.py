@@ -4,7 +4,8 @@ The cache keeps per-file results in a folder anyone can write to (it comes with 
 tree). Pickle would rebuild whatever objects an entry names, so an entry is JSON instead: only
 strings, numbers, booleans, null and lists, rebuilt into the one type its place expects and
 refused when any value does not fit. Its `path` fields must all name the file the entry is
-for, so that an entry cannot place a finding in another file.
+for (or one of the project's files, for what spans them), so that an entry cannot place a
+finding where it was not found.
 
 Every value is written positionally (a dataclass is the list of its fields), so a run reads
 back a tree's thousands of entries quickly; where a place admits several dataclasses (a union),
@@ -21,12 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 import itertools
 import operator
 import types
 import typing
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 
 class Invalid(Exception):
@@ -34,12 +36,12 @@ class Invalid(Exception):
 
 
 class _Scope:
-    """One entry's reading: the path every `path` field must hold, the values written so far."""
+    """One entry's reading: the paths a `path` field may hold, the values written so far."""
 
-    __slots__ = ("path", "shared")
+    __slots__ = ("paths", "shared")
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, paths: Container[str]) -> None:
+        self.paths = paths
         self.shared: list[Any] = []
 
 
@@ -57,7 +59,14 @@ def encoder(kind: Any) -> Callable[[Any], Any]:
 def decoder(kind: Any) -> Callable[[Any, str], Any]:
     """The function that rebuilds a value of type `kind` about the file at `path`; raises Invalid."""
     decode = _codec(kind)[1]
-    return lambda value, path: decode(value, _Scope(path))
+    return lambda value, path: decode(value, _Scope((path,)))
+
+
+def spanning_decoder(kind: Any) -> Callable[[Any, Container[str]], Any]:
+    """The function that rebuilds a value of type `kind` about any of the files at `paths`
+    (what the code of several files computes); raises Invalid."""
+    decode = _codec(kind)[1]
+    return lambda value, paths: decode(value, _Scope(paths))
 
 
 @lru_cache(maxsize=None)
@@ -245,8 +254,8 @@ def _dataclass(kind: type) -> tuple[Encode, Decode]:
             raise Invalid(f"expected {kind.__name__}'s {count} fields")
         if tuple(map(type, picked(value))) != expected or (either and any(type(value[i]) not in kinds for i, kinds in either)):
             raise Invalid(f"a field of {kind.__name__} has the wrong type")
-        if where is not None and value[where] != scope.path:
-            raise Invalid(f"{kind.__name__} is about {value[where]!r}, not {scope.path!r}")
+        if where is not None and value[where] not in scope.paths:
+            raise Invalid(f"{kind.__name__} is about {value[where]!r}, not a file it may be about")
         for i, rebuild in nested:
             value[i] = rebuild(value[i], scope)
         return kind(*value)
@@ -258,3 +267,41 @@ def _scalar_types(kind: Any) -> frozenset[type] | None:
     """The JSON scalar types a field of type `kind` may hold, or None if it is not a scalar."""
     members = typing.get_args(kind) if typing.get_origin(kind) in (typing.Union, types.UnionType) else (kind,)
     return frozenset(members) if all(m in (str, int, bool, type(None)) for m in members) else None
+
+
+def fingerprint(value: Any) -> bytes:
+    """A digest of a value of frozen dataclasses, tuples, frozensets, enums and scalars that
+    is the same in every process: JSON would list a frozenset in its hash order, which
+    Python's string hashing changes from run to run. A part met again (code flows share
+    theirs) is digested once."""
+    done: dict[int, bytes] = {}  # by id: every part is alive while its whole is
+    names: dict[type, tuple[bytes, tuple[str, ...]]] = {}
+
+    def walk(part: Any) -> bytes:
+        kind = type(part)
+        if kind is str:
+            return b"s%d:" % len(part) + part.encode("utf-8", "surrogatepass")
+        if kind is int or kind is bool or part is None:
+            return b"i%r;" % part
+        known = done.get(id(part))
+        if known is not None:
+            return known
+        if kind is frozenset:
+            found = b"{" + b"".join(sorted(map(walk, part))) + b"}"
+        elif kind is tuple:
+            found = b"(" + b"".join(map(walk, part)) + b")"
+        elif isinstance(part, enum.Enum):
+            found = b"e%r;" % part.value
+        else:
+            if kind not in names:
+                if not dataclasses.is_dataclass(kind):
+                    raise TypeError(f"no fingerprint for {kind.__name__}")
+                names[kind] = (kind.__name__.encode(), tuple(f.name for f in dataclasses.fields(kind)))
+            name, fields = names[kind]
+            found = name + b"(" + b"".join(walk(getattr(part, f)) for f in fields) + b")"
+        if len(found) > 64:  # a part shared a thousand times is not written out a thousand times
+            found = b"h" + hashlib.sha256(found).digest()
+        done[id(part)] = found
+        return found
+
+    return hashlib.sha256(walk(value)).digest()

@@ -131,7 +131,7 @@ def check(
 def audit_command(project: Project, output_format: str, metric: str | None) -> None:
     """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
     with progress_bar() as bar:
-        result = audit.build(analyse(project.settings(), bar), only=metric)
+        result = audit.build(analyse(project.settings(), bar, findings_only=True), only=metric)
     if metric is not None and not result.metrics:
         usage_error([Problem("--metric", 0, 0, _unknown_metric(metric))])
     AUDIT_FORMATS[output_format](result, sys.stdout)
@@ -293,7 +293,7 @@ def explain_metric(key: str, project: Project) -> None:
     from metriclint.report.metric import describe
 
     with progress_bar() as bar:
-        analysis = analyse(project.settings(), bar)
+        analysis = analyse(project.settings(), bar, findings_only=True)
     lines = describe(audit.build(analysis, only=key), key)
     if not lines:  # a usage error, as in `audit --metric`
         usage_error([Problem("metriclint", 0, 0, _unknown_metric(key))])

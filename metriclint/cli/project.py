@@ -88,11 +88,15 @@ def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
     return decorate
 
 
-def analyse(config: settings.Config, progress: engine.Progress | None = None, buffer: Buffer | None = None) -> engine.Analysis:
-    """The run; with a `buffer`, its file holds the buffer's bytes instead of what is on disk."""
+def analyse(
+    config: settings.Config, progress: engine.Progress | None = None, buffer: Buffer | None = None, findings_only: bool = False,
+) -> engine.Analysis:
+    """The run; with a `buffer`, its file holds the buffer's bytes instead of what is on disk.
+    `findings_only`: for a command that shows the findings and the texts behind them only
+    (engine.judge), not every text and code flow of every file."""
     with usage_errors(), collection_paused():  # the checks too: a 16 MB module's collections were a sixth of its warm run
         if buffer is None:
-            analysis = engine.analyse(config, progress)
+            analysis = (engine.judge if findings_only else engine.analyse)(config, progress)
         else:
             analysis = engine.check(engine.revise(engine.collect(config, progress), config, *buffer), config)
     warn_unused(config)
@@ -132,11 +136,11 @@ def combined_report(
     shown: list[Finding] = []
     for config in configs:
         if hook_run is None or config.cache_dir is None:
-            reports.append(analyse(config, progress, buffer).report)
+            reports.append(analyse(config, progress, buffer, findings_only=True).report)
             shown += reports[-1].findings
             continue
         with once.exclusive(config.cache_dir):
-            reports.append(analyse(config, progress).report)
+            reports.append(analyse(config, progress, findings_only=True).report)
             shown += once.unprinted(reports[-1].findings, config.cache_dir, hook_run, config.root)
     files = sum(r.files_checked for r in reports)
     return merged(reports), Report(_sorted(shown), files)

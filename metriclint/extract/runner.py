@@ -15,7 +15,7 @@ from collections import deque
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 from metriclint.base.files import MAX_BYTES, read_regular
 from metriclint.base.paths import display
@@ -66,11 +66,24 @@ class _Job:
 
 def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None) -> list[Result]:
     """One result per file, in the order of `files`."""
+    return extract_changed(files, settings, progress)[0]  # type: ignore[return-value]
+
+
+def extract_changed(
+    files: list[Path], settings: Settings, progress: Progress | None = None, kept: Mapping[str, str] | None = None,
+    run_salt: bytes | None = None,
+) -> tuple[list[Result | None], list[str | None]]:
+    """One result per file, in the order of `files`, and the name of its cache entry (None
+    when not cached). A file the cache names by the entry `kept` holds for it (by its shown
+    path) is not read at all: its result is None, as the caller has what it needs of it.
+    `run_salt`: the cache's salt for these settings, when the caller has it already."""
     results: list[Result | None] = [None] * len(files)
+    entries: list[str | None] = [None] * len(files)
     jobs: list[_Job] = []
     pending: list[int] = []
     store = cache_module.Cache(settings.cache_dir, settings.project, settings.cache_limit) if settings.cache_dir is not None else None
-    run_salt = cache_module.salt(settings.reading, settings.options) if store else None
+    if store is not None and run_salt is None:
+        run_salt = cache_module.salt(settings.reading, settings.options)
     stats = StatIndex(settings.cache_dir, settings.project, run_salt, settings.cache_limit) if settings.cache_dir and run_salt else None
     statuses: list[Status | None] = []  # of the files in `jobs`, taken before they are read
     with settings.pause():
@@ -81,13 +94,17 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
                 status = stats.status(path, settings.max_bytes)
                 try:  # an unchanged file's entry is named without reading it
                     name = stats.entry(shown, status) or cache_module.key(run_salt, shown, read_regular(path, settings.max_bytes))
-                    cached = store.get(name, shown, path)
                 except OSError:
-                    cached = None  # the worker reports it
-                if cached is not None:
-                    results[index] = cached
-                    stats.note(shown, status, name)
-                    continue
+                    name = None  # the worker reports it
+                if name is not None:
+                    known = kept is not None and kept.get(shown) == name
+                    cached = None if known else store.get(name, shown, path)
+                    if known:
+                        store.usage.note(name, path)  # kept by the pruning, for a run that needs it whole
+                    if known or cached is not None:
+                        results[index], entries[index] = cached, name
+                        stats.note(shown, status, name)
+                        continue
             jobs.append(_Job(path, shown, run_salt, settings.max_bytes))
             pending.append(index)
             statuses.append(status)
@@ -97,7 +114,7 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
     # strict: zip asks `_run` for one more result, so its pools shut down as a finished run's do,
     # not as an interrupted one's (`_ended_with`).
     for index, status, job, (entry, result) in zip(pending, statuses, jobs, _run(jobs, settings), strict=True):
-        results[index] = result
+        results[index], entries[index] = result, entry
         if store is not None and entry is not None:
             store.put(entry, result, files[index])
             if stats is not None:
@@ -109,7 +126,7 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
         store.close()
     if stats is not None:
         stats.close()
-    return results  # type: ignore[return-value]
+    return results, entries
 
 
 def default_jobs() -> int:

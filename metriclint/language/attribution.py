@@ -48,6 +48,11 @@ class MetricIndex:
         self._keys: dict[str, tuple[str, ...]] = {}
         self._names: dict[tuple[str, bool], tuple[str, ...]] = {}  # likewise every parameter named `grad_norm`
 
+    def made_of(self) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
+        """All the index is made of, as plain values: what a file's claims under it depend on
+        besides the file (extract/kept.py)."""
+        return registered_names(self.registry), sorted(self.logged)
+
     def for_key(self, key: str) -> tuple[str, ...]:
         """The metrics a logged key (possibly a template) is: registered ones first."""
         if key not in self._keys:
@@ -155,6 +160,11 @@ class MetricIndex:
             group = 1 if match.group(1) else 2
             if match.group(group) in self.by_alias:
                 yield match.start(group), match.end(group), self.by_alias[match.group(group)]
+
+
+def registered_names(registry: Registry | None) -> list[tuple[str, tuple[str, ...]]]:
+    """The registry's keys and aliases, in order: all a metric index takes from it."""
+    return [(key, entry.aliases) for key, entry in registry.metrics.items()] if registry is not None else []
 
 
 def specific(name: str) -> bool:

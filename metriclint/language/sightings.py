@@ -8,7 +8,7 @@ audit all read this one list, so "logged or mentioned" means the same thing ever
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+from typing import AbstractSet, Iterable, Iterator
 
 from metriclint.language.attribution import MetricIndex
 from metriclint.model import KeyUse, Mention, Sighting, SourceKind, Span
@@ -18,16 +18,25 @@ from metriclint.model import KeyUse, Mention, Sighting, SourceKind, Span
 NAMING_SOURCES = frozenset({SourceKind.TOOLTIP})
 
 
-def sightings(
-    uses: Iterable[KeyUse], mentions: Iterable[Mention], index: MetricIndex, tests: frozenset[str] = frozenset()
-) -> tuple[Sighting, ...]:
-    """Every sighting; a key logged by a test in `tests`, or never with a measurement, keeps
-    its registry entry alive but is no metric a registry should know (ML004)."""
+def ordered(found: Iterable[Sighting]) -> tuple[Sighting, ...]:
+    return tuple(sorted(found, key=lambda s: (s.span, s.name)))
+
+
+def code_sightings(uses: Iterable[KeyUse], index: MetricIndex, tests: frozenset[str] = frozenset()) -> list[Sighting]:
+    """The keys the code logs; one logged by a test in `tests`, or never with a measurement,
+    keeps its registry entry alive but is no metric a registry should know (ML004)."""
     found: list[Sighting] = []
     for use in uses:
         if not use.from_keyword or use.key in index.by_alias:
             incidental = not use.measured or use.span.path in tests
             found.append(Sighting(use.key, use.span, SourceKind.CODE, index.for_key(use.key), incidental=incidental))
+    return found
+
+
+def text_sightings(mentions: Iterable[Mention], index: MetricIndex) -> list[Sighting]:
+    """The metrics texts name: by their subjects and the keys their values flow to, and the
+    registry keys and aliases they write out."""
+    found: list[Sighting] = []
     for mention in mentions:
         if mention.source == SourceKind.REGISTRY:
             continue
@@ -35,7 +44,7 @@ def sightings(
             found += _subject_sightings(mention, index)
         for start, end, metric in index.registered_in(mention.text):
             found.append(Sighting(mention.text[start:end], mention.span(start, end), mention.source, (metric,), passing=True))
-    return tuple(sorted(found, key=lambda s: (s.span, s.name)))
+    return found
 
 
 def _subject_sightings(mention: Mention, index: MetricIndex) -> Iterator[Sighting]:
@@ -56,7 +65,7 @@ def names_a_metric(sighting: Sighting) -> bool:
     return (sighting.source == SourceKind.CODE and not sighting.incidental) or sighting.named
 
 
-def naming(names: set[str], mentions: Iterable[Mention]) -> frozenset[Span]:
+def naming(names: AbstractSet[str], mentions: Iterable[Mention]) -> frozenset[Span]:
     """The texts that spell out one of `names` (a flag's name: `track_slots` or `--track-slots`,
     underscore and hyphen alike), as whole words."""
     if not names:

@@ -23,7 +23,19 @@ from typing import Callable, Iterable, Iterator
 from metriclint.base import keys, patterns
 from metriclint.base.paths import relative
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import Binding, ConfigError, Lookup, Mention, Mismatch, Problem, Span, TooltipEntry, TooltipSetting, TooltipTable
+from metriclint.model import (
+    Binding,
+    ConfigError,
+    Lookup,
+    Mention,
+    Mismatch,
+    Problem,
+    ReadFailure,
+    Span,
+    TooltipEntry,
+    TooltipSetting,
+    TooltipTable,
+)
 
 # Auto-detection takes a table when its patterns name known metrics: one look-alike name
 # proves nothing, and a description table lists many names the code builds dynamically, so
@@ -199,6 +211,20 @@ _MODES: dict[str, tuple[Callable[[str, str], bool], Callable[[str], int]]] = {
     "suffix": (lambda pattern, subject: subject.endswith(pattern), len),
     "glob": (lambda pattern, subject: fnmatch.fnmatchcase(subject, pattern), _literal_length),
 }
+
+
+def shown_in(bindings: Iterable[Binding], names: Names) -> tuple[list[Shown], list[ReadFailure]]:
+    """The entry each table shows for each known key; a regex table with a pattern that cannot
+    be matched in bounded time is not read, and is an ML900 at that pattern (base/patterns.py)."""
+    shown: list[Shown] = []
+    failures = []
+    for binding in bindings:
+        try:
+            shown += list(select(binding, names))
+        except patterns.Unsafe as error:
+            span = next(e.span for e in binding.table.entries if e.pattern == error.pattern)
+            failures.append(ReadFailure(span, f"tooltip table '{binding.table.name}' not read: {error}"))
+    return shown, failures
 
 
 def mention(shown: Shown) -> Mention:

@@ -1,0 +1,46 @@
+"""What the code of all the files makes together (model.CodeProducts): the keys built across
+calls and read back, and what each metric is computed as. A warm run keeps them while no
+file's code changes (extract/kept.py)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from metriclint.base import keys
+from metriclint.evidence.built_keys import built_keys, read_back
+from metriclint.evidence.callbacks import silence, silenced_files
+from metriclint.evidence.code_claims import code_claims
+from metriclint.evidence.constants import constant_keys
+from metriclint.evidence.inherited import inherited_flows
+from metriclint.knowledge.code import knowledge
+from metriclint.language.attribution import MetricIndex
+from metriclint.model import CodeClaim, CodeProducts, KeyUse
+from metriclint.sources import Extraction
+
+
+def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> CodeProducts:
+    """The keys built by calls that pass a string to a key template and those read back from a
+    dict a logged template covers (evidence/built_keys.py), the keys another module's constant
+    names and their help texts (evidence/constants.py); not what the code computes, which
+    needs the metric index these keys make (`code_facts`)."""
+    named, help_tables = constant_keys(extractions)
+    made = [*built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]), *named]
+    built = tuple(use for use in made if not keys.too_generic(use.key))
+    read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
+    return CodeProducts(built, read, help_tables)
+
+
+def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index: MetricIndex, tests: frozenset[str]) -> tuple[CodeClaim, ...]:
+    """What the code outside the test files computes for each metric: a test's arithmetic
+    shows what it expects, not how the project computes the value (nor does its subclass of a
+    project's trainer change what the project's own runs log)."""
+    entries = knowledge().entry_points
+    classes = [c for e in extractions for c in e.classes if c.span.path not in tests]
+    passed = (p for e in extractions for p in e.callbacks)
+    lists = (listed for e in extractions for listed in e.callback_lists)
+    functions, classes = silence([f for e in extractions for f in e.functions], classes, silenced_files(passed, classes, lists, entries), entries)
+    functions += inherited_flows(classes, entries)
+    calls = [c for e in extractions for c in e.calls if c.span.path not in tests]
+    own = frozenset(m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key))
+    rewritten = frozenset(p for e in extractions for r in e.rewrites if r.span.path not in tests for p in r.entry)
+    return tuple(c for c in code_claims(functions, calls, index, own, rewritten) if c.fact.span.path not in tests)

@@ -1,0 +1,128 @@
+"""What the last run made of each file of a project, kept so that a warm run neither decodes
+nor reads again the texts and code of an unchanged file (engine.judge).
+
+Per project, `kept/<project>.json` in the cache folder holds, for each file by its shown path:
+the cache entry it was read from; the digest of what its code holds (`code_digest`); its light
+extraction (the keys it logs, its tables, flags and suppressions); and what its texts state
+under the last run's metric index (a FileView, with that index's digest). For the project it
+holds what the code of all the files makes (CodeProducts), with the digest of its inputs. It
+is only ever a shortcut: where an entry, the index or the code inputs differ, that part is
+worked out again from the files' extractions.
+
+Like the entries (cache.py) it is plain JSON rebuilt into checked types: each file's parts
+must be about that file and the code products about the project's files. One that is not of
+its shape counts as absent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from metriclint.base import files, plain
+from metriclint.base.files import read_regular
+from metriclint.extract import prune
+from metriclint.model import CodeProducts, FileView, ReadFailure
+from metriclint.sources import Extraction
+
+VERSION = 1
+Light = Extraction | ReadFailure
+_light, _view, _products = plain.decoder(Light), plain.decoder(FileView), plain.spanning_decoder(CodeProducts)
+_encode_light, _encode_view, _encode_products = plain.encoder(Light), plain.encoder(FileView), plain.encoder(CodeProducts)
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_NOT_CODE = frozenset({"texts", "tables", "suppressions"})  # the parts of an extraction no code fact nor key comes from
+
+
+@dataclass(frozen=True)
+class File:
+    """One file as the last run left it."""
+
+    entry: str  # its cache entry's name
+    code: str | None  # `code_digest` of its extraction
+    light: Light  # `light(result)`
+    index: str  # the digest of what `view` was worked out under (engine.py)
+    view: FileView
+
+
+@dataclass(frozen=True)
+class Kept:
+    files: dict[str, File] = field(default_factory=dict)
+    code_key: str = ""  # the digest of what `products` were worked out from (engine.py)
+    products: CodeProducts = CodeProducts()
+
+
+def light(result: Light) -> Light:
+    """What a warm run needs of an unchanged file's extraction: what it logs and the tables,
+    flags and suppressions it holds, not its texts nor its code flows."""
+    if isinstance(result, ReadFailure):
+        return result
+    return Extraction(keys=result.keys, suppressions=result.suppressions, tables=result.tables, flags=result.flags)
+
+
+def code_digest(result: Light) -> str | None:
+    """The digest of all a file gives the project's code facts and keys (everything but its
+    texts, tables and suppressions): a comment or docstring edit leaves it alone. None for
+    code flows nested too deeply to digest, which the cache does not keep either."""
+    if isinstance(result, ReadFailure):
+        return ""
+    parts = tuple(getattr(result, f.name) for f in dataclasses.fields(result) if f.name not in _NOT_CODE)
+    try:
+        return plain.fingerprint(parts).hex()
+    except RecursionError:
+        return None
+
+
+def digest(*parts: object) -> str:
+    """A digest of plain values (strings, numbers, lists) that says what a kept part was
+    worked out from."""
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def load(directory: Path, project: Path, salt: str, limit: int) -> Kept:
+    """The last run's, if it was made under `salt` and is of its shape; else nothing."""
+    try:
+        value = json.loads(read_regular(_path(directory, project), limit))
+        return _checked(value, salt)
+    except (OSError, ValueError, RecursionError, plain.Invalid, TypeError, KeyError, AttributeError):  # ValueError: not JSON
+        return Kept()
+
+
+def save(directory: Path, project: Path, salt: str, kept: Kept) -> None:
+    """Best effort: what cannot be written costs the next run time only."""
+    try:
+        value = {
+            "version": VERSION, "salt": salt,
+            "files": {s: [f.entry, f.code, _encode_light(f.light), f.index, _encode_view(f.view)] for s, f in kept.files.items()},
+            "code": [kept.code_key, _encode_products(kept.products)],
+        }
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        target = _path(directory, project)
+        if not directory.is_dir():
+            prune.create(directory)
+        target.parent.mkdir(exist_ok=True)
+        files.replace(target, data)
+    except (OSError, ValueError, RecursionError):
+        return
+
+
+def _path(directory: Path, project: Path) -> Path:
+    return directory / "kept" / f"{prune.project_name(project)}.json"
+
+
+def _checked(value: object, salt: str) -> Kept:
+    if not isinstance(value, dict) or value.get("version") != VERSION or value.get("salt") != salt:
+        return Kept()
+    found: dict[str, File] = {}
+    for shown, parts in value["files"].items():
+        entry, code, light_part, index, view = parts
+        if not all(isinstance(d, str) and _DIGEST.fullmatch(d) for d in (entry, index)) or not isinstance(code, (str, type(None))):
+            return Kept()
+        found[shown] = File(entry, code, _light(light_part, shown), index, _view(view, shown))
+    code_key, products = value["code"]
+    if not isinstance(code_key, str):
+        return Kept()
+    return Kept(found, code_key, _products(products, frozenset(found)))
