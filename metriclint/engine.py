@@ -281,10 +281,14 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
     settings = _settings(config, vocabulary, declared, pause)
     salt = cache.salt(settings.reading, settings.options)
     last = kept.load(config.cache_dir, config.root, salt.hex(), config.max_cache_size)
-    found, entries = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt)
+    extracted = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt)
+    found, entries = extracted.results, extracted.entries
     shown = [display(f) for f in files]
     tests = _tests(files, config)
-    codes = [last.files[s].code if r is None else kept.code_digest(r) for s, r in zip(shown, found)]
+    codes = [
+        last.files[s].code if r is None else given if given is not None else kept.code_digest(r)
+        for s, r, given in zip(shown, found, extracted.codes)
+    ]
     code_key = kept.digest(salt.hex(), registered_names(registry), sorted(tests), list(zip(shown, codes)))
     if code_key == last.code_key and None not in codes:  # a file's code that has no digest is never the same
         lights = tuple(last.files[s].light if r is None else kept.light(r) for s, r in zip(shown, found))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 from metriclint.base.files import MAX_BYTES, read_regular
 from metriclint.base.paths import display
 from metriclint.extract import cache as cache_module
-from metriclint.extract import prune
+from metriclint.extract import kept, prune
 from metriclint.extract.stat_index import StatIndex, Status
 from metriclint.model import ConfigError, ReadFailure, Reading, Span
 from metriclint.sources import Extraction, Options, Unreadable, extractor_for
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
 
 Result = Extraction | ReadFailure
+# A file's cache entry name (None: not to be cached), its result, and the digest of its code
+# (kept.code_digest; None where not worked out): the worker works it out, in parallel.
+Done = tuple[str | None, Result, str | None]
 Progress = Callable[[int, int], None]  # files extracted, total
 # What one text states: picklable, since each worker process gets it once when it starts.
 Reader = Callable[[str], Sequence[Reading]]
@@ -66,19 +69,30 @@ class _Job:
 
 def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None) -> list[Result]:
     """One result per file, in the order of `files`."""
-    return extract_changed(files, settings, progress)[0]  # type: ignore[return-value]
+    return extract_changed(files, settings, progress).results  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """Per file, in the order of the files given: its result (None: skipped, see
+    `extract_changed`), its cache entry's name (None: not cached) and, for a file a worker
+    read, the digest of its code (kept.code_digest; None: not worked out)."""
+
+    results: list[Result | None]
+    entries: list[str | None]
+    codes: list[str | None]
 
 
 def extract_changed(
-    files: list[Path], settings: Settings, progress: Progress | None = None, kept: Mapping[str, str] | None = None,
+    files: list[Path], settings: Settings, progress: Progress | None = None, known: Mapping[str, str] | None = None,
     run_salt: bytes | None = None,
-) -> tuple[list[Result | None], list[str | None]]:
-    """One result per file, in the order of `files`, and the name of its cache entry (None
-    when not cached). A file the cache names by the entry `kept` holds for it (by its shown
-    path) is not read at all: its result is None, as the caller has what it needs of it.
+) -> Extracted:
+    """One result per file. A file the cache names by the entry `known` holds for it (by its
+    shown path) is not read at all: its result is None, as the caller has what it needs of it.
     `run_salt`: the cache's salt for these settings, when the caller has it already."""
     results: list[Result | None] = [None] * len(files)
     entries: list[str | None] = [None] * len(files)
+    codes: list[str | None] = [None] * len(files)
     jobs: list[_Job] = []
     pending: list[int] = []
     store = cache_module.Cache(settings.cache_dir, settings.project, settings.cache_limit) if settings.cache_dir is not None else None
@@ -97,11 +111,11 @@ def extract_changed(
                 except OSError:
                     name = None  # the worker reports it
                 if name is not None:
-                    known = kept is not None and kept.get(shown) == name
-                    cached = None if known else store.get(name, shown, path)
-                    if known:
+                    skipped = known is not None and known.get(shown) == name
+                    cached = None if skipped else store.get(name, shown, path)
+                    if skipped:
                         store.usage.note(name, path)  # kept by the pruning, for a run that needs it whole
-                    if known or cached is not None:
+                    if skipped or cached is not None:
                         results[index], entries[index] = cached, name
                         stats.note(shown, status, name)
                         continue
@@ -113,8 +127,8 @@ def extract_changed(
         progress(done, len(files))
     # strict: zip asks `_run` for one more result, so its pools shut down as a finished run's do,
     # not as an interrupted one's (`_ended_with`).
-    for index, status, job, (entry, result) in zip(pending, statuses, jobs, _run(jobs, settings), strict=True):
-        results[index], entries[index] = result, entry
+    for index, status, job, (entry, result, code) in zip(pending, statuses, jobs, _run(jobs, settings), strict=True):
+        results[index], entries[index], codes[index] = result, entry, code
         if store is not None and entry is not None:
             store.put(entry, result, files[index])
             if stats is not None:
@@ -126,14 +140,14 @@ def extract_changed(
         store.close()
     if stats is not None:
         stats.close()
-    return results, entries
+    return Extracted(results, entries, codes)
 
 
 def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _run(jobs: list[_Job], settings: Settings) -> Iterator[tuple[str | None, Result]]:
+def _run(jobs: list[_Job], settings: Settings) -> Iterator[Done]:
     """Extract in worker processes, even a single file: a native parser that overflows its
     stack (20,000 nested `not`s) or never ends must cost that file, not the run. Results come
     in the order of `jobs`, each as soon as it and those before it are done.
@@ -205,7 +219,7 @@ def _ended_with(pool: Executor) -> Iterator[None]:
         raise
 
 
-def _alone(job: _Job, settings: Settings) -> tuple[str | None, Result]:
+def _alone(job: _Job, settings: Settings) -> Done:
     """One file in a process of its own: if that process dies too, the file is the cause."""
     with _pool(settings, 1) as pool, _ended_with(pool):
         return _outcome(job, pool.submit(_extract_batch, [job], settings.options))
@@ -240,25 +254,25 @@ def _start_worker(read: Reader) -> None:
     gc.disable()  # and its own garbage is collected once per batch (_extract_batch)
 
 
-def _extract_batch(batch: list[_Job], options: Options) -> list[tuple[str | None, Result]]:
+def _extract_batch(batch: list[_Job], options: Options) -> list[Done]:
     assert _worker_read is not None, "called outside a pool started by _run"
     results = [_timed(job, options, _worker_read) for job in batch]
     gc.collect()  # the batch's reference cycles (Markdown trees), at once rather than every 700 allocations
     return results
 
 
-def _timed(job: _Job, options: Options, read: Reader) -> tuple[str | None, Result]:
+def _timed(job: _Job, options: Options, read: Reader) -> Done:
     """`_extract`, given `FILE_SECONDS` (the libcst fallback once ran past ten minutes on an 80 KB file)."""
     signal.setitimer(signal.ITIMER_REAL, FILE_SECONDS)
     try:
         return _extract(job, options, read)
     except _TooSlow:
-        return None, _unreadable(job.shown, f"reading this file took longer than {FILE_SECONDS} s; it was skipped")
+        return None, _unreadable(job.shown, f"reading this file took longer than {FILE_SECONDS} s; it was skipped"), ""
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def _answer(future: Future[list[tuple[str | None, Result]]]) -> list[tuple[str | None, Result]]:
+def _answer(future: Future[list[Done]]) -> list[Done]:
     """The future's result, waited for in short steps. A signal may be delivered to any of the
     pool's threads; Python runs its handler in the main thread only once that thread runs
     again, which a wait without a timeout never does."""
@@ -274,7 +288,7 @@ def _answer(future: Future[list[tuple[str | None, Result]]]) -> list[tuple[str |
 _SIGNAL_CHECK_SECONDS = 0.2
 
 
-def _outcome(job: _Job, future: Future[list[tuple[str | None, Result]]]) -> tuple[str | None, Result]:
+def _outcome(job: _Job, future: Future[list[Done]]) -> Done:
     """A worker's answer for one file; a worker that died, or an answer that could not be sent
     back, is this file's ML900 (not cached), and the run goes on with the next file."""
     from concurrent.futures.process import BrokenProcessPool  # loaded already: the pool runs
@@ -282,22 +296,24 @@ def _outcome(job: _Job, future: Future[list[tuple[str | None, Result]]]) -> tupl
     try:
         return _answer(future)[0]
     except BrokenProcessPool:
-        return None, _unreadable(job.shown, _DIED)
+        return None, _unreadable(job.shown, _DIED), ""
     except ConfigError:
         raise
     except Exception as error:  # noqa: BLE001 - e.g. a result too deep to send back
-        return None, _internal(job.shown, error)
+        return None, _internal(job.shown, error), ""
 
 
-def _extract(job: _Job, options: Options, read: Reader) -> tuple[str | None, Result]:
+def _extract(job: _Job, options: Options, read: Reader) -> Done:
     """One file's cache entry name (None: not to be cached) and its extraction; any failure
     on this file is reported, never raised."""
     try:
         data = read_regular(job.path, job.max_bytes)
     except OSError as error:
-        return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}")
+        return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}"), ""
     cacheable, result = _parsed(job.path.suffix, job.shown, data, options, read)
-    return (cache_module.key(job.salt, job.shown, data) if job.salt is not None and cacheable else None), result
+    if job.salt is None or not cacheable:
+        return None, result, None
+    return cache_module.key(job.salt, job.shown, data), result, kept.code_digest(result)
 
 
 def extract_buffer(path: Path, data: bytes, settings: Settings) -> Result:
