@@ -63,6 +63,15 @@ def test_code_html_and_front_matter_state_nothing() -> None:
     assert "after clipping" not in found[0][4] and found[0][4].startswith("Norm ")
 
 
+def test_a_formula_in_backticks_names_its_operands_not_the_value() -> None:
+    """`(-logprobs).sum(1)` is the negated log-probabilities: reading its words as "log-prob"
+    would state the opposite of what it computes. A name in backticks says what it holds."""
+    page = "- `objective/entropy`: mean over completions of `(-logprobs).sum(1)`, `beta * kl`, `logprobs`, `log_probs.sum()`\n"
+    assert mentions(page) == [
+        (1, 24, ("objective/entropy",), False, f"mean over completions of {' ' * 20}, {' ' * 11}, `logprobs`, `log_probs.sum()`"),
+    ]
+
+
 def test_undecodable_page_is_unreadable() -> None:
     import pytest
 

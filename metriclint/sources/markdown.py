@@ -10,6 +10,7 @@ front matter, which state nothing.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -26,6 +27,8 @@ from metriclint.sources import DEFAULT_OPTIONS, Extraction, Extractor, Options, 
 _SEPARATORS = ":—–-="
 # Words allowed between the names of a key cell: "`rollout_time` / `train_time`".
 _JOINERS = frozenset({"", "/", ",", "and", "or", "&"})
+# Longer code spans are not parsed to be told formulas: a page cannot make the reader parse at length.
+_FORMULA_WIDTH = 200
 
 
 def _parser() -> MarkdownIt:
@@ -178,10 +181,10 @@ class _Walker:
         self, inline: SyntaxTreeNode, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0
     ) -> list[Mention]:
         """The text of one inline run from `offset` on, with every line mapped to the file."""
-        content = _without_comments(inline)
+        content = _readable(inline)
         if not content[offset:].strip() or inline.map is None:
             return []
-        first_line = inline.map[0]
+        first_line, written = inline.map[0], inline.content.split("\n")  # lines as written, to find them in the file
         pieces, origins, position = [], [], 0
         for index, line in enumerate(content.split("\n")):
             start, position = position, position + len(line) + 1
@@ -193,7 +196,7 @@ class _Walker:
             piece = piece.strip()
             if not piece:
                 continue
-            found = self._line(first_line + index).find(line, search_from if index == 0 else 0)
+            found = self._line(first_line + index).find(written[index], search_from if index == 0 else 0)
             column = (found if found >= 0 else 0) + skip + 1
             pieces.append(piece)
             origins.append((first_line + index + 1, column))
@@ -201,18 +204,37 @@ class _Walker:
         return [Mention(SourceKind.DOC, self.path, text, tuple(origins), subjects, names_metrics=sure and bool(subjects))] if pieces else []
 
 
-def _without_comments(inline: SyntaxTreeNode) -> str:
-    """The raw inline text with HTML comments blanked out, so positions stay exact."""
+def _readable(inline: SyntaxTreeNode) -> str:
+    """The raw inline text with HTML comments and formulas in backticks blanked out, so
+    positions stay exact."""
     content = inline.content
     cursor = 0
     for child in inline.children:
         if child.type == "html_inline" and child.content.startswith("<!--"):
-            at = content.find(child.content, cursor)
-            if at >= 0:
-                blank = "".join("\n" if c == "\n" else " " for c in child.content)
-                content = content[:at] + blank + content[at + len(blank):]
-                cursor = at + len(blank)
+            raw = child.content
+        elif child.type == "code_inline" and _formula(child.content):
+            raw = child.markup + child.content + child.markup
+        else:
+            continue
+        at = content.find(raw, cursor)
+        if at >= 0:
+            blank = "".join("\n" if c == "\n" else " " for c in raw)
+            content = content[:at] + blank + content[at + len(blank):]
+            cursor = at + len(blank)
     return content
+
+
+def _formula(code: str) -> bool:
+    """A code span that does arithmetic (`(-logprobs).sum(1)`, `beta * kl`): its words name the
+    operands, not the value, so "logprobs" in a negation states no log-probability. A key
+    (`objective/kl`) or a name (`logprobs`, `log_probs.sum()`) in backticks still says what it is."""
+    if len(code) > _FORMULA_WIDTH or _name_shaped(code, marked=True):
+        return False
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(node, (ast.BinOp, ast.UnaryOp)) for node in ast.walk(tree))
 
 
 def _key_column(rows: list[list[SyntaxTreeNode]]) -> int | None:
