@@ -66,9 +66,9 @@ def test_code_html_and_front_matter_state_nothing() -> None:
 def test_a_formula_in_backticks_names_its_operands_not_the_value() -> None:
     """`(-logprobs).sum(1)` is the negated log-probabilities: reading its words as "log-prob"
     would state the opposite of what it computes. A name in backticks says what it holds."""
-    page = "- `objective/entropy`: mean over completions of `(-logprobs).sum(1)`, `beta * kl`, `logprobs`, `log_probs.sum()`\n"
+    page = "- `objective/entropy`: mean over completions of `(-logprobs).sum(1)`, `beta * kl`, `logprobs`, `log_probs.sum()`, `--per-token`\n"
     assert mentions(page) == [
-        (1, 24, ("objective/entropy",), False, f"mean over completions of {' ' * 20}, {' ' * 11}, `logprobs`, `log_probs.sum()`"),
+        (1, 24, ("objective/entropy",), False, f"mean over completions of {' ' * 20}, {' ' * 11}, `logprobs`, `log_probs.sum()`, `--per-token`"),
     ]
 
 

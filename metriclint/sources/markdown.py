@@ -227,8 +227,9 @@ def _readable(inline: SyntaxTreeNode) -> str:
 def _formula(code: str) -> bool:
     """A code span that does arithmetic (`(-logprobs).sum(1)`, `beta * kl`): its words name the
     operands, not the value, so "logprobs" in a negation states no log-probability. A key
-    (`objective/kl`) or a name (`logprobs`, `log_probs.sum()`) in backticks still says what it is."""
-    if len(code) > _FORMULA_WIDTH or _name_shaped(code, marked=True):
+    (`objective/kl`), a name (`logprobs`, `log_probs.sum()`) or a word with hyphens, such as a
+    command-line option (`--track-slot-norms`), in backticks still says what it is."""
+    if len(code) > _FORMULA_WIDTH or _name_shaped(code, marked=True) or all(c.isalnum() or c in "-_." for c in code.strip()):
         return False
     try:
         tree = ast.parse(code.strip(), mode="eval")
