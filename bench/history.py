@@ -14,7 +14,7 @@ the fix established).
 A contradiction (ML001, ML002, ML003, ML006, ML007) is *on the bug* when one of its places, its
 own or a related one, lies on a line the fix changed: a line it removed or rewrote, at the
 parent; a line it wrote, at the fix (`git diff -U0` of the row's paths; a pure insertion counts
-the line before and after it). The row is found when the parent has such a finding, and silent
+the line before and after it; a finding in the row's registry is written `<registry>:LINE`). The row is found when the parent has such a finding, and silent
 after the fix when the fix has none. Each run prints the findings on the bug, then what it
 measured beside what the row records, and exits 1 if they disagree, so a re-run checks the table.
 """
@@ -40,6 +40,7 @@ COLUMNS = (
 HERE = Path(__file__).resolve().parent
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
 Lines = dict[str, set[int]]  # path -> the lines the fix touched there
+REGISTRY = "<registry>"  # a finding in the row's registry, wherever the checkout and the work folder lie
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,8 @@ def on_bug(tree: Path, registry: Path | None, lines: Lines, cache: Path) -> list
     for f in findings:
         places = [(f["path"], f["line"])] + [(r["path"], r["line"]) for r in f.get("related") or []]
         if f["rule"] in CONTRADICTIONS and any(line in lines.get(path, ()) for path, line in places):
-            hits.append(f"{f['rule']} {f['path']}:{f['line']} {f.get('metric') or ''} {f.get('facet') or ''}={f.get('found') or ''}")
+            where = REGISTRY if registry is not None and (tree / f["path"]).resolve() == registry.resolve() else f["path"]
+            hits.append(f"{f['rule']} {where}:{f['line']} {f.get('metric') or ''} {f.get('facet') or ''}={f.get('found') or ''}")
     return hits
 
 

@@ -288,6 +288,36 @@ FRAMEWORKS = "<frameworks>"
 
 
 @dataclass(frozen=True, slots=True)
+class HandOver:
+    """A dict of metric values handed to a project function: `callee` (dotted, as imported) is
+    passed it at `where` (a position, a method's object not counted when `bound`, or a keyword)
+    by the call at `span`, written there as `origin`."""
+
+    callee: str
+    where: int | str
+    bound: bool
+    span: Span
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reducer:
+    """What a function does to every value of the dict it is handed as `param`, whatever its key.
+
+    Either its own loop over the dict's keys writes each key's value into the dict it returns:
+    `known`, as `facts` say (a mean over the ranks' dicts), which replace the value's facts of
+    `replaces`; not `known`, in a way that depends on the key or is not known, so its facts of
+    `replaces` are lost. Or (`then`) it hands the dict, or what it gathered from the ranks for
+    it, on to that call."""
+
+    param: str
+    known: bool
+    facts: frozenset[CodeFact]
+    replaces: frozenset[str]
+    then: HandOver | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class FunctionFlow:
     """One function, as the project-wide step needs it: where its parameters and results go."""
 
@@ -297,6 +327,8 @@ class FunctionFlow:
     sinks: tuple[tuple[str, frozenset[Atom]], ...]  # (logged key, what the value may be)
     returns: tuple[tuple[int | None, frozenset[Atom]], ...]  # (tuple element or None, atoms)
     templates: tuple[str, ...] = ()  # logged keys built from a parameter: `perf/{name}_time`, `{section}/{key}`
+    handed: tuple[tuple[int, tuple[HandOver, ...]], ...] = ()  # (index in sinks, the calls the dict its value was put in is handed to after)
+    reducers: tuple[Reducer, ...] = ()  # what it does to every value of a dict parameter
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,11 @@ from typing import Iterable
 
 from metriclint.evidence.dotted import Dotted
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import FRAMEWORKS, Atom, CallFlow, CodeClaim, CodeFact, FunctionFlow, ResultOf
+from metriclint.model import FRAMEWORKS, Atom, CallFlow, CodeClaim, CodeFact, FunctionFlow, HandOver, ResultOf
 
 MAX_HOPS = 12
 Facts = frozenset[CodeFact]
+Reduction = tuple[bool, Facts, frozenset[str]]  # (known, the facts it gives, the facets it replaces)
 
 
 class Project:
@@ -33,6 +34,41 @@ class Project:
                 self.callers[callee.name].append(call)
         self.memo: dict[tuple[str, str, str], Facts] = {}
         self.returned: dict[tuple[str, str, int | None], tuple[Facts, frozenset[str]]] = {}
+        self.reductions: dict[HandOver, Reduction | None] = {}
+
+    def handed(self, facts: Facts, overs: Iterable[HandOver]) -> Facts:
+        """What a value put in a dict is after the dict is handed to these calls, in turn: a call
+        whose function reduces every value of it (model.Reducer) replaces its facts of the facets
+        that reduction replaces, with the reduction's own, said to come from that call."""
+        for over in overs:
+            reduction = self.reduction(over)
+            if reduction is None:
+                continue
+            known, reduced, replaces = reduction
+            facts = frozenset(f for f in facts if f.facet not in replaces)
+            if known:
+                facts |= {
+                    CodeFact(f.facet, f.value, over.span, over.origin, f"hands it to {f.origin} ({f.span.path}:{f.span.line}), which {f.says}")
+                    for f in reduced
+                }
+        return facts
+
+    def reduction(self, over: HandOver) -> Reduction | None:
+        """What the function a dict is handed to does to every value of it: None when it leaves
+        them alone; not known (False) when two of its ways disagree."""
+        if over in self.reductions:
+            return self.reductions[over]
+        self.reductions[over] = None  # a cycle adds nothing
+        flow = self.resolve(over.callee)
+        param = param_at(flow, over.where, over.bound) if flow is not None else None
+        found: set[Reduction] = set()
+        for reducer in flow.reducers if flow is not None else ():
+            if reducer.param == param:
+                got = self.reduction(reducer.then) if reducer.then is not None else (reducer.known, reducer.facts, reducer.replaces)
+                found |= {got} if got is not None else set()
+        outcome = found.pop() if len(found) == 1 else (False, frozenset(), frozenset().union(*(r[2] for r in found))) if found else None
+        self.reductions[over] = outcome
+        return outcome
 
     def facts(self, function: str, atoms: Iterable[Atom], hops: int = 0) -> Facts:
         found: set[CodeFact] = set()
@@ -108,6 +144,14 @@ def _unshadowed(flow: FunctionFlow, index: MetricIndex, own: frozenset[str], rew
     ]
 
 
+def param_at(flow: FunctionFlow, where: int | str, bound: bool) -> str | None:
+    """The parameter a call passes at `where` (a position or a keyword), as `passed_at` counts."""
+    if isinstance(where, str):
+        return where if where in flow.params else None
+    index = where + 1 if flow.bound and bound else where
+    return flow.params[index] if index < len(flow.params) else None
+
+
 def passed_at(flow: FunctionFlow, param: str, bound: bool) -> int:
     """The argument position a call passes `param` at (-1: none); a call through `self.` skips it."""
     index = flow.params.index(param) if param in flow.params else -1
@@ -127,10 +171,13 @@ def code_claims(
     claims: dict[CodeClaim, None] = {}
     for flow in project.functions.values():
         logged = set()
-        for key, atoms in _unshadowed(flow, index, own, rewritten):
+        handed = dict(flow.handed)  # by index in the sinks, which only a framework's flow thins out, and it hands nothing
+        for at, (key, atoms) in enumerate(_unshadowed(flow, index, own, rewritten)):
             logged |= {a for a in atoms if isinstance(a, str)}
-            for metric in index.for_key(key):
-                claims.update((CodeClaim(metric, fact), None) for fact in project.facts(flow.name, atoms))
+            metrics = index.for_key(key)
+            facts = project.facts(flow.name, atoms) if metrics else frozenset()
+            facts = project.handed(facts, handed[at]) if at in handed and facts else facts
+            claims.update((CodeClaim(metric, fact), None) for metric in metrics for fact in facts)
         if not project.callers.get(flow.name):
             continue
         for param in flow.params:  # the name first: most parameters name no metric, and their callers need not be followed

@@ -42,7 +42,7 @@ FILE_KEYS = (
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
     "accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step", "log-ratio",
-    "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum",
+    "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean",
 )
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
+from metriclint.sources.python.code import arguments, called_name
 from metriclint.sources.python.flow import Scope, shared
 from metriclint.sources.python.said import Messages
 from metriclint.sources.python.state import child_fields
@@ -126,6 +127,8 @@ class Bindings(Messages):
             self.tables.dict_table(target.id, value)
         if isinstance(target, ast.Name):
             self.compose(target.id, value, extend=False)
+            scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
+            self._gathered(scope, target.id, value)
             if not (len(self.scopes) == 1 and self.classes):  # a class attribute is no module name
                 scope.bind_strings(target.id, strings.values(value, self.string), path)
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
@@ -152,9 +155,22 @@ class Bindings(Messages):
                     if handed:  # `x, y = batch`: the parts of the data the function is handed
                         scope.batches.add(element.id)
         elif isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            before = len(scope.sinks)
             self.sink(target.slice, value, require_key_shape=True)
+            if isinstance(target.value, ast.Name):
+                scope.stored.setdefault(target.value.id, []).extend(range(before, len(scope.sinks)))
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in scope.lists:
             self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
+
+    def _gathered(self, scope: Scope, name: str, value: ast.expr) -> None:
+        """`everyone = gather_summaries(summary)` of a parameter: `everyone` holds what every
+        rank put in it (rules/dataflow.yaml `per_key.gathers`)."""
+        scope.gathered.pop(name, None)
+        if not isinstance(value, ast.Call) or not any(word in called_name(value.func) for word in self.rules.gathers):
+            return
+        for arg in arguments(value):
+            if isinstance(arg.value, ast.Name) and arg.value.id in scope.params and arg.value.id not in scope.carries:
+                scope.gathered[name] = arg.value.id
 
     def _placeheld(self, name: str, value: ast.expr, atoms: frozenset[Atom], path: tuple[int, ...]) -> frozenset[Atom]:
         """`x = 0` is a placeholder; what the body of an `if FLAG:` right after it, in the same

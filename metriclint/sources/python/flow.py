@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Iterable
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Atom, CodeFact, FunctionFlow, Span
+from metriclint.model import Atom, CodeFact, FunctionFlow, HandOver, Reducer, Span
 from metriclint.sources.python.ranks import LocalFact
 
 
@@ -23,6 +23,9 @@ class FlowRules:
     preserving_methods: frozenset[str]
     log_functions: frozenset[str]
     log_options: frozenset[str]
+    rank_counts: frozenset[str] = frozenset()  # parameter names for the number of ranks (reducers.py)
+    replaced_per_key: frozenset[str] = frozenset()  # facets a per-key reduction over the ranks replaces
+    gathers: tuple[str, ...] = ()  # words in the name of a call that gathers from the ranks
 
 
 @lru_cache(maxsize=1)
@@ -33,6 +36,9 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("value_preserving.methods", ())),
         frozenset(lists.get("log_functions", ())),
         frozenset(lists.get("log_options", ())),
+        frozenset(lists.get("per_key.rank_counts", ())),
+        frozenset(lists.get("per_key.replaces", ())),
+        lists.get("per_key.gathers", ()),
     )
 
 
@@ -92,6 +98,10 @@ class Scope:
     batches: set[str] = field(default_factory=set)  # names that hold the batch of a loop over a data loader, or a part of a handed batch
     unknown: set[str] = field(default_factory=set)  # names that, on some path, hold a value computed in a way not known
     lists: dict[str, bool] = field(default_factory=dict)  # names bound to a list written out (`[]`) -> whether it has items
+    stored: dict[str, list[int]] = field(default_factory=dict)  # dict name -> the sinks of the values put in it (`d["k"] = v`)
+    handed: dict[int, list[HandOver]] = field(default_factory=dict)  # sink -> the calls its dict is handed to after
+    gathered: dict[str, str] = field(default_factory=dict)  # name -> the parameter it holds what a gather call collected for
+    reducers: list[Reducer] = field(default_factory=list)  # what it does to every value of a dict parameter (reducers.py)
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})
@@ -145,7 +155,20 @@ class Scope:
     def flow(self) -> FunctionFlow | None:
         """The function's summary for the project-wide step; None when nothing leaves it."""
         kept = self.kept
-        sinks = tuple((key, kept(atoms)) for key, atoms in self.sinks if kept(atoms))
+        leaving = [(index, key, kept(atoms)) for index, (key, atoms) in enumerate(self.sinks) if kept(atoms)]
+        sinks = tuple((key, atoms) for _, key, atoms in leaving)
+        handed = tuple((n, tuple(self.handed[index])) for n, (index, _, _) in enumerate(leaving) if index in self.handed)
         returns = tuple((element, kept(atoms)) for element, atoms in self.returns.items() if kept(atoms))
         templates = tuple(dict.fromkeys([*(key for key, _ in self.sinks if any(f"{{{p}}}" in key for p in self.params)), *self.generic]))
-        return FunctionFlow(self.name, self.params, self.bound, sinks, returns, templates) if self.params or sinks or returns else None
+        if not (self.params or sinks or returns):
+            return None
+        return FunctionFlow(self.name, self.params, self.bound, sinks, returns, templates, handed, tuple(self.reducers))
+
+    def hand_over(self, name: str, over: HandOver, replaces: frozenset[str]) -> None:
+        """`name` is passed to a project function: the values put in it so far go with it, and
+        a dict parameter (or what was gathered for it) goes on to what that function does."""
+        for index in self.stored.get(name, ()):
+            self.handed.setdefault(index, []).append(over)
+        param = name if name in self.params and name not in self.carries else self.gathered.get(name)
+        if param is not None:
+            self.reducers.append(Reducer(param, True, frozenset(), replaces, over))

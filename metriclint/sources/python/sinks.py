@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
-from metriclint.model import CallFlow, CodeFact, KeyUse, Span
+from metriclint.model import CallFlow, CodeFact, HandOver, KeyUse, Span
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.code import Argument, arguments, called_name
 from metriclint.sources.python.roots import ValueReader
@@ -132,6 +132,18 @@ class KeyRecorder(ValueReader):
         texts = self._argument_strings(node) if site.callee else ()
         if site.callee and (site.args or texts):
             self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts))
+        if site.callee:
+            self._hand_over(node, site.callee, site.bound)
+
+    def _hand_over(self, node: ast.Call, callee: str, bound: bool) -> None:
+        """A dict passed by name to a project function: what that function does to every value
+        of it (reducers.py) happens to the values put in it here (flow.Scope.hand_over)."""
+        scope, positional = self.scopes[-1], True
+        for position, arg in enumerate(arguments(node)):
+            positional = positional and not arg.star
+            if isinstance(arg.value, ast.Name) and not arg.star and (arg.keyword or positional):
+                over = HandOver(callee, arg.keyword or position, bound, self.span(node), self.text.segment(node.func))
+                scope.hand_over(arg.value.id, over, self.rules.replaced_per_key)
 
     def _argument_strings(self, node: ast.Call) -> tuple[tuple[int | str, tuple[str, ...]], ...]:
         """The strings each argument is, where known whole: they fill the callee's key templates."""

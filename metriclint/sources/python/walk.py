@@ -18,11 +18,13 @@ import ast
 from dataclasses import replace
 
 from metriclint.knowledge.code import Known
+from metriclint.model import CodeFact
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.bindings import assigned_name, read_names
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
+from metriclint.sources.python.reducers import loop_reducers
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
 
 
@@ -107,7 +109,9 @@ class _Collector(EntryUses):
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
         self.defined_here(node)
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
-        self.scopes.append(Scope(name, tuple(a.arg for a in every), in_class and not static))
+        params = tuple(a.arg for a in every)
+        self.scopes.append(Scope(name, params, in_class and not static))
+        self.scopes[-1].reducers.extend(loop_reducers(node, params, self.rules, self._per_key_mean))
         self.children(node)
         scope = self.scopes.pop()
         self._summarize(scope)
@@ -116,6 +120,11 @@ class _Collector(EntryUses):
         return False
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _per_key_mean(self, node: ast.expr) -> frozenset[CodeFact]:
+        """The facts of a helper's mean of each key's values over the ranks, named by the helper."""
+        function = self.scopes[-1].name.rsplit(".", 1)[-1]
+        return frozenset(replace(a, origin=function) for a in self.code.derived("per-key-mean", node, ()) if isinstance(a, CodeFact))
 
     def _owner(self, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         string = self._leading_string(node.body)

@@ -1,0 +1,107 @@
+"""A dict of metric values followed into a project helper that reduces every value the same way
+(sources/python/reducers.py, evidence/code_claims.py `Project.handed`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import write_project
+
+from metriclint import engine
+from metriclint import settings as config
+
+CALLER = """\
+import wandb
+from pool import publish
+
+
+def report(latencies):
+    summary = {}
+    summary["serve/latency_max"] = latencies.max().item()
+    publish(summary)
+    summary["serve/late_max"] = latencies.max().item()
+    wandb.log(summary)
+"""
+
+POOL = """\
+import numpy as np
+import torch
+import wandb
+from transport import gather_summaries
+
+
+def combine(per_rank, {divisor}):
+    combined = {{}}
+    keys = per_rank[0].keys()
+    for key in {loop}:
+        values = [one[key] for one in per_rank]
+{body}
+    return combined
+
+
+def publish(summary):
+    everyone = gather_summaries(summary)
+    wandb.log(combine(everyone, len(everyone)))
+"""
+
+
+def _reductions(project: Path) -> dict[str, set[tuple[str, str]]]:
+    """Each metric's reduction facts, as (value, origin)."""
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        code = engine.analyse(config.load((".",), None, None)).code
+    finally:
+        os.chdir(cwd)
+    found: dict[str, set[tuple[str, str]]] = {}
+    for claim in code:
+        if claim.fact.facet == "reduction":
+            found.setdefault(claim.metric, set()).add((claim.fact.value, claim.fact.origin))
+    return found
+
+
+MEAN = {("mean", "publish")}
+MAX = {("max", "latencies.max()")}
+
+
+@pytest.mark.parametrize(
+    ("divisor", "loop", "body", "expected"),
+    [
+        ("world_size", "per_rank[0]", "        combined[key] = sum(values) / world_size", MEAN),
+        ("world_size", "keys", "        combined[key] = sum(values) / len(values)", MEAN),
+        ("world_size", "per_rank[0].keys()", "        combined[key] = np.mean(values)", MEAN),
+        ("world_size", "per_rank[0]", "        combined[key] = torch.stack(values).mean()", MEAN),
+        ("world_size", "per_rank[0]", "        if isinstance(values[0], tuple):\n            combined[key] = 0.0\n        else:\n            combined[key] = np.mean(values)", MEAN),
+        # a divisor that need not count the ranks: no mean, and the max is gone too
+        ("scale", "per_rank[0]", "        combined[key] = sum(values) / scale", None),
+        # the key picks the reduction: unknown
+        ("world_size", "per_rank[0]", '        if key.endswith("_max"):\n            combined[key] = max(values)\n        else:\n            combined[key] = np.mean(values)', None),
+        ("world_size", "per_rank[0]", '        how = rules.get(key, "mean")\n        if how == "max":\n            combined[key] = max(values)\n        else:\n            combined[key] = np.mean(values)', None),
+        # a reduction of the ranks' maxima that is not a mean: unknown
+        ("world_size", "per_rank[0]", "        combined[key] = np.mean(np.max(values))", None),
+        # not a loop over the first rank's keys: the helper is no reducer, the max stays
+        ("world_size", "per_rank", "        combined[key] = np.mean(values)", MAX),
+    ],
+)
+def test_a_value_handed_to_a_per_key_reducer_takes_its_reduction(
+    in_tmp: Path, divisor: str, loop: str, body: str, expected: set[tuple[str, str]] | None
+) -> None:
+    write_project(in_tmp, {"caller.py": CALLER, "pool.py": POOL.format(divisor=divisor, loop=loop, body=body)})
+    found = _reductions(in_tmp)
+    assert found.get("serve/latency_max") == expected
+    assert found.get("serve/late_max") == MAX  # put in the dict after it was handed on
+
+
+def test_a_dict_handed_to_a_function_that_only_logs_it_keeps_its_values(in_tmp: Path) -> None:
+    pool = "import wandb\n\n\ndef publish(summary):\n    wandb.log(summary)\n"
+    write_project(in_tmp, {"caller.py": CALLER, "pool.py": pool})
+    assert _reductions(in_tmp)["serve/latency_max"] == MAX
+
+
+def test_a_dict_handed_by_keyword_reaches_the_reducer(in_tmp: Path) -> None:
+    caller = CALLER.replace("publish(summary)", "publish(summary=summary)")
+    pool = POOL.format(divisor="world_size", loop="per_rank[0]", body="        combined[key] = sum(values) / world_size")
+    write_project(in_tmp, {"caller.py": caller, "pool.py": pool})
+    assert _reductions(in_tmp)["serve/latency_max"] == MEAN
