@@ -282,8 +282,7 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
     salt = cache.salt(settings.reading, settings.options)
     last = kept.load(config.cache_dir, config.root, salt.hex(), config.max_cache_size)
     extracted = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt)
-    found, entries = extracted.results, extracted.entries
-    shown = [display(f) for f in files]
+    shown, found, entries = extracted.shown, extracted.results, extracted.entries
     tests = _tests(files, config)
     codes = [
         last.files[s].code if r is None else given if given is not None else kept.code_digest(r)
@@ -300,7 +299,8 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
         made_by_code = replace(collection.made, code=_code_facts(collection))
     flags = _placeholder_flags(made_by_code.code)
     index_key = kept.digest(collection.index.made_of(), sorted(flags))
-    wanted = [kept.digest(index_key, s in tests) for s in shown]
+    keys = {test: kept.digest(index_key, test) for test in (False, True)}  # a test's texts state nothing
+    wanted = [keys[s in tests] for s in shown]
     reusable = [s in last.files and last.files[s].entry == e and last.files[s].index == k for s, e, k in zip(shown, entries, wanted)]
     found = _whole(files, found, settings, skip=reusable)
     made_views = [

@@ -174,15 +174,17 @@ def test_names_that_are_not_utf8_come_back_from_the_index(tmp_path: Path) -> Non
     assert StatIndex(tmp_path / "c", tmp_path, b"other", 10**6).entry(name, status) is None
 
 
-def test_the_index_of_a_project_that_is_gone_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("kind", ["stats", "kept"])
+def test_the_index_of_a_project_that_is_gone_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """Its status index, and what its last run kept (extract/kept.py)."""
     shared = tmp_path / "shared"
     projects = [copy_fixture(FIXTURES / "demo", tmp_path / name) for name in ("first", "second")]
     monkeypatch.chdir(tmp_path)
     for project in projects:
         _tick(project)
         invoke("check", project.name, "--cache-dir", str(shared))
-    assert len(list((shared / "stats").glob("*.json"))) == 2
+    assert len(list((shared / kind).glob("*.json"))) == 2
     shutil.rmtree(projects[0])
     (projects[1] / "trainer" / "step.py").write_text("x = 1\n")  # a run with other entries: pruning runs
     invoke("check", "second", "--cache-dir", str(shared))
-    assert [p.name for p in (shared / "stats").glob("*.json")] == [f"{prune.project_name(projects[1])}.json"]
+    assert [p.name for p in (shared / kind).glob("*.json")] == [f"{prune.project_name(projects[1])}.json"]

@@ -121,7 +121,8 @@ def _wanted(own: Path, usage: Usage, runs: list[dict[str, str]]) -> dict[str, tu
         project, theirs = _read(record)
         if project is None or not os.path.isdir(project):
             record.unlink(missing_ok=True)
-            (record.parent.parent / "stats" / record.name).unlink(missing_ok=True)  # its index (stat_index.py)
+            for kind in ("stats", "kept"):  # its index (stat_index.py) and what its last run kept (kept.py)
+                (record.parent.parent / kind / record.name).unlink(missing_ok=True)
             continue
         for age, run in enumerate(theirs):
             wanted.update((entry, (0, age)) for entry in run)

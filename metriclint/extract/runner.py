@@ -74,10 +74,11 @@ def extract_all(files: list[Path], settings: Settings, progress: Progress | None
 
 @dataclass(frozen=True)
 class Extracted:
-    """Per file, in the order of the files given: its result (None: skipped, see
-    `extract_changed`), its cache entry's name (None: not cached) and, for a file a worker
+    """Per file, in the order of the files given: how it is shown, its result (None: skipped,
+    see `extract_changed`), its cache entry's name (None: not cached) and, for a file a worker
     read, the digest of its code (kept.code_digest; None: not worked out)."""
 
+    shown: list[str]
     results: list[Result | None]
     entries: list[str | None]
     codes: list[str | None]
@@ -93,6 +94,7 @@ def extract_changed(
     results: list[Result | None] = [None] * len(files)
     entries: list[str | None] = [None] * len(files)
     codes: list[str | None] = [None] * len(files)
+    shown_all: list[str] = []
     jobs: list[_Job] = []
     pending: list[int] = []
     store = cache_module.Cache(settings.cache_dir, settings.project, settings.cache_limit) if settings.cache_dir is not None else None
@@ -103,6 +105,7 @@ def extract_changed(
     with settings.pause():
         for index, path in enumerate(files):
             shown = display(path)
+            shown_all.append(shown)
             status = None
             if store is not None and run_salt is not None and stats is not None:
                 status = stats.status(path, settings.max_bytes)
@@ -140,7 +143,7 @@ def extract_changed(
         store.close()
     if stats is not None:
         stats.close()
-    return Extracted(results, entries, codes)
+    return Extracted(shown_all, results, entries, codes)
 
 
 def default_jobs() -> int:
