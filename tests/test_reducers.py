@@ -105,3 +105,20 @@ def test_a_dict_handed_by_keyword_reaches_the_reducer(in_tmp: Path) -> None:
     pool = POOL.format(divisor="world_size", loop="per_rank[0]", body="        combined[key] = sum(values) / world_size")
     write_project(in_tmp, {"caller.py": caller, "pool.py": pool})
     assert _reductions(in_tmp)["serve/latency_max"] == MEAN
+
+
+@pytest.mark.parametrize(
+    ("divisor", "expected"),
+    [("group.size", MEAN), ("world_size", MEAN), ("len(everyone)", MEAN), ("len(summary)", MAX), ("group.rank", MAX)],
+)
+def test_a_dict_comprehension_over_the_gathered_dicts_is_a_mean_over_the_ranks(
+    in_tmp: Path, divisor: str, expected: set[tuple[str, str]]
+) -> None:
+    pool = (
+        "import wandb\nfrom transport import gather_summaries\n\n\n"
+        "def publish(summary, group=None, world_size=1):\n"
+        "    everyone = gather_summaries(summary)\n"
+        f"    wandb.log({{key: sum([one[key] for one in everyone]) / {divisor} for key in summary}})\n"
+    )
+    write_project(in_tmp, {"caller.py": CALLER, "pool.py": pool})
+    assert _reductions(in_tmp)["serve/latency_max"] == expected

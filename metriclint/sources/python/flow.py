@@ -26,6 +26,7 @@ class FlowRules:
     rank_counts: frozenset[str] = frozenset()  # parameter names for the number of ranks (reducers.py)
     replaced_per_key: frozenset[str] = frozenset()  # facets a per-key reduction over the ranks replaces
     gathers: tuple[str, ...] = ()  # words in the name of a call that gathers from the ranks
+    group_sizes: frozenset[str] = frozenset()  # a process group's attributes for its number of ranks
 
 
 @lru_cache(maxsize=1)
@@ -39,6 +40,7 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("per_key.rank_counts", ())),
         frozenset(lists.get("per_key.replaces", ())),
         lists.get("per_key.gathers", ()),
+        frozenset(lists.get("per_key.group_sizes", ())),
     )
 
 

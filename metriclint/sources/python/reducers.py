@@ -4,12 +4,14 @@ A rank puts its own max under `x_max` and hands the dict on; a helper gathers ev
 and averages each key over them. Where the key is set the value is a max; what is logged is a
 mean of maxima. This module reads such a helper's loop over the keys of the first of the
 gathered dicts (`for key in gathered[0]`, `.keys()`, or a name bound to either), which writes
-each key's value into the dict the function returns:
+each key's value into the dict the function returns, or its dict comprehension over the keys of
+a dict parameter, of what a gather call collected for it (`{k: sum([d[k] for d in everyone]) /
+pg.size for k in summary}`):
 
 - `sum(values) / N` or a mean call of `values` (`np.mean(values)`, `torch.stack(values).mean()`),
   where `values = [d[key] for d in gathered]` is the key's value of each rank and N counts them
-  (`len(values)`, `len(gathered)`) or is a parameter named for the number of ranks
-  (rules/dataflow.yaml `per_key`): a mean over the ranks (rules/code/loops.yaml `per-key-mean`);
+  (`len(values)`, `len(gathered)`) or is a parameter or a process group's attribute named for
+  the number of ranks (rules/dataflow.yaml `per_key`): a mean over the ranks (rules/code/loops.yaml `per-key-mean`);
 - a branch on `isinstance(..., tuple)` of a value holds for values that are tuples (a sum and a
   count), never for a number that a code fact is about: only its other branch is read;
 - a branch that reads the key (`if key.endswith("_max")`, a reduction looked up by key) may
@@ -47,6 +49,48 @@ def loop_reducers(function: ast.FunctionDef | ast.AsyncFunctionDef, params: tupl
         known = not body.keyed and len(means) == len(body.writes)
         found.append(Reducer(iterated[0], known, facts(means[0]) if known else frozenset(), rules.replaced_per_key))
     return found
+
+
+def comprehension_reducers(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple[str, ...], rules: FlowRules, facts: Facts
+) -> list[Reducer]:
+    """`{key: sum([d[key] for d in gathered]) / N for key in summary}` of a parameter `summary`
+    and what a gather call collected for it: the mean over the ranks of each key's value."""
+    gathered = _gathered(function, params, rules)
+    found = []
+    for node in _own_nodes(function):
+        if not isinstance(node, ast.DictComp) or len(node.generators) != 1 or node.generators[0].ifs:
+            continue
+        loop = node.generators[0]
+        param = _keys_of(loop.iter)
+        if not isinstance(loop.target, ast.Name) or param not in params:
+            continue
+        for collected in (name for name, source in gathered.items() if source == param):
+            body = _Body(collected, loop.target.id, set(), params, rules)
+            if body.mean(node.value):
+                found.append(Reducer(param, True, facts(node.value), rules.replaced_per_key))
+    return found
+
+
+def _gathered(function: ast.AST, params: tuple[str, ...], rules: FlowRules) -> dict[str, str]:
+    """Names bound to what a call named as a gather collected for a parameter (`everyone =
+    gather_summaries(summary)`), and that parameter."""
+    found = {}
+    for node in _own_nodes(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
+            call = node.value
+            if any(word in called_name(call.func) for word in rules.gathers):
+                given = [a for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name) and a.id in params]
+                if given:
+                    found[node.targets[0].id] = given[0].id
+    return found
+
+
+def _keys_of(iterated: ast.expr) -> str:
+    """The dict a loop takes the keys of: `summary` or `summary.keys()`; "" for anything else."""
+    if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "keys" and not iterated.args:
+        iterated = iterated.func.value
+    return iterated.id if isinstance(iterated, ast.Name) else ""
 
 
 def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
@@ -159,11 +203,15 @@ class _Body:
             return False
         only = node.args[0]
         stacked = isinstance(only, ast.Call) and called_name(only.func) in _STACKS and self._of_column(only)
-        return (isinstance(only, ast.Name) and only.id in self.columns) or stacked
+        return (isinstance(only, ast.Name) and only.id in self.columns) or self._column(only) or stacked
 
     def _counts_ranks(self, divisor: ast.expr) -> bool:
+        """`len(values)`, `len(gathered)`, a parameter named for the number of ranks, or such an
+        attribute of a process group (`pg.size`)."""
         if isinstance(divisor, ast.Name):
             return divisor.id in self.params and divisor.id in self.rules.rank_counts
+        if isinstance(divisor, ast.Attribute):
+            return divisor.attr in self.rules.group_sizes
         counted = divisor.args[0] if isinstance(divisor, ast.Call) and called_name(divisor.func) == "len" and len(divisor.args) == 1 else None
         return isinstance(counted, ast.Name) and (counted.id in self.columns or counted.id == self.param)
 

@@ -24,7 +24,7 @@ from metriclint.sources.python import flags
 from metriclint.sources.python.bindings import assigned_name, read_names
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
-from metriclint.sources.python.reducers import loop_reducers
+from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
 
 
@@ -112,6 +112,7 @@ class _Collector(EntryUses):
         params = tuple(a.arg for a in every)
         self.scopes.append(Scope(name, params, in_class and not static))
         self.scopes[-1].reducers.extend(loop_reducers(node, params, self.rules, self._per_key_mean))
+        self.scopes[-1].reducers.extend(comprehension_reducers(node, params, self.rules, self._per_key_mean))
         self.children(node)
         scope = self.scopes.pop()
         self._summarize(scope)
