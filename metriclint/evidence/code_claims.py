@@ -47,10 +47,7 @@ class Project:
             known, reduced, replaces = reduction
             facts = frozenset(f for f in facts if f.facet not in replaces)
             if known:
-                facts |= {
-                    CodeFact(f.facet, f.value, over.span, over.origin, f"hands it to {f.origin} ({f.span.path}:{f.span.line}), which {f.says}")
-                    for f in reduced
-                }
+                facts |= {CodeFact(f.facet, f.value, over.span, over.origin, _where(over, f)) for f in reduced}
         return facts
 
     def reduction(self, over: HandOver) -> Reduction | None:
@@ -142,6 +139,14 @@ def _unshadowed(flow: FunctionFlow, index: MetricIndex, own: frozenset[str], rew
         (key, atoms) for key, atoms in flow.sinks
         if atoms not in shadowed and not any(isinstance(a, CodeFact) and a.origin in rewritten for a in atoms)
     ]
+
+
+def _where(over: HandOver, reduced: CodeFact) -> str:
+    """What the call a dict is handed to does to its values, and where the helper reduces them."""
+    at = f"{reduced.span.path}:{reduced.span.line}"
+    if over.origin.rsplit(".", 1)[-1] == reduced.origin:
+        return f"at {at} {reduced.says}"
+    return f"hands it to {reduced.origin} ({at}), which {reduced.says}"
 
 
 def param_at(flow: FunctionFlow, where: int | str, bound: bool) -> str | None:
