@@ -257,7 +257,7 @@ def check(collection: Collection, config: Config, previous: Analysis | None = No
     `previous`, whose per-file work is kept where it still holds: a file's view depends only
     on its extraction, the metric index and the placeholders' flags."""
     code = _code_facts(collection)
-    flags = _placeholder_flags(code)
+    flags = products.placeholder_flags(code)
     reuse = previous is not None and previous.collection.index is collection.index
     earlier = {id(a.extraction): a for a in previous.attributed} if reuse and previous is not None else {}
     attributed = tuple(
@@ -297,7 +297,7 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
         found = _whole(files, found, settings)
         collection = _assembled(config, tuple(files), tuple(r for r in found if r is not None), folders, registry, vocabulary, tests, declared=declared)
         made_by_code = replace(collection.made, code=_code_facts(collection))
-    flags = _placeholder_flags(made_by_code.code)
+    flags = products.placeholder_flags(made_by_code.code)
     index_key = kept.digest(collection.index.made_of(), sorted(flags))
     keys = {test: kept.digest(index_key, test) for test in (False, True)}  # a test's texts state nothing
     wanted = [keys[s in tests] for s in shown]
@@ -307,13 +307,16 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
         last.files[s].view if ok else _view(r.texts, collection, flags) if isinstance(r, Extraction) else FileView()
         for s, r, ok in zip(shown, found, reusable)
     ]
+    statements = tuple(m for v in made_views for m in v.statements)
+    said = dict(last.readings)
+    analysis = _judged(collection, config, made_by_code.code, made_views, statements, said=said)
     now = kept.Kept(
         {s: kept.File(e, c, kept.light(r), k, v) for s, e, c, r, k, v in zip(shown, entries, codes, collection.results, wanted, made_views) if e},
-        code_key, made_by_code,
+        code_key, made_by_code, {m.text: said[m.text] for m in analysis.mentions[len(statements):]},
     )
     if now != last:
         kept.save(config.cache_dir, config.root, salt.hex(), now)
-    return _judged(collection, config, made_by_code.code, made_views, tuple(m for v in made_views for m in v.statements))
+    return analysis
 
 
 def _whole(files: list[Path], found: list[Result | None], settings: Settings, skip: Sequence[bool] = ()) -> list[Result | None]:
@@ -329,16 +332,20 @@ def _whole(files: list[Path], found: list[Result | None], settings: Settings, sk
 
 
 def _judged(
-    collection: Collection, config: Config, code: tuple[CodeClaim, ...], views: Sequence[FileView], mentions: tuple[Mention, ...],
-    attributed: tuple[Attributed, ...] = (),
+    collection: Collection, config: Config, code: tuple[CodeClaim, ...], file_views: Sequence[FileView], mentions: tuple[Mention, ...],
+    attributed: tuple[Attributed, ...] = (), said: dict[str, tuple[Reading, ...]] | None = None,
 ) -> Analysis:
     """The checks over the files' views, the texts that are not a file's (tooltips, registry
-    descriptions) and the code facts, and what is reported of their findings."""
+    descriptions) and the code facts, and what is reported of their findings. `said`: what
+    texts that are no file's state, where known already (kept by the last run); those read
+    now are added to it."""
     registry, index = collection.registry, collection.index
     shown, unsafe = tooltips.shown_in(collection.bindings, collection.names)
-    others = _other_texts(collection, shown)
-    flags_named = _placeholder_flags(code)
-    every = [*views, *(_view(((m, tuple(read(m.text, collection.vocabulary))),), collection, flags_named) for m in others)]
+    others = views.other_texts([tooltips.mention(s) for s in shown], registry)
+    flags_named = products.placeholder_flags(code)
+    said = {} if said is None else said
+    said.update((o.text, tuple(read(o.text, collection.vocabulary))) for o in others if o.text not in said)
+    every = [*file_views, *(_view(((o, said[o.text]),), collection, flags_named) for o in others)]
     claims = tuple(c for v in every for c in v.claims)
     failures: dict[str, ReadFailure] = {}
     for view in every:
@@ -358,21 +365,6 @@ def _judged(
     report = Report(tuple(sorted(kept_findings, key=lambda f: f.sort_key)), len(collection.files))
     facets = tuple(sorted(collection.vocabulary.facets))
     return Analysis(report, registry, mentions + others, claims, seen, facets, code, collection, attributed)
-
-
-def _placeholder_flags(code: tuple[CodeClaim, ...]) -> frozenset[str]:
-    """The flags some logged value is a placeholder without: a text that names one states the
-    condition, so ML006 does not hold it to the default path."""
-    return frozenset(f.placeholder.flag_name for c in code if (f := c.fact).placeholder is not None)
-
-
-def _other_texts(collection: Collection, shown: list[tooltips.Shown]) -> tuple[Mention, ...]:
-    """The texts that are no file's own: the tooltips the dashboards show for known keys, and
-    the registry's descriptions."""
-    mentions = [tooltips.mention(s) for s in shown]
-    if collection.registry is not None:
-        mentions += [entry.description for entry in collection.registry.metrics.values() if entry.description]
-    return tuple(mentions)
 
 
 def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:

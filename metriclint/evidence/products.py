@@ -4,7 +4,7 @@ file's code changes (extract/kept.py)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from metriclint.base import keys
 from metriclint.evidence.built_keys import built_keys, read_back
@@ -44,3 +44,9 @@ def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index:
     own = frozenset(m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key))
     rewritten = frozenset(p for e in extractions for r in e.rewrites if r.span.path not in tests for p in r.entry)
     return tuple(c for c in code_claims(functions, calls, index, own, rewritten) if c.fact.span.path not in tests)
+
+
+def placeholder_flags(code: Iterable[CodeClaim]) -> frozenset[str]:
+    """The flags some logged value is a placeholder without: a text that names one states the
+    condition, so ML006 does not hold it to the default path."""
+    return frozenset(f.placeholder.flag_name for c in code if (f := c.fact).placeholder is not None)

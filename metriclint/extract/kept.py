@@ -5,7 +5,8 @@ Per project, `kept/<project>.json` in the cache folder holds, for each file by i
 the cache entry it was read from; the digest of what its code holds (`code_digest`); its light
 extraction (the keys it logs, its tables, flags and suppressions); and what its texts state
 under the last run's metric index (a FileView, with that index's digest). For the project it
-holds what the code of all the files makes (CodeProducts), with the digest of its inputs. It
+holds what the code of all the files makes (CodeProducts), with the digest of its inputs, and
+what the texts that are no file's (registry descriptions, tooltips) state. It
 is only ever a shortcut: where an entry, the index or the code inputs differ, that part is
 worked out again from the files' extractions.
 
@@ -26,13 +27,14 @@ from pathlib import Path
 from metriclint.base import files, plain
 from metriclint.base.files import read_regular
 from metriclint.extract import prune
-from metriclint.model import CodeProducts, FileView, ReadFailure
+from metriclint.model import CodeProducts, FileView, ReadFailure, Reading
 from metriclint.sources import Extraction
 
 VERSION = 1
 Light = Extraction | ReadFailure
 _light, _view, _products = plain.decoder(Light), plain.decoder(FileView), plain.spanning_decoder(CodeProducts)
 _encode_light, _encode_view, _encode_products = plain.encoder(Light), plain.encoder(FileView), plain.encoder(CodeProducts)
+_readings, _encode_readings = plain.decoder(tuple[Reading, ...]), plain.encoder(tuple[Reading, ...])
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _NOT_CODE = frozenset({"texts", "tables", "suppressions"})  # the parts of an extraction no code fact nor key comes from
 
@@ -53,6 +55,7 @@ class Kept:
     files: dict[str, File] = field(default_factory=dict)
     code_key: str = ""  # the digest of what `products` were worked out from (engine.py)
     products: CodeProducts = CodeProducts()
+    readings: dict[str, tuple[Reading, ...]] = field(default_factory=dict)  # what the texts that are no file's state
 
 
 def light(result: Light) -> Light:
@@ -98,6 +101,7 @@ def save(directory: Path, project: Path, salt: str, kept: Kept) -> None:
             "version": VERSION, "salt": salt,
             "files": {s: [f.entry, f.code, _encode_light(f.light), f.index, _encode_view(f.view)] for s, f in kept.files.items()},
             "code": [kept.code_key, _encode_products(kept.products)],
+            "readings": [[text, _encode_readings(said)] for text, said in kept.readings.items()],
         }
         data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         target = _path(directory, project)
@@ -123,6 +127,7 @@ def _checked(value: object, salt: str) -> Kept:
             return Kept()
         found[shown] = File(entry, code, _light(light_part, shown), index, _view(view, shown))
     code_key, products = value["code"]
-    if not isinstance(code_key, str):
+    if not isinstance(code_key, str) or not all(isinstance(text, str) for text, _ in value["readings"]):
         return Kept()
-    return Kept(found, code_key, _products(products, frozenset(found)))
+    readings = {text: _readings(said, "") for text, said in value["readings"]}
+    return Kept(found, code_key, _products(products, frozenset(found)), readings)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -68,13 +68,20 @@ class Vocabulary:
             for phrase in phrases
         ] + [PhraseEntry(facet.name, "", phrase) for facet in facets.values() for phrase in facet.ignore]
         self.by_phrase = {normalize(e.phrase): e for e in self.entries}
+
+    # Compiled when first read with: a warm run that reads no text (engine.judge) never needs them.
+    @cached_property
+    def pattern(self) -> re.Pattern[str] | None:
         order = sorted(range(len(self.entries)), key=lambda i: -len(self.entries[i].phrase))
         alternatives = [f"(?P<p{i}>{phrase_regex(self.entries[i].phrase)})" for i in order]
-        self.pattern = re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)") if alternatives else None
-        # A superset of `pattern` that Python's regex engine scans far faster (one case rule,
-        # no groups, phrases grouped by their first character): texts it rejects cannot hold a phrase.
+        return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)") if alternatives else None
+
+    @cached_property
+    def screen(self) -> re.Pattern[str] | None:
+        """A superset of `pattern` that Python's regex engine scans far faster (one case rule,
+        no groups, phrases grouped by their first character): texts it rejects cannot hold a phrase."""
         bodies = sorted({phrase_body(e.phrase) for e in self.entries}, key=len, reverse=True)
-        self.screen = re.compile(r"(?i)(?<!\w)(?:" + _by_first_character(bodies) + r")(?!\w)") if bodies else None
+        return re.compile(r"(?i)(?<!\w)(?:" + _by_first_character(bodies) + r")(?!\w)") if bodies else None
 
     def fingerprint(self) -> bytes:
         """Everything of the vocabulary that reading a text depends on, and nothing else: the

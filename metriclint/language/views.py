@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import AbstractSet, Sequence
 
+from metriclint.knowledge.registry import Registry
 from metriclint.language.attribution import MetricIndex, attribute
 from metriclint.language.sightings import naming, text_sightings
 from metriclint.model import Claim, FileView, Mention, ReadFailure, Reading, Span
@@ -34,3 +35,10 @@ def view(texts: Sequence[tuple[Mention, Sequence[Reading]]], index: MetricIndex,
     stated = {c.statement for c in claims} | {s.span for s in seen if not s.passing}
     statements = tuple(m for m in mentions if m.span(0, len(m.text)) in stated)
     return FileView(claims, seen, statements, tuple(sorted(naming(flags, mentions))), failure)
+
+
+def other_texts(tooltips: Sequence[Mention], registry: Registry | None) -> tuple[Mention, ...]:
+    """The texts that are no file's own: the tooltips the dashboards show for known keys, and
+    the registry's descriptions."""
+    described = [entry.description for entry in registry.metrics.values() if entry.description] if registry is not None else []
+    return (*tooltips, *described)
