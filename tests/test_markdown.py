@@ -102,7 +102,7 @@ def test_a_page_without_the_directives_mark_is_not_searched_for_directives(monke
 
     searched: list[str] = []
 
-    def search(path: str, lines: list[str], tree: object) -> list[object]:
+    def search(path: str, lines: list[str], tree: object, env: object) -> list[object]:
         searched.append(path)
         return []
 
@@ -110,3 +110,31 @@ def test_a_page_without_the_directives_mark_is_not_searched_for_directives(monke
     extract("plain.md", b"# Metrics\n\n<!-- a note -->\n- `grad_norm`: norm before clipping\n")
     extract("marked.md", b"# Metrics\n\n<!-- metriclint: ignore[ML001] -->\n- `grad_norm`: norm after clipping\n")
     assert searched == ["marked.md"]
+
+
+def test_a_run_parsed_when_asked_for_is_what_a_whole_page_parse_makes() -> None:
+    """Inline runs are parsed only when the walk asks for their nodes: each must come out as
+    the page's own parse has it, link references defined elsewhere on the page included."""
+    from markdown_it import MarkdownIt
+    from markdown_it.tree import SyntaxTreeNode
+
+    from metriclint.sources import markdown
+
+    page = (
+        "# `train/loss` &lowbar; [docs][ref]\n\n| Metric | Meaning |\n|---|---|\n"
+        "| **grad_norm** | *after* <!-- note --> clipping, see [ref] \\_ |\n\n- `kl`: mean [x](y)\n\n[ref]: https://example.org\n"
+    )
+    env: dict[str, object] = {}
+    blocks = SyntaxTreeNode(markdown._parser(blocks_only=True).parse(page, env))
+    eager = SyntaxTreeNode(MarkdownIt("commonmark").enable("table").parse(page))
+
+    def shape(node: SyntaxTreeNode) -> list[object]:
+        return [(c.type, c.content, c.attrs, shape(c)) for c in node.children]
+
+    lazy = [shape(markdown._Run(node, env)) for node in blocks.walk() if node.type == "inline"]  # type: ignore[arg-type]
+    whole = [shape(node) for node in eager.walk() if node.type == "inline"]
+    assert lazy == whole and len(whole) == 6 and ("link", "", {"href": "https://example.org"}, [("text", "docs", {}, [])]) in lazy[0]
+
+
+def test_a_name_spelled_with_an_entity_is_still_a_name() -> None:
+    assert mentions("## grad&lowbar;norm\n\nNorm after clipping.\n") == [(3, 1, ("grad_norm",), False, "Norm after clipping.")]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
@@ -25,14 +26,24 @@ from metriclint.sources import DEFAULT_OPTIONS, Extraction, Extractor, Options, 
 
 # Leading punctuation that separates a list item's name from its definition.
 _SEPARATORS = ":—–-="
+# What a run that leads with a marked name starts with: a code span's or bold text's markup.
+_LEADING_MARKS = ("`", "**", "__")
+# One of these is in the raw text of every name: a marked one's markup, an unmarked one's
+# `_` or `/` (`_name_shaped`), or an entity that writes either.
+_NAME_MARKS = ("`", "*", "_", "/", "&")
 # Words allowed between the names of a key cell: "`rollout_time` / `train_time`".
 _JOINERS = frozenset({"", "/", ",", "and", "or", "&"})
 # Longer code spans are not parsed to be told formulas: a page cannot make the reader parse at length.
 _FORMULA_WIDTH = 200
 
 
-def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+@lru_cache(maxsize=2)
+def _parser(blocks_only: bool) -> MarkdownIt:
+    """The block parser leaves each inline run unparsed (`_Run` parses it when asked for);
+    the other parses one such run. Built once per process: building one costs as much as
+    parsing a short page."""
+    parser = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    return parser.disable("inline") if blocks_only else parser
 
 
 def encoding(data: bytes) -> str:
@@ -54,14 +65,34 @@ def extract(path: str, source: bytes) -> Extraction:
     # for one: columns stay the file's.
     text = text.replace("\x00", "\ufffd")
     lines = source_lines(text)  # as markdown-it counts lines: not at form feeds or U+2028
-    tree = SyntaxTreeNode(_parser().parse(text))
+    env: dict[str, Any] = {}  # the link references the blocks define, for the runs that use them
+    tree = SyntaxTreeNode(_parser(blocks_only=True).parse(text, env))
     # Only a file with the directive's mark needs its every node looked at for one: a sixth of
     # the Markdown work on radixark/miles's docs, none of which has one.
-    suppressions = tuple(_suppressions(path, lines, tree)) if directives.MARK in source else ()
-    return Extraction(unread(_Walker(path, lines).document(tree.children)), suppressions=suppressions)
+    suppressions = tuple(_suppressions(path, lines, tree, env)) if directives.MARK in source else ()
+    return Extraction(unread(_Walker(path, lines, env).document(tree.children)), suppressions=suppressions)
 
 
-def _suppressions(path: str, lines: list[str], tree: SyntaxTreeNode) -> list[Suppression]:
+class _Run:
+    """An inline run (the text of a heading, paragraph or cell) as the walk reads it: its
+    nodes are parsed only when first asked for. Most runs are prose that no metric's text is
+    taken from, and parsing every run was two fifths of the Markdown work on miles's docs."""
+
+    __slots__ = ("content", "map", "_env", "_children")
+
+    def __init__(self, node: SyntaxTreeNode, env: dict[str, Any]) -> None:
+        self.content, self.map, self._env = node.content, node.map, env
+        self._children: list[SyntaxTreeNode] | None = None
+
+    @property
+    def children(self) -> list[SyntaxTreeNode]:
+        """The nodes a whole-page parse gives the run: the page's link references included."""
+        if self._children is None:
+            self._children = SyntaxTreeNode(_parser(blocks_only=False).parseInline(self.content, self._env)).children[0].children
+        return self._children
+
+
+def _suppressions(path: str, lines: list[str], tree: SyntaxTreeNode, env: dict[str, Any]) -> list[Suppression]:
     """`<!-- metriclint: ignore[ML001] -->`: inside a paragraph, cell or item it covers that
     text's lines; on lines of its own, those lines and the next one."""
     found = []
@@ -72,7 +103,7 @@ def _suppressions(path: str, lines: list[str], tree: SyntaxTreeNode) -> list[Sup
         elif node.type == "inline" and node.map is not None:
             first, end = node.map
             comments = [(c.content, first + node.content[: node.content.find(c.content)].count("\n"), set(range(first + 1, end + 1)))
-                        for c in node.children if c.type == "html_inline"]
+                        for c in _Run(node, env).children if c.type == "html_inline"]
         else:
             continue
         for raw, line_index, covered in comments:
@@ -102,9 +133,12 @@ class _Context:
 
 
 class _Walker:
-    def __init__(self, path: str, lines: list[str]) -> None:
-        self.path, self.lines = path, lines
+    def __init__(self, path: str, lines: list[str], env: dict[str, Any]) -> None:
+        self.path, self.lines, self.env = path, lines, env
         self.words = metric_words()
+
+    def _run(self, node: SyntaxTreeNode) -> _Run:
+        return _Run(node, self.env)
 
     def _about_metrics(self, text: str) -> bool:
         return any(word.strip("`*_:()").lower() in self.words for word in text.split())
@@ -117,7 +151,7 @@ class _Walker:
             if node.type == "heading":
                 level = int(node.tag[1:])
                 headings = [h for h in headings if h[0] < level]
-                inline = node.children[0] if node.children else None
+                inline = self._run(node.children[0]) if node.children else None
                 names = tuple(_names(inline) or ()) if inline else ()
                 headings.append((level, names, inline is not None and self._about_metrics(inline.content)))
                 continue
@@ -132,7 +166,7 @@ class _Walker:
             if node.type == "paragraph" and context.section:
                 # Free prose outside a metric's section is not read: its sentences name metrics
                 # in passing ("halves per-GPU weights, checked against `x`"), a false claim's source.
-                mentions += self._inline(node.children[0], context.section, context.about_metrics)
+                mentions += self._inline(self._run(node.children[0]), context.section, context.about_metrics)
             elif node.type == "table":
                 mentions += self._table(node, context)
             elif node.type == "list_item":
@@ -146,7 +180,7 @@ class _Walker:
         children = item.children
         if not children or children[0].type != "paragraph":
             return self.blocks(children, context)
-        inline = children[0].children[0]
+        inline = self._run(children[0].children[0])
         lead = _leading_name(inline)
         if lead is None:
             return self.blocks(children, context)
@@ -157,7 +191,7 @@ class _Walker:
     def _table(self, table: SyntaxTreeNode, context: _Context) -> list[Mention]:
         head = [cell.children[0].content if cell.children else "" for part in table.children if part.type == "thead" for row in part.children for cell in row.children]
         rows = [row for part in table.children for row in part.children if part.type == "tbody"]
-        cells = [[cell.children[0] for cell in row.children if cell.children] for row in rows]
+        cells = [[self._run(cell.children[0]) for cell in row.children if cell.children] for row in rows]
         key_column = _key_column(cells)
         if key_column is None:
             return []  # a table of anything but names (flags, paths, endpoints) says nothing here
@@ -178,7 +212,7 @@ class _Walker:
         return self.lines[index] if index < len(self.lines) else ""
 
     def _inline(
-        self, inline: SyntaxTreeNode, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0
+        self, inline: _Run, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0
     ) -> list[Mention]:
         """The text of one inline run from `offset` on, with every line mapped to the file."""
         content = _readable(inline)
@@ -204,10 +238,12 @@ class _Walker:
         return [Mention(SourceKind.DOC, self.path, text, tuple(origins), subjects, names_metrics=sure and bool(subjects))] if pieces else []
 
 
-def _readable(inline: SyntaxTreeNode) -> str:
+def _readable(inline: _Run) -> str:
     """The raw inline text with HTML comments and formulas in backticks blanked out, so
     positions stay exact."""
     content = inline.content
+    if "<!--" not in content and "`" not in content:
+        return content  # nothing to blank, and no need to parse the run to know it
     cursor = 0
     for child in inline.children:
         if child.type == "html_inline" and child.content.startswith("<!--"):
@@ -238,7 +274,7 @@ def _formula(code: str) -> bool:
     return any(isinstance(node, (ast.BinOp, ast.UnaryOp)) for node in ast.walk(tree))
 
 
-def _key_column(rows: list[list[SyntaxTreeNode]]) -> int | None:
+def _key_column(rows: list[list[_Run]]) -> int | None:
     """The first column whose every filled cell names metrics: the rows' subject."""
     width = max((len(row) for row in rows), default=0)
     for column in range(width):
@@ -248,8 +284,10 @@ def _key_column(rows: list[list[SyntaxTreeNode]]) -> int | None:
     return None
 
 
-def _names(inline: SyntaxTreeNode) -> list[str] | None:
+def _names(inline: _Run) -> list[str] | None:
     """The metric names an inline run consists of, or None if it says anything else."""
+    if not any(mark in inline.content for mark in _NAME_MARKS):
+        return None  # nothing in it can be a name: no need to parse the run to know it
     names = []
     for child in inline.children:
         if child.type == "code_inline":
@@ -273,8 +311,10 @@ def _names(inline: SyntaxTreeNode) -> list[str] | None:
     return names or None
 
 
-def _leading_name(inline: SyntaxTreeNode) -> tuple[str, int] | None:
+def _leading_name(inline: _Run) -> tuple[str, int] | None:
     """`name` and the offset its definition starts at, for "`name`: text" or "**name** — text"."""
+    if not inline.content.startswith(_LEADING_MARKS):
+        return None  # the run cannot start with its name's markup: no need to parse it
     children = [c for c in inline.children if c.type != "text" or c.content]  # the parser leaves empty text nodes
     if len(children) < 2:
         return None
