@@ -8,7 +8,7 @@ or this arithmetic step compute?
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from metriclint.knowledge.code_sections import (
     read_logged,
     read_unreduced,
 )
-from metriclint.knowledge.frameworks import EntryPoint, read_entry_point
+from metriclint.knowledge.frameworks import EntryIndex, EntryPoint, entry_index, read_entry_point
 from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
@@ -114,6 +114,10 @@ class Knowledge:
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
     loaders: frozenset[str] = frozenset()  # last words of the names of data loaders (ranks.yaml) ...
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
+
+    @cached_property
+    def entry_index(self) -> EntryIndex:
+        return entry_index(self.entry_points)
 
     def loose(self, facet: str, stated: str, computed: str) -> bool:
         """Whether a stated value is the loose name of the other (GB for a value in GiB)."""

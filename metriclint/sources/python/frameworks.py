@@ -48,12 +48,9 @@ class EntryUses(Bindings):
         self._tables: dict[str, ast.Dict] | None = None  # the module's dicts written out, once a function needs them
         self._classes: list[tuple[str, Span, tuple[tuple[str, Span], ...], frozenset[str]]] = []
         self._class_rewrites: list[frozenset[str]] = []
-        known = self.code.knowledge.entry_points
-        self._entries = list(dict.fromkeys(known.values()))
-        self._entry_names = frozenset(path.rsplit(".", 1)[-1] for path in known)
-        self._rewritable = [entry for entry in self._entries if entry.unless_defined and entry.shipped_by]
-        self._overridable = frozenset(name for e in self._entries for name in (e.overrides.union(*(k.overrides for k in e.keys))))
-        self._hooks = (frozenset(n for e in self._entries for n in e.unless_defined), frozenset(n for e in self._entries for n in e.unless_called))
+        index = self.code.knowledge.entry_index  # the same for every file: worked out once
+        self._entries, self._entry_names, self._rewritable = index.entries, index.names, index.rewritable
+        self._overridable, self._hooks = index.overridable, index.hooks
         self._rewriting: set[str] = set()  # entry points (first path) a hook the file defines, or a callback it adds, may rewrite
         self._judged: dict[int, frozenset[str]] = {}
 
@@ -178,7 +175,7 @@ class EntryUses(Bindings):
         """The keys of the file's uses and the facts of its calls, less those a definition or
         a call elsewhere in the file may change; and the file's classes, with the entry points
         whose logs it may change."""
-        silenced = frozenset(e.paths[0] for e in dict.fromkeys(self.code.knowledge.entry_points.values()) if self._rewrites(e))
+        silenced = frozenset(e.paths[0] for e in self._entries if self._rewrites(e))
         self.project_classes = [ProjectClass(*shape, silenced, rewrites) for shape, rewrites in zip(self._classes, self._class_rewrites)]
         sinks: list[tuple[str, frozenset[CodeFact]]] = []
         for use in self.entry_uses:
