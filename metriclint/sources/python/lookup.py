@@ -30,9 +30,10 @@ def infer(module: ast.Module, names: set[str]) -> dict[str, Lookup]:
     for function in ast.walk(module):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        parents = _parents(function)
+        parents: dict[int, ast.AST] | None = None  # worked out for a function that reads a table only
         for node in _own_nodes(function):
             if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+                parents = _parents(function) if parents is None else parents
                 found.setdefault(node.id, set()).add(_reading(function, node, parents))
     inferred = {}
     for name, readings in found.items():
