@@ -122,3 +122,16 @@ def test_a_dict_comprehension_over_the_gathered_dicts_is_a_mean_over_the_ranks(
     )
     write_project(in_tmp, {"caller.py": CALLER, "pool.py": pool})
     assert _reductions(in_tmp)["serve/latency_max"] == expected
+
+
+@pytest.mark.parametrize(
+    ("opening", "depth"),
+    [("    with torch.no_grad():\n", 1), ("    try:\n        pass\n    except ValueError:\n", 1), ("    match per_rank:\n        case _:\n", 2)],
+)
+def test_a_loop_inside_a_with_an_except_or_a_match_is_read(in_tmp: Path, opening: str, depth: int) -> None:
+    """Only the function's statements are walked for the loop: those of every kind of block."""
+    loop = "for key in per_rank[0]:\n    values = [one[key] for one in per_rank]\n    combined[key] = sum(values) / world_size\n"
+    inner = "".join("    " * (depth + 1) + line + "\n" for line in loop.splitlines())
+    pool = POOL.split("    keys = ")[0] + opening + inner + "    return combined\n\n\n" + POOL.split("    return combined\n\n\n")[1]
+    write_project(in_tmp, {"caller.py": CALLER, "pool.py": pool.format(divisor="world_size")})
+    assert _reductions(in_tmp)["serve/latency_max"] == MEAN
