@@ -2,7 +2,7 @@
 
 Three entry points: `collect` (what the files hold, before any check), `analyse` (the whole
 run), and `judge` (the whole run as far as its findings go, from what the last run kept of
-each unchanged file). The data between the steps are the types in `model.py`. Nothing here touches
+each unchanged file). The data between the steps are the types in `model/`. Nothing here touches
 process-wide state (the garbage collector, signals, the streams), so an editor server can
 embed the engine; the command line passes in how to pause collection while results arrive.
 """

@@ -1,6 +1,6 @@
 """The checks: claims, sightings, code evidence and read failures in, findings out.
 
-Takes one run's claims, sightings, code claims, tooltip bindings and read failures (model.py)
+Takes one run's claims, sightings, code claims, tooltip bindings and read failures (model/)
 and the registry; gives findings (model.Finding), before any selection or suppression.
 
 One module per rule (`ml001.py` ...), each holding its check, its documentation and its good

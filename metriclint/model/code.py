@@ -1,0 +1,194 @@
+"""What the code computes and how values flow through it: code facts, function and call
+summaries, and what the project's code makes together (model/__init__.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from metriclint.model.core import KeyUse, Span, TooltipTable
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    """The constant a value holds unless a flag is set: `stat = 0.0`, then `if args.track:
+    stat = max(...)` in the same block, and the value logged whatever the flag."""
+
+    flag: str  # the test as written: "args.track"
+    constant: str  # as written: "0.0"
+    span: Span  # the constant's assignment
+
+    @property
+    def flag_name(self) -> str:
+        """The name the flag is defined under: `args.track` -> `track`."""
+        return self.flag.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class FlagDefault:
+    """A flag the project defines (an argparse option, a config field) and whether it is off
+    unless given: `add_argument("--track", action="store_true")`, `track: bool = False`."""
+
+    name: str  # as the code reads it: `args.track` reads `track`
+    off: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class CodeFact:
+    """What the code computes: the value made at `span` by `origin` has `facet` = `value`."""
+
+    facet: str
+    value: str
+    span: Span
+    origin: str  # the call or expression, as a reader would name it: "torch.nn.utils.clip_grad_norm_"
+    says: str  # why, from the knowledge base: "returns the total norm computed before clipping"
+    placeholder: Placeholder | None = None  # only when its flag is set; else the value is a constant
+
+
+@dataclass(frozen=True, slots=True)
+class ResultOf:
+    """The value a call of a project function returns (`element` of it, when it is a tuple)."""
+
+    callee: str  # dotted name as resolved from the imports; may still name a non-project function
+    element: int | None
+    caller: str = ""  # FunctionFlow.name of the function the call is in
+    args: tuple[tuple[int | str, frozenset[Atom]], ...] = ()  # what this call passes (see CallFlow)
+    bound: bool = False
+
+
+# What a value may be, as far as one file can tell: a parameter of the enclosing function (its
+# name), a code fact, or the result of a call that the project-wide step resolves.
+Atom = Union[str, CodeFact, ResultOf]
+
+
+# The flow of a file's framework uses (sources/python/frameworks.py): "module.<frameworks>"
+# logs the keys an entry point such as transformers' Trainer logs itself.
+FRAMEWORKS = "<frameworks>"
+
+
+@dataclass(frozen=True, slots=True)
+class HandOver:
+    """A dict of metric values handed to a project function: `callee` (dotted, as imported) is
+    passed it at `where` (a position, a method's object not counted when `bound`, or a keyword)
+    by the call at `span`, written there as `origin`."""
+
+    callee: str
+    where: int | str
+    bound: bool
+    span: Span
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reducer:
+    """What a function does to every value of the dict it is handed as `param`, whatever its key.
+
+    Either its own loop over the dict's keys writes each key's value into the dict it returns:
+    `known`, as `facts` say (a mean over the ranks' dicts), which replace the value's facts of
+    `replaces`; not `known`, in a way that depends on the key or is not known, so its facts of
+    `replaces` are lost. Or (`then`) it hands the dict, or what it gathered from the ranks for
+    it, on to that call."""
+
+    param: str
+    known: bool
+    facts: frozenset[CodeFact]
+    replaces: frozenset[str]
+    then: HandOver | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionFlow:
+    """One function, as the project-wide step needs it: where its parameters and results go."""
+
+    name: str  # dotted: module.function or module.Class.method; "module.<module>" for top level, FRAMEWORKS below
+    params: tuple[str, ...]
+    bound: bool  # a method called through `self.`: the first parameter is not passed
+    sinks: tuple[tuple[str, frozenset[Atom]], ...]  # (logged key, what the value may be)
+    returns: tuple[tuple[int | None, frozenset[Atom]], ...]  # (tuple element or None, atoms)
+    templates: tuple[str, ...] = ()  # logged keys built from a parameter: `perf/{name}_time`, `{section}/{key}`
+    handed: tuple[tuple[int, tuple[HandOver, ...]], ...] = ()  # (index in sinks, the calls the dict its value was put in is handed to after)
+    reducers: tuple[Reducer, ...] = ()  # what it does to every value of a dict parameter
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """A class of the project that extends a framework's own class with a method that may
+    rewrite what an entry point logs (a Trainer callback's `on_log`), or a statement that
+    replaces one of the entry point's own methods (`Trainer.log = ...`): wherever the class is
+    passed in, or once the patch has run, the entry point's facts may not hold, so they hold
+    nowhere in the project."""
+
+    entry: tuple[str, ...]  # the entry point's import paths, as its code facts name their origin
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class PassedCallback:
+    """A callback a file hands to an entry point (`Trainer(callbacks=[Report()])`,
+    `trainer.add_callback(Report)`), named as the file's imports resolve it: unless it is the
+    framework's own, or a class of the project none of whose hooks (nor bases) may rewrite the
+    logs, the entry point's facts do not hold in that file (evidence/callbacks.py)."""
+
+    entry: tuple[str, ...]  # the entry point's import paths
+    callback: str  # dotted: the class, or whatever else the name is; "f()" for what a call of f returns
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class CallbackList:
+    """The callbacks a function of the project returns (`def get_callbacks(args): ...`), each
+    named as its file's imports resolve it (sources/python/callback_lists.py): a call of it
+    handed to an entry point hands these over."""
+
+    function: str  # dotted: module.function or module.Class.method
+    callbacks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectClass:
+    """A class of the project, as the project-wide step needs it to find the entry points a
+    class reaches through other classes of the project (`class Weighted(ProjectTrainer)`, where
+    `ProjectTrainer` extends transformers' Trainer) and the methods that change what they log
+    anywhere along the way (evidence/inherited.py)."""
+
+    name: str  # dotted: module.Class
+    span: Span  # its `class` statement
+    bases: tuple[tuple[str, Span], ...]  # each base as the file's imports resolve it, and where it is written
+    defines: frozenset[str]  # the methods it defines that some entry point's `overrides` name
+    silenced: frozenset[str]  # entry points (first path) whose logs its file may rewrite (`unless_defined`, `unless_called`)
+    rewrites: frozenset[str] = frozenset()  # entry points (first path) one of whose keys a hook it defines may change
+
+
+@dataclass(frozen=True, slots=True)
+class CallFlow:
+    """A call whose arguments carry something: positional index or keyword -> atoms."""
+
+    callee: str
+    caller: str  # FunctionFlow.name of the function the call is in
+    span: Span
+    args: tuple[tuple[int | str, frozenset[Atom]], ...]
+    bound: bool = False  # made through `self.`: positions skip the callee's first parameter
+    texts: tuple[tuple[int | str, tuple[str, ...]], ...] = ()  # the strings an argument may be
+
+
+@dataclass(frozen=True, slots=True)
+class CodeClaim:
+    """A code fact about one metric: the evidence ML006 holds texts against."""
+
+    metric: str
+    fact: CodeFact
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class CodeProducts:
+    """What the code of all the files makes, besides what each logs itself (evidence/products.py):
+    keys built across calls, named by another module's constant, or read back; the help texts
+    of the metrics so named; and what each metric is computed as."""
+
+    built: tuple[KeyUse, ...] = ()
+    read: tuple[KeyUse, ...] = ()
+    tables: tuple[TooltipTable, ...] = ()
+    code: tuple[CodeClaim, ...] = ()
