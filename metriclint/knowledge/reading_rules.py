@@ -1,6 +1,6 @@
 """The rules for reading a phrase inside its noun phrase and its sentence, as data:
-`rules/reading/*.yaml` (selection words, head nouns, the scope of negation cues, list items,
-reductions over the run's ranks).
+`rules/reading/*.yaml` (selection words, a total that names a combined loss, head nouns, the
+scope of negation cues, list items, reductions over the run's ranks).
 
 This module only loads and validates them; `language/noun_phrase.py` and `language/phrases.py` apply them.
 """
@@ -21,6 +21,7 @@ from metriclint.model import ConfigError
 # Each file's word lists, whether it sets a `reach`, and what its examples must yield when read.
 FILES = {
     "selection.yaml": (("phrases", "domains"), True, "claims"),
+    "combined.yaml": (("phrases", "heads", "breaks", "domains"), True, "claims"),
     "heads.yaml": (("determiners", "compound_heads", "names"), False, "claims"),
     "cue_scope.yaml": (("referents",), False, "claims"),
     "sentences.yaml": (("bullets", "numbered"), False, "sentences"),
@@ -40,6 +41,11 @@ class ReadingRules:
     superlatives: frozenset[str]  # phrases that state a reduction only with a domain after them
     domain: re.Pattern[str]  # a word or words that make a superlative a reduction ("over")
     domain_reach: int  # how many words may stand between the superlative and its domain
+    totals: frozenset[str]  # "total": before a loss, it names a combined objective unless a domain follows
+    combined_heads: frozenset[str]  # "loss": the nouns a total names the combined form of
+    combined_breaks: frozenset[str]  # "of", "batch": a word that cannot qualify such a head
+    combined_domain: re.Pattern[str]  # "over": after the head, it makes the total a sum again
+    combined_reach: int  # words between the total and its head, and between the head and a domain
     determiners: frozenset[str]  # "per", "each": their phrase's noun may head a longer compound
     compound_heads: frozenset[str]  # "count": after "each token", the unit is token counts
     names: frozenset[str]  # "rank": a phrase before it names a thing ("global rank")
@@ -55,10 +61,16 @@ class ReadingRules:
 def builtin() -> ReadingRules:
     lists = {name: _load(name).lists for name in FILES}
     selection, heads, ranks = lists["selection.yaml"], lists["heads.yaml"], lists["over_ranks.yaml"]
+    combined = lists["combined.yaml"]
     return ReadingRules(
         superlatives=frozenset(w.lower() for w in selection["phrases"]),
         domain=_words(selection["domains"]),
         domain_reach=_load("selection.yaml").reach,
+        totals=frozenset(w.lower() for w in combined["phrases"]),
+        combined_heads=frozenset(w.lower() for w in combined["heads"]),
+        combined_breaks=frozenset(w.lower() for w in combined["breaks"]),
+        combined_domain=_words(combined["domains"]),
+        combined_reach=_load("combined.yaml").reach,
         determiners=frozenset(w.lower() for w in heads["determiners"]),
         compound_heads=frozenset(w.lower() for w in heads["compound_heads"]),
         names=frozenset(w.lower() for w in heads["names"]),

@@ -1,9 +1,10 @@
 """What a facet phrase states inside its noun phrase: the words after it can change it.
 
 A phrase matched on its own can be cut out of a longer noun phrase ("per response" in "per
-response token", "each token" in "each token count", "global" in "global rank"), and a
+response token", "each token" in "each token count", "global" in "global rank"), a
 superlative usually picks one item rather than describing a reduction ("the smallest size that
-fits"). The words that decide this are data (`rules/reading/heads.yaml`, `selection.yaml`).
+fits"), and "the total loss" is the loss made of several terms, not a sum over samples. The
+words that decide this are data (`rules/reading/heads.yaml`, `selection.yaml`, `combined.yaml`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from metriclint.knowledge.vocabulary import PhraseEntry, Vocabulary
 
 _NEXT_WORD = re.compile(r"([ \t]+|[ \t]*-[ \t]*)([A-Za-z]+)\b")
 _WORD = re.compile(r"[\w']+")
+_COMPOUND_WORD = re.compile(r"[\w'-]+")  # "per-token" qualifies a loss as one word
 
 
 def stated(
@@ -37,7 +39,9 @@ def stated(
             return longer, after.end()
         if head in rules.compound_heads:
             return None
-    if entry.phrase.lower() in rules.superlatives and not _has_domain(text, match.end(), limit, rules):
+    if entry.phrase.lower() in rules.superlatives and _domain(text, match.end(), limit, rules.domain, rules.domain_reach) is None:
+        return None
+    if entry.phrase.lower() in rules.totals and _names_combined(text, entry, match.end(), limit, vocabulary, rules):
         return None
     return entry, match.end()
 
@@ -48,7 +52,35 @@ def _open_determiner(phrase: str, rules: ReadingRules) -> bool:
     return len(words) == 2 and words[0].lower() in rules.determiners
 
 
-def _has_domain(text: str, start: int, limit: int, rules: ReadingRules) -> bool:
-    """Whether a domain ("over ranks") follows within the reach, so the superlative reduces."""
-    domain = rules.domain.search(text, start, limit)
-    return domain is not None and len(_WORD.findall(text, start, domain.start())) <= rules.domain_reach
+def _domain(text: str, start: int, limit: int, domains: re.Pattern[str], reach: int) -> re.Match[str] | None:
+    """The domain ("over ranks") that follows within `reach` words, so a superlative or a total
+    reduces, or None."""
+    domain = domains.search(text, start, limit)
+    return domain if domain is not None and len(_WORD.findall(text, start, domain.start())) <= reach else None
+
+
+def _names_combined(text: str, entry: PhraseEntry, start: int, limit: int, vocabulary: Vocabulary, rules: ReadingRules) -> bool:
+    """Whether the total ending at `start` names a loss made of several terms ("the total KL
+    loss"): a head follows within the reach, and no domain after it makes the total a sum over
+    samples or steps ("the total loss over the epoch") before another phrase of the same facet
+    takes that domain ("the total loss averaged over tokens" is a mean)."""
+    head_end = _combined_head(text, start, limit, rules)
+    if head_end is None:
+        return False
+    domain = _domain(text, head_end, limit, rules.combined_domain, rules.combined_reach)
+    if domain is None:
+        return True
+    before = (vocabulary.entry_of(m) for m in vocabulary.phrases(text, head_end, domain.start()))
+    return any(other.facet == entry.facet and other.value for other in before)
+
+
+def _combined_head(text: str, start: int, limit: int, rules: ReadingRules) -> int | None:
+    """Where the loss a total names ends, when one of the heads follows within the reach with
+    only qualifying words before it ("TPO", "per-token"), or None."""
+    for position, word in enumerate(_COMPOUND_WORD.finditer(text, start, limit)):
+        lower = word.group().lower()
+        if lower in rules.combined_heads:
+            return word.end()
+        if lower in rules.combined_breaks or position >= rules.combined_reach:
+            return None
+    return None
