@@ -78,7 +78,7 @@ def _combined_head(text: str, start: int, limit: int, rules: ReadingRules) -> in
     """Where the loss a total names ends, when one of the heads follows within the reach with
     only qualifying words before it ("TPO", "per-token"), or None."""
     for position, word in enumerate(_COMPOUND_WORD.finditer(text, start, limit)):
-        lower = word.group().lower()
+        lower = word.group().strip("'").lower()  # "the 'total loss' key": a quote ends no word
         if lower in rules.combined_heads:
             return word.end()
         if lower in rules.combined_breaks or position >= rules.combined_reach:
