@@ -284,6 +284,7 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
     extracted = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt)
     shown, found, entries = extracted.shown, extracted.results, extracted.entries
     tests = _tests(files, config)
+    # 1. What the code of all the files makes: the last run's, unless some file's code changed.
     codes = [
         last.files[s].code if r is None else given if given is not None else kept.code_digest(r)
         for s, r, given in zip(shown, found, extracted.codes)
@@ -297,6 +298,7 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
         found = _whole(files, found, settings)
         collection = _assembled(config, tuple(files), tuple(r for r in found if r is not None), folders, registry, vocabulary, tests, declared=declared)
         made_by_code = replace(collection.made, code=_code_facts(collection))
+    # 2. What each file's texts state: the last run's view, unless the file, the index or the flags changed.
     flags = products.placeholder_flags(made_by_code.code)
     index_key = kept.digest(collection.index.made_of(), sorted(flags))
     keys = {test: kept.digest(index_key, test) for test in (False, True)}  # a test's texts state nothing
@@ -307,6 +309,8 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
         last.files[s].view if ok else _view(r.texts, collection, flags) if isinstance(r, Extraction) else FileView()
         for s, r, ok in zip(shown, found, reusable)
     ]
+    # 3. The checks, then what this run leaves the next: the texts that are no file's come last
+    # among the analysis's mentions, after the files' statements.
     statements = tuple(m for v in made_views for m in v.statements)
     said = dict(last.readings)
     analysis = _judged(collection, config, made_by_code.code, made_views, statements, said=said)
