@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Callable
@@ -9,7 +10,9 @@ from typing import Any, Callable
 import pytest
 from click.testing import CliRunner, Result
 
+from metriclint import engine, settings
 from metriclint.cli import main
+from metriclint.model import CodeClaim
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -42,6 +45,16 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
 
 def invoke(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def code_claims(project: Path) -> tuple[CodeClaim, ...]:
+    """What a whole zero-config run of `project` finds its code computes for each metric."""
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        return engine.analyse(settings.load((".",), None, None)).code
+    finally:
+        os.chdir(cwd)
 
 
 def copy_fixture(source: Path, target: Path, *ignored: str) -> Path:

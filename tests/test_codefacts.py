@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, invoke, write_project
+from conftest import FIXTURES, code_claims, invoke, write_project
 
-from metriclint import engine
-from metriclint import settings as config
 from metriclint.knowledge import code as knowledge
 from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError
@@ -18,12 +15,7 @@ from metriclint.sources.python.code import module_name
 
 
 def _facts(project: Path, with_says: bool = False) -> list[tuple[str, str, str, str]]:
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        code = engine.analyse(config.load((".",), None, None)).code
-    finally:
-        os.chdir(cwd)
+    code = code_claims(project)
     return [(c.metric, c.fact.facet, c.fact.value, c.fact.origin + (c.fact.says if with_says else "")) for c in code]
 
 

@@ -4,14 +4,11 @@ element is survives, how each was reduced does not."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from conftest import invoke, write_project
+from conftest import code_claims, invoke, write_project
 
-from metriclint import engine
-from metriclint import settings as config
 from metriclint.knowledge import code as knowledge
 from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError
@@ -31,12 +28,7 @@ def f(logits, ids, mask, base, more, log):
 
 
 def _facts(project: Path) -> list[tuple[str, str]]:
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        code = engine.analyse(config.load((".",), None, None)).code
-    finally:
-        os.chdir(cwd)
+    code = code_claims(project)
     return sorted((c.fact.facet, c.fact.value) for c in code)
 
 

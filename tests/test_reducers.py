@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from conftest import write_project
-
-from metriclint import engine
-from metriclint import settings as config
+from conftest import code_claims, write_project
 
 CALLER = """\
 import wandb
@@ -49,12 +45,7 @@ def publish(summary):
 
 def _reductions(project: Path) -> dict[str, set[tuple[str, str]]]:
     """Each metric's reduction facts, as (value, origin)."""
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        code = engine.analyse(config.load((".",), None, None)).code
-    finally:
-        os.chdir(cwd)
+    code = code_claims(project)
     found: dict[str, set[tuple[str, str]]] = {}
     for claim in code:
         if claim.fact.facet == "reduction":
