@@ -75,23 +75,33 @@ class _Finder:
         self.found: dict[str, Path] = {}  # where it really is -> how it was reached; a file is read once
 
     def walk(self, start: Path, checked: Path, ignored: GitIgnored) -> None:
-        """Keep the files under `start`, a folder in or equal to the checked folder `checked`."""
-        # Names stay strings until a file is kept: a path object for every name walked was
-        # most of a warm run's discovery.
-        for folder, dirs, files in os.walk(start, onerror=self.on_error):  # links to folders are listed, never entered
-            here = Path(folder)
-            if here != checked and any(marker in dirs or marker in files for marker in ENVIRONMENT_MARKERS):
-                dirs[:] = []  # an environment's own listing tells; asking about each folder's markers cost a stat each
+        """Keep the files under `start`, a folder in or equal to the checked folder `checked`.
+
+        Paths stay strings until a file is kept, and each entry's type comes from its folder's
+        listing: a path object, a status and a resolved path for every name walked were most of
+        a warm run's discovery. A folder entered is no link, so its real path is its parent's
+        and its name."""
+        folders = [(str(start), str(real_path(start)), start == checked)]
+        while folders:
+            folder, real_folder, is_checked = folders.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    entries = list(listing)
+            except OSError as error:
+                if self.on_error is not None:
+                    self.on_error(error)
                 continue
-            real_here = real_path(here)  # asked once for every file in it
-            dirs[:] = [d for d in dirs if not self._skipped_dir(here, real_here, d, ignored)]
-            for name in files:
-                if not name.endswith(self.suffixes):
-                    continue
-                if (self.exclude and self.exclude(here / name)) or ignored.entry(real_here, name, is_dir=False):
-                    continue
-                candidate = os.path.join(folder, name)
-                self._keep(here / name, _target(candidate, _mode(candidate), os.path.join(real_here, name), self.inside))
+            if not is_checked and any(e.name in ENVIRONMENT_MARKERS for e in entries):
+                continue  # an environment's own listing tells; asking about each folder's markers cost a stat each
+            below = []
+            for entry in entries:
+                name = entry.name
+                if _is_folder(entry):
+                    if not self._skipped_dir(folder, real_folder, name, ignored):
+                        below.append((entry.path, os.path.join(real_folder, name), False))
+                elif name.endswith(self.suffixes) and not self._left_out(folder, real_folder, name, ignored):
+                    self._keep(Path(entry.path), _entry_target(entry, os.path.join(real_folder, name), self.inside))
+            folders.extend(reversed(below))  # depth first, in listing order, as os.walk goes
 
     def take_listing(self, checked: Path, ignored: GitIgnored) -> bool:
         """Keep the files under the folder `checked` that git lists, as the walk would keep
@@ -123,9 +133,13 @@ class _Finder:
         if real is not None and (real not in self.found or self.found[real].is_symlink()):
             self.found[real] = path
 
-    def _skipped_dir(self, here: Path, real_here: Path, name: str, ignored: GitIgnored) -> bool:
-        """Whether the folder `name` in `here` (really `real_here`) is left out of the walk."""
-        return _tool_folder(name) or bool(self.exclude and self.exclude(here / name, is_dir=True)) or ignored.entry(real_here, name, is_dir=True)
+    def _skipped_dir(self, folder: str, real_folder: str, name: str, ignored: GitIgnored) -> bool:
+        """Whether the folder `name` in `folder` (really `real_folder`) is left out of the walk."""
+        return _tool_folder(name) or bool(self.exclude and self.exclude(Path(folder, name), is_dir=True)) or ignored.entry(real_folder, name, is_dir=True)
+
+    def _left_out(self, folder: str, real_folder: str, name: str, ignored: GitIgnored) -> bool:
+        """Whether the file `name` in `folder` (really `real_folder`) is excluded or ignored."""
+        return bool(self.exclude and self.exclude(Path(folder, name))) or ignored.entry(real_folder, name, is_dir=False)
 
 
 class _Folders:
@@ -169,6 +183,25 @@ def _environment(folder: str) -> bool:
     return any(os.path.lexists(os.path.join(folder, marker)) for marker in ENVIRONMENT_MARKERS)
 
 
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """Whether the walk may enter `entry`: a folder, not a link to one (os.walk lists those and
+    never enters them, nor reads them as files)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _entry_target(entry: os.DirEntry[str], real: str, inside: Path) -> str | None:
+    """`_target` for a file met in a folder's listing, whose type the listing tells."""
+    try:
+        if not entry.is_symlink():
+            return real if entry.is_file(follow_symlinks=False) else None
+    except OSError:
+        return None
+    return _target(entry.path, _mode(entry.path), real, inside)
+
+
 def _mode(path: str) -> int | None:
     """The mode of `path` itself (not of where a link points), None if it is not there."""
     try:
@@ -205,15 +238,15 @@ class GitIgnored:
     def __init__(self, root: Path, search_up: bool = True) -> None:
         root = root.resolve()
         self.repository = repository_root(root) if search_up else None  # where git would look for the ignore files
-        self.top = self.repository or root
-        self._specs: dict[Path, _IgnoreFile | None] = {}
-        self._rules: dict[Path, list[tuple[_IgnoreFile, str]] | None] = {}
+        self.top = str(self.repository or root)
+        self._specs: dict[str, _IgnoreFile | None] = {}
+        self._rules: dict[str, list[tuple[_IgnoreFile, str]] | None] = {}
 
     def __call__(self, path: Path, is_dir: bool) -> bool:
         real = path.resolve() if path.name in ("", ".", "..") else real_path(path.parent) / path.name  # not where a link points
-        return self.entry(real.parent, real.name, is_dir)
+        return self.entry(str(real.parent), real.name, is_dir)
 
-    def entry(self, folder: Path, name: str, is_dir: bool) -> bool:
+    def entry(self, folder: str, name: str, is_dir: bool) -> bool:
         """Whether git ignores `name` in `folder`, a real path (no links, absolute)."""
         verdict = None
         for rules, prefix in self._applying(folder):  # the top itself is outside: nothing applies
@@ -221,35 +254,37 @@ class GitIgnored:
             verdict = result if result is not None else verdict
         return bool(verdict)
 
-    def _applying(self, folder: Path) -> list[tuple[_IgnoreFile, str]]:
+    def _applying(self, folder: str) -> list[tuple[_IgnoreFile, str]]:
         """The ignore files that rule on the entries of `folder`, top first, each with the path
         from its own folder to `folder` that a name there is matched with."""
         return self._ruling(folder) or []
 
-    def _ruling(self, folder: Path) -> list[tuple[_IgnoreFile, str]] | None:
+    def _ruling(self, folder: str) -> list[tuple[_IgnoreFile, str]] | None:
         """`_applying`, or None outside the top. Worked out once per folder (the walk asks for
         every file in it), from its parent's: the same files, each a folder further away, and
         its own; building each ancestor's path anew for every folder was half of discovery."""
         if folder not in self._rules:
             rules: list[tuple[_IgnoreFile, str]] | None
+            parent, name = os.path.split(folder)
             if folder == self.top:
                 rules = []
-            elif folder.parent == folder:
+            elif parent == folder or not name:
                 rules = None  # the file system's root, reached without passing the top: outside it
             else:
-                above = self._ruling(folder.parent)
-                rules = None if above is None else [(spec, f"{prefix}{folder.name}/") for spec, prefix in above]
+                above = self._ruling(parent)
+                rules = None if above is None else [(spec, f"{prefix}{name}/") for spec, prefix in above]
             if rules is not None and (own := self._spec(folder)) is not None:
                 rules.append((own, ""))
             self._rules[folder] = rules
         return self._rules[folder]
 
-    def _spec(self, folder: Path) -> _IgnoreFile | None:
+    def _spec(self, folder: str) -> _IgnoreFile | None:
         if folder not in self._specs:
-            files = [folder / ".gitignore"] + ([folder / ".git" / "info" / "exclude"] if folder == self.top else [])
-            spec = pathspec.GitIgnoreSpec.from_lines(line for file in files for line in _lines(file))
+            files = [os.path.join(folder, ".gitignore")] + ([os.path.join(folder, ".git", "info", "exclude")] if folder == self.top else [])
+            lines = [line for file in files for line in _lines(Path(file))]
+            spec = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None  # most folders have none: no spec to build
             # Comments only (git init's info/exclude): no rule, and no screen that matches every name.
-            self._specs[folder] = _IgnoreFile(spec) if any(p.include is not None for p in spec.patterns) else None
+            self._specs[folder] = _IgnoreFile(spec) if spec is not None and any(p.include is not None for p in spec.patterns) else None
         return self._specs[folder]
 
 
