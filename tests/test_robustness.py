@@ -16,6 +16,7 @@ import subprocess
 import sys
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pathspec
 import pytest
@@ -200,6 +201,25 @@ def test_tool_folders_environments_and_gitignored_paths_are_skipped(tmp_path: Pa
     assert [p.name for p in named] == ["generated_pb2.py"]  # a file named explicitly is always read
     named = discover((project / "logs",), (), project, (".py",))
     assert [p.name for p in named] == ["run.py"]  # so is a folder
+
+
+def test_a_folder_checked_inside_another_is_listed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project is read whole with the paths given inside it (`check src/` from a subfolder's
+    point of view): walking `src` again after the root listed every folder of it twice. An
+    environment the root's walk leaves out is still read when named."""
+    project = write_project(tmp_path / "p", {"top.py": "", "src/a.py": "", "src/deep/b.py": "", "env/pyvenv.cfg": "", "env/lib/c.py": ""})
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def spied(folder: str) -> Any:
+        listed.append(os.path.relpath(folder, project))
+        return scandir(folder)
+
+    monkeypatch.setattr(os, "scandir", spied)
+    found = discover((project, project / "src", project / "env"), (), project, (".py",))
+    assert [p.relative_to(project).as_posix() for p in found] == ["env/lib/c.py", "src/a.py", "src/deep/b.py", "top.py"]
+    # `env` twice: the root's walk lists it to find it is an environment
+    assert sorted(listed) == [".", "env", "env", "env/lib", "src", "src/deep"]
 
 
 def test_names_that_are_not_utf8_are_matched_against_ignore_files_and_excludes(tmp_path: Path) -> None:

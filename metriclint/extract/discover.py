@@ -73,6 +73,7 @@ class _Finder:
     def __init__(self, exclude: Patterns, inside: Path, suffixes: tuple[str, ...], on_error: Callable[[OSError], None] | None) -> None:
         self.exclude, self.inside, self.suffixes, self.on_error = exclude, inside, suffixes, on_error
         self.found: dict[str, Path] = {}  # where it really is -> how it was reached; a file is read once
+        self.walked: set[str] = set()  # the real paths of the folders walked so far
 
     def walk(self, start: Path, checked: Path, ignored: GitIgnored) -> None:
         """Keep the files under `start`, a folder in or equal to the checked folder `checked`.
@@ -84,6 +85,8 @@ class _Finder:
         folders = [(str(start), str(real_path(start)), start == checked)]
         while folders:
             folder, real_folder, is_checked = folders.pop()
+            if real_folder in self.walked:
+                continue  # a checked folder inside another (a project's root and a path in it): its files are kept
             try:
                 with os.scandir(folder) as listing:
                     entries = list(listing)
@@ -93,6 +96,7 @@ class _Finder:
                 continue
             if not is_checked and any(e.name in ENVIRONMENT_MARKERS for e in entries):
                 continue  # an environment's own listing tells; asking about each folder's markers cost a stat each
+            self.walked.add(real_folder)
             below = []
             for entry in entries:
                 name = entry.name
