@@ -5,8 +5,9 @@
     python bench/run.py /path/to/miles --registry /path/to/metrics.yaml
 
 The tree is copied to a temporary folder first: the runs write caches into it and change
-one file. The registry is copied too (the runs edit its comments); a tree with none gets one
-drafted by `metriclint init`, so that the runs after a registry edit have one to edit. Each command runs as a child of a small wrapper that reports the child's peak
+one file. The registry is copied to the copy's root (the runs edit its comments); a tree with
+none gets one drafted there by `metriclint init`, so that the runs after a registry edit have
+one to edit. Each command runs as a child of a small wrapper that reports the child's peak
 resident memory (the largest single process, so a worker pool counts its biggest worker) and
 its CPU seconds. On a shared machine both drift (CPU seconds too, by a third within minutes),
 so the tools take turns, round after round, and the medians are compared.
@@ -185,14 +186,14 @@ def main() -> None:
             shutil.copytree(args.tree, tree, ignore=_IGNORED, symlinks=True)
         else:
             generate(tree)
-        registry_file = work / "metrics.yaml"
+        # The registry sits at the tree's root, as a project keeps it, so the tree is the project
+        # (a registry beside it made the scratch folder the project: its caches and copies too).
+        registry_file = tree / "metrics.yaml"
         if args.registry:
             shutil.copyfile(args.registry, registry_file)
-        elif (tree / "metrics.yaml").is_file():
-            shutil.copyfile(tree / "metrics.yaml", registry_file)
-        else:
+        elif not registry_file.is_file():
             quietly([sys.executable, "-m", "metriclint", "init", str(tree), "--no-cache", "-o", str(registry_file)])
-        cache = work / "cache"  # named: with --registry and no settings file, the project root is the working directory
+        cache = work / "cache"
         registry = ["--registry", str(registry_file), "--cache-dir", str(cache)]
         metriclint = [sys.executable, "-m", "metriclint", "check", str(tree), "-q", *registry]
         audit = [sys.executable, "-m", "metriclint", "audit", str(tree), *registry]
