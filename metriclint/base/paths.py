@@ -38,10 +38,11 @@ def repository_root(folder: Path) -> Path | None:
 
 def relative(path: Path, root: Path) -> str:
     """The path as configuration globs see it: relative to the project root, "/" separated."""
-    if path.name not in ("", ".", "..") and not path.is_symlink():
-        inside = _relative_folder(path.parent, root, os.getcwd())  # a run asks for every file: each folder once
+    folder, name = os.path.split(os.fspath(path))
+    if name not in ("", ".", "..") and not os.path.islink(path):
+        inside = _relative_folder(folder, os.fspath(root), os.getcwd())  # a run asks for every file: each folder once
         if inside is not None:
-            return inside + path.name
+            return inside + name
     try:
         return real_path(path).relative_to(_resolved(Path(os.getcwd(), root))).as_posix()
     except ValueError:
@@ -49,15 +50,26 @@ def relative(path: Path, root: Path) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _relative_folder(folder: Path, root: Path, cwd: str) -> str | None:
+def _relative_folder(folder: str, root: str, cwd: str) -> str | None:
     """What `relative` puts before the name of a file in `folder` that is not a link: the
-    folder's path from `root` and "/", "" for the root itself, None outside it."""
-    real = _resolved(folder if folder.is_absolute() else Path(cwd, folder))
-    try:
-        inside = real.relative_to(_resolved(Path(cwd, root))).as_posix()
-    except ValueError:
-        return None
-    return "" if inside == "." else inside + "/"
+    folder's path from `root` and "/", "" for the root itself, None outside it. Strings, not
+    path objects: building those for every file was most of the time a run spent naming them."""
+    return _below(_real(os.path.join(cwd, folder)), _real(os.path.join(cwd, root)))
+
+
+def _below(real: str, top: str) -> str | None:
+    """The real path `real` from the real folder `top`, "/"-separated and ending in "/" ("" for
+    `top` itself), None outside it."""
+    if real == top:
+        return ""
+    inside = os.path.join(top, "")
+    return real[len(inside) :].replace(os.sep, "/") + "/" if real.startswith(inside) else None
+
+
+@lru_cache(maxsize=4096)
+def _real(folder: str) -> str:
+    """`_resolved` for a path given as a string (joined to the working directory already)."""
+    return os.path.realpath(folder)
 
 
 @lru_cache(maxsize=4096)
@@ -78,13 +90,14 @@ def real_path(path: Path) -> Path:
 def display(path: Path) -> str:
     """How a path is shown: relative to the working directory, with "/" separators; a path
     that leads elsewhere is shown as given (relative to the working directory if absolute)."""
+    folder, name = os.path.split(os.fspath(path))
     try:
-        plain_file = path.name not in ("", ".", "..") and stat.S_ISREG(os.lstat(path).st_mode)
+        plain_file = name not in ("", ".", "..") and stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         plain_file = False
     if not plain_file:  # a link, or a folder (the working directory itself, or one above it)
         return _shown(path)
-    return _shown_folder(path.parent, os.getcwd()) + path.name  # a run shows every file: work each folder out once
+    return _shown_folder(folder, os.getcwd()) + name  # a run shows every file: work each folder out once
 
 
 def _shown(path: Path) -> str:
@@ -95,12 +108,11 @@ def _shown(path: Path) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _shown_folder(folder: Path, cwd: str) -> str:
-    """What `_shown` puts before the name of a file in `folder` that is not a link, when the
-    working directory is `cwd`: "" for the working directory itself, else the folder and "/"."""
-    real = _resolved(folder if folder.is_absolute() else Path(cwd, folder))
-    try:
-        shown = real.relative_to(_resolved(Path(cwd))).as_posix()
-    except ValueError:
-        shown = Path(os.path.relpath(folder)).as_posix() if folder.is_absolute() else folder.as_posix()
-    return "" if shown == "." else shown + "/"
+def _shown_folder(folder: str, cwd: str) -> str:
+    """What `_shown` puts before the name of a file in `folder` ("" for the working directory,
+    as a path's folder is split off) that is not a link, when the working directory is `cwd`:
+    "" for the working directory itself, else the folder and "/"."""
+    shown = _below(_real(os.path.join(cwd, folder)), _real(cwd))
+    if shown is not None:
+        return shown
+    return Path(os.path.relpath(folder) if os.path.isabs(folder) else folder).as_posix() + "/"
