@@ -166,11 +166,20 @@ class Scope:
             return None
         return FunctionFlow(self.name, self.params, self.bound, sinks, returns, templates, handed, tuple(self.reducers))
 
+    def hands_on(self, name: str) -> bool:
+        """Whether `hand_over` of `name` would change anything: values were put in it, or it is
+        a dict parameter or what was gathered for one."""
+        return bool(self.stored.get(name)) or self._handed_param(name) is not None
+
     def hand_over(self, name: str, over: HandOver, replaces: frozenset[str]) -> None:
         """`name` is passed to a project function: the values put in it so far go with it, and
         a dict parameter (or what was gathered for it) goes on to what that function does."""
         for index in self.stored.get(name, ()):
             self.handed.setdefault(index, []).append(over)
-        param = name if name in self.params and name not in self.carries else self.gathered.get(name)
+        param = self._handed_param(name)
         if param is not None:
             self.reducers.append(Reducer(param, True, frozenset(), replaces, over))
+
+    def _handed_param(self, name: str) -> str | None:
+        """The dict parameter `name` is, or holds what a gather call collected for; else None."""
+        return name if name in self.params and name not in self.carries else self.gathered.get(name)

@@ -129,27 +129,31 @@ class KeyRecorder(ValueReader):
     def _call_flow(self, node: ast.Call) -> None:
         """A call of what may be a project function, with what its arguments carry."""
         site = self.site(node)
-        texts = self._argument_strings(node) if site.callee else ()
-        if site.callee and (site.args or texts):
+        if not site.callee:
+            return
+        given = arguments(node)
+        texts = self._argument_strings(given)
+        if site.args or texts:
             self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts))
-        if site.callee:
-            self._hand_over(node, site.callee, site.bound)
+        self._hand_over(node, given, site.callee, site.bound)
 
-    def _hand_over(self, node: ast.Call, callee: str, bound: bool) -> None:
+    def _hand_over(self, node: ast.Call, given: list[Argument], callee: str, bound: bool) -> None:
         """A dict passed by name to a project function: what that function does to every value
-        of it (reducers.py) happens to the values put in it here (flow.Scope.hand_over)."""
+        of it (reducers.py) happens to the values put in it here (flow.Scope.hand_over). The
+        hand-over is made only for a name the scope has something to hand on with: most
+        arguments have nothing, and its span and text cost more than the rest of the call."""
         scope, positional = self.scopes[-1], True
-        for position, arg in enumerate(arguments(node)):
+        for position, arg in enumerate(given):
             positional = positional and not arg.star
-            if isinstance(arg.value, ast.Name) and not arg.star and (arg.keyword or positional):
+            if isinstance(arg.value, ast.Name) and not arg.star and (arg.keyword or positional) and scope.hands_on(arg.value.id):
                 over = HandOver(callee, arg.keyword or position, bound, self.span(node), self.text.segment(node.func))
                 scope.hand_over(arg.value.id, over, self.rules.replaced_per_key)
 
-    def _argument_strings(self, node: ast.Call) -> tuple[tuple[int | str, tuple[str, ...]], ...]:
+    def _argument_strings(self, given: list[Argument]) -> tuple[tuple[int | str, tuple[str, ...]], ...]:
         """The strings each argument is, where known whole: they fill the callee's key templates."""
         found: list[tuple[int | str, tuple[str, ...]]] = []
         positional = True
-        for position, arg in enumerate(arguments(node)):
+        for position, arg in enumerate(given):
             positional = positional and not arg.star
             if arg.star or not (arg.keyword or positional):
                 continue
