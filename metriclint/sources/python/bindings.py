@@ -18,6 +18,7 @@ class Bindings(Messages):
     """Binds each assigned name to what its value is, in the block it is assigned in."""
 
     def _visit_For(self, node: ast.For | ast.AsyncFor) -> bool:
+        self.scopes[-1].looped = True
         self._unbind(node.target)
         batch = ranks.loader_item(self.code, node)
         if batch is not None:
@@ -168,6 +169,7 @@ class Bindings(Messages):
         scope.gathered.pop(name, None)
         if not isinstance(value, ast.Call) or not any(word in called_name(value.func) for word in self.rules.gathers):
             return
+        scope.gathering = True
         for arg in arguments(value):
             if isinstance(arg.value, ast.Name) and arg.value.id in scope.params and arg.value.id not in scope.carries:
                 scope.gathered[name] = arg.value.id

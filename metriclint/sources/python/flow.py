@@ -104,6 +104,8 @@ class Scope:
     handed: dict[int, list[HandOver]] = field(default_factory=dict)  # sink -> the calls its dict is handed to after
     gathered: dict[str, str] = field(default_factory=dict)  # name -> the parameter it holds what a gather call collected for
     reducers: list[Reducer] = field(default_factory=list)  # what it does to every value of a dict parameter (reducers.py)
+    looped: bool = False  # whether the walk met a `for` statement in it: reducers.py looks for loops only in such a function
+    gathering: bool = False  # whether it assigns what a call named as a gather returns: reducers.py reads its comprehensions only then
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})

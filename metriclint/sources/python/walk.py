@@ -111,9 +111,8 @@ class _Collector(EntryUses):
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
         params = tuple(a.arg for a in every)
         self.scopes.append(Scope(name, params, in_class and not static))
-        self.scopes[-1].reducers.extend(loop_reducers(node, params, self.rules, self._per_key_mean))
-        self.scopes[-1].reducers.extend(comprehension_reducers(node, params, self.rules, self._per_key_mean))
         self.children(node)
+        self._reducers(node, self.scopes[-1])
         scope = self.scopes.pop()
         self._summarize(scope)
         self._docstring(node.body, node.name, scope)
@@ -121,6 +120,16 @@ class _Collector(EntryUses):
         return False
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _reducers(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
+        """What the function does to every value of a dict parameter (reducers.py), before what
+        the walk found it hands on. Its statements are searched for a loop, and its expressions
+        for a comprehension, only when the walk met a `for` or a gather call in it: most
+        functions have neither, and searching each function's body was most of reducers.py's cost."""
+        found = loop_reducers(node, scope.params, self.rules, self._per_key_mean) if scope.looped else []
+        if scope.gathering:
+            found += comprehension_reducers(node, scope.params, self.rules, self._per_key_mean)
+        scope.reducers[:0] = found
 
     def _per_key_mean(self, node: ast.expr) -> frozenset[CodeFact]:
         """The facts of a helper's mean of each key's values over the ranks, named by the helper."""
