@@ -14,7 +14,9 @@ Understood whole, or not at all:
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import replace
+from typing import Iterator
 
 from metriclint.model import Lookup
 from metriclint.sources.lookup_rules import Key, lookup_rules
@@ -23,13 +25,11 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _TRACE_LIMIT = 8
 
 
-def infer(module: ast.Module, names: set[str]) -> dict[str, Lookup]:
+def infer(module: ast.Module, names: set[str], lines: list[str]) -> dict[str, Lookup]:
     """For each table in `names`, the one way the module's functions read it (absent when none,
-    or when they disagree)."""
+    or when they disagree). `lines` are the module's source lines."""
     found: dict[str, set[Lookup | None]] = {}
-    for function in ast.walk(module):
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    for function in _functions(module.body, _Lines(lines, names)):
         parents: dict[int, ast.AST] | None = None  # worked out for a function that reads a table only
         for node in _own_nodes(function):
             if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
@@ -42,6 +42,33 @@ def infer(module: ast.Module, names: set[str]) -> dict[str, Lookup]:
         if len(kinds) == 1:
             inferred[name] = min((r for r in readings if r is not None), key=lambda r: r.line)
     return inferred
+
+
+class _Lines:
+    """The lines a table's name may be read on: those that hold one of the names, and those
+    with other than ASCII (an identifier there may be written in a form Python normalizes)."""
+
+    def __init__(self, lines: list[str], names: set[str]) -> None:
+        self.lines = [n for n, line in enumerate(lines, 1) if not line.isascii() or any(name in line for name in names)]
+
+    def any_in(self, node: ast.stmt) -> bool:
+        at = bisect.bisect_left(self.lines, node.lineno)
+        return at < len(self.lines) and self.lines[at] <= (node.end_lineno or node.lineno)
+
+
+def _functions(body: list[ast.stmt], lines: _Lines) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions and methods, nested ones too, defined in `body`, less those on whose lines
+    no table is named: walking every function's nodes for the names was most of the cost of
+    a module with a table."""
+    for statement in body:
+        if not lines.any_in(statement):
+            continue  # nor does any function inside it name one
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield statement
+        for field in ("body", "orelse", "finalbody"):
+            yield from _functions(getattr(statement, field, []), lines)
+        for branch in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):  # `except`, `case`
+            yield from _functions(branch.body, lines)
 
 
 def _reading(function: ast.FunctionDef | ast.AsyncFunctionDef, ref: ast.Name, parents: dict[int, ast.AST]) -> Lookup | None:

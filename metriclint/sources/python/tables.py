@@ -89,7 +89,7 @@ class Tables:
 
     def read(self, module: ast.Module) -> tuple[TooltipTable, ...]:
         """Every table, each dict with how `module`'s functions look keys up in it."""
-        lookups = lookup.infer(module, {t.name for t in self.dict_tables}) if self.dict_tables else {}
+        lookups = lookup.infer(module, {t.name for t in self.dict_tables}, self.text.lines) if self.dict_tables else {}
         tables = [replace(t, lookup=lookups.get(t.name)) for t in self.dict_tables]
         help_table = TooltipTable(self.path, "prometheus", "prometheus_client", tuple(self.help_entries), shape=True)
         return (*tables, help_table) if self.help_entries else tuple(tables)
