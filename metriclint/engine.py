@@ -31,7 +31,7 @@ from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import tooltips, views
 from metriclint.language.attribution import MetricIndex, registered_names
 from metriclint.language.names import name_claims
-from metriclint.language.phrases import read
+from metriclint.language.phrases import read, ready
 from metriclint.language.sightings import code_sightings, ordered
 from metriclint.model import (
     Binding,
@@ -191,7 +191,7 @@ def _settings(config: Config, vocabulary: Vocabulary, declared: tuple[Known, ...
     reader = partial(read, vocabulary=vocabulary)
     return Settings(
         config.jobs or default_jobs(), config.cache_dir, options, reader, vocabulary.fingerprint(), config.max_file_size,
-        config.root, config.max_cache_size, pause,
+        config.root, config.max_cache_size, pause, partial(ready, vocabulary),
     )
 
 

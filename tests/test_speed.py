@@ -66,6 +66,26 @@ def test_an_ordinary_project_never_imports_libcst(tmp_path: Path) -> None:
     assert (project / ".metriclint_cache" / ".gitignore").is_file()
 
 
+def test_workers_fork_with_the_parsers_and_the_phrase_patterns_ready(tmp_path: Path) -> None:
+    """What every worker would build on its first files is built once before they fork: the
+    source kinds' modules and the vocabulary's compiled patterns."""
+    project = _copy_demo(tmp_path)
+    (project / "README.md").write_text("# Training\n\nThe gradient norm is logged every step.\n", encoding="utf-8")
+    code = (
+        "import sys\nfrom metriclint.extract import runner\nfrom metriclint.cli import main\n"
+        "pool, seen = runner._pool, []\n"
+        "def spied(settings, workers):\n"
+        "    vocabulary = settings.read.keywords['vocabulary']\n"
+        "    seen.append([m in sys.modules for m in ('metriclint.sources.python.walk', 'metriclint.sources.markdown')] + ['pattern' in vars(vocabulary)])\n"
+        "    return pool(settings, workers)\n"
+        "runner._pool = spied\n"
+        "try:\n    main(['check', '.', '-q', '--no-cache'])\nexcept SystemExit:\n    pass\n"
+        "print(seen, file=sys.stderr)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
+    assert run.stderr.strip() == "[[True, True, True]]"
+
+
 def test_one_changed_file_is_the_only_one_extracted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str]) -> None:
     project = _copy_demo(tmp_path)
     monkeypatch.chdir(project)

@@ -83,6 +83,10 @@ class Vocabulary:
         bodies = sorted({phrase_body(e.phrase) for e in self.entries}, key=len, reverse=True)
         return re.compile(r"(?i)(?<!\w)(?:" + _by_first_character(bodies) + r")(?!\w)") if bodies else None
 
+    def compiled(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+        """The phrase pattern and its screen, compiled now rather than at the first text."""
+        return self.pattern, self.screen
+
     def fingerprint(self) -> bytes:
         """Everything of the vocabulary that reading a text depends on, and nothing else: the
         phrases of each value in order (the first is canonical; equal lengths match in order),

@@ -43,6 +43,14 @@ def _sentence_end(list_item: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile(f"{_SENTENCE_END.pattern}|{list_item.pattern}")
 
 
+def ready(vocabulary: Vocabulary) -> None:
+    """Build what `read` builds on its first text with a phrase: the vocabulary's patterns, the
+    negation cues' and the reading rules. A run calls it before its workers fork."""
+    vocabulary.compiled()
+    _cue_pattern(vocabulary.negation_cues)
+    reading_rules.builtin()
+
+
 def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
     """Every facet phrase in `text`, in order, with its polarity settled."""
     if vocabulary.pattern is None or vocabulary.screen is None or not vocabulary.screen.search(text):
