@@ -86,6 +86,20 @@ def test_the_screen_lets_through_every_text_the_pattern_matches() -> None:
     assert [t for t in texts if vocabulary.screen.search(t) and not vocabulary.pattern.search(t) and t.startswith("x")] == []
 
 
+def test_an_ascii_text_is_screened_as_the_screen_screens_it() -> None:
+    """`may_state` screens an ASCII text lower-cased, with case: it must answer as the screen
+    does, also where a phrase holds a character case-insensitive matching takes for an ASCII
+    one (the long s for s), which the lower-cased text would not match."""
+    odd = Vocabulary(merge(FACETS, {"odd": Facet("odd", "", {"a": ("\u017ftep total",), "b": ("Up Case", "\u00b5s")})}), CUES, REACH)
+    texts = ["the step total here", "STEP TOTAL", "up case", "in \u00b5s", "in \u03bcs", "in ms", "steps", "xstep total", "nothing to see"]
+    texts += [variant for entry in VOCABULARY.entries[::7] for variant in (entry.phrase.upper(), f"a {entry.phrase}s.", f"x{entry.phrase}")]
+    assert VOCABULARY._ascii_screen is not None and odd._ascii_screen is None  # both ways are tried
+    for vocabulary in (VOCABULARY, odd):
+        assert vocabulary.screen is not None
+        assert [vocabulary.may_state(t) for t in texts] == [vocabulary.screen.search(t) is not None for t in texts]
+    assert odd.may_state("the step total here") and not VOCABULARY.may_state("nothing to see")
+
+
 def test_phrases_finds_what_the_pattern_finds() -> None:
     """`phrases` skips ahead with the screen; it must find exactly what a full scan finds,
     including where the screen accepts a case the pattern refuses ("Gb" for "GB")."""

@@ -22,6 +22,8 @@ from metriclint.model import ConfigError, Problem
 SEPARATOR = r"[\s\-_]+"
 _CHARACTER = re.compile(r"\\.|[^\[(\\]")  # one character of a phrase body, escaped or plain
 _PLURAL = "(?:e?s)?"  # phrase_body's optional plural ending
+# A character that matches case-insensitively one of ASCII: an ASCII one, or one of the few others that fold to one
+_ASCII_CASE = re.compile("(?i)[" + re.escape("".join(map(chr, range(128)))) + "]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +86,30 @@ class Vocabulary:
         bodies = sorted({phrase_body(e.phrase) for e in self.entries})
         return re.compile(r"(?i)(?<!\w)" + _shared([_pieces(body) for body in bodies]) + r"(?!\w)") if bodies else None
 
-    def compiled(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
-        """The phrase pattern and its screen, compiled now rather than at the first text."""
-        return self.pattern, self.screen
+    @cached_property
+    def _ascii_screen(self) -> re.Pattern[str] | None:
+        """The screen for a text of ASCII only, lower-cased and matched with case: Python's
+        engine compares a character at once but folds each one it reads under `(?i)`. None when
+        a phrase holds a character case-insensitive matching takes for an ASCII one (the Kelvin
+        sign for k, the long s), which the lower-cased text would no longer match."""
+        bodies = sorted({_ascii_lower(phrase_body(e.phrase)) for e in self.entries})
+        if not bodies or any(_ASCII_CASE.search(character) for body in bodies for character in body if not character.isascii()):
+            return None
+        return re.compile(r"(?<!\w)" + _shared([_pieces(body) for body in bodies]) + r"(?!\w)")
+
+    def may_state(self, text: str) -> bool:
+        """Whether the screen matches the text: else it holds no phrase. An ASCII text (most
+        of them) is screened lower-cased, which the same pattern scans three times as fast."""
+        if self.screen is None:
+            return False
+        fast = self._ascii_screen
+        if fast is not None and text.isascii():
+            return fast.search(text.lower()) is not None
+        return self.screen.search(text) is not None
+
+    def compiled(self) -> tuple[re.Pattern[str] | None, ...]:
+        """The phrase pattern and its screens, compiled now rather than at the first text."""
+        return self.pattern, self.screen, self._ascii_screen
 
     def fingerprint(self) -> bytes:
         """Everything of the vocabulary that reading a text depends on, and nothing else: the
@@ -150,6 +173,10 @@ def _pieces(body: str) -> list[str]:
         found.append(piece)
         at += len(piece)
     return found
+
+
+def _ascii_lower(body: str) -> str:
+    return "".join(c.lower() if c.isascii() else c for c in body)
 
 
 def _shared(bodies: list[list[str]]) -> str:

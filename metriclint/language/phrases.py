@@ -53,7 +53,7 @@ def ready(vocabulary: Vocabulary) -> None:
 
 def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
     """Every facet phrase in `text`, in order, with its polarity settled."""
-    if vocabulary.pattern is None or vocabulary.screen is None or not vocabulary.screen.search(text):
+    if vocabulary.pattern is None or not vocabulary.may_state(text):
         return []
     cue_pattern = _cue_pattern(vocabulary.negation_cues)
     rules = reading_rules.builtin()
