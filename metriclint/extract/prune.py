@@ -133,27 +133,44 @@ def _wanted(own: Path, usage: Usage, runs: list[dict[str, str]]) -> dict[str, tu
 
 
 def _delete(entries: Path, started: float, wanted: dict[str, tuple[int, int]], limit: int) -> None:
-    """Delete the entries nobody wants, then the least wanted until the rest fit in `limit`."""
-    kept: list[tuple[tuple[int, int], float, int, Path]] = []
-    for folder in _listed(entries):
-        for path in _listed(folder):
+    """Delete the entries nobody wants, then the least wanted until the rest fit in `limit`.
+    The folders are listed with os.scandir: a path object for each of thousands of entries
+    cost more than its status."""
+    kept: list[tuple[tuple[int, int], float, int, str]] = []
+    for folder in _scanned(str(entries)):
+        for entry in _scanned(folder.path):
             try:
-                status = path.stat()
+                status = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if path.name.startswith(".tmp-"):
+            if entry.name.startswith(".tmp-"):
                 if status.st_mtime < started - _TEMPORARY_SECONDS:
-                    path.unlink(missing_ok=True)
-            elif path.name in wanted:
-                kept.append((wanted[path.name], status.st_mtime, status.st_size, path))
-            elif status.st_mtime < started or not _ENTRY.fullmatch(path.name):
-                path.unlink(missing_ok=True)
+                    _unlink(entry.path)
+            elif entry.name in wanted:
+                kept.append((wanted[entry.name], status.st_mtime, status.st_size, entry.path))
+            elif status.st_mtime < started or not _ENTRY.fullmatch(entry.name):
+                _unlink(entry.path)
     total = sum(size for _, _, size, _ in kept)
     for _, _, size, path in sorted(kept, key=lambda item: (item[0], item[1])):
         if total <= limit:
             break
-        path.unlink(missing_ok=True)
+        _unlink(path)
         total -= size
+
+
+def _scanned(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as listing:
+            return list(listing)
+    except OSError:
+        return []
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _listed(folder: Path) -> list[Path]:
