@@ -132,7 +132,9 @@ class CodeReader:
             return self._facts(entry, node) | self._kept(entry, node, roots)
         if self.exponential(node, objects):
             return self.derived("exponential", node, roots(node.args[0] if node.args else node.func.value))  # type: ignore[attr-defined]
-        return frozenset({replace(site, element=element[0] if element else None)}) if site.callee else frozenset()
+        if not site.callee:
+            return frozenset()
+        return frozenset({site if element is None else replace(site, element=element[0])})  # a site is read with no element
 
     def writes(self, node: ast.Call, objects: dict[str, str]) -> tuple[str, frozenset[CodeFact]] | None:
         """A call that writes its result into a named argument (`all_reduce(t)`): that name and

@@ -91,6 +91,7 @@ class PythonText:
             raise Unreadable(f"cannot decode Python source: {error}") from None
         self.lines = source_lines(self.text)
         self._columns: dict[int, Columns | None] = {}  # each line's, None for ASCII: made when first asked
+        self._ascii = self.text.isascii()  # most files: every column is its byte offset
 
     def parse(self) -> ast.Module:
         try:
@@ -109,6 +110,8 @@ class PythonText:
 
     def column(self, line: int, offset: int) -> int:
         """The 0-based character column of UTF-8 byte `offset` in `line`."""
+        if self._ascii:
+            return offset
         if line not in self._columns:
             text = self.lines[line - 1]
             self._columns[line] = None if text.isascii() else Columns(text.encode())
@@ -122,6 +125,9 @@ class PythonText:
         return node.end_lineno, self.column(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
 
     def span(self, path: str, node: ast.AST) -> Span:
+        """Asked of most assignments and calls: an ASCII file's takes the node's offsets as they are."""
+        if self._ascii:
+            return Span(path, node.lineno, node.col_offset + 1, node.end_lineno, node.end_col_offset + 1)  # type: ignore[attr-defined]
         (line, column), (end_line, end_column) = self.start(node), self.end(node)
         return Span(path, line, column + 1, end_line, end_column + 1)
 
