@@ -56,6 +56,9 @@ def extract(path: str, data: bytes) -> Extraction:
     return Extraction(tables=tuple(_tables(source, root, "")), suppressions=source.suppressions())
 
 
+_NESTING = frozenset({dict, list})  # what json.loads makes of an object and an array (no subclass)
+
+
 def _may_hold_table(data: bytes) -> bool:
     """False only for valid JSON with no dashboard and no value of a table's shape (as
     `tree_tables.table` reads them). Python's C parser answers that five times faster than
@@ -82,7 +85,8 @@ def _may_hold_table(data: bytes) -> bool:
                 return True
         else:
             continue
-        pending += [v for v in items if isinstance(v, (dict, list))]
+        if not _NESTING.isdisjoint(map(type, items)):  # most values of data are numbers: their types are taken at C speed
+            pending += [v for v in items if isinstance(v, (dict, list))]
     return False
 
 
