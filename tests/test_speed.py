@@ -17,7 +17,7 @@ from conftest import FIXTURES, copy_fixture, invoke, write_project
 
 from metriclint import engine
 from metriclint import settings as config
-from metriclint.extract import cache
+from metriclint.extract import cache, runner
 from metriclint.report.formats import FORMATS
 
 PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.parent.name != "bad_registry")
@@ -84,6 +84,14 @@ def test_workers_fork_with_the_parsers_and_the_phrase_patterns_ready(tmp_path: P
     )
     run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
     assert run.stderr.strip() == "[[True, True, True]]"
+
+
+def test_batches_shrink_to_single_files_so_the_workers_finish_together() -> None:
+    jobs = [runner._Job(Path(f"f{i}.py"), f"f{i}.py", None) for i in range(1375)]
+    batches = list(runner._batches(jobs, 2))
+    assert [job for batch in batches for job in batch] == jobs
+    assert len(batches[0]) == 32 and [len(b) for b in batches[-8:]] == [1] * 8
+    assert all(len(a) >= len(b) for a, b in zip(batches, batches[1:]))
 
 
 def test_one_changed_file_is_the_only_one_extracted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str]) -> None:

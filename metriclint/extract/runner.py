@@ -170,8 +170,7 @@ def _run(jobs: list[_Job], settings: Settings) -> Iterator[Done]:
     # Imported here: multiprocessing is a tenth of a warm run's start-up, and a warm run has nothing to share.
     from concurrent.futures.process import BrokenProcessPool
 
-    size = max(1, min(_MAX_BATCH, len(jobs) // (workers * _BATCHES_PER_WORKER)))
-    unanswered = deque(jobs[start : start + size] for start in range(0, len(jobs), size))
+    unanswered = deque(_batches(jobs, workers))
     while unanswered:
         with _pool(settings, workers) as pool, _ended_with(pool), settings.pause():
             futures = [pool.submit(_extract_batch, batch, options) for batch in unanswered]
@@ -243,8 +242,20 @@ def _alone(job: _Job, settings: Settings) -> Done:
         return _outcome(job, pool.submit(_extract_batch, [job], settings.options))
 
 
+def _batches(jobs: list[_Job], workers: int) -> Iterator[list[_Job]]:
+    """`jobs` in order, in batches of a share of what is left: up to `_MAX_BATCH` files while
+    much is left (a round trip per file cost as much as reading a small one), down to one at
+    the end, so that the workers finish together. Batches of one size left a worker idle while
+    the other read the last (miles, cold: 0.18 of 4 s)."""
+    start = 0
+    while start < len(jobs):
+        size = max(1, min(_MAX_BATCH, (len(jobs) - start) // (workers * _SHARES)))
+        yield jobs[start : start + size]
+        start += size
+
+
 _MAX_BATCH = 32
-_BATCHES_PER_WORKER = 16  # enough that the workers finish close together
+_SHARES = 4  # a batch is at most this share of what each worker has left
 _DIED = "the process reading this file died (out of memory, or a crash in a parser); the run went on without it"
 FILE_SECONDS = 60  # a file that takes longer to read is ML900; the worker goes on with the next one
 

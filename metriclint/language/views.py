@@ -33,7 +33,8 @@ def view(texts: Sequence[tuple[Mention, Sequence[Reading]]], index: MetricIndex,
             failure = ReadFailure(Span(mentions[0].path, 1, 1, 1, 1), message)
     seen = tuple(text_sightings(mentions, index))
     stated = {c.statement for c in claims} | {s.span for s in seen if not s.passing}
-    statements = tuple(m for m in mentions if m.span(0, len(m.text)) in stated)
+    # Most files state nothing: no span of each text to work out then.
+    statements = tuple(m for m in mentions if m.span(0, len(m.text)) in stated) if stated else ()
     return FileView(claims, seen, statements, tuple(sorted(naming(flags, mentions))), failure)
 
 
