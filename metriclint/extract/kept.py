@@ -23,6 +23,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from metriclint.base import files, plain
 from metriclint.base.files import read_regular
@@ -32,11 +33,30 @@ from metriclint.sources import Extraction
 
 VERSION = 1
 Light = Extraction | ReadFailure
-_light, _view, _products = plain.decoder(Light), plain.decoder(FileView), plain.spanning_decoder(CodeProducts)
-_encode_light, _encode_view, _encode_products = plain.encoder(Light), plain.encoder(FileView), plain.encoder(CodeProducts)
+_products, _encode_products = plain.spanning_decoder(CodeProducts), plain.encoder(CodeProducts)
 _readings, _encode_readings = plain.decoder(tuple[Reading, ...]), plain.encoder(tuple[Reading, ...])
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _NOT_CODE = frozenset({"texts", "tables", "suppressions"})  # the parts of an extraction no code fact nor key comes from
+
+
+class _Part:
+    """How one of a file's kept parts is written and read. Most files log nothing and state
+    nothing (tests, data, docs of other things): the empty part is written and read as one
+    constant rather than field by field (Megatron-LM: 2,262 light extractions and 2,405 views
+    of 2,451 files, two thirds of reading and writing the kept file)."""
+
+    def __init__(self, kind: object, empty: object) -> None:
+        self.encode, self.decode = plain.encoder(kind), plain.decoder(kind)
+        self.empty, self.written = empty, self.encode(empty)
+
+    def write(self, value: object) -> object:
+        return self.written if value == self.empty else self.encode(value)
+
+    def read(self, part: object, shown: str) -> Any:
+        return self.empty if part == self.written else self.decode(part, shown)
+
+
+_LIGHT, _VIEW = _Part(Light, Extraction()), _Part(FileView, FileView())
 
 
 @dataclass(frozen=True)
@@ -99,7 +119,7 @@ def save(directory: Path, project: Path, salt: str, kept: Kept) -> None:
     try:
         value = {
             "version": VERSION, "salt": salt,
-            "files": {s: [f.entry, f.code, _encode_light(f.light), f.index, _encode_view(f.view)] for s, f in kept.files.items()},
+            "files": {s: [f.entry, f.code, _LIGHT.write(f.light), f.index, _VIEW.write(f.view)] for s, f in kept.files.items()},
             "code": [kept.code_key, _encode_products(kept.products)],
             "readings": [[text, _encode_readings(said)] for text, said in kept.readings.items()],
         }
@@ -125,7 +145,7 @@ def _checked(value: object, salt: str) -> Kept:
         entry, code, light_part, index, view = parts
         if not all(isinstance(d, str) and _DIGEST.fullmatch(d) for d in (entry, index)) or not isinstance(code, (str, type(None))):
             return Kept()
-        found[shown] = File(entry, code, _light(light_part, shown), index, _view(view, shown))
+        found[shown] = File(entry, code, _LIGHT.read(light_part, shown), index, _VIEW.read(view, shown))
     code_key, products = value["code"]
     if not isinstance(code_key, str) or not all(isinstance(text, str) for text, _ in value["readings"]):
         return Kept()
