@@ -68,8 +68,9 @@ def _below(real: str, top: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _real(folder: str) -> str:
-    """`_resolved` for a path given as a string (joined to the working directory already)."""
-    return os.path.realpath(folder)
+    """`_resolved` for a folder given as a string (joined to the working directory already),
+    cached by that string: no path object is built for a folder asked about again."""
+    return os.fspath(_resolved(Path(folder)))
 
 
 @lru_cache(maxsize=4096)

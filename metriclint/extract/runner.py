@@ -255,7 +255,7 @@ def _batches(jobs: list[_Job], workers: int) -> Iterator[list[_Job]]:
 
 
 _MAX_BATCH = 32
-_SHARES = 4  # a batch is at most a quarter of what each worker has left to read
+_SHARES = 4  # a batch is at most 1/_SHARES of what each worker has left to read
 _DIED = "the process reading this file died (out of memory, or a crash in a parser); the run went on without it"
 FILE_SECONDS = 60  # a file that takes longer to read is ML900; the worker goes on with the next one
 
