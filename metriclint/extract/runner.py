@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 from metriclint.base.files import MAX_BYTES, read_regular
 from metriclint.base.paths import display
 from metriclint.extract import cache as cache_module
-from metriclint.extract import kept, prune
+from metriclint.extract import kept, prune, transfer
 from metriclint.extract.stat_index import StatIndex, Status
 from metriclint.model import ConfigError, ReadFailure, Reading, Span
 from metriclint.sources import Extraction, Options, Unreadable, extractor_for
@@ -279,6 +279,7 @@ def _start_worker(read: Reader) -> None:
     for ending in (signal.SIGTERM, signal.SIGHUP):  # inherited from cli.py, whose SystemExit the pool would catch
         signal.signal(ending, signal.SIG_DFL)
     signal.signal(signal.SIGALRM, _time_up)
+    transfer.send_by_fields(Result)
     gc.freeze()  # what a worker inherits from the parent needs no collection
     gc.disable()  # and its own garbage is collected once per batch (_extract_batch)
 
