@@ -269,21 +269,6 @@ def _scalar_types(kind: Any) -> frozenset[type] | None:
     return frozenset(members) if all(m in (str, int, bool, type(None)) for m in members) else None
 
 
-def dataclasses_in(kind: Any) -> frozenset[type]:
-    """Every dataclass a value of type `kind` may hold, `kind` itself included."""
-    found: set[type] = set()
-    pending = [kind]
-    while pending:
-        part = pending.pop()
-        if isinstance(part, type) and dataclasses.is_dataclass(part):
-            if part not in found:
-                found.add(part)
-                pending.extend(typing.get_type_hints(part).values())
-        else:
-            pending.extend(typing.get_args(part))
-    return frozenset(found)
-
-
 def fingerprint(value: Any) -> bytes:
     """A digest of a value of frozen dataclasses, tuples, frozensets, enums and scalars that
     is the same in every process: JSON would list a frozenset in its hash order, which

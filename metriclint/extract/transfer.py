@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import typing
 from typing import Any, Callable
-
-from metriclint.base import plain
 
 Reduced = tuple[type, tuple[Any, ...]]
 
@@ -23,8 +22,23 @@ def send_by_fields(kind: Any) -> None:
     Each can be rebuilt that way: the cache (base/plain.py) requires it of every result type."""
     from multiprocessing.reduction import ForkingPickler  # loaded already: this runs in a worker
 
-    for each in plain.dataclasses_in(kind):
+    for each in _dataclasses_in(kind):
         ForkingPickler.register(each, _by_fields(each))
+
+
+def _dataclasses_in(kind: Any) -> set[type]:
+    """Every dataclass a value of type `kind` may hold, `kind` itself included."""
+    found: set[type] = set()
+    pending = [kind]
+    while pending:
+        part = pending.pop()
+        if isinstance(part, type) and dataclasses.is_dataclass(part):
+            if part not in found:
+                found.add(part)
+                pending.extend(typing.get_type_hints(part).values())
+        else:
+            pending.extend(typing.get_args(part))
+    return found
 
 
 def _by_fields(kind: type) -> Callable[[Any], Reduced]:
