@@ -22,8 +22,9 @@ from metriclint.base.paths import display, matches, relative
 from metriclint.checks import RULES, Corpus
 from metriclint.evidence import products
 from metriclint.extract import cache, kept
+from metriclint.extract.aside import aside
 from metriclint.extract.discover import discover
-from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, extract_changed, reread
+from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, extract_changed, ready_readers, reread
 from metriclint.knowledge import registry as registry_module
 from metriclint.knowledge.code import Known
 from metriclint.knowledge.registry import Registry
@@ -83,9 +84,29 @@ def collect(config: Config, progress: Progress | None = None, pause: Pause = nul
     """What the files under `config.paths` hold: their texts, keys, tables and code flows,
     the registry, and the tooltip tables bound to the known keys."""
     registry, vocabulary, declared = _knowledge(config)
-    files, folders = _discovered(config)
-    results = extract_all(files, _settings(config, vocabulary, declared, pause), progress)
+    settings = _settings(config, vocabulary, declared, pause)
+    files, folders = _listed(config, settings, every_file_read=True)
+    results = extract_all(files, settings, progress)
     return _assembled(config, tuple(files), tuple(results), folders, registry, vocabulary, _tests(files, config), declared=declared)
+
+
+def _listed(config: Config, settings: Settings, every_file_read: bool) -> tuple[list[Path], tuple[ReadFailure, ...]]:
+    """`_discovered`; on a run that will read every file, listed in a forked process while
+    this one compiles the phrase patterns for the workers (extract/aside.py), which takes about
+    as long. The parsers of the kinds of file listed are readied once the list is in."""
+    if not every_file_read:
+        return _discovered(config)
+    listing = aside(partial(_discovered_apart, config))
+    ready_readers(settings, ())
+    found, matched = listing()
+    config.exclude.note_matched(matched)  # for the warning about a pattern that matches nothing
+    return found
+
+
+def _discovered_apart(config: Config) -> tuple[tuple[list[Path], tuple[ReadFailure, ...]], frozenset[str]]:
+    """`_discovered`, with the `exclude` patterns it matched: what they match in another
+    process is not noted in this one."""
+    return _discovered(config), config.exclude.matched()
 
 
 def _discovered(config: Config) -> tuple[list[Path], tuple[ReadFailure, ...]]:
@@ -277,10 +298,10 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
     if config.cache_dir is None:
         return analyse(config, progress, pause)
     registry, vocabulary, declared = _knowledge(config)
-    files, folders = _discovered(config)
     settings = _settings(config, vocabulary, declared, pause)
     salt = cache.salt(settings.reading, settings.options)
     last = kept.load(config.cache_dir, config.root, salt.hex(), config.max_cache_size)
+    files, folders = _listed(config, settings, every_file_read=not last.files)
     extracted = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt)
     shown, found, entries = extracted.shown, extracted.results, extracted.entries
     tests = _tests(files, config)

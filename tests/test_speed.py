@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import io
+import multiprocessing
 import os
 import pickle
 import subprocess
@@ -18,6 +19,7 @@ from conftest import FIXTURES, copy_fixture, invoke, write_project
 from metriclint import engine
 from metriclint import settings as config
 from metriclint.extract import cache, runner
+from metriclint.extract.aside import aside
 from metriclint.report.formats import FORMATS
 
 PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.parent.name != "bad_registry")
@@ -97,6 +99,40 @@ def test_the_command_line_forks_its_workers_while_it_runs_one_thread(tmp_path: P
     run = subprocess.run(command, cwd=project, capture_output=True, text=True)
     assert run.returncode == 1 and "ML001" in run.stdout
     assert "multi-threaded" not in run.stderr
+
+
+def test_a_run_that_reads_every_file_lists_them_apart_while_it_compiles_the_patterns(tmp_path: Path) -> None:
+    """A cold run, with or without a cache, lists its files in a forked process while it readies
+    the workers (extract/aside.py); a warm one lists them itself, as forking would cost it more."""
+    project = _copy_demo(tmp_path)
+    code = (
+        "import os, sys\nfrom metriclint import engine\nfrom metriclint.cli import main\n"
+        "parent, listed = os.getpid(), engine._discovered\n"
+        "def spied(config):\n"
+        "    print('here' if os.getpid() == parent else 'apart', file=sys.stderr, flush=True)\n"
+        "    return listed(config)\n"
+        "engine._discovered = spied\n"
+        "for extra in ([], [], ['--no-cache']):\n"
+        "    try:\n        main(['check', '.', '-q', '--cache-dir', 'c', *extra])\n"
+        "    except SystemExit:\n        pass\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
+    assert run.stderr.split() == (["apart", "here", "apart"] if multiprocessing.get_start_method() == "fork" else ["here"] * 3)
+    assert run.stdout.count("ML001") == 3
+
+
+def test_what_is_computed_aside_comes_back_and_a_failure_is_met_here() -> None:
+    parent = os.getpid()
+    assert (aside(os.getpid)() != parent) == (multiprocessing.get_start_method() == "fork")
+    calls: list[int] = []
+
+    def failing() -> None:
+        calls.append(os.getpid())  # a call in the forked process is not seen here
+        raise ValueError("no such folder")
+
+    with pytest.raises(ValueError, match="no such folder"):
+        aside(failing)()
+    assert calls == [parent]
 
 
 def test_batches_shrink_to_single_files_so_the_workers_finish_together() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterable
 
 import pathspec
 
@@ -52,6 +53,13 @@ class Patterns:
     def unused(self) -> tuple[str, ...]:
         """The patterns that matched nothing they were asked about."""
         return tuple(p for p in self.patterns if p not in self._used)
+
+    def matched(self) -> frozenset[str]:
+        """The patterns that matched something: what a walk in another process hands back."""
+        return frozenset(self._used)
+
+    def note_matched(self, patterns: Iterable[str]) -> None:
+        self._used.update(patterns)
 
 
 _UNDECODED = dict.fromkeys(range(0xDC80, 0xDD00), "\ufffd")  # os.fsdecode's stand-ins for bytes that are not UTF-8

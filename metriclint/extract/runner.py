@@ -15,7 +15,7 @@ from collections import deque
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence
 
 from metriclint.base.files import MAX_BYTES, read_regular
 from metriclint.base.paths import display
@@ -54,7 +54,7 @@ class Settings:
     # an embedding program may leave its collector alone.
     pause: Pause = nullcontext
     # Builds what `read` builds on its first text (compiled patterns, loaded rules): run before
-    # the workers fork, so that they share it (see `_ready`).
+    # the workers fork, so that they share it (see `ready_readers`).
     ready: Callable[[], object] | None = None
 
 
@@ -165,7 +165,7 @@ def _run(jobs: list[_Job], settings: Settings) -> Iterator[Done]:
     """
     if not jobs:
         return
-    _ready(jobs, settings)
+    ready_readers(settings, (job.path.suffix for job in jobs))
     workers, options = max(1, min(settings.jobs, len(jobs))), settings.options
     # Imported here: multiprocessing is a tenth of a warm run's start-up, and a warm run has nothing to share.
     from concurrent.futures.process import BrokenProcessPool
@@ -189,12 +189,13 @@ def _run(jobs: list[_Job], settings: Settings) -> Iterator[Done]:
             yield from (_alone(job, settings) for job in unanswered.popleft())
 
 
-def _ready(jobs: list[_Job], settings: Settings) -> None:
-    """Build here what every worker would build on its first files (the parsers' modules, the
-    code knowledge, the compiled phrase patterns), so that the workers fork with it: each built
-    it again, about 0.3 CPU s per worker, a twentieth of a cold run on miles. The run reads
-    texts itself after (the registry's descriptions), so little of it is extra work here."""
-    for suffix in sorted({job.path.suffix for job in jobs}):
+def ready_readers(settings: Settings, suffixes: Iterable[str]) -> None:
+    """Build here what every worker would build on its first files (the compiled phrase
+    patterns and, for each kind of file, the parser's modules and the code knowledge), so that
+    the workers fork with it: each built it again, about 0.3 CPU s per worker, a twentieth of a
+    cold run on miles. The run reads texts itself after (the registry's descriptions), so
+    little of it is extra work here. What is ready already costs next to nothing again."""
+    for suffix in sorted(set(suffixes)):
         _parsed(suffix, "", b"", settings.options, settings.read)
     if settings.ready is not None:
         settings.ready()
