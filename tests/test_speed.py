@@ -135,6 +135,28 @@ def test_what_is_computed_aside_comes_back_and_a_failure_is_met_here() -> None:
     assert calls == [parent]
 
 
+def test_a_worker_collects_garbage_only_once_enough_is_young_to_hold_some(tmp_path: Path) -> None:
+    """Python's extraction leaves no reference cycles, Markdown's does (markdown-it's trees): a
+    batch of Python files is not followed by a collection, and Markdown's garbage is collected
+    once the objects made since the last collection pass `_YOUNG_OBJECTS`."""
+    project = _copy_demo(tmp_path)
+    (project / "README.md").write_text("# Metrics\n\n| key | meaning |\n|---|---|\n| `train/loss` | the loss |\n", encoding="utf-8")
+    code = (
+        "import gc\nfrom pathlib import Path\nfrom metriclint.extract import runner\nfrom metriclint.sources import DEFAULT_OPTIONS\n"
+        "runner._start_worker(lambda text: ())\n"
+        "started = []\n"
+        "gc.callbacks.append(lambda phase, info: started.append(phase) if phase == 'start' else None)\n"
+        "python = [runner._Job(p, str(p), None) for p in sorted(Path('trainer').glob('*.py'))]\n"
+        "runner._extract_batch(python, DEFAULT_OPTIONS)\n"
+        "after_python = len(started)\n"
+        "runner._YOUNG_OBJECTS = 100\n"
+        "runner._extract_batch([runner._Job(Path('README.md'), 'README.md', None)], DEFAULT_OPTIONS)\n"
+        "print(after_python, len(started))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
+    assert run.stdout.split() == ["0", "1"], run.stderr
+
+
 def test_batches_shrink_to_single_files_so_the_workers_finish_together() -> None:
     jobs = [runner._Job(Path(f"f{i}.py"), f"f{i}.py", None) for i in range(1375)]
     batches = list(runner._batches(jobs, 2))
