@@ -85,37 +85,40 @@ def collect(config: Config, progress: Progress | None = None, pause: Pause = nul
     the registry, and the tooltip tables bound to the known keys."""
     registry, vocabulary, declared = _knowledge(config)
     settings = _settings(config, vocabulary, declared, pause)
-    files, folders = _listed(config, settings, every_file_read=True)
+    files, folders, tests = _listed(config, settings, every_file_read=True)
     results = extract_all(files, settings, progress)
-    return _assembled(config, tuple(files), tuple(results), folders, registry, vocabulary, _tests(files, config), declared=declared)
+    return _assembled(config, tuple(files), tuple(results), folders, registry, vocabulary, tests, declared=declared)
 
 
-def _listed(config: Config, settings: Settings, every_file_read: bool) -> tuple[list[Path], tuple[ReadFailure, ...]]:
+Listed = tuple[list[Path], tuple[ReadFailure, ...], frozenset[str]]  # files, unlisted folders, tests
+
+
+def _listed(config: Config, settings: Settings, every_file_read: bool) -> Listed:
     """`_discovered`; on a run that will read every file, listed in a forked process while
-    this one compiles the phrase patterns for the workers (extract/aside.py), which takes about
-    as long. The parsers of the kinds of file listed are readied once the list is in."""
+    this one readies the workers' phrase patterns and Python parser (extract/aside.py), which
+    take about as long. The parsers of the other kinds of file are readied once the list is in."""
     if not every_file_read:
         return _discovered(config)
     listing = aside(partial(_discovered_apart, config))
-    ready_readers(settings, ())
+    ready_readers(settings, (".py",))
     found, matched = listing()
     config.exclude.note_matched(matched)  # for the warning about a pattern that matches nothing
     return found
 
 
-def _discovered_apart(config: Config) -> tuple[tuple[list[Path], tuple[ReadFailure, ...]], frozenset[str]]:
+def _discovered_apart(config: Config) -> tuple[Listed, frozenset[str]]:
     """`_discovered`, with the `exclude` patterns it matched: what they match in another
     process is not noted in this one."""
     return _discovered(config), config.exclude.matched()
 
 
-def _discovered(config: Config) -> tuple[list[Path], tuple[ReadFailure, ...]]:
-    """The files to check, and an ML900 for each folder that could not be listed (one,
-    however often the walk meets it)."""
+def _discovered(config: Config) -> Listed:
+    """The files to check, an ML900 for each folder that could not be listed (one, however
+    often the walk meets it), and which of the files are tests."""
     folders: dict[str, ReadFailure] = {}
     files = discover(config.paths, config.exclude, config.root, SUFFIXES, partial(_unlisted, folders))
     files += _configured_yaml(config, partial(_unlisted, folders))
-    return files, tuple(folders.values())
+    return files, tuple(folders.values()), _tests(files, config)
 
 
 def revise(collection: Collection, config: Config, path: Path, data: bytes) -> Collection:
@@ -301,10 +304,9 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
     settings = _settings(config, vocabulary, declared, pause)
     salt = cache.salt(settings.reading, settings.options)
     last = kept.load(config.cache_dir, config.root, salt.hex(), config.max_cache_size)
-    files, folders = _listed(config, settings, every_file_read=not last.files)
+    files, folders, tests = _listed(config, settings, every_file_read=not last.files)
     extracted = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt)
     shown, found, entries = extracted.shown, extracted.results, extracted.entries
-    tests = _tests(files, config)
     # 1. What the code of all the files makes: the last run's, unless some file's code changed.
     codes = [
         last.files[s].code if r is None else given if given is not None else kept.code_digest(r)
