@@ -52,6 +52,14 @@ def _copy_demo(tmp_path: Path) -> Path:
     return project
 
 
+def _python_in_demo(tmp_path: Path, code: str, readme: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`code` run by a Python of its own in a copy of the demo project, with `readme` as its README.md."""
+    project = _copy_demo(tmp_path)
+    if readme is not None:
+        (project / "README.md").write_text(readme, encoding="utf-8")
+    return subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
+
+
 def test_an_ordinary_project_never_imports_libcst(tmp_path: Path) -> None:
     """CPython's parser reads Python; libcst is the fallback for syntax newer than it (and slow
     to import), so neither a cold nor a warm run of an ordinary project imports it."""
@@ -71,8 +79,6 @@ def test_an_ordinary_project_never_imports_libcst(tmp_path: Path) -> None:
 def test_workers_fork_with_the_parsers_and_the_phrase_patterns_ready(tmp_path: Path) -> None:
     """What every worker would build on its first files is built once before they fork: the
     source kinds' modules and the vocabulary's compiled patterns."""
-    project = _copy_demo(tmp_path)
-    (project / "README.md").write_text("# Training\n\nThe gradient norm is logged every step.\n", encoding="utf-8")
     code = (
         "import sys\nfrom metriclint.extract import runner\nfrom metriclint.cli import main\n"
         "pool, seen = runner._pool, []\n"
@@ -84,7 +90,7 @@ def test_workers_fork_with_the_parsers_and_the_phrase_patterns_ready(tmp_path: P
         "try:\n    main(['check', '.', '-q', '--no-cache'])\nexcept SystemExit:\n    pass\n"
         "print(seen, file=sys.stderr)\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
+    run = _python_in_demo(tmp_path, code, readme="# Training\n\nThe gradient norm is logged every step.\n")
     assert run.stderr.strip() == "[[True, True, True]]"
 
 
@@ -104,7 +110,6 @@ def test_the_command_line_forks_its_workers_while_it_runs_one_thread(tmp_path: P
 def test_a_run_that_reads_every_file_lists_them_apart_while_it_compiles_the_patterns(tmp_path: Path) -> None:
     """A cold run, with or without a cache, lists its files in a forked process while it readies
     the workers (extract/aside.py); a warm one lists them itself, as forking would cost it more."""
-    project = _copy_demo(tmp_path)
     code = (
         "import os, sys\nfrom metriclint import engine\nfrom metriclint.cli import main\n"
         "parent, listed = os.getpid(), engine._discovered\n"
@@ -116,7 +121,7 @@ def test_a_run_that_reads_every_file_lists_them_apart_while_it_compiles_the_patt
         "    try:\n        main(['check', '.', '-q', '--cache-dir', 'c', *extra])\n"
         "    except SystemExit:\n        pass\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
+    run = _python_in_demo(tmp_path, code)
     assert run.stderr.split() == (["apart", "here", "apart"] if multiprocessing.get_start_method() == "fork" else ["here"] * 3)
     assert run.stdout.count("ML001") == 3
 
@@ -139,8 +144,6 @@ def test_a_worker_collects_garbage_only_once_enough_is_young_to_hold_some(tmp_pa
     """Python's extraction leaves no reference cycles, Markdown's does (markdown-it's trees): a
     batch of Python files is not followed by a collection, and Markdown's garbage is collected
     once the objects made since the last collection pass `_YOUNG_OBJECTS`."""
-    project = _copy_demo(tmp_path)
-    (project / "README.md").write_text("# Metrics\n\n| key | meaning |\n|---|---|\n| `train/loss` | the loss |\n", encoding="utf-8")
     code = (
         "import gc\nfrom pathlib import Path\nfrom metriclint.extract import runner\nfrom metriclint.sources import DEFAULT_OPTIONS\n"
         "runner._start_worker(lambda text: ())\n"
@@ -153,7 +156,7 @@ def test_a_worker_collects_garbage_only_once_enough_is_young_to_hold_some(tmp_pa
         "runner._extract_batch([runner._Job(Path('README.md'), 'README.md', None)], DEFAULT_OPTIONS)\n"
         "print(after_python, len(started))\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
+    run = _python_in_demo(tmp_path, code, readme="# Metrics\n\n| key | meaning |\n|---|---|\n| `train/loss` | the loss |\n")
     assert run.stdout.split() == ["0", "1"], run.stderr
 
 
@@ -165,7 +168,7 @@ def test_batches_shrink_to_single_files_so_the_workers_finish_together() -> None
     assert all(len(a) >= len(b) for a, b in zip(batches, batches[1:]))
 
 
-def test_workers_send_results_back_without_a_python_call_per_field() -> None:
+def test_workers_send_results_back_without_a_python_call_per_field(tmp_path: Path) -> None:
     """Pickle's own way with a slotted dataclass rebuilds it by a call per field (its BUILD
     opcode calls dataclasses' __setstate__): a tenth of a cold run's CPU on miles. A worker
     sends each as its class and its fields, and they come back equal."""
@@ -180,7 +183,7 @@ def test_workers_send_results_back_without_a_python_call_per_field() -> None:
         "sent = bytes(ForkingPickler.dumps(result))\n"
         "print(sorted({op.name for op, _, _ in pickletools.genops(sent)} & {'BUILD', 'REDUCE'}), pickle.loads(sent) == result, len(result.functions) > 0)\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], cwd=FIXTURES / "demo", capture_output=True, text=True)
+    run = _python_in_demo(tmp_path, code)
     assert run.stdout.strip() == "['REDUCE'] True True", run.stderr
 
 

@@ -1,8 +1,9 @@
 """A function run in a forked process while this one goes on.
 
-A run that reads every file (cold) lists them there while it readies the readers here: the
-phrase patterns compiled, the code knowledge loaded. The two take about as long (miles: 0.08 s
-and 0.15 s) and came one after the other, on one core, before any file was read.
+A run that reads every file (cold) lists them there, and tells which are tests, while it
+readies the readers here: the phrase patterns compiled, Python's parser and code knowledge
+loaded. On miles the two take 0.13 s and 0.11 s, and came one after the other, on one core,
+before any file was read.
 """
 
 from __future__ import annotations

@@ -293,10 +293,10 @@ def _extract_batch(batch: list[_Job], options: Options) -> list[Done]:
     return results
 
 
-# Reference cycles are Markdown's (markdown-it's trees: about 1,150 objects a file on miles'
-# docs), not Python's (114 objects in 1,189 files), so a batch of Python files leaves no garbage
-# to find. Objects made since the last collection, past which the next batch ends with one:
-# collecting after every batch was 0.13 of a cold run's CPU seconds on miles.
+# A batch ends with a collection once more objects than this were made, and not freed, since
+# the last one. Reference cycles are Markdown's (markdown-it's trees: about 1,150 objects a file
+# on miles' docs), not Python's (114 objects in 1,189 files), so a batch of Python files leaves
+# no garbage to find: collecting after every batch was 0.13 of a cold run's CPU seconds on miles.
 _YOUNG_OBJECTS = 50_000
 
 
