@@ -173,18 +173,11 @@ def _unlink(path: str) -> None:
         pass
 
 
-def _listed(folder: Path) -> list[Path]:
-    try:
-        return list(folder.iterdir())
-    except OSError:
-        return []
-
-
 def _forget_formats(directory: Path, current: str) -> None:
     """Entries of an earlier format (`v1/`) are never read again."""
-    for folder in _listed(directory):
-        if re.fullmatch(r"v\d+", folder.name) and folder.name != current and folder.is_dir() and not folder.is_symlink():
-            shutil.rmtree(folder, ignore_errors=True)
+    for folder in _scanned(str(directory)):
+        if re.fullmatch(r"v\d+", folder.name) and folder.name != current and folder.is_dir(follow_symlinks=False):
+            shutil.rmtree(folder.path, ignore_errors=True)
 
 
 def is_cache(directory: Path) -> bool:
