@@ -104,6 +104,42 @@ def test_a_signal_ends_the_workers_too_with_the_shells_status(in_tmp: Path, sent
     assert not [w for w in workers if Path(f"/proc/{w}").exists()]
 
 
+_SIGNALLED_AT_A_FORK = """
+import os, signal, sys, time
+from multiprocessing import popen_fork
+from metriclint import engine
+from metriclint.extract import runner
+def stalling(*given):
+    time.sleep(600)
+runner._extract = stalling  # the workers read forever
+if sys.argv[1] == "1":
+    engine._discovered_apart = stalling  # and so does the listing, when its fork is the one signalled
+launch, forks = popen_fork.Popen._launch, []
+def launch_then_signal(self, process):
+    launch(self, process)  # the child never comes back from here
+    forks.append(self.pid)
+    if len(forks) == int(sys.argv[1]):
+        os.kill(os.getpid(), signal.SIGTERM)  # handled on the next line, before the child is listed
+popen_fork.Popen._launch = launch_then_signal
+from metriclint.cli import main
+main(["check", ".", "--no-cache", "--jobs", "2"])
+"""
+
+
+@forked
+@pytest.mark.parametrize("fork", [1, 2, 3])  # the listing (extract/aside.py), then each worker
+def test_a_signal_that_lands_as_a_process_is_forked_ends_that_process_too(in_tmp: Path, fork: int) -> None:
+    """Python runs a handler between any two lines, so the SystemExit could come between a fork
+    and the line where multiprocessing lists the child: that child was never ended, and kept
+    the caller's stdout and stderr open (the test above hung in CI under load, on 3.13)."""
+    write_project(in_tmp, {f"m{i}.py": "x = 1\n" for i in range(4)})
+    run = subprocess.run(
+        [sys.executable, "-c", _SIGNALLED_AT_A_FORK, str(fork)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.returncode == 143, run.stderr
+    assert "Traceback" not in run.stderr
+
+
 def test_an_interrupted_write_leaves_the_old_file_and_no_temporary_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "module.py"
     target.write_text("old\n", encoding="utf-8")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from metriclint import __version__, baseline, engine, settings
-from metriclint.base import files
+from metriclint.base import files, signals
 from metriclint.base.paths import display
 from metriclint.checks import RULES, Example, Rule
 from metriclint.cli import generate
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 def main(verbose: bool) -> None:
     """Check that what your code, docs and dashboards say a metric means is what it is."""
     if threading.current_thread() is threading.main_thread():
-        for ending in (signal.SIGTERM, signal.SIGHUP):  # unwind, so workers and temporary files are cleaned up
+        for ending in signals.ENDING:  # unwind, so workers and temporary files are cleaned up
             signal.signal(ending, end_by_signal)
     for stream in (sys.stdout, sys.stderr):
         # A file name that is not UTF-8 is printed as its own bytes, as `ls` does, not a traceback.

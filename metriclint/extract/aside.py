@@ -8,7 +8,10 @@ before any file was read.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any, Callable, TypeVar
+
+from metriclint.base import signals
 
 T = TypeVar("T")
 
@@ -25,8 +28,9 @@ def aside(function: Callable[[], T]) -> Callable[[], T]:
         return function
     context = multiprocessing.get_context("fork")
     receiving, sending = context.Pipe(duplex=False)
-    process = context.Process(target=_send, args=(sending, function), daemon=True)
-    process.start()
+    process = context.Process(target=_send, args=(receiving, sending, function), daemon=True)
+    with signals.held():  # see there: listed before a signal lands, so that the exit ends it
+        process.start()
     sending.close()
 
     def result() -> T:
@@ -34,6 +38,9 @@ def aside(function: Callable[[], T]) -> Callable[[], T]:
             outcome = receiving.recv()
         except (EOFError, OSError):  # the process died
             outcome = None
+        except BaseException:  # a signal ends the run: the process, whose result is not needed, with it
+            process.kill()
+            raise
         finally:
             receiving.close()
             process.join()
@@ -42,9 +49,12 @@ def aside(function: Callable[[], T]) -> Callable[[], T]:
     return result
 
 
-def _send(sending: Any, function: Callable[[], object]) -> None:
+def _send(receiving: Any, sending: Any, function: Callable[[], object]) -> None:
+    signals.as_child()
+    receiving.close()  # so that a send the parent no longer reads fails, rather than waits
     try:
         outcome = (function(),)
     except BaseException:  # noqa: BLE001 - the caller computes it again, and meets the error itself
         outcome = None
-    sending.send(outcome)
+    with suppress(OSError):  # the parent is gone
+        sending.send(outcome)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence
 
+from metriclint.base import signals
 from metriclint.base.files import MAX_BYTES, read_regular
 from metriclint.base.paths import display
 from metriclint.extract import cache as cache_module
@@ -173,8 +174,7 @@ def _run(jobs: list[_Job], settings: Settings) -> Iterator[Done]:
     unanswered = deque(_batches(jobs, workers))
     while unanswered:
         with _pool(settings, workers) as pool, _ended_with(pool), settings.pause():
-            futures = [pool.submit(_extract_batch, batch, options) for batch in unanswered]
-            for future in futures:
+            for future in _submitted(pool, unanswered, options):
                 try:
                     results = _answer(future)
                 except BrokenProcessPool:
@@ -213,9 +213,9 @@ def _ended_with(pool: Executor) -> Iterator[None]:
     CLI turns them into SystemExit) they are killed and waited for, rather than left reading
     files and holding the caller's stdout and stderr open.
 
-    The workers are the child processes started while the pool ran, not the pool's own list: a
-    signal that lands while `submit` forks a worker finds it started but not yet listed, and a
-    worker missed that way kept the run's output open for its whole file (seen under load)."""
+    The workers are the child processes started while the pool ran: a worker missed kept the
+    run's output open for its whole file (seen under load). Each is listed before a signal can
+    land (`_submitted`)."""
     import multiprocessing  # loaded already: the pool runs
 
     before = set(multiprocessing.active_children())
@@ -240,7 +240,14 @@ def _ended_with(pool: Executor) -> Iterator[None]:
 def _alone(job: _Job, settings: Settings) -> Done:
     """One file in a process of its own: if that process dies too, the file is the cause."""
     with _pool(settings, 1) as pool, _ended_with(pool):
-        return _outcome(job, pool.submit(_extract_batch, [job], settings.options))
+        return _outcome(job, _submitted(pool, [[job]], settings.options)[0])
+
+
+def _submitted(pool: Executor, batches: Iterable[list[_Job]], options: Options) -> list[Future[list[Done]]]:
+    """`batches` handed to `pool`, which forks its workers on the first. With the signals that
+    end a run held (base/signals.py), so that each worker is listed by the time one lands."""
+    with signals.held():
+        return [pool.submit(_extract_batch, batch, options) for batch in batches]
 
 
 def _batches(jobs: list[_Job], workers: int) -> Iterator[list[_Job]]:
@@ -276,9 +283,7 @@ _worker_read: Reader | None = None  # a worker's, set once when the pool starts 
 def _start_worker(read: Reader) -> None:
     global _worker_read
     _worker_read = read
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the main process ends us
-    for ending in (signal.SIGTERM, signal.SIGHUP):  # inherited from cli.py, whose SystemExit the pool would catch
-        signal.signal(ending, signal.SIG_DFL)
+    signals.as_child()
     signal.signal(signal.SIGALRM, _time_up)
     transfer.send_by_fields(Result)
     gc.freeze()  # what a worker inherits from the parent needs no collection
