@@ -29,7 +29,7 @@ def aside(function: Callable[[], T]) -> Callable[[], T]:
     context = multiprocessing.get_context("fork")
     receiving, sending = context.Pipe(duplex=False)
     process = context.Process(target=_send, args=(receiving, sending, function), daemon=True)
-    with signals.held():  # see there: listed before a signal lands, so that the exit ends it
+    with signals.held():  # listed before a signal can land (base/signals.py): a daemon, ended at exit
         process.start()
     sending.close()
 
