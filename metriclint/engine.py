@@ -86,7 +86,7 @@ def collect(config: Config, progress: Progress | None = None, pause: Pause = nul
     registry, vocabulary, declared = _knowledge(config)
     settings = _settings(config, vocabulary, declared, pause)
     files, folders, tests = _listed(config, settings, every_file_read=True)
-    results = extract_all(files, settings, progress)
+    results = extract_all(files, settings, progress, tests)
     return _assembled(config, tuple(files), tuple(results), folders, registry, vocabulary, tests, declared=declared)
 
 
@@ -174,7 +174,7 @@ def _extracted_again(
 ) -> Collection:
     """Every file extracted again with the project's declared code knowledge: from the disk,
     then the editor's buffers on top, as `revise` took them."""
-    results = tuple(extract_all(list(collection.files), _settings(config, vocabulary, declared)))
+    results = tuple(extract_all(list(collection.files), _settings(config, vocabulary, declared), tests=collection.tests))
     again = _assembled(config, collection.files, results, collection.folders, registry, vocabulary, collection.tests, declared=declared)
     for path, data in collection.buffers:
         again = revise(again, config, path, data)
@@ -214,7 +214,7 @@ def _settings(config: Config, vocabulary: Vocabulary, declared: tuple[Known, ...
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions), declared)
     reader = partial(read, vocabulary=vocabulary)
     return Settings(
-        config.jobs or default_jobs(), config.cache_dir, options, reader, vocabulary.fingerprint(), config.max_file_size,
+        config.jobs or default_jobs(), config.cache_dir, options, reader, vocabulary.fingerprint() + repr(config.tests).encode(), config.max_file_size,
         config.root, config.max_cache_size, pause, partial(ready, vocabulary),
     )
 
@@ -305,7 +305,7 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
     salt = cache.salt(settings.reading, settings.options)
     last = kept.load(config.cache_dir, config.root, salt.hex(), config.max_cache_size)
     files, folders, tests = _listed(config, settings, every_file_read=not last.files)
-    extracted = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt)
+    extracted = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt, tests)
     shown, found, entries = extracted.shown, extracted.results, extracted.entries
     # 1. What the code of all the files makes: the last run's, unless some file's code changed.
     codes = [
@@ -318,7 +318,7 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
         made_by_code = last.products
         collection = _assembled(config, tuple(files), lights, folders, registry, vocabulary, tests, declared=declared, made=made_by_code)
     else:
-        found = _whole(files, found, settings)
+        found = _whole(files, found, settings, tests)
         collection = _assembled(config, tuple(files), tuple(r for r in found if r is not None), folders, registry, vocabulary, tests, declared=declared)
         made_by_code = replace(collection.made, code=_code_facts(collection))
     # 2. What each file's texts state: the last run's view, unless the file, the index or the flags changed.
@@ -327,7 +327,7 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
     keys = {test: kept.digest(index_key, test) for test in (False, True)}  # a test's texts state nothing
     wanted = [keys[s in tests] for s in shown]
     reusable = [s in last.files and last.files[s].entry == e and last.files[s].index == k for s, e, k in zip(shown, entries, wanted)]
-    found = _whole(files, found, settings, skip=reusable)
+    found = _whole(files, found, settings, tests, skip=reusable)
     made_views = [
         last.files[s].view if ok else _view(r.texts, collection, flags) if isinstance(r, Extraction) else FileView()
         for s, r, ok in zip(shown, found, reusable)
@@ -346,14 +346,14 @@ def judge(config: Config, progress: Progress | None = None, pause: Pause = nullc
     return analysis
 
 
-def _whole(files: list[Path], found: list[Result | None], settings: Settings, skip: Sequence[bool] = ()) -> list[Result | None]:
+def _whole(files: list[Path], found: list[Result | None], settings: Settings, tests: frozenset[str], skip: Sequence[bool] = ()) -> list[Result | None]:
     """`found` with the files it has no result for extracted (from the cache, mostly), less
     those `skip` marks."""
     missing = [i for i, r in enumerate(found) if r is None and not (skip and skip[i])]
     if not missing:
         return found
     done = list(found)
-    for i, result in zip(missing, extract_all([files[i] for i in missing], settings)):
+    for i, result in zip(missing, extract_all([files[i] for i in missing], settings, tests=tests)):
         done[i] = result
     return done
 

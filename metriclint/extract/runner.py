@@ -15,7 +15,7 @@ from collections import deque
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, Iterator, Mapping, Sequence
 
 from metriclint.base import signals
 from metriclint.base.files import MAX_BYTES, read_regular
@@ -45,8 +45,9 @@ class Settings:
     cache_dir: Path | None  # None: no cache
     options: Options  # what the sources need from the config (part of the cache key)
     read: Reader
-    # What `read` depends on besides the built-in rules (its vocabulary's fingerprint), part of
-    # the cache key: a registry edit that leaves the phrases alone keeps every entry.
+    # What `read` depends on besides the built-in rules (its vocabulary's fingerprint), and which
+    # files it is not asked about (the test globs): part of the cache key, so a registry edit
+    # that leaves the phrases alone keeps every entry.
     reading: bytes
     max_bytes: int = MAX_BYTES  # a larger file is ML900 (`max-file-size`)
     project: Path = Path(".")  # the project root: the cache keeps the last few runs of each project
@@ -69,11 +70,12 @@ class _Job:
     shown: str
     salt: bytes | None  # None: no cache
     max_bytes: int = MAX_BYTES
+    test: bool = False  # a test's texts state nothing (language/views.py): they are left unread
 
 
-def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None) -> list[Result]:
-    """One result per file, in the order of `files`."""
-    return extract_changed(files, settings, progress).results  # type: ignore[return-value]
+def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None, tests: AbstractSet[str] = frozenset()) -> list[Result]:
+    """One result per file, in the order of `files`; `tests`: the test files, as shown."""
+    return extract_changed(files, settings, progress, tests=tests).results  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -90,11 +92,12 @@ class Extracted:
 
 def extract_changed(
     files: list[Path], settings: Settings, progress: Progress | None = None, known: Mapping[str, str] | None = None,
-    run_salt: bytes | None = None,
+    run_salt: bytes | None = None, tests: AbstractSet[str] = frozenset(),
 ) -> Extracted:
     """One result per file. A file the cache names by the entry `known` holds for it (by its
     shown path) is not read at all: its result is None, as the caller has what it needs of it.
-    `run_salt`: the cache's salt for these settings, when the caller has it already."""
+    `run_salt`: the cache's salt for these settings, when the caller has it already. `tests`:
+    the test files, as shown, whose texts are left unread."""
     results: list[Result | None] = [None] * len(files)
     entries: list[str | None] = [None] * len(files)
     codes: list[str | None] = [None] * len(files)
@@ -126,7 +129,7 @@ def extract_changed(
                         results[index], entries[index] = cached, name
                         stats.note(shown, status, name)
                         continue
-            jobs.append(_Job(path, shown, run_salt, settings.max_bytes))
+            jobs.append(_Job(path, shown, run_salt, settings.max_bytes, shown in tests))
             pending.append(index)
             statuses.append(status)
     done = len(files) - len(jobs)
@@ -354,7 +357,7 @@ def _extract(job: _Job, options: Options, read: Reader) -> Done:
         data = read_regular(job.path, job.max_bytes)
     except OSError as error:
         return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}"), ""
-    cacheable, result = _parsed(job.path.suffix, job.shown, data, options, read)
+    cacheable, result = _parsed(job.path.suffix, job.shown, data, options, None if job.test else read)
     if job.salt is None or not cacheable:
         return None, result, None
     return cache_module.key(job.salt, job.shown, data), result, kept.code_digest(result)
@@ -366,16 +369,20 @@ def extract_buffer(path: Path, data: bytes, settings: Settings) -> Result:
     return _parsed(path.suffix, display(path), data, settings.options, settings.read)[1]
 
 
-def _parsed(suffix: str, shown: str, data: bytes, options: Options, read: Reader) -> tuple[bool, Result]:
-    """A file's extraction from its bytes, and whether it may be cached.
+def _parsed(suffix: str, shown: str, data: bytes, options: Options, read: Reader | None) -> tuple[bool, Result]:
+    """A file's extraction from its bytes, its texts read with `read` (None: left unread), and
+    whether it may be cached.
 
     This is the one place a file's failure becomes ML900: an error the sources foresee
     (`Unreadable`), nesting deeper than Python's recursion limit (which any recursive
     reader can hit), and one nobody foresaw, reported as ours so that users tell us.
     """
     extractor = extractor_for(suffix, options)
+    if extractor is None:
+        return True, Extraction()
     try:
-        return True, _read_texts(extractor(shown, data), read) if extractor else Extraction()
+        extraction = extractor(shown, data)
+        return True, extraction if read is None else _read_texts(extraction, read)
     except Unreadable as error:
         return True, ReadFailure(Span(shown, error.line, error.column, error.line, error.column), error.message)
     except RecursionError:
