@@ -213,8 +213,11 @@ def _tests(files: list[Path], config: Config) -> frozenset[str]:
 def _settings(config: Config, vocabulary: Vocabulary, declared: tuple[Known, ...], pause: Pause = nullcontext) -> Settings:
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions), declared)
     reader = partial(read, vocabulary=vocabulary)
+    # The test globs count too: a test's texts are left unread, so its cache entry must not stand
+    # in for the file once the globs change and it is no test.
+    reading = vocabulary.fingerprint() + repr(config.tests).encode()
     return Settings(
-        config.jobs or default_jobs(), config.cache_dir, options, reader, vocabulary.fingerprint() + repr(config.tests).encode(), config.max_file_size,
+        config.jobs or default_jobs(), config.cache_dir, options, reader, reading, config.max_file_size,
         config.root, config.max_cache_size, pause, partial(ready, vocabulary),
     )
 
