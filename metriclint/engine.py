@@ -127,7 +127,7 @@ def revise(collection: Collection, config: Config, path: Path, data: bytes) -> C
     index, the tooltip tables' bindings) is rebuilt; the metric index stays the same object
     while the keys logged stay the same, so `check` can keep the other files' claims. A file
     the collection lacks is added."""
-    result = extract_buffer(path, data, _settings(config, collection.vocabulary, collection.declared))
+    result = extract_buffer(path, data, _settings(config, collection.vocabulary, collection.declared), bool(_tests([path], config)))
     shown = display(path)
     at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
     files, results, tests = collection.files, collection.results, collection.tests
@@ -151,7 +151,8 @@ def unchanged(collection: Collection, config: Config, path: Path, data: bytes) -
         except (ConfigError, UnicodeDecodeError):
             return False
     at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
-    return at is not None and extract_buffer(path, data, _settings(config, collection.vocabulary, collection.declared)) == collection.results[at]
+    settings = _settings(config, collection.vocabulary, collection.declared)
+    return at is not None and extract_buffer(path, data, settings, bool(_tests([path], config))) == collection.results[at]
 
 
 def reregister(collection: Collection, config: Config, text: str) -> Collection:

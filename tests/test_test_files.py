@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, copy_fixture, finding_lines, invoke
+from conftest import FIXTURES, code_claims, copy_fixture, finding_lines, invoke, write_project
+
+from metriclint.sources.python import walk
 
 PROJECT = FIXTURES / "attribution_tests"
 
@@ -42,3 +44,41 @@ def test_the_tests_setting_must_be_globs(project: Path) -> None:
     result = invoke("check", ".")
     assert result.exit_code == 2
     assert result.stderr == "pyproject.toml:2:1: 'tests' must be a list of strings\n"
+
+
+def test_the_keys_a_test_writes_out_keep_their_entries_alive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    check = (
+        "def test_logged(tracker, logs, rate):\n"
+        '    tracker.log({"eval/win_rate": rate})\n'
+        '    logs["eval/draw_rate"] = rate\n'
+        '    tracker.log("eval/loss_rate", rate)\n'
+    )
+    entries = "".join(f"  eval/{name}:\n    description: Share of games.\n" for name in ("win_rate", "draw_rate", "loss_rate", "tie_rate"))
+    write_project(tmp_path, {"tests/test_games.py": check}, f"version: 1\nmetrics:\n{entries}")
+    monkeypatch.chdir(tmp_path)
+    assert finding_lines(invoke("check", ".", "--select", "ML005")) == ["ML005 metrics.yaml:9"]
+
+
+def test_a_test_files_walk_makes_no_code_flows() -> None:
+    """What a test's functions compute and call is not followed."""
+    source = b'import torch\n\n\ndef total(parts, tracker):\n    tracker.log({"train/loss": torch.stack(parts).sum()})\n    return helper(parts)\n'
+    project, test = (walk.extract("t.py", source, test=test) for test in (False, True))
+    assert project.functions and project.calls
+    assert (test.functions, test.calls) == ((), ())
+    assert [use.key for use in test.keys] == [use.key for use in project.keys] == ["train/loss"]
+
+
+def test_a_test_files_table_and_templates_make_no_keys() -> None:
+    """A module's table of texts names no metric, and a key built from a name the walk of a
+    test does not bind is left out rather than made a template."""
+    source = b'TASKS = {"org/model-a": "fill-mask"}\n\n\ndef test_log(tracker, prefix, rate):\n    tracker.log({f"{prefix}/rate": rate, "eval/rate": rate})\n'
+    assert [use.key for use in walk.extract("t.py", source, test=True).keys] == ["eval/rate"]
+
+
+def test_a_tests_code_computes_nothing_a_metric_is(tmp_path: Path) -> None:
+    """A test that logs a project helper's sum says what it expects of the helper, not what
+    the project logs under that key."""
+    helper = "import torch\n\n\ndef total(parts):\n    return torch.stack(parts).sum()\n"
+    check = "from stats import total\n\n\ndef test_total(tracker, parts):\n    tracker.log({\"train/loss\": total(parts)})\n"
+    write_project(tmp_path, {"stats.py": helper, "tests/test_stats.py": check})
+    assert code_claims(tmp_path) == ()

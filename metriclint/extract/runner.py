@@ -70,7 +70,7 @@ class _Job:
     shown: str
     salt: bytes | None  # None: no cache
     max_bytes: int = MAX_BYTES
-    test: bool = False  # a test's texts state nothing (language/views.py): they are left unread
+    test: bool = False  # a test: its texts are left unread, its code walked for keys only (Options.test)
 
 
 def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None, tests: AbstractSet[str] = frozenset()) -> list[Result]:
@@ -357,21 +357,21 @@ def _extract(job: _Job, options: Options, read: Reader) -> Done:
         data = read_regular(job.path, job.max_bytes)
     except OSError as error:
         return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}"), ""
-    cacheable, result = _parsed(job.path.suffix, job.shown, data, options, None if job.test else read)
+    cacheable, result = _parsed(job.path.suffix, job.shown, data, replace(options, test=True) if job.test else options, read)
     if job.salt is None or not cacheable:
         return None, result, None
     return cache_module.key(job.salt, job.shown, data), result, kept.code_digest(result)
 
 
-def extract_buffer(path: Path, data: bytes, settings: Settings) -> Result:
+def extract_buffer(path: Path, data: bytes, settings: Settings, test: bool = False) -> Result:
     """One file from bytes an editor holds (its unsaved buffer) instead of the disk; not
-    cached, since the buffer is not the file the next run will read."""
-    return _parsed(path.suffix, display(path), data, settings.options, settings.read)[1]
+    cached, since the buffer is not the file the next run will read. `test`: it is a test file."""
+    return _parsed(path.suffix, display(path), data, replace(settings.options, test=test), settings.read)[1]
 
 
-def _parsed(suffix: str, shown: str, data: bytes, options: Options, read: Reader | None) -> tuple[bool, Result]:
-    """A file's extraction from its bytes, its texts read with `read` (None: left unread), and
-    whether it may be cached.
+def _parsed(suffix: str, shown: str, data: bytes, options: Options, read: Reader) -> tuple[bool, Result]:
+    """A file's extraction from its bytes, its texts read with `read` unless it is a test's
+    (a test states nothing: language/views.py), and whether it may be cached.
 
     This is the one place a file's failure becomes ML900: an error the sources foresee
     (`Unreadable`), nesting deeper than Python's recursion limit (which any recursive
@@ -382,7 +382,7 @@ def _parsed(suffix: str, shown: str, data: bytes, options: Options, read: Reader
         return True, Extraction()
     try:
         extraction = extractor(shown, data)
-        return True, extraction if read is None else _read_texts(extraction, read)
+        return True, extraction if options.test else _read_texts(extraction, read)
     except Unreadable as error:
         return True, ReadFailure(Span(shown, error.line, error.column, error.line, error.column), error.message)
     except RecursionError:

@@ -111,11 +111,13 @@ YAML = (".yaml", ".yml")
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """Project settings a source needs: extra logging functions (`log_functions = [...]`) and
-    what the project's own helpers compute (the registry's `code:` section)."""
+    """What a source needs besides a file's bytes: the project's extra logging functions
+    (`log_functions = [...]`), what its own helpers compute (the registry's `code:` section),
+    and whether the file is a test (the `tests` globs), whose code computes nothing it logs."""
 
     log_functions: frozenset[str] = frozenset()
     code: tuple[Known, ...] = ()
+    test: bool = False  # set per file by the runner; the config's options leave it False
 
 
 DEFAULT_OPTIONS = Options()

@@ -26,6 +26,6 @@ __all__ = ["encoding", "extract", "extractor"]
 
 
 def extractor(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor:
-    """`extract` with the project's own logging functions and code knowledge; `extract` is
-    looked up when asked for, so a test may replace it."""
-    return partial(extract, log_functions=options.log_functions, code=options.code)
+    """`extract` with the project's own logging functions and code knowledge, for a test file or
+    not; `extract` is looked up when asked for, so a test may replace it."""
+    return partial(extract, log_functions=options.log_functions, code=options.code, test=options.test)

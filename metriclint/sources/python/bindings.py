@@ -124,8 +124,7 @@ class Bindings(Messages):
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         scope, path = self.scopes[-1], tuple(self.blocks)
-        if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
-            self.tables.dict_table(target.id, value)
+        self.module_table(target, value)
         if isinstance(target, ast.Name):
             self.compose(target.id, value, extend=False)
             scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
@@ -155,13 +154,25 @@ class Bindings(Messages):
                     scope.bind(element.id, self.roots(value, (i, count)), path)
                     if handed:  # `x, y = batch`: the parts of the data the function is handed
                         scope.batches.add(element.id)
-        elif isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
-            before = len(scope.sinks)
-            self.sink(target.slice, value, require_key_shape=True)
-            if isinstance(target.value, ast.Name):
-                scope.stored.setdefault(target.value.id, []).extend(range(before, len(scope.sinks)))
+        elif isinstance(target, ast.Subscript):
+            self.item_stored(target, value)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in scope.lists:
             self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
+
+    def module_table(self, target: ast.expr, value: ast.expr) -> None:
+        """`DESCRIPTIONS = {...}` at module level may be a table of texts (tables.py), whose keys are no logged keys."""
+        if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
+            self.tables.dict_table(target.id, value)
+
+    def item_stored(self, target: ast.Subscript, value: ast.expr) -> None:
+        """`d["train/loss"] = v`: a key-shaped key logs `v` under it where `d` is logged."""
+        if isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            return
+        scope = self.scopes[-1]
+        before = len(scope.sinks)
+        self.sink(target.slice, value, require_key_shape=True)
+        if isinstance(target.value, ast.Name):
+            scope.stored.setdefault(target.value.id, []).extend(range(before, len(scope.sinks)))
 
     def _gathered(self, scope: Scope, name: str, value: ast.expr) -> None:
         """`everyone = gather_summaries(summary)` of a parameter: `everyone` holds what every

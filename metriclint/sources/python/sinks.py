@@ -117,6 +117,10 @@ class KeyRecorder(ValueReader):
         had for those facets, and it decides whether this rank's own value is logged as such."""
         self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value)))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
+        self.value_logged(key, value, logging)
+
+    def value_logged(self, key: str, value: ast.expr, logging: Logging) -> None:
+        """What the value logged under `key` is, for the function's flow (evidence/code_claims.py)."""
         done = logging.done
         replaced = {fact.facet for fact in done}
         atoms = self.roots(value)
@@ -173,12 +177,16 @@ class KeyRecorder(ValueReader):
         if (defined := flags.option(node, self.span)) is not None:
             self.flags.append(defined)
         self._call_flow(node)
-        self._log_call(node)
+        self.call_keys(node)
         self._taken(node)
+        return True
+
+    def call_keys(self, node: ast.Call) -> None:
+        """The keys a call logs (`log("k", v)`) or reads back (`d.get("k")`)."""
+        self._log_call(node)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "get" and node.args:
             self._read_back(node.args[0])
-        return True
 
     def _taken(self, node: ast.Call) -> None:
         """A call that may change what it is passed (not known to leave it alone, not a

@@ -45,14 +45,16 @@ class WalkState:
     # node type -> its `_visit_X` method, which returns whether the walk goes on into the node's children
     visits: ClassVar[dict[type, Callable[[Any, Any], bool]]] = {}
 
-    def __init_subclass__(cls) -> None:
+    def __init_subclass__(cls, only: frozenset[type] | None = None) -> None:
+        """`only`: the node types the subclass's walk stops at; the others it passes through."""
         super().__init_subclass__()
-        cls.visits = {
+        found = {
             getattr(ast, name.removeprefix("_visit_")): method
             for layer in reversed(cls.__mro__)
             for name, method in vars(layer).items()
             if name.startswith("_visit_")
         }
+        cls.visits = found if only is None else {kind: method for kind, method in found.items() if kind in only}
 
     def __init__(
         self, path: str, rules: FlowRules, text: PythonText, module: ast.Module, prometheus: bool = False, code: tuple[Known, ...] = (),

@@ -7,6 +7,8 @@ describe `train/grad_norm`. The same walk records code facts (what known calls c
 code.py) and, for the project-wide step (evidence/code_claims.py), where each function's
 parameters and results go and what its calls pass.
 
+A test file's walk (`_TestCollector`) stops only at its texts and the keys it writes out.
+
 Positions, literals and comments come from text.py. libcst read every file before; its
 position metadata cost ten times CPython's parse (issue 8), and nothing read here needs its
 concrete tree.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from metriclint.base import keys
 from metriclint.knowledge.code import Known
 from metriclint.model import CodeFact
 from metriclint.sources import Extraction, Unreadable, unread
@@ -25,12 +28,15 @@ from metriclint.sources.python.bindings import assigned_name, read_names
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
+from metriclint.sources.python.state import Logging
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
 
 
-def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(), code: tuple[Known, ...] = ()) -> Extraction:
+def extract(
+    path: str, source: bytes, log_functions: frozenset[str] = frozenset(), code: tuple[Known, ...] = (), test: bool = False,
+) -> Extraction:
     """`log_functions` adds the project's own logging helpers to rules/dataflow.yaml's, `code`
-    what its own helpers compute to rules/code/'s."""
+    what its own helpers compute to rules/code/'s; `test`: the file is a test (`_TestCollector`)."""
     text = PythonText(source)
     try:
         module = text.parse()
@@ -43,7 +49,7 @@ def extract(path: str, source: bytes, log_functions: frozenset[str] = frozenset(
     rules = flow_rules()
     if log_functions:
         rules = replace(rules, log_functions=rules.log_functions | log_functions)
-    collector = _Collector(
+    collector = (_TestCollector if test else _Collector)(
         path, rules, text, module, prometheus=b"prometheus_client" in source, code=code, message_functions=log_functions
     )
     try:
@@ -220,3 +226,47 @@ class _Collector(EntryUses):
             self.block(node.orelse)
         self.tests.pop()
         return False
+
+
+# Where a test file's walk stops: the definitions (their docstrings), the literals (where the
+# comments are not) and the places a key is written (`KeyRecorder`).
+_IN_TESTS = frozenset({
+    ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Constant, ast.JoinedStr,
+    ast.Call, ast.Dict, ast.Subscript, ast.Compare, ast.Assign, ast.AnnAssign,
+})
+
+
+class _TestCollector(_Collector, only=_IN_TESTS):
+    """A test file's walk: its texts, and the keys it writes out where the project's code would
+    log or read them (`log({"eval/win_rate": rate})`, `logs["eval/win_rate"] = rate`), which
+    keep a registry entry alive (ML005). A test's code computes nothing the project logs (its
+    arithmetic shows what it expects: evidence/products.py), so the walk follows no value, call
+    or class; that was half of a test file's time (miles). It binds no names either, so a key
+    with a part held in a variable (`f"{prefix}/loss"`) is left out rather than made a template."""
+
+    def _visit_Call(self, node: ast.Call) -> bool:
+        self.call_keys(node)
+        return True
+
+    def _visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> bool:
+        if node.value is None:  # `total: float`
+            return True
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            self.module_table(target, node.value)
+            if isinstance(target, ast.Subscript):
+                self.item_stored(target, node.value)
+        return True
+
+    _visit_AnnAssign = _visit_Assign
+
+    def _keys(self, node: ast.expr) -> tuple[str, ...]:
+        return tuple(key for key in super()._keys(node) if not keys.is_template(key))
+
+    def value_logged(self, key: str, value: ast.expr, logging: Logging) -> None:
+        """A test's values are none of the project's."""
+
+    def entry_class(self, node: ast.ClassDef) -> None:
+        """A test's subclass of a trainer is no trainer of the project's."""
+
+    def _summarize(self, scope: Scope) -> None:
+        """A test's functions are no code the project's values come from."""
