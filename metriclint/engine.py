@@ -127,12 +127,13 @@ def revise(collection: Collection, config: Config, path: Path, data: bytes) -> C
     index, the tooltip tables' bindings) is rebuilt; the metric index stays the same object
     while the keys logged stay the same, so `check` can keep the other files' claims. A file
     the collection lacks is added."""
-    result = extract_buffer(path, data, _settings(config, collection.vocabulary, collection.declared), bool(_tests([path], config)))
+    test = _tests([path], config)
+    result = extract_buffer(path, data, _settings(config, collection.vocabulary, collection.declared), bool(test))
     shown = display(path)
     at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
     files, results, tests = collection.files, collection.results, collection.tests
     if at is None:
-        files, results, tests = files + (path,), results + (result,), tests | _tests([path], config)
+        files, results, tests = files + (path,), results + (result,), tests | test
     else:
         results = results[:at] + (result,) + results[at + 1 :]
     registry, vocabulary = collection.registry, collection.vocabulary

@@ -56,6 +56,17 @@ def test_a_buffer_of_a_file_the_run_did_not_hold_is_added(demo: Path) -> None:
     assert "ML001 trainer/extra.py:2 clipping=after" in _findings(engine.check(revised, config))
 
 
+def test_a_test_files_buffer_is_read_as_the_run_read_the_file(demo: Path) -> None:
+    """A test file from an editor is walked as a run walks it: for its keys, its texts unread."""
+    test = demo / "tests" / "test_log.py"
+    test.parent.mkdir()
+    test.write_text('def test_log(tracker, norm):\n    tracker.log({"train/grad_norm": norm.sum()})  # after clipping\n', encoding="utf-8")
+    config = _config()
+    collection = engine.collect(config)
+    assert engine.unchanged(collection, config, test, test.read_bytes())
+    assert engine.revise(collection, config, test, test.read_bytes()).results == collection.results
+
+
 def test_a_registry_buffer_moves_the_findings(demo: Path) -> None:
     config = _config()
     collection = engine.collect(config)

@@ -33,17 +33,19 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
 def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index: MetricIndex, tests: frozenset[str]) -> tuple[CodeClaim, ...]:
     """What the code outside the test files computes for each metric: a test's arithmetic
     shows what it expects, not how the project computes the value (nor does its subclass of a
-    project's trainer change what the project's own runs log)."""
+    project's trainer change what the project's own runs log). The walk of a test file makes no
+    flows, calls, classes or callbacks (sources/python/walk.py); the keys it logs are no values
+    of the project's either (`own`)."""
     entries = knowledge().entry_points
-    classes = [c for e in extractions for c in e.classes if c.span.path not in tests]
+    classes = [c for e in extractions for c in e.classes]
     passed = (p for e in extractions for p in e.callbacks)
     lists = (listed for e in extractions for listed in e.callback_lists)
     functions, classes = silence([f for e in extractions for f in e.functions], classes, silenced_files(passed, classes, lists, entries), entries)
     functions += inherited_flows(classes, entries)
-    calls = [c for e in extractions for c in e.calls if c.span.path not in tests]
+    calls = [c for e in extractions for c in e.calls]
     own = frozenset(m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key))
-    rewritten = frozenset(p for e in extractions for r in e.rewrites if r.span.path not in tests for p in r.entry)
-    return tuple(c for c in code_claims(functions, calls, index, own, rewritten) if c.fact.span.path not in tests)
+    rewritten = frozenset(p for e in extractions for r in e.rewrites for p in r.entry)
+    return code_claims(functions, calls, index, own, rewritten)
 
 
 def placeholder_flags(code: Iterable[CodeClaim]) -> frozenset[str]:

@@ -268,5 +268,8 @@ class _TestCollector(_Collector, only=_IN_TESTS):
     def entry_class(self, node: ast.ClassDef) -> None:
         """A test's subclass of a trainer is no trainer of the project's."""
 
+    def defined_here(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Nor does a test's function list the project's callbacks or rewrite its logs."""
+
     def _summarize(self, scope: Scope) -> None:
         """A test's functions are no code the project's values come from."""
