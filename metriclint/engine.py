@@ -152,8 +152,10 @@ def unchanged(collection: Collection, config: Config, path: Path, data: bytes) -
         except (ConfigError, UnicodeDecodeError):
             return False
     at = next((i for i, file in enumerate(collection.files) if display(file) == shown), None)
+    if at is None:
+        return False
     settings = _settings(config, collection.vocabulary, collection.declared)
-    return at is not None and extract_buffer(path, data, settings, bool(_tests([path], config))) == collection.results[at]
+    return extract_buffer(path, data, settings, bool(_tests([path], config))) == collection.results[at]
 
 
 def reregister(collection: Collection, config: Config, text: str) -> Collection:
