@@ -15,16 +15,17 @@ from typing import Iterable, Iterator
 
 from metriclint.base import keys
 from metriclint.evidence.code_claims import Project, passed_at
-from metriclint.model import CallFlow, FunctionFlow, KeyUse
+from metriclint.model import CallFlow, FunctionFlow, KeyUse, ProjectClass
 
 
-def built_keys(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> Iterator[KeyUse]:
+def built_keys(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass] = ()) -> Iterator[KeyUse]:
     """Every key a call makes by passing strings for a template's placeholders; one still too
-    generic to name a metric (`rollout/{key}`) is for `read_back` only."""
-    project = Project((f for f in functions if f.templates), ())
+    generic to name a metric (`rollout/{key}`) is for `read_back` only. `classes` resolve calls
+    of methods through objects (evidence/callees.py)."""
+    project = Project(functions, (), classes)
     for call in calls:
         flow = project.resolve(call.callee) if call.texts else None
-        if flow is None:
+        if flow is None or not flow.templates:
             continue
         given = _given(flow, call)
         for template in flow.templates:

@@ -14,9 +14,10 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Iterable
 
+from metriclint.evidence.callees import Callees
 from metriclint.evidence.dotted import Dotted
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import FRAMEWORKS, Atom, CallFlow, CodeClaim, CodeFact, FunctionFlow, HandOver, ResultOf
+from metriclint.model import FRAMEWORKS, Atom, CallFlow, CodeClaim, CodeFact, FunctionFlow, HandOver, ProjectClass, ResultOf
 
 MAX_HOPS = 12
 Facts = frozenset[CodeFact]
@@ -24,9 +25,13 @@ Reduction = tuple[bool, Facts, frozenset[str]]  # (known, the facts it gives, th
 
 
 class Project:
-    def __init__(self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow]) -> None:
+    """`classes`: resolve method calls through objects too (evidence/callees.py), as the
+    inventory does; code facts resolve only what the files name."""
+
+    def __init__(self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass] | None = None) -> None:
         self.functions = {f.name: f for f in functions}
-        self.resolve = Dotted(self.functions).resolve  # an absolute import may omit a source root
+        # an absolute import may omit a source root
+        self.resolve = Dotted(self.functions).resolve if classes is None else Callees(self.functions, classes).resolve
         self.callers: dict[str, list[CallFlow]] = defaultdict(list)
         for call in calls:
             callee = self.resolve(call.callee)

@@ -4,6 +4,7 @@ file's code changes (extract/kept.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Sequence
 
 from metriclint.base import keys
@@ -12,9 +13,10 @@ from metriclint.evidence.callbacks import silence, silenced_files
 from metriclint.evidence.code_claims import code_claims
 from metriclint.evidence.constants import constant_keys
 from metriclint.evidence.inherited import inherited_flows
+from metriclint.evidence.logged_bags import logged_entries
 from metriclint.knowledge.code import knowledge
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import CodeClaim, CodeProducts, KeyUse
+from metriclint.model import Atom, CallFlow, CodeClaim, CodeProducts, FunctionFlow, KeyUse, ProjectClass
 from metriclint.sources import Extraction
 
 
@@ -24,7 +26,11 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     names and their help texts (evidence/constants.py); not what the code computes, which
     needs the metric index these keys make (`code_facts`)."""
     named, help_tables = constant_keys(extractions)
-    made = [*built_keys([f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]), *named]
+    functions, calls = [f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]
+    classes = [c for e in extractions for c in e.classes]
+    seen = {(use.key, use.span) for use in uses}  # an entry logged where it was put is the file's own
+    through = [entry.use for entry in logged_entries(functions, calls, classes) if (entry.use.key, entry.use.span) not in seen]
+    made = [*built_keys(functions, calls, classes), *named, *through]
     built = tuple(use for use in made if not keys.too_generic(use.key))
     read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
     return CodeProducts(built, read, help_tables)
@@ -43,9 +49,19 @@ def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index:
     functions, classes = silence([f for e in extractions for f in e.functions], classes, silenced_files(passed, classes, lists, entries), entries)
     functions += inherited_flows(classes, entries)
     calls = [c for e in extractions for c in e.calls]
+    functions = _with_logged_entries(functions, calls, classes)
     own = frozenset(m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key))
     rewritten = frozenset(p for e in extractions for r in e.rewrites for p in r.entry)
     return code_claims(functions, calls, index, own, rewritten)
+
+
+def _with_logged_entries(functions: list[FunctionFlow], calls: list[CallFlow], classes: list[ProjectClass]) -> list[FunctionFlow]:
+    """The flows, each with the entries it put in a dict that a sink elsewhere logs as sinks of
+    its own: what they compute is followed as any logged value's is."""
+    extra: dict[str, list[tuple[str, frozenset[Atom]]]] = {}
+    for entry in logged_entries(functions, calls, classes):
+        extra.setdefault(entry.function, []).append((entry.use.key, entry.value))
+    return [replace(f, sinks=f.sinks + tuple(extra[f.name])) if f.name in extra else f for f in functions]
 
 
 def placeholder_flags(code: Iterable[CodeClaim]) -> frozenset[str]:

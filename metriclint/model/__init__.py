@@ -9,20 +9,25 @@ computes.
 from metriclint.model.code import (
     FRAMEWORKS,
     Atom,
+    Bag,
     CallbackList,
     CallFlow,
     CodeClaim,
     CodeFact,
     CodeProducts,
+    Entry,
     FlagDefault,
     FunctionFlow,
     HandOver,
+    Held,
+    LoggedBag,
     PassedCallback,
     Placeholder,
     ProjectClass,
     Reducer,
     ResultOf,
     Rewrite,
+    UNKNOWN_OBJECT,
 )
 from metriclint.model.core import (
     Binding,
@@ -54,6 +59,7 @@ from metriclint.model.core import (
 
 __all__ = [
     "Atom",
+    "Bag",
     "Binding",
     "CallFlow",
     "CallbackList",
@@ -63,6 +69,7 @@ __all__ = [
     "CodeProducts",
     "ConfigError",
     "ConstantHelp",
+    "Entry",
     "FRAMEWORKS",
     "FileView",
     "Finding",
@@ -70,7 +77,9 @@ __all__ = [
     "FlagDefault",
     "FunctionFlow",
     "HandOver",
+    "Held",
     "KeyUse",
+    "LoggedBag",
     "Lookup",
     "Mention",
     "Mismatch",
@@ -94,4 +103,5 @@ __all__ = [
     "TooltipEntry",
     "TooltipSetting",
     "TooltipTable",
+    "UNKNOWN_OBJECT",
 ]

@@ -57,9 +57,68 @@ class ResultOf:
     bound: bool = False
 
 
+# How a call's callee is written when the call is a method of an object nothing in its file names
+# (`writer.record(...)`: `?.record`); the project-wide step may still find the one method of that
+# name (evidence/callees.py).
+UNKNOWN_OBJECT = "?."
+
+
 # What a value may be, as far as one file can tell: a parameter of the enclosing function (its
 # name), a code fact, or the result of a call that the project-wide step resolves.
 Atom = Union[str, CodeFact, ResultOf]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One value put in a dict of metrics (`metrics["loss"] = loss`), or one record of a list of
+    records (`events.append(("loss", loss, step))`): logged under `key` wherever the dict is."""
+
+    key: str  # a template; a placeholder may name a parameter of the function it was put in
+    span: Span  # where the key is written
+    value: frozenset[Atom]
+    measured: bool = True
+    through: tuple[tuple[str, Span], ...] = ()
+    recorded: bool = False  # a key shaped like one, logged where it is written (`d["train/loss"] = v`), as every such key is
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """The entries of a dict that one function cannot see, each under `rekey` with its own key
+    in place of "{}": what a caller passes for a parameter (`kind` "param", `name` the
+    parameter), what a project call returns ("result", `name` the callee as the file's imports
+    name it, `site` the call), or what a class's attribute holds ("attribute", `name`
+    module.Class.attr), put in by any method of the class or of a class it extends or is
+    extended by."""
+
+    kind: str
+    name: str
+    rekey: str = "{}"
+    site: ResultOf | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Bag:
+    """What a dict of metrics (or a list of records) may hold, as far as one function can tell:
+    the entries put in it here, and the dicts of elsewhere whose entries it holds."""
+
+    entries: tuple[Entry, ...] = ()
+    held: tuple[Held, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.entries or self.held)
+
+    def __or__(self, other: Bag) -> Bag:
+        return Bag(tuple(dict.fromkeys((*self.entries, *other.entries))), tuple(dict.fromkeys((*self.held, *other.held))))
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedBag:
+    """A dict of metrics whose entries reach a sink (rules/sinks.yaml) at `span`, each under
+    `rekey` with its own key in place of "{}"."""
+
+    bag: Bag
+    sink: str  # what the sink is, as rules/sinks.yaml says it: "wandb's log"
+    span: Span
 
 
 # The flow of a file's framework uses (sources/python/frameworks.py): "module.<frameworks>"
@@ -109,6 +168,9 @@ class FunctionFlow:
     templates: tuple[str, ...] = ()  # logged keys built from a parameter: `perf/{name}_time`, `{section}/{key}`
     handed: tuple[tuple[int, tuple[HandOver, ...]], ...] = ()  # (index in sinks, the calls the dict its value was put in is handed to after)
     reducers: tuple[Reducer, ...] = ()  # what it does to every value of a dict parameter
+    logged: tuple[LoggedBag, ...] = ()  # dicts of metrics it logs whose entries it cannot all see (evidence/logged_bags.py)
+    gives: Bag = Bag()  # the dict of metrics it returns
+    stored: tuple[tuple[str, Bag], ...] = ()  # what it puts in a class's attribute (module.Class.attr)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +220,7 @@ class ProjectClass:
     defines: frozenset[str]  # the methods it defines that some entry point's `overrides` name
     silenced: frozenset[str]  # entry points (first path) whose logs its file may rewrite (`unless_defined`, `unless_called`)
     rewrites: frozenset[str] = frozenset()  # entry points (first path) one of whose keys a hook it defines may change
+    attributes: tuple[tuple[str, str], ...] = ()  # (attribute, the class its methods set it to an instance of, dotted as imported)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +233,7 @@ class CallFlow:
     args: tuple[tuple[int | str, frozenset[Atom]], ...]
     bound: bool = False  # made through `self.`: positions skip the callee's first parameter
     texts: tuple[tuple[int | str, tuple[str, ...]], ...] = ()  # the strings an argument may be
+    bags: tuple[tuple[int | str, Bag], ...] = ()  # the dicts of metrics an argument may be
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,3 +256,4 @@ class CodeProducts:
     read: tuple[KeyUse, ...] = ()
     tables: tuple[TooltipTable, ...] = ()
     code: tuple[CodeClaim, ...] = ()
+

@@ -18,13 +18,17 @@ class Bindings(Messages):
     """Binds each assigned name to what its value is, in the block it is assigned in."""
 
     def _visit_For(self, node: ast.For | ast.AsyncFor) -> bool:
-        self.scopes[-1].looped = True
+        scope = self.scopes[-1]
+        scope.looped = True
         self._unbind(node.target)
         batch = ranks.loader_item(self.code, node)
         if batch is not None:
-            self.scopes[-1].batches.add(batch)
-        self._loop_strings(node.target, node.iter)
+            scope.batches.add(batch)
+        self.loop_strings(node.target, node.iter)
+        keyvars = dict(scope.keyvars)
+        self.iterated(node.target, node.iter)
         self._loop(node)
+        scope.keyvars = keyvars
         self._last(node)
         return False
 
@@ -63,7 +67,7 @@ class Bindings(Messages):
         saved = (dict(scope.strings), dict(scope.carries))
         for generator in node.generators:
             self._unbind(generator.target)
-            self._loop_strings(generator.target, generator.iter)
+            self.loop_strings(generator.target, generator.iter)
         if isinstance(node, ast.DictComp):
             self.sink(node.key, node.value, require_key_shape=True)
         self.children(node)
@@ -71,16 +75,6 @@ class Bindings(Messages):
         return False
 
     _visit_ListComp = _visit_SetComp = _visit_GeneratorExp = _visit_DictComp = _comprehension
-
-    def _loop_strings(self, target: ast.expr, iterated: ast.expr) -> None:
-        """`for k in ["a", "b"]`, `for k in NAMES`, `for k, v in table.items()`: k is one of them."""
-        if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "items":
-            if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
-                return
-            target = target.elts[0]
-        found = strings.loop_values(iterated, self.collection) if isinstance(target, ast.Name) else None
-        if isinstance(target, ast.Name) and found:
-            self.scopes[-1].strings[target.id] = found
 
     def _visit_withitem(self, node: ast.withitem) -> bool:
         if node.optional_vars is not None:
@@ -97,6 +91,10 @@ class Bindings(Messages):
                 self.scopes[-1].named.pop(name.id, None)
 
     def _visit_AugAssign(self, node: ast.AugAssign) -> bool:
+        if isinstance(node.target, ast.Subscript):
+            self.stored(node.target, node.value, recorded=False)  # `stats[key] += v`
+        elif isinstance(node.op, ast.BitOr):
+            self.put(node.target, self.bag(node.value))  # `stats |= more`
         if isinstance(node.target, ast.Name):
             scope, name = self.scopes[-1], node.target.id
             left = scope.roots(name)
@@ -126,6 +124,8 @@ class Bindings(Messages):
         scope, path = self.scopes[-1], tuple(self.blocks)
         self.module_table(target, value)
         if isinstance(target, ast.Name):
+            self.bound(target.id, value, scope.replaces(target.id, path))
+            self._instance(scope.instances, target.id, value)
             self.compose(target.id, value, extend=False)
             scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
             self._gathered(scope, target.id, value)
@@ -156,8 +156,22 @@ class Bindings(Messages):
                         scope.batches.add(element.id)
         elif isinstance(target, ast.Subscript):
             self.item_stored(target, value)
+            self.stored(target, value, recorded=True)
+        elif isinstance(target, ast.Attribute):
+            self.put(target, self.bag(value))  # `self.stats = stats`
+            if isinstance(target.value, ast.Name) and target.value.id == "self" and self.classes:
+                self._instance(self.attribute_types.setdefault(".".join((self.module, *self.classes)), {}), target.attr, value)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in scope.lists:
             self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
+
+    def _instance(self, held: dict[str, str], name: str, value: ast.expr) -> None:
+        """`tracker = Tracker(...)`, `self.tracker = tracker`: what class `name` holds an instance of."""
+        scope = self.scopes[-1]
+        found = scope.instances.get(value.id) if isinstance(value, ast.Name) else self.code.instance(value) if isinstance(value, ast.Call) else None
+        if found:
+            held[name] = found
+        else:
+            held.pop(name, None)
 
     def module_table(self, target: ast.expr, value: ast.expr) -> None:
         """`DESCRIPTIONS = {...}` at module level may be a table of texts (tables.py), whose keys are no logged keys."""
@@ -238,6 +252,7 @@ class Bindings(Messages):
     def _visit_Expr(self, node: ast.Expr) -> bool:
         if isinstance(node.value, ast.Call):  # a call made for what it does, not for its result
             self._in_place(node.value)
+            self.added(node.value)
         return True
 
 

@@ -11,11 +11,11 @@ import ast
 import builtins
 from dataclasses import replace
 from pathlib import PurePosixPath
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, Iterable, Mapping, NamedTuple
 
 from metriclint.knowledge import numbers
 from metriclint.knowledge.code import Knowledge, Known
-from metriclint.model import Atom, CodeFact, ResultOf
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf
 from metriclint.sources.python.text import PythonText
 
 _OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.RShift: ">>"}
@@ -105,17 +105,37 @@ class CodeReader:
             return f"{base}()" if base else None
         return None
 
-    def callee(self, func: ast.expr, classes: list[str]) -> str | None:
-        """The dotted name a call may reach in the project: imported, defined here, or `self.x`."""
+    def callee(self, func: ast.expr, classes: list[str], instances: Mapping[str, str] | None = None) -> str | None:
+        """The dotted name a call may reach in the project: imported, defined here, `self.x`, or
+        a method of an object whose class is known (`instances`: a name -> its class): `self.
+        tracker.log_to` is `module.Class.tracker.log_to` until the project-wide step knows what
+        `self.tracker` holds (evidence/callees.py); `?.log_to` for an object nothing names."""
         if isinstance(func, ast.Name):
             if func.id in _BUILTINS and func.id not in self.defined and func.id not in self.imports:
                 return None  # `len(x)`, `print(x)`: Python's own, never a project function
             return self.imports.get(func.id) or f"{self.module}.{func.id}"
         if isinstance(func, ast.Attribute):
-            if isinstance(func.value, ast.Name) and func.value.id == "self" and classes:
+            owner = func.value
+            if isinstance(owner, ast.Name) and owner.id == "self" and classes:
                 return f"{self.module}.{classes[-1]}.{func.attr}"
-            base = self.chain(func.value, {})
+            if isinstance(owner, ast.Name) and instances and owner.id in instances:
+                return f"{instances[owner.id]}.{func.attr}"
+            if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self" and classes:
+                return f"{self.module}.{classes[-1]}.{owner.attr}.{func.attr}"
+            base = self.chain(owner, {})
+            if base is None and instances is not None:
+                return f"{UNKNOWN_OBJECT}{func.attr}"
             return f"{base}.{func.attr}" if base and "(" not in base else None
+        return None
+
+    def instance(self, value: ast.expr) -> str | None:
+        """The class a constructor call makes an instance of (`Tracker(...)`), or an annotation
+        names (`tracker: Tracker`), dotted as the file's imports name it; None for anything else."""
+        func = value.func if isinstance(value, ast.Call) else value
+        if isinstance(func, ast.Name) and func.id[:1].isupper():
+            return self.callee(func, [])
+        if isinstance(func, ast.Attribute) and func.attr[:1].isupper():
+            return self.callee(func, [])
         return None
 
     # -- what values are --------------------------------------------------------------------
@@ -132,7 +152,7 @@ class CodeReader:
             return self._facts(entry, node) | self._kept(entry, node, roots)
         if self.exponential(node, objects):
             return self.derived("exponential", node, roots(node.args[0] if node.args else node.func.value))  # type: ignore[attr-defined]
-        if not site.callee:
+        if not site.callee or site.callee.startswith(UNKNOWN_OBJECT):
             return frozenset()
         return frozenset({site if element is None else replace(site, element=element[0])})  # a site is read with no element
 

@@ -8,12 +8,12 @@ keys, returns) is summarised for the project-wide step (evidence/code_claims.py)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Iterable
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Atom, CodeFact, FunctionFlow, HandOver, Reducer, Span
+from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, Reducer, Span
 from metriclint.sources.python.ranks import LocalFact
 
 
@@ -21,8 +21,6 @@ from metriclint.sources.python.ranks import LocalFact
 class FlowRules:
     preserving_functions: frozenset[str]
     preserving_methods: frozenset[str]
-    log_functions: frozenset[str]
-    log_options: frozenset[str]
     rank_counts: frozenset[str] = frozenset()  # parameter names for the number of ranks (reducers.py)
     replaced_per_key: frozenset[str] = frozenset()  # facets a per-key reduction over the ranks replaces
     gathers: tuple[str, ...] = ()  # words in the name of a call that gathers from the ranks
@@ -35,8 +33,6 @@ def flow_rules() -> FlowRules:
     return FlowRules(
         frozenset(lists.get("value_preserving.functions", ())),
         frozenset(lists.get("value_preserving.methods", ())),
-        frozenset(lists.get("log_functions", ())),
-        frozenset(lists.get("log_options", ())),
         frozenset(lists.get("per_key.rank_counts", ())),
         frozenset(lists.get("per_key.replaces", ())),
         lists.get("per_key.gathers", ()),
@@ -106,6 +102,12 @@ class Scope:
     reducers: list[Reducer] = field(default_factory=list)  # what it does to every value of a dict parameter (reducers.py)
     looped: bool = False  # whether the walk met a `for` statement in it: reducers.py looks for loops only in such a function
     gathering: bool = False  # whether it assigns what a call named as a gather returns: reducers.py reads its comprehensions only then
+    bags: dict[str, Bag] = field(default_factory=dict)  # name -> the dict of metrics (or list of records) it holds (bags.py)
+    keyvars: dict[str, Bag] = field(default_factory=dict)  # a loop's key variable -> the bag whose keys it takes
+    logged: list[LoggedBag] = field(default_factory=list)  # bags logged here that hold entries of elsewhere
+    gives: Bag = field(default_factory=Bag)  # the bag it returns
+    puts: dict[str, Bag] = field(default_factory=dict)  # module.Class.attr -> what it puts in that attribute
+    instances: dict[str, str] = field(default_factory=dict)  # name -> the class it holds an instance of, dotted as imported
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})
@@ -164,9 +166,16 @@ class Scope:
         handed = tuple((n, tuple(self.handed[index])) for n, (index, _, _) in enumerate(leaving) if index in self.handed)
         returns = tuple((element, kept(atoms)) for element, atoms in self.returns.items() if kept(atoms))
         templates = tuple(dict.fromkeys([*(key for key, _ in self.sinks if any(f"{{{p}}}" in key for p in self.params)), *self.generic]))
-        if not (self.params or sinks or returns):
+        puts = tuple((attribute, self.thinned(bag)) for attribute, bag in self.puts.items())
+        if not (self.params or sinks or returns or self.logged or self.gives or puts):
             return None
-        return FunctionFlow(self.name, self.params, self.bound, sinks, returns, templates, handed, tuple(self.reducers))
+        return FunctionFlow(
+            self.name, self.params, self.bound, sinks, returns, templates, handed, tuple(self.reducers), tuple(self.logged), self.thinned(self.gives), puts
+        )
+
+    def thinned(self, bag: Bag) -> Bag:
+        """The bag as the project-wide step can follow it: its values `kept`."""
+        return Bag(tuple(replace(e, value=self.kept(e.value)) for e in bag.entries), bag.held) if bag.entries else bag
 
     def hands_on(self, name: str) -> bool:
         """Whether `hand_over` of `name` would change anything: values were put in it, or it is

@@ -176,7 +176,10 @@ class EntryUses(Bindings):
         a call elsewhere in the file may change; and the file's classes, with the entry points
         whose logs it may change."""
         silenced = frozenset(e.paths[0] for e in self._entries if self._rewrites(e))
-        self.project_classes = [ProjectClass(*shape, silenced, rewrites) for shape, rewrites in zip(self._classes, self._class_rewrites)]
+        self.project_classes = [
+            ProjectClass(*shape, silenced, rewrites, tuple(self.attribute_types.get(shape[0], {}).items()))
+            for shape, rewrites in zip(self._classes, self._class_rewrites)
+        ]
         sinks: list[tuple[str, frozenset[CodeFact]]] = []
         for use in self.entry_uses:
             if use.silent or use.entry.paths[0] in silenced:

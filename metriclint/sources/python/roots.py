@@ -4,9 +4,10 @@ it, the project calls it comes from (evidence/code_claims.py follows those acros
 from __future__ import annotations
 
 import ast
+from collections import ChainMap
 from dataclasses import replace
 
-from metriclint.model import Atom, CodeFact, ResultOf, Span
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.code import arguments
 from metriclint.sources.python.flow import Branch, either, shared
@@ -182,9 +183,13 @@ class ValueReader(WalkState):
 
     def _read_site(self, node: ast.Call) -> ResultOf:
         scope = self.scopes[-1]
-        callee = self.code.callee(node.func, self.classes)
+        func = node.func
+        callee = self.code.callee(func, self.classes, ChainMap(scope.instances, self.scopes[0].instances))
+        bound = isinstance(func, ast.Attribute) and self.code.chain(func.value, {}) is None  # a method of an object, not a module's function
         if callee is None:
             return ResultOf("", None, scope.name)  # nothing to follow: what it is passed does not matter
+        if callee.startswith(UNKNOWN_OBJECT):
+            return ResultOf(callee, None, scope.name, (), bound)  # followed for its dicts of metrics only (evidence/callees.py)
         args: list[tuple[int | str, frozenset[Atom]]] = []
         positional = True
         for position, arg in enumerate(arguments(node)):
@@ -192,8 +197,6 @@ class ValueReader(WalkState):
             atoms = scope.kept(self.roots(arg.value)) if arg.keyword or positional else frozenset()
             if atoms:
                 args.append((arg.keyword or position, atoms))
-        func = node.func
-        bound = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
         return ResultOf(callee, None, scope.name, tuple(args), bound)
 
 

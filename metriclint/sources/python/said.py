@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import Span
+from metriclint.model import Atom, Span
 from metriclint.sources.python.code import called_name
 from metriclint.sources.python.messages import Field, call_messages, message_fields, message_rules, prints, summands
 from metriclint.sources.python.sinks import KeyRecorder
@@ -77,8 +77,10 @@ class Messages(KeyRecorder):
         if node.value is not None and function in message_rules().describers:
             self._wait(message_fields(node.value, self.text))
 
-    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool, logging: Logging = NOT_LOGGED) -> None:
-        super()._record_key(key, span, value, from_keyword, logging)
+    def _record_key(
+        self, key: str, span: Span, value: ast.expr, from_keyword: bool, logging: Logging = NOT_LOGGED, atoms: frozenset[Atom] | None = None,
+    ) -> None:
+        super()._record_key(key, span, value, from_keyword, logging, atoms)
         handle = self._handle(value)
         if handle is not None:
             self.logged_as.setdefault(handle, []).append(key)

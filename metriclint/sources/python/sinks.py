@@ -5,17 +5,38 @@ with what their arguments carry."""
 from __future__ import annotations
 
 import ast
+import itertools
 from dataclasses import replace
 from functools import lru_cache
 
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
-from metriclint.model import CallFlow, CodeFact, HandOver, KeyUse, Span
+from metriclint.knowledge.sinks import Argument as Passed
+from metriclint.knowledge.sinks import Shape, Sink
+from metriclint.model import Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span
 from metriclint.sources.python import flags, ranks, strings
+from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.code import Argument, arguments, called_name
-from metriclint.sources.python.roots import ValueReader
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
+
+
+_FITS = "<fits>"  # what a shape that takes no keyword name still gives, so that an empty answer means "does not fit"
+
+
+def passed(given: list[Argument], argument: Passed) -> ast.expr | None:
+    """The call's argument at `argument`'s position or under one of its keyword names."""
+    for arg in given:
+        if arg.keyword is not None and arg.keyword in argument.keywords:
+            return arg.value
+    positional = [arg for arg in given if arg.keyword is None]
+    if argument.position is not None and argument.position < len(positional) and not any(a.star for a in positional[: argument.position + 1]):
+        return positional[argument.position].value
+    return None
+
+
+def _taken(arguments: tuple[Passed, ...], value: Passed | None) -> frozenset[str]:
+    return frozenset(k for a in (*arguments, *([value] if value is not None else [])) for k in a.keywords)
 
 
 @lru_cache(maxsize=1)
@@ -23,34 +44,83 @@ def _prometheus_metrics() -> frozenset[str]:
     return frozenset(word_lists("tooltips.yaml").get("prometheus_metrics", ()))
 
 
-class KeyRecorder(ValueReader):
+class KeyRecorder(BagReader):
     """Records each key with the value logged under it."""
 
     def _log_call(self, node: ast.Call) -> None:
-        """`log("k", v)`, `log({"k": v})` and `log(k=v)`: every argument names a metric."""
-        name = called_name(node.func)
+        """A call of a sink (rules/sinks.yaml): what it logs, in the first of its shapes that fits."""
         if self.prometheus and self.code.chain(node.func, {}) in _prometheus_metrics():
             help_key = self.tables.help_string(node, self._one_string, self._constant)
             if help_key is not None:
                 self.keys.append(help_key)
-        if name not in self.rules.log_functions:
+        sink = self._sink(node.func)
+        if sink is None:
             return
         given = arguments(node)
-        positional = [arg.value for arg in given if arg.keyword is None and not arg.star]
-        logging = Logging(self._logging(node, name, given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node)
-        if len(positional) >= 2 and self._keys(positional[0]):
-            self.sink(positional[0], positional[1], require_key_shape=False, logging=logging)
-        for value in positional:
-            if isinstance(value, ast.Dict):
-                self.logged_with[id(value)] = logging  # for its shaped keys, recorded where the dict is visited
-                for key, item in zip(value.keys, value.values):
-                    if key is not None:
-                        self.sink(key, item, require_key_shape=False, only_unshaped=True, logging=logging)
-        for arg in given:
-            if arg.keyword is not None and arg.where is not None and arg.keyword not in self.rules.log_options:
+        logging = Logging(self._logging(node, called_name(node.func), given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node)
+        taken: frozenset[str] = frozenset()
+        for shape in sink.shapes:
+            taken = self._logged_as(shape, given, sink, node, logging)
+            if taken:
+                break
+        options = self.sinks.options | taken
+        for arg in given if sink.keywords else ():
+            if arg.keyword is not None and arg.where is not None and arg.keyword not in options:
                 line, column = self.text.start(arg.where)
                 span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))
                 self._record_key(arg.keyword, span, arg.value, from_keyword=True)
+
+    def _sink(self, func: ast.expr) -> Sink | None:
+        """The sink a call calls: a module's function by its import path, else a method (or an
+        unknown name) by its own name. `torch.log(x)` is `torch`'s, so no `log` sink."""
+        path = self.code.chain(func, self.scopes[-1].objects)
+        if path is not None and path in self.sinks.functions:
+            return self.sinks.functions[path]
+        if path is None or "(" in path or path.startswith("builtins."):
+            return self.sinks.methods.get(called_name(func))
+        return None
+
+    def _logged_as(self, shape: Shape, given: list[Argument], sink: Sink, node: ast.Call, logging: Logging) -> frozenset[str]:
+        """Logs what the call passes if it fits `shape`; the keyword names the shape took
+        (`{"<fits>"}` when it took none), or nothing when it does not fit."""
+        if shape.key:
+            parts = [passed(given, argument) for argument in shape.key]
+            value = passed(given, shape.value) if shape.value is not None else None
+            if value is None or any(part is None or not (self._keys(part) or self.over_loop_key(part)) for part in parts):
+                return frozenset()
+            if len(parts) == 1 and self.over_loop_key(parts[0]):  # type: ignore[arg-type]
+                self.log_bag(self.entry(parts[0], value), sink, node, logging)  # type: ignore[arg-type]
+            elif len(parts) == 1:
+                self.sink(parts[0], value, require_key_shape=False, logging=logging)  # type: ignore[arg-type]
+            else:
+                joined = ["/".join(texts) for texts in itertools.product(*(self._keys(p) for p in parts))]  # type: ignore[arg-type]
+                for key in joined[: keys.MAX_VALUES]:
+                    self._record_key(key, self.span(parts[0]), value, from_keyword=False, logging=logging)  # type: ignore[arg-type]
+            return _taken(shape.key, shape.value) | {_FITS}
+        argument = shape.mapping or shape.records
+        mapping = passed(given, argument) if argument is not None else None
+        if mapping is None or strings.values(mapping, self.string) is not None or isinstance(mapping, ast.Constant):
+            return frozenset()
+        if isinstance(mapping, ast.Dict):
+            self.logged_with[id(mapping)] = logging  # for its shaped keys, recorded where the dict is visited
+        self.log_bag(self.bag(mapping), sink, node, logging, fresh=isinstance(mapping, (ast.Dict, ast.DictComp)))
+        return _taken((argument,) if argument is not None else (), None) | {_FITS}
+
+    def log_bag(self, bag: Bag, sink: Sink, node: ast.Call, logging: Logging, fresh: bool = True) -> None:
+        """A dict of metrics reaches a sink: each entry put in it here is logged here; what it
+        holds of elsewhere, the project-wide step follows (evidence/logged_bags.py). Unless the
+        dict is written in the call (`fresh`), a call it went through may have reduced its
+        values across the ranks: this rank's own values (ranks.LocalFact) are not its own any more."""
+        pending = []
+        for entry in bag.entries:
+            value = self.valued.get(entry.span)
+            if keys.too_generic(entry.key):
+                pending.append(entry)  # `{name: value}` in `def log_to(name, value)`: its callers name it
+            elif value is not None and not entry.recorded:
+                atoms = entry.value if fresh else frozenset(a for a in entry.value if not isinstance(a, ranks.LocalFact))
+                self._record_key(entry.key, entry.span, value, from_keyword=False, logging=logging, atoms=atoms)
+        if bag.held or pending:
+            self.scopes[-1].logged.append(LoggedBag(Bag(tuple(pending), bag.held), sink.says, self.span(node)))
 
     def _logging(self, node: ast.Call, name: str, given: list[Argument]) -> frozenset[CodeFact]:
         """What the logging call does to its values (rules/code/logging.yaml): Lightning's
@@ -109,21 +179,23 @@ class KeyRecorder(ValueReader):
                 self.scopes[-1].generic.append(key)  # `{section}/{name}`: what a caller passes may pin its section
 
     def _keys(self, node: ast.expr) -> tuple[str, ...]:
-        """The keys a key expression may be (strings.py); an unknown part is a `{name}` placeholder."""
-        return strings.values(node, self.string) or ()
+        return self.key_texts(node)
 
-    def _record_key(self, key: str, span: Span, value: ast.expr, from_keyword: bool, logging: Logging = NOT_LOGGED) -> None:
+    def _record_key(
+        self, key: str, span: Span, value: ast.expr, from_keyword: bool, logging: Logging = NOT_LOGGED, atoms: frozenset[Atom] | None = None,
+    ) -> None:
         """`logging`: what the logging call makes of the value; its `done` replaces what the value
-        had for those facets, and it decides whether this rank's own value is logged as such."""
+        had for those facets, and it decides whether this rank's own value is logged as such.
+        `atoms`: what the value was where it was put in a dict, if not what it is here."""
         self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value)))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
-        self.value_logged(key, value, logging)
+        self.value_logged(key, value, logging, atoms)
 
-    def value_logged(self, key: str, value: ast.expr, logging: Logging) -> None:
+    def value_logged(self, key: str, value: ast.expr, logging: Logging, atoms: frozenset[Atom] | None = None) -> None:
         """What the value logged under `key` is, for the function's flow (evidence/code_claims.py)."""
         done = logging.done
         replaced = {fact.facet for fact in done}
-        atoms = self.roots(value)
+        atoms = self.roots(value) if atoms is None else atoms
         if done and not isinstance(value, ast.Attribute):  # `self.accuracy`, a metric object that computes itself
             atoms = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet in replaced)) | done
         guarded = {flag for _, flag in self.guards}  # logged only when the flag is set: never the placeholder
@@ -137,8 +209,9 @@ class KeyRecorder(ValueReader):
             return
         given = arguments(node)
         texts = self._argument_strings(given)
-        if site.args or texts:
-            self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts))
+        bags = self._argument_bags(given)
+        if site.args or texts or bags:
+            self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags))
         self._hand_over(node, given, site.callee, site.bound)
 
     def _hand_over(self, node: ast.Call, given: list[Argument], callee: str, bound: bool) -> None:
@@ -152,6 +225,18 @@ class KeyRecorder(ValueReader):
             if isinstance(arg.value, ast.Name) and not arg.star and (arg.keyword or positional) and scope.hands_on(arg.value.id):
                 over = HandOver(callee, arg.keyword or position, bound, self.span(node), self.text.segment(node.func))
                 scope.hand_over(arg.value.id, over, self.rules.replaced_per_key)
+
+    def _argument_bags(self, given: list[Argument]) -> tuple[tuple[int | str, Bag], ...]:
+        """The dicts of metrics each argument holds, for a callee that logs them."""
+        found: list[tuple[int | str, Bag]] = []
+        positional = True
+        for position, arg in enumerate(given):
+            positional = positional and not arg.star
+            if not arg.star and (arg.keyword or positional) and isinstance(arg.value, (ast.Name, ast.Dict, ast.DictComp, ast.Attribute, ast.List)):
+                held = self.bag(arg.value)
+                if held:
+                    found.append((arg.keyword or position, held))
+        return tuple(found)
 
     def _argument_strings(self, given: list[Argument]) -> tuple[tuple[int | str, tuple[str, ...]], ...]:
         """The strings each argument is, where known whole: they fill the callee's key templates."""

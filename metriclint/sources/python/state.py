@@ -15,6 +15,7 @@ from typing import Any, Callable, ClassVar
 
 from metriclint.knowledge.code import Known, knowledge
 from metriclint.knowledge.code_sections import Unreduced
+from metriclint.knowledge.sinks import sinks
 from metriclint.model import CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources.python.code import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
@@ -62,6 +63,7 @@ class WalkState:
     ) -> None:
         self.path, self.rules, self.text, self.tree, self.prometheus = path, rules, text, module, prometheus
         self.message_functions = message_functions  # the project's own logging helpers print messages too
+        self.sinks = sinks(message_functions)
         self.tables = Tables(path, text)
         self.code = CodeReader(path, module, text, knowledge(code))
         self.module = self.code.module
@@ -85,6 +87,7 @@ class WalkState:
         # (function, variable) -> the parts of a message put together in it, each with the handles of the values it formats (said.py)
         self.composing: dict[tuple[str, str], list[tuple[ast.expr, dict[int, tuple[Any, ...]]]]] = {}
         self.logged_as: dict[tuple[Any, ...], list[str]] = {}  # a value's handle -> the keys it is logged under
+        self.attribute_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class its methods set it to an instance of
 
     def string(self, name: str) -> tuple[str, ...] | None:
         """The strings `name` may be here: bound in this function, else at module level."""

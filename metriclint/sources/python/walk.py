@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from metriclint.base import keys
 from metriclint.knowledge.code import Known
-from metriclint.model import CodeFact
+from metriclint.model import Atom, CodeFact
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.bindings import assigned_name, read_names
@@ -35,7 +35,7 @@ from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
 def extract(
     path: str, source: bytes, log_functions: frozenset[str] = frozenset(), code: tuple[Known, ...] = (), test: bool = False,
 ) -> Extraction:
-    """`log_functions` adds the project's own logging helpers to rules/dataflow.yaml's, `code`
+    """`log_functions` adds the project's own logging helpers to rules/sinks.yaml's, `code`
     what its own helpers compute to rules/code/'s; `test`: the file is a test (`_TestCollector`)."""
     text = PythonText(source)
     try:
@@ -47,8 +47,6 @@ def extract(
 
         return cst.extract(path, text.text, error)
     rules = flow_rules()
-    if log_functions:
-        rules = replace(rules, log_functions=rules.log_functions | log_functions)
     collector = (_TestCollector if test else _Collector)(
         path, rules, text, module, prometheus=b"prometheus_client" in source, code=code, message_functions=log_functions
     )
@@ -59,7 +57,7 @@ def extract(
     prose = collector.prose
     return Extraction(
         unread(prose.mentions + prose.comment_mentions()),
-        tuple(collector.keys),
+        tuple({(use.key, use.span): use for use in reversed(collector.keys)}.values())[::-1],  # a dict's key, and again where the dict is logged
         suppressions=tuple(prose.suppressions()),
         tables=collector.tables.read(module),
         functions=tuple(collector.functions),
@@ -117,6 +115,9 @@ class _Collector(EntryUses):
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
         params = tuple(a.arg for a in every)
         self.scopes.append(Scope(name, params, in_class and not static))
+        for arg in every:
+            if arg.annotation is not None and (annotated := self.code.instance(arg.annotation)) is not None:
+                self.scopes[-1].instances[arg.arg] = annotated  # `tracker: Tracker`
         self.children(node)
         self._reducers(node, self.scopes[-1])
         scope = self.scopes.pop()
@@ -205,8 +206,11 @@ class _Collector(EntryUses):
 
     def _visit_Return(self, node: ast.Return) -> bool:
         self.returned_message(node)
-        returns = self.scopes[-1].returns
+        scope = self.scopes[-1]
+        returns = scope.returns
         value = node.value
+        if value is not None and len(self.scopes) > 1:
+            scope.gives |= self.bag(value)
         parts = list(enumerate(value.elts)) if isinstance(value, ast.Tuple) else [(None, value)]
         for element, part in parts:
             if part is not None:
@@ -259,10 +263,10 @@ class _TestCollector(_Collector, only=_IN_TESTS):
 
     _visit_AnnAssign = _visit_Assign
 
-    def _keys(self, node: ast.expr) -> tuple[str, ...]:
-        return tuple(key for key in super()._keys(node) if not keys.is_template(key))
+    def key_texts(self, node: ast.expr) -> tuple[str, ...]:
+        return tuple(key for key in super().key_texts(node) if not keys.is_template(key))
 
-    def value_logged(self, key: str, value: ast.expr, logging: Logging) -> None:
+    def value_logged(self, key: str, value: ast.expr, logging: Logging, atoms: frozenset[Atom] | None = None) -> None:
         """A test's values are none of the project's."""
 
     def entry_class(self, node: ast.ClassDef) -> None:

@@ -1,0 +1,80 @@
+"""Which function of the project a method call reaches, when the call names it through an
+object: a method a class inherits (`self.log_stats()` defined in a base), a method of what an
+attribute holds (`self.tracker.log_to(...)`, where some method of the class, or of a class it
+extends, set `self.tracker = Tracker(...)`), or a method of an object nothing names
+(`writer.record(...)`), when one class of the project alone defines a method of that name.
+
+The inventory follows dicts of metrics through these (evidence/logged_bags.py), so that a
+project's own logger is a sink wherever it is called from. Code facts do not: a value's facts
+follow only the calls the file itself resolves (code_claims.py), since a wrong callee would
+lend a value facts it does not have, where a wrong callee here at most counts a key twice.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from metriclint.evidence.dotted import Dotted, last_part
+from metriclint.evidence.inherited import Hierarchy
+from metriclint.model import UNKNOWN_OBJECT, FunctionFlow, ProjectClass
+_MAX_DEPTH = 8
+
+
+class Callees:
+    def __init__(self, functions: Mapping[str, FunctionFlow], classes: Iterable[ProjectClass]) -> None:
+        self.direct = Dotted(functions).resolve
+        self.hierarchy = Hierarchy(classes, {})
+        self.methods: dict[str, list[FunctionFlow]] = {}
+        for name, flow in functions.items():
+            owner = name.rsplit(".", 1)[0]
+            if owner in self.hierarchy.classes:
+                self.methods.setdefault(last_part(name), []).append(flow)
+        self.memo: dict[str, FunctionFlow | None] = {}
+
+    def resolve(self, name: str) -> FunctionFlow | None:
+        if name not in self.memo:
+            self.memo[name] = None  # a cycle reaches nothing
+            self.memo[name] = self._resolved(name, 0)
+        return self.memo[name]
+
+    def _resolved(self, name: str, depth: int) -> FunctionFlow | None:
+        found = self.direct(name)
+        if found is not None or depth > _MAX_DEPTH or "." not in name:
+            return found
+        if name.startswith(UNKNOWN_OBJECT):
+            defined = self.methods.get(name[len(UNKNOWN_OBJECT):], [])
+            return defined[0] if len(defined) == 1 else None
+        owner, method = name.rsplit(".", 1)
+        project_class = self.hierarchy.base(owner)
+        if project_class is not None:
+            return self._inherited(project_class, method, depth)
+        if "." not in owner:
+            return None
+        holder, attribute = owner.rsplit(".", 1)  # `module.Class.tracker.log_to`
+        project_class = self.hierarchy.base(holder)
+        held = self._attribute(project_class, attribute, depth) if project_class is not None else None
+        return self._resolved(f"{held}.{method}", depth + 1) if held is not None else None
+
+    def _inherited(self, project_class: ProjectClass, method: str, depth: int) -> FunctionFlow | None:
+        """The method as the class has it: its own, else the first of its bases' (in order)."""
+        found = self.direct(f"{project_class.name}.{method}")
+        if found is not None or depth > _MAX_DEPTH:
+            return found
+        for base, _ in project_class.bases:
+            parent = self.hierarchy.base(base)
+            inherited = self._inherited(parent, method, depth + 1) if parent is not None else None
+            if inherited is not None:
+                return inherited
+        return None
+
+    def _attribute(self, project_class: ProjectClass, attribute: str, depth: int) -> str | None:
+        """The class an attribute holds an instance of, as the class or one of its bases sets it."""
+        held = dict(project_class.attributes).get(attribute)
+        if held is not None or depth > _MAX_DEPTH:
+            return held
+        for base, _ in project_class.bases:
+            parent = self.hierarchy.base(base)
+            found = self._attribute(parent, attribute, depth + 1) if parent is not None else None
+            if found is not None:
+                return found
+        return None

@@ -1,0 +1,130 @@
+"""Where metric values leave a program (rules/sinks.yaml): the tracker calls whose arguments are
+logged keys and values, and how each is called.
+
+A call is matched by its import path (`wandb.log`) when its function is a module's, else by its
+method name on an object (`self.writer.add_scalar`); a project's own helpers join by name
+through the `log-functions` setting, with the shapes of a tracker's `log`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from metriclint.base import marked_yaml
+from metriclint.base.builtin import EXAMPLES, rules_dir
+from metriclint.base.files import read_text
+from metriclint.base.marked_yaml import Node, Reader
+from metriclint.model import ConfigError
+
+_ENTRY_KEYS = ("says", "functions", "methods", "shapes", "keywords", "source")
+_SHAPE_KEYS = ("key", "value", "mapping", "records", "record")
+# The entry whose shapes the project's own `log-functions` take: a tracker's `log`.
+_GENERIC = "log"
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """One argument of a call, by its position or by one of its keyword names."""
+
+    position: int | None
+    keywords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """How a call passes what it logs: a key (its parts joined by "/") and a value, a mapping of
+    keys to values, or a list of records whose items `record` names."""
+
+    key: tuple[Argument, ...] = ()
+    value: Argument | None = None
+    mapping: Argument | None = None
+    records: Argument | None = None
+    record: tuple[int, int] = (0, 1)  # (key, value) items of each record
+
+
+@dataclass(frozen=True, slots=True)
+class Sink:
+    says: str  # as a finding names it: "wandb's log"
+    source: str
+    shapes: tuple[Shape, ...]
+    keywords: bool = False  # each keyword argument that is no option is a key
+
+
+@dataclass(frozen=True, slots=True)
+class Sinks:
+    functions: dict[str, Sink]  # by import path
+    methods: dict[str, Sink]  # by method name
+    options: frozenset[str]  # keyword arguments that are options, never keys
+
+    def with_functions(self, names: frozenset[str]) -> Sinks:
+        """The project's own logging helpers, matched by their last name, called as a `log` is."""
+        if not names:
+            return self
+        generic = self.methods[_GENERIC]
+        own = {name: Sink(f"the project's log function {name}", "the log-functions setting", generic.shapes, True) for name in names}
+        return Sinks(self.functions, {**self.methods, **own}, self.options)
+
+
+@lru_cache(maxsize=8)
+def sinks(own: frozenset[str] = frozenset()) -> Sinks:
+    """The shipped sinks, with the project's own `log-functions` (by their last name)."""
+    return _shipped().with_functions(frozenset(name.rsplit(".", 1)[-1] for name in own))
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> Sinks:
+    path = rules_dir() / "sinks.yaml"
+    root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
+    reader = Reader(str(path))
+    found = _read(reader, root) if root is not None else Sinks({}, {}, frozenset())
+    if problems or reader.problems:
+        raise ConfigError(problems + reader.problems)
+    return found
+
+
+def _read(reader: Reader, root: Node) -> Sinks:
+    fields = reader.mapping(root, "the file", ("options", "sinks", EXAMPLES))
+    options = frozenset(text for _, text in reader.texts(fields["options"][1], "'options'")) if "options" in fields else frozenset()
+    functions: dict[str, Sink] = {}
+    methods: dict[str, Sink] = {}
+    for node in fields["sinks"][1].elements if "sinks" in fields else ():
+        entry = reader.mapping(node, "a sink", _ENTRY_KEYS)
+        if any(k not in entry for k in ("says", "shapes", "source")) or not ("functions" in entry or "methods" in entry):
+            reader.error(node, "a sink needs 'says', 'shapes', 'source' and 'functions' or 'methods'")
+            continue
+        says, source = reader.text(entry["says"][1], "'says'"), reader.text(entry["source"][1], "'source'")
+        shapes = tuple(_shape(reader, shape) for shape in entry["shapes"][1].elements)
+        keywords = "keywords" in entry and entry["keywords"][1].value is True
+        sink = Sink(says or "", source or "", shapes, keywords)
+        for kind, table in (("functions", functions), ("methods", methods)):
+            for _, name in reader.texts(entry[kind][1], f"'{kind}'") if kind in entry else ():
+                table[name] = sink
+    return Sinks(functions, methods, options)
+
+
+def _shape(reader: Reader, node: Node) -> Shape:
+    fields = reader.mapping(node, "a shape", _SHAPE_KEYS)
+    argument = {k: _argument(reader, fields[k][1]) for k in ("value", "mapping", "records") if k in fields}
+    key: tuple[Argument, ...] = ()
+    if "key" in fields:
+        written = fields["key"][1]
+        parts = written.elements if written.kind == "sequence" and all(e.kind == "sequence" for e in written.elements) else [written]
+        key = tuple(_argument(reader, part) for part in parts)
+    record = (0, 1)
+    if "record" in fields:
+        items = reader.mapping(fields["record"][1], "'record'", ("key", "value"))
+        record = tuple(int(items[k][1].value) if k in items and items[k][1].kind == "integer" else i for i, k in enumerate(("key", "value")))  # type: ignore[assignment,arg-type]
+    if not key and "mapping" not in argument and "records" not in argument:
+        reader.error(node, "a shape needs a 'key', a 'mapping' or 'records'")
+    return Shape(key, argument.get("value"), argument.get("mapping"), argument.get("records"), record)
+
+
+def _argument(reader: Reader, node: Node) -> Argument:
+    """`0`, `tag`, or `[0, tag, main_tag]`: a position, keyword names, or both."""
+    items = node.elements if node.kind == "sequence" else [node]
+    position = next((int(item.value) for item in items if item.kind == "integer" and isinstance(item.value, int)), None)
+    keywords = tuple(str(item.value) for item in items if item.kind == "string")
+    if position is None and not keywords:
+        reader.error(node, "an argument is a position, a keyword name, or a list of both")
+    return Argument(position, keywords)
