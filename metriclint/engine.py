@@ -77,7 +77,7 @@ class Collection:
     @property
     def uses(self) -> list[KeyUse]:
         """Every key the code logs: written in the files, built across calls, and read back."""
-        return [use for e in self.extractions for use in e.keys] + list(self.made.built) + list(self.made.read)
+        return products.own_keys(self.extractions, self.made) + list(self.made.built) + list(self.made.read)
 
 
 def collect(config: Config, progress: Progress | None = None, pause: Pause = nullcontext) -> Collection:
@@ -236,9 +236,9 @@ def _assembled(
     of all the files makes is worked out from their code flows unless `made` gives it."""
     extractions = tuple(r for r in results if isinstance(r, Extraction))
     unreadable = folders + tuple(r for r in results if isinstance(r, ReadFailure))
-    uses = [use for e in extractions for use in e.keys if not use.from_keyword]
-    made = made if made is not None else products.made_keys(extractions, uses)
-    uses += made.built + made.read
+    written = [use for e in extractions for use in e.keys if not use.from_keyword]
+    made = made if made is not None else products.made_keys(extractions, written)
+    uses = [use for use in products.own_keys(extractions, made) if not use.from_keyword] + list(made.built + made.read)
     if index is None or index.registry is not registry or index.logged != {use.key for use in uses}:
         index = MetricIndex(registry, [use.key for use in uses])
     spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
@@ -402,7 +402,7 @@ def _judged(
 
 
 def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
-    return products.code_facts(collection.extractions, collection.uses, collection.index, collection.tests)
+    return products.code_facts(collection.extractions, collection.uses, collection.index, collection.tests, collection.made.own_methods)
 
 
 def _view(texts: Sequence[tuple[Mention, Sequence[Reading]]], collection: Collection, flags: frozenset[str]) -> FileView:

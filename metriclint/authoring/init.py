@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from metriclint.authoring.settle import Side, settle
 from metriclint.base import keys
 from metriclint.engine import Analysis, Collection
+from metriclint.evidence import products
 from metriclint.language.attribution import specific
 from metriclint.language.phrases import read, sentences
 from metriclint.model import Claim, CodeFact, Mention, SourceKind
@@ -66,7 +67,7 @@ def drafted_keys(collection: Collection) -> list[str]:
     columns)."""
     return sorted({
         use.key
-        for use in (*(u for e in collection.extractions for u in e.keys), *collection.made.built)
+        for use in (*products.own_keys(collection.extractions, collection.made), *collection.made.built)
         if use.measured and not use.from_keyword and use.span.path not in collection.tests and keys.registrable(use.key)
     })
 

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from metriclint.base import keys
 from metriclint.evidence.code_claims import Project, passed_at
 from metriclint.model import CallFlow, FunctionFlow, KeyUse, ProjectClass
 
 
-def built_keys(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass] = ()) -> Iterator[KeyUse]:
+def built_keys(
+    functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass] = (), instances: Mapping[str, str] = {},
+) -> Iterator[KeyUse]:
     """Every key a call makes by passing strings for a template's placeholders; one still too
     generic to name a metric (`rollout/{key}`) is for `read_back` only. `classes` resolve calls
     of methods through objects (evidence/callees.py)."""
-    project = Project(functions, (), classes)
+    project = Project(functions, (), classes, instances)
     for call in calls:
         flow = project.resolve(call.callee) if call.texts else None
         if flow is None or not flow.templates:
@@ -58,7 +60,7 @@ def _given(flow: FunctionFlow, call: CallFlow) -> dict[str, tuple[str, ...]]:
     for param in flow.params:
         position = passed_at(flow, param, call.bound)
         for where, texts in call.texts:
-            if where == param or where == position:
+            if (where == param or where == position) and not any(keys.is_template(t) for t in texts):
                 found[param] = texts
     return found
 

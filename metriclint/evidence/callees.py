@@ -21,8 +21,12 @@ _MAX_DEPTH = 8
 
 
 class Callees:
-    def __init__(self, functions: Mapping[str, FunctionFlow], classes: Iterable[ProjectClass]) -> None:
-        self.direct = Dotted(functions).resolve
+    """`instances`: module-level names that hold an instance of a class (`pkg.mod.tracker` ->
+    `pkg.trackers.Tracker`)."""
+
+    def __init__(self, functions: Mapping[str, FunctionFlow], classes: Iterable[ProjectClass], instances: Mapping[str, str] = {}) -> None:
+        self.named = Dotted(functions)
+        self.instances = Dotted(instances).resolve
         self.hierarchy = Hierarchy(classes, {})
         self.methods: dict[str, list[FunctionFlow]] = {}
         for name, flow in functions.items():
@@ -37,6 +41,16 @@ class Callees:
             self.memo[name] = self._resolved(name, 0)
         return self.memo[name]
 
+    def direct(self, name: str) -> FunctionFlow | None:
+        """The definition a name reaches, as imports spell it, or through a package above its
+        module that re-exports it (`from pkg.utils import timer`, defined in pkg/utils/profile.py)."""
+        found = self.named.resolve(name)
+        if found is not None or "." not in name:
+            return found
+        package = "." + name.rsplit(".", 1)[0] + "."
+        above = [f for f in self.named.named_like(name) if package in "." + f.name]
+        return above[0] if len(above) == 1 else None
+
     def _resolved(self, name: str, depth: int) -> FunctionFlow | None:
         found = self.direct(name)
         if found is not None or depth > _MAX_DEPTH or "." not in name:
@@ -45,6 +59,9 @@ class Callees:
             defined = self.methods.get(name[len(UNKNOWN_OBJECT):], [])
             return defined[0] if len(defined) == 1 else None
         owner, method = name.rsplit(".", 1)
+        held = self.held(owner, depth)
+        if held is not None:
+            return self._resolved(f"{held}.{method}", depth + 1)
         project_class = self.hierarchy.base(owner)
         if project_class is not None:
             return self._inherited(project_class, method, depth)
@@ -54,6 +71,15 @@ class Callees:
         project_class = self.hierarchy.base(holder)
         held = self._attribute(project_class, attribute, depth) if project_class is not None else None
         return self._resolved(f"{held}.{method}", depth + 1) if held is not None else None
+
+    def held(self, owner: str, depth: int) -> str | None:
+        """The class `owner` is an instance of, when it is a call's result (`pkg.get_timers()`,
+        through what that function returns) or a module's name (`pkg.mod.tracker`)."""
+        if owner.endswith("()"):
+            maker = self._resolved(owner[:-2], depth + 1)
+            made = maker.makes if maker is not None else ""
+            return (self.held(made, depth + 1) or made) if made and depth <= _MAX_DEPTH else None
+        return self.instances(owner)
 
     def _inherited(self, project_class: ProjectClass, method: str, depth: int) -> FunctionFlow | None:
         """The method as the class has it: its own, else the first of its bases' (in order)."""

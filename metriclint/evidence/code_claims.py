@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from metriclint.evidence.callees import Callees
 from metriclint.evidence.dotted import Dotted
@@ -28,10 +28,13 @@ class Project:
     """`classes`: resolve method calls through objects too (evidence/callees.py), as the
     inventory does; code facts resolve only what the files name."""
 
-    def __init__(self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass] | None = None) -> None:
+    def __init__(
+        self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass] | None = None,
+        instances: Mapping[str, str] = {},
+    ) -> None:
         self.functions = {f.name: f for f in functions}
         # an absolute import may omit a source root
-        self.resolve = Dotted(self.functions).resolve if classes is None else Callees(self.functions, classes).resolve
+        self.resolve = Dotted(self.functions).resolve if classes is None else Callees(self.functions, classes, instances).resolve
         self.callers: dict[str, list[CallFlow]] = defaultdict(list)
         for call in calls:
             callee = self.resolve(call.callee)

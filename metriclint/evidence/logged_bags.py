@@ -16,12 +16,12 @@ import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from metriclint.base import keys
 from metriclint.evidence.code_claims import Project, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
-from metriclint.model import Atom, Bag, CallFlow, Entry, FunctionFlow, KeyUse, ProjectClass
+from metriclint.model import Atom, Bag, CallFlow, Entry, FunctionFlow, Held, KeyUse, ProjectClass, Span
 
 MAX_HOPS = 12
 
@@ -57,63 +57,103 @@ class _Families:
 
 
 class LoggedBags:
-    def __init__(self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass]) -> None:
+    def __init__(
+        self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass], instances: Mapping[str, str] = {},
+    ) -> None:
         classes = list(classes)
-        self.project = Project(functions, calls, classes)
+        calls = list(calls)
+        self.project = Project(functions, calls, classes, instances)
         self.families = _Families(classes)
+        self.at: dict[Span, CallFlow] = {call.span: call for call in calls}  # a result's call, by where it is
         self.puts: dict[tuple[str, str], list[tuple[str, Bag]]] = defaultdict(list)  # (family, attribute) -> (function, bag put in it)
         for flow in self.project.functions.values():
             for attribute, bag in flow.stored:
                 owner, name = attribute.rsplit(".", 1)
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
-        self.memo: dict[tuple[str, Bag, int], tuple[tuple[Entry, str], ...]] = {}
+        self.memo: dict[tuple[str, Bag, int, Span | None], tuple[tuple[Entry, str], ...]] = {}
 
-    def logged(self) -> Iterator[LoggedEntry]:
-        """Every entry a sink logs through a dict it cannot see whole, keyed as it is logged."""
+    def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
+        """Every entry a sink logs through a dict it cannot see whole, keyed as it is logged; not
+        at a call that reaches a method of the project's own (`own_methods`), which logs its own."""
         for flow in self.project.functions.values():
             for logged in flow.logged:
-                for entry, function in self.entries(flow.name, logged.bag, 0):
+                if logged.span in own_methods:
+                    continue
+                for entry, function in self.entries(flow.name, logged.bag, 0, None):
                     if entry.recorded:
                         continue  # logged where it was written, with its file's keys
                     for key, span in self._filled(function, entry):
                         yield LoggedEntry(KeyUse(key, span, False, entry.measured, entry.through), function, entry.value)
 
-    def entries(self, function: str, bag: Bag, hops: int) -> tuple[tuple[Entry, str], ...]:
-        """The entries `bag` (of `function`) holds, each with the function it was put in."""
-        memo = (function, bag, hops)
+    def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[Entry, str], ...]:
+        """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
+        the call `function` is read for (its result's), whose arguments alone fill its parameters."""
+        memo = (function, bag, hops, call.span if call is not None else None)
         if memo in self.memo:
             return self.memo[memo]
         self.memo[memo] = ()  # a cycle adds nothing
-        found: list[tuple[Entry, str]] = [(entry, function) for entry in bag.entries]
+        flow = self.project.functions.get(function)
+        found: list[tuple[Entry, str]] = [(entry, function) for entry in self._given(flow, bag.entries, call)]
         for held in bag.held if hops < MAX_HOPS else ():
-            for entry, where in self._held(function, held.kind, held.name, hops + 1):
-                found.append((_rekeyed(entry, held.rekey), where))
+            for rekey in self._given_texts(flow, held.rekey, call):
+                for entry, where in self._held(function, held, hops + 1, call):
+                    found.append((_rekeyed(entry, rekey), where))
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
 
-    def _held(self, function: str, kind: str, name: str, hops: int) -> Iterator[tuple[Entry, str]]:
-        if kind == "param":
+    def _held(self, function: str, held: Held, hops: int, call: CallFlow | None) -> Iterator[tuple[Entry, str]]:
+        if held.kind == "param":
             flow = self.project.functions.get(function)
-            for call in self.project.callers.get(function, ()) if flow is not None else ():
-                for where, bag in call.bags:
-                    if param_at(flow, where, call.bound) == name:  # type: ignore[arg-type]
-                        yield from self.entries(call.caller, bag, hops)
-        elif kind == "result":
-            callee = self.project.resolve(name)
+            callers = [call] if call is not None else self.project.callers.get(function, ()) if flow is not None else ()
+            for caller in callers:
+                for where, bag in caller.bags:
+                    if param_at(flow, where, caller.bound) == held.name:  # type: ignore[arg-type]
+                        yield from self.entries(caller.caller, bag, hops, None)
+        elif held.kind == "result":
+            callee = self.project.resolve(held.name)
             if callee is not None:
-                yield from self.entries(callee.name, callee.gives, hops)
-        elif kind == "attribute":
-            owner, attribute = name.rsplit(".", 1)
+                yield from self.entries(callee.name, callee.gives, hops, self.at.get(held.call) if held.call is not None else None)
+        elif held.kind == "filled":
+            callee = self.project.resolve(held.name)
+            call = self.at.get(held.call) if held.call is not None else None
+            param = param_at(callee, held.where, call.bound if call is not None else False) if callee is not None and held.where is not None else None
+            filled = dict(callee.fills).get(param) if callee is not None and param is not None else None
+            if filled is not None:
+                yield from self.entries(callee.name, filled, hops, call)  # type: ignore[union-attr]
+        elif held.kind == "attribute":
+            owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
-                yield from self.entries(where, bag, hops)
+                yield from self.entries(where, bag, hops, None)
 
-    def _filled(self, function: str, entry: Entry) -> list[tuple[str, object]]:
+    def _given(self, flow: FunctionFlow | None, entries: Iterable[Entry], call: CallFlow | None) -> Iterator[Entry]:
+        """Entries whose keys name `flow`'s parameters, filled with what `call` passes for them."""
+        for entry in entries:
+            for key in self._given_texts(flow, entry.key, call):
+                yield entry if key == entry.key else Entry(key, entry.span, entry.value, entry.measured, entry.through)
+
+    def _given_texts(self, flow: FunctionFlow | None, template: str, call: CallFlow | None) -> list[str]:
+        """`template` with each placeholder that names a parameter of `flow` filled with the
+        strings `call` passes for it (`{prefix}{}` for `dict_add_prefix(d, "rollout/")`)."""
+        if call is None or flow is None or "{" not in template.replace("{}", ""):
+            return [template]
+        given = {p: texts for p in flow.params if f"{{{p}}}" in template for where, texts in call.texts if where in (p, passed_at(flow, p, call.bound))}
+        if not given or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
+            return [template]
+        made = []
+        for combination in itertools.product(*given.values()):
+            filled = template
+            for param, text in zip(given, combination):
+                filled = filled.replace(f"{{{param}}}", text)
+            made.append(filled)
+        return made
+
+    def _filled(self, function: str, entry: Entry) -> list[tuple[str, Span]]:
         """The keys an entry's key template makes with the strings its function's callers pass
         for the parameters it names (`record(name, value)` called as `record("perf/wps", x)`),
         each at that call; the key as it is, at its own place, when no caller passes one."""
         flow = self.project.functions.get(function)
         named = [p for p in flow.params if f"{{{p}}}" in entry.key] if flow is not None and keys.is_template(entry.key) else []
-        made: list[tuple[str, object]] = []
+        made: list[tuple[str, Span]] = []
         for call in self.project.callers.get(function, ()) if named else ():
             given = {p: texts for p in named for where, texts in call.texts if where in (p, passed_at(flow, p, call.bound))}  # type: ignore[arg-type]
             if len(given) != len(named) or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
@@ -130,10 +170,13 @@ def _rekeyed(entry: Entry, rekey: str) -> Entry:
     return entry if rekey == "{}" else Entry(rekey.replace("{}", entry.key), entry.span, entry.value, entry.measured, entry.through)
 
 
-def logged_entries(functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass]) -> list[LoggedEntry]:
+def logged_entries(
+    functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass], instances: Mapping[str, str] = {},
+    own_methods: frozenset[Span] = frozenset(),
+) -> list[LoggedEntry]:
     """Every entry logged through a dict that crosses functions, once per key and place; keys
     still too generic to name a metric (`{name}`, `train/{key}`) are left out."""
-    found = LoggedBags(functions, calls, classes).logged()
+    found = LoggedBags(functions, calls, classes, instances).logged(own_methods)
     unique = {(e.use.key, e.use.span): e for e in found if not keys.too_generic(e.use.key)}
     return list(unique.values())
 

@@ -16,32 +16,47 @@ from metriclint.evidence.inherited import inherited_flows
 from metriclint.evidence.logged_bags import logged_entries
 from metriclint.knowledge.code import knowledge
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import Atom, CallFlow, CodeClaim, CodeProducts, FunctionFlow, KeyUse, ProjectClass
+from metriclint.model import Atom, CallFlow, CodeClaim, CodeProducts, FunctionFlow, KeyUse, ProjectClass, Span
+from metriclint.evidence.code_claims import Project
 from metriclint.sources import Extraction
 
 
 def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> CodeProducts:
     """The keys built by calls that pass a string to a key template and those read back from a
-    dict a logged template covers (evidence/built_keys.py), the keys another module's constant
-    names and their help texts (evidence/constants.py); not what the code computes, which
-    needs the metric index these keys make (`code_facts`)."""
+    dict a logged template covers (evidence/built_keys.py), the keys logged through dicts that
+    cross functions (evidence/logged_bags.py), the keys another module's constant names and
+    their help texts (evidence/constants.py); not what the code computes, which needs the
+    metric index these keys make (`code_facts`). A call matched by a tracker's method name
+    that reaches a method of the project's own (`self.board.log(metrics)`, where `Board.log`
+    prints) logs nothing itself: its keys are what that method logs (`own_methods`)."""
     named, help_tables = constant_keys(extractions)
     functions, calls = [f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]
-    classes = [c for e in extractions for c in e.classes]
-    seen = {(use.key, use.span) for use in uses}  # an entry logged where it was put is the file's own
-    through = [entry.use for entry in logged_entries(functions, calls, classes) if (entry.use.key, entry.use.span) not in seen]
-    made = [*built_keys(functions, calls, classes), *named, *through]
+    classes, instances = [c for e in extractions for c in e.classes], dict(i for e in extractions for i in e.instances)
+    resolve = Project(functions, (), classes, instances).resolve
+    own_methods = frozenset(span for e in extractions for span, callee in e.tentative if resolve(callee) is not None)
+    seen = {(use.key, use.span) for use in uses if use.via not in own_methods}  # an entry logged where it was put is the file's own
+    logged = logged_entries(functions, calls, classes, instances, own_methods)
+    through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
+    made = [*built_keys(functions, calls, classes, instances), *named, *through]
     built = tuple(use for use in made if not keys.too_generic(use.key))
     read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
-    return CodeProducts(built, read, help_tables)
+    return CodeProducts(built, read, help_tables, own_methods=own_methods)
 
 
-def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index: MetricIndex, tests: frozenset[str]) -> tuple[CodeClaim, ...]:
+def own_keys(extractions: Iterable[Extraction], made: CodeProducts) -> list[KeyUse]:
+    """The keys the files log themselves, less those a call logged that reaches a method of the
+    project's own (`made.own_methods`)."""
+    return [use for e in extractions for use in e.keys if use.via is None or use.via not in made.own_methods]
+
+
+def code_facts(
+    extractions: Sequence[Extraction], uses: Sequence[KeyUse], index: MetricIndex, tests: frozenset[str], own_methods: frozenset[Span] = frozenset(),
+) -> tuple[CodeClaim, ...]:
     """What the code outside the test files computes for each metric: a test's arithmetic
     shows what it expects, not how the project computes the value (nor does its subclass of a
     project's trainer change what the project's own runs log). The walk of a test file makes no
     flows, calls, classes or callbacks (sources/python/walk.py); the keys it logs are no values
-    of the project's either (`own`)."""
+    of the project's either (`own`). `own_methods`: as `made_keys` found them."""
     entries = knowledge().entry_points
     classes = [c for e in extractions for c in e.classes]
     passed = (p for e in extractions for p in e.callbacks)
@@ -49,17 +64,19 @@ def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index:
     functions, classes = silence([f for e in extractions for f in e.functions], classes, silenced_files(passed, classes, lists, entries), entries)
     functions += inherited_flows(classes, entries)
     calls = [c for e in extractions for c in e.calls]
-    functions = _with_logged_entries(functions, calls, classes)
+    functions = _with_logged_entries(functions, calls, classes, dict(i for e in extractions for i in e.instances), own_methods)
     own = frozenset(m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key))
     rewritten = frozenset(p for e in extractions for r in e.rewrites for p in r.entry)
     return code_claims(functions, calls, index, own, rewritten)
 
 
-def _with_logged_entries(functions: list[FunctionFlow], calls: list[CallFlow], classes: list[ProjectClass]) -> list[FunctionFlow]:
+def _with_logged_entries(
+    functions: list[FunctionFlow], calls: list[CallFlow], classes: list[ProjectClass], instances: dict[str, str], own_methods: frozenset[Span],
+) -> list[FunctionFlow]:
     """The flows, each with the entries it put in a dict that a sink elsewhere logs as sinks of
     its own: what they compute is followed as any logged value's is."""
     extra: dict[str, list[tuple[str, frozenset[Atom]]]] = {}
-    for entry in logged_entries(functions, calls, classes):
+    for entry in logged_entries(functions, calls, classes, instances, own_methods):
         extra.setdefault(entry.function, []).append((entry.use.key, entry.value))
     return [replace(f, sinks=f.sinks + tuple(extra[f.name])) if f.name in extra else f for f in functions]
 

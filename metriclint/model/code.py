@@ -86,14 +86,16 @@ class Held:
     """The entries of a dict that one function cannot see, each under `rekey` with its own key
     in place of "{}": what a caller passes for a parameter (`kind` "param", `name` the
     parameter), what a project call returns ("result", `name` the callee as the file's imports
-    name it, `site` the call), or what a class's attribute holds ("attribute", `name`
-    module.Class.attr), put in by any method of the class or of a class it extends or is
-    extended by."""
+    name it, `call` where the call is, whose arguments fill the callee's parameters), or what a
+    class's attribute holds ("attribute", `name` module.Class.attr), put in by any method of the
+    class or of a class it extends or is extended by), or what a project call puts in the dict
+    it is handed ("filled", `name` the callee, `call` where, `where` the argument it is)."""
 
     kind: str
     name: str
     rekey: str = "{}"
-    site: ResultOf | None = None
+    call: Span | None = None
+    where: int | str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,8 @@ class FunctionFlow:
     logged: tuple[LoggedBag, ...] = ()  # dicts of metrics it logs whose entries it cannot all see (evidence/logged_bags.py)
     gives: Bag = Bag()  # the dict of metrics it returns
     stored: tuple[tuple[str, Bag], ...] = ()  # what it puts in a class's attribute (module.Class.attr)
+    fills: tuple[tuple[str, Bag], ...] = ()  # what it puts in the dict a parameter is
+    makes: str = ""  # the class it returns an instance of, or the module-level name of the instance it returns
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,4 +260,5 @@ class CodeProducts:
     read: tuple[KeyUse, ...] = ()
     tables: tuple[TooltipTable, ...] = ()
     code: tuple[CodeClaim, ...] = ()
+    own_methods: frozenset[Span] = frozenset()  # calls named like a tracker's method that reach the project's own (KeyUse.via)
 

@@ -90,6 +90,9 @@ class KeyUse:
     from_keyword: bool = False  # a keyword argument name: counts only if the registry knows it
     measured: bool = True  # False: logged only with text, a flag, a container or a setting (values.py), or only read back
     through: tuple[tuple[str, Span], ...] = ()  # the variables and attributes the value is named by on its way
+    # the call that logged it as a tracker's method would (`self.board.log(metrics)`); when that
+    # method is the project's own (evidence/products.py), the key is what the method logs instead
+    via: Span | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from metriclint.model import (
     FunctionFlow,
     KeyUse,
     Mention,
+    Span,
     PassedCallback,
     ProjectClass,
     Reading,
@@ -62,6 +63,12 @@ class Extraction:
     # the help texts of metrics named by another module's constant (evidence/constants.py)
     constants: tuple[tuple[str, str], ...] = ()
     constant_help: tuple[ConstantHelp, ...] = ()
+    # module-level names that hold an instance of a class, by import path (`pkg.mod.tracker` ->
+    # `pkg.trackers.Tracker`), so that a call of one of its methods reaches the method (evidence/callees.py)
+    instances: tuple[tuple[str, str], ...] = ()
+    # calls matched by a tracker's method name that may reach a method of the project's own
+    # (`self.board.log(metrics)`): their span and callee, as the file names it (KeyUse.via)
+    tentative: tuple[tuple[Span, str], ...] = ()
 
     @property
     def mentions(self) -> tuple[Mention, ...]:

@@ -34,7 +34,21 @@ def rekeyed(bag: Bag, rekey: str) -> Bag:
     if rekey == "{}":
         return bag
     entries = tuple(Entry(rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through) for e in bag.entries)  # new keys: not recorded
-    return Bag(entries, tuple(Held(h.kind, h.name, rekey.replace("{}", h.rekey), h.site) for h in bag.held))
+    return Bag(entries, tuple(Held(h.kind, h.name, rekey.replace("{}", h.rekey), h.call, h.where) for h in bag.held))
+
+
+def _unwrapped(node: ast.expr) -> ast.expr:
+    """What `sorted(x)`, `list(x)` or `reversed(x)` iterate over in the same order or another."""
+    while isinstance(node, ast.Call) and called_name(node.func) in ("sorted", "list", "reversed", "tuple") and node.args:
+        node = node.args[0]
+    return node
+
+
+def _container(node: ast.expr) -> bool:
+    """`{}`, `[]`, `dict()`, `defaultdict(list)`, `OrderedDict()`: a dict or list made empty."""
+    if isinstance(node, (ast.Dict, ast.List)):
+        return True
+    return isinstance(node, ast.Call) and called_name(node.func) in ("dict", "defaultdict", "OrderedDict", "list")
 
 
 class BagReader(ValueReader):
@@ -43,6 +57,7 @@ class BagReader(ValueReader):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.valued: dict[Span, ast.expr] = {}  # where an entry's key is written -> the value put under it
+        self.call_bags: dict[int, tuple[tuple[int | str, Bag], ...]] = {}  # call node id -> its arguments' bags
 
     def bag(self, node: ast.expr) -> Bag:
         """What `node` holds as a dict of metrics (or a list of (key, value, ...) records)."""
@@ -50,9 +65,7 @@ class BagReader(ValueReader):
         if isinstance(node, ast.Name):
             if node.id in scope.bags:
                 return scope.bags[node.id]
-            if node.id in scope.params and node.id not in scope.carries and node.id not in ("self", "cls"):
-                return Bag(held=(Held("param", node.id),))
-            return Bag()
+            return Bag(held=(Held("param", node.id),)) if self.is_param(node.id) else Bag()
         attribute = self._attribute(node)
         if attribute is not None:
             return Bag(held=(Held("attribute", attribute),))
@@ -70,6 +83,11 @@ class BagReader(ValueReader):
             return self.bag(node.left) | self.bag(node.right)
         if isinstance(node, ast.IfExp):
             return self.bag(node.body) | self.bag(node.orelse)
+        if isinstance(node, ast.BoolOp):  # `extra or {}`
+            found = Bag()
+            for value in node.values:
+                found |= self.bag(value)
+            return found
         if isinstance(node, ast.Call):
             return self._called(node)
         return Bag()
@@ -81,17 +99,15 @@ class BagReader(ValueReader):
         scope = self.scopes[-1]
         if isinstance(key, ast.Name) and key.id in scope.keyvars:
             return scope.keyvars[key.id]
-        found = self.key_texts(key)
-        if not found and isinstance(key, ast.Name) and key.id in scope.params:
-            found = (f"{{{key.id}}}",)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
+        found = self._entry_keys(key)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
         if not found:
             return Bag()
         made = Bag()
         for text in found:
             over = next((name for name in scope.keyvars if f"{{{name}}}" in text), None)
-            if over is not None:
+            if over is not None:  # the other dict's keys, or, where they cannot be known, the template
                 made |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"))
-            else:
+            if over is None or keys.looks_like_key(text.replace(f"{{{over}}}", "x")) and not keys.too_generic(text):
                 span = self.span(key)
                 self.valued[span] = value
                 shaped = recorded and keys.looks_like_key(text) and not keys.too_generic(text)
@@ -101,6 +117,18 @@ class BagReader(ValueReader):
     def key_texts(self, node: ast.expr) -> tuple[str, ...]:
         """The keys a key expression may be (strings.py); an unknown part is a `{name}` placeholder."""
         return strings.values(node, self.string) or ()
+
+    def _entry_keys(self, node: ast.expr) -> tuple[str, ...]:
+        """`key_texts`, where a parameter or a loop's key over a dict is a part whose name stays
+        (`prefix + key` is `{prefix}{key}`): the project-wide step fills the one, `entry` re-keys
+        by the other."""
+        scope = self.scopes[-1]
+
+        def named(name: str) -> tuple[str, ...] | None:
+            found = self.string(name)
+            return found if found is not None else (f"{{{name}}}",) if name in scope.keyvars or self.is_param(name) else None
+
+        return strings.values(node, named) or ()
 
     def over_loop_key(self, key: ast.expr) -> bool:
         """Whether a key is, or is built from, a loop's key over a dict (`f"train/{k}"`)."""
@@ -112,11 +140,14 @@ class BagReader(ValueReader):
         return any(f"{{{name}}}" in text for text in self.key_texts(key) for name in keyvars)
 
     def _records(self, items: list[ast.expr]) -> Bag:
-        """A list of (key, value, ...) records, as DeepSpeed's monitors take them."""
+        """A list of (key, value, ...) records, as DeepSpeed's monitors take them, or of names
+        (`["forward-compute", "backward-compute"]`), whose values a dict built from it holds."""
         found = Bag()
         for item in items:
             if isinstance(item, ast.Tuple) and len(item.elts) >= 2:
                 found |= self.entry(item.elts[0], item.elts[1])
+            elif isinstance(item, ast.Constant) and isinstance(item.value, str):
+                found |= Bag((Entry(item.value, self.span(item), frozenset()),))
         return found
 
     def _comprehended(self, node: ast.DictComp) -> Bag:
@@ -150,8 +181,28 @@ class BagReader(ValueReader):
                 return found
         site = self.site(node)
         if site.callee:
-            return Bag(held=(Held("result", site.callee, site=site),))
+            self.argument_bags(node)  # before `x = f(x)` rebinds `x`
+            return Bag(held=(Held("result", site.callee, call=self.span(node)),))
         return Bag()
+
+    def argument_bags(self, node: ast.Call) -> tuple[tuple[int | str, Bag], ...]:
+        """The dicts of metrics each argument holds, for a callee that logs them: read once,
+        where the walk first meets the call (in `x = f(x)`, before `x` is rebound)."""
+        found = self.call_bags.get(id(node))
+        if found is None:
+            found = self.call_bags[id(node)] = self._argument_bags(arguments(node))
+        return found
+
+    def _argument_bags(self, given: list[Argument]) -> tuple[tuple[int | str, Bag], ...]:
+        found: list[tuple[int | str, Bag]] = []
+        positional = True
+        for position, arg in enumerate(given):
+            positional = positional and not arg.star
+            if not arg.star and (arg.keyword or positional) and not isinstance(arg.value, (ast.Constant, ast.JoinedStr, ast.Lambda)):
+                held = self.bag(arg.value)
+                if held:
+                    found.append((arg.keyword or position, held))
+        return tuple(found)
 
     def _given(self, given: list[Argument]) -> Bag:
         """What a call's arguments hold: its dicts, and each keyword as a key (`dict(a, lr=lr)`)."""
@@ -167,24 +218,26 @@ class BagReader(ValueReader):
         return found
 
     def iterated(self, target: ast.expr, iterated: ast.expr) -> None:
-        """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`:
-        `k` is the key of each of that bag's entries, inside the loop."""
+        """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`,
+        `for i, name in enumerate(names)`, `for name, t in zip(names, times)`: `k` (`name`) is
+        the key of each of that bag's entries, inside the loop."""
+        over, key = _unwrapped(iterated), target
+        if isinstance(over, ast.Call) and called_name(over.func) == "enumerate" and over.args:
+            over, key = _unwrapped(over.args[0]), key.elts[1] if isinstance(key, ast.Tuple) and len(key.elts) == 2 else None  # type: ignore[assignment]
+        elif isinstance(over, ast.Call) and called_name(over.func) == "zip" and over.args:
+            over = _unwrapped(over.args[0])
+        elif isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr in ("items", "keys") and not over.args:
+            over = over.func.value
+        if isinstance(key, ast.Tuple):
+            key = key.elts[0] if key.elts else None  # type: ignore[assignment]
+        if not isinstance(key, ast.Name):
+            return
         scope = self.scopes[-1]
-        over = iterated
-        while isinstance(over, ast.Call) and called_name(over.func) in ("sorted", "list", "reversed") and over.args:
-            over = over.args[0]
-        pairs = isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr == "items" and not over.args
-        if pairs or (isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr == "keys" and not over.args):
-            over = over.func.value  # type: ignore[union-attr]
-        key = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
-        if isinstance(key, ast.Name):
-            if isinstance(target, ast.Tuple) and not pairs and len(target.elts) < 2:
-                return
-            found = self.bag(over)
-            if found:
-                scope.keyvars[key.id] = found
-            else:
-                scope.keyvars.pop(key.id, None)
+        found = self.bag(over)
+        if found:
+            scope.keyvars[key.id] = found
+        else:
+            scope.keyvars.pop(key.id, None)
 
     def put(self, container: ast.expr, added: Bag) -> None:
         """Adds to the dict `container` names: a local, or `self.attr`, through any subscripts
@@ -196,6 +249,8 @@ class BagReader(ValueReader):
         scope = self.scopes[-1]
         if isinstance(container, ast.Name):
             scope.bags[container.id] = self.bag(container) | added
+            if self.is_param(container.id):
+                scope.fills[container.id] = scope.fills.get(container.id, Bag()) | added  # the caller's dict
             return
         attribute = self._attribute(container)
         if attribute is not None:
@@ -232,10 +287,28 @@ class BagReader(ValueReader):
         found = self.bag(value)
         if not replaces and name in scope.bags:
             found = scope.bags[name] | found
-        if found:
-            scope.bags[name] = found
+        if found or _container(value):
+            scope.bags[name] = found  # an empty dict too: a function it is handed may fill it
         else:
             scope.bags.pop(name, None)
+
+    def is_param(self, name: str) -> bool:
+        """Whether `name` still holds what the function's caller passed for it."""
+        scope = self.scopes[-1]
+        return name in scope.params and name not in scope.carries and name not in ("self", "cls")
+
+    def handed_to(self, callee: str, call: ast.Call, given: list[Argument]) -> None:
+        """A dict handed to a project function holds, after the call, what the function puts
+        in it (`self._compute_metrics(batch, metrics)`), as the project-wide step knows."""
+        scope, positional = self.scopes[-1], True
+        for position, arg in enumerate(given):
+            positional = positional and not arg.star
+            if arg.star or not (arg.keyword or positional):
+                continue
+            value = arg.value
+            named = isinstance(value, ast.Name) and (value.id in scope.bags or (value.id in scope.containers and self.is_param(value.id)))
+            if named or self._attribute(value) is not None:
+                self.put(value, Bag(held=(Held("filled", callee, call=self.span(call), where=arg.keyword or position),)))
 
     def _attribute(self, node: ast.expr) -> str | None:
         """`self.stats` in a method: the class's attribute, as module.Class.stats."""

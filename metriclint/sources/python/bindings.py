@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from metriclint.model import Atom, CodeFact, Placeholder
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.code import arguments, called_name
 from metriclint.sources.python.flow import Scope, shared
@@ -125,7 +125,7 @@ class Bindings(Messages):
         self.module_table(target, value)
         if isinstance(target, ast.Name):
             self.bound(target.id, value, scope.replaces(target.id, path))
-            self._instance(scope.instances, target.id, value)
+            self._instance((self.scopes[0] if target.id in scope.globals else scope).instances, target.id, value)
             self.compose(target.id, value, extend=False)
             scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
             self._gathered(scope, target.id, value)
@@ -165,13 +165,30 @@ class Bindings(Messages):
             self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
 
     def _instance(self, held: dict[str, str], name: str, value: ast.expr) -> None:
-        """`tracker = Tracker(...)`, `self.tracker = tracker`: what class `name` holds an instance of."""
-        scope = self.scopes[-1]
-        found = scope.instances.get(value.id) if isinstance(value, ast.Name) else self.code.instance(value) if isinstance(value, ast.Call) else None
+        """`tracker = Tracker(...)`, `self.tracker = tracker`, `timers = get_timers()`: what class
+        `name` holds an instance of, or what call made it (`pkg.get_timers()`)."""
+        found = self.instance_of(value)
         if found:
             held[name] = found
-        else:
+        elif not (isinstance(value, ast.Constant) and value.value is None):  # `None` until it is set: still that class's
             held.pop(name, None)
+
+    def instance_of(self, value: ast.expr) -> str | None:
+        """The class `value` is an instance of, or the call whose result it is (`pkg.f()`)."""
+        scope = self.scopes[-1]
+        if isinstance(value, ast.Name):
+            return scope.instances.get(value.id) or self.scopes[0].instances.get(value.id)
+        if not isinstance(value, ast.Call):
+            return None
+        made = self.code.instance(value)
+        if made is not None:
+            return made
+        callee = self.site(value).callee
+        return f"{callee}()" if callee and not callee.startswith(UNKNOWN_OBJECT) else None
+
+    def _visit_Global(self, node: ast.Global) -> bool:
+        self.scopes[-1].globals.update(node.names)
+        return False
 
     def module_table(self, target: ast.expr, value: ast.expr) -> None:
         """`DESCRIPTIONS = {...}` at module level may be a table of texts (tables.py), whose keys are no logged keys."""

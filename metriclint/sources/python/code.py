@@ -125,6 +125,8 @@ class CodeReader:
             base = self.chain(owner, {})
             if base is None and instances is not None:
                 return f"{UNKNOWN_OBJECT}{func.attr}"
+            if base and base.endswith("()") and base.count("(") == 1:  # `get_timers().write`: what the call returns
+                return f"{base}.{func.attr}"
             return f"{base}.{func.attr}" if base and "(" not in base else None
         return None
 

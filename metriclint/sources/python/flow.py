@@ -107,6 +107,10 @@ class Scope:
     logged: list[LoggedBag] = field(default_factory=list)  # bags logged here that hold entries of elsewhere
     gives: Bag = field(default_factory=Bag)  # the bag it returns
     puts: dict[str, Bag] = field(default_factory=dict)  # module.Class.attr -> what it puts in that attribute
+    fills: dict[str, Bag] = field(default_factory=dict)  # parameter -> what it puts in the dict the parameter is
+    makes: str | None = None  # the class it returns an instance of ("" when its returns disagree)
+    containers: set[str] = field(default_factory=set)  # parameters annotated as dicts (`timing: dict[str, float]`)
+    globals: set[str] = field(default_factory=set)  # names a `global` statement makes the module's
     instances: dict[str, str] = field(default_factory=dict)  # name -> the class it holds an instance of, dotted as imported
 
     def roots(self, name: str) -> frozenset[Atom]:
@@ -167,10 +171,12 @@ class Scope:
         returns = tuple((element, kept(atoms)) for element, atoms in self.returns.items() if kept(atoms))
         templates = tuple(dict.fromkeys([*(key for key, _ in self.sinks if any(f"{{{p}}}" in key for p in self.params)), *self.generic]))
         puts = tuple((attribute, self.thinned(bag)) for attribute, bag in self.puts.items())
-        if not (self.params or sinks or returns or self.logged or self.gives or puts):
+        fills = tuple((param, self.thinned(bag)) for param, bag in self.fills.items())
+        if not (self.params or sinks or returns or self.logged or self.gives or puts or fills or self.makes):
             return None
         return FunctionFlow(
-            self.name, self.params, self.bound, sinks, returns, templates, handed, tuple(self.reducers), tuple(self.logged), self.thinned(self.gives), puts
+            self.name, self.params, self.bound, sinks, returns, templates, handed, tuple(self.reducers), tuple(self.logged), self.thinned(self.gives), puts, fills,
+            self.makes or "",
         )
 
     def thinned(self, bag: Bag) -> Bag:

@@ -185,10 +185,13 @@ class ValueReader(WalkState):
         scope = self.scopes[-1]
         func = node.func
         callee = self.code.callee(func, self.classes, ChainMap(scope.instances, self.scopes[0].instances))
-        bound = isinstance(func, ast.Attribute) and self.code.chain(func.value, {}) is None  # a method of an object, not a module's function
+        owner = self.code.chain(func.value, {}) if isinstance(func, ast.Attribute) else ""
+        bound = owner is None or "(" in (owner or "")  # a method of an object (`x.m()`, `make().m()`), not a module's function
         if callee is None:
             return ResultOf("", None, scope.name)  # nothing to follow: what it is passed does not matter
         if callee.startswith(UNKNOWN_OBJECT):
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in scope.bags:
+                return ResultOf("", None, scope.name)  # `metrics.update(...)`: a dict's own method
             return ResultOf(callee, None, scope.name, (), bound)  # followed for its dicts of metrics only (evidence/callees.py)
         args: list[tuple[int | str, frozenset[Atom]]] = []
         positional = True

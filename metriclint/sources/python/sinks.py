@@ -13,7 +13,7 @@ from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.knowledge.sinks import Argument as Passed
 from metriclint.knowledge.sinks import Shape, Sink
-from metriclint.model import Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span
+from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.code import Argument, arguments, called_name
@@ -53,9 +53,13 @@ class KeyRecorder(BagReader):
             help_key = self.tables.help_string(node, self._one_string, self._constant)
             if help_key is not None:
                 self.keys.append(help_key)
-        sink = self._sink(node.func)
+        sink, by_name = self._sink(node.func)
         if sink is None:
             return
+        callee = self.site(node).callee if by_name else ""
+        self.via = self.span(node) if callee and not callee.startswith(UNKNOWN_OBJECT) else None
+        if self.via is not None:
+            self.tentative.append((self.via, callee))
         given = arguments(node)
         logging = Logging(self._logging(node, called_name(node.func), given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node)
         taken: frozenset[str] = frozenset()
@@ -69,16 +73,18 @@ class KeyRecorder(BagReader):
                 line, column = self.text.start(arg.where)
                 span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))
                 self._record_key(arg.keyword, span, arg.value, from_keyword=True)
+        self.via = None
 
-    def _sink(self, func: ast.expr) -> Sink | None:
+    def _sink(self, func: ast.expr) -> tuple[Sink | None, bool]:
         """The sink a call calls: a module's function by its import path, else a method (or an
-        unknown name) by its own name. `torch.log(x)` is `torch`'s, so no `log` sink."""
+        unknown name) by its own name (then True: it may be a method of the project's own, which
+        the project-wide step follows instead). `torch.log(x)` is `torch`'s, so no `log` sink."""
         path = self.code.chain(func, self.scopes[-1].objects)
         if path is not None and path in self.sinks.functions:
-            return self.sinks.functions[path]
+            return self.sinks.functions[path], False
         if path is None or "(" in path or path.startswith("builtins."):
-            return self.sinks.methods.get(called_name(func))
-        return None
+            return self.sinks.methods.get(called_name(func)), True
+        return None, False
 
     def _logged_as(self, shape: Shape, given: list[Argument], sink: Sink, node: ast.Call, logging: Logging) -> frozenset[str]:
         """Logs what the call passes if it fits `shape`; the keyword names the shape took
@@ -187,7 +193,7 @@ class KeyRecorder(BagReader):
         """`logging`: what the logging call makes of the value; its `done` replaces what the value
         had for those facets, and it decides whether this rank's own value is logged as such.
         `atoms`: what the value was where it was put in a dict, if not what it is here."""
-        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value)))
+        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         self.value_logged(key, value, logging, atoms)
 
@@ -209,9 +215,10 @@ class KeyRecorder(BagReader):
             return
         given = arguments(node)
         texts = self._argument_strings(given)
-        bags = self._argument_bags(given)
+        bags = self.argument_bags(node)
         if site.args or texts or bags:
             self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags))
+        self.handed_to(site.callee, node, given)
         self._hand_over(node, given, site.callee, site.bound)
 
     def _hand_over(self, node: ast.Call, given: list[Argument], callee: str, bound: bool) -> None:
@@ -226,20 +233,10 @@ class KeyRecorder(BagReader):
                 over = HandOver(callee, arg.keyword or position, bound, self.span(node), self.text.segment(node.func))
                 scope.hand_over(arg.value.id, over, self.rules.replaced_per_key)
 
-    def _argument_bags(self, given: list[Argument]) -> tuple[tuple[int | str, Bag], ...]:
-        """The dicts of metrics each argument holds, for a callee that logs them."""
-        found: list[tuple[int | str, Bag]] = []
-        positional = True
-        for position, arg in enumerate(given):
-            positional = positional and not arg.star
-            if not arg.star and (arg.keyword or positional) and isinstance(arg.value, (ast.Name, ast.Dict, ast.DictComp, ast.Attribute, ast.List)):
-                held = self.bag(arg.value)
-                if held:
-                    found.append((arg.keyword or position, held))
-        return tuple(found)
-
     def _argument_strings(self, given: list[Argument]) -> tuple[tuple[int | str, tuple[str, ...]], ...]:
-        """The strings each argument is, where known whole: they fill the callee's key templates."""
+        """The strings each argument is: they fill the callee's key templates (evidence/built_keys.py)
+        and the prefixes it puts on a dict's keys (evidence/logged_bags.py), a part that varies
+        as a placeholder (`f"eval/{name}/"`); text with spaces in it is no key or prefix."""
         found: list[tuple[int | str, tuple[str, ...]]] = []
         positional = True
         for position, arg in enumerate(given):
@@ -247,7 +244,7 @@ class KeyRecorder(BagReader):
             if arg.star or not (arg.keyword or positional):
                 continue
             texts = strings.values(arg.value, self.string)
-            if texts and not any(keys.is_template(t) for t in texts):
+            if texts and not any(keys.is_template(t) and " " in t for t in texts):
                 found.append((arg.keyword or position, texts))
         return tuple(found)
 

@@ -25,6 +25,7 @@ from metriclint.model import Atom, CodeFact
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.bindings import assigned_name, read_names
+from metriclint.sources.python.code import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
@@ -70,6 +71,8 @@ def extract(
         callback_lists=tuple(collector.callback_lists),
         constants=collector.constants(),
         constant_help=tuple(collector.tables.constant_help),
+        tentative=tuple(collector.tentative),
+        instances=tuple((f"{collector.module}.{name}", held) for name, held in collector.scopes[0].instances.items() if not held.endswith("()")),
     )
 
 
@@ -116,8 +119,8 @@ class _Collector(EntryUses):
         params = tuple(a.arg for a in every)
         self.scopes.append(Scope(name, params, in_class and not static))
         for arg in every:
-            if arg.annotation is not None and (annotated := self.code.instance(arg.annotation)) is not None:
-                self.scopes[-1].instances[arg.arg] = annotated  # `tracker: Tracker`
+            if arg.annotation is not None:
+                self._annotated(self.scopes[-1], arg.arg, arg.annotation)
         self.children(node)
         self._reducers(node, self.scopes[-1])
         scope = self.scopes.pop()
@@ -127,6 +130,16 @@ class _Collector(EntryUses):
         return False
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _annotated(self, scope: Scope, name: str, annotation: ast.expr) -> None:
+        """`tracker: Tracker` holds an instance of it; `metrics: dict[str, float]` is a dict a
+        caller hands over, which the function may fill (sources/python/bags.py)."""
+        made = self.code.instance(annotation)
+        if made is not None:
+            scope.instances[name] = made
+        outer = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        if called_name(outer) in _DICT_TYPES:
+            scope.containers.add(name)
 
     def _reducers(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
         """What the function does to every value of a dict parameter (reducers.py), before what
@@ -211,11 +224,23 @@ class _Collector(EntryUses):
         value = node.value
         if value is not None and len(self.scopes) > 1:
             scope.gives |= self.bag(value)
+            self._makes(scope, value)
         parts = list(enumerate(value.elts)) if isinstance(value, ast.Tuple) else [(None, value)]
         for element, part in parts:
             if part is not None:
                 returns[element] = returns.get(element, frozenset()) | self.roots(part)
         return True
+
+    def _makes(self, scope: Scope, value: ast.expr) -> None:
+        """What instance the function returns: a class's (`return Timers()`), what another call
+        returns (`pkg.make()`), or a module's name (`return _TIMERS`, set by a `global` statement
+        anywhere in the module: evidence/callees.py reads it); "" once two returns disagree."""
+        if isinstance(value, ast.Constant) and value.value is None:
+            return
+        made = self.instance_of(value)
+        if made is None and isinstance(value, ast.Name) and value.id not in scope.carries and value.id not in scope.params:
+            made = f"{self.module}.{value.id}"
+        scope.makes = (made or "") if scope.makes is None else scope.makes if scope.makes == made else ""
 
     def _visit_If(self, node: ast.If) -> bool:
         self.visit(node.test)
@@ -230,6 +255,9 @@ class _Collector(EntryUses):
             self.block(node.orelse)
         self.tests.pop()
         return False
+
+
+_DICT_TYPES = frozenset({"dict", "Dict", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict", "Counter"})
 
 
 # Where a test file's walk stops: the definitions (their docstrings), the literals (where the

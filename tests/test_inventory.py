@@ -1,0 +1,232 @@
+"""The inventory: keys reach a sink (rules/sinks.yaml) through dicts of metrics that cross
+functions, objects and attributes (sources/python/bags.py, evidence/logged_bags.py,
+evidence/callees.py). Each idiom comes with a twin whose dict never reaches a tracker."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import FIXTURES, copy_fixture, invoke, write_project
+
+from metriclint.base.builtin import rules_dir
+from metriclint.sources import python
+
+LOGGER = """\
+import wandb
+
+
+class Tracker:
+    def publish(self, scalars, step):
+        wandb.log({f"train/{name}": value for name, value in scalars.items()}, step=step)
+"""
+QUIET = LOGGER.replace('wandb.log({f"train/{name}": value for name, value in scalars.items()}, step=step)', "print(scalars, step)")
+
+
+def _logged(project: Path) -> list[str]:
+    """The keys the audit says the code logs."""
+    result = invoke("audit", str(project), "--format", "json", "--no-cache")
+    return sorted(m["key"] for m in json.loads(result.stdout)["metrics"] if m["logged"])
+
+
+CASES = {
+    # the project's own logger, reached through an attribute set to an instance of it; it prefixes
+    "logger through an attribute": (
+        {"pkg/tracking.py": LOGGER, "pkg/loop.py": """\
+            from pkg.tracking import Tracker
+
+
+            class Loop:
+                def __init__(self):
+                    self.tracker = Tracker()
+
+                def step(self, loss):
+                    metrics = {"loss": loss}
+                    metrics["tokens"] = 128
+                    self.tracker.publish(metrics, 1)
+            """},
+        ["train/loss", "train/tokens"],
+    ),
+    # accumulated in one method, averaged and logged in another of a subclass
+    "accumulate now, log later": (
+        {"pkg/tracking.py": LOGGER, "pkg/loop.py": """\
+            from collections import defaultdict
+
+            from pkg.tracking import Tracker
+
+
+            class Base:
+                def __init__(self):
+                    self.stats = defaultdict(list)
+                    self.tracker = Tracker()
+
+                def flush(self):
+                    self.tracker.publish({k: sum(v) / len(v) for k, v in self.stats.items()}, 0)
+
+
+            class Loop(Base):
+                def step(self, reward):
+                    self.stats["reward"].append(reward)
+            """},
+        ["train/reward"],
+    ),
+    # a helper returns a dict another helper prefixes, a context manager fills a dict by name
+    "returned, prefixed and filled": (
+        {"pkg/tracking.py": LOGGER, "pkg/stats.py": """\
+            import time
+            from contextlib import contextmanager
+
+
+            def summary(values):
+                return {"mean": sum(values) / len(values), "max": max(values)}
+
+
+            def prefixed(stats, prefix):
+                return {prefix + key: value for key, value in stats.items()}
+
+
+            @contextmanager
+            def stopwatch(name, times: dict):
+                start = time.perf_counter()
+                yield
+                times[name] = time.perf_counter() - start
+            """, "pkg/loop.py": """\
+            from pkg.stats import prefixed, stopwatch, summary
+            from pkg.tracking import Tracker
+
+
+            def step(lengths, tracker: Tracker):
+                times = {}
+                with stopwatch("forward", times):
+                    pass
+                metrics = prefixed(summary(lengths), "len_")
+                metrics.update(prefixed(times, "time_"))
+                tracker.publish(metrics, 0)
+            """},
+        ["train/len_max", "train/len_mean", "train/time_forward"],
+    ),
+    # names listed in one function, turned into a dict's keys in another, logged with a suffix
+    "a list of names": (
+        {"pkg/timers.py": """\
+            import wandb
+
+
+            class Timers:
+                def _elapsed(self, names):
+                    found = {}
+                    for i, name in enumerate(names):
+                        found[name] = float(i)
+                    return found
+
+                def write(self, names):
+                    for name, seconds in self._elapsed(names).items():
+                        wandb.log({name + "-time": seconds})
+
+
+            _TIMERS = None
+
+
+            def get_timers():
+                return _TIMERS
+
+
+            def set_timers():
+                global _TIMERS
+                _TIMERS = Timers()
+            """, "pkg/loop.py": """\
+            from pkg.timers import get_timers
+
+
+            def report():
+                names = []
+                names.extend(["forward", "backward"])
+                get_timers().write(names)
+            """},
+        ["backward-time", "forward-time"],
+    ),
+    # (name, value) records kept by one method, logged by another
+    "records": (
+        {"pkg/buffer.py": """\
+            from torch.utils.tensorboard import SummaryWriter
+
+
+            class Buffer:
+                def __init__(self):
+                    self.items = []
+                    self.writer = SummaryWriter()
+
+                def record(self, name, value):
+                    self.items.append((name, value))
+
+                def flush(self, step):
+                    for name, value in self.items:
+                        self.writer.add_scalar(name, value, step)
+            """, "pkg/loop.py": """\
+            from pkg.buffer import Buffer
+
+            BUFFER = Buffer()
+
+
+            def step(seconds):
+                BUFFER.record("perf/step_seconds", seconds)
+            """},
+        ["perf/step_seconds"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_a_key_reaches_a_tracker_through_the_projects_own_code(case: str, tmp_path: Path) -> None:
+    files, expected = CASES[case]
+    write_project(tmp_path / "logged", {path: textwrap.dedent(text) for path, text in files.items()})
+    assert _logged(tmp_path / "logged") == expected
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_nothing_is_logged_where_the_dict_never_reaches_a_tracker(case: str, tmp_path: Path) -> None:
+    files, _ = CASES[case]
+    quiet = {
+        path: textwrap.dedent(text).replace(LOGGER, QUIET).replace("wandb.log(", "print(").replace("self.writer.add_scalar(", "print(")
+        for path, text in files.items()
+    }
+    write_project(tmp_path / "quiet", quiet)
+    assert _logged(tmp_path / "quiet") == []
+
+
+def test_a_method_named_like_a_trackers_that_is_the_projects_own_logs_what_it_logs(tmp_path: Path) -> None:
+    """`self.board.log(metrics)` is a tracker's `log` only where `Board.log` is no method of the project."""
+    loop = "from pkg.tracking import Tracker\n\n\nclass Loop:\n    def __init__(self):\n        self.board = Tracker()\n\n    def step(self):\n        self.board.log({'loss': 1.0})\n"
+    own = QUIET.replace("def publish(self, scalars, step)", "def log(self, scalars)").replace("print(scalars, step)", "print(scalars)")
+    write_project(tmp_path / "own", {"pkg/tracking.py": own, "pkg/loop.py": loop})
+    write_project(tmp_path / "other", {"pkg/loop.py": loop.replace("from pkg.tracking import Tracker", "from vendor import Tracker")})
+    assert _logged(tmp_path / "own") == []
+    assert _logged(tmp_path / "other") == ["loss"]
+
+
+def test_init_drafts_every_key_the_fixture_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy_fixture(FIXTURES / "inventory_dataflow", tmp_path / "project", "metrics.yaml", "expected.txt")
+    monkeypatch.chdir(tmp_path / "project")
+    assert invoke("init", ".").exit_code == 0
+    drafted = yaml.safe_load((tmp_path / "project" / "metrics.yaml").read_text(encoding="utf-8"))["metrics"]
+    assert sorted(drafted) == [
+        "grad_norm", "lengths/max", "lengths/mean", "lr", "perf/step_seconds", "perf/tokens_per_sec", "rollout/reward",
+        "time/forward", "train/loss",
+    ]
+
+
+SINK_EXAMPLES = yaml.safe_load((rules_dir() / "sinks.yaml").read_text(encoding="utf-8"))["examples"]
+
+
+@pytest.mark.parametrize("example", SINK_EXAMPLES, ids=[e["call"] for e in SINK_EXAMPLES])
+def test_rule_file_example(example: dict[str, object]) -> None:
+    """Each call of rules/sinks.yaml's examples logs exactly the keys it lists."""
+    source = f"{example.get('imports', '')}\n\n\ndef report(self, loss, lr, acc, f1, reward, samples, runtime, accuracy, step, run, client, x, probs, values):\n    {example['call']}\n"
+    found = python.extract("t.py", source.encode()).keys
+    assert sorted(use.key for use in found) == sorted(example["logs"])  # type: ignore[call-overload]
+
+
+def test_the_sink_examples_show_both_sides() -> None:
+    assert any(e["logs"] for e in SINK_EXAMPLES) and any(not e["logs"] for e in SINK_EXAMPLES)
