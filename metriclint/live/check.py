@@ -1,0 +1,50 @@
+"""The live check of one project against its runs: the entry point the command line and the
+editor server call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metriclint import filters
+from metriclint.engine import Analysis
+from metriclint.live import judge
+from metriclint.live.points import Fact
+from metriclint.live.statements import Names, gathered
+from metriclint.live.templates import templates
+from metriclint.model import Report
+from metriclint.settings import Config
+
+
+@dataclass(frozen=True)
+class Runs:
+    """What the command line says about the runs: which, and how to read them."""
+
+    paths: tuple[str, ...]
+    facts: tuple[Fact, ...] = ()
+    step_key: str | None = None
+    rank_key: str = "rank"
+
+
+def reads(analysis: Analysis, runs: Runs) -> tuple[list[judge.Read], list[judge.Statement], Names]:
+    """Each run read, its points routed to the probes the statements call for."""
+    statements = gathered(analysis.claims, analysis.registry, analysis.mentions)
+    names = Names(analysis.registry, {s.metric for s in statements})
+    made = templates(analysis.mentions)
+    presumed = judge.presumed(analysis.collection.files)
+    done = [
+        judge.read_run(path, statements, names, list(runs.facts), presumed, made, analysis.code, runs.step_key, runs.rank_key)
+        for path in runs.paths
+    ]
+    return done, statements, names
+
+
+def check(analysis: Analysis, config: Config, runs: Runs) -> Report:
+    """The findings of the runs, filtered as `check` filters its own (selection, suppression
+    comments, the baseline)."""
+    done, statements, names = reads(analysis, runs)
+    found = judge.findings(statements, done, analysis.registry, names)
+    suppressions = [s for e in analysis.collection.extractions for s in e.suppressions]
+    live_codes = ("ML011", "ML012", "ML013", "ML014", "ML900")
+    kept = filters.reported(found, config, [s for s in suppressions if any(code in live_codes for code in s.codes)])
+    kept = [f for f in kept if f.rule != "ML010" or any(code in f.phrase for code in live_codes[:4])]
+    return Report(tuple(sorted(kept, key=lambda f: f.sort_key)), analysis.report.files_checked)

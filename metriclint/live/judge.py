@@ -1,0 +1,258 @@
+"""The live check's run: statements and runs in, findings out.
+
+For each run: open it (readers/kinds.py: its streams and facts), make the probes its
+statements call for (`plan`), route each kept point to its metric's probes, then hold every
+statement against their outcomes: a value ruled out is ML011, a key registered but never
+logged ML012, one logged but not registered ML013, a statement nothing decided ML014 (a note,
+off by default), a run file that cannot be read on ML900.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from metriclint.checks import ML011, ML012, ML013, ML014, ML900
+from metriclint.knowledge.registry import Registry
+from metriclint.live import probes as p
+from metriclint.live.facts import Facts
+from metriclint.live.points import Corrupt, Fact, Wanted
+from metriclint.live.readers.kinds import Options, Run, open_run
+from metriclint.live.statements import Names, Statement, over_the_run
+from metriclint.live.templates import Template
+from metriclint.model import CodeClaim, Finding, Related, Span
+
+PRUNE_EVERY = 1 << 14  # points between two looks for decided probes
+
+
+@dataclass
+class Plan:
+    """One run's probes, by metric, and why each statement left without one is undetermined."""
+
+    probes: dict[str, list[p.Probe]] = field(default_factory=dict)
+    open: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (metric, facet, value) -> why no probe
+
+
+def plan(statements: list[Statement], facts: Facts, code: Iterable[CodeClaim] = ()) -> Plan:
+    """The probes the statements call for, given the run's facts."""
+    made = Plan()
+    by_metric: dict[str, list[Statement]] = defaultdict(list)
+    for statement in statements:
+        by_metric[statement.metric].append(statement)
+    per_device = {c.metric for c in code if c.fact.facet == "scope" and c.fact.value == "per-device"}
+    vocab, capacity = facts.get("vocab_size"), facts.get("device_memory")
+    for metric, said in by_metric.items():
+        probes: dict[object, p.Probe] = {}
+        device = metric in per_device or any(s.facet == "scope" and s.value == "per-device" and not s.negated for s in said)
+        granular = any(s.facet == "granularity" and s.value == "per-step" and not s.negated for s in said)
+        for s in said:
+            wanted_key, made_probe, why = _probe_for(s, facts, vocab, capacity, device, granular)
+            if made_probe is not None and wanted_key not in probes:
+                probes[wanted_key] = made_probe
+            elif made_probe is None and why:
+                made.open[(metric, s.facet, s.value)] = why
+        if probes:
+            made.probes[metric] = list(probes.values())
+    return made
+
+
+def _probe_for(
+    s: Statement, facts: Facts, vocab: Fact | None, capacity: Fact | None, device: bool, granular: bool,
+) -> tuple[object, p.Probe | None, str]:
+    """The probe a statement calls for (with the key that makes one per metric), or why none."""
+    facet, value = s.facet, s.value
+    if facet == "clipping" and value == "after" and not s.negated:
+        threshold = facts.get("max_grad_norm")
+        if threshold is None or float(threshold.value) <= 0:
+            return None, None, facts.why_missing("max_grad_norm") if threshold is None else "clipping is off (max_grad_norm <= 0)"
+        return "clip", p.ClipBound(threshold), ""
+    bound = p.defined_bounds(facet, value, vocab) if not s.negated else None
+    if bound is not None:
+        return ("bound", facet, value), bound, ""
+    if facet == "estimator" and value in ("k1", "negative-k1") and not s.negated:
+        return "kl", p.KlMean(), ""
+    if facet == "reduction" and value == "max" and not s.negated:
+        if over_the_run(s):
+            return "peak", p.RunningPeak(), ""
+        return None, None, "a maximum within each step may decrease; only one over the whole run is tested"
+    if facet == "scope" and value == "global" and not s.negated:
+        return "ranks", p.RanksAgree(), ""
+    if facet == "unit" and value in ("GB", "GiB", "MB", "MiB"):
+        decimal = "GB" if value in ("GB", "GiB") else "MB"
+        return ("exact", decimal), p.UnitExact(decimal, decimal[0] + "iB"), ""
+    if facet == "unit" and value == "seconds" and not s.negated:
+        if granular:
+            return "duration", p.StepDuration(), ""
+        return None, None, "only a per-step duration (granularity per-step) is held against the wall-clock time"
+    if facet == "timing":
+        return _timing(facts)
+    return None, None, f"no test of the values speaks to {facet}={value}"
+
+
+def _capacity_probes(statements: list[Statement], capacity: Fact | None, device: bool) -> list[p.Probe]:
+    units = {s.value for s in statements if s.facet == "unit" and not s.negated and s.value in p.capacity_units()}
+    if capacity is None or not capacity.firm or not device:
+        return []
+    return [p.DeviceCapacity(unit, capacity) for unit in sorted(units)]
+
+
+def _timing(facts: Facts) -> tuple[object, p.Probe | None, str]:
+    needed = {name: facts.get(name) for name in ("lr_scheduler", "learning_rate", "total_steps")}
+    missing = [name for name, fact in needed.items() if fact is None or not fact.firm]
+    warmup = facts.get("warmup_steps")
+    ratio = facts.get("warmup_ratio")
+    if missing:
+        return None, None, facts.why_missing(missing[0]) if needed[missing[0]] is None else f"{missing[0]} is only presumed"
+    kind, rate, total = str(needed["lr_scheduler"].value), float(needed["learning_rate"].value), float(needed["total_steps"].value)  # type: ignore[union-attr]
+    if p.schedule(kind, 0, 0, total) is None:
+        return None, None, f"the {kind} schedule is not one the timing test knows (linear, cosine, constant, constant_with_warmup)"
+    import math
+
+    steps = float(warmup.value) if warmup is not None and warmup.firm and float(warmup.value) > 0 else (
+        math.ceil(total * float(ratio.value)) if ratio is not None and ratio.firm else 0.0
+    )
+    cited = ", ".join(f"{f.name} {f.value} at {f.where}" for f in (*needed.values(), warmup or ratio) if f is not None)
+    return "timing", p.Timing(kind, rate, steps, total, cited), ""
+
+
+@dataclass
+class Read:
+    """One run as read: its facts, its plan, the keys it logged, and what could not be read."""
+
+    run: Run
+    facts: Facts
+    plan: Plan
+    seen: dict[str, Span]
+    points: int = 0
+
+
+def read_run(
+    name: str, statements: list[Statement], names: Names, given: list[Fact], presumed: list[Fact], templates: list[Template],
+    code: Iterable[CodeClaim] = (), step_key: str | None = None, rank_key: str = "rank", offsets: dict[str, int] | None = None,
+) -> Read:
+    routes: dict[str, list[p.Probe]] = {}
+    made = Plan()
+
+    def keep(key: str) -> bool:
+        routes[key] = [probe for metric in names.of(key) for probe in made.probes.get(metric, ())]
+        return bool(routes[key])
+
+    wanted = Wanted(keep)
+    run = open_run(name, Options(wanted, step_key, rank_key, templates, offsets or {}))
+    facts = Facts()
+    for fact in (*given, *run.facts, *presumed):
+        facts.add(fact)
+    capacity = facts.get("device_memory")
+    made = plan(statements, facts, code)
+    for metric, probes in made.probes.items():
+        said = [s for s in statements if s.metric == metric]
+        device = any(c.metric == metric and c.fact.facet == "scope" and c.fact.value == "per-device" for c in code) or any(
+            s.facet == "scope" and s.value == "per-device" and not s.negated for s in said)
+        probes += _capacity_probes(said, capacity, device)
+    read = Read(run, facts, made, wanted.seen)
+    for stream, reader in run.streams:
+        source = stream.source
+        count = 0
+        try:
+            for rank, key, step, value, wall in stream.points:
+                for probe in routes[key]:
+                    probe.add(source, rank, step, value, wall)
+                count += 1
+                if not count % PRUNE_EVERY:
+                    for key_probes in routes.values():
+                        key_probes[:] = [probe for probe in key_probes if not probe.decided]
+        except Corrupt as error:
+            run.problems.append((source.path, error))
+        except OSError as error:
+            run.problems.append((source.path, Corrupt(f"cannot read: {error.strerror or error}")))
+        read.points += count
+        problem = getattr(reader, "problem", None)
+        found = problem() if callable(problem) else None
+        if found is not None:
+            run.problems.append((source.path, found))
+    return read
+
+
+def findings(statements: list[Statement], reads: list[Read], registry: Registry | None, names: Names) -> list[Finding]:
+    """Every statement against every run's outcomes, the coverage of the registry, the run
+    files that could not be read."""
+    found: list[Finding] = []
+    logged = {metric for read in reads for key in read.seen for metric in names.of(key)}
+    outcomes = [(read, metric, probe, probe.outcome()) for read in reads for metric, probes in read.plan.probes.items() for probe in probes]
+    for s in statements:
+        if s.metric not in logged:
+            if any(read.seen for read in reads):
+                found.append(_undetermined(s, "the run never logged it"))
+            continue
+        disproofs = [(read, o) for read, metric, probe, o in outcomes if metric == s.metric and _contradicts(s, o)]
+        if disproofs:
+            found.append(_disproved(s, disproofs))
+            continue
+        why = next((o.undetermined for read, metric, probe, o in outcomes
+                    if metric == s.metric and probe.facet == s.facet and s.value in probe.values and o.undetermined), "")
+        why = why or next((read.plan.open[key] for read in reads if (key := (s.metric, s.facet, s.value)) in read.plan.open), "")
+        if why:
+            found.append(_undetermined(s, why))
+    if registry is not None:
+        found += _coverage(registry, reads, names)
+    for read in reads:
+        for path, error in read.run.problems:
+            span = Span(path, error.line, 1, error.line, 1)
+            found.append(ML900.finding(span, f"run file: {error.message}", phrase=error.message))
+        for path in read.run.unread:
+            message = "a text log, but the project has no log message with a logged value to read it by"
+            found.append(ML900.finding(Span(path, 1, 1, 1, 1), message, phrase=message))
+    return found
+
+
+def _contradicts(s: Statement, outcome: p.Outcome) -> bool:
+    if s.negated:
+        return outcome.established is not None and outcome.established[0] == s.value
+    return s.value in outcome.ruled_out
+
+
+def _disproved(s: Statement, disproofs: list[tuple[Read, p.Outcome]]) -> Finding:
+    read, outcome = disproofs[0]
+    why = outcome.established[1] if s.negated and outcome.established else outcome.ruled_out[s.value]
+    first = f", first at {outcome.first}" if outcome.first is not None else ""
+    others = len({r.run.name for r, _ in disproofs}) - 1
+    more = f" (and {others} other run{'s' if others > 1 else ''})" if others > 0 else ""
+    message = f"{s.metric}: {s.says}; run '{read.run.name}' disproves it{more}: {why}{first}"
+    related = []
+    if outcome.first is not None:
+        related.append(Related(Span(outcome.first.path, 1, 1, 1, 1), f"step {outcome.first.step}: {outcome.first.value!r}"))
+    return ML011.finding(s.span, message, metric=s.metric, facet=s.facet, found=s.found, source=s.source, related=tuple(related),
+                         phrase=s.phrase or f"{s.facet}: {s.value}", expected=outcome.established[0] if outcome.established else "")
+
+
+def _undetermined(s: Statement, why: str) -> Finding:
+    return ML014.finding(s.span, f"{s.metric}: {s.says}; undetermined by the run: {why}", metric=s.metric, facet=s.facet,
+                         found=s.found, source=s.source, phrase=s.phrase or f"{s.facet}: {s.value}")
+
+
+def _coverage(registry: Registry, reads: list[Read], names: Names) -> list[Finding]:
+    found: list[Finding] = []
+    keys = {key: span for read in reads for key, span in read.seen.items()}
+    if not keys:
+        return found
+    logged = {metric for key in keys for metric in names.of(key)}
+    runs = ", ".join(read.run.name for read in reads)
+    for key, entry in registry.metrics.items():
+        if key not in logged:
+            logged_count = f"{len(keys)} key{'s' if len(keys) != 1 else ''} logged"
+            message = f"{key}: registered, but the run ({runs}) never logged it ({logged_count})"
+            found.append(ML012.finding(entry.span, message, metric=key, related=(Related(entry.span, key),), phrase=key))
+    covered: Callable[[str], bool] = lambda key: any(m in registry.metrics for m in names.of(key))
+    for key, span in sorted(keys.items()):
+        if not covered(key):
+            message = f"{key}: logged by the run, but no registry key, template or alias covers it; add it to {registry.path}"
+            found.append(ML013.finding(span, message, metric=key, phrase=key))
+    return found
+
+
+def presumed(files: Iterable[Path]) -> list[Fact]:
+    from metriclint.live.facts import argument_defaults
+
+    return argument_defaults(files)
