@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
-
 from metriclint.live.points import Fact, Source
 
 LIMIT = 100  # disagreeing values counted before a disproof stops its probe
@@ -56,8 +54,8 @@ class Outcome:
 class Probe:
     """One test of one facet on one metric's values in one run."""
 
-    facet: ClassVar[str]
-    values: ClassVar[tuple[str, ...]]  # the facet values it speaks to
+    facet: str
+    values: tuple[str, ...]  # the facet values it speaks to
 
     def __init__(self) -> None:
         self.count = 0  # values read
@@ -170,11 +168,8 @@ class DefinedBound(Bound):
     def __init__(self, facet: str, value: str, low: float, high: float, why: str) -> None:
         super().__init__(low - TINY * max(1.0, abs(low)) if math.isfinite(low) else low,
                          high + TINY * max(1.0, abs(high)) if math.isfinite(high) else high)
-        self.facet_name, self.value, self.why = facet, value, why
-
-    @property
-    def values(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.value,)
+        self.facet, self.value, self.why = facet, value, why
+        self.values = (value,)
 
     def disproof(self) -> str:
         return f"{self.counted()} lie outside {self.why}"
@@ -389,13 +384,10 @@ class UnitExact(Probe):
         super().__init__()
         self.decimal, self.binary = decimal, binary
         self.power = 9 if decimal == "GB" else 6
+        self.values = (decimal, binary)
         self.only_decimal = self.only_binary = self.imprecise = 0
         self.first_decimal: Seen | None = None
         self.first_binary: Seen | None = None
-
-    @property
-    def values(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.decimal, self.binary)
 
     def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
         self.count += 1
@@ -457,11 +449,8 @@ class DeviceCapacity(Bound):
 
     def __init__(self, unit: str, capacity: Fact) -> None:
         self.unit, self.capacity = unit, capacity
+        self.values = (unit,)
         super().__init__(high=float(capacity.value) / _BYTES[unit] * (1 + RELATIVE))
-
-    @property
-    def values(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.unit,)
 
     def disproof(self) -> str:
         size = float(self.capacity.value) / _BYTES[self.unit]

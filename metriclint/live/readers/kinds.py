@@ -100,7 +100,7 @@ def _file(path: Path, opened: Run, options: Options, explicit: bool = False) -> 
     elif path.suffix in textlog.SUFFIXES or explicit:
         if options.templates:
             _add(opened, path, textlog.TextLog(path, shown, wanted, options.templates, rank), float64=True)
-        elif path.suffix != ".txt" or explicit:
+        elif explicit:  # a log found in a folder may be any program's: only one named is worth a word
             opened.unread.append(shown)
 
 
@@ -141,7 +141,7 @@ def _walk(folder: Path) -> list[Path]:
     found: list[Path] = []
     for root, folders, files in os.walk(folder):
         folders[:] = sorted(f for f in folders if not f.startswith(".") and not f.startswith("checkpoint-"))
-        found += [Path(root) / name for name in sorted(files) if not name.startswith(".")]
+        found += [Path(root) / name for name in sorted(files) if not name.startswith(".") and not os.path.islink(Path(root) / name)]
         if len(found) > MAX_FILES:
             break
     return found[:MAX_FILES]

@@ -24,12 +24,12 @@ def is_file_store_run(folder: Path) -> bool:
 
 
 def file_store_runs(folder: Path) -> list[Path]:
-    """The run folders under an `mlruns/` folder, an experiment folder or a run folder."""
+    """The run folders under an `mlruns/` folder (or its parent), an experiment folder or a run
+    folder: `meta.yaml` beside a `metrics/` folder, up to three levels down."""
     if is_file_store_run(folder):
         return [folder]
-    return sorted(p.parent for p in folder.glob("*/meta.yaml") if is_file_store_run(p.parent)) + sorted(
-        p.parent for p in folder.glob("*/*/meta.yaml") if is_file_store_run(p.parent)
-    )
+    found = [p.parent for depth in ("*/", "*/*/", "*/*/*/") for p in sorted(folder.glob(depth + "meta.yaml"))]
+    return [run for run in found if is_file_store_run(run)]
 
 
 class MetricFile:
