@@ -9,7 +9,7 @@ text, and a slot per field, labelled with the keys its value is logged under (th
 log-message text the pipeline made of that field), or as the step when the formatted
 expression's name is a step's (rules/live.yaml `steps`).
 
-Only pieces with a keyed slot and a literal word to anchor them are kept. A template is
+Only pieces with a keyed or step slot and a literal word to anchor them are kept. A template is
 compiled into a pattern over the printed line: the literals as written (a run of white space
 matches any), each field by what its conversion prints: digits for `d`, a float (or `nan`,
 `inf`) otherwise; a field formatted with `%` is divided by 100 back.
@@ -230,14 +230,14 @@ def _format(call: ast.Call, keys_of: dict[int, tuple[str, ...]], span: Span) -> 
 
 
 def _kept(parts: list[str | Slot], span: Span) -> Template | None:
-    """The template, if a slot of it is a metric and a literal word anchors it."""
+    """The template, if a slot of it is a metric or the step and a literal word anchors it."""
     merged: list[str | Slot] = []
     for part in parts:
         if isinstance(part, str) and merged and isinstance(merged[-1], str):
             merged[-1] += part
         elif part != "":
             merged.append(part)
-    if not any(isinstance(p, Slot) and p.keys for p in merged):
+    if not any(isinstance(p, Slot) and (p.keys or p.step) for p in merged):
         return None
     if not any(isinstance(p, str) and any(c.isalpha() for c in p) for p in merged):
         return None
