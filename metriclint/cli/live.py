@@ -36,9 +36,11 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
               help="Lowest severity that makes the exit status 1.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--output-file", "-o", metavar="FILE", help="Write the report to FILE instead of printing it.")
+@click.option("--dask", metavar="ADDRESS", help="Read each run's files on this Dask scheduler (`local:N`: a local cluster of N workers).")
 def command(
     project: Project, runs: tuple[str, ...], facts: tuple[str, ...], step_key: str | None, rank_key: str, output_format: str,
     quiet: bool, select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str, exit_zero: bool, output_file: str | None,
+    dask: str | None,
 ) -> None:
     """Hold what PATHS say about their metrics against the values the runs logged."""
     try:
@@ -56,7 +58,12 @@ def command(
     config = project.settings(select=_codes(select), ignore=_codes(ignore))
     with progress_bar(quiet) as bar:
         analysis = analyse(config, bar)
-    report = check.check(analysis, config, check.Runs(runs, tuple(given), step_key, rank_key))
+    if dask is not None:
+        try:
+            from dask import distributed  # noqa: F401
+        except ImportError:
+            usage_error([Problem("--dask", 0, 0, "needs dask.distributed, which is not installed: pip install 'metriclint[live-scale]'")])
+    report = check.check(analysis, config, check.Runs(runs, tuple(given), step_key, rank_key, dask))
     kept = io.StringIO()
     FORMATS[output_format](report, kept if output_file else sys.stdout, quiet)
     if output_file:

@@ -23,6 +23,7 @@ class Runs:
     facts: tuple[Fact, ...] = ()
     step_key: str | None = None
     rank_key: str = "rank"
+    dask: str | None = None  # a Dask scheduler's address, or `local`/`local:N`: read each run's files there (scale.py)
 
 
 def reads(analysis: Analysis, runs: Runs) -> tuple[list[judge.Read], list[judge.Statement], Names]:
@@ -31,6 +32,12 @@ def reads(analysis: Analysis, runs: Runs) -> tuple[list[judge.Read], list[judge.
     names = Names(analysis.registry, {s.metric for s in statements})
     made = templates(analysis.mentions)
     presumed = judge.presumed(analysis.collection.files)
+    if runs.dask is not None:
+        from metriclint.live import scale
+
+        done = scale.read_runs(runs.dask, list(runs.paths), statements, names, list(runs.facts), presumed, made, analysis.code,
+                               runs.step_key, runs.rank_key)
+        return done, statements, names
     done = [
         judge.read_run(path, statements, names, list(runs.facts), presumed, made, analysis.code, runs.step_key, runs.rank_key)
         for path in runs.paths

@@ -19,7 +19,7 @@ from metriclint.knowledge.registry import Registry
 from metriclint.live import probes as p
 from metriclint.live.facts import Facts
 from metriclint.live.points import Corrupt, Fact, Wanted
-from metriclint.live.readers.kinds import Options, Run, open_run
+from metriclint.live.readers.kinds import Options, open_run
 from metriclint.live.statements import Names, Statement, over_the_run
 from metriclint.live.templates import Template
 from metriclint.model import CodeClaim, Finding, Related, Span
@@ -119,19 +119,43 @@ def _timing(facts: Facts) -> tuple[object, p.Probe | None, str]:
 
 @dataclass
 class Read:
-    """One run as read: its facts, its plan, the keys it logged, and what could not be read."""
+    """One run (or one shard of it) as read: its facts, its plan with the probes fed, the keys
+    it logged and what could not be read. Plain values only, so that a shard read on a Dask
+    worker comes back whole (scale.py)."""
 
-    run: Run
+    name: str
     facts: Facts
     plan: Plan
     seen: dict[str, Span]
+    problems: list[tuple[str, str, int]] = field(default_factory=list)  # (file shown, what is wrong, line)
+    unread: list[str] = field(default_factory=list)
     points: int = 0
+
+    def merge(self, other: Read) -> None:
+        """Take in another shard of the same run, read with the same statements and facts."""
+        for metric, probes in other.plan.probes.items():
+            mine = self.plan.probes.setdefault(metric, [])
+            if not mine:
+                mine += probes
+                continue
+            for probe, theirs in zip(mine, probes):
+                probe.merge(theirs)
+        for opened, why in other.plan.open.items():
+            self.plan.open.setdefault(opened, why)
+        for key, span in other.seen.items():
+            self.seen.setdefault(key, span)
+        self.problems += other.problems
+        self.unread += other.unread
+        self.points += other.points
 
 
 def read_run(
     name: str, statements: list[Statement], names: Names, given: list[Fact], presumed: list[Fact], templates: list[Template],
     code: Iterable[CodeClaim] = (), step_key: str | None = None, rank_key: str = "rank", offsets: dict[str, int] | None = None,
+    label: str | None = None,
 ) -> Read:
+    """Read the run at `name` (a file or folder); `label` names the run in findings when `name`
+    is one shard of it."""
     routes: dict[str, list[p.Probe]] = {}
     made = Plan()
 
@@ -151,7 +175,7 @@ def read_run(
         device = any(c.metric == metric and c.fact.facet == "scope" and c.fact.value == "per-device" for c in code) or any(
             s.facet == "scope" and s.value == "per-device" and not s.negated for s in said)
         probes += _capacity_probes(said, capacity, device)
-    read = Read(run, facts, made, wanted.seen)
+    read = Read(label or name, facts, made, wanted.seen, [(path, e.message, e.line) for path, e in run.problems], list(run.unread))
     for stream, reader in run.streams:
         source = stream.source
         count = 0
@@ -164,14 +188,14 @@ def read_run(
                     for key_probes in routes.values():
                         key_probes[:] = [probe for probe in key_probes if not probe.decided]
         except Corrupt as error:
-            run.problems.append((source.path, error))
+            read.problems.append((source.path, error.message, error.line))
         except OSError as error:
-            run.problems.append((source.path, Corrupt(f"cannot read: {error.strerror or error}")))
+            read.problems.append((source.path, f"cannot read: {error.strerror or error}", 1))
         read.points += count
         problem = getattr(reader, "problem", None)
         found = problem() if callable(problem) else None
         if found is not None:
-            run.problems.append((source.path, found))
+            read.problems.append((source.path, found.message, found.line))
     return read
 
 
@@ -198,10 +222,9 @@ def findings(statements: list[Statement], reads: list[Read], registry: Registry 
     if registry is not None:
         found += _coverage(registry, reads, names)
     for read in reads:
-        for path, error in read.run.problems:
-            span = Span(path, error.line, 1, error.line, 1)
-            found.append(ML900.finding(span, f"run file: {error.message}", phrase=error.message))
-        for path in read.run.unread:
+        for path, message, line in read.problems:
+            found.append(ML900.finding(Span(path, line, 1, line, 1), f"run file: {message}", phrase=message))
+        for path in read.unread:
             message = "a text log, but the project has no log message with a logged value to read it by"
             found.append(ML900.finding(Span(path, 1, 1, 1, 1), message, phrase=message))
     return found
@@ -217,9 +240,9 @@ def _disproved(s: Statement, disproofs: list[tuple[Read, p.Outcome]]) -> Finding
     read, outcome = disproofs[0]
     why = outcome.established[1] if s.negated and outcome.established else outcome.ruled_out[s.value]
     first = f", first at {outcome.first}" if outcome.first is not None else ""
-    others = len({r.run.name for r, _ in disproofs}) - 1
+    others = len({r.name for r, _ in disproofs}) - 1
     more = f" (and {others} other run{'s' if others > 1 else ''})" if others > 0 else ""
-    message = f"{s.metric}: {s.says}; run '{read.run.name}' disproves it{more}: {why}{first}"
+    message = f"{s.metric}: {s.says}; run '{read.name}' disproves it{more}: {why}{first}"
     related = []
     if outcome.first is not None:
         related.append(Related(Span(outcome.first.path, 1, 1, 1, 1), f"step {outcome.first.step}: {outcome.first.value!r}"))
@@ -238,7 +261,7 @@ def _coverage(registry: Registry, reads: list[Read], names: Names) -> list[Findi
     if not keys:
         return found
     logged = {metric for key in keys for metric in names.of(key)}
-    runs = ", ".join(read.run.name for read in reads)
+    runs = ", ".join(read.name for read in reads)
     for key, entry in registry.metrics.items():
         if key not in logged:
             logged_count = f"{len(keys)} key{'s' if len(keys) != 1 else ''} logged"

@@ -6,7 +6,8 @@ over another shard of the run (`merge`: counts add up, sketches join), and says 
 show (`outcome`): values of a facet they rule out, a value they establish, or why they
 decide nothing. Once a probe's verdict can no longer change (`decided`), its metric's points are
 no longer routed to it. A disproof counts at most `LIMIT` disagreeing values: the message then
-says "at least".
+says "at least". The value quoted as the first to disagree is the one at the lowest step, so
+that a run read whole and one read in shards quote the same.
 
 Bounds are read only from a definition or a stated fact, never from words: a fraction lies in
 [0, 1] by definition; "percent" and "ratio" bound nothing. Each probe's docstring says what it
@@ -36,6 +37,13 @@ class Seen:
     def __str__(self) -> str:
         rank = f", rank {self.rank}" if self.rank else ""
         return f"step {self.step}: {_shown(self.value)} ({self.path}{rank})"
+
+
+def earliest(a: Seen | None, b: Seen | None) -> Seen | None:
+    """The one logged first by step (then by file and rank): the same whichever shard came first."""
+    if a is None or b is None:
+        return a or b
+    return min(a, b, key=lambda seen: (seen.step, seen.path, seen.rank))
 
 
 def _shown(value: float) -> str:
@@ -95,15 +103,14 @@ class Bound(Probe):
             self.skipped += 1
         elif value < self.low or value > self.high:
             self.outside += 1
-            if self.first is None:
-                self.first = Seen(source.path, step, value, rank)
+            if self.first is None or step < self.first.step:
+                self.first = earliest(self.first, Seen(source.path, step, value, rank))
 
     def merge(self, other: Probe) -> None:
         super().merge(other)
         assert isinstance(other, Bound)
         self.outside += other.outside
-        if self.first is None or (other.first is not None and other.first.step < self.first.step):
-            self.first = other.first
+        self.first = earliest(self.first, other.first)
 
     def counted(self) -> str:
         at_least = "at least " if self.decided else ""
@@ -277,15 +284,14 @@ class RunningPeak(Probe):
         before = self.last.get(segment)
         if before is not None and step > before[0] and value < before[1] - TINY * max(1.0, abs(before[1])):
             self.drops += 1
-            if self.first is None:
-                self.first = Seen(source.path, step, value, rank)
+            self.first = earliest(self.first, Seen(source.path, step, value, rank))
         self.last[segment] = (step, value)  # after a step that goes back (a restart), a new segment starts here
 
     def merge(self, other: Probe) -> None:
         super().merge(other)
         assert isinstance(other, RunningPeak)
         self.drops += other.drops
-        self.first = self.first or other.first
+        self.first = earliest(self.first, other.first)
 
     def outcome(self) -> Outcome:
         if self.drops:
@@ -405,10 +411,10 @@ class UnitExact(Probe):
             decimal = False
         if decimal and not binary:
             self.only_decimal += 1
-            self.first_decimal = self.first_decimal or Seen(source.path, step, value, rank)
+            self.first_decimal = earliest(self.first_decimal, Seen(source.path, step, value, rank))
         elif binary and not decimal:
             self.only_binary += 1
-            self.first_binary = self.first_binary or Seen(source.path, step, value, rank)
+            self.first_binary = earliest(self.first_binary, Seen(source.path, step, value, rank))
 
     def merge(self, other: Probe) -> None:
         super().merge(other)
@@ -416,8 +422,8 @@ class UnitExact(Probe):
         self.only_decimal += other.only_decimal
         self.only_binary += other.only_binary
         self.imprecise += other.imprecise
-        self.first_decimal = self.first_decimal or other.first_decimal
-        self.first_binary = self.first_binary or other.first_binary
+        self.first_decimal = earliest(self.first_decimal, other.first_decimal)
+        self.first_binary = earliest(self.first_binary, other.first_binary)
 
     def outcome(self) -> Outcome:
         bits = 30 if self.power == 9 else 20
@@ -495,14 +501,14 @@ class StepDuration(Probe):
         self.timed += 1
         if value > 10 * (wall - before) + 1.0:
             self.over += 1
-            self.first = self.first or Seen(source.path, step, value, rank)
+            self.first = earliest(self.first, Seen(source.path, step, value, rank))
 
     def merge(self, other: Probe) -> None:
         super().merge(other)
         assert isinstance(other, StepDuration)
         self.timed += other.timed
         self.over += other.over
-        self.first = self.first or other.first
+        self.first = earliest(self.first, other.first)
 
     def outcome(self) -> Outcome:
         if not self.timed:
@@ -575,7 +581,7 @@ class Timing(Probe):
             self.next += 1
         else:
             self.neither += 1
-            self.first_neither = self.first_neither or Seen(source.path, step, value, rank)
+            self.first_neither = earliest(self.first_neither, Seen(source.path, step, value, rank))
 
     def merge(self, other: Probe) -> None:
         super().merge(other)
@@ -584,7 +590,7 @@ class Timing(Probe):
         self.next += other.next
         self.neither += other.neither
         self.unnumbered += other.unnumbered
-        self.first_neither = self.first_neither or other.first_neither
+        self.first_neither = earliest(self.first_neither, other.first_neither)
 
     def outcome(self) -> Outcome:
         if self.unnumbered == self.count:

@@ -2,7 +2,7 @@
 
 A file is read by its kind: a TensorBoard event file (`*tfevents*`), a `trainer_state.json`, a
 W&B `.wandb` file, an MLflow SQLite database, a JSON-lines log (`.jsonl`, `.ndjson`), a text
-log (`.log`, `.out`, `.txt`, read by the project's templates). A folder is a run's output: its
+log (`.log`, `.out`, `.txt`, read by the project's templates), a Parquet log (DuckDB). A folder is a run's output: its
 event files and logs (every level down), the latest trainer state (hf.py), a W&B run folder, an
 MLflow file store, and its config files, read for facts. A path segment `rank<N>` (`rank_1`,
 `rank-3`) names the rank of the files under it; other files are rank "".
@@ -19,7 +19,7 @@ from typing import Iterator, Protocol
 from metriclint.base.paths import display
 from metriclint.live import facts as fact_sources
 from metriclint.live.points import Corrupt, Fact, Point, Source, Stream, Wanted
-from metriclint.live.readers import hf, jsonl, mlflow, textlog, wandb
+from metriclint.live.readers import hf, jsonl, mlflow, parquet, textlog, wandb
 from metriclint.live.templates import Template
 
 _RANK = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
@@ -84,6 +84,8 @@ def _file(path: Path, opened: Run, options: Options, explicit: bool = False) -> 
     elif name == hf.STATE:
         _add(opened, path, hf.History(path, shown, wanted), float64=True, updates=True)
         opened.facts += _state_facts(path)
+    elif parquet.is_parquet(path):
+        _add(opened, path, parquet.Table(path, shown, wanted), float64=True)
     elif wandb.is_run_file(path):
         _add(opened, path, wandb.RunFile(path, shown, wanted), float64=True)
         opened.facts += fact_sources.from_mapping(((k, v, 1) for k, v in wandb.config(path).items()), shown)
