@@ -29,18 +29,26 @@ from metriclint.live.points import Corrupt, Point, Wanted
 from metriclint.live.readers.protowire import BYTES, FIXED32, FIXED64, VARINT, WireError, as_double, as_float, fields, signed, varint
 
 _HEADER = struct.Struct("<QI")
+_DOUBLE, _FLOAT, _FOOTER = struct.Struct("<d"), struct.Struct("<f"), struct.Struct("<I")
+_UNSEEN, _OTHER = object(), object()
 _DT_FLOAT, _DT_DOUBLE, _DT_INT32, _DT_INT64, _DT_HALF = 1, 2, 3, 9, 19
 _PACKED = {5: ("<f", 4), 6: ("<d", 8)}  # float_val, double_val
 _CONTENT = {_DT_FLOAT: "<f", _DT_DOUBLE: "<d", _DT_INT32: "<i", _DT_INT64: "<q", _DT_HALF: "<e"}
 
 
 def masked_crc(data: bytes) -> int:
-    crc = google_crc32c.value(data)
+    return _mask(google_crc32c.value(data))
+
+
+def _mask(crc: int) -> int:
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def is_event_file(path: Path) -> bool:
     return "tfevents" in path.name
+
+
+CHUNK = 1 << 22  # bytes read at a time: records are parsed from memory, not one read() each
 
 
 class EventFile:
@@ -49,41 +57,61 @@ class EventFile:
     def __init__(self, path: Path, shown: str, wanted: Wanted, rank: str, offset: int = 0) -> None:
         self.path, self.shown, self.wanted, self.rank = path, shown, wanted, rank
         self.offset = offset
+        self._tags: dict[bytes, str | None] = {}  # a tag's bytes -> the key, or None when not wanted
 
     def points(self) -> Iterator[Point]:
         with open(self.path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             handle.seek(self.offset)
-            for data in self._records(handle, size):
+            simple = self._simple
+            for data in self._records(handle.read, size):
                 try:
-                    yield from self._event(data)
-                except (WireError, struct.error) as error:
+                    # The shape `add_scalar` writes (wall_time, step, a summary of one simple
+                    # value) is read by position; anything else field by field.
+                    found = simple(data) if len(data) > 12 and data[0] == 0x09 and data[9] == 0x10 else _OTHER
+                    if found is _OTHER:
+                        yield from self._event(data)
+                    elif found is not None:
+                        yield found  # type: ignore[misc]
+                except (WireError, struct.error, IndexError) as error:
                     raise Corrupt(f"the event record at byte {self.offset} does not decode: {error}", offset=self.offset) from None
                 self.offset += 16 + len(data)
 
-    def _records(self, handle: BinaryIO, size: int) -> Iterator[bytes]:
-        read: Callable[[int], bytes] = handle.read
+    def _records(self, read: Callable[[int], bytes], size: int) -> Iterator[bytes]:
+        """Each record's data, checked; the file read a chunk at a time."""
+        buffer, at = b"", 0  # at: where the next record starts in buffer
+        unpack, crc, footer = _HEADER.unpack_from, google_crc32c.value, _FOOTER.unpack_from
         while True:
-            at = self.offset
-            header = read(12)
-            if len(header) < 12:
-                return  # the end, or a header still being written
-            length, crc = _HEADER.unpack(header)
-            if masked_crc(header[:8]) != crc:
-                raise Corrupt(f"the record at byte {at} has a wrong length checksum; the file is not read past it", offset=at)
-            if length > size - at - 16:
-                if length > size:  # no writer could be writing it: the length itself is wrong
-                    raise Corrupt(f"the record at byte {at} says it holds {length} bytes; the file has {size}", offset=at)
-                return  # a record still being written
-            data = read(length)
-            footer = read(4)
-            if len(data) < length or len(footer) < 4:
-                return
-            if masked_crc(data) != struct.unpack("<I", footer)[0]:
-                raise Corrupt(f"the record at byte {at} has a wrong data checksum; the file is not read past it", offset=at)
+            left = len(buffer) - at
+            if left < 12 or left < 16 + unpack(buffer, at)[0]:
+                more = read(CHUNK)
+                if not more:
+                    if left >= 12:
+                        self._check_length(buffer, at, size)
+                    return  # the end, or a record still being written
+                buffer = buffer[at:] + more
+                at = 0
+                continue
+            length, checksum = unpack(buffer, at)
+            if _mask(crc(buffer[at : at + 8])) != checksum:
+                raise Corrupt(f"the record at byte {self.offset} has a wrong length checksum; the file is not read past it", offset=self.offset)
+            data = buffer[at + 12 : at + 12 + length]
+            if _mask(crc(data)) != footer(buffer, at + 12 + length)[0]:
+                raise Corrupt(f"the record at byte {self.offset} has a wrong data checksum; the file is not read past it", offset=self.offset)
+            at += 16 + length
             yield data
 
+    def _check_length(self, buffer: bytes, at: int, size: int) -> None:
+        """At the end of the file with a record's header but not its data: a writer still writing,
+        unless the length is one no file could hold, or its checksum is wrong."""
+        length, checksum = _HEADER.unpack_from(buffer, at)
+        if masked_crc(buffer[at : at + 8]) != checksum:
+            raise Corrupt(f"the record at byte {self.offset} has a wrong length checksum; the file is not read past it", offset=self.offset)
+        if length > size:
+            raise Corrupt(f"the record at byte {self.offset} says it holds {length} bytes; the file has {size}", offset=self.offset)
+
     def _event(self, data: bytes) -> Iterator[Point]:
+        """The scalars of one Event, field by field."""
         wall: float | None = None
         step = 0
         summary = None
@@ -101,6 +129,32 @@ class EventFile:
                 found = self._scalar(payload)
                 if found is not None and self.wanted(found[0], self.shown):
                     yield self.rank, found[0], step, found[1], wall
+
+    def _simple(self, data: bytes) -> Point | object | None:
+        """The point of an event of exactly one simple value (None when its key is not wanted),
+        else `_OTHER`. Lengths under 128 are one byte, read in place."""
+        wall = _DOUBLE.unpack_from(data, 1)[0]
+        if data[10] < 0x80:
+            step, at = data[10], 11
+        else:
+            step, at = varint(data, 10)
+        end = len(data)
+        if at + 4 > end or data[at] != 0x2A or data[at + 1] >= 0x80 or at + 2 + data[at + 1] != end or data[at + 2] != 0x0A:
+            return _OTHER
+        inner, at = data[at + 3], at + 4
+        if inner >= 0x80 or at + inner != end or data[at] != 0x0A or data[at + 1] >= 0x80:
+            return _OTHER
+        tag_end = at + 2 + data[at + 1]
+        if tag_end + 5 != end or data[tag_end] != 0x15:
+            return _OTHER
+        tag = data[at + 2 : tag_end]
+        key = self._tags.get(tag, _UNSEEN)
+        if key is _UNSEEN:
+            text = tag.decode("utf-8", "replace")
+            key = self._tags[tag] = text if self.wanted(text, self.shown) else None
+        if key is None:
+            return None
+        return self.rank, key, signed(step), _FLOAT.unpack_from(data, tag_end + 1)[0], wall
 
     def _scalar(self, data: bytes) -> tuple[str, float] | None:
         """A summary value's tag and number, or None for a histogram, image, text or malformed one."""
