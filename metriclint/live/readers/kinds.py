@@ -133,10 +133,17 @@ def _folder(folder: Path, opened: Run, options: Options) -> None:
             opened.facts += fact_sources.config_file(path)
         elif path.name == "wandb-metadata.json":
             opened.facts += _wandb_metadata(path)
+        elif path.name == "wandb-summary.json" and not _has_history(path.parent):
+            _add(opened, path, wandb.Summary(path, display(path), options.wanted), float64=True)
         elif path.name == "wandb-history.jsonl":
             _add(opened, path, jsonl.Lines(path, display(path), options.wanted, "_step", options.rank_key, rank_of(path)), float64=True)
         elif path.suffix not in (".txt",) or "tfevents" in path.name:
             _file(path, opened, options)
+
+
+def _has_history(files: Path) -> bool:
+    """Whether a W&B run's `files/` folder (or the run folder) has the history its summary ends."""
+    return (files / "wandb-history.jsonl").is_file() or any(files.glob("run-*.wandb")) or any(files.parent.glob("run-*.wandb"))
 
 
 def _walk(folder: Path) -> list[Path]:

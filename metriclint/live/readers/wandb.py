@@ -174,3 +174,20 @@ def config(path: Path) -> dict[str, object]:
     except (OSError, Corrupt, WireError, ValueError, RecursionError):
         pass
     return reader.config
+
+
+class Summary:
+    """`wandb-summary.json`: each key's last value, at the summary's `_step` (a run whose
+    history is not at hand, a synced folder or one committed without its `.wandb` file)."""
+
+    def __init__(self, path: Path, shown: str, wanted: Wanted) -> None:
+        self.path, self.shown, self.wanted = path, shown, wanted
+
+    def points(self) -> Iterator[Point]:
+        values = summary(self.path)
+        at, wall = number(values.get("_step")), number(values.get("_timestamp"))
+        step = int(at) if at is not None and abs(at) < 2**63 else 0
+        for key, value in values.items():
+            found = number(value)
+            if found is not None and not key.startswith("_") and self.wanted(key, self.shown):
+                yield "", key, step, found, wall
