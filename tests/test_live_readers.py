@@ -187,3 +187,10 @@ def test_every_format_carries_the_live_findings(in_tmp: Path) -> None:
     document = json.loads(invoke("live-check", ".", "--run", "run", "--no-cache", "--fact", "max_grad_norm=1.0", "--format", "json").output)
     (finding,) = document["findings"]
     assert finding["related"][0]["path"] == "run/log.jsonl" and finding["facet"] == "clipping"
+
+
+def test_a_git_lfs_pointer_is_said_to_be_one(in_tmp: Path) -> None:
+    (in_tmp / "run").mkdir()
+    pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:0123\nsize 40991\n"
+    (in_tmp / "run" / "events.out.tfevents.1674944078.host.1").write_text(pointer, encoding="utf-8")
+    assert any("ML900 run file: a Git LFS pointer, not the run file itself" in line for line in _live(in_tmp))

@@ -77,7 +77,9 @@ def _add(opened: Run, path: Path, reader: Reader, float64: bool, updates: bool =
 def _file(path: Path, opened: Run, options: Options, explicit: bool = False) -> None:
     shown, wanted, rank = display(path), options.wanted, rank_of(path)
     name = path.name
-    if "tfevents" in name:
+    if _lfs_pointer(path):
+        opened.problems.append((shown, Corrupt("a Git LFS pointer, not the run file itself: `git lfs pull` fetches it")))
+    elif "tfevents" in name:
         from metriclint.live.readers.tfevents import EventFile
 
         _add(opened, path, EventFile(path, shown, wanted, rank, options.offsets.get(shown, 0)), float64=False)
@@ -139,6 +141,18 @@ def _folder(folder: Path, opened: Run, options: Options) -> None:
             _add(opened, path, jsonl.Lines(path, display(path), options.wanted, "_step", options.rank_key, rank_of(path)), float64=True)
         elif path.suffix not in (".txt",) or "tfevents" in path.name:
             _file(path, opened, options)
+
+
+def _lfs_pointer(path: Path) -> bool:
+    """A file Git LFS left as its pointer (event files in a repository often are)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_LFS)) == _LFS
+    except OSError:
+        return False
+
+
+_LFS = b"version https://git-lfs.github.com/spec/"
 
 
 def _has_history(files: Path) -> bool:
