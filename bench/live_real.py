@@ -10,7 +10,6 @@ undetermined), then the findings `metriclint live-check` reports for it.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -59,4 +58,4 @@ def main_() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main_())
+    main_()

@@ -46,7 +46,8 @@ def command(
     try:
         import google_crc32c  # noqa: F401 - the extra's one compiled dependency
 
-        from metriclint.live import check, facts as fact_sources
+        from metriclint.live import check
+        from metriclint.live import facts as fact_sources
     except ImportError as error:
         usage_error([Problem("metriclint live-check", 0, 0, f"needs {error.name}, which is not installed: pip install 'metriclint[live]'")])
     missing = [run for run in runs if not Path(run).exists()]

@@ -9,6 +9,7 @@ off by default), a run file that cannot be read on ML900.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,19 +49,18 @@ def plan(statements: list[Statement], facts: Facts, code: Iterable[CodeClaim] = 
         device = metric in per_device or any(s.facet == "scope" and s.value == "per-device" and not s.negated for s in said)
         granular = any(s.facet == "granularity" and s.value == "per-step" and not s.negated for s in said)
         for s in said:
-            wanted_key, made_probe, why = _probe_for(s, facts, vocab, capacity, device, granular)
+            wanted_key, made_probe, why = _probe_for(s, facts, vocab, granular)
             if made_probe is not None and wanted_key not in probes:
                 probes[wanted_key] = made_probe
             elif made_probe is None and why:
                 made.open[(metric, s.facet, s.value)] = why
-        if probes:
-            made.probes[metric] = list(probes.values())
+        found = [*probes.values(), *_capacity_probes(said, capacity, device)]
+        if found:
+            made.probes[metric] = found
     return made
 
 
-def _probe_for(
-    s: Statement, facts: Facts, vocab: Fact | None, capacity: Fact | None, device: bool, granular: bool,
-) -> tuple[object, p.Probe | None, str]:
+def _probe_for(s: Statement, facts: Facts, vocab: Fact | None, granular: bool) -> tuple[object, p.Probe | None, str]:
     """The probe a statement calls for (with the key that makes one per metric), or why none."""
     facet, value = s.facet, s.value
     if facet == "clipping" and value == "after" and not s.negated:
@@ -92,6 +92,7 @@ def _probe_for(
 
 
 def _capacity_probes(statements: list[Statement], capacity: Fact | None, device: bool) -> list[p.Probe]:
+    """A device-capacity bound per memory unit stated of one device's memory, with a firm capacity."""
     units = {s.value for s in statements if s.facet == "unit" and not s.negated and s.value in p.capacity_units()}
     if capacity is None or not capacity.firm or not device:
         return []
@@ -108,8 +109,6 @@ def _timing(facts: Facts) -> tuple[object, p.Probe | None, str]:
     kind, rate, total = str(needed["lr_scheduler"].value), float(needed["learning_rate"].value), float(needed["total_steps"].value)  # type: ignore[union-attr]
     if p.schedule(kind, 0, 0, total) is None:
         return None, None, f"the {kind} schedule is not one the timing test knows (linear, cosine, constant, constant_with_warmup)"
-    import math
-
     steps = float(warmup.value) if warmup is not None and warmup.firm and float(warmup.value) > 0 else (
         math.ceil(total * float(ratio.value)) if ratio is not None and ratio.firm else 0.0
     )
@@ -168,13 +167,7 @@ def read_run(
     facts = Facts()
     for fact in (*given, *run.facts, *presumed):
         facts.add(fact)
-    capacity = facts.get("device_memory")
     made = plan(statements, facts, code)
-    for metric, probes in made.probes.items():
-        said = [s for s in statements if s.metric == metric]
-        device = any(c.metric == metric and c.fact.facet == "scope" and c.fact.value == "per-device" for c in code) or any(
-            s.facet == "scope" and s.value == "per-device" and not s.negated for s in said)
-        probes += _capacity_probes(said, capacity, device)
     read = Read(label or name, facts, made, wanted.seen, [(path, e.message, e.line) for path, e in run.problems], list(run.unread))
     for stream, reader in run.streams:
         source = stream.source

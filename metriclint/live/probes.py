@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
 from metriclint.live.points import Fact, Source
 
 LIMIT = 100  # disagreeing values counted before a disproof stops its probe

@@ -2,9 +2,13 @@
 (written for metriclint's benchmark: only the printed format matches the runs it reads)."""
 
 import math
+from typing import Any
 
 
-def training_log(writer, iteration, train_iters, elapsed_ms, learning_rate, batch_size, lm_loss, loss_scale, grad_norm):
+def training_log(
+    writer: Any, iteration: int, train_iters: int, elapsed_ms: float, learning_rate: float, batch_size: int, lm_loss: float,
+    loss_scale: float, grad_norm: float,
+) -> None:
     """Logs and prints one reporting interval.
 
     Args:
@@ -24,7 +28,7 @@ def training_log(writer, iteration, train_iters, elapsed_ms, learning_rate, batc
     print(line)
 
 
-def validation_log(writer, iteration, loss):
+def validation_log(writer: Any, iteration: int, loss: float) -> None:
     ppl = math.exp(min(20, loss))
     writer.add_scalar("lm loss validation", loss, iteration)
     writer.add_scalar("lm loss validation ppl", ppl, iteration)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import Callable, Iterator
 
 import google_crc32c
 
