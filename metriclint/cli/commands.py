@@ -184,8 +184,9 @@ def _example(example: Example) -> str:
     if example.registry is not None:
         files["metrics.yaml"] = example.registry
     shown = "".join(f"  # {name}\n" + "".join(f"    {line}\n" for line in text.splitlines()) for name, text in files.items())
+    ran = f"  $ metriclint {' '.join(example.command)}\n" if example.command != ("check", ".") else ""
     reported = "".join(f"  -> {line}\n" for line in example.expect)
-    return shown + reported
+    return shown + ran + reported
 
 
 @main.command()
