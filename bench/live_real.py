@@ -16,8 +16,9 @@ from click.testing import CliRunner
 
 from metriclint import engine, settings
 from metriclint.cli import main
-from metriclint.live import check
+from metriclint.live import check, judge
 from metriclint.live.facts import given
+from metriclint.live.probes import Series
 
 HERE = Path(__file__).parent / "live"
 # (project folder, run path relative to it, --fact options: each from the run's own log, as cited)
@@ -44,12 +45,16 @@ def main_() -> None:
             print(f"   {read.points} points of claimed keys read; {len(read.seen)} keys logged")
             for metric, probes in sorted(read.plan.probes.items()):
                 for probe in probes:
+                    if isinstance(probe, Series):
+                        continue  # paired below
                     outcome = probe.outcome()
                     verdict = (
                         f"rules out {', '.join(outcome.ruled_out)}: {next(iter(outcome.ruled_out.values()))}" if outcome.ruled_out
                         else f"undetermined: {outcome.undetermined}" if outcome.undetermined else f"consistent: {outcome.consistent}"
                     )
                     print(f"   {metric} [{type(probe).__name__} {probe.facet}]: {verdict}")
+            for metric, pairs in sorted(judge.exp_pairs(read).items()):
+                print(f"   {metric} [perplexity pair]: proved: {'; '.join(pairs)}")
             for (metric, facet, value), why in sorted(read.plan.open.items()):
                 print(f"   {metric} [{facet}={value}]: no probe: {why}")
         result = CliRunner().invoke(main, ["live-check", ".", "--run", run, "--no-cache", *[f"--fact={f}" for f in facts], "--ignore", "ML013"])

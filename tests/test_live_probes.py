@@ -116,3 +116,25 @@ def test_value_test(name: str, registry: str, write: Writer, args: tuple[str, ..
     expected = ["ML011 metrics.yaml:4", "ML011 metrics.yaml:6"] if name.startswith("running-peak") else ["ML011 metrics.yaml:6"]
     assert finding_lines(result) == (expected if bad else []), result.output
     assert result.exit_code == (1 if bad else 0)
+
+
+@pytest.mark.parametrize("paired", [True, False])
+def test_a_perplexity_is_paired_with_the_loss_it_is_the_exponential_of(paired: bool, in_tmp: Path) -> None:
+    """perplexity = exp(loss) at the same step proves which loss it is of; the twin's perplexity
+    is of another loss than the one logged, and is paired with none (which disproves nothing)."""
+    from metriclint import engine, settings
+    from metriclint.live import check, judge
+
+    registry = (
+        "version: 1\nmetrics:\n  val/loss:\n    semantics:\n      quantity: nll\n"
+        "  val/ppl:\n    semantics:\n      quantity: perplexity\n"
+    )
+    write_project(in_tmp, {"train.py": "x = 1\n"}, registry)
+    losses = [2.0, 1.5, 1.25]
+    json_lines(in_tmp / "run" / "log.jsonl", [
+        {"step": s, "val/loss": loss, "val/ppl": math.exp(loss if paired else loss + 0.5)} for s, loss in enumerate(losses)
+    ])
+    analysis = engine.analyse(settings.with_speed(settings.load((".",), None, None), None, None, True))
+    (read,), _, _ = check.reads(analysis, check.Runs(("run",)))
+    assert judge.exp_pairs(read) == ({"val/ppl": ["equals exp(val/loss) at all 3 steps both logged"]} if paired else {})
+    assert finding_lines(invoke("live-check", ".", "--run", "run", "--no-cache")) == []

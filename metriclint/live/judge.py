@@ -54,7 +54,8 @@ def plan(statements: list[Statement], facts: Facts, code: Iterable[CodeClaim] = 
                 probes[wanted_key] = made_probe
             elif made_probe is None and why:
                 made.open[(metric, s.facet, s.value)] = why
-        found = [*probes.values(), *_capacity_probes(said, capacity, device)]
+        series = [p.Series()] if any(s.facet == "quantity" and s.value in p.Series.values and not s.negated for s in said) else []
+        found = [*probes.values(), *_capacity_probes(said, capacity, device), *series]
         if found:
             made.probes[metric] = found
     return made
@@ -129,6 +130,7 @@ class Read:
     problems: list[tuple[str, str, int]] = field(default_factory=list)  # (file shown, what is wrong, line)
     unread: list[str] = field(default_factory=list)
     points: int = 0
+    quantities: dict[str, tuple[str, ...]] = field(default_factory=dict)  # metric -> quantity values stated, for exp_pairs
 
     def merge(self, other: Read) -> None:
         """Take in another shard of the same run, read with the same statements and facts."""
@@ -146,6 +148,7 @@ class Read:
         self.problems += other.problems
         self.unread += other.unread
         self.points += other.points
+        self.quantities = {**other.quantities, **self.quantities}
 
 
 def read_run(
@@ -169,6 +172,9 @@ def read_run(
         facts.add(fact)
     made = plan(statements, facts, code)
     read = Read(label or name, facts, made, wanted.seen, [(path, e.message, e.line) for path, e in run.problems], list(run.unread))
+    for s in statements:
+        if s.facet == "quantity" and not s.negated:
+            read.quantities[s.metric] = (*read.quantities.get(s.metric, ()), s.value)
     for stream, reader in run.streams:
         source = stream.source
         count = 0
@@ -272,3 +278,11 @@ def presumed(files: Iterable[Path]) -> list[Fact]:
     from metriclint.live.facts import argument_defaults
 
     return argument_defaults(files)
+
+
+def exp_pairs(read: Read) -> dict[str, list[str]]:
+    """For each perplexity metric of a run, the losses it is the exponential of (probes.exp_pairs)."""
+    series = {metric: probe for metric, probes in read.plan.probes.items() for probe in probes if isinstance(probe, p.Series)}
+    said = read.quantities
+    losses = {metric: probe for metric, probe in series.items() if "nll" in said.get(metric, ())}
+    return {metric: found for metric, probe in series.items() if "perplexity" in said.get(metric, ()) and (found := p.exp_pairs(probe, losses))}

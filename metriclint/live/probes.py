@@ -607,3 +607,42 @@ class Timing(Probe):
             return Outcome({"current-step": why}, established=("next-step", why))
         why = f"all {self.current} informative values equal the schedule at the update they report ({self.cited})"
         return Outcome({"next-step": why}, established=("current-step", why))
+
+
+class Series(Probe):
+    """quantity=perplexity and quantity=nll: a metric's values at a deterministic sample of steps
+    (StepSketch), so that a perplexity can be paired with a loss (`exp_pairs`). Alone it
+    decides nothing."""
+
+    facet, values = "quantity", ("perplexity", "nll")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sketch = StepSketch()
+
+    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+        self.count += 1
+        if math.isfinite(value):
+            self.sketch.add(rank, step, value)
+
+    def merge(self, other: Probe) -> None:
+        super().merge(other)
+        assert isinstance(other, Series)
+        self.sketch.merge(other.sketch)
+
+    def outcome(self) -> Outcome:
+        return Outcome()
+
+
+def exp_pairs(perplexity: Series, losses: dict[str, Series]) -> list[str]:
+    """perplexity = exp(loss) at the same step: the losses whose exponential the perplexity
+    equals (0.01% relative, what a value printed to seven digits keeps) at every step, two at
+    least, both logged. Proves which loss a perplexity is of; a perplexity that equals none
+    disproves nothing (it may be of a loss the run does not log)."""
+    found = []
+    for name, loss in sorted(losses.items()):
+        shared = [(ranks, loss.sketch.values[step]) for step, ranks in perplexity.sketch.values.items() if step in loss.sketch.values]
+        pairs = [(ppl, loss_ranks[rank]) for ranks, loss_ranks in shared for rank, ppl in ranks.items() if rank in loss_ranks]
+        if len(pairs) >= 2 and all(abs(ppl - math.exp(min(value, 700.0))) <= 1e-4 * abs(ppl) for ppl, value in pairs):
+            found.append(f"equals exp({name}) at all {len(pairs)} steps both logged")
+    return found
