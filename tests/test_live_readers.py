@@ -194,3 +194,42 @@ def test_a_git_lfs_pointer_is_said_to_be_one(in_tmp: Path) -> None:
     pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:0123\nsize 40991\n"
     (in_tmp / "run" / "events.out.tfevents.1674944078.host.1").write_text(pointer, encoding="utf-8")
     assert any("ML900 run file: a Git LFS pointer, not the run file itself" in line for line in _live(in_tmp))
+
+
+def _spoil_first_record_and_append(path: Path, extra: Path) -> None:
+    """The first record spoiled in place (read again from the start, the file stops there), and
+    one more record appended, as its writer appends it."""
+    records, data = [], extra.read_bytes()
+    at = 0
+    while at + 12 <= len(data):
+        (length,) = struct.unpack_from("<Q", data, at)
+        records.append(data[at : at + 16 + length])
+        at += 16 + length
+    written = bytearray(path.read_bytes())
+    written[20] ^= 0xFF
+    path.write_bytes(bytes(written) + records[-1])
+
+
+def test_an_event_file_is_read_on_from_where_the_last_check_stopped(in_tmp: Path) -> None:
+    write_project(in_tmp, {"train.py": "x = 1\n"}, "version: 1\nmetrics:\n  train/grad_norm:\n    semantics:\n      clipping: after\n")
+    tensorboard(in_tmp / "run", {"train/grad_norm": [(1, 2.0), (2, 3.0)]})
+    (path,) = (in_tmp / "run").glob("events.out.tfevents.*")
+    args = ("live-check", ".", "--run", "run", "--cache-dir", str(in_tmp / "cache"), "--fact", "max_grad_norm=1.0")
+    assert "2 of the 2 values read exceed" in invoke(*args).output
+    tensorboard(in_tmp / "more", {"train/grad_norm": [(3, 4.0)]})
+    (extra,) = (in_tmp / "more").glob("events.out.tfevents.*")
+    _spoil_first_record_and_append(path, extra)
+    again = invoke(*args).output
+    assert "ML900" not in again and "3 of the 3 values read exceed" in again, again  # the kept probes, and the new record
+    other = invoke(*args[:-1], "max_grad_norm=1.5").output  # other facts: the kept state is not this check's
+    assert "wrong data checksum" in other, other
+
+
+def test_a_kept_state_that_names_another_class_is_not_used(in_tmp: Path) -> None:
+    write_project(in_tmp, {"train.py": "x = 1\n"}, "version: 1\nmetrics:\n  train/grad_norm:\n    semantics:\n      clipping: after\n")
+    tensorboard(in_tmp / "run", {"train/grad_norm": [(1, 2.0), (2, 3.0)]})
+    args = ("live-check", ".", "--run", "run", "--cache-dir", str(in_tmp / "cache"), "--fact", "max_grad_norm=1.0")
+    invoke(*args)
+    (kept,) = (in_tmp / "cache" / "live").glob("*.json")
+    kept.write_text(kept.read_text(encoding="utf-8").replace('"ClipBound"', '"subprocess.Popen"'), encoding="utf-8")
+    assert "2 of the 2 values read exceed" in invoke(*args).output

@@ -9,6 +9,7 @@ from metriclint import filters
 from metriclint.engine import Analysis
 from metriclint.live import judge
 from metriclint.live.points import Fact
+from metriclint.live.resume import Store
 from metriclint.live.statements import Names, gathered
 from metriclint.live.templates import templates
 from metriclint.model import Report
@@ -26,8 +27,9 @@ class Runs:
     dask: str | None = None  # a Dask scheduler's address, or `local`/`local:N`: read each run's files there (scale.py)
 
 
-def reads(analysis: Analysis, runs: Runs) -> tuple[list[judge.Read], list[judge.Statement], Names]:
-    """Each run read, its points routed to the probes the statements call for."""
+def reads(analysis: Analysis, runs: Runs, store: Store | None = None) -> tuple[list[judge.Read], list[judge.Statement], Names]:
+    """Each run read, its points routed to the probes the statements call for; with a `store`,
+    event files are read on from where the last check stopped."""
     statements = gathered(analysis.claims, analysis.registry, analysis.mentions)
     names = Names(analysis.registry, {s.metric for s in statements})
     made = templates(analysis.mentions)
@@ -39,7 +41,7 @@ def reads(analysis: Analysis, runs: Runs) -> tuple[list[judge.Read], list[judge.
                                runs.step_key, runs.rank_key)
         return done, statements, names
     done = [
-        judge.read_run(path, statements, names, list(runs.facts), presumed, made, analysis.code, runs.step_key, runs.rank_key)
+        judge.read_run(path, statements, names, list(runs.facts), presumed, made, analysis.code, runs.step_key, runs.rank_key, store)
         for path in runs.paths
     ]
     return done, statements, names
@@ -48,7 +50,7 @@ def reads(analysis: Analysis, runs: Runs) -> tuple[list[judge.Read], list[judge.
 def check(analysis: Analysis, config: Config, runs: Runs) -> Report:
     """The findings of the runs, filtered as `check` filters its own (selection, suppression
     comments, the baseline)."""
-    done, statements, names = reads(analysis, runs)
+    done, statements, names = reads(analysis, runs, Store(config.cache_dir / "live") if config.cache_dir is not None else None)
     found = judge.findings(statements, done, analysis.registry, names)
     suppressions = [s for e in analysis.collection.extractions for s in e.suppressions]
     live_codes = ("ML011", "ML012", "ML013", "ML014", "ML900")

@@ -19,8 +19,11 @@ from metriclint.checks import ML011, ML012, ML013, ML014, ML900
 from metriclint.knowledge.registry import Registry
 from metriclint.live import probes as p
 from metriclint.live.facts import Facts
-from metriclint.live.points import Corrupt, Fact, Wanted
+from metriclint.live import resume
+from metriclint.live.points import Corrupt, Fact, Point, Source, Wanted
 from metriclint.live.readers.kinds import Options, open_run
+from metriclint.live.readers.tfevents import EventFile
+from metriclint.live.resume import Store
 from metriclint.live.statements import Names, Statement, over_the_run
 from metriclint.live.templates import Template
 from metriclint.model import CodeClaim, Finding, Related, Span
@@ -134,15 +137,7 @@ class Read:
 
     def merge(self, other: Read) -> None:
         """Take in another shard of the same run, read with the same statements and facts."""
-        for metric, probes in other.plan.probes.items():
-            mine = self.plan.probes.setdefault(metric, [])
-            if not mine:
-                mine += probes
-                continue
-            for probe, theirs in zip(mine, probes):
-                probe.merge(theirs)
-        for opened, why in other.plan.open.items():
-            self.plan.open.setdefault(opened, why)
+        _merge(self.plan, other.plan)
         for key, span in other.seen.items():
             self.seen.setdefault(key, span)
         self.problems += other.problems
@@ -153,11 +148,12 @@ class Read:
 
 def read_run(
     name: str, statements: list[Statement], names: Names, given: list[Fact], presumed: list[Fact], templates: list[Template],
-    code: Iterable[CodeClaim] = (), step_key: str | None = None, rank_key: str = "rank", offsets: dict[str, int] | None = None,
+    code: Iterable[CodeClaim] = (), step_key: str | None = None, rank_key: str = "rank", store: Store | None = None,
     label: str | None = None,
 ) -> Read:
     """Read the run at `name` (a file or folder); `label` names the run in findings when `name`
-    is one shard of it."""
+    is one shard of it. With a `store`, each event file is its own shard, read on from where the
+    last check stopped (resume.py)."""
     routes: dict[str, list[p.Probe]] = {}
     made = Plan()
 
@@ -166,7 +162,7 @@ def read_run(
         return bool(routes[key])
 
     wanted = Wanted(keep)
-    run = open_run(name, Options(wanted, step_key, rank_key, templates, offsets or {}))
+    run = open_run(name, Options(wanted, step_key, rank_key, templates, store.offsets() if store is not None else {}))
     facts = Facts()
     for fact in (*given, *run.facts, *presumed):
         facts.add(fact)
@@ -175,27 +171,82 @@ def read_run(
     for s in statements:
         if s.facet == "quantity" and not s.negated:
             read.quantities[s.metric] = (*read.quantities.get(s.metric, ()), s.value)
+    signature = resume.signature(statements, [f for found in facts.found.values() for f in found], code) if store is not None else ""
     for stream, reader in run.streams:
-        source = stream.source
-        count = 0
-        try:
-            for rank, key, step, value, wall in stream.points:
-                for probe in routes[key]:
-                    probe.add(source, rank, step, value, wall)
-                count += 1
-                if not count % PRUNE_EVERY:
-                    for key_probes in routes.values():
-                        key_probes[:] = [probe for probe in key_probes if not probe.decided]
-        except Corrupt as error:
-            read.problems.append((source.path, error.message, error.line))
-        except OSError as error:
-            read.problems.append((source.path, f"cannot read: {error.strerror or error}", 1))
-        read.points += count
-        problem = getattr(reader, "problem", None)
-        found = problem() if callable(problem) else None
-        if found is not None:
-            read.problems.append((source.path, found.message, found.line))
+        if store is not None and isinstance(reader, EventFile):
+            shard = _event_shard(reader, stream.source, store, signature, read, lambda: plan(statements, facts, code), names)
+            _merge(made, shard)
+        else:
+            _feed(stream.points, stream.source, routes, read, reader)
     return read
+
+
+def _feed(points: Iterable[Point], source: Source, routes: dict[str, list[p.Probe]], read: Read, reader: object) -> None:
+    """Route a stream's points to their probes, pruning the decided ones now and then."""
+    count = 0
+    try:
+        for rank, key, step, value, wall in points:
+            for probe in routes[key]:
+                probe.add(source, rank, step, value, wall)
+            count += 1
+            if not count % PRUNE_EVERY:
+                for key_probes in routes.values():
+                    key_probes[:] = [probe for probe in key_probes if not probe.decided]
+    except Corrupt as error:
+        read.problems.append((source.path, error.message, error.line))
+    except OSError as error:
+        read.problems.append((source.path, f"cannot read: {error.strerror or error}", 1))
+    read.points += count
+    problem = getattr(reader, "problem", None)
+    found = problem() if callable(problem) else None
+    if found is not None:
+        read.problems.append((source.path, found.message, found.line))
+
+
+def _event_shard(
+    reader: EventFile, source: Source, store: Store, signature: str, read: Read, fresh: Callable[[], Plan], names: Names,
+) -> Plan:
+    """One event file's probes: the kept ones fed what was written since, or new ones fed the
+    whole file; then kept for the next check."""
+    kept = store.load(source.path, signature, reader.offset) if reader.offset else None
+    if kept is None and reader.offset:
+        reader = EventFile(reader.path, reader.shown, reader.wanted, reader.rank)  # the kept state is not this one's: from the start
+    shard = Plan(kept.probes) if kept is not None else fresh()
+    for key in kept.keys if kept is not None else ():
+        reader.wanted(key, source.path)
+    routes: dict[str, list[p.Probe]] = {}
+    for key in list(reader.wanted.seen):
+        routes[key] = [probe for metric in names.of(key) for probe in shard.probes.get(metric, ())]
+    feed = _Routes(routes, names, shard)
+    _feed(reader.points(), source, feed, read, reader)
+    logged = reader.logged() + (kept.keys if kept is not None else [])
+    store.save(source.path, signature, reader.offset, logged, shard.probes)
+    return shard
+
+
+class _Routes(dict[str, list[p.Probe]]):
+    """A shard's routes, each key's made when its first point comes."""
+
+    def __init__(self, routes: dict[str, list[p.Probe]], names: Names, shard: Plan) -> None:
+        super().__init__(routes)
+        self.names, self.shard = names, shard
+
+    def __missing__(self, key: str) -> list[p.Probe]:
+        found = self[key] = [probe for metric in self.names.of(key) for probe in self.shard.probes.get(metric, ())]
+        return found
+
+
+def _merge(into: Plan, other: Plan) -> None:
+    """Take another shard's probes into a plan made from the same statements and facts."""
+    for metric, probes in other.probes.items():
+        mine = into.probes.setdefault(metric, [])
+        if not mine:
+            mine += probes
+            continue
+        for probe, theirs in zip(mine, probes):
+            probe.merge(theirs)
+    for opened, why in other.open.items():
+        into.open.setdefault(opened, why)
 
 
 def findings(statements: list[Statement], reads: list[Read], registry: Registry | None, names: Names) -> list[Finding]:

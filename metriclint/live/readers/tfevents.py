@@ -58,6 +58,7 @@ class EventFile:
         self.path, self.shown, self.wanted, self.rank = path, shown, wanted, rank
         self.offset = offset
         self._tags: dict[bytes, str | None] = {}  # a tag's bytes -> the key, or None when not wanted
+        self._others: set[str] = set()  # the keys of events read field by field
 
     def points(self) -> Iterator[Point]:
         with open(self.path, "rb") as handle:
@@ -76,6 +77,10 @@ class EventFile:
                 except (WireError, struct.error, IndexError) as error:
                     raise Corrupt(f"the event record at byte {self.offset} does not decode: {error}", offset=self.offset) from None
                 self.offset += 16 + len(data)
+
+    def logged(self) -> list[str]:
+        """Every key this reading met, wanted or not."""
+        return [tag.decode("utf-8", "replace") for tag in self._tags] + sorted(self._others)
 
     def _records(self, read: Callable[[int], bytes], size: int) -> Iterator[bytes]:
         """Each record's data, checked; the file read a chunk at a time."""
@@ -127,6 +132,8 @@ class EventFile:
         for number, kind, _, payload in fields(summary):
             if number == 1 and kind == BYTES:
                 found = self._scalar(payload)
+                if found is not None:
+                    self._others.add(found[0])
                 if found is not None and self.wanted(found[0], self.shown):
                     yield self.rank, found[0], step, found[1], wall
 
