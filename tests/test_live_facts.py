@@ -90,3 +90,19 @@ def test_a_percent_format_handed_to_a_logger_is_inverted(in_tmp: Path) -> None:
     write_project(in_tmp, {"train.py": code, "train.log": log}, registry)
     output = invoke("live-check", ".", "--run", "train.log", "--no-cache", "--fact", "max_grad_norm=1.0").output
     assert "first at step 8: 4.25 (train.log)" in output, output
+
+
+def test_a_suppression_of_a_live_finding_is_stale_in_neither_command(in_tmp: Path) -> None:
+    """`check` never reports ML011, `live-check` never reports ML001: a comment that silences one
+    is not reported as silencing nothing by the command that does not make it."""
+    code = (
+        'def log(grad_norm):\n    """Args:\n        grad_norm: Norm after clipping.\n    """  # metriclint: ignore[ML011,ML001]\n'
+        '    wandb.log({"train/grad_norm": grad_norm})\n'
+    )
+    registry = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics:\n      clipping: before\n"
+    write_project(in_tmp, {"train.py": code}, registry)
+    _run(in_tmp)
+    assert finding_lines(invoke("check", ".", "--no-cache")) == []
+    assert finding_lines(invoke("live-check", ".", "--run", "run", "--no-cache", "--fact", "max_grad_norm=1.0")) == []
+    (in_tmp / "train.py").write_text((in_tmp / "train.py").read_text().replace("ignore[ML011,ML001]", "ignore[ML001]"))
+    assert finding_lines(invoke("live-check", ".", "--run", "run", "--no-cache", "--fact", "max_grad_norm=1.0")) == ["ML011 train.py:3"]

@@ -26,4 +26,5 @@ ML011 = Rule(
         Example({"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.4, 2.5), "run/config.yaml": CONFIG},
                 REGISTRY, ("ML011 train.py:3",), command=LIVE),
     ),
+    command="live-check",
 )

@@ -20,5 +20,6 @@ ML012 = Rule(
                   TWO_METRICS, command=LIVE),),
     bad=(Example({"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5)}, TWO_METRICS,
                  ("ML012 metrics.yaml:5",), command=LIVE),),
-    by_comment=False,  # it reports a registry line, and the registry's comments are not read
+    by_comment=False,
+    command="live-check",  # it reports a registry line, and the registry's comments are not read
 )

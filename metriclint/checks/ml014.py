@@ -21,4 +21,5 @@ ML014 = Rule(
     bad=(Example({"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.5)}, REGISTRY,
                  ("ML014 train.py:3",), command=(*LIVE, "--select", "ML014")),),
     default=False,
+    command="live-check",
 )

@@ -79,6 +79,7 @@ class Rule:
     bad: tuple[Example, ...] = field(default=())
     by_comment: bool = True  # whether a suppression comment can silence it
     default: bool = True  # False: runs only when `select` names its code in full (as flake8-bugbear's B9 rules)
+    command: str = "check"  # the command that reports it: a suppression of a rule another command reports is not stale here
 
     @property
     def silencing(self) -> str:

@@ -53,7 +53,5 @@ def check(analysis: Analysis, config: Config, runs: Runs) -> Report:
     done, statements, names = reads(analysis, runs, Store(config.cache_dir / "live") if config.cache_dir is not None else None)
     found = judge.findings(statements, done, analysis.registry, names)
     suppressions = [s for e in analysis.collection.extractions for s in e.suppressions]
-    live_codes = ("ML011", "ML012", "ML013", "ML014", "ML900")
-    kept = filters.reported(found, config, [s for s in suppressions if any(code in live_codes for code in s.codes)])
-    kept = [f for f in kept if f.rule != "ML010" or any(code in f.phrase for code in live_codes[:4])]
+    kept = filters.reported(found, config, suppressions, "live-check")
     return Report(tuple(sorted(kept, key=lambda f: f.sort_key)), analysis.report.files_checked)
