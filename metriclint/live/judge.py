@@ -18,8 +18,8 @@ from typing import Callable, Iterable
 from metriclint.checks import ML011, ML012, ML013, ML014, ML900
 from metriclint.knowledge.registry import Registry
 from metriclint.live import probes as p
-from metriclint.live.facts import Facts
 from metriclint.live import resume
+from metriclint.live.facts import Facts
 from metriclint.live.points import Corrupt, Fact, Point, Source, Wanted
 from metriclint.live.readers.kinds import Options, open_run
 from metriclint.live.readers.tfevents import EventFile
@@ -254,18 +254,21 @@ def findings(statements: list[Statement], reads: list[Read], registry: Registry 
     files that could not be read."""
     found: list[Finding] = []
     logged = {metric for read in reads for key in read.seen for metric in names.of(key)}
-    outcomes = [(read, metric, probe, probe.outcome()) for read in reads for metric, probes in read.plan.probes.items() for probe in probes]
+    outcomes: dict[str, list[tuple[Read, p.Probe, p.Outcome]]] = defaultdict(list)
+    for read in reads:
+        for metric, probes in read.plan.probes.items():
+            outcomes[metric] += [(read, probe, probe.outcome()) for probe in probes]
     for s in statements:
         if s.metric not in logged:
             if any(read.seen for read in reads):
                 found.append(_undetermined(s, "the run never logged it"))
             continue
-        disproofs = [(read, o) for read, metric, probe, o in outcomes if metric == s.metric and _contradicts(s, o)]
+        about = [(read, probe, o) for read, probe, o in outcomes.get(s.metric, ()) if probe.facet == s.facet]
+        disproofs = [(read, o) for read, _, o in about if _contradicts(s, o)]
         if disproofs:
             found.append(_disproved(s, disproofs))
             continue
-        why = next((o.undetermined for read, metric, probe, o in outcomes
-                    if metric == s.metric and probe.facet == s.facet and s.value in probe.values and o.undetermined), "")
+        why = next((o.undetermined for _, probe, o in about if s.value in probe.values and o.undetermined), "")
         why = why or next((read.plan.open[key] for read in reads if (key := (s.metric, s.facet, s.value)) in read.plan.open), "")
         if why:
             found.append(_undetermined(s, why))
