@@ -18,10 +18,11 @@ from metriclint.model import Finding, Suppression
 from metriclint.settings import Config
 
 
-def reported(findings: list[Finding], config: Config, suppressions: list[Suppression]) -> list[Finding]:
-    """Rule selection, suppression comments, the pre-commit scope, then the baseline."""
+def reported(findings: list[Finding], config: Config, suppressions: list[Suppression], command: str = "check") -> list[Finding]:
+    """Rule selection, suppression comments, the pre-commit scope, then the baseline; `command`
+    is the one reporting (a suppression of a rule another command reports is left alone)."""
     selection = config.selection
-    kept, unused = apply(selection.apply(findings), suppressions, selection.active)
+    kept, unused = apply(selection.apply(findings), suppressions, selection.active, command)
     kept += selection.apply(unused)
     if config.scope is not None:
         kept = [f for f in kept if _inside(f.span.path, config.scope)]
@@ -40,13 +41,15 @@ def _inside(shown: str, scope: tuple[Path, ...]) -> bool:
 
 
 def apply(
-    findings: Iterable[Finding], suppressions: Iterable[Suppression], active: Callable[[str, str], bool]
+    findings: Iterable[Finding], suppressions: Iterable[Suppression], active: Callable[[str, str], bool], command: str = "check",
 ) -> tuple[list[Finding], list[Finding]]:
     """The findings no suppression covers, and an ML010 for each code that covered nothing.
 
     `active(code, path)` tells whether a rule runs on a file: a suppression for a rule that is
-    switched off there is not stale, just idle, and stays unreported.
+    switched off there is not stale, just idle, and stays unreported; so is one for a rule
+    another command reports (`live-check`'s, in a `check` run, and the other way round).
     """
+    reported_elsewhere = {rule.code for rule in RULES if rule.command != command}
     by_path: dict[str, list[Suppression]] = defaultdict(list)
     for item in suppressions:
         by_path[item.span.path].append(item)
@@ -62,7 +65,7 @@ def apply(
         for items in by_path.values()
         for item in items
         for code in item.codes or ("",)
-        if (item, code) not in used and (not code or active(code, item.span.path) or not _known(code))
+        if (item, code) not in used and (not code or active(code, item.span.path) or not _known(code)) and code not in reported_elsewhere
     ]
     return kept, unused
 

@@ -313,3 +313,80 @@ def test_fuzz_whole_projects(files: dict[str, str], form: str) -> None:
         json.loads(result.stdout)
     elif form == "json-lines":
         assert all(json.loads(line) for line in result.stdout.split("\n") if line)
+
+
+# -- run files (the live check's readers) --------------------------------------------------------
+
+
+def _read_all(path: Path) -> None:
+    """Every reader of the live check on `path`: points or `Corrupt`, never another exception."""
+    from metriclint.live.points import Corrupt, Wanted
+    from metriclint.live.readers.kinds import Options, open_run
+
+    run = open_run(str(path), Options(Wanted(lambda key: True)))
+    for stream, _ in run.streams:
+        try:
+            for point in stream.points:
+                assert isinstance(point[3], float) and isinstance(point[2], int)
+        except Corrupt as error:
+            assert error.message
+
+
+RECORD = st.binary(max_size=40)
+
+
+@given(st.lists(st.one_of(RECORD, st.builds(lambda body: ("ok", body), RECORD)), max_size=6), st.integers(0, 8))
+@FUZZ
+def test_fuzz_event_files(records: list[object], cut: int) -> None:
+    """Event files of framed records with good and bad checksums, odd lengths and cut tails."""
+    import struct
+
+    from metriclint.live.readers.tfevents import masked_crc
+
+    data = b""
+    for record in records:
+        if isinstance(record, tuple):
+            body = record[1]
+            header = struct.pack("<Q", len(body))
+            data += header + struct.pack("<I", masked_crc(header)) + body + struct.pack("<I", masked_crc(body))
+        else:
+            data += record  # type: ignore[operator]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "events.out.tfevents.0"
+        path.write_bytes(data[: len(data) - cut] if cut < len(data) else data)
+        _read_all(path)
+
+
+@given(st.lists(st.one_of(JSON_VALUE, st.text(max_size=20)), max_size=8), st.sampled_from(["trainer_state.json", "log.jsonl"]))
+@FUZZ
+def test_fuzz_json_runs(values: list[object], name: str) -> None:
+    """JSON lines and trainer states with any values in them, torn or whole."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        if name.endswith(".jsonl"):
+            path.write_text("\n".join(v if isinstance(v, str) else json.dumps(v) for v in values), encoding="utf-8")
+        else:
+            history = json.dumps({"log_history": [v for v in values if not isinstance(v, str)]})
+            path.write_text(history[: len(history) - len(values)], encoding="utf-8")
+        _read_all(path)
+
+
+@given(st.binary(max_size=300), st.booleans())
+@FUZZ
+def test_fuzz_wandb_files(body: bytes, framed: bool) -> None:
+    """W&B run files: a good header then any bytes, or records framed with right checksums."""
+    import struct
+    import zlib
+
+    from metriclint.live.readers.wandb import MAGIC
+
+    data = MAGIC + b"\x00"
+    if framed:
+        chunk = body[:200]
+        data += struct.pack("<IHB", zlib.crc32(chunk, zlib.crc32(b"\x01")), len(chunk), 1) + chunk
+    else:
+        data += body
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run-x.wandb"
+        path.write_bytes(data)
+        _read_all(path)

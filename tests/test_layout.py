@@ -21,7 +21,7 @@ LEVELS = (
     ("metriclint.checks",),
     ("metriclint.settings", "metriclint.filters", "metriclint.baseline"),
     ("metriclint.engine",),
-    ("metriclint.report", "metriclint.fix", "metriclint.authoring"),
+    ("metriclint.report", "metriclint.fix", "metriclint.authoring", "metriclint.live"),
     ("metriclint.cli", "metriclint.__main__", "metriclint.server"),
 )
 

@@ -21,7 +21,7 @@ CASES = [(rule.code, kind, i, ex) for rule in RULES for kind in ("good", "bad") 
 @pytest.mark.parametrize(("code", "kind", "index", "example"), CASES, ids=[f"{c}-{k}-{i}" for c, k, i, _ in CASES])
 def test_rule_example(code: str, kind: str, index: int, example: Example, in_tmp: Path) -> None:
     write_project(in_tmp, example.files, example.registry)
-    got = [line for line in finding_lines(invoke("check", ".")) if line.startswith(code)]
+    got = [line for line in finding_lines(invoke(*example.command)) if line.startswith(code)]
     assert got == list(example.expect)
     assert (kind == "bad") == bool(example.expect)
 
@@ -35,7 +35,7 @@ def test_rule_example_messages_and_fixes_match_golden(
 ) -> None:
     write_project(in_tmp, example.files, example.registry)
     before = _contents(in_tmp)
-    reported = [line for line in invoke("check", ".").output.splitlines() if line.split(": ", 1)[-1].startswith(code)]
+    reported = [line for line in invoke(*example.command).output.splitlines() if line.split(": ", 1)[-1].startswith(code)]
     invoke("fix", ".")
     fixed = [f"--- {name} after `metriclint fix`\n{text}" for name, text in _contents(in_tmp).items() if before.get(name) != text]
     golden(f"rules/{code}-bad-{index}.txt", "\n".join(reported) + "\n" + "".join(fixed))

@@ -63,6 +63,7 @@ class Example:
     files: dict[str, str]
     registry: str | None = None
     expect: tuple[str, ...] = ()
+    command: tuple[str, ...] = ("check", ".")  # the live rules' examples run `live-check` on a run the files hold
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ class Rule:
     good: tuple[Example, ...] = field(default=())
     bad: tuple[Example, ...] = field(default=())
     by_comment: bool = True  # whether a suppression comment can silence it
+    default: bool = True  # False: runs only when `select` names its code in full (as flake8-bugbear's B9 rules)
+    command: str = "check"  # the command that reports it: a suppression of a rule another command reports is not stale here
 
     @property
     def silencing(self) -> str:

@@ -20,7 +20,7 @@ from metriclint import __version__, baseline, engine, settings
 from metriclint.base import files, signals
 from metriclint.base.paths import display
 from metriclint.checks import RULES, Example, Rule
-from metriclint.cli import generate
+from metriclint.cli import generate, live
 from metriclint.cli.project import (
     Project,
     analyse,
@@ -184,8 +184,9 @@ def _example(example: Example) -> str:
     if example.registry is not None:
         files["metrics.yaml"] = example.registry
     shown = "".join(f"  # {name}\n" + "".join(f"    {line}\n" for line in text.splitlines()) for name, text in files.items())
+    ran = f"  $ metriclint {' '.join(example.command)}\n" if example.command != ("check", ".") else ""
     reported = "".join(f"  -> {line}\n" for line in example.expect)
-    return shown + reported
+    return shown + ran + reported
 
 
 @main.command()
@@ -333,3 +334,4 @@ def server() -> None:
 
 
 main.add_command(generate.group)
+main.add_command(live.command)

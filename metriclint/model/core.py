@@ -9,6 +9,7 @@ from enum import Enum
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"  # says something, never fails a run (`--fail-on` takes error or warning)
 
 
 class SourceKind(str, Enum):

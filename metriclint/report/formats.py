@@ -35,16 +35,23 @@ def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
     paint = painter(stream)
     for finding in report.findings:
         level = finding.severity.value
-        code = paint(finding.rule, fg="red" if finding.severity is Severity.ERROR else "yellow", bold=True)
+        code = paint(finding.rule, fg=_COLOURS[finding.severity], bold=True)
         stream.write(f"{paint(printable(str(finding.span)), bold=True)}: {code} {printable(finding.message)} [{level}]\n")
     if quiet:
         return
     errors = sum(f.severity is Severity.ERROR for f in report.findings)
-    warnings = len(report.findings) - errors
+    warnings = sum(f.severity is Severity.WARNING for f in report.findings)
+    notes = len(report.findings) - errors - warnings
+    noted = f" and {count(notes, 'note')}" if notes else ""
     if not report.findings:
         stream.write(f"All checks passed ({_files(report.files_checked)}).\n")
+    elif notes:
+        stream.write(f"Found {count(errors, 'error')}, {count(warnings, 'warning')}{noted} in {_files(report.files_checked)}.\n")
     else:
         stream.write(f"Found {count(errors, 'error')} and {count(warnings, 'warning')} in {_files(report.files_checked)}.\n")
+
+
+_COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "blue"}
 
 
 def printable(text: str) -> str:
@@ -160,7 +167,7 @@ def _fingerprints(findings: tuple[Finding, ...], path: Callable[[Finding], str] 
 
 
 def _sarif_level(severity: Severity) -> str:
-    return "error" if severity is Severity.ERROR else "warning"
+    return severity.value  # SARIF's levels include error, warning and note
 
 
 def _sarif_location(span: Span, root: Path) -> dict[str, object]:
@@ -284,7 +291,7 @@ def github(report: Report, stream: TextIO, quiet: bool = False) -> None:
             f"file={_escape_property(span.path)},line={span.line},endLine={span.end_line},"
             f"col={span.column},endColumn={span.end_column},title={_escape_property(finding.rule)}"
         )
-        level = "error" if finding.severity is Severity.ERROR else "warning"
+        level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}[finding.severity]
         stream.write(readable(f"::{level} {properties}::{_escape_data(finding.message)}\n"))
 
 
@@ -295,7 +302,7 @@ def gitlab(report: Report, stream: TextIO, quiet: bool = False) -> None:
             "description": finding.message,
             "check_name": finding.rule,
             "fingerprint": print_,
-            "severity": "major" if finding.severity is Severity.ERROR else "minor",
+            "severity": {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.NOTE: "info"}[finding.severity],
             "location": {"path": finding.span.path, "lines": {"begin": finding.span.line}},
         }
         for finding, print_ in zip(report.findings, _fingerprints(report.findings))

@@ -14,7 +14,10 @@ from metriclint.server.locations import location_of, range_of
 SOURCE = "metriclint"
 RULES_URL = f"{HOME}#rules"  # the README's table of rules, on the project page
 
-_SEVERITY = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning}
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.NOTE: types.DiagnosticSeverity.Information,
+}
 
 
 def diagnostic(workspace: Workspace, finding: Finding) -> types.Diagnostic:

@@ -297,7 +297,8 @@ async def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
     if found is None:
         return None
     project, key = found
-    return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, navigation.explanation(project.analysis, key)))
+    text = navigation.explanation(project.analysis, key, navigation.last_run(project.root, project.runs, project.analysis, key))
+    return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text))
 
 
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
@@ -338,7 +339,9 @@ def _options(given: Any) -> Options:
         return Options()
     section = given.get("metriclint", given)
     section = section if isinstance(section, dict) else {}
-    return Options(*(value if isinstance(value := section.get(name), str) and value else None for name in ("registry", "config")))
+    registry, config = (value if isinstance(value := section.get(name), str) and value else None for name in ("registry", "config"))
+    runs = section.get("runs")
+    return Options(registry, config, tuple(r for r in runs if isinstance(r, str) and r) if isinstance(runs, list) else ())
 
 
 def _settle() -> None:

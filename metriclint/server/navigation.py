@@ -8,6 +8,8 @@ the same names the checks do.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from metriclint.engine import Analysis
 from metriclint.model import Span
 from metriclint.report import audit
@@ -32,10 +34,24 @@ def metric_at(analysis: Analysis, shown: str, line: int, column: int) -> str | N
     return None
 
 
-def explanation(analysis: Analysis, key: str) -> str:
-    """The hover text: what the registry, the code and the texts say, and where it is logged."""
+def explanation(analysis: Analysis, key: str, run: list[str] | None = None) -> str:
+    """The hover text: what the registry, the code and the texts say, where it is logged, and
+    what the last run logged (`run`)."""
     lines = describe(audit.build(analysis, only=key), key)
-    return "```text\n" + "\n".join(lines or [f"{key}: nothing is known about it"]) + "\n```"
+    return "```text\n" + "\n".join([*(lines or [f"{key}: nothing is known about it"]), *(run or [])]) + "\n```"
+
+
+def last_run(root: Path, runs: tuple[str, ...], analysis: Analysis, key: str) -> list[str]:
+    """What the newest of the folder's `runs` logged for `key`; nothing without the setting or
+    the `live` extra."""
+    if not runs:
+        return []
+    try:
+        from metriclint.live.summary import hover
+
+        return ["", *hover(root, runs, analysis.registry, key)]
+    except ImportError:  # the extra's CRC-32C, needed by an event file
+        return ["", "(the last run's values need the live extra: pip install 'metriclint[live]')"]
 
 
 def definition(analysis: Analysis, key: str) -> Span | None:

@@ -23,10 +23,11 @@ class Options:
 
     registry: str | None = None
     config: str | None = None
+    runs: tuple[str, ...] = ()  # globs of the runs whose newest the hover reads (live/summary.py)
 
     def over(self, base: Options) -> Options:
         """These settings, with `base`'s where these set none: a folder's own over the workspace's."""
-        return Options(self.registry or base.registry, self.config or base.config)
+        return Options(self.registry or base.registry, self.config or base.config, self.runs or base.runs)
 
 
 class Project:
@@ -34,6 +35,7 @@ class Project:
 
     def __init__(self, root: Path, options: Options = Options()) -> None:
         self.root = root
+        self.runs = options.runs
         self.config = _config(root, options)
         self.collection = engine.collect(self.config)
         self.analysis = engine.check(self.collection, self.config)

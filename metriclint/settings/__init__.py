@@ -20,6 +20,7 @@ from typing import Any
 from metriclint.base.files import MAX_BYTES
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display
+from metriclint.checks import RULES
 from metriclint.extract import prune
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings import table
@@ -52,8 +53,10 @@ class Selection:
     severity: tuple[tuple[str, Severity], ...] = ()
 
     def active(self, code: str, path: str) -> bool:
-        """Whether rule `code` runs on the file shown as `path`."""
-        if not _matches(code, self.select) or _matches(code, self.ignore):
+        """Whether rule `code` runs on the file shown as `path`. A rule off by default runs only
+        where `select` names its code in full."""
+        chosen = code in self.select if code in _OFF_BY_DEFAULT else _matches(code, self.select)
+        if not chosen or _matches(code, self.ignore):
             return False
         return not any(_matches(code, codes) and pattern(Path(path)) for pattern, codes in self.per_file_ignores)
 
@@ -66,6 +69,9 @@ class Selection:
         if not chosen:
             return finding
         return replace(finding, severity=max(chosen, key=lambda item: item[0])[1])
+
+
+_OFF_BY_DEFAULT = frozenset(rule.code for rule in RULES if not rule.default)
 
 
 def _matches(code: str, selectors: tuple[str, ...]) -> bool:

@@ -390,3 +390,9 @@ def _first_stop(breaks: frozenset[int], flat: str, start: int, end: int, backwar
     if not ends:
         return None
     return max(ends) if backwards else min(ends)
+
+
+def conversion_specs(template: str) -> list[tuple[int, int]] | None:
+    """Where each conversion spec of a `%`-format string is, as (start, end) offsets; None for
+    one this module does not read. The live check inverts a message with them (live/templates.py)."""
+    return _percent_slots(template)
