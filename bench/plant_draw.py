@@ -117,10 +117,9 @@ def span(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
 
 
 def python_texts(source: str) -> list[Text]:
-    """Comment blocks and strings, but argparse `help=` strings (a flag's, not a metric's)."""
+    """Comment blocks and strings."""
     lines = source.splitlines()
     texts: list[Text] = []
-    previous: list[tokenize.TokenInfo] = []
     block: list[tokenize.TokenInfo] = []
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT:
@@ -128,10 +127,8 @@ def python_texts(source: str) -> list[Text]:
                 texts.append(Text(block[0].start[0], "\n".join(span(lines, t.start, t.end) for t in block)))
                 block = []
             block.append(token)
-        elif token.type == tokenize.STRING and not [t.string for t in previous] == ["help", "="]:
+        elif token.type == tokenize.STRING:
             texts.append(Text(token.start[0], span(lines, token.start, token.end)))
-        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT):
-            previous = [*previous[-1:], token]
     if block:
         texts.append(Text(block[0].start[0], "\n".join(span(lines, t.start, t.end) for t in block)))
     return texts
@@ -187,6 +184,15 @@ def logging_spans(tree: ast.Module, keys: list[tuple[int, str]]) -> list[tuple[i
             if any(first <= line <= function.end_lineno for line, _ in keys) or any(LOGGING_CALL.search(c) or SINKS.search(c + "(") for c in calls):
                 spans.append((first, function.end_lineno))
     return spans
+
+
+def help_spans(tree: ast.Module) -> list[tuple[int, int]]:
+    """The lines of each `help=` argument: a flag's description, not a metric's."""
+    return [(k.value.lineno, k.value.end_lineno or k.value.lineno) for k in ast.walk(tree) if isinstance(k, ast.keyword) and k.arg == "help"]
+
+
+def within(line: int, spans: list[tuple[int, int]]) -> bool:
+    return any(first <= line <= last for first, last in spans)
 
 
 def markdown_texts(source: str) -> list[Text]:
@@ -260,8 +266,8 @@ def candidates(root: Path) -> list[Plant]:
         except (tokenize.TokenError, SyntaxError, ValueError):
             continue
         keys = python_keys(tree)
-        spans = logging_spans(tree, keys)
-        texts = [t for t in texts if any(first <= t.first <= last for first, last in spans)]
+        spans, helps = logging_spans(tree, keys), help_spans(tree)
+        texts = [t for t in texts if within(t.first, spans) and not within(t.first, helps)]
         every += flips(relative.as_posix(), texts, lines) + inserts(relative.as_posix(), keys, lines)
     return every
 

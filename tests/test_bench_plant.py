@@ -34,6 +34,12 @@ REPORT = '''def report(tracker, grad_norm, step):
     stats["train/grad_norm"] = float(grad_norm)
     tracker.log(stats, step=step)
 '''
+CLI = '''def options(parser, tracker):
+    parser.add_argument("--log-norm", action="store_true", help=(
+        "Also log the grad norm before clipping."
+    ))
+    tracker.log({"train/flags": 1})
+'''
 LOOP = '''from pkg.report import report
 from pkg.step import clip_and_step
 
@@ -47,7 +53,7 @@ def train(model, optimizer, tracker, batches):
 
 def project(folder: Path) -> Path:
     (folder / "pkg").mkdir(parents=True)
-    for name, text in {"step.py": STEP, "report.py": REPORT, "loop.py": LOOP, "__init__.py": ""}.items():
+    for name, text in {"step.py": STEP, "report.py": REPORT, "loop.py": LOOP, "cli.py": CLI, "__init__.py": ""}.items():
         (folder / "pkg" / name).write_text(text, encoding="utf-8")
     (folder / "tests").mkdir()
     (folder / "tests" / "test_report.py").write_text("# grad norm before clipping is logged\n", encoding="utf-8")
@@ -115,7 +121,7 @@ def test_a_finding_names_the_plant_key_by_key_template_or_last_segment(found: st
     assert plant.same_metric(found, key) is same
 
 
-def test_the_drawer_finds_the_phrase_and_the_key_but_not_in_tests(tmp_path: Path) -> None:
+def test_the_drawer_finds_the_phrase_and_the_key_but_not_in_tests_nor_help_texts(tmp_path: Path) -> None:
     every = plant_draw.candidates(project(tmp_path))
     flips = [p for p in every if p.how == "flip" and p.kind == "clipping"]
     assert [(p.path, p.line, p.phrase, p.to) for p in flips] == [("pkg/report.py", line_of(REPORT, "before clipping"), "before clipping", "after clipping")]
