@@ -10,7 +10,8 @@ with its vocabulary files):
   or string, a Markdown line outside code blocks) whose sentence also holds a metric word
   (`METRIC_WORDS`); the plant writes the phrase's opposite.
 - `insert`: a code line that writes a key-shaped string naming a measured quantity as a dict
-  entry, a subscript or a logging call's first argument, where the key has a section
+  entry, a subscript, a logging call's first argument or a `(key, value, step)` tuple's first
+  item, where the key has a section
   (`train/loss`) or the dict, call or function's name says metrics (`METRIC_HOLDER`); the plant
   puts a comment above it that states the opposite of what the code computes, written at review.
 
@@ -88,7 +89,7 @@ METRIC_HOLDER = re.compile(r"(?i)metric|stat|log|info|summar|record|result|perf|
 # A Python file is drawn from only if it hands something to a tracker (our own list of the usual ones).
 SINKS = re.compile(
     r"add_scalars?\(|\bwandb\b|tensorboard|SummaryWriter|\bmlflow\b|log_metrics?\(|log_dict\(|\.log\(|swanlab|"
-    r"clearml|neptune|comet_ml|trackio|\btracker\b|one_logger|log_scalars?\("
+    r"clearml|neptune|comet_ml|trackio|\btracker\b|one_logger|log_scalars?\(|write_events\("
 )
 MARKDOWN_METRIC = re.compile(r"`[^`\n]*[/_][^`\n]*`|(?i:\b(?:metrics?|logged|wandb|tensorboard|dashboard|tracker)\b)")
 TEST_PARTS = {"tests", "test", "__tests__"}
@@ -146,7 +147,8 @@ def key_text(node: ast.expr) -> str | None:
 def python_keys(tree: ast.Module) -> list[tuple[int, str]]:
     """(line, key) for each key-shaped string the code writes where metrics go: a dict entry, a
     subscript assigned, a logging call's first argument, in a container, call or function whose
-    name says metrics, or a key with a section (`train/loss`)."""
+    name says metrics, or a key with a section (`train/loss`), also as the first item of a
+    `(key, value, step)` tuple."""
     found: list[tuple[int, str]] = []
 
     def keep(node: ast.expr, holder: str) -> None:
@@ -171,6 +173,8 @@ def python_keys(tree: ast.Module) -> list[tuple[int, str]]:
                         keep(key, name)
             elif isinstance(node, ast.Call) and node.args and LOGGING_CALL.search(ast.unparse(node.func)):
                 keep(node.args[0], ast.unparse(node.func))
+            elif isinstance(node, ast.Tuple) and len(node.elts) >= 2:
+                keep(node.elts[0], "")  # a (key, value, step) record: kept when the key has a section
     return sorted(set(found))
 
 
