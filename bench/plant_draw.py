@@ -83,6 +83,8 @@ KEY_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("token-sample", re.compile(r"(?i)per[_\- ]?(?:token|sample|seq)|tokens?")),
     ("max-mean", re.compile(r"(?i)max|peak|mean|avg")),
     ("mean-sum", re.compile(r"(?i)sum|total")),
+    # a loss, reward or divergence: how it is reduced is the code's choice
+    ("mean-sum", re.compile(r"(?i)(?:^|[/_.-])(?:loss|entropy|rewards?|kl|advantages?|scores?|accuracy|acc)(?:$|[/_.-])")),
 ]
 LOGGING_CALL = re.compile(r"(?i)(?:^|\.)(?:log|log_\w+|add_scalars?|record\w*|report\w*|track\w*)$")
 METRIC_HOLDER = re.compile(r"(?i)metric|stat|log|info|summar|record|result|perf|tim|throughput|report|scalar|writer|track")
