@@ -2,36 +2,31 @@
 
     python bench/plant.py --tree radixark/miles@31f1ca9...=/work/trees/radixark+miles \\
                           --tree NVIDIA/Megatron-LM@d98e8a6...=/work/trees/NVIDIA+Megatron-LM
-    python bench/plant.py --tree ... --only clipping --json run.json
-    python bench/plant.py --tree ... --check-batching 3     # some batches' plants alone too
+    python bench/plant.py --tree ... --only clipping --check-batching 3 --json run.json
 
 `--tree` is read as bench/field.py reads it. A tree's plants are the accepted rows of
-`bench/plants/OWNER+NAME.tsv` (drawn by `plant_draw.py`, each reviewed by reading the code: see
-bench/README.md). A plant is one edit of one line, checked against the line's hash first:
+`bench/plants/OWNER+NAME.tsv` (drawn by `plant_draw.py`, each reviewed by reading the code).
+A plant edits one line, checked against the line's hash first: a `flip` rewrites the phrase
+`from` at column `col` as `to`; an `insert` puts the comment `# TO` above the line, at its
+indentation (the lines below move down one).
 
-- `flip`: on line `line` of `path`, the phrase `from` becomes `to` ("before clipping" -> "after
-  clipping"), in a text about the logged metric `key`;
-- `insert`: a comment `# TO` (`key`, then what the code does not compute) goes in above line
-  `line` of `path`, at its indentation; the lines below it move down one.
+The tree is copied once (without a registry or settings of its own, as field.py does). In
+each mode, `zero-config` and `draft` (the unedited copy's `init`), the unedited copy is checked
+once, warming the cache; then each batch of plants (different files, facets and metrics;
+`--alone`: one plant a run) is applied, checked with the warm cache, and restored.
+`--check-batching N` also runs each plant of N batches alone and reports any difference.
 
-The tree is copied once (without a `metrics.yaml` or metriclint settings of its own, as
-field.py does). In each mode, `zero-config` and `draft` (the unedited copy's `metriclint init`,
-entries its validator rejects dropped), the unedited copy is checked once, which warms the
-cache; then each batch of plants is applied, checked with `--format json` and the warm cache,
-and its files restored. A batch holds plants in different files, about different facets and
-metrics (`--alone`: one plant a run); `--check-batching N` also runs each plant of N batches
-alone and reports any answer that differs.
-
-A plant is `found` in a mode when a new finding (one the unedited run lacks, lines moved by an
-inserted comment accounted for) of a contradiction rule or ML008 sits on the planted line or
-names it as a related place, about the plant's facet and metric (the same key, a template that
-covers it, or the same last segment). A new finding there about something else makes it
-`off-target`; new findings away from every plant of a run are collateral.
+A plant is `found` when a new finding (absent from the unedited run, lines moved by inserts
+accounted for) of a contradiction rule or ML008 sits on the planted line or names it as a
+related place, about the plant's facet and metric (its key, a template covering it, or the same
+last segment); a new finding there about anything else makes it `off-target`; new findings
+away from every plant of a run are collateral. bench/README.md says how the plants were chosen.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import hashlib
 import json
@@ -155,17 +150,19 @@ class Found:
 
 
 def same_metric(found: str, key: str) -> bool:
-    """A finding's metric names the plant's key: the same, a template covering it, or the same last segment."""
+    """A finding's metric names the plant's key: the same, a template covering it, or the same
+    last segment (an alias written without its section)."""
     def norm(text: str) -> str:
         return re.sub(r"[-_ ]", "_", text.lower())
 
     def covers(template: str, text: str) -> bool:
         return re.fullmatch(".*".join(re.escape(part) for part in PLACEHOLDER.split(norm(template))), norm(text)) is not None
 
-    def last(text: str) -> str:
-        return PLACEHOLDER.sub("", norm(text).rsplit("/", 1)[-1]).strip("_")
+    def last(text: str) -> str | None:  # a last segment with a placeholder names no one metric
+        segment = norm(text).rsplit("/", 1)[-1]
+        return None if PLACEHOLDER.search(segment) else segment
 
-    return covers(found, key) or covers(key, found) or last(found) == last(key) != ""
+    return covers(found, key) or covers(key, found) or last(found) == last(key) is not None
 
 
 def check(copy: Path, registry: Path | None, cache: Path, jobs: int | None) -> tuple[int, set[Found], str]:
@@ -337,6 +334,17 @@ def differences(bench: Bench, mode: Mode, runs: list[list[Plant]], count: int) -
     return found
 
 
+def broken(plant: Plant, root: Path) -> str | None:
+    """Why a plant cannot go in (its line changed, or the edit would not parse), or None."""
+    try:
+        edited = "".join(plant.edit((root / plant.path).read_bytes().decode("utf-8").splitlines(keepends=True)))
+        if plant.path.endswith(".py"):
+            ast.parse(edited)
+    except (OSError, UnicodeDecodeError, ValueError, SyntaxError) as error:
+        return f"{plant.id} {plant.path}:{plant.line}: {error}"
+    return None
+
+
 def run_tree(tree: Tree, plants: list[Plant], options: argparse.Namespace) -> tuple[list[Mode], list[list[Plant]], list[str]]:
     """Every mode's runs over a tree; the batches; the differences the batching check saw."""
     runs, modes, mismatches = batches(plants, options.alone), [], []
@@ -377,6 +385,8 @@ def main() -> None:
         if tree.commit != "-" and f"commit={tree.commit}" not in header.split():
             sys.exit(f"{plants_file(options.plants, tree.repo)} was drawn at another commit ({header})")
         plants = [p for p in every if p.decision == "accept" and (not options.only or p.kind in options.only)]
+        if problems := [why for p in plants if (why := broken(p, tree.path))]:
+            sys.exit("plants that no longer fit the tree:\n  " + "\n  ".join(problems))
         modes, runs, mismatches = run_tree(tree, plants, options)
         everything += show(tree, Counter(p.decision for p in every), plants, modes)
         collateral.update({m.name: sum(map(len, m.collateral)) for m in modes})

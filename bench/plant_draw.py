@@ -1,28 +1,27 @@
 """Draw candidate plants for bench/plant.py from a real tree, by patterns of our own.
 
-    python bench/plant_draw.py --tree REPO@COMMIT=PATH [--limit 120] [--per-file 3] [--seed 29]
+    python bench/plant_draw.py --tree REPO@COMMIT=PATH [--limit 200] [--per-file 16] [--seed 29]
 
 Two kinds of candidate, found by reading the tree's files (never by running metriclint, nor
 with its vocabulary files):
 
 - `flip`: a phrase of one facet (`FLIPS`: before/after clipping, mean/sum, max/mean, per
   token/per sample, GiB/GB, seconds/milliseconds, global/this rank) in a text (a Python comment
-  or string, a Markdown line outside code blocks) whose sentence also holds a metric word
+  or string, a Markdown paragraph, heading or table row) whose sentence also holds a metric word
   (`METRIC_WORDS`); the plant writes the phrase's opposite.
-- `insert`: a code line that writes a key-shaped string naming a measured quantity as a dict
-  entry, a subscript, a logging call's first argument or a `(key, value, step)` tuple's first
-  item, where the key has a section
-  (`train/loss`) or the dict, call or function's name says metrics (`METRIC_HOLDER`); the plant
-  puts a comment above it that states the opposite of what the code computes, written at review.
+- `insert`: a code line that writes a key-shaped string as a dict entry, a subscript, a logging
+  call's first argument or a `(key, value, step)` tuple's first item, where the key has a
+  section (`train/loss`) or the dict, call or function's name says metrics (`METRIC_HOLDER`),
+  and the key names something a facet applies to (`KEY_KINDS`); the plant puts a comment above
+  it that states the opposite of what the code computes, written at review.
 
-A Python text is drawn from only inside a function that hands something to a tracker (`SINKS`:
+A Python text is drawn only inside a function that hands something to a tracker (`SINKS`:
 wandb, TensorBoard, `.log(`, ...) or writes a key as above, and a Markdown block only where it
 names a key in backticks or speaks of metrics; test files (`tests/`, `test_*.py`, ...) and
-argparse `help=` strings are left out. Candidates
-are grouped by (how, kind), each group shuffled with `--seed`, then taken in turn from each
-group, at most `--per-file` per file and one per line, up to `--limit`: a larger limit keeps
-the first draws and adds to them. The result goes to `bench/plants/OWNER+NAME.tsv`: rows
-already there keep their review (decision, kind, key, wording, reason); new ones are `todo`.
+`help=` strings are left out. Candidates are grouped by (how, kind), each group shuffled with
+`--seed`, then taken in turn from each group, at most `--per-file` per file and one per line,
+up to `--limit`. The result goes to `bench/plants/OWNER+NAME.tsv`: rows already there keep
+their review (decision, kind, key, wording, reason); new ones are `todo`.
 """
 
 from __future__ import annotations
@@ -306,8 +305,8 @@ def draw(every: list[Plant], seed: int, limit: int, per_file: int) -> list[Plant
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--tree", required=True, metavar="REPO@COMMIT=PATH")
-    parser.add_argument("--limit", type=int, default=120, help="candidates drawn per tree")
-    parser.add_argument("--per-file", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=200, help="candidates drawn per tree")
+    parser.add_argument("--per-file", type=int, default=16)
     parser.add_argument("--seed", type=int, default=29)
     parser.add_argument("--plants", type=Path, default=PLANTS, help="the folder of plant lists")
     options = parser.parse_args()

@@ -82,6 +82,13 @@ def test_a_flip_rewrites_its_phrase_and_refuses_a_changed_line() -> None:
         flip().edit(changed)
 
 
+def test_a_plant_that_no_longer_fits_its_tree_is_named(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    assert plant.broken(flip(), root) is None
+    (root / "pkg" / "report.py").write_text(REPORT.replace("Gradient norm before", "Norm before"), encoding="utf-8")
+    assert "001 pkg/report.py" in (plant.broken(flip(), root) or "")
+
+
 def test_an_insert_goes_above_its_line_at_its_indentation_and_moves_the_lines_below() -> None:
     line = line_of(REPORT, 'stats["train/grad_norm"]')
     text = REPORT.splitlines()[line - 1]
@@ -116,6 +123,8 @@ def test_a_batch_never_holds_two_plants_of_one_file_facet_or_metric() -> None:
     ("train/loss", "train/grad_norm", False),
     ("perf/{name}_time", "perf/step_time", True),
     ("train/{x}", "eval/accuracy", False),
+    ("agent/compute_score/max", "{prefix}_max", False),
+    ("rollout/{prefix}_max", "{prefix}_max", True),
 ])
 def test_a_finding_names_the_plant_key_by_key_template_or_last_segment(found: str, key: str, same: bool) -> None:
     assert plant.same_metric(found, key) is same
