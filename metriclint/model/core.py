@@ -60,6 +60,7 @@ class Mention:
     subjects: tuple[str, ...] = ()  # names the whole text speaks for (parameter, alias, key)
     flows_to: tuple[str, ...] = ()  # logged keys the documented value reaches; beats subjects
     names_metrics: bool = False  # the subjects are metric names by the file's own structure
+    below: tuple[str, ...] = ()  # keys the logging call right below a comment logs: a sentence naming one speaks for it
 
     def span(self, start: int, end: int) -> Span:
         """The file span of `text[start:end]`."""
