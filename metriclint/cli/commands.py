@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import shutil
 import signal
 import sys
 import threading
@@ -306,19 +305,23 @@ def clean(path: str) -> None:
     """Remove the cache folder of the project PATH is in (default: the current directory), and
     those of the projects inside it."""
     with usage_errors():
-        config = settings.with_speed(settings.load((path,), None, None), None, None, False)
+        config = settings.with_speed(settings.load((path,), None, None), None, None, False, checked=False)
     assert config.cache_dir is not None
     found: dict[Path, Path] = {}  # the same folder may be found both ways
     for folder in [config.cache_dir, *prune.caches_under(Path(path))]:
         found.setdefault(folder.resolve(), folder)
-    removed = [folder for folder in found.values() if prune.is_cache(folder)]
+    caches = [folder for folder in found.values() if prune.is_cache(folder)]
     for folder in found.values():
-        if folder.exists() and folder not in removed:
+        if folder.exists() and folder not in caches:
             click.echo(f"warning: {display(folder)} is not a metriclint cache folder; left alone", err=True)
-    for folder in removed:
-        shutil.rmtree(folder, ignore_errors=True)
-        click.echo(f"Removed {display(folder)}")
-    if not removed:
+    removed = []
+    for folder in caches:
+        if prune.remove(folder):
+            removed.append(folder)
+            click.echo(f"Removed {display(folder)}")
+        else:
+            click.echo(f"warning: {display(folder)} holds files that are not metriclint's; removed metriclint's only", err=True)
+    if not caches:
         click.echo("No cache to remove.")
 
 

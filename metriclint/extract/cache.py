@@ -79,6 +79,12 @@ class Cache:
         self.entries = directory / FORMAT
         self.usage = prune.Usage(project)
         self.limit = limit
+        self.writable: bool | None = None  # whether the folder is metriclint's (prune.ready), once asked
+
+    def _ready(self) -> bool:
+        if self.writable is None:
+            self.writable = prune.ready(self.directory)
+        return self.writable
 
     def get(self, entry: str, shown: str, file: Path | None = None) -> Entry | None:
         """The entry for the file shown as `shown` (at `file`), or None: missing, unreadable, or
@@ -107,9 +113,9 @@ class Cache:
             return
         if len(data) > self.limit:  # more than the whole cache may hold: pruned at once, never read
             return
+        if not self._ready():
+            return
         try:
-            if not self.directory.is_dir():
-                prune.create(self.directory)
             folder.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             try:
@@ -125,5 +131,5 @@ class Cache:
 
     def close(self) -> None:
         """The end of a whole run: record what it used, and prune what no recent run needs."""
-        if self.usage.entries and self.directory.is_dir():
+        if self.usage.entries and self._ready():
             prune.prune(self.directory, self.entries, self.usage, self.limit)

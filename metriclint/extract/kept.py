@@ -125,8 +125,8 @@ def save(directory: Path, project: Path, salt: str, kept: Kept) -> None:
         }
         data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         target = _path(directory, project)
-        if not directory.is_dir():
-            prune.create(directory)
+        if not prune.ready(directory):
+            return
         target.parent.mkdir(exist_ok=True)
         files.replace(target, data)
     except (OSError, ValueError, RecursionError):

@@ -98,8 +98,8 @@ class StatIndex:
 def _made(directory: Path, folder: Path) -> bool:
     """Whether the index's `folder` in the cache folder `directory` is there or could be made."""
     try:
-        if not directory.is_dir():
-            prune.create(directory)  # tagged and git-ignored, as the entries' first write makes it
+        if not prune.ready(directory):  # tagged and git-ignored, as the entries' first write makes it
+            return False
         folder.mkdir(exist_ok=True)
     except OSError:
         return False

@@ -33,7 +33,7 @@ DEFAULT_TESTS = (
     "tests/*", "test/*", "*/tests/*", "*/test/*", "__tests__/*", "*/__tests__/*",
     "test_*.py", "*_test.py", "conftest.py", "*.test.*", "*.spec.*",
 )
-CACHE_DIR = ".metriclint_cache"  # at the project root; METRICLINT_CACHE_DIR moves it
+CACHE_DIR = prune.DEFAULT_NAME  # at the project root; METRICLINT_CACHE_DIR moves it
 __all__ = ["DEFAULT_REGISTRY", "known"]
 
 
@@ -93,11 +93,18 @@ class Config:
     notes: tuple[str, ...] = ()  # warnings about the settings, for stderr (a deprecated key, a path that matches nothing)
 
 
-def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool) -> Config:
-    """The command line's --jobs, --cache-dir and --no-cache on top of the loaded settings."""
+def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool, checked: bool = True) -> Config:
+    """The command line's --jobs, --cache-dir and --no-cache on top of the loaded settings.
+    `checked`: a cache folder that is someone else's (extract/prune.py) is a usage error
+    (`clean` looks at it, and leaves it alone)."""
     if jobs is not None and jobs < 1:
         raise ConfigError([Problem("--jobs", 0, 0, f"--jobs must be at least 1, not {jobs}")])
-    chosen = Path(cache_dir) if cache_dir else Path(os.environ.get("METRICLINT_CACHE_DIR") or config.root / CACHE_DIR)
+    given = os.environ.get("METRICLINT_CACHE_DIR")
+    chosen = Path(cache_dir) if cache_dir else Path(given or config.root / CACHE_DIR)
+    why = prune.refusal(chosen) if checked and not no_cache else None
+    if why is not None:
+        option = "--cache-dir" if cache_dir else "METRICLINT_CACHE_DIR" if given else "metriclint"
+        raise ConfigError([Problem(option, 0, 0, f"{display(chosen)} {why}")])
     return replace(config, jobs=jobs or 0, cache_dir=None if no_cache else chosen)
 
 
