@@ -124,3 +124,19 @@ def test_a_registry_outside_the_project_may_be_given_on_the_command_line(in_tmp:
     write_project(in_tmp, {"proj/pyproject.toml": "[tool.metriclint]\n", "proj/a.py": AFTER, "shared/metrics.yaml": REGISTRY})
     result = invoke("check", "proj", "--registry", str(in_tmp / "shared/metrics.yaml"))
     assert result.exit_code == 1 and _files(result.output) == ["proj/a.py"]
+
+
+@pytest.mark.parametrize(("setting", "entry", "shown"), [
+    ("paths", '["src", "docs"]', "docs"), ("registry", '"shared/metrics.yaml"', "shared/metrics.yaml"),
+    ("code-knowledge", '["shared/helpers.yaml"]', "shared/helpers.yaml"),
+])
+def test_a_link_in_settings_that_leads_out_of_the_project_is_refused(in_tmp: Path, setting: str, entry: str, shown: str) -> None:
+    write_project(in_tmp, {
+        "proj/pyproject.toml": f"[tool.metriclint]\n{setting} = {entry}\n", "proj/src/a.py": AFTER, "proj/metrics.yaml": REGISTRY,
+        "elsewhere/metrics.yaml": REGISTRY, "elsewhere/helpers.yaml": "version: 1\ncode: []\n", "elsewhere/b.py": AFTER,
+    })
+    (in_tmp / "proj" / "docs").symlink_to(in_tmp / "elsewhere")
+    (in_tmp / "proj" / "shared").symlink_to(in_tmp / "elsewhere")
+    result = invoke("check", "proj")
+    assert result.exit_code == 2
+    assert f"proj/pyproject.toml:2:1: '{setting}' entry '{shown}' is outside the project (proj); give it on the command line instead" in result.output

@@ -103,11 +103,14 @@ def check(
     configs = project.each(
         select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
     )
+    with usage_errors():
+        report_file = settings.write_target(output_file, "--output-file") if output_file else None
+        baseline_target = settings.write_target(write_baseline, "--write-baseline") if write_baseline else None
     with progress_bar(quiet) as bar:
         report, shown = combined_report(configs, bar, once.hook_run() if changed_only and buffer is None else None, buffer)
-    if write_baseline:
+    if baseline_target is not None:
         with usage_errors():
-            baseline.write(Path(write_baseline), list(report.findings))
+            baseline.write(baseline_target, list(report.findings))
         click.echo(f"Recorded {count(len(report.findings), 'finding')} in {write_baseline}.", err=True)
         exit_for(())
     kept = io.StringIO()
@@ -116,8 +119,8 @@ def check(
         formats.statistics(shown, out)
     else:
         FORMATS[output_format](shown, out, quiet)
-    if output_file:
-        _write(Path(output_file), kept.getvalue(), "--output-file")
+    if report_file is not None:
+        _write(report_file, kept.getvalue(), "--output-file")
     if not quiet:
         notice_no_registry(configs)
     exit_for(() if exit_zero else report.findings, Severity(fail_on))
@@ -222,6 +225,9 @@ def fix(project: Project, show_diff: bool) -> None:
     Exits 1 while findings remain that no fix settled."""
     from metriclint.fix import rewrite as fixing
 
+    with usage_errors():  # a link named that leads out of its project: nothing is written
+        for path in project.paths:
+            settings.write_target(path)
     configs = project.each()
     with progress_bar() as bar:
         analyses = [analyse(config, bar) for config in configs]
@@ -266,7 +272,8 @@ def init(project: Project, output: str | None, force: bool) -> None:
     from metriclint.authoring import init as drafting
 
     config = project.settings()
-    target = Path(output) if output else config.root / settings.DEFAULT_REGISTRY
+    with usage_errors():
+        target = settings.write_target(output or str(config.root / settings.DEFAULT_REGISTRY), "--output" if output else "metriclint")
     if target.exists() and not force:
         usage_error([Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it")])
     with progress_bar() as bar:

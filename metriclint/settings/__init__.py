@@ -23,7 +23,7 @@ from metriclint.base.paths import display
 from metriclint.extract import prune
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings import table
-from metriclint.settings.homes import DEFAULT_REGISTRY, Home, homes
+from metriclint.settings.homes import DEFAULT_REGISTRY, Home, escaping_link, homes
 from metriclint.settings.table import known, line_of, tooltips
 
 # Test files: read for the inventory, but their texts and code state nothing about a metric
@@ -164,6 +164,19 @@ class _CommandLine:
     ignore: tuple[str, ...]
     baseline: str | None
     changed_only: bool
+
+
+def write_target(name: str, option: str = "metriclint") -> Path:
+    """Where writing the file `name` (given with `option`) lands: through its links, the file
+    they name. A ConfigError (one line) when a link inside a project leads the write out of
+    it (homes.escaping_link): a link committed to a repository must not make `fix` or a report
+    overwrite a file elsewhere. Naming that file itself writes it."""
+    escape = escaping_link(Path(name))
+    if escape is not None:
+        root, target = escape
+        message = f"{name} leads through a link out of its project ({display(root)}) to {target}; not written (name that file itself to write it)"
+        raise ConfigError([Problem(option, 0, 0, message)])
+    return Path(os.path.realpath(name))
 
 
 def _check_command_line(select: tuple[str, ...], ignore: tuple[str, ...], baseline: str | None) -> None:

@@ -67,6 +67,22 @@ def _home(folder: Path) -> Home | None:
     return Home(nearest.parent, None, nearest) if nearest is not None else None
 
 
+def escaping_link(path: Path) -> tuple[Path, Path] | None:
+    """The first link on `path` (as written, from the current directory) that lies inside a
+    project and leads out of it, as (that project's root, where `path` really leads); None
+    if there is none. A link a project holds (committed by anyone) may redirect a write only
+    within that project; links elsewhere (the system's, the user's own) are the user's choice,
+    and so is naming the target itself."""
+    written = Path(os.path.abspath(path))
+    for place in (*reversed(written.parents), written):
+        if not os.path.islink(place):
+            continue
+        home = _home(place.parent.resolve())
+        if home is not None and not Path(os.path.realpath(place)).is_relative_to(home.root):
+            return home.root, Path(os.path.realpath(path))
+    return None
+
+
 def settings_file(folder: Path) -> Path | None:
     """The file that holds `folder`'s settings, if any (a pyproject.toml only with the table)."""
     for name in SETTINGS_FILES:

@@ -107,14 +107,15 @@ def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Sett
 def _confine(settings: Settings, file: Path) -> None:
     """A settings file's `paths`, `registry` and `code-knowledge` stay inside its project (the repository that
     holds the file, else the file's folder): a file from a stranger's pull request must not make
-    a run read `../../../../etc`. A path given on the command line may be anything."""
+    a run read `../../../../etc`, nor a link it commits (`paths = ["docs"]`, `docs` a link to
+    `/etc`), so links are followed first. A path given on the command line may be anything."""
     folder = file.parent.resolve()
     boundary = repository_root(folder) or folder
     problems = []
     for key in FILES:
         value = settings.values.get(key)
         for entry in [value] if isinstance(value, str) else value or ():
-            if not Path(os.path.normpath(folder / entry)).is_relative_to(boundary):
+            if not Path(os.path.realpath(folder / entry)).is_relative_to(boundary):
                 message = f"'{key}' entry '{entry}' is outside the project ({display(boundary)}); give it on the command line instead"
                 problems.append(Problem(display(file), line_of(file, key), 1, message))
     if problems:
