@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from metriclint.base import locate
+from metriclint.base.paths import display
 from metriclint.base.files import read_regular, replace
 from metriclint.model import ConfigError, Finding, Problem
 
@@ -44,7 +45,7 @@ def write(file: Path, findings: list[Finding]) -> None:
     try:
         replace(file, document.encode("utf-8", "surrogateescape"))
     except OSError as error:
-        raise ConfigError([Problem("--write-baseline", 0, 0, f"cannot write {file}: {error.strerror or error}")]) from None
+        raise ConfigError([Problem("--write-baseline", 0, 0, f"cannot write {display(file)}: {error.strerror or error}")]) from None
 
 
 def hide(file: Path, findings: list[Finding]) -> list[Finding]:

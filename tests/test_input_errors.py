@@ -47,8 +47,8 @@ def test_a_hostile_registry_is_exit_2_at_its_place(in_tmp: Path, registry: str, 
     [
         (f"[tool.metriclint]\nexclude = [{DIGITS}]\n", "pyproject.toml:2:12: invalid TOML: a number of more than 4300 digits"),
         ("[tool.metriclint]\nx = " + "[" * 100_000 + "]" * 100_000 + "\n", "pyproject.toml:2:100004: invalid TOML: nested too deeply"),
-        ('[tool.metriclint]\npaths = ["a\\u0000b"]\n', "pyproject.toml:2:1: 'paths' holds a NUL character, which no path can"),
-        ('[tool.metriclint]\nregistry = "a\\u0000b"\n', "pyproject.toml:2:1: 'registry' holds a NUL character, which no path can"),
+        ('[tool.metriclint]\npaths = ["a\\u0000b"]\n', "pyproject.toml:2:10: 'paths' holds a NUL character, which no path can"),
+        ('[tool.metriclint]\nregistry = "a\\u0000b"\n', "pyproject.toml:2:12: 'registry' holds a NUL character, which no path can"),
     ],
 )
 def test_a_hostile_config_is_exit_2_at_its_place(in_tmp: Path, config: str, expected: str) -> None:

@@ -24,7 +24,7 @@ from metriclint.extract import prune
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings import table
 from metriclint.settings.homes import DEFAULT_REGISTRY, Home, escaping_link, homes
-from metriclint.settings.table import known, line_of, tooltips
+from metriclint.settings.table import Located, known, tooltips
 
 # Test files: read for the inventory, but their texts and code state nothing about a metric
 # (a test's comment says what the test expects). Globs against the path from the project root,
@@ -226,7 +226,9 @@ def _config(
         tuple((code, Severity(level)) for code, level in settings.get("severity", {}).items()),
     )
     missing = [p for p in settings.get("paths", ()) if not (root / p).exists()]
-    notes = loaded.notes + tuple(f"{display(file)}:{line_of(file, 'paths')}:1: 'paths' entry '{p}' matches nothing" for p in missing if file)
+    notes = loaded.notes + tuple(
+        Located(file).note(f"'paths' entry '{p}' matches nothing", "paths", settings["paths"].index(p)) for p in missing if file
+    )
     registry_path: Path | None
     if line.registry is not None:
         registry_path = _given_file(line.registry, "registry", "--registry")
@@ -234,7 +236,7 @@ def _config(
         registry_path = root / settings["registry"]
         why = _unusable(registry_path)
         if why is not None:
-            raise ConfigError([Problem(display(file), line_of(file, "registry"), 1, f"registry file '{settings['registry']}' {why}")])
+            raise ConfigError([Located(file).at(f"registry file '{settings['registry']}' {why}", value_of=("registry",))])
     else:
         registry_path = nearest_registry
     return Config(
@@ -260,8 +262,8 @@ def _code_knowledge(root: Path, file: Path | None, names: list[str]) -> tuple[Pa
         return ()
     found = tuple(root / name for name in names)
     problems = [
-        Problem(display(file), line_of(file, "code-knowledge"), 1, f"code knowledge file '{name}' {why}")
-        for name, path in zip(names, found) if (why := _unusable(path)) is not None
+        Located(file).at(f"code knowledge file '{name}' {why}", value_of=("code-knowledge", number))
+        for number, (name, path) in enumerate(zip(names, found)) if (why := _unusable(path)) is not None
     ]
     if problems:
         raise ConfigError(problems)
