@@ -20,7 +20,8 @@ from metriclint.base.files import read_text
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display, repository_root
 from metriclint.base.toml import tomllib
-from metriclint.base.toml_places import Place, Places, places
+from metriclint.base import places
+from metriclint.base.places import Place, Places
 from metriclint.checks import RULES
 from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
 
@@ -105,7 +106,7 @@ class Located:
                 text = read_text(self.file)
             except (OSError, UnicodeDecodeError):
                 text = ""
-            self._places = places(text)
+            self._places = places.in_toml(text)
         return self._places
 
     def key(self, *path: str | int) -> Place:
