@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke
 
-from metriclint.extract import prune
+from metriclint.extract import cache, prune
 
 DEMO = ["trainer/__init__.py", "trainer/logging_utils.py", "trainer/step.py"]
 
 
 def _entries(folder: Path) -> list[Path]:
-    return sorted(p for p in (folder / "v2").rglob("*") if p.is_file() and len(p.name) == 64)
+    return sorted(p for p in (folder / cache.FORMAT).rglob("*") if p.is_file() and len(p.name) == 64)
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_over_the_cap_older_runs_go_first(demo: Path) -> None:
 
 def test_an_entry_another_run_may_be_writing_is_left_alone(demo: Path) -> None:
     _check()
-    folder = demo / "c" / "v2" / "ab"
+    folder = demo / "c" / cache.FORMAT / "ab"
     folder.mkdir(exist_ok=True)
     stale, fresh = folder / ("ab" + "0" * 62), folder / ("ab" + "1" * 62)
     stale.write_text("{}")

@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 
 from metriclint.base.files import read_regular
-from metriclint.extract import prune
+from metriclint.extract import prune, trust
 
 Status = tuple[int, int, int, int]  # size, modification time (ns), inode, change time (ns)
 _ENTRY = re.compile(r"[0-9a-f]{64}")
@@ -82,11 +82,14 @@ class StatIndex:
         files = {shown: [*status, entry] for shown, (status, entry) in kept.items()}
         # ASCII: a name that is not UTF-8 is written with its surrogates escaped, and comes back.
         data = json.dumps({"version": VERSION, "salt": self.salt, "files": files}, separators=(",", ":"))
+        secret = trust.key()
+        if secret is None:
+            return
         try:
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-")
             try:
                 with os.fdopen(handle, "wb") as stream:
-                    stream.write(data.encode("ascii"))
+                    stream.write(trust.seal(secret, "stats", self.path.name, data.encode("ascii")))
                 os.replace(temporary, self.path)
             except BaseException:
                 os.unlink(temporary)
@@ -121,9 +124,12 @@ def _clock(folder: Path) -> int | None:
 
 
 def _read(path: Path, salt: str, limit: int) -> dict[str, tuple[Status, str]]:
-    """The index at `path` if it was made under `salt` and is of its shape, else nothing."""
+    """The index at `path` if it was sealed with this machine's key (trust.py), made under
+    `salt` and is of its shape, else nothing."""
+    secret = trust.key()
     try:
-        value = json.loads(read_regular(path, limit))
+        data = trust.unseal(secret, "stats", path.name, read_regular(path, limit)) if secret is not None else None
+        value = json.loads(data) if data is not None else None
     except (OSError, ValueError, RecursionError):  # ValueError: not JSON, or not UTF-8
         return {}
     if not isinstance(value, dict) or value.get("version") != VERSION or value.get("salt") != salt:

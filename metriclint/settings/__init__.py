@@ -20,7 +20,7 @@ from typing import Any
 from metriclint.base.files import MAX_BYTES
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display
-from metriclint.extract import prune
+from metriclint.extract import prune, trust
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings import table
 from metriclint.settings.homes import DEFAULT_REGISTRY, Home, escaping_link, homes
@@ -105,6 +105,9 @@ def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache
     if why is not None:
         option = "--cache-dir" if cache_dir else "METRICLINT_CACHE_DIR" if given else "metriclint"
         raise ConfigError([Problem(option, 0, 0, f"{display(chosen)} {why}")])
+    if checked and not no_cache and trust.key() is None:
+        note = f"no cache key ({trust.key_file()} cannot be read or made; {trust.ENVIRONMENT} gives one): running without the cache"
+        return replace(config, jobs=jobs or 0, cache_dir=None, notes=(*config.notes, note))
     return replace(config, jobs=jobs or 0, cache_dir=None if no_cache else chosen)
 
 
