@@ -73,11 +73,11 @@ def read_sealed(path: Path) -> Any:
 
 def write_sealed(path: Path, kind: str, value: object) -> None:
     """Write a cache file sealed with this test's key, as a forger holding the key (or a bug)
-    would: what is checked after the digest must still refuse it. A string is written as is."""
+    would: what is checked after the digest must still refuse it. Text and bytes are written as they are."""
     secret = trust.key()
     assert secret is not None
-    data = value if isinstance(value, str) else json.dumps(value)
-    path.write_bytes(trust.seal(secret, kind, path.name, data.encode("utf-8")))
+    data = value if isinstance(value, bytes) else value.encode("utf-8") if isinstance(value, str) else json.dumps(value).encode("utf-8")
+    path.write_bytes(trust.seal(secret, kind, path.name, data))
 
 
 def write_project(base: Path, files: dict[str, str], registry: str | None = None) -> Path:
