@@ -95,7 +95,7 @@ def test_an_entry_cannot_place_a_finding_in_another_file(tmp_path: Path, monkeyp
     assert second == first and "/etc/passwd" not in second
 
 
-DROPPED = "warning: 1 cache entry was not valid (not written with this machine's cache key, or damaged) and not used; their files were read again\n"
+DROPPED = "warning: 1 cache file was not written with this machine's cache key, or damaged: not used, and what they held was read again from the sources\n"
 
 
 def _forged_without_the_key(folder: Path, old: bytes, new: bytes) -> list[Path]:
@@ -137,7 +137,7 @@ def test_a_corrupt_entry_is_dropped_with_one_warning_and_the_same_findings(tmp_p
         write_sealed(entry, "entry", {"Extraction": [[[]]]})
     second = invoke("check", ".", "--cache-dir", "c")
     assert second.stdout == first and second.exit_code == 1
-    assert second.stderr == DROPPED.replace("1 cache entry was", "3 cache entries were")
+    assert second.stderr == DROPPED.replace("1 cache file was", "3 cache files were")
     third = invoke("check", ".", "--cache-dir", "c")
     assert (third.stdout, third.stderr) == (first, "")
 
@@ -272,3 +272,39 @@ def test_an_entry_larger_than_the_whole_cache_is_not_written(tmp_path: Path) -> 
     store.put("ab" * 32, _large(1000), tmp_path / "big.py")
     store.put("cd" * 32, _large(10), tmp_path / "small.py")
     assert [p.name for p in _entries(tmp_path / "c")] == ["cd" * 32]
+
+
+def test_a_cache_made_under_the_ci_secret_stays_warm_only_where_the_secret_is_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str],
+) -> None:
+    project = _demo(tmp_path, monkeypatch)
+    monkeypatch.setenv("METRICLINT_CACHE_KEY", "the CI secret")
+    first = invoke("check", ".", "--cache-dir", "c").stdout
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another machine"))  # the cache restored in another job
+    extracted.clear()
+    assert invoke("check", ".", "--cache-dir", "c").stdout == first and extracted == []
+    monkeypatch.setenv("METRICLINT_CACHE_KEY", "an untrusted branch's guess")
+    _forget_kept(project / "c")
+    second = invoke("check", ".", "--cache-dir", "c")
+    assert second.stdout == first and sorted(extracted) == ["trainer/__init__.py", "trainer/logging_utils.py", "trainer/step.py"]
+    assert second.stderr == DROPPED.replace("1 cache file was", "4 cache files were")  # the entries and the files' statuses
+
+
+def test_the_machines_key_is_made_once_outside_the_cache_and_kept_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _demo(tmp_path, monkeypatch)
+    invoke("check", ".", "--cache-dir", "c")
+    key = trust.key_file()
+    assert key.is_file() and key.stat().st_mode & 0o077 == 0 and not key.is_relative_to(tmp_path / "demo")
+    made = key.read_bytes()
+    invoke("check", ".", "--cache-dir", "c")
+    assert key.read_bytes() == made and len(bytes.fromhex(made.decode().strip())) == 32
+
+
+def test_without_a_key_to_be_had_the_run_goes_without_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _demo(tmp_path, monkeypatch)
+    (tmp_path / "blocked").write_text("a file where the configuration folder would be")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "blocked"))
+    result = invoke("check", ".", "--cache-dir", "c")
+    assert result.exit_code == 1 and "ML001" in result.stdout
+    assert result.stderr.startswith("warning: no cache key (") and "METRICLINT_CACHE_KEY gives one): running without the cache" in result.stderr
+    assert not (project / "c").exists()

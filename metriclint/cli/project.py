@@ -128,8 +128,8 @@ def dropped_from_the_cache() -> Iterator[None]:
         else:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     if count:
-        click.echo(f"warning: {count} cache {'entry was' if count == 1 else 'entries were'} not valid (not written with this machine's "
-                   "cache key, or damaged) and not used; their files were read again", err=True)
+        click.echo(f"warning: {count} cache {'file was' if count == 1 else 'files were'} not written with this machine's cache key, "
+                   "or damaged: not used, and what they held was read again from the sources", err=True)
 
 
 def notice_no_registry(configs: list[settings.Config]) -> None:

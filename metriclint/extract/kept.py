@@ -10,9 +10,9 @@ what the texts that are no file's (registry descriptions, tooltips) state. It
 is only ever a shortcut: where an entry, the index or the code inputs differ, that part is
 worked out again from the files' extractions.
 
-Like the entries (cache.py) it is plain JSON rebuilt into checked types: each file's parts
-must be about that file and the code products about the project's files. One that is not of
-its shape counts as absent.
+Like the entries (cache.py) it is sealed with this machine's key (trust.py) and is plain JSON
+rebuilt into checked types: each file's parts must be about that file and the code products
+about the project's files. One not sealed with the key, or not of its shape, counts as absent.
 """
 
 from __future__ import annotations

@@ -16,10 +16,9 @@ clock) is not recorded, and is read again next time; git's rule (not older than 
 own write time) lets through an edit made after the status was taken and before the index
 was written, in the same tick.
 
-The folder comes with the tree: the index is plain JSON of checked types, and one that is
-not of its shape counts as empty. A forged index names an entry, and an entry is checked to
-be about the file it is named for (cache.py); one that passes could hide the file's
-findings, as a forged entry could already (see cache.py).
+The folder may come from elsewhere: the index is sealed with this machine's key (trust.py),
+and is plain JSON of checked types; one not sealed with the key, or not of its shape, counts
+as empty. An entry it names is checked again on its own (cache.py).
 """
 
 from __future__ import annotations
