@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from metriclint.base import locate, places
+from metriclint.base import locate
 from metriclint.base.paths import display
 from metriclint.base.files import read_regular, replace
 from metriclint.model import ConfigError, Finding, Problem
@@ -76,6 +76,8 @@ def _read(file: Path) -> Counter[tuple[str, str, str, str, str]]:
         raise ConfigError([Problem(shown, line, column, "invalid baseline: nested too deeply")]) from None
     problems = _problems(document)
     if problems:
+        from metriclint.base import places  # only for a bad baseline
+
         where = places.in_json(text)
         raise ConfigError([
             Problem(shown, (place := where.value(path)).line, place.column, message.replace("{value}", place.written or "?")) for path, message in problems

@@ -13,17 +13,18 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metriclint.base import locate
 from metriclint.base.files import read_text
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display, repository_root
 from metriclint.base.toml import tomllib
-from metriclint.base import places
-from metriclint.base.places import Place, Places
 from metriclint.checks import RULES
 from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
+
+if TYPE_CHECKING:
+    from metriclint.base.places import Place, Places
 
 KEYS = (
     "registry", "extend", "paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore",
@@ -101,6 +102,8 @@ class Located:
 
     @property
     def places(self) -> Places:
+        from metriclint.base import places  # only once a problem needs a place: tree-sitter's TOML is not loaded otherwise
+
         if self._places is None:
             try:
                 text = read_text(self.file)
