@@ -14,8 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 from metriclint.base import locate
-from metriclint.base.paths import display
 from metriclint.base.files import read_regular, replace
+from metriclint.base.paths import display
 from metriclint.model import ConfigError, Finding, Problem
 
 VERSION = 1

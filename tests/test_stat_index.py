@@ -4,7 +4,6 @@ corrupt or forged index counts as empty."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
