@@ -15,7 +15,7 @@ from conftest import FIXTURES, ROOT, copy_fixture, invoke, read_sealed, write_se
 
 from metriclint.base import plain
 from metriclint.base.files import MAX_BYTES
-from metriclint.extract import cache, trust
+from metriclint.extract import cache, kept, trust
 from metriclint.model import Atom, CallFlow, CodeFact, Mention, ResultOf, SourceKind, Span
 from metriclint.sources import DEFAULT_OPTIONS, Extraction, extractor_for
 
@@ -308,3 +308,17 @@ def test_without_a_key_to_be_had_the_run_goes_without_the_cache(tmp_path: Path, 
     assert result.exit_code == 1 and "ML001" in result.stdout
     assert result.stderr.startswith("warning: no cache key (") and "METRICLINT_CACHE_KEY gives one): running without the cache" in result.stderr
     assert not (project / "c").exists()
+
+
+def test_a_run_whose_use_of_the_cache_raises_is_run_again_without_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a cache file makes the run raise past the checks on reading it: the findings of
+    a run without the cache, and one warning."""
+    _demo(tmp_path, monkeypatch)
+    first = invoke("check", ".", "--cache-dir", "c").stdout
+
+    def broken(*given: object) -> None:
+        raise IndexError("tuple index out of range")
+
+    monkeypatch.setattr(kept, "load", broken)
+    second = invoke("check", ".", "--cache-dir", "c")
+    assert (second.exit_code, second.stdout, second.stderr) == (1, first, DROPPED)
