@@ -257,3 +257,12 @@ def test_every_writer_refuses_a_link_out_of_the_project(project: Path, tmp_path:
     (project / "out.txt").symlink_to("inside.txt")  # within the project: written through, the link kept
     invoke(*command, *(["--force"] if command[0] == "init" else []))
     assert (project / "inside.txt").stat().st_size > 0 and (project / "out.txt").is_symlink()
+
+
+def test_a_write_through_a_linked_folder_and_back_up_is_refused_too(project: Path, tmp_path: Path) -> None:
+    """`linked/../out.txt` is, for the system, out.txt beside the link's target: not in the project."""
+    (tmp_path / "elsewhere" / "sub").mkdir(parents=True)
+    (project / "linked").symlink_to(tmp_path / "elsewhere" / "sub")
+    result = invoke("check", ".", "--output-file", "linked/../out.txt")
+    assert result.exit_code == 2 and "linked/../out.txt leads through a link out of its project (.)" in result.stderr
+    assert not (tmp_path / "elsewhere" / "out.txt").exists() and not (project / "out.txt").exists()

@@ -73,7 +73,7 @@ def escaping_link(path: Path) -> tuple[Path, Path] | None:
     if there is none. A link a project holds (committed by anyone) may redirect a write only
     within that project; links elsewhere (the system's, the user's own) are the user's choice,
     and so is naming the target itself."""
-    written = Path(os.path.abspath(path))
+    written = Path(os.getcwd(), path)  # not normalised: in `link/../x`, `..` is the link target's parent
     for place in (*reversed(written.parents), written):
         if not os.path.islink(place):
             continue
