@@ -372,10 +372,10 @@ TOML_HEADER = st.sampled_from(["[tool.metriclint.severity]", "[tool.metriclint.p
 @st.composite
 def settings_text(draw: st.DrawFn) -> str:
     lines = ["[tool.metriclint]"] if draw(st.booleans()) else []
-    for _ in range(draw(st.integers(0, 6))):
+    for key in draw(st.lists(TOML_KEY, max_size=6, unique=True)):  # a key twice is only ever a TOML error
         if draw(st.integers(0, 5)) == 0:
             lines.append(draw(TOML_HEADER))
-        line = f"{draw(TOML_KEY)} = {draw(TOML_VALUE)}"
+        line = f"{key} = {draw(TOML_VALUE)}"
         lines.append(rarely(draw, line, st.sampled_from([line[:-1], line + " x", "= 1", "[", line + "  # " + line, "a = 1\na = 2"])))
     return "\n".join(lines) + "\n"
 
