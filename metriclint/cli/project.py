@@ -59,7 +59,8 @@ class Project:
         `given` are a command's own (`select`, `baseline`, ...). Usage errors (among them
         paths from several projects) end the command with exit status 2."""
         with usage_errors():
-            loaded = settings.with_speed(settings.load(self.paths, self.config_file, self.registry, **given), self.jobs, self.cache_dir, self.no_cache)
+            loaded = settings.load(self.paths, self.config_file, self.registry, **given)
+            loaded = settings.with_speed(loaded, self.jobs, self.cache_dir, self.no_cache)
         _warn(loaded.notes)
         return loaded
 
@@ -100,7 +101,8 @@ def analyse(
             return (engine.judge if findings_only else engine.analyse)(config, progress)
         return engine.check(engine.revise(engine.collect(config, progress), config, *buffer), config)
 
-    with usage_errors(), collection_paused(), dropped_from_the_cache():  # the checks too: a 16 MB module's collections were a sixth of its warm run
+    # Collection paused for the checks too: a 16 MB module's collections were a sixth of its warm run.
+    with usage_errors(), collection_paused(), dropped_from_the_cache():
         try:
             analysis = run(config)
         except ConfigError:

@@ -148,7 +148,6 @@ def _made_before(directory: Path) -> bool:
     return tagged or directory.name == DEFAULT_NAME
 
 
-
 def prune(directory: Path, entries: Path, usage: Usage, limit: int) -> None:
     """Record `usage` as its project's latest run, then delete what no recent run needs and
     what exceeds `limit`. Best effort: a folder that cannot be listed or written is left."""
@@ -303,7 +302,7 @@ def remove(directory: Path) -> bool:
     stays, marked as metriclint's still."""
     made = {name for name, _ in _MADE}
     for entry in _own_files(directory):
-        if entry.name not in made or entry.path != os.path.join(directory, entry.name):
+        if entry.name not in made:  # those are kept while the folder holds others' files
             _unlink(entry.path)
     for inner in _scanned(str(directory)):
         if inner.is_dir(follow_symlinks=False) and _FOLDERS.fullmatch(inner.name):
