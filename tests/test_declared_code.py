@@ -45,7 +45,7 @@ def test_problems_in_several_files_are_reported_at_once(in_tmp: Path) -> None:
     })
     result = invoke("check", ".")
     assert (result.exit_code, result.stderr.splitlines()) == (2, [
-        "a.yaml:1:10: 'results' must be a list, not a mapping",
+        "a.yaml:1:10: 'results' must be a list, not {}",
         "b.yaml:1:1: the code knowledge file is empty; it needs a 'results' list",
     ])
 
