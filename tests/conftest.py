@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -46,7 +47,11 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
 
 
 def invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    try:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        gc.unfreeze()  # a command freezes what it made (cli/project.py): in one process of many runs, it must be collected
+
 
 
 def code_claims(project: Path) -> tuple[CodeClaim, ...]:
