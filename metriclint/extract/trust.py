@@ -34,7 +34,7 @@ class Dropped(UserWarning):
     for a run (cli/project.py)."""
 
     def __init__(self, count: int = 1) -> None:
-        super().__init__(f"{count} cache files dropped")
+        super().__init__(f"{count} cache file(s) not written with this machine's cache key, or damaged: not used")
         self.count = count
 
 
