@@ -266,3 +266,17 @@ def test_a_write_through_a_linked_folder_and_back_up_is_refused_too(project: Pat
     result = invoke("check", ".", "--output-file", "linked/../out.txt")
     assert result.exit_code == 2 and "linked/../out.txt leads through a link out of its project (.)" in result.stderr
     assert not (tmp_path / "elsewhere" / "out.txt").exists() and not (project / "out.txt").exists()
+
+
+def test_a_link_out_of_a_folder_that_is_no_project_is_refused_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No settings and no registry where the link is (the registry given on the command line):
+    the link's folder is its project."""
+    (tmp_path / "work").mkdir()
+    victim = tmp_path / "elsewhere" / "victim.py"
+    victim.parent.mkdir()
+    victim.write_bytes((PROJECT / "comments.py").read_bytes())
+    (tmp_path / "work" / "notes.py").symlink_to(victim)
+    monkeypatch.chdir(tmp_path / "work")
+    result = invoke("fix", "notes.py", "--registry", str(PROJECT / "metrics.yaml"))
+    assert result.exit_code == 2 and "notes.py leads through a link out of its project (.)" in result.stderr
+    assert victim.read_bytes() == (PROJECT / "comments.py").read_bytes()
