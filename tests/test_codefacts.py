@@ -66,7 +66,7 @@ def test_a_broken_knowledge_file_reports_every_problem_with_its_position(tmp_pat
         "bad.yaml:4:13: unknown value 'sideways' for facet 'clipping'",
         "bad.yaml:5:5: an entry needs one of 'call', 'method', 'expression' or 'function', and 'says' and 'facts'",
         "bad.yaml:9:13: unknown facet 'colour'",
-        "bad.yaml:10:14: expected a whole number, not a string",
+        "bad.yaml:10:14: expected a whole number, not one",
     ]
 
 
@@ -288,7 +288,7 @@ def test_a_broken_logging_entry_is_reported_with_its_position(tmp_path: Path) ->
     with pytest.raises(ConfigError) as error:
         knowledge.load([path], load_builtin()[0])
     assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
-        "bad.yaml:3:23: 'sync_dist' must be true or false, not a string",
+        "bad.yaml:3:23: 'sync_dist' must be true or false, not yes please",
         "bad.yaml:5:13: unknown value 'everywhere' for facet 'scope'",
         "bad.yaml:6:5: a logging entry needs 'method', 'when', 'says' and 'facts'",
     ]

@@ -275,11 +275,7 @@ def _indexed(entries: list[Known]) -> dict[str, Any]:
 def _items(reader: Reader, top: dict[str, tuple[Node, Node]], key: str) -> list[Node]:
     if key not in top:
         return []
-    node = top[key][1]
-    if node.kind != "sequence":
-        reader.error(node, f"'{key}' must be a list, not a {node.kind}")
-        return []
-    return node.elements
+    return reader.sequence(top[key][1], f"'{key}'")
 
 
 def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None:
@@ -347,7 +343,7 @@ def _schedulers(reader: Reader, node: Node) -> Schedulers:
 
 def _whole(reader: Reader, node: Node) -> int:
     if node.kind != "integer" or not isinstance(node.value, int):
-        reader.error(node, f"expected a whole number, not a {node.kind}")
+        reader.error(node, f"expected a whole number, not {node.written}")
         return -1
     return node.value
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from metriclint.base.escapes import printable
+
 
 class Severity(str, Enum):
     ERROR = "error"
@@ -316,9 +318,10 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        """One line, whatever a file name or a quoted value holds (a newline, an escape)."""
         if self.line == 0:  # not about a place in a file: an option, the command line
-            return f"{self.path}: {self.message}"
-        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+            return printable(f"{self.path}: {self.message}")
+        return printable(f"{self.path}:{self.line}:{self.column}: {self.message}")
 
 
 class ConfigError(Exception):
