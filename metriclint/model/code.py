@@ -111,6 +111,10 @@ class Bag:
         return bool(self.entries or self.held)
 
     def __or__(self, other: Bag) -> Bag:
+        if not (other.entries or other.held):
+            return self
+        if not (self.entries or self.held):
+            return other
         return Bag(tuple(dict.fromkeys((*self.entries, *other.entries))), tuple(dict.fromkeys((*self.held, *other.held))))
 
 

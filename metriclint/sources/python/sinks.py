@@ -79,6 +79,8 @@ class KeyRecorder(BagReader):
         """The sink a call calls: a module's function by its import path, else a method (or an
         unknown name) by its own name (then True: it may be a method of the project's own, which
         the project-wide step follows instead). `torch.log(x)` is `torch`'s, so no `log` sink."""
+        if called_name(func) not in self.sinks.names:
+            return None, False  # most calls: no sink has their name
         path = self.code.chain(func, self.scopes[-1].objects)
         if path is not None and path in self.sinks.functions:
             return self.sinks.functions[path], False
@@ -216,7 +218,7 @@ class KeyRecorder(BagReader):
         if not site.callee:
             return
         given = arguments(node)
-        texts = self._argument_strings(given)
+        texts = self._argument_strings(given) if not site.callee.startswith(UNKNOWN_OBJECT) else ()
         bags = self.argument_bags(node)
         self.scopes[-1].handed_bags.extend(bag for _, bag in bags if bag.entries)
         if site.args or texts or bags:
