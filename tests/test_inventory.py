@@ -230,3 +230,12 @@ def test_rule_file_example(example: dict[str, object]) -> None:
 
 def test_the_sink_examples_show_both_sides() -> None:
     assert any(e["logs"] for e in SINK_EXAMPLES) and any(not e["logs"] for e in SINK_EXAMPLES)
+
+
+def test_sources_and_explain_metric_say_what_logs_a_key_and_through_which_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES / "inventory_dataflow")
+    listed = invoke("sources", "--keys", ".", "--no-cache").stdout.splitlines()
+    assert "train/loss\tlogged\ttinytrain/loop.py:19\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.loop.Trainer.step" in listed
+    assert "lengths/mean\tlogged\ttinytrain/stats.py:6\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.stats.summary" in listed
+    explained = invoke("explain-metric", "perf/step_seconds", ".", "--no-cache").stdout
+    assert "tinytrain/loop.py:25  by wandb's log (tinytrain/tracking.py:30), from tinytrain.tracking.Buffer.record" in explained

@@ -193,12 +193,16 @@ def _example(example: Example) -> str:
 
 @main.command()
 @project_options()
-def sources(project: Project) -> None:
+@click.option("--keys", "list_keys", is_flag=True, help="Also list each key the code logs: where, and what logs it through which of the project's functions.")
+def sources(project: Project, list_keys: bool) -> None:
     """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
     config = project.settings()
     with usage_errors(), progress_bar() as bar:
         collection = engine.collect(config, bar, pause=collection_paused)
     warn_unused(config)
+    for use in sorted(collection.uses if list_keys else (), key=lambda use: (use.key, use.span)):
+        if use.span.path not in collection.tests and not use.from_keyword:
+            click.echo(f"{use.key}\tlogged\t{use.span.path}:{use.span.line}\t{use.sink or 'a dict key shaped like a metric key'}")
     for binding in collection.bindings:
         table = binding.table
         click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{binding.mode}\t{len(table.entries)} entries\t{binding.why}")

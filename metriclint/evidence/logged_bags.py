@@ -34,6 +34,7 @@ class LoggedEntry:
     use: KeyUse
     function: str
     value: frozenset[Atom]
+    recorded: bool = False  # its key is logged where it is written too, with the value its file sees there
 
 
 class _Families:
@@ -79,11 +80,11 @@ class LoggedBags:
             for logged in flow.logged:
                 if logged.span in own_methods:
                     continue
+                at = f"{logged.sink} ({logged.span.path}:{logged.span.line})"
                 for entry, function in self.entries(flow.name, logged.bag, 0, None):
-                    if entry.recorded:
-                        continue  # logged where it was written, with its file's keys
+                    sink = at if function == flow.name else f"{at}, from {function}"
                     for key, span in self._filled(function, entry):
-                        yield LoggedEntry(KeyUse(key, span, False, entry.measured, entry.through), function, entry.value)
+                        yield LoggedEntry(KeyUse(key, span, False, entry.measured, entry.through, sink=sink), function, entry.value, entry.recorded)
 
     def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[Entry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:

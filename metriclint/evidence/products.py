@@ -34,7 +34,9 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     classes, instances = [c for e in extractions for c in e.classes], dict(i for e in extractions for i in e.instances)
     resolve = Project(functions, (), classes, instances).resolve
     own_methods = frozenset(span for e in extractions for span, callee in e.tentative if resolve(callee) is not None)
-    seen = {(use.key, use.span) for use in uses if use.via not in own_methods}  # an entry logged where it was put is the file's own
+    # an entry logged where it was put is the file's own; one only written there (a dict literal's
+    # key shaped like one) is replaced by what the project-wide step says logs it (`own_keys`)
+    seen = {(use.key, use.span) for use in uses if use.via not in own_methods and use.sink}
     logged = logged_entries(functions, calls, classes, instances, own_methods)
     through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
     made = [*built_keys(functions, calls, classes, instances), *named, *through]
@@ -45,8 +47,10 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
 
 def own_keys(extractions: Iterable[Extraction], made: CodeProducts) -> list[KeyUse]:
     """The keys the files log themselves, less those a call logged that reaches a method of the
-    project's own (`made.own_methods`)."""
-    return [use for e in extractions for use in e.keys if use.via is None or use.via not in made.own_methods]
+    project's own (`made.own_methods`), and those the project-wide step found logged at the same
+    place, with what logs them (`made.built`)."""
+    superseded = {(use.key, use.span) for use in made.built}
+    return [use for e in extractions for use in e.keys if (use.via is None or use.via not in made.own_methods) and (use.key, use.span) not in superseded]
 
 
 def code_facts(
@@ -77,7 +81,8 @@ def _with_logged_entries(
     its own: what they compute is followed as any logged value's is."""
     extra: dict[str, list[tuple[str, frozenset[Atom]]]] = {}
     for entry in logged_entries(functions, calls, classes, instances, own_methods):
-        extra.setdefault(entry.function, []).append((entry.use.key, entry.value))
+        if not entry.recorded:  # a key written where it is put is a sink of its function already
+            extra.setdefault(entry.function, []).append((entry.use.key, entry.value))
     return [replace(f, sinks=f.sinks + tuple(extra[f.name])) if f.name in extra else f for f in functions]
 
 

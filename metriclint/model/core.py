@@ -97,6 +97,7 @@ class KeyUse:
     # the call that logged it as a tracker's method would (`self.board.log(metrics)`); when that
     # method is the project's own (evidence/products.py), the key is what the method logs instead
     via: Span | None = None
+    sink: str = ""  # what logs it and where, and the project's functions its dict went through: "wandb's log (train.py:12)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +230,7 @@ class Sighting:
     passing: bool = False  # named inside a text that is not about it as a whole
     inferred: bool = False  # reached through a data flow or a tooltip pattern, not written there
     incidental: bool = False  # logged by a test, or only as text, a flag, a container or a setting
+    sink: str = ""  # for a key the code logs: what logs it (KeyUse.sink)
 
 
 @dataclass(frozen=True, slots=True)

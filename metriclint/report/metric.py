@@ -40,10 +40,10 @@ def describe(audit: Audit, key: str) -> list[str]:
             f'  {c.facet}={"not " if c.negated else ""}{c.value}  {c.source} ({c.span.path}:{c.span.line}) "{c.phrase}"'
             for c in texts
         ]
-    logged = sorted({(s.span.path, s.span.line) for m in audit.metrics for s in m.logged})
+    logged = sorted({(s.span.path, s.span.line, s.sink) for m in audit.metrics for s in m.logged})
     if logged:
         lines.append("logged:")
-        lines += [f"  {path}:{line}" for path, line in logged]
+        lines += [f"  {path}:{line}" + (f"  by {sink}" if sink else "") for path, line, sink in logged]
     return [key, *lines]
 
 

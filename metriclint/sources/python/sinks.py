@@ -61,7 +61,11 @@ class KeyRecorder(BagReader):
         if self.via is not None:
             self.tentative.append((self.via, callee))
         given = arguments(node)
-        logging = Logging(self._logging(node, called_name(node.func), given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node)
+        where = self.span(node)
+        logging = Logging(
+            self._logging(node, called_name(node.func), given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node,
+            f"{sink.says} ({where.path}:{where.line})",
+        )
         taken: frozenset[str] = frozenset()
         for shape in sink.shapes:
             taken = self._logged_as(shape, given, sink, node, logging)
@@ -195,7 +199,7 @@ class KeyRecorder(BagReader):
         """`logging`: what the logging call makes of the value; its `done` replaces what the value
         had for those facets, and it decides whether this rank's own value is logged as such.
         `atoms`: what the value was where it was put in a dict, if not what it is here."""
-        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via))
+        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via, logging.sink))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         if logging.call is not None:
             self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)  # type: ignore[attr-defined]

@@ -34,6 +34,7 @@ class Logging:
     done: frozenset[CodeFact] = frozenset()
     unreduced: Unreduced | None = None
     call: ast.AST | None = None
+    sink: str = ""  # what the call is and where, as KeyUse.sink says it
 
 
 NOT_LOGGED = Logging()
