@@ -188,7 +188,8 @@ def test_a_template_names_the_keys_it_covers_in_explain_metric_and_audit(in_tmp:
     write_project(in_tmp, {"evaluate.py": source})
     audit = invoke("audit", "--metric", "eval/{k}").output.splitlines()
     assert [line.split()[0] for line in audit if line.endswith("]") and not line.startswith(" ")] == ["eval/top1", "eval/top5"]
-    assert invoke("explain-metric", "eval/{k}").output.splitlines() == ["eval/{k}", "logged:", "  evaluate.py:2"]
+    logged = ["eval/{k}", "logged:", "  evaluate.py:2  by a tracker's log (Lightning, wandb's Run, Accelerate, the Hugging Face Trainer) (evaluate.py:2)"]
+    assert invoke("explain-metric", "eval/{k}").output.splitlines() == logged
 
 
 def test_names_of_log_probabilities_name_their_policy_as_the_examples_say() -> None:
