@@ -15,6 +15,7 @@ from metriclint.model import Claim, SourceKind, Span
 from metriclint.report.audit import (
     AGREE,
     CONTRADICT,
+    CONTRADICTIONS,
     SILENT,
     Audit,
     MetricAudit,
@@ -43,6 +44,7 @@ class Summary(TypedDict):
     metrics: int
     statements: dict[str, int]
     contradicted: int
+    contradictions: int
     unregistered: int
     stale: int
     undescribed: int
@@ -56,6 +58,7 @@ def summary(audit: Audit) -> Summary:
         "metrics": len(audit.metrics),
         "statements": dict(sorted(statements.items())),
         "contradicted": sum(m.status == CONTRADICT for m in audit.metrics),
+        "contradictions": sum(f.rule in CONTRADICTIONS for m in audit.metrics for f in m.findings),
         "unregistered": rules["ML004"],
         "stale": rules["ML005"],
         "undescribed": len(audit.undescribed),
@@ -131,7 +134,7 @@ def _summary_line(audit: Audit) -> str:
     by_source = ", ".join(f"{source} {n}" for source, n in numbers["statements"].items()) or "none"
     return (
         f"{count(numbers['metrics'], 'metric')} in {count(numbers['files'], 'file')}; statements: {by_source}; "
-        f"{numbers['contradicted']} contradicted, {numbers['unregistered']} unregistered (ML004), "
+        f"{numbers['contradicted']} contradicted ({count(numbers['contradictions'], 'finding')}), {numbers['unregistered']} unregistered (ML004), "
         f"{numbers['stale']} stale (ML005), {numbers['undescribed']} undescribed"
     )
 
