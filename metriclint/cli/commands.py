@@ -34,7 +34,7 @@ from metriclint.cli.project import (
 )
 from metriclint.cli.status import EXIT_USAGE, Guarded, end_by_signal, exit_for, usage_error, usage_errors
 from metriclint.extract import prune
-from metriclint.model import Problem, Severity
+from metriclint.model import Problem, Report, Severity
 from metriclint.report import audit, formats, once
 from metriclint.report.audit_formats import AUDIT_FORMATS
 from metriclint.report.formats import FORMATS, count
@@ -106,6 +106,8 @@ def check(
     )
     with progress_bar(quiet) as bar:
         report, shown = combined_report(configs, bar, once.hook_run() if changed_only and buffer is None else None, buffer)
+    if buffer is not None:  # an editor places findings in the buffer it sent, so only those, as ruff
+        report = shown = _in_file(report, buffer[0])
     if write_baseline:
         with usage_errors():
             baseline.write(Path(write_baseline), list(report.findings))
@@ -136,6 +138,12 @@ def audit_command(project: Project, output_format: str, metric: str | None) -> N
         usage_error([Problem("--metric", 0, 0, _unknown_metric(metric))])
     AUDIT_FORMATS[output_format](result, sys.stdout)
     exit_for(f for m in result.metrics for f in m.findings)
+
+
+def _in_file(report: Report, path: Path) -> Report:
+    """The report of one file: its findings only (not those whose other side it holds), counted as one file."""
+    named = display(path)
+    return Report(tuple(f for f in report.findings if f.span.path == named), 1)
 
 
 def _write(target: Path, content: str, option: str) -> None:
