@@ -284,11 +284,13 @@ def _escape_property(text: str) -> str:
 
 
 def github(report: Report, stream: TextIO, quiet: bool = False) -> None:
-    """GitHub Actions workflow commands: each finding becomes an annotation on the diff."""
+    """GitHub Actions workflow commands: each finding becomes an annotation on the diff, its
+    file named from the repository root (where GitHub looks for it, whatever folder the step ran in)."""
+    root = _repository_root()
     for finding in report.findings:
         span = finding.span
         properties = (
-            f"file={_escape_property(span.path)},line={span.line},endLine={span.end_line},"
+            f"file={_escape_property(_from_root(finding, root))},line={span.line},endLine={span.end_line},"
             f"col={span.column},endColumn={span.end_column},title={_escape_property(finding.rule)}"
         )
         level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}[finding.severity]
@@ -296,16 +298,19 @@ def github(report: Report, stream: TextIO, quiet: bool = False) -> None:
 
 
 def gitlab(report: Report, stream: TextIO, quiet: bool = False) -> None:
-    """GitLab's Code Quality report (a JSON array of issues)."""
+    """GitLab's Code Quality report (a JSON array of issues), paths from the repository root,
+    so that neither they nor the fingerprints GitLab compares across pipelines depend on the
+    folder the job ran in."""
+    root = _repository_root()
     issues = [
         {
             "description": finding.message,
             "check_name": finding.rule,
             "fingerprint": print_,
             "severity": {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.NOTE: "info"}[finding.severity],
-            "location": {"path": finding.span.path, "lines": {"begin": finding.span.line}},
+            "location": {"path": _from_root(finding, root), "lines": {"begin": finding.span.line}},
         }
-        for finding, print_ in zip(report.findings, _fingerprints(report.findings))
+        for finding, print_ in zip(report.findings, _fingerprints(report.findings, lambda f: _from_root(f, root)))
     ]
     _dump(issues, stream)
 
