@@ -7,6 +7,7 @@ GitHub workflow commands (annotations on the diff) and GitLab's Code Quality rep
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import re
@@ -24,8 +25,20 @@ from metriclint.checks import RULES
 from metriclint.model import Finding, Report, Severity, Span
 
 JSON_VERSION = 1
-HOME = "https://pypi.org/project/metriclint/"  # the project page: its README documents the rules
 SRCROOT = "%SRCROOT%"  # the base of SARIF URIs: the repository root
+
+
+def rule_url(code: str) -> str | None:
+    """Where rule `code` is documented: the rules table at the `Documentation` URL the installed
+    package declares (`[project.urls]` in pyproject.toml), or None while it declares none, so
+    that no editor or code scanning page links to a page that does not exist."""
+    try:
+        declared = importlib.metadata.metadata("metriclint").get_all("Project-URL") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return None
+    urls = dict(entry.split(", ", 1) for entry in declared if ", " in entry)
+    home = urls.get("Documentation")
+    return f"{home}#{code.lower()}" if home else None
 
 
 def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
@@ -240,6 +253,7 @@ def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
             "fullDescription": {"text": rule.why},
             "help": {"text": f"{rule.fix}\n\n{rule.silencing}", "markdown": f"{rule.fix}\n\n{rule.silencing}"},
             "defaultConfiguration": {"level": _sarif_level(rule.severity)},
+            **({"helpUri": url} if (url := rule_url(rule.code)) else {}),
         }
         for rule in RULES
     ]
