@@ -124,3 +124,12 @@ def test_a_registry_outside_the_project_may_be_given_on_the_command_line(in_tmp:
     write_project(in_tmp, {"proj/pyproject.toml": "[tool.metriclint]\n", "proj/a.py": AFTER, "shared/metrics.yaml": REGISTRY})
     result = invoke("check", "proj", "--registry", str(in_tmp / "shared/metrics.yaml"))
     assert result.exit_code == 1 and _files(result.output) == ["proj/a.py"]
+
+
+@pytest.mark.parametrize("args", [(), (".",), ("src", "legacy/old.py")])
+def test_discovered_paths_choose_what_is_read(in_tmp: Path, args: tuple[str, ...]) -> None:
+    # `paths` in a discovered settings file, as with --config: the project is what they name,
+    # and a path named on the command line is read too.
+    write_project(in_tmp, {"pyproject.toml": '[tool.metriclint]\npaths = ["src"]\n', "src/a.py": AFTER, "legacy/old.py": AFTER}, REGISTRY)
+    expected = ["legacy/old.py", "src/a.py"] if "legacy/old.py" in args else ["src/a.py"]
+    assert _files(invoke("check", *args).output) == expected

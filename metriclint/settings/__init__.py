@@ -194,7 +194,10 @@ def _project(line: _CommandLine, found: Home | None, given: list[Path]) -> Confi
         return _config(line, found.root, file, settings, whole, shown, None, found.nearest_registry)
     everything = any(found.root.is_relative_to(p.resolve()) for p in given)
     scope = None if everything else tuple(given)
-    return _config(line, found.root, file, settings, whole + tuple(given), shown, scope, found.nearest_registry)
+    # A path that holds the whole project stands for the project, which is its `paths`; any
+    # other is read besides them (a file named on the command line is always read).
+    named = tuple(p for p in given if not found.root.is_relative_to(p.resolve()))
+    return _config(line, found.root, file, settings, whole + named, shown, scope, found.nearest_registry)
 
 
 def _config(
