@@ -115,3 +115,17 @@ def test_split_invocations_of_one_hook_run_print_each_finding_once(tmp_path: Pat
 def test_outside_pre_commit_every_run_prints_its_findings(in_tmp: Path) -> None:
     write_project(in_tmp, {"a.py": AFTER}, REGISTRY)
     assert invoke("check", "--changed-only", "a.py").output == invoke("check", "--changed-only", "a.py").output
+
+
+LOGGED_AFTER = 'def f(grad_norm, log):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n    log({"train/grad_norm": grad_norm})\n'
+
+
+@pytest.mark.parametrize("path", ["a", "a/x.py"])
+def test_without_settings_or_registry_a_repository_is_one_project(in_tmp: Path, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    # Two texts disagree across folders, in a git repository with neither settings nor a
+    # registry: checked from a subfolder or a file, the other side is still read, and the cache
+    # is the repository's, not one in each folder checked.
+    monkeypatch.delenv("METRICLINT_CACHE_DIR")
+    write_project(in_tmp, {".git/HEAD": "", "a/x.py": LOGGED_AFTER, "b/y.py": "# train/grad_norm is the norm before clipping.\n"})
+    assert _locations(invoke("check", path).output) == ["a/x.py:3:25"]
+    assert not (in_tmp / "a" / ".metriclint_cache").exists() and (in_tmp / ".metriclint_cache").is_dir()

@@ -8,7 +8,8 @@ up (a sub-project may have settings of its own and share the repository's regist
 settings file, the folder of the nearest `metrics.yaml` is the root. Outside a repository the
 walk ends at that folder: a settings file further up (in /tmp, in a home folder) belongs to no
 project of this one's, and once took it over, root, paths and all. A path with neither above
-it belongs to no project: it is checked on its own, with no registry.
+it is in the project of its repository (its root the repository's top, with no registry);
+outside a repository it belongs to no project, and is checked on its own.
 
 A whole project is read whatever part of it is checked, since a contradiction's other side
 (the registry, another docstring) is usually in another file.
@@ -64,7 +65,11 @@ def _home(folder: Path) -> Home | None:
             break
     if settings is not None:
         return Home(settings.parent, settings, nearest)
-    return Home(nearest.parent, None, nearest) if nearest is not None else None
+    if nearest is not None:
+        return Home(nearest.parent, None, nearest)
+    # Neither: the repository is the project, as the run from its top reads it; a subfolder
+    # checked on its own missed the other side of its contradictions.
+    return Home(repository, None, None) if repository is not None else None
 
 
 def settings_file(folder: Path) -> Path | None:
