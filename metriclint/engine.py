@@ -118,6 +118,8 @@ def _discovered(config: Config) -> Listed:
     folders: dict[str, ReadFailure] = {}
     files = discover(config.paths, config.exclude, config.root, SUFFIXES, partial(_unlisted, folders))
     files += _configured_yaml(config, partial(_unlisted, folders))
+    if config.nested:  # a nested project's files are its own, checked with its settings
+        files = [f for f in files if not any(f.resolve().is_relative_to(root) for root in config.nested)]
     return files, tuple(folders.values()), _tests(files, config)
 
 

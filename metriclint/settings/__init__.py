@@ -24,7 +24,7 @@ from metriclint.checks import RULES
 from metriclint.extract import prune
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings import table
-from metriclint.settings.homes import DEFAULT_REGISTRY, Home, homes
+from metriclint.settings.homes import DEFAULT_REGISTRY, Home, homes, nested
 from metriclint.settings.table import known, line_of, tooltips
 
 # Test files: read for the inventory, but their texts and code state nothing about a metric
@@ -97,6 +97,7 @@ class Config:
     max_cache_size: int = prune.DEFAULT_LIMIT  # bytes of entries the cache folder keeps
     scope: tuple[Path, ...] | None = None  # report only the findings in these files and folders; None: all
     notes: tuple[str, ...] = ()  # warnings about the settings, for stderr (a deprecated key, a path that matches nothing)
+    nested: tuple[Path, ...] = ()  # roots of the projects inside this one: their files are theirs, checked with their settings
 
 
 def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool) -> Config:
@@ -117,6 +118,7 @@ def projects(
     baseline: str | None = None,
     changed_only: bool = False,
     base: Path | None = None,
+    split: bool = True,
 ) -> list[Config]:
     """The settings of each project PATHS belong to (homes.py), the command line's on top.
 
@@ -125,7 +127,8 @@ def projects(
     (the pre-commit hook), PATHS are the changed files, and the findings touching them (at
     them, or with their other side in them) are reported. With --config, its settings hold
     for one project rooted at `base` (None: the current directory), as before discovery;
-    the language server gives each workspace folder as its own `base`.
+    the language server gives each workspace folder as its own `base`. With `split`, a
+    project nested in a checked folder (settings of its own) is checked as its own project.
     """
     _check_command_line(select, ignore, baseline)
     line = _CommandLine(registry, select, ignore, baseline, changed_only)
@@ -141,13 +144,23 @@ def projects(
     groups: dict[Home | None, list[Path]] = {}
     for path, found in zip(checked, homes(checked)):
         groups.setdefault(found, []).append(path)
-    return [_project(line, found, given) for found, given in sorted(groups.items(), key=_project_order)]
+    inner: dict[Home, tuple[Home, ...]] = {}
+    pending = [found for found in groups if found is not None] if split else []
+    while pending:  # a nested project's own nested ones too
+        found = pending.pop()
+        inner[found] = nested(found, _read(found, groups[found], changed_only))
+        for home in inner[found]:
+            if not changed_only and home not in groups and any(home.root.is_relative_to(p.resolve()) for p in groups[found] if p.is_dir()):
+                groups[home] = [home.root]
+                pending.append(home)
+    return [_project(line, found, given, inner.get(found, ()) if found is not None else ()) for found, given in sorted(groups.items(), key=_project_order)]
 
 
 def load(paths: tuple[str, ...], config_file: str | None, registry: str | None, **given: Any) -> Config:
     """The settings of the one project PATHS belong to; paths from several are a usage error,
-    for the commands that show one project (audit, explain-metric, sources, init, generate)."""
-    found = projects(paths, config_file, registry, **given)
+    for the commands that show one project (audit, explain-metric, sources, init, generate),
+    which show a project nested in it as part of it."""
+    found = projects(paths, config_file, registry, split=False, **given)
     if len(found) > 1:
         roots = ", ".join(display(c.root) for c in found)
         raise ConfigError([Problem("metriclint", 0, 0, f"the paths belong to {len(found)} projects ({roots}); give the paths of one")])
@@ -179,8 +192,20 @@ def _project_order(item: tuple[Home | None, list[Path]]) -> tuple[bool, str]:
     return (found is None, found.root.as_posix() if found is not None else "")
 
 
-def _project(line: _CommandLine, found: Home | None, given: list[Path]) -> Config:
-    """One project's settings, read whole; a path in no project is read on its own."""
+def _whole(found: Home, settings: table.Settings) -> tuple[Path, ...]:
+    """What a project reads: its settings' `paths`, or its root."""
+    return tuple(found.root / p for p in settings.values.get("paths", ())) or (found.root,)
+
+
+def _read(found: Home, given: list[Path], changed_only: bool) -> tuple[Path, ...]:
+    """The folders a project's run walks (its `paths`, and the folders named outside them)."""
+    whole = _whole(found, table.load(found.settings) if found.settings is not None else NONE)
+    return tuple(p for p in whole + (() if changed_only else tuple(given)) if p.is_dir())
+
+
+def _project(line: _CommandLine, found: Home | None, given: list[Path], inner: tuple[Home, ...] = ()) -> Config:
+    """One project's settings, read whole, less the `inner` projects nested in it (each
+    checked with its own settings); a path in no project is read on its own."""
     shown = tuple(display(p) for p in given)
     if found is None:
         if line.changed_only:  # the changed files' project is the working directory's
@@ -189,15 +214,19 @@ def _project(line: _CommandLine, found: Home | None, given: list[Path]) -> Confi
         return _config(line, Path(os.path.commonpath(folders)), None, NONE, tuple(given), shown, None, None)
     file = found.settings
     settings = table.load(file) if file is not None else NONE
-    whole = tuple(found.root / p for p in settings.values.get("paths", ())) or (found.root,)
+    whole = _whole(found, settings)
     if line.changed_only:
-        return _config(line, found.root, file, settings, whole, shown, None, found.nearest_registry)
+        return replace(_config(line, found.root, file, settings, whole, shown, None, found.nearest_registry), nested=_roots(inner))
     everything = any(found.root.is_relative_to(p.resolve()) for p in given)
     scope = None if everything else tuple(given)
     # A path that holds the whole project stands for the project, which is its `paths`; any
     # other is read besides them (a file named on the command line is always read).
     named = tuple(p for p in given if not found.root.is_relative_to(p.resolve()))
-    return _config(line, found.root, file, settings, whole + named, shown, scope, found.nearest_registry)
+    return replace(_config(line, found.root, file, settings, whole + named, shown, scope, found.nearest_registry), nested=_roots(inner))
+
+
+def _roots(inner: tuple[Home, ...]) -> tuple[Path, ...]:
+    return tuple(sorted(home.root for home in inner))
 
 
 def _config(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metriclint.base.paths import repository_root
+from metriclint.extract.discover import discover
 from metriclint.settings.table import PYPROJECT, read_table
 
 SETTINGS_FILES = (".metriclint.toml", "metriclint.toml", PYPROJECT)
@@ -51,6 +52,20 @@ def homes(paths: list[Path]) -> list[Home | None]:
             found[folder] = _home(folder)
         result.append(found[folder])
     return result
+
+
+def nested(outer: Home, folders: tuple[Path, ...]) -> tuple[Home, ...]:
+    """The projects inside `outer`'s `folders` that have settings of their own: from a run at
+    a monorepo's root each file is checked with its nearest settings, as ruff does, and as a
+    run on the file itself finds them. Each is listed with the files (what git or the walk
+    skips holds no project)."""
+    if not folders:
+        return ()
+    found = discover(folders, (), outer.root, SETTINGS_FILES)
+    candidates = {path.parent.resolve() for path in found if path.name in SETTINGS_FILES} - {outer.root}
+    inner = {home for folder in sorted(candidates) if settings_file(folder) is not None and (home := _home(folder)) is not None}
+    # only the outermost: a project nested in a nested one is that one's
+    return tuple(h for h in inner if h.root != outer.root and not any(o.root != h.root and h.root.is_relative_to(o.root) for o in inner))
 
 
 def _home(folder: Path) -> Home | None:
