@@ -143,7 +143,9 @@ def combined_report(
             reports.append(analyse(config, progress, findings_only=True).report)
             shown += once.unprinted(reports[-1].findings, config.cache_dir, hook_run, config.root)
     files = sum(r.files_checked for r in reports)
-    return merged(reports), Report(_sorted(shown), files)
+    printed = set(shown)
+    earlier = tuple(f for r in reports for f in r.findings if f not in printed) if hook_run is not None else ()
+    return merged(reports), Report(_sorted(shown), files, _sorted(earlier))
 
 
 def merged(reports: list[Report]) -> Report:

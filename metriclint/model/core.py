@@ -332,6 +332,9 @@ class ConfigError(Exception):
 class Report:
     findings: tuple[Finding, ...]
     files_checked: int
+    # found again, but printed by an earlier invocation of the same pre-commit run (report/once.py):
+    # not printed again, still counted in the summary, so that no invocation says "All checks passed"
+    printed_earlier: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,16 +52,18 @@ def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
         stream.write(f"{paint(printable(str(finding.span)), bold=True)}: {code} {printable(finding.message)} [{level}]\n")
     if quiet:
         return
-    errors = sum(f.severity is Severity.ERROR for f in report.findings)
-    warnings = sum(f.severity is Severity.WARNING for f in report.findings)
-    notes = len(report.findings) - errors - warnings
+    found = report.findings + report.printed_earlier
+    errors = sum(f.severity is Severity.ERROR for f in found)
+    warnings = sum(f.severity is Severity.WARNING for f in found)
+    notes = len(found) - errors - warnings
     noted = f" and {count(notes, 'note')}" if notes else ""
-    if not report.findings:
+    earlier = f" ({len(report.printed_earlier)} printed above, by an earlier invocation of this hook)" if report.printed_earlier else ""
+    if not found:
         stream.write(f"All checks passed ({_files(report.files_checked)}).\n")
     elif notes:
-        stream.write(f"Found {count(errors, 'error')}, {count(warnings, 'warning')}{noted} in {_files(report.files_checked)}.\n")
+        stream.write(f"Found {count(errors, 'error')}, {count(warnings, 'warning')}{noted} in {_files(report.files_checked)}{earlier}.\n")
     else:
-        stream.write(f"Found {count(errors, 'error')} and {count(warnings, 'warning')} in {_files(report.files_checked)}.\n")
+        stream.write(f"Found {count(errors, 'error')} and {count(warnings, 'warning')} in {_files(report.files_checked)}{earlier}.\n")
 
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "blue"}
