@@ -91,3 +91,25 @@ async def test_a_file_created_or_deleted_on_disk_is_seen(client: LanguageClient,
     source.unlink()  # and removes one
     _changed(client, (source, types.FileChangeType.Deleted))
     await _until(lambda: _cleared(client, source))
+
+
+def _position(path: Path, line: int, name: str) -> types.Position:
+    return types.Position(line, path.read_text(encoding="utf-8").splitlines()[line].index(name) + 1)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("line", [3, 9], ids=["parameter", "args-entry"])
+async def test_hover_and_definition_on_a_metrics_own_name(client: LanguageClient, demo: Path, line: int) -> None:
+    # `def log_train_step(tracker, loss: float, grad_norm: float, ...)` and `grad_norm: Gradient
+    # norm after clipping.` in its Args: the names people hover first.
+    source = demo / "trainer" / "logging_utils.py"
+    await _until(lambda: bool(client.diagnostics.get(source.as_uri())))
+    document = types.TextDocumentIdentifier(source.as_uri())
+    at = _position(source, line, "grad_norm")
+    hover = await client.text_document_hover_async(types.HoverParams(document, at))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert hover.contents.value.startswith("```text\ntrain/grad_norm\nregistry (metrics.yaml:3):")
+    found = await client.text_document_definition_async(types.DefinitionParams(document, at))
+    assert isinstance(found, types.Location) and (found.uri, found.range.start) == ((demo / "metrics.yaml").as_uri(), types.Position(2, 2))
+    elsewhere = await client.text_document_hover_async(types.HoverParams(document, _position(source, line, ":")))
+    assert elsewhere is None  # not on a name

@@ -225,7 +225,9 @@ class Server(LanguageServer):
         if project is None or name is None:
             return None
         line, column = position_in(self.workspace, uri, position)
-        key = navigation.metric_at(project.analysis, name, line, column)
+        lines = self.workspace.get_text_document(uri).lines
+        word = navigation.word_at(lines[line - 1], column) if line <= len(lines) else None
+        key = navigation.metric_at(project.analysis, name, line, column, word)
         return (project, key) if key is not None else None
 
     def findings_in(self, uri: str, span: types.Range) -> tuple[Project, list[Finding]] | None:
