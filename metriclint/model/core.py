@@ -302,6 +302,7 @@ class Suppression:
     codes: tuple[str, ...]
     lines: frozenset[int]
     file_wide: bool = False
+    kind: str = "ignore"  # as written: ignore, ignore-file, or noqa (flake8's `# noqa: ML001`)
 
 
 @dataclass(frozen=True, slots=True)
