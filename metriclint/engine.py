@@ -112,6 +112,11 @@ def _discovered_apart(config: Config) -> tuple[Listed, frozenset[str]]:
     return _discovered(config), config.exclude.matched()
 
 
+def files(config: Config) -> list[Path]:
+    """The files a run of the project reads (`check --show-files`)."""
+    return _discovered(config)[0]
+
+
 def _discovered(config: Config) -> Listed:
     """The files to check, an ML900 for each folder that could not be listed (one, however
     often the walk meets it), and which of the files are tests."""

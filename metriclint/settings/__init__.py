@@ -20,6 +20,7 @@ from typing import Any
 from metriclint.base.files import MAX_BYTES
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display
+from metriclint.base.toml import tomllib
 from metriclint.checks import RULES
 from metriclint.extract import prune
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
@@ -119,6 +120,10 @@ def projects(
     changed_only: bool = False,
     base: Path | None = None,
     split: bool = True,
+    extend_select: tuple[str, ...] = (),
+    exclude: tuple[str, ...] | None = None,
+    extend_exclude: tuple[str, ...] = (),
+    overrides: tuple[str, ...] = (),
 ) -> list[Config]:
     """The settings of each project PATHS belong to (homes.py), the command line's on top.
 
@@ -130,12 +135,12 @@ def projects(
     the language server gives each workspace folder as its own `base`. With `split`, a
     project nested in a checked folder (settings of its own) is checked as its own project.
     """
-    _check_command_line(select, ignore, baseline)
-    line = _CommandLine(registry, select, ignore, baseline, changed_only)
+    _check_command_line((*select, *extend_select), ignore, baseline)
+    line = _CommandLine(registry, select, ignore, baseline, changed_only, extend_select, exclude, extend_exclude, _overrides(overrides))
     folder = base or Path.cwd()
     if config_file is not None:
         file = Path(config_file)
-        loaded = table.load(file)
+        loaded = _over(table.load(file), line)
         configured = tuple(folder / p for p in loaded.values.get("paths", ()))
         chosen = (configured or (folder,)) if changed_only else tuple(Path(p) for p in paths) or configured or (folder,)
         nearest = folder / DEFAULT_REGISTRY
@@ -176,6 +181,28 @@ class _CommandLine:
     ignore: tuple[str, ...]
     baseline: str | None
     changed_only: bool
+    extend_select: tuple[str, ...] = ()
+    exclude: tuple[str, ...] | None = None  # replaces the settings' `exclude`
+    extend_exclude: tuple[str, ...] = ()
+    overrides: tuple[tuple[str, Any], ...] = ()  # `--config KEY=VALUE`: over every settings file's keys
+
+
+def _overrides(pairs: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    """`--config KEY = VALUE` settings (ruff's), each a line of TOML, checked as a settings file's
+    are; a path in one is relative to the current directory."""
+    given: dict[str, Any] = {}
+    for pair in pairs:
+        try:
+            given.update(tomllib.loads(pair))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError([Problem("--config", 0, 0, f"'{pair}' is neither a file nor KEY = VALUE in TOML ({error})")]) from None
+    if "extend" in given:
+        raise ConfigError([Problem("--config", 0, 0, "'extend' names a settings file: give the file with --config FILE")])
+    try:
+        checked = table.validate(given, Path("--config"))
+    except ConfigError as error:  # the option is the place, not a line of a file
+        raise ConfigError([Problem("--config", 0, 0, problem.message) for problem in error.problems]) from None
+    return tuple(table.anchored(checked.values, Path.cwd()).items())
 
 
 def _check_command_line(select: tuple[str, ...], ignore: tuple[str, ...], baseline: str | None) -> None:
@@ -190,6 +217,11 @@ def _project_order(item: tuple[Home | None, list[Path]]) -> tuple[bool, str]:
     """Projects by root; the paths in none last."""
     found = item[0]
     return (found is None, found.root.as_posix() if found is not None else "")
+
+
+def _over(loaded: table.Settings, line: _CommandLine) -> table.Settings:
+    """A settings file's values with `--config KEY=VALUE` on top."""
+    return table.Settings({**loaded.values, **dict(line.overrides)}, loaded.notes) if line.overrides else loaded
 
 
 def _whole(found: Home, settings: table.Settings) -> tuple[Path, ...]:
@@ -209,11 +241,11 @@ def _project(line: _CommandLine, found: Home | None, given: list[Path], inner: t
     shown = tuple(display(p) for p in given)
     if found is None:
         if line.changed_only:  # the changed files' project is the working directory's
-            return _config(line, Path.cwd(), None, NONE, (Path.cwd(),), shown, None, None)
+            return _config(line, Path.cwd(), None, _over(NONE, line), (Path.cwd(),), shown, None, None)
         folders = [str(p.resolve() if p.is_dir() else p.resolve().parent) for p in given]
-        return _config(line, Path(os.path.commonpath(folders)), None, NONE, tuple(given), shown, None, None)
+        return _config(line, Path(os.path.commonpath(folders)), None, _over(NONE, line), tuple(given), shown, None, None)
     file = found.settings
-    settings = table.load(file) if file is not None else NONE
+    settings = _over(table.load(file) if file is not None else NONE, line)
     whole = _whole(found, settings)
     if line.changed_only:
         return replace(_config(line, found.root, file, settings, whole, shown, None, found.nearest_registry), nested=_roots(inner))
@@ -236,6 +268,8 @@ def _config(
     """The command line over one settings file (`file`, None: defaults) of the project at `root`."""
     settings = loaded.values
     selected = line.select or (tuple(settings.get("select", ())) or Selection.select) + tuple(settings.get("extend-select", ()))
+    selected += line.extend_select
+    excluded = tuple(settings.get("exclude", ())) if line.exclude is None else line.exclude
     selection = Selection(
         root,
         selected,
@@ -248,15 +282,16 @@ def _config(
     registry_path: Path | None
     if line.registry is not None:
         registry_path = _given_file(line.registry, "registry", "--registry")
-    elif "registry" in settings and file is not None:  # only a file has settings
+    elif "registry" in settings:  # a settings file's, or --config registry=...
         registry_path = root / settings["registry"]
         why = _unusable(registry_path)
         if why is not None:
-            raise ConfigError([Problem(display(file), line_of(file, "registry"), 1, f"registry file '{settings['registry']}' {why}")])
+            where = Problem(display(file), line_of(file, "registry"), 1, "") if file is not None and "registry" not in dict(line.overrides) else Problem("--config", 0, 0, "")
+            raise ConfigError([replace(where, message=f"registry file '{settings['registry']}' {why}")])
     else:
         registry_path = nearest_registry
     return Config(
-        root, chosen, Patterns(tuple(settings.get("exclude", ())) + tuple(settings.get("extend-exclude", ())), root), registry_path,
+        root, chosen, Patterns(excluded + tuple(settings.get("extend-exclude", ())) + line.extend_exclude, root), registry_path,
         selection,
         Path(line.baseline) if line.baseline is not None else None,
         shown if line.changed_only else None,

@@ -99,7 +99,7 @@ def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Sett
     if not base_file.is_file():
         raise ConfigError([Problem(display(file), line_of(file, "extend"), 1, f"'extend' names {display(base_file)}, which is not a file")])
     base = load(base_file, False, (*seen, file.resolve()))
-    inherited = _anchored(base.values, base_file.parent)
+    inherited = anchored(base.values, base_file.parent)
     merged = {**inherited, **values} | {k: inherited.get(k, []) + values.get(k, []) for k in EXTENDING if k in inherited or k in values}
     return Settings(merged, base.notes + own.notes)
 
@@ -121,7 +121,7 @@ def _confine(settings: Settings, file: Path) -> None:
         raise ConfigError(problems)
 
 
-def _anchored(values: dict[str, Any], folder: Path) -> dict[str, Any]:
+def anchored(values: dict[str, Any], folder: Path) -> dict[str, Any]:
     """`registry`, `paths` and `code-knowledge` made absolute: they are relative to the file that set them."""
     anchored = dict(values)
     if "registry" in values:
