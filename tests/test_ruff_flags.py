@@ -62,3 +62,8 @@ def test_audit_writes_to_an_output_file(project: Path) -> None:
     result = invoke("audit", "--format", "json", "-o", "audit.json")
     assert result.exit_code == 1 and result.stdout == ""
     assert json.loads((project / "audit.json").read_text(encoding="utf-8"))["summary"]["contradicted"] == 1
+
+
+def test_help_says_what_config_takes() -> None:
+    shown = " ".join(invoke("check", "--help").output.split())
+    assert "--config FILE|KEY=VALUE" in shown and "else its top level" in shown

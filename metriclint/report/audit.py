@@ -82,6 +82,7 @@ class Audit:
     gaps: tuple[Finding, ...]  # ML004 and ML005
     files: int
     tests: frozenset[str] = frozenset()  # the test files, as shown: where a key logged is a test's, not the project's
+    registry: str | None = None  # the registry's path, as shown
 
     @property
     def undescribed(self) -> tuple[str, ...]:
@@ -129,7 +130,8 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
     sources = tuple(s for s in SOURCE_ORDER if s in present) + tuple(sorted(present - set(SOURCE_ORDER)))
     chosen = set(shown)
     gaps = tuple(f for f in analysis.report.findings if f.rule in GAPS and (only is None or f.metric in chosen))
-    return Audit(audits, sources, gaps, analysis.report.files_checked, analysis.collection.tests)
+    registry = analysis.registry.path if analysis.registry is not None else None
+    return Audit(audits, sources, gaps, analysis.report.files_checked, analysis.collection.tests, registry)
 
 
 def _row(metric: str, rows: set[str], analysis: Analysis) -> str:

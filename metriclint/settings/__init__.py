@@ -104,7 +104,7 @@ class Config:
 def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool) -> Config:
     """The command line's --jobs, --cache-dir and --no-cache on top of the loaded settings."""
     if jobs is not None and jobs < 1:
-        raise ConfigError([Problem("--jobs", 0, 0, f"--jobs must be at least 1, not {jobs}")])
+        raise ConfigError([Problem("--jobs", 0, 0, f"must be at least 1, not {jobs}")])
     chosen = Path(cache_dir) if cache_dir else Path(os.environ.get("METRICLINT_CACHE_DIR") or config.root / CACHE_DIR)
     return replace(config, jobs=jobs or 0, cache_dir=None if no_cache else chosen)
 
@@ -139,7 +139,7 @@ def projects(
     line = _CommandLine(registry, select, ignore, baseline, changed_only, extend_select, exclude, extend_exclude, _overrides(overrides))
     folder = base or Path.cwd()
     if config_file is not None:
-        file = Path(config_file)
+        file = _given_file(config_file, "settings", "--config")
         loaded = _over(table.load(file), line)
         configured = tuple(folder / p for p in loaded.values.get("paths", ()))
         chosen = (configured or (folder,)) if changed_only else tuple(Path(p) for p in paths) or configured or (folder,)

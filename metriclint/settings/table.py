@@ -1,7 +1,7 @@
 """A settings file's table: read (`[tool.metriclint]` in a pyproject.toml, the top level of a
 metriclint.toml), and checked, each problem reported at its line.
 
-tomllib keeps no positions, so a problem's line is found by looking for its key in the text.
+tomllib keeps no positions, so a problem's line is found by the parser again (base/toml.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from metriclint.base import locate
 from metriclint.base.files import read_text
 from metriclint.base.paths import display, repository_root
-from metriclint.base.toml import tomllib
+from metriclint.base.toml import key_lines, tomllib
 from metriclint.checks import RULES
 from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
 
@@ -246,14 +246,11 @@ def _lines(file: Path) -> list[str]:
 
 
 def line_of(file: Path, key: str, after: int = 0) -> int:
-    """The line a key is set on (after line `after`); tomllib keeps no positions, so look for
-    `key =` at a line start, or the header of its own table (`[tool.metriclint.severity]`)."""
-    for number, line in enumerate(_lines(file), 1):
-        stripped = line.lstrip()
-        if number <= after:
-            continue
-        if stripped.startswith(key) and stripped[len(key):].lstrip().startswith("="):
-            return number
-        if stripped.replace(" ", "") in (f"[tool.metriclint.{key}]", f"[{key}]"):
-            return number
-    return 1
+    """The line a settings key is set on (after line `after`), as the TOML parser finds it
+    (base/toml.py): a dotted key or a table's header too; those in `[tool.metriclint]` first."""
+    try:
+        found = key_lines(read_text(file))
+    except (OSError, UnicodeDecodeError):
+        return 1
+    lines = sorted((path[:2] != ("tool", "metriclint"), line) for path, line in found.items() if path and path[-1] == key and line > after)
+    return lines[0][1] if lines else 1
