@@ -183,16 +183,11 @@ def test_gitlab_and_github_paths_are_relative_to_the_repository_root(repo_root: 
         assert "file=fixtures/demo/trainer/logging_utils.py," in from_folder
 
 
-def test_rule_links_are_the_documentation_the_package_declares(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # No link to a page that does not exist: none while the package declares no Documentation URL.
+def test_rule_links_point_at_published_documentation_only(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No link to a page that does not exist: none while no documentation is published.
     rules = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]["tool"]["driver"]["rules"]
     assert not any("helpUri" in rule for rule in rules)
     assert formats.rule_url("ML001") is None
-
-    class Declared:
-        def get_all(self, name: str) -> list[str]:
-            return ["Source, https://example.org/src", "Documentation, https://example.org/docs"] if name == "Project-URL" else []
-
-    monkeypatch.setattr(formats.importlib.metadata, "metadata", lambda name: Declared())
+    monkeypatch.setattr(formats, "DOCUMENTATION", "https://example.org/docs")
     rules = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]["tool"]["driver"]["rules"]
     assert rules[0]["id"] == "ML001" and rules[0]["helpUri"] == "https://example.org/docs#ml001"

@@ -30,17 +30,8 @@ def demo(tmp_path: Path) -> Path:
     return project
 
 
-REGISTERED: list[types.Registration] = []
-
-
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient, demo: Path) -> AsyncIterator[None]:
-    REGISTERED.clear()
-
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register(_: LanguageClient, params: types.RegistrationParams) -> None:  # as an editor does: it now watches the files
-        REGISTERED.extend(params.registrations)
-
     params = types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"), root_uri=demo.as_uri(),
         workspace_folders=[types.WorkspaceFolder(demo.as_uri(), "demo")],
@@ -71,8 +62,8 @@ def _changed(client: LanguageClient, *changes: tuple[Path, types.FileChangeType]
 async def test_a_file_changed_on_disk_is_read_again(client: LanguageClient, demo: Path) -> None:
     source = demo / "trainer" / "logging_utils.py"
     await _until(lambda: bool(client.diagnostics.get(source.as_uri())))  # the contradiction, from the first analysis
-    await _until(lambda: any(r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in REGISTERED))
-    [watching] = [r for r in REGISTERED if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
+    await _until(lambda: any(r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in getattr(client, "registered", [])))
+    [watching] = [r for r in getattr(client, "registered", []) if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
     assert watching.register_options is not None
     # `metriclint fix` in a terminal: the file is rewritten, not opened in the editor.
     source.write_text(source.read_text(encoding="utf-8").replace("after clipping", "before clipping"), encoding="utf-8")

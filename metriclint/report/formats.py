@@ -7,7 +7,6 @@ GitHub workflow commands (annotations on the diff) and GitLab's Code Quality rep
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import os
 import re
@@ -28,17 +27,15 @@ JSON_VERSION = 1
 SRCROOT = "%SRCROOT%"  # the base of SARIF URIs: the repository root
 
 
+# Where the rules are documented on the web: none yet. Set it (and `[project.urls]` in
+# pyproject.toml) once the documentation is published; until then no editor or code scanning
+# page links to a page that does not exist (the package index page this once named does not).
+DOCUMENTATION: str | None = None
+
+
 def rule_url(code: str) -> str | None:
-    """Where rule `code` is documented: the rules table at the `Documentation` URL the installed
-    package declares (`[project.urls]` in pyproject.toml), or None while it declares none, so
-    that no editor or code scanning page links to a page that does not exist."""
-    try:
-        declared = importlib.metadata.metadata("metriclint").get_all("Project-URL") or []
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
-        return None
-    urls = dict(entry.split(", ", 1) for entry in declared if ", " in entry)
-    home = urls.get("Documentation")
-    return f"{home}#{code.lower()}" if home else None
+    """The page documenting rule `code`, or None while the documentation is not published."""
+    return f"{DOCUMENTATION}#{code.lower()}" if DOCUMENTATION else None
 
 
 def text(report: Report, stream: TextIO, quiet: bool = False) -> None:

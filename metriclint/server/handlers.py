@@ -252,7 +252,7 @@ def initialize(ls: Server, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 def initialized(ls: Server, params: types.InitializedParams) -> None:
     if watching.wanted(ls.client_capabilities):
-        ls.start(ls.client_register_capability_async(watching.registration()))
+        ls.start(watching.register(ls.client_register_capability_async))
     ls.start(ls.load())
 
 

@@ -11,9 +11,10 @@ buffer, not the disk, is what the user sees.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Awaitable, Callable, Sequence
 
 from lsprotocol import types
 
@@ -22,6 +23,7 @@ from metriclint.sources import SUFFIXES, YAML
 
 WATCHED = "**/*.{" + ",".join(sorted({suffix.lstrip(".") for suffix in (*SUFFIXES, *YAML, ".toml")})) + "}"
 REGISTRATION_ID = "metriclint-watched-files"
+log = logging.getLogger("metriclint.server")
 
 
 def wanted(capabilities: types.ClientCapabilities) -> bool:
@@ -34,6 +36,15 @@ def wanted(capabilities: types.ClientCapabilities) -> bool:
 def registration() -> types.RegistrationParams:
     options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)])
     return types.RegistrationParams([types.Registration(REGISTRATION_ID, types.WORKSPACE_DID_CHANGE_WATCHED_FILES, options)])
+
+
+async def register(ask: Callable[[types.RegistrationParams], Awaitable[None]]) -> None:
+    """Ask the client to watch the files (`ask`: the server's `client/registerCapability`
+    request). A client that refuses leaves the server as it was: edits still arrive as buffers."""
+    try:
+        await ask(registration())
+    except Exception:  # noqa: BLE001 - any refusal or failure of the client's
+        log.warning("the client did not register the file watchers; files changed outside the editor are seen after a restart", exc_info=True)
 
 
 @dataclass(frozen=True)

@@ -149,16 +149,25 @@ def projects(
     groups: dict[Home | None, list[Path]] = {}
     for path, found in zip(checked, homes(checked)):
         groups.setdefault(found, []).append(path)
+    inner = _split(groups, changed_only) if split else {}
+    return [_project(line, found, given, inner.get(found, ()) if found is not None else ()) for found, given in sorted(groups.items(), key=_project_order)]
+
+
+def _split(groups: dict[Home | None, list[Path]], changed_only: bool) -> dict[Home, tuple[Home, ...]]:
+    """The projects nested in each project (homes.nested), which leave their files out of it;
+    a nested project inside a checked folder joins `groups`, checked from its root (with
+    `changed_only`, the changed files found their own projects already)."""
     inner: dict[Home, tuple[Home, ...]] = {}
-    pending = [found for found in groups if found is not None] if split else []
+    pending = [found for found in groups if found is not None]
     while pending:  # a nested project's own nested ones too
         found = pending.pop()
         inner[found] = nested(found, _read(found, groups[found], changed_only))
+        folders = [p.resolve() for p in groups[found] if p.is_dir()]
         for home in inner[found]:
-            if not changed_only and home not in groups and any(home.root.is_relative_to(p.resolve()) for p in groups[found] if p.is_dir()):
+            if not changed_only and home not in groups and any(home.root.is_relative_to(folder) for folder in folders):
                 groups[home] = [home.root]
                 pending.append(home)
-    return [_project(line, found, given, inner.get(found, ()) if found is not None else ()) for found, given in sorted(groups.items(), key=_project_order)]
+    return inner
 
 
 def load(paths: tuple[str, ...], config_file: str | None, registry: str | None, **given: Any) -> Config:
