@@ -307,6 +307,7 @@ class Suppression:
     codes: tuple[str, ...]
     lines: frozenset[int]
     file_wide: bool = False
+    kind: str = "ignore"  # as written: ignore, ignore-file, or noqa (flake8's `# noqa: ML001`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +339,9 @@ class ConfigError(Exception):
 class Report:
     findings: tuple[Finding, ...]
     files_checked: int
+    # found again, but printed by an earlier invocation of the same pre-commit run (report/once.py):
+    # not printed again, still counted in the summary, so that no invocation says "All checks passed"
+    printed_earlier: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from pygls.lsp.server import LanguageServer
 
 from metriclint import __version__
 from metriclint.model import ConfigError, Finding, Problem
-from metriclint.server import actions, navigation
+from metriclint.server import actions, navigation, watching
 from metriclint.server.diagnostics import diagnostic, problem_diagnostic
 from metriclint.server.locations import location_of, path_of, position_in, shown, uri_of
 from metriclint.server.project import Options, Project
@@ -225,7 +225,9 @@ class Server(LanguageServer):
         if project is None or name is None:
             return None
         line, column = position_in(self.workspace, uri, position)
-        key = navigation.metric_at(project.analysis, name, line, column)
+        lines = self.workspace.get_text_document(uri).lines
+        word = navigation.word_at(lines[line - 1], column) if line <= len(lines) else None
+        key = navigation.metric_at(project.analysis, name, line, column, word)
         return (project, key) if key is not None else None
 
     def findings_in(self, uri: str, span: types.Range) -> tuple[Project, list[Finding]] | None:
@@ -249,7 +251,20 @@ def initialize(ls: Server, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: Server, params: types.InitializedParams) -> None:
+    if watching.wanted(ls.client_capabilities):
+        ls.start(watching.register(ls.client_register_capability_async))
     ls.start(ls.load())
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def watched_files_changed(ls: Server, params: types.DidChangeWatchedFilesParams) -> None:
+    """Files changed on disk outside the editor (server/watching.py)."""
+    held = lambda path: (project := ls.project_for(path)) is not None and (project.knows(path) or project.is_registry(path))  # noqa: E731
+    found = watching.changes(params.changes, set(ls.open_buffers()), held)
+    if found.reload:
+        ls.start(ls.load())
+    for path, data in found.reread.items():
+        ls.edited(path, data, 0)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
