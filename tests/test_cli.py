@@ -185,8 +185,8 @@ def test_a_settings_file_that_cannot_be_read_is_an_option_error_not_a_line(in_tm
 @pytest.mark.parametrize(
     ("toml", "expected"),
     [
-        ('# settings\n\ntool.metriclint.registry = 1\n', "pyproject.toml:3:1: 'registry' must be a string (a path)"),
-        ('[tool]\nname = "x"\nmetriclint.select = [\n  "ML001",\n]\nmetriclint.paths = "src"\n', "pyproject.toml:6:1: 'paths' must be a list of strings"),
+        ('# settings\n\ntool.metriclint.registry = 1\n', "pyproject.toml:3:28: 'registry' must be a string (a path), not 1"),
+        ('[tool]\nname = "x"\nmetriclint.select = [\n  "ML001",\n]\nmetriclint.paths = "src"\n', "pyproject.toml:6:20: 'paths' must be a list of strings, not \"src\""),
         ('[tool.metriclint]\nregistry_path = "m.yaml"\n', "pyproject.toml:2:1: unknown key 'registry_path'"),
     ],
 )

@@ -194,7 +194,7 @@ def test_a_template_names_the_keys_it_covers_in_explain_metric_and_audit(in_tmp:
     write_project(in_tmp, {"evaluate.py": source})
     audit = invoke("audit", "--metric", "eval/{k}").output.splitlines()
     assert [line.split()[0] for line in audit if line.endswith("]") and not line.startswith(" ")] == ["eval/top1", "eval/top5"]
-    logged = ["eval/{k}", "logged:", "  evaluate.py:2  by a tracker's log (Lightning, wandb's Run, Accelerate, the Hugging Face Trainer) (evaluate.py:2)"]
+    logged = ["eval/{k}", "logged:", "  evaluate.py:2  by a tracker's log (Lightning, wandb's Run, Accelerate, the Hugging Face Trainer)"]
     assert invoke("explain-metric", "eval/{k}").output.splitlines() == logged
 
 
@@ -447,6 +447,6 @@ def test_explain_metric_of_a_key_a_template_registers(in_tmp: Path) -> None:
         "findings:",
         '  loop.py:3:25: ML001 train/{name}: docstring says clipping=after ("after clipping"); registry says before (metrics.yaml:5) [error]',
         "logged:",
-        "  loop.py:5",
+        "  loop.py:5  by a tracker's log (Lightning, wandb's Run, Accelerate, the Hugging Face Trainer)",
         "  and 2 places in test files",
     ]

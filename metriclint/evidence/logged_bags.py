@@ -21,7 +21,7 @@ from typing import Iterable, Iterator, Mapping
 from metriclint.base import keys
 from metriclint.evidence.code_claims import Project, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
-from metriclint.model import Atom, Bag, CallFlow, Entry, FunctionFlow, Held, KeyUse, ProjectClass, Span
+from metriclint.model import Atom, Bag, CallFlow, Entry, FunctionFlow, Held, KeyUse, ProjectClass, Span, logged_by
 
 MAX_HOPS = 12
 
@@ -80,10 +80,9 @@ class LoggedBags:
             for logged in flow.logged:
                 if logged.span in own_methods:
                     continue
-                at = f"{logged.sink} ({logged.span.path}:{logged.span.line})"
                 for entry, function in self.entries(flow.name, logged.bag, 0, None):
-                    sink = at if function == flow.name else f"{at}, from {function}"
                     for key, span in self._filled(function, entry):
+                        sink = logged_by(logged.sink, logged.span, span, None if function == flow.name else function)
                         yield LoggedEntry(KeyUse(key, span, False, entry.measured, entry.through, sink=sink), function, entry.value, entry.recorded)
 
     def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[Entry, str], ...]:
@@ -180,6 +179,7 @@ def logged_entries(
     found = LoggedBags(functions, calls, classes, instances).logged(own_methods)
     unique = {(e.use.key, e.use.span): e for e in found if not keys.too_generic(e.use.key)}
     return list(unique.values())
+
 
 
 

@@ -100,6 +100,13 @@ class KeyUse:
     sink: str = ""  # what logs it and where, and the project's functions its dict went through: "wandb's log (train.py:12)"
 
 
+def logged_by(says: str, at: Span, key: Span, through: str | None = None) -> str:
+    """KeyUse.sink for a key at `key` that the sink `says` logs at `at`: its place only when the
+    key is written elsewhere, and the project's function the key was put in (`through`)."""
+    said = says if (key.path, key.line) == (at.path, at.line) else f"{says} ({at.path}:{at.line})"
+    return said if through is None else f"{said}, from {through}"
+
+
 @dataclass(frozen=True, slots=True)
 class NameClaim:
     """What a name states about the value it names (knowledge/names.py): the weakest statement,

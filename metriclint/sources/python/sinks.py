@@ -13,7 +13,7 @@ from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.knowledge.sinks import Argument as Passed
 from metriclint.knowledge.sinks import Shape, Sink
-from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span
+from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span, logged_by
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.code import Argument, arguments, called_name
@@ -61,10 +61,9 @@ class KeyRecorder(BagReader):
         if self.via is not None:
             self.tentative.append((self.via, callee))
         given = arguments(node)
-        where = self.span(node)
         logging = Logging(
             self._logging(node, called_name(node.func), given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node,
-            f"{sink.says} ({where.path}:{where.line})",
+            sink.says, self.span(node),
         )
         taken: frozenset[str] = frozenset()
         for shape in sink.shapes:
@@ -199,7 +198,8 @@ class KeyRecorder(BagReader):
         """`logging`: what the logging call makes of the value; its `done` replaces what the value
         had for those facets, and it decides whether this rank's own value is logged as such.
         `atoms`: what the value was where it was put in a dict, if not what it is here."""
-        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via, logging.sink))
+        said = logged_by(logging.sink, logging.at, span) if logging.at is not None else ""
+        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via, said))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         if logging.call is not None:
             self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)  # type: ignore[attr-defined]

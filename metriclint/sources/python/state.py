@@ -34,7 +34,8 @@ class Logging:
     done: frozenset[CodeFact] = frozenset()
     unreduced: Unreduced | None = None
     call: ast.AST | None = None
-    sink: str = ""  # what the call is and where, as KeyUse.sink says it
+    sink: str = ""  # what the call is, as rules/sinks.yaml says it
+    at: Span | None = None  # where the call is
 
 
 NOT_LOGGED = Logging()
