@@ -409,7 +409,7 @@ def _judged(
 
 
 def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
-    return products.code_facts(collection.extractions, collection.uses, collection.index, collection.tests, collection.made.own_methods)
+    return products.code_facts(collection.extractions, collection.uses, collection.index, collection.tests, collection.made)
 
 
 def _view(texts: Sequence[tuple[Mention, Sequence[Reading]]], collection: Collection, flags: frozenset[str]) -> FileView:

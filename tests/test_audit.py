@@ -92,8 +92,17 @@ def test_a_metric_nobody_describes_is_a_gap(in_tmp: Path) -> None:
     write_project(in_tmp, {"train.py": 'import wandb\nwandb.log({"train/loss": 1.0})\n'})
     document = json.loads(invoke("audit", ".", "--format", "json").output)
     assert document["gaps"]["undescribed"] == ["train/loss"]
-    assert document["metrics"][0]["logged"] == [{"key": "train/loss", "path": "train.py", "line": 2, "column": 12}]
+    assert document["metrics"][0]["logged"] == [{"key": "train/loss", "path": "train.py", "line": 2, "column": 12, "test": False}]
     assert document["sources"] == ["code"]
+
+
+def test_the_audit_says_which_logged_places_are_tests(in_tmp: Path) -> None:
+    """A test's key is what the test expects, not what the project logs: a reader (or a
+    benchmark) counting the project's keys leaves those places out."""
+    logs = 'import wandb\nwandb.log({"train/loss": 1.0})\n'
+    write_project(in_tmp, {"train.py": logs, "tests/test_train.py": logs.replace("train/loss", "eval/loss")})
+    document = json.loads(invoke("audit", ".", "--format", "json").output)
+    assert {m["key"]: [p["test"] for p in m["logged"]] for m in document["metrics"]} == {"eval/loss": [True], "train/loss": [False]}
 
 
 def test_what_the_code_computes_does_not_describe_a_metric(in_tmp: Path) -> None:

@@ -266,4 +266,5 @@ class CodeProducts:
     tables: tuple[TooltipTable, ...] = ()
     code: tuple[CodeClaim, ...] = ()
     own_methods: frozenset[Span] = frozenset()  # calls named like a tracker's method that reach the project's own (KeyUse.via)
+    put_logged: tuple[tuple[str, str, frozenset[Atom]], ...] = ()  # (function, key, value): put in a dict a sink elsewhere logs
 

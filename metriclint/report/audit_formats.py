@@ -92,7 +92,7 @@ def _statement_dict(statement: Statement) -> dict[str, object]:
     }
 
 
-def _metric_dict(metric: MetricAudit) -> dict[str, object]:
+def _metric_dict(metric: MetricAudit, tests: frozenset[str]) -> dict[str, object]:
     entry = metric.entry
     registry = None
     if entry is not None:
@@ -106,7 +106,7 @@ def _metric_dict(metric: MetricAudit) -> dict[str, object]:
         "key": metric.key,
         "status": metric.status,
         "registry": registry,
-        "logged": [{"key": s.name, **_span_dict(s.span)} for s in metric.logged],
+        "logged": [{"key": s.name, **_span_dict(s.span), "test": s.span.path in tests} for s in metric.logged],
         "statements": [_statement_dict(s) for s in metric.statements],
         "facets": [
             {"facet": f.facet, "registry": f.registry, "stated": [{"value": v, "source": s} for v, s in f.stated], "status": f.status}
@@ -121,7 +121,7 @@ def json_audit(audit: Audit, stream: TextIO) -> None:
     document = {
         "version": JSON_VERSION,
         "sources": list(audit.sources),
-        "metrics": [_metric_dict(m) for m in audit.metrics],
+        "metrics": [_metric_dict(m, audit.tests) for m in audit.metrics],
         "gaps": {
             "unregistered": [finding_dict(f) for f in audit.gaps if f.rule == "ML004"],
             "stale": [finding_dict(f) for f in audit.gaps if f.rule == "ML005"],
