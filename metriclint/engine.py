@@ -31,6 +31,7 @@ from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import tooltips, views
 from metriclint.language.attribution import MetricIndex, registered_names
+from metriclint.knowledge.names import custom_parts
 from metriclint.language.names import name_claims
 from metriclint.language.phrases import read, ready
 from metriclint.language.sightings import code_sightings, ordered
@@ -394,7 +395,7 @@ def _judged(
             failures.setdefault(view.failure.span.path, view.failure)
     mismatches = tuple(m for s in shown if (m := tooltips.mismatch(s, collection.names)) is not None)
     seen = ordered([*code_sightings(collection.uses, index, collection.tests), *(s for v in every for s in v.sightings)])
-    names = name_claims(collection.uses, index, collection.tests)
+    names = name_claims(collection.uses, index, collection.tests, custom_parts(collection.vocabulary.facets))
     flags = tuple(f for e in collection.extractions for f in e.flags if f.span.path not in collection.tests)
     named = frozenset(span for v in every for span in v.named)
     corpus = Corpus(

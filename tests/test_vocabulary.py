@@ -21,10 +21,10 @@ def test_required_facets_are_built_in() -> None:
 def test_the_ml_training_facets_are_built_in() -> None:
     """Names and values are public contract: users write them in registries."""
     assert set(FACETS["policy"].values) == {"current", "old", "reference", "rollout", "teacher"}
-    assert set(FACETS["quantity"].values) == {"entropy", "nll", "log-prob", "perplexity"}
+    assert set(FACETS["quantity"].values) == {"entropy", "nll", "log-prob", "perplexity", "negative-entropy"}
     assert set(FACETS["timing"].values) == {"current-step", "next-step"}
     assert set(FACETS["estimator"].values) == {"k1", "k2", "k3", "negative-k1"}
-    units = {"tokens", "samples", "count", "fraction", "percent", "samples/s", "TFLOP/s", "microseconds"}
+    units = {"tokens", "samples", "count", "fraction", "percent", "samples/s", "TFLOP/s", "GFLOP/s", "microseconds"}
     assert units <= set(FACETS["unit"].values)
     assert {"per-rollout", "per-group", "per-batch"} <= set(FACETS["granularity"].values)
     assert {"std", "last"} <= set(FACETS["reduction"].values)

@@ -18,12 +18,14 @@ from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, Reader
 from metriclint.knowledge import numbers
 from metriclint.knowledge.code_sections import (
+    Flops,
     Logged,
     LogRatios,
     Unreduced,
     facet_names,
     known_value,
     read_alike,
+    read_flops,
     read_facts,
     read_log_ratios,
     read_logged,
@@ -38,11 +40,13 @@ ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of"
 FILE_KEYS = (
     "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "kept_in_lists", "derivations",
     "schedulers", "loose_names", "log_ratios", "logging", "entry_points", "unreduced", "alike", "leave_alone", "loaders", "loader_wrappers",
+    "rates", "counts", "flops",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
     "accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step", "log-ratio",
-    "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean",
+    "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean", "entropy-product",
+    "negated-entropy-product", "comparison-mean",
 )
 
 
@@ -116,6 +120,9 @@ class Knowledge:
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
     loaders: frozenset[str] = frozenset()  # last words of the names of data loaders (ranks.yaml) ...
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
+    rates: dict[tuple[str, str], str] = field(default_factory=dict)  # (count's unit, duration's unit) -> the rate's unit
+    counts: frozenset[str] = frozenset()  # last words of the names of counts a duration stays a duration by
+    flops: tuple[Flops, ...] = ()  # products that count FLOPs (units.yaml)
 
     @cached_property
     def entry_index(self) -> EntryIndex:
@@ -184,6 +191,9 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     entry_points: dict[str, EntryPoint] = {}
     unreduced: list[Unreduced] = []
     alike: set[frozenset[tuple[str, str]]] = set()
+    rates: dict[tuple[str, str], str] = {}
+    counts: set[str] = set()
+    flops: list[Flops] = []
     for path in paths:
         root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
         problems += load_problems
@@ -218,10 +228,15 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             kept_in_lists.update(facet_names(reader, top["kept_in_lists"][1], facets, "'kept_in_lists'"))
         for key, into in (
             ("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion), ("kept_by_rate", kept_by_rate), ("leave_alone", leave_alone),
-            ("loaders", loaders), ("loader_wrappers", loader_wrappers),
+            ("loaders", loaders), ("loader_wrappers", loader_wrappers), ("counts", counts),
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
+        for node in _items(reader, top, "rates"):
+            rate = _rate(reader, node, facets)
+            if rate is not None:
+                rates[rate[0]] = rate[1]
+        flops += (f for f in (read_flops(reader, node, facets) for node in _items(reader, top, "flops")) if f is not None)
         for node in _items(reader, top, "derivations"):
             derivation = _derivation(reader, node, facets)
             if derivation is not None:
@@ -256,8 +271,20 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         kept_in_lists=frozenset(kept_in_lists), derivations=by_construct,
         schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging, entry_points=entry_points,
         unreduced=tuple(unreduced), alike=frozenset(alike), leave_alone=frozenset(leave_alone),
-        loaders=frozenset(loaders), loader_wrappers=frozenset(loader_wrappers),
+        loaders=frozenset(loaders), loader_wrappers=frozenset(loader_wrappers), rates=rates, counts=frozenset(counts), flops=tuple(flops),
     )
+
+
+def _rate(reader: Reader, node: Node, facets: dict[str, Facet]) -> tuple[tuple[str, str], str] | None:
+    """`{count: tokens, per: seconds, gives: tokens/s}` -> ((tokens, seconds), tokens/s)."""
+    fields = reader.mapping(node, "a rate", ("count", "per", "gives"))
+    count, per, gives = (reader.text(fields[k][1], f"'{k}'") if k in fields else None for k in ("count", "per", "gives"))
+    if count is None or per is None or gives is None:
+        reader.error(node, "a rate needs 'count', 'per' and 'gives'")
+        return None
+    if not all(known_value(reader, node, facets, "unit", unit) for unit in (count, per, gives)):
+        return None
+    return (count, per), gives
 
 
 def _indexed(entries: list[Known]) -> dict[str, Any]:

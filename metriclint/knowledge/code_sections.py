@@ -170,3 +170,36 @@ def read_alike(reader: Reader, node: Node, facets: dict[str, Facet]) -> frozense
     if not all(known_value(reader, v_node, facets, facet, v) for v_node, v in values):
         return None
     return frozenset((facet, v) for _, v in values)
+
+
+@dataclass(frozen=True, slots=True)
+class Flops:
+    """A product that counts FLOPs (units.yaml `flops`): a factor named as a parameter count
+    (all the words of one of `parameters`) times one named as a token count gives `gives`."""
+
+    parameters: tuple[tuple[str, ...], ...]
+    tokens: tuple[tuple[str, ...], ...]
+    gives: str
+
+    def counts(self, names: list[list[str]]) -> bool:
+        """Whether the factors' names (each as its words) hold both counts."""
+        return any(_named(words, self.parameters) for words in names) and any(_named(words, self.tokens) for words in names)
+
+
+def _named(words: list[str], alternatives: tuple[tuple[str, ...], ...]) -> bool:
+    return any(all(w in words for w in wanted) for wanted in alternatives)
+
+
+def read_flops(reader: Reader, node: Node, facets: dict[str, Facet]) -> Flops | None:
+    fields = reader.mapping(node, "a FLOP product", ("parameters", "tokens", "gives"))
+    if any(k not in fields for k in ("parameters", "tokens", "gives")):
+        reader.error(node, "a FLOP product needs 'parameters', 'tokens' and 'gives'")
+        return None
+    gives = reader.text(fields["gives"][1], "'gives'")
+    if gives is None or not known_value(reader, fields["gives"][1], facets, "unit", gives):
+        return None
+    parameters, tokens = (
+        tuple(tuple(w for _, w in reader.texts(words, "the words of a name")) for words in reader.sequence(fields[k][1], f"'{k}'"))
+        for k in ("parameters", "tokens")
+    )
+    return Flops(parameters, tokens, gives)

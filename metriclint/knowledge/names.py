@@ -15,13 +15,14 @@ from metriclint.base import keys, marked_yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Reader
-from metriclint.knowledge.vocabulary import load_builtin
+from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError
 
 FILE = "names.yaml"
 PLACES = ("end", "any")
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+_SHORT_WORD = 3  # a one-word phrase this short (`kl`, `dpo`) states nothing in a name
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,19 +56,37 @@ def words(name: str) -> tuple[str, ...]:
     return tuple(w.lower() for chunk in chunks for w in ((chunk,) if chunk.lower() in known else _HUMP.split(chunk)) if w)
 
 
-def stated(name: str) -> list[Stated]:
+def stated(name: str, extra: tuple[NamePart, ...] = ()) -> list[Stated]:
     """What `name` states, one value per facet: the longest matching part wins. A reduction
     that ends a name after another one (`avg_len_max`, `mean_of_max`) is the inner one: the
-    value is the outer, leading reduction of it (the mean of per-sample maxima)."""
+    value is the outer, leading reduction of it (the mean of per-sample maxima). `extra`: the
+    parts of a registry's own facets (`custom_parts`)."""
     found = words(name)
     best: dict[str, NamePart] = {}
-    for part in parts():
+    for part in (*parts(), *extra):
         if _matches(part, found) and (part.facet not in best or len(part.words) > len(best[part.facet].words)):
             best[part.facet] = part
     if "reduction" in best:
         outer = next((_reductions()[word] for word in found[: -len(best["reduction"].words)] if word in _reductions()), None)
         best["reduction"] = outer or best["reduction"]
     return [Stated(part) for part in best.values()]
+
+
+def custom_parts(facets: dict[str, Facet]) -> tuple[NamePart, ...]:
+    """The parts a registry's own facets (those the shipped vocabulary lacks) give names: each
+    phrase's words, anywhere in a name (`dpo loss` states its value of `train/dpo_loss_mean`).
+    A phrase of one short word is left out: in a name it is as often a piece of another word."""
+    builtin, _, _ = load_builtin()
+    found = []
+    for facet in facets.values():
+        if facet.name in builtin:
+            continue
+        for value, phrases in facet.values.items():
+            for phrase in phrases:
+                part = tuple(w.lower() for w in _SEPARATORS.split(phrase) if w)
+                if len(part) > 1 or len(part) == 1 and len(part[0]) > _SHORT_WORD:
+                    found.append(NamePart(part, "any", facet.name, value))
+    return tuple(found)
 
 
 @lru_cache(maxsize=1)

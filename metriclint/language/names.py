@@ -11,23 +11,26 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from metriclint.base import keys
-from metriclint.knowledge.names import stated
+from metriclint.knowledge.names import NamePart, stated
 from metriclint.language.attribution import MetricIndex
 from metriclint.model import KeyUse, NameClaim
 
 
-def name_claims(uses: Iterable[KeyUse], index: MetricIndex, tests: frozenset[str] = frozenset()) -> tuple[NameClaim, ...]:
+def name_claims(
+    uses: Iterable[KeyUse], index: MetricIndex, tests: frozenset[str] = frozenset(), extra: tuple[NamePart, ...] = (),
+) -> tuple[NameClaim, ...]:
+    """`extra`: the parts a registry's own facets give names (knowledge/names.py custom_parts)."""
     found: dict[NameClaim, None] = {}
     for use in uses:
         if use.from_keyword or use.span.path in tests:
             continue
         for metric in index.for_key(use.key):
-            found.update((claim, None) for claim in _claims(use, metric))
+            found.update((claim, None) for claim in _claims(use, metric, extra))
     return tuple(found)
 
 
-def _claims(use: KeyUse, metric: str) -> Iterator[NameClaim]:
+def _claims(use: KeyUse, metric: str, extra: tuple[NamePart, ...]) -> Iterator[NameClaim]:
     for name, span in ((keys.last_segment(use.key), use.span), *use.through):
-        for said in stated(name):
+        for said in stated(name, extra):
             part = said.part
             yield NameClaim(metric, part.facet, part.value, part.also, name, said.phrase, span)

@@ -221,7 +221,7 @@ class Bindings(Messages):
         block, assigns to `x` instead holds only when the flag is set (flags.py). Any other
         assignment of `x` ends the placeholder."""
         scope = self.scopes[-1]
-        if isinstance(value, ast.Constant) and type(value.value) in (int, float) and value.value == 0:
+        if self._zero(value):
             scope.placeholders[name] = (path, self.text.segment(value), self.span(value))
             return atoms
         held = scope.placeholders.pop(name, None)
@@ -231,6 +231,18 @@ class Bindings(Messages):
         scope.placeholders[name] = held  # another `if FLAG:` may assign it too
         placeholder = Placeholder(guard[1], held[1], held[2])
         return frozenset(replace(a, placeholder=placeholder) if isinstance(a, CodeFact) else a for a in atoms)
+
+    def _zero(self, value: ast.expr) -> bool:
+        """`0`, `0.0`, or a zero tensor made from constants only (rules/dataflow.yaml
+        `placeholders`): `torch.zeros(())`, `x.new_zeros(())`, `torch.tensor(0.0)`."""
+        if isinstance(value, ast.Constant):
+            return type(value.value) in (int, float) and value.value == 0
+        if not isinstance(value, ast.Call) or any(k.arg not in ("device", "dtype") for k in value.keywords):
+            return False
+        name = called_name(value.func)
+        if name in self.rules.zeros:
+            return all(_constant_shape(a) for a in value.args)
+        return name in self.rules.zero_tensors and len(value.args) == 1 and self._zero(value.args[0])
 
     def _bind_collection(self, scope: Scope, name: str, found: tuple[str, ...] | None) -> None:
         if found:
@@ -304,3 +316,10 @@ def read_names(node: ast.AST) -> set[str]:
             elif isinstance(value, ast.AST):
                 pending.append(value)
     return found
+
+
+def _constant_shape(node: ast.expr) -> bool:
+    """A shape written as constants: `()`, `[]`, `1`, `(1, 1)`."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_constant_shape(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and type(node.value) is int

@@ -23,6 +23,7 @@ _ORIGIN_WIDTH = 60
 _BUILTINS = frozenset(dir(builtins))
 _EXPONENTIALS = frozenset({"torch.exp", "math.exp", "numpy.exp"})
 _DURATIONS = frozenset({"seconds", "milliseconds", "microseconds", "nanoseconds"})
+_FLOPS_PER_PARAMETER = 24  # the largest constant a FLOP estimate multiplies by (6, 8 with recomputation, 24 per layer)
 Roots = Callable[[ast.expr], frozenset[Atom]]
 
 
@@ -299,9 +300,12 @@ class CodeReader:
             other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
             return frozenset(a for a in facts if (a.facet, a.value) in other)
         by = numbers.value(right_node, self.constants.get)
-        result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived
-        if op == "/" and any(isinstance(a, CodeFact) and a.facet == "unit" and a.value in _DURATIONS for a in right):
-            result |= {a for a in every if a.facet in self.knowledge.kept_by_rate}
+        result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived | self._flops(node)
+        durations = [a for a in right if isinstance(a, CodeFact) and a.facet == "unit" and a.value in _DURATIONS]
+        if op == "/" and durations:
+            result |= {a for a in every if a.facet in self.knowledge.kept_by_rate} | self._rates(node, facts, durations[0])
+        if op in "*/" and by is None and (counted or last_word(right_node) in self.knowledge.counts) and not any(a.facet == "unit" for a in right if isinstance(a, CodeFact)):
+            result |= {a for a in facts if a.facet == "unit" and a.value in _DURATIONS}  # the time of one iteration, GPU-seconds
         for fact in facts:
             unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" and by is not None else None
             if unit is not None:
@@ -309,6 +313,31 @@ class CodeReader:
                 result.add(CodeFact("unit", unit, self.text.span(self.path, node), self.origin(node), says))
                 result |= {a for a in every if a.facet in self.knowledge.kept_by_conversion}
         return frozenset(result)
+
+    def _rates(self, node: ast.AST, counts: list[CodeFact], duration: CodeFact) -> set[Atom]:
+        """A count over a duration: a rate in the count's unit per second (units.yaml `rates`)."""
+        found: set[Atom] = set()
+        for count in counts:
+            unit = self.knowledge.rates.get((count.value, duration.value)) if count.facet == "unit" else None
+            if unit is not None:
+                says = f"divides {count.value} ({count.origin} {count.says}) by a duration in {duration.value} ({duration.origin}), a rate in {unit}"
+                found.add(CodeFact("unit", unit, self.text.span(self.path, node), self.origin(node), says))
+        return found
+
+    def _flops(self, node: ast.AST) -> set[Atom]:
+        """A product of a parameter count and a token count, times constants and factors: a
+        FLOP count, scaled as the parameter count is named (units.yaml `flops`)."""
+        if not self.knowledge.flops or not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.Mult):
+            return set()
+        factors = _factors(node)
+        if any(f is None for f in factors):
+            return set()
+        names = [n.lower().split("_") for n in factors if n]
+        for flops in self.knowledge.flops:
+            if flops.counts(names):
+                says = f"multiplies a parameter count by a token count ({' * '.join(n for n in factors if n)}), a FLOP count in {flops.gives}"
+                return {CodeFact("unit", flops.gives, self.text.span(self.path, node), self.origin(node), says)}
+        return set()
 
     def constant_index(self, node: ast.Subscript) -> int | None:
         index = node.slice
@@ -406,6 +435,17 @@ def last_word(node: ast.expr | None) -> str:
     else:
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     return name.lower().rsplit("_", 1)[-1]
+
+
+def _factors(node: ast.expr) -> list[str | None]:
+    """The names multiplied in a product, "" for a small whole number (`2`, `6`: FLOPs per
+    parameter and token), None for any other factor (a scale such as `1e3`, a call)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    if isinstance(node, ast.Constant) and type(node.value) is int and 0 < node.value <= _FLOPS_PER_PARAMETER:
+        return [""]
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return [name]
 
 
 def _takes(entry: Known, element: tuple[int, int] | None) -> bool:

@@ -26,6 +26,8 @@ class FlowRules:
     replaced_per_key: frozenset[str] = frozenset()  # facets a per-key reduction over the ranks replaces
     gathers: tuple[str, ...] = ()  # words in the name of a call that gathers from the ranks
     group_sizes: frozenset[str] = frozenset()  # a process group's attributes for its number of ranks
+    zeros: frozenset[str] = frozenset()  # calls that make a zero tensor of a constant shape (a placeholder)
+    zero_tensors: frozenset[str] = frozenset()  # calls that make a tensor of the number given (`tensor(0.0)`)
 
 
 @lru_cache(maxsize=1)
@@ -38,6 +40,8 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("per_key.replaces", ())),
         lists.get("per_key.gathers", ()),
         frozenset(lists.get("per_key.group_sizes", ())),
+        frozenset(lists.get("placeholders.zeros", ())),
+        frozenset(lists.get("placeholders.tensors", ())),
     )
 
 

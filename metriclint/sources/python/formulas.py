@@ -90,6 +90,21 @@ def entropy(node: ast.UnaryOp, words: LogRatios) -> bool:
     return any(_probability(p, logp) and _logarithm(logp, p, words) for p, logp in pairs)
 
 
+def entropy_product(node: ast.BinOp, words: LogRatios) -> bool | None:
+    """`p * log_p` (each factor as `entropy` reads it): True, the negative entropy of the
+    elements (Shannon's H carries a minus); with one factor negated, `-p * log_p`, False, the
+    entropy. None for any other product."""
+    if not isinstance(node.op, ast.Mult):
+        return None
+    negated = [isinstance(f, ast.UnaryOp) and isinstance(f.op, ast.USub) for f in (node.left, node.right)]
+    if all(negated):
+        return None
+    left, right = (f.operand if isinstance(f, ast.UnaryOp) and n else f for f, n in zip((node.left, node.right), negated))
+    if not any(_probability(p, logp) and _logarithm(logp, p, words) for p, logp in ((left, right), (right, left))):
+        return None
+    return not any(negated)
+
+
 def _probability(node: ast.expr, logarithm: ast.expr) -> bool:
     """Whether `node` is the distribution `logarithm` is the logarithm of: the same name with
     its log-probability word swapped (`ref_probs`, `ref_log_probs`), the softmax of the same

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
-from metriclint.sources.python.code import arguments
+from metriclint.sources.python.code import arguments, subject
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState
 
@@ -42,12 +42,14 @@ class ValueReader(WalkState):
                 return self.roots(only.value, element)
             if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
                 return self.roots(func.value, element)
-            return self.code.call(value, element, scope.objects, self.site(value), self.roots) | self._rank_own(value) | self._learning_rate(value)
+            found = self.code.call(value, element, scope.objects, self.site(value), self.roots)
+            return self._reduced(value, found) | self._rank_own(value) | self._learning_rate(value)
         if isinstance(value, ast.Attribute) and element is None:
             return self.code.expression(value, scope.objects)
         if isinstance(value, ast.BinOp) and element is None:
             left, right = self.roots(value.left), self.roots(value.right)
-            return self.code.arithmetic(value, value.op, left, right, value.right, self.counted(value.right)) | self._divergence(value)
+            found = self.code.arithmetic(value, value.op, left, right, value.right, self.counted(value.right))
+            return found | self._divergence(value) | self._entropy_product(value)
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
             entropy = self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
             return self.code.negation(value, self.roots(value.operand)) | entropy
@@ -58,6 +60,30 @@ class ValueReader(WalkState):
         other values (`total / active`, `f(x)`), not a constant (`0.0`, `torch.tensor(0.0)`)."""
         atoms = self.roots(value, element)
         return atoms, not atoms and reads_a_value(value)
+
+    def _reduced(self, node: ast.Call, found: frozenset[Atom]) -> frozenset[Atom]:
+        """What a reduction written over a formula makes of it. The mean of a comparison
+        (`(ratio > 1.2).float().mean()`) is the share of elements for which it holds
+        (rules/code/reductions.yaml `comparison-mean`). Of p·log p only the sum is a (negative)
+        entropy: a mean or a maximum over the product may run over the vocabulary."""
+        reductions = {a.value for a in found if isinstance(a, CodeFact) and a.facet == "reduction"}
+        entry = self.code.applying(node, self.scopes[-1].objects) if reductions else None
+        reduced = subject(entry, node) if entry is not None else None
+        if reduced is None:
+            return found
+        formula = self.unwrapped(reduced)
+        if isinstance(formula, ast.Compare) and "mean" in reductions:
+            return found | self.code.derived("comparison-mean", node, found)
+        if isinstance(formula, ast.BinOp) and "sum" not in reductions and formulas.entropy_product(formula, self.code.knowledge.log_ratios) is not None:
+            return frozenset(a for a in found if not (isinstance(a, CodeFact) and a.facet == "quantity"))
+        return found
+
+    def _entropy_product(self, node: ast.BinOp) -> frozenset[Atom]:
+        """`p * log_p` is the negative entropy of each element, `-p * log_p` its entropy."""
+        negative = formulas.entropy_product(node, self.code.knowledge.log_ratios)
+        if negative is None:
+            return frozenset()
+        return self.code.derived("entropy-product" if negative else "negated-entropy-product", node, ())
 
     def _rank_own(self, node: ast.Call) -> frozenset[Atom]:
         """This rank's own value (ranks.LocalFact), when the call computes it from the data this
