@@ -32,7 +32,9 @@ def client(address: str) -> Any:
 
     if address == "local" or address.startswith("local:"):
         workers = int(address.partition(":")[2] or 2)
-        return Client(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None))
+        # ":0": the scheduler's HTTP server on a free port; None still binds 8787, and warns on the
+        # user's stderr when another cluster holds it
+        return Client(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"))
     return Client(address)
 
 
