@@ -21,7 +21,7 @@ LEVELS = (
     ("metriclint.checks",),
     ("metriclint.settings", "metriclint.filters", "metriclint.baseline"),
     ("metriclint.engine",),
-    ("metriclint.report", "metriclint.fix", "metriclint.authoring", "metriclint.live"),
+    ("metriclint.report", "metriclint.fix", "metriclint.authoring", "metriclint.live", "metriclint.docs"),
     ("metriclint.cli", "metriclint.__main__", "metriclint.server"),
 )
 

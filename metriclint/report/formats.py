@@ -6,7 +6,9 @@ GitHub workflow commands (annotations on the diff) and GitLab's Code Quality rep
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 from collections import Counter
@@ -27,15 +29,25 @@ JSON_VERSION = 1
 SRCROOT = "%SRCROOT%"  # the base of SARIF URIs: the repository root
 
 
-# Where the rules are documented on the web: none yet. Set it (and `[project.urls]` in
-# pyproject.toml) once the documentation is published; until then no editor or code scanning
-# page links to a page that does not exist (the package index page this once named does not).
-DOCUMENTATION: str | None = None
+RULE_PAGE = "rules/{code}/"  # where the docs site (mkdocs.yml) puts a rule's page, docs/rules/CODE.md
+
+
+@functools.lru_cache(maxsize=1)
+def documentation() -> str | None:
+    """The published docs site: the `Documentation` URL of `[project.urls]` in pyproject.toml,
+    as installed; None while none is named, so that no editor or code scanning page links to a
+    page that does not exist."""
+    try:
+        named = importlib.metadata.metadata("metriclint").get_all("Project-URL") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return next((url.strip() for label, _, url in (n.partition(",") for n in named) if label.strip() == "Documentation"), None)
 
 
 def rule_url(code: str) -> str | None:
-    """The page documenting rule `code`, or None while the documentation is not published."""
-    return f"{DOCUMENTATION}#{code.lower()}" if DOCUMENTATION else None
+    """The page documenting rule `code` on the published site, or None while there is none."""
+    site = documentation()
+    return f"{site.rstrip('/')}/{RULE_PAGE.format(code=code)}" if site else None
 
 
 def text(report: Report, stream: TextIO, quiet: bool = False) -> None:

@@ -1,0 +1,119 @@
+"""The docs: the pages generated from the rules and the data under `rules/` are the ones
+committed, `metriclint rule` prints a rule's page, the rule links lead to a page the site has,
+and the README stays a landing page whose links resolve."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, invoke
+
+from metriclint.checks import ML001, ML014, RULES
+from metriclint.docs import pages
+from metriclint.report import formats
+
+
+@pytest.fixture(scope="module")
+def generated() -> dict[str, str]:
+    """Every generated page, by its path from the repository root (runs each bad example once)."""
+    return pages.generated(RULES)
+
+
+def test_the_generated_pages_are_the_committed_ones(generated: dict[str, str]) -> None:
+    """Run `python -m metriclint.docs` after changing a rule, a facet or the code knowledge."""
+    assert pages.stale(ROOT, generated) == []
+    assert sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs" / "rules").glob("*.md")) == sorted(
+        path for path in generated if path.startswith("docs/rules/")
+    )
+
+
+def test_a_rule_summary_changed_without_regenerating_is_stale(generated: dict[str, str]) -> None:
+    changed = tuple(dataclasses.replace(r, summary="A text says something else.") if r is ML001 else r for r in RULES)
+    fresh = {**generated, **pages.rule_index_and_pages(changed, messages={r.code: pages.messages_of(r) for r in changed})}
+    assert pages.stale(ROOT, fresh) == ["docs/rules/ML001.md", "docs/rules/index.md"]
+
+
+def test_the_generator_writes_the_pages_and_check_says_which_are_stale(tmp_path: Path) -> None:
+    (tmp_path / "docs" / "rules").mkdir(parents=True)
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n", encoding="utf-8")
+    (tmp_path / "docs" / "rules" / "ML999.md").write_text("a page of a rule that is gone\n", encoding="utf-8")
+    command = [sys.executable, "-m", "metriclint.docs", "--root", str(tmp_path)]
+    environment = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    checked = subprocess.run([*command, "--check"], capture_output=True, text=True, env=environment)
+    assert checked.returncode == 1
+    assert "docs/rules/ML001.md is stale" in checked.stderr and "docs/rules/ML999.md is stale" in checked.stderr
+    assert subprocess.run(command, capture_output=True, text=True, env=environment).returncode == 0
+    assert not (tmp_path / "docs" / "rules" / "ML999.md").exists()
+    assert (tmp_path / "docs" / "rules" / "ML001.md").read_text(encoding="utf-8") == (ROOT / "docs" / "rules" / "ML001.md").read_text(encoding="utf-8")
+    assert subprocess.run([*command, "--check"], capture_output=True, text=True, env=environment).returncode == 0
+
+
+def test_a_rule_page_holds_its_docs_examples_and_messages(generated: dict[str, str]) -> None:
+    page = generated["docs/rules/ML001.md"]
+    for part in (ML001.summary, ML001.why, ML001.fix, ML001.silencing, "grad_norm: Norm after clipping.", "grad_norm: Norm before clipping."):
+        assert part in page
+    golden = (ROOT / "tests" / "golden" / "rules" / "ML001-bad-0.txt").read_text(encoding="utf-8").splitlines()[0]
+    assert golden in page  # the message, as `metriclint check` prints it
+    assert "--select ML014" in generated["docs/rules/ML014.md"]  # off by default, and how to turn it on
+    assert "metriclint live-check" in generated["docs/rules/ML014.md"]
+
+
+def test_the_facet_and_code_knowledge_pages_come_from_the_rules_folder(generated: dict[str, str]) -> None:
+    facets, code = generated["docs/reference/facets.md"], generated["docs/reference/code-knowledge.md"]
+    for facet in sorted((ROOT / "rules" / "facets").glob("*.yaml")):
+        assert f"## {facet.stem}" in facets
+    assert "**before clipping**" in facets and "clip bound" in facets  # a canonical phrase; a phrase that states nothing
+    for known in sorted((ROOT / "rules" / "code").glob("*.yaml")):
+        assert f"## {known.name}" in code
+    # Each fact with the source it was read in.
+    assert "torch.nn.utils.clip_grad_norm_" in code and "pytorch torch/nn/utils/clip_grad.py" in code
+
+
+def test_rule_prints_the_rule_page(generated: dict[str, str]) -> None:
+    result = invoke("rule", "ml001")
+    assert result.exit_code == 0
+    assert result.output == generated["docs/rules/ML001.md"]
+
+
+def test_rule_all_prints_every_page_and_json_holds_the_fields() -> None:
+    result = invoke("rule", "--all", "--output-format", "json")
+    assert result.exit_code == 0
+    documents = json.loads(result.output)
+    assert [d["code"] for d in documents] == [r.code for r in RULES]
+    assert documents[0]["summary"] == ML001.summary and documents[0]["explanation"].startswith("# ML001 registry-contradiction")
+    assert documents[-1]["default"] is True and not next(d for d in documents if d["code"] == ML014.code)["default"]
+    text = invoke("rule", "--all").output
+    assert [line for line in text.splitlines() if re.match(r"# ML\d{3} ", line)] == [f"# {r.code} {r.name}" for r in RULES]
+
+
+def test_rule_of_an_unknown_code_or_none_is_a_usage_error() -> None:
+    unknown = invoke("rule", "ML123")
+    assert unknown.exit_code == 2
+    assert unknown.stderr == "metriclint: unknown rule 'ML123'; `metriclint rules` lists them\n"
+    assert invoke("rule").exit_code == 2
+    assert invoke("rule", "ML001", "--all").exit_code == 2
+
+
+def test_rule_links_lead_to_the_rule_page_of_the_published_site(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert formats.rule_url("ML001") is None  # pyproject.toml names no published site yet: no dead link
+    monkeypatch.setattr(formats, "documentation", lambda: "https://example.org/metriclint/")
+    assert formats.rule_url("ML001") == "https://example.org/metriclint/rules/ML001/"
+    rules = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]["tool"]["driver"]["rules"]
+    assert rules[0]["helpUri"] == "https://example.org/metriclint/rules/ML001/"
+
+
+@pytest.mark.slow
+def test_the_built_site_has_every_rule_page_a_link_names(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("material")
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(site)], cwd=ROOT, check=True)
+    for rule in RULES:
+        assert (site / formats.RULE_PAGE.format(code=rule.code) / "index.html").is_file(), rule.code
