@@ -19,7 +19,7 @@ from metriclint import __version__, baseline, engine, settings
 from metriclint.base import files, signals
 from metriclint.base.paths import display
 from metriclint.checks import RULES, Example, Rule
-from metriclint.cli import generate, live, rule
+from metriclint.cli import generate, live, rule_page
 from metriclint.cli.project import (
     Project,
     shown_settings,
@@ -395,4 +395,4 @@ def server() -> None:
 
 main.add_command(generate.group)
 main.add_command(live.command)
-main.add_command(rule.command)
+main.add_command(rule_page.command)
