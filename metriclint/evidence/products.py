@@ -10,14 +10,13 @@ from typing import Iterable, Sequence
 from metriclint.base import keys
 from metriclint.evidence.built_keys import built_keys, read_back
 from metriclint.evidence.callbacks import silence, silenced_files
-from metriclint.evidence.code_claims import code_claims
+from metriclint.evidence.code_claims import Project, code_claims
 from metriclint.evidence.constants import constant_keys
 from metriclint.evidence.inherited import inherited_flows
 from metriclint.evidence.logged_bags import logged_entries
 from metriclint.knowledge.code import knowledge
 from metriclint.language.attribution import MetricIndex
 from metriclint.model import Atom, CallFlow, CodeClaim, CodeProducts, FunctionFlow, KeyUse, ProjectClass, Span
-from metriclint.evidence.code_claims import Project
 from metriclint.sources import Extraction
 
 
