@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import ROOT, invoke
 
 from metriclint.checks import ML001, ML014, RULES
@@ -22,7 +23,7 @@ from metriclint.report import formats
 @pytest.fixture(scope="module")
 def generated() -> dict[str, str]:
     """Every generated page, by its path from the repository root (runs each bad example once)."""
-    return pages.generated(RULES)
+    return pages.generated(ROOT, RULES)
 
 
 def test_the_generated_pages_are_the_committed_ones(generated: dict[str, str]) -> None:
@@ -42,6 +43,7 @@ def test_a_rule_summary_changed_without_regenerating_is_stale(generated: dict[st
 def test_the_generator_writes_the_pages_and_check_says_which_are_stale(tmp_path: Path) -> None:
     (tmp_path / "docs" / "rules").mkdir(parents=True)
     (tmp_path / "mkdocs.yml").write_text("site_name: x\n", encoding="utf-8")
+    (tmp_path / "README.md").write_text("# x\n\nSee [the registry](docs/registry.md).\n", encoding="utf-8")
     (tmp_path / "docs" / "rules" / "ML999.md").write_text("a page of a rule that is gone\n", encoding="utf-8")
     command = [sys.executable, "-m", "metriclint.docs", "--root", str(tmp_path)]
     environment = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
@@ -50,6 +52,7 @@ def test_the_generator_writes_the_pages_and_check_says_which_are_stale(tmp_path:
     assert "docs/rules/ML001.md is stale" in checked.stderr and "docs/rules/ML999.md is stale" in checked.stderr
     assert subprocess.run(command, capture_output=True, text=True, env=environment).returncode == 0
     assert not (tmp_path / "docs" / "rules" / "ML999.md").exists()
+    assert (tmp_path / "docs" / "index.md").read_text(encoding="utf-8") == "# x\n\nSee [the registry](registry.md).\n"
     assert (tmp_path / "docs" / "rules" / "ML001.md").read_text(encoding="utf-8") == (ROOT / "docs" / "rules" / "ML001.md").read_text(encoding="utf-8")
     assert subprocess.run([*command, "--check"], capture_output=True, text=True, env=environment).returncode == 0
 
@@ -117,3 +120,26 @@ def test_the_built_site_has_every_rule_page_a_link_names(tmp_path: Path) -> None
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(site)], cwd=ROOT, check=True)
     for rule in RULES:
         assert (site / formats.RULE_PAGE.format(code=rule.code) / "index.html").is_file(), rule.code
+
+
+def test_the_readme_is_a_landing_page_whose_links_resolve() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    assert "python3 -m pip install . && metriclint check fixtures/demo\n" in readme
+    assert "python3 -m pip install '.[test]' && python3 -m pytest\n" in readme
+    linked = re.findall(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)", readme)
+    assert "docs/registry.md" in linked and "docs/rules/index.md" in linked
+    for target in linked:
+        assert (ROOT / target).is_file(), target
+
+
+def test_every_docs_page_is_in_the_navigation() -> None:
+    def pages(entry: object) -> list[str]:
+        if isinstance(entry, str):
+            return [entry]
+        values = entry.values() if isinstance(entry, dict) else entry if isinstance(entry, list) else []
+        return [page for value in values for page in pages(value)]
+
+    listed = set(pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]))
+    written = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
+    assert written == listed

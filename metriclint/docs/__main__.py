@@ -1,5 +1,6 @@
 """`python -m metriclint.docs [--root ROOT] [--check]`: write the docs site's generated pages
-(the rules, the facet vocabulary, the code knowledge) under ROOT, the folder holding mkdocs.yml;
+(the home page from README.md, the rules, the facet vocabulary, the code knowledge) under ROOT,
+the folder holding mkdocs.yml;
 `--check` writes nothing and exits 1 when a page is stale, naming it."""
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is stale")
     arguments = parser.parse_args(argv)
     root: Path = arguments.root
-    if not (root / "mkdocs.yml").is_file():
-        print(f"python -m metriclint.docs: no mkdocs.yml in {root}; run it from the repository root or pass --root", file=sys.stderr)
+    missing = [name for name in ("mkdocs.yml", "README.md") if not (root / name).is_file()]
+    if missing:
+        print(f"python -m metriclint.docs: no {missing[0]} in {root}; run it from the repository root or pass --root", file=sys.stderr)
         return 2
-    generated = pages.generated(RULES)
+    generated = pages.generated(root, RULES)
     if arguments.check:
         stale = pages.stale(root, generated)
         for path in stale:

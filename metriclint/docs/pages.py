@@ -15,6 +15,7 @@ from metriclint.docs import facet_pages, knowledge_pages, rule_pages
 from metriclint.docs.examples import reported
 
 RULE_PAGES = "docs/rules"  # one page per rule, and the index; nothing else lives there
+HOME = "docs/index.md"  # the README, its links made relative to docs/
 FACETS = "docs/reference/facets.md"
 CODE_KNOWLEDGE = "docs/reference/code-knowledge.md"
 
@@ -39,14 +40,21 @@ def rule_index_and_pages(rules: Sequence[Rule], messages: Messages) -> dict[str,
     }
 
 
-def generated(rules: Sequence[Rule], messages: Messages | None = None) -> dict[str, str]:
-    """Every generated page; `messages` as `all_messages` gives them (run when not given)."""
+def generated(root: Path, rules: Sequence[Rule], messages: Messages | None = None) -> dict[str, str]:
+    """Every generated page of the repository at `root`; `messages` as `all_messages` gives
+    them (run when not given)."""
     data = rules_dir()
     return {
+        HOME: home((root / "README.md").read_text(encoding="utf-8")),
         **rule_index_and_pages(rules, messages if messages is not None else all_messages(rules)),
         FACETS: facet_pages.page(data / "facets"),
         CODE_KNOWLEDGE: knowledge_pages.page(data / "code"),
     }
+
+
+def home(readme: str) -> str:
+    """The site's home page: the README, whose links lead into docs/ from the repository root."""
+    return readme.replace("](docs/", "](")
 
 
 def stale(root: Path, pages: Mapping[str, str]) -> list[str]:
