@@ -16,14 +16,32 @@ import yaml
 from conftest import ROOT, invoke
 
 from metriclint.checks import ML001, ML014, RULES
+from metriclint.docs import __main__ as generator
 from metriclint.docs import pages
 from metriclint.report import formats
 
 
 @pytest.fixture(scope="module")
-def generated() -> dict[str, str]:
-    """Every generated page, by its path from the repository root (runs each bad example once)."""
-    return pages.generated(ROOT, RULES)
+def messages() -> dict[str, list[list[str]]]:
+    """What each rule's bad examples report, as tests/golden/rules/ pins them: test_rules.py
+    holds those to real runs, and test_rule_prints_the_rule_page runs the generator's own."""
+    return {rule.code: [_golden(rule.code, index) for index in range(len(rule.bad))] for rule in RULES}
+
+
+def _golden(code: str, index: int) -> list[str]:
+    pinned = (ROOT / "tests" / "golden" / "rules" / f"{code}-bad-{index}.txt").read_text(encoding="utf-8")
+    return pinned.partition("\n--- ")[0].splitlines()  # the lines reported, without what `fix` leaves
+
+
+@pytest.fixture(scope="module")
+def generated(messages: dict[str, list[list[str]]]) -> dict[str, str]:
+    """Every generated page, by its path from the repository root."""
+    return pages.generated(ROOT, RULES, messages)
+
+
+def committed(path: str) -> str:
+    """A generated page as committed (test_the_generated_pages_are_the_committed_ones holds them current)."""
+    return (ROOT / path).read_text(encoding="utf-8")
 
 
 def test_the_generated_pages_are_the_committed_ones(generated: dict[str, str]) -> None:
@@ -34,41 +52,44 @@ def test_the_generated_pages_are_the_committed_ones(generated: dict[str, str]) -
     )
 
 
-def test_a_rule_summary_changed_without_regenerating_is_stale(generated: dict[str, str]) -> None:
+def test_a_rule_summary_changed_without_regenerating_is_stale(generated: dict[str, str], messages: dict[str, list[list[str]]]) -> None:
     changed = tuple(dataclasses.replace(r, summary="A text says something else.") if r is ML001 else r for r in RULES)
-    fresh = {**generated, **pages.rule_index_and_pages(changed, messages={r.code: pages.messages_of(r) for r in changed})}
+    fresh = {**generated, **pages.rule_index_and_pages(changed, messages)}
     assert pages.stale(ROOT, fresh) == ["docs/rules/ML001.md", "docs/rules/index.md"]
 
 
-def test_the_generator_writes_the_pages_and_check_says_which_are_stale(tmp_path: Path) -> None:
+def test_the_generator_writes_the_pages_and_check_says_which_are_stale(
+    tmp_path: Path, messages: dict[str, list[list[str]]], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(pages, "all_messages", lambda rules: messages)
     (tmp_path / "docs" / "rules").mkdir(parents=True)
     (tmp_path / "mkdocs.yml").write_text("site_name: x\n", encoding="utf-8")
     (tmp_path / "README.md").write_text("# x\n\nSee [the registry](docs/registry.md).\n", encoding="utf-8")
     (tmp_path / "docs" / "rules" / "ML999.md").write_text("a page of a rule that is gone\n", encoding="utf-8")
-    command = [sys.executable, "-m", "metriclint.docs", "--root", str(tmp_path)]
-    environment = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    checked = subprocess.run([*command, "--check"], capture_output=True, text=True, env=environment)
-    assert checked.returncode == 1
-    assert "docs/rules/ML001.md is stale" in checked.stderr and "docs/rules/ML999.md is stale" in checked.stderr
-    assert subprocess.run(command, capture_output=True, text=True, env=environment).returncode == 0
+    root = ["--root", str(tmp_path)]
+    assert generator.main([*root, "--check"]) == 1
+    stale = capsys.readouterr().err
+    assert "docs/rules/ML001.md is stale" in stale and "docs/rules/ML999.md is stale" in stale
+    assert generator.main(root) == 0
     assert not (tmp_path / "docs" / "rules" / "ML999.md").exists()
     assert (tmp_path / "docs" / "index.md").read_text(encoding="utf-8") == "# x\n\nSee [the registry](registry.md).\n"
-    assert (tmp_path / "docs" / "rules" / "ML001.md").read_text(encoding="utf-8") == (ROOT / "docs" / "rules" / "ML001.md").read_text(encoding="utf-8")
-    assert subprocess.run([*command, "--check"], capture_output=True, text=True, env=environment).returncode == 0
+    assert (tmp_path / "docs" / "rules" / "ML001.md").read_text(encoding="utf-8") == committed("docs/rules/ML001.md")
+    assert generator.main([*root, "--check"]) == 0
+    assert generator.main(["--root", str(tmp_path / "docs")]) == 2  # no mkdocs.yml there
 
 
-def test_a_rule_page_holds_its_docs_examples_and_messages(generated: dict[str, str]) -> None:
-    page = generated["docs/rules/ML001.md"]
+def test_a_rule_page_holds_its_docs_examples_and_messages() -> None:
+    page = committed("docs/rules/ML001.md")
     for part in (ML001.summary, ML001.why, ML001.fix, ML001.silencing, "grad_norm: Norm after clipping.", "grad_norm: Norm before clipping."):
         assert part in page
     golden = (ROOT / "tests" / "golden" / "rules" / "ML001-bad-0.txt").read_text(encoding="utf-8").splitlines()[0]
     assert golden in page  # the message, as `metriclint check` prints it
-    assert "--select ML014" in generated["docs/rules/ML014.md"]  # off by default, and how to turn it on
-    assert "metriclint live-check" in generated["docs/rules/ML014.md"]
+    assert "--select ML014" in committed("docs/rules/ML014.md")  # off by default, and how to turn it on
+    assert "metriclint live-check" in committed("docs/rules/ML014.md")
 
 
-def test_the_facet_and_code_knowledge_pages_come_from_the_rules_folder(generated: dict[str, str]) -> None:
-    facets, code = generated["docs/reference/facets.md"], generated["docs/reference/code-knowledge.md"]
+def test_the_facet_and_code_knowledge_pages_come_from_the_rules_folder() -> None:
+    facets, code = committed("docs/reference/facets.md"), committed("docs/reference/code-knowledge.md")
     for facet in sorted((ROOT / "rules" / "facets").glob("*.yaml")):
         assert f"## {facet.stem}" in facets
     assert "**before clipping**" in facets and "clip bound" in facets  # a canonical phrase; a phrase that states nothing
@@ -78,13 +99,15 @@ def test_the_facet_and_code_knowledge_pages_come_from_the_rules_folder(generated
     assert "torch.nn.utils.clip_grad_norm_" in code and "pytorch torch/nn/utils/clip_grad.py" in code
 
 
-def test_rule_prints_the_rule_page(generated: dict[str, str]) -> None:
+def test_rule_prints_the_rule_page() -> None:
     result = invoke("rule", "ml001")
     assert result.exit_code == 0
-    assert result.output == generated["docs/rules/ML001.md"]
+    assert result.output == committed("docs/rules/ML001.md")
 
 
-def test_rule_all_prints_every_page_and_json_holds_the_fields() -> None:
+def test_rule_all_prints_every_page_and_json_holds_the_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The examples' runs are test_rule_prints_the_rule_page's; here every rule's page, without them.
+    monkeypatch.setattr(pages, "all_messages", lambda rules: {r.code: [[] for _ in r.bad] for r in rules})
     result = invoke("rule", "--all", "--output-format", "json")
     assert result.exit_code == 0
     documents = json.loads(result.output)
@@ -143,3 +166,11 @@ def test_every_docs_page_is_in_the_navigation() -> None:
     listed = set(pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]))
     written = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
     assert written == listed
+
+
+def test_an_example_that_cannot_run_says_why_instead_of_reporting_nothing() -> None:
+    from metriclint.checks import Example
+    from metriclint.docs.examples import reported
+
+    lines = reported(Example({"train.py": "x = 1\n"}, None, ("ML011 train.py:1",), command=("live-check", ".", "--run", "missing")), "ML011")
+    assert lines == ["--run: 'missing' does not exist"]

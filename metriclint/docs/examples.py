@@ -24,7 +24,8 @@ def project_files(example: Example) -> dict[str, str]:
 
 
 def reported(example: Example, code: str) -> list[str]:
-    """The lines of rule `code` that the example's command prints, as the text format writes them."""
+    """The lines of rule `code` that the example's command prints, as the text format writes
+    them; where the command cannot run (exit 2), its last line of error instead."""
     with tempfile.TemporaryDirectory(prefix="metriclint-example-") as folder:
         for name, text in project_files(example).items():
             path = Path(folder, name)
@@ -38,4 +39,7 @@ def reported(example: Example, code: str) -> list[str]:
             [sys.executable, "-m", "metriclint", *example.command, "--no-cache"],
             cwd=folder, env=environment, capture_output=True, text=True, encoding="utf-8", errors="replace", check=False,
         )
-    return [line for line in done.stdout.splitlines() if line.split(": ", 1)[-1].startswith(f"{code} ")]
+    lines = [line for line in done.stdout.splitlines() if line.split(": ", 1)[-1].startswith(f"{code} ")]
+    if not lines and done.returncode not in (0, 1):  # it could not run here (an extra missing): say why, not "nothing"
+        return done.stderr.strip().splitlines()[-1:]
+    return lines
