@@ -15,6 +15,7 @@ import pytest
 import yaml
 from conftest import ROOT, invoke
 
+from metriclint.base.toml import tomllib
 from metriclint.checks import ML001, ML014, RULES
 from metriclint.docs import __main__ as generator
 from metriclint.docs import pages
@@ -128,8 +129,10 @@ def test_rule_of_an_unknown_code_or_none_is_a_usage_error() -> None:
 
 def test_rule_links_lead_to_the_rule_page_of_the_published_site(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    assert formats.rule_url("ML001") is None  # pyproject.toml names no published site yet: no dead link
-    monkeypatch.setattr(formats, "documentation", lambda: "https://example.org/metriclint/")
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"].get("urls", {})
+    assert formats.DOCUMENTATION == urls.get("Documentation")  # one site, named in both places
+    assert formats.rule_url("ML001") is None  # none is published yet: no dead link
+    monkeypatch.setattr(formats, "DOCUMENTATION", "https://example.org/metriclint/")
     assert formats.rule_url("ML001") == "https://example.org/metriclint/rules/ML001/"
     rules = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]["tool"]["driver"]["rules"]
     assert rules[0]["helpUri"] == "https://example.org/metriclint/rules/ML001/"

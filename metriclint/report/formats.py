@@ -6,9 +6,7 @@ GitHub workflow commands (annotations on the diff) and GitLab's Code Quality rep
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.metadata
 import json
 import os
 from collections import Counter
@@ -31,23 +29,15 @@ SRCROOT = "%SRCROOT%"  # the base of SARIF URIs: the repository root
 
 RULE_PAGE = "rules/{code}/"  # where the docs site (mkdocs.yml) puts a rule's page, docs/rules/CODE.md
 
-
-@functools.lru_cache(maxsize=1)
-def documentation() -> str | None:
-    """The published docs site: the `Documentation` URL of `[project.urls]` in pyproject.toml,
-    as installed; None while none is named, so that no editor or code scanning page links to a
-    page that does not exist."""
-    try:
-        named = importlib.metadata.metadata("metriclint").get_all("Project-URL") or []
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    return next((url.strip() for label, _, url in (n.partition(",") for n in named) if label.strip() == "Documentation"), None)
+# The published docs site: the `Documentation` URL of [project.urls] in pyproject.toml (a test
+# holds the two equal). None while none is published, so that no editor or code scanning page
+# links to a page that does not exist.
+DOCUMENTATION: str | None = None
 
 
 def rule_url(code: str) -> str | None:
     """The page documenting rule `code` on the published site, or None while there is none."""
-    site = documentation()
-    return f"{site.rstrip('/')}/{RULE_PAGE.format(code=code)}" if site else None
+    return f"{DOCUMENTATION.rstrip('/')}/{RULE_PAGE.format(code=code)}" if DOCUMENTATION else None
 
 
 def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
