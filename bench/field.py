@@ -50,11 +50,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from metriclint.base.toml import tomllib
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from metriclint.base.toml import tomllib
 
 CONTRADICTIONS = ("ML001", "ML002", "ML003", "ML006", "ML007")
 MODES = ("zero-config", "draft")

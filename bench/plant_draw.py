@@ -36,9 +36,8 @@ import tokenize
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from markdown_it import MarkdownIt
-
 from field import parse_tree
+from markdown_it import MarkdownIt
 from plant import PLANTS, Plant, line_hash, plants_file, read_plants, write_plants
 
 # kind, phrase (a regex; its first group is the word the plant swaps), the swap (lower-case

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from run import Run, Sample, measure
 
+
 def _registry(root: Path, n: int) -> None:
     """N metrics in 100 sections, each logged by its own function in files of 100, each with
     an alias written with spaces."""

@@ -24,7 +24,18 @@ from metriclint.evidence import products
 from metriclint.extract import cache, kept
 from metriclint.extract.aside import aside
 from metriclint.extract.discover import discover
-from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, extract_buffer, extract_changed, ready_readers, reread
+from metriclint.extract.runner import (
+    Pause,
+    Progress,
+    Result,
+    Settings,
+    default_jobs,
+    extract_all,
+    extract_buffer,
+    extract_changed,
+    ready_readers,
+    reread,
+)
 from metriclint.knowledge import registry as registry_module
 from metriclint.knowledge.code import Known
 from metriclint.knowledge.registry import Registry

@@ -181,13 +181,3 @@ def test_gitlab_and_github_paths_are_relative_to_the_repository_root(repo_root: 
     else:
         assert from_folder.split("::")[1] == from_root.split("::")[1]
         assert "file=fixtures/demo/trainer/logging_utils.py," in from_folder
-
-
-def test_rule_links_point_at_published_documentation_only(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # No link to a page that does not exist: none while no documentation is published.
-    rules = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]["tool"]["driver"]["rules"]
-    assert not any("helpUri" in rule for rule in rules)
-    assert formats.rule_url("ML001") is None
-    monkeypatch.setattr(formats, "DOCUMENTATION", "https://example.org/docs")
-    rules = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]["tool"]["driver"]["rules"]
-    assert rules[0]["id"] == "ML001" and rules[0]["helpUri"] == "https://example.org/docs#ml001"

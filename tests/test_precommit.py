@@ -135,7 +135,7 @@ def run_hook(project: Path, home: Path, *args: str) -> subprocess.CompletedProce
 
 
 def _config(project: Path, hooks: Path, ref: str, args: str = "") -> None:
-    hook = f"      - id: metriclint\n" + (f"        args: {args}\n" if args else "")
+    hook = "      - id: metriclint\n" + (f"        args: {args}\n" if args else "")
     (project / ".pre-commit-config.yaml").write_text(f"repos:\n  - repo: {hooks}\n    rev: {ref}\n    hooks:\n{hook}", encoding="utf-8")
 
 

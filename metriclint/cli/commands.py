@@ -19,10 +19,9 @@ from metriclint import __version__, baseline, engine, settings
 from metriclint.base import files, signals
 from metriclint.base.paths import display
 from metriclint.checks import RULES, Example, Rule
-from metriclint.cli import generate, live
+from metriclint.cli import generate, live, rule_page
 from metriclint.cli.project import (
     Project,
-    shown_settings,
     analyse,
     collection_paused,
     combined_report,
@@ -30,6 +29,7 @@ from metriclint.cli.project import (
     notice_no_registry,
     progress_bar,
     project_options,
+    shown_settings,
     warn_unused,
 )
 from metriclint.cli.status import EXIT_USAGE, Guarded, end_by_signal, exit_for, usage_error, usage_errors
@@ -395,3 +395,4 @@ def server() -> None:
 
 main.add_command(generate.group)
 main.add_command(live.command)
+main.add_command(rule_page.command)

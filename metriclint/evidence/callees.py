@@ -17,6 +17,7 @@ from typing import Iterable, Mapping
 from metriclint.evidence.dotted import Dotted, last_part
 from metriclint.evidence.inherited import Hierarchy
 from metriclint.model import UNKNOWN_OBJECT, FunctionFlow, ProjectClass
+
 _MAX_DEPTH = 8
 
 

@@ -8,6 +8,7 @@ computes.
 
 from metriclint.model.code import (
     FRAMEWORKS,
+    UNKNOWN_OBJECT,
     Atom,
     Bag,
     CallbackList,
@@ -27,7 +28,6 @@ from metriclint.model.code import (
     Reducer,
     ResultOf,
     Rewrite,
-    UNKNOWN_OBJECT,
 )
 from metriclint.model.core import (
     Binding,

@@ -27,15 +27,17 @@ JSON_VERSION = 1
 SRCROOT = "%SRCROOT%"  # the base of SARIF URIs: the repository root
 
 
-# Where the rules are documented on the web: none yet. Set it (and `[project.urls]` in
-# pyproject.toml) once the documentation is published; until then no editor or code scanning
-# page links to a page that does not exist (the package index page this once named does not).
+RULE_PAGE = "rules/{code}/"  # where the docs site (mkdocs.yml) puts a rule's page, docs/rules/CODE.md
+
+# The published docs site: the `Documentation` URL of [project.urls] in pyproject.toml (a test
+# holds the two equal). None while none is published, so that no editor or code scanning page
+# links to a page that does not exist.
 DOCUMENTATION: str | None = None
 
 
 def rule_url(code: str) -> str | None:
-    """The page documenting rule `code`, or None while the documentation is not published."""
-    return f"{DOCUMENTATION}#{code.lower()}" if DOCUMENTATION else None
+    """The page documenting rule `code` on the published site, or None while there is none."""
+    return f"{DOCUMENTATION.rstrip('/')}/{RULE_PAGE.format(code=code)}" if DOCUMENTATION else None
 
 
 def text(report: Report, stream: TextIO, quiet: bool = False) -> None:

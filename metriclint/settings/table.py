@@ -19,7 +19,7 @@ from metriclint.base import locate
 from metriclint.base.files import read_text
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display, repository_root
-from metriclint.base.toml import key_lines, tomllib
+from metriclint.base.toml import tomllib
 from metriclint.checks import RULES
 from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
 

@@ -22,11 +22,11 @@ from metriclint.model import (
     FunctionFlow,
     KeyUse,
     Mention,
-    Span,
     PassedCallback,
     ProjectClass,
     Reading,
     Rewrite,
+    Span,
     Suppression,
     TooltipTable,
 )

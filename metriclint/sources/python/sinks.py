@@ -20,7 +20,6 @@ from metriclint.sources.python.code import Argument, arguments, called_name
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
 
-
 _FITS = "<fits>"  # what a shape that takes no keyword name still gives, so that an empty answer means "does not fit"
 
 
