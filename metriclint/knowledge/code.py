@@ -42,7 +42,7 @@ FILE_KEYS = (
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
     "accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step", "log-ratio",
-    "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean",
+    "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean", "after-framework-step", "overwritten",
 )
 
 
@@ -89,6 +89,13 @@ class Schedulers:
     step: str = "step"
     reads: frozenset[str] = frozenset()
     names: tuple[str, ...] = ()
+    # (method, the import paths of the classes it overrides) of the hooks a framework calls after
+    # its loop has stepped the scheduler: a rate read in one is the next step's
+    stepped_before: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def stepped_before_hook(self, method: str, bases: frozenset[str]) -> bool:
+        """Whether `method` of a class with these bases (import paths) is such a hook."""
+        return any(method == name and bases & classes for name, classes in self.stepped_before)
 
 
 @dataclass(frozen=True)
@@ -334,11 +341,20 @@ def _derivation(reader: Reader, node: Node, facets: dict[str, Facet]) -> Derivat
 
 
 def _schedulers(reader: Reader, node: Node) -> Schedulers:
-    fields = reader.mapping(node, "'schedulers'", ("step", "reads", "names"))
+    fields = reader.mapping(node, "'schedulers'", ("step", "reads", "names", "stepped_before"))
     step = (reader.text(fields["step"][1], "'step'") or "step") if "step" in fields else "step"
     reads = frozenset(v for _, v in reader.texts(fields["reads"][1], "'reads'")) if "reads" in fields else frozenset()
     names = tuple(v for _, v in reader.texts(fields["names"][1], "'names'")) if "names" in fields else ()
-    return Schedulers(step, reads, names)
+    hooks = []
+    for item in _items(reader, fields, "stepped_before"):
+        hook = reader.mapping(item, "a hook of 'stepped_before'", ("method", "classes"))
+        method = reader.text(hook["method"][1], "'method'") if "method" in hook else None
+        classes = frozenset(v for _, v in reader.texts(hook["classes"][1], "'classes'")) if "classes" in hook else frozenset()
+        if method and classes:
+            hooks.append((method, classes))
+        else:
+            reader.error(item, "a hook of 'stepped_before' needs a 'method' and its 'classes'")
+    return Schedulers(step, reads, names, tuple(hooks))
 
 
 def _whole(reader: Reader, node: Node) -> int:

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Iterable, Mapping
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, Reducer, Span
+from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, Reducer, Related, Span
 from metriclint.sources.python.ranks import LocalFact
 
 
@@ -92,6 +92,7 @@ class Scope:
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
+    framework_stepped: Related | None = None  # a hook its framework calls after stepping the scheduler (rules/code/schedules.yaml)
     placeholders: dict[str, tuple[tuple[int, ...], str, Span]] = field(default_factory=dict)  # name -> (block path, constant, span) of `x = 0`
     owns: bool = False  # whether this rank's own values (ranks.LocalFact) were made here: else no name holds one
     batches: set[str] = field(default_factory=set)  # names that hold the batch of a loop over a data loader, or a part of a handed batch

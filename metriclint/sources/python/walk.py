@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from metriclint.base import keys
 from metriclint.knowledge.code import Known
-from metriclint.model import Atom, CodeFact, KeyUse
+from metriclint.model import Atom, CodeFact, KeyUse, Related
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.bindings import assigned_name, read_names
@@ -116,9 +116,11 @@ class _Collector(EntryUses):
         self.entry_class(node)
         self.classes.append(node.name)
         self.bases.append(frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute))))
+        self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
         self.children(node)
         self.classes.pop()
         self.bases.pop()
+        self.base_paths.pop()
         self._owner(node)
         return False
 
@@ -131,6 +133,8 @@ class _Collector(EntryUses):
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
         params = tuple(a.arg for a in every)
         self.scopes.append(Scope(name, params, in_class and not static))
+        if in_class and self.code.knowledge.schedulers.stepped_before_hook(node.name, self.base_paths[-1]):
+            self.scopes[-1].framework_stepped = Related(self.span(node), f"{node.name}, which the framework calls after its loop stepped the scheduler")
         self.scopes[-1].known = ChainMap(self.scopes[-1].instances, self.scopes[0].instances)
         for arg in every:
             if arg.annotation is not None:
