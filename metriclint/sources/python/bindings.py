@@ -41,8 +41,46 @@ class Bindings(Messages):
     def _loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
         scope = self.scopes[-1]
         scope.loops.append(id(node.body))
+        scope.iterating.append(node)
         self.children(node)
         scope.loops.pop()
+        scope.iterating.pop()
+
+    def _overwritten(self, target: ast.Subscript, value: ast.expr) -> frozenset[Atom] | None:
+        """`stats["actor/kl"] = kl.item()` in a `for` loop's body, into a dict made before the
+        loop, of a value that changes with the loop's item, under a key that does not: each
+        iteration replaces the last, so after the loop the dict holds the last iteration's
+        value (rules/code/loops.yaml `overwritten`). Not when the loop logs or hands out the
+        dict in each iteration, or may leave early (`break`, `return`, `yield`). None when the
+        value is no more than itself."""
+        scope = self.scopes[-1]
+        loop = scope.iterating[-1] if scope.iterating else None
+        container = target.value
+        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(container, ast.Name) or isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            return None
+        name, held = container.id, scope.carries.get(container.id)
+        if (held is None and name not in scope.params) or (held is not None and id(loop.body) in held[1]):
+            return None  # made in the loop (or not a dict of this function's)
+        varying = scope.varying.get(id(loop))
+        if varying is None:
+            varying = scope.varying[id(loop)] = changing(loop)
+        used = read_names(value)
+        if not used & varying or name in used or read_names(target.slice) & varying or not self._kept_through(loop, name):
+            return None
+        atoms = self.roots(value)
+        return atoms | self.code.derived("overwritten", target, atoms)
+
+    def _kept_through(self, loop: ast.For | ast.AsyncFor, name: str) -> bool:
+        """Whether every iteration of `loop` runs to its end without logging the dict `name`
+        (a call of a sink given it), returning or yielding."""
+        for node in ast.walk(loop):
+            if isinstance(node, (ast.Break, ast.Return, ast.Yield, ast.YieldFrom)):
+                return False
+            if isinstance(node, ast.Call) and called_name(node.func) in self.sinks.names:
+                given = [*node.args, *(k.value for k in node.keywords)]
+                if any(isinstance(g, ast.Starred) and isinstance(g.value, ast.Name) and g.value.id == name or isinstance(g, ast.Name) and g.id == name for g in given):
+                    return False
+        return True
 
     def _last(self, node: ast.For | ast.AsyncFor) -> None:
         """A name assigned in every iteration from the loop's item holds, after the loop, the
@@ -155,8 +193,9 @@ class Bindings(Messages):
                     if handed:  # `x, y = batch`: the parts of the data the function is handed
                         scope.batches.add(element.id)
         elif isinstance(target, ast.Subscript):
-            self.item_stored(target, value)
-            self.stored(target, value, recorded=True)
+            overwritten = self._overwritten(target, value)
+            self.item_stored(target, value, overwritten)
+            self.stored(target, value, recorded=True, atoms=overwritten)
         elif isinstance(target, ast.Attribute):
             self.put(target, self.bag(value))  # `self.stats = stats`
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.classes:
@@ -195,13 +234,14 @@ class Bindings(Messages):
         if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
             self.tables.dict_table(target.id, value)
 
-    def item_stored(self, target: ast.Subscript, value: ast.expr) -> None:
-        """`d["train/loss"] = v`: a key-shaped key logs `v` under it where `d` is logged."""
+    def item_stored(self, target: ast.Subscript, value: ast.expr, atoms: frozenset[Atom] | None = None) -> None:
+        """`d["train/loss"] = v`: a key-shaped key logs `v` under it where `d` is logged;
+        `atoms`: what `v` is there, if not what it is alone (`overwritten`)."""
         if isinstance(target.slice, (ast.Slice, ast.Tuple)):
             return
         scope = self.scopes[-1]
         before = len(scope.sinks)
-        self.sink(target.slice, value, require_key_shape=True)
+        self.sink(target.slice, value, require_key_shape=True, atoms=atoms)
         if isinstance(target.value, ast.Name):
             scope.stored.setdefault(target.value.id, []).extend(range(before, len(scope.sinks)))
 
@@ -271,6 +311,29 @@ class Bindings(Messages):
             self._in_place(node.value)
             self.added(node.value)
         return True
+
+
+def changing(loop: ast.For | ast.AsyncFor) -> set[str]:
+    """The names whose value changes from one iteration of `loop` to the next: its target, and
+    the names assigned in its body from one of them (through any number of steps)."""
+    varying = read_names(loop.target)
+    steps: list[tuple[set[str], set[str]]] = []
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            written = node.targets if isinstance(node, ast.Assign) else [node.target]
+            steps.append((set().union(*(read_names(t) for t in written)), read_names(node.value)))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            steps.append((read_names(node.target), read_names(node.iter)))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            steps.append((read_names(node.optional_vars), read_names(node.context_expr)))
+    grown = True
+    while grown:
+        grown = False
+        for targets, read in steps:
+            if read & varying and not targets <= varying:
+                varying |= targets
+                grown = True
+    return varying
 
 
 def assigned_name(statement: ast.stmt) -> str | None:

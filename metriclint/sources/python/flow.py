@@ -89,6 +89,8 @@ class Scope:
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings a loop over it yields
     named: dict[str, tuple[tuple[str, Span], ...]] = field(default_factory=dict)  # name -> the names its value went by
     loops: list[int] = field(default_factory=list)  # ids of the bodies of the loops the walk is in
+    iterating: list[ast.For | ast.AsyncFor | ast.While] = field(default_factory=list)  # the loops the walk is in
+    varying: dict[int, set[str]] = field(default_factory=dict)  # loop id -> the names that change with its iterations (bindings.changing)
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written

@@ -178,14 +178,14 @@ class KeyRecorder(BagReader):
 
     def sink(
         self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False,
-        logging: Logging = NOT_LOGGED,
+        logging: Logging = NOT_LOGGED, atoms: frozenset[Atom] | None = None,
     ) -> None:
         for key in self._keys(key_node):
             shaped = keys.looks_like_key(key)
             if (require_key_shape and not shaped) or (only_unshaped and shaped):
                 continue
             if not keys.too_generic(key):
-                self._record_key(key, self.span(key_node), value, from_keyword=False, logging=logging)
+                self._record_key(key, self.span(key_node), value, from_keyword=False, logging=logging, atoms=atoms)
             elif any(f"{{{param}}}" in key for param in self.scopes[-1].params):
                 self.scopes[-1].generic.append(key)  # `{section}/{name}`: what a caller passes may pin its section
 
