@@ -38,11 +38,12 @@ ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of"
 FILE_KEYS = (
     "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "kept_in_lists", "derivations",
     "schedulers", "loose_names", "log_ratios", "logging", "entry_points", "unreduced", "alike", "leave_alone", "loaders", "loader_wrappers",
+    "boundaries",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
     "accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step", "log-ratio",
-    "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean", "after-framework-step", "overwritten",
+    "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean", "after-framework-step", "overwritten", "at-boundary",
 )
 
 
@@ -121,6 +122,7 @@ class Knowledge:
     unreduced: tuple[Unreduced, ...] = ()  # logging calls that log each process's own value (ranks.yaml)
     alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
+    boundaries: frozenset[str] = frozenset()  # calls and attributes true on the last micro-batch of an accumulation window (loops.yaml)
     loaders: frozenset[str] = frozenset()  # last words of the names of data loaders (ranks.yaml) ...
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
 
@@ -183,6 +185,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     leave_alone: set[str] = set()
     loaders: set[str] = set()
     loader_wrappers: set[str] = set()
+    boundaries: set[str] = set()
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
@@ -225,7 +228,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             kept_in_lists.update(facet_names(reader, top["kept_in_lists"][1], facets, "'kept_in_lists'"))
         for key, into in (
             ("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion), ("kept_by_rate", kept_by_rate), ("leave_alone", leave_alone),
-            ("loaders", loaders), ("loader_wrappers", loader_wrappers),
+            ("loaders", loaders), ("loader_wrappers", loader_wrappers), ("boundaries", boundaries),
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
@@ -263,7 +266,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         kept_in_lists=frozenset(kept_in_lists), derivations=by_construct,
         schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging, entry_points=entry_points,
         unreduced=tuple(unreduced), alike=frozenset(alike), leave_alone=frozenset(leave_alone),
-        loaders=frozenset(loaders), loader_wrappers=frozenset(loader_wrappers),
+        loaders=frozenset(loaders), loader_wrappers=frozenset(loader_wrappers), boundaries=frozenset(boundaries),
     )
 
 

@@ -122,7 +122,7 @@ class BagReader(ValueReader):
                 span = self.span(key)
                 self.valued[span] = value
                 shaped = recorded and keys.looks_like_key(text) and not keys.too_generic(text)
-                held = self.roots(value) if atoms is None else atoms
+                held = self.logged(value) if atoms is None else atoms
                 made |= Bag((Entry(text, span, held, is_measurement(value), self.names(value), shaped),))
         return made
 

@@ -70,6 +70,21 @@ class Bindings(Messages):
         atoms = self.roots(value)
         return atoms | self.code.derived("overwritten", target, atoms)
 
+    def logged(self, value: ast.expr) -> frozenset[Atom]:
+        """Under a test that the accumulation window ends (`ends_window`), a value computed from
+        what this call of the function is handed is the last micro-batch's (rules/code/loops.yaml
+        `at-boundary`), unless it already has a reduction."""
+        atoms = self.roots(value)
+        scope = self.scopes[-1]
+        if not scope.at_boundary or scope.definition is None or any(isinstance(a, CodeFact) and a.facet == "reduction" for a in atoms):
+            return atoms
+        if scope.from_handed is None:
+            handed = {p for p in scope.params if p not in ("self", "cls")} | scope.batches
+            scope.from_handed = reached(scope.definition.body, handed)
+        if not read_names(value) & scope.from_handed:
+            return atoms
+        return atoms | self.code.derived("at-boundary", value, atoms)
+
     def _kept_through(self, loop: ast.For | ast.AsyncFor, name: str) -> bool:
         """Whether every iteration of `loop` runs to its end without logging the dict `name`
         (a call of a sink given it), returning or yielding."""
@@ -316,9 +331,14 @@ class Bindings(Messages):
 def changing(loop: ast.For | ast.AsyncFor) -> set[str]:
     """The names whose value changes from one iteration of `loop` to the next: its target, and
     the names assigned in its body from one of them (through any number of steps)."""
-    varying = read_names(loop.target)
+    return reached(loop.body, read_names(loop.target))
+
+
+def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
+    """`seeds` and the names assigned in `body` from one of them, through any number of steps."""
+    varying = set(seeds)
     steps: list[tuple[set[str], set[str]]] = []
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             written = node.targets if isinstance(node, ast.Assign) else [node.target]
             steps.append((set().union(*(read_names(t) for t in written)), read_names(node.value)))
@@ -367,3 +387,15 @@ def read_names(node: ast.AST) -> set[str]:
             elif isinstance(value, ast.AST):
                 pending.append(value)
     return found
+
+
+def ends_window(test: ast.expr, boundaries: frozenset[str]) -> bool:
+    """Whether an `if` test holds only where the gradient-accumulation window ends: one of
+    `boundaries` called or read (`engine.is_gradient_accumulation_boundary()`,
+    `accelerator.sync_gradients`), alone or as a term of an `and`, not negated."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for term in terms:
+        read = term.func if isinstance(term, ast.Call) and not term.args and not term.keywords else term
+        if isinstance(read, ast.Attribute) and read.attr in boundaries:
+            return True
+    return False

@@ -90,6 +90,9 @@ class Scope:
     named: dict[str, tuple[tuple[str, Span], ...]] = field(default_factory=dict)  # name -> the names its value went by
     loops: list[int] = field(default_factory=list)  # ids of the bodies of the loops the walk is in
     iterating: list[ast.For | ast.AsyncFor | ast.While] = field(default_factory=list)  # the loops the walk is in
+    definition: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    at_boundary: int = 0  # how many tests that the accumulation window ends (rules/code/loops.yaml `boundaries`) the walk is under
+    from_handed: set[str] | None = None  # the names that hold what the call is handed or computed from it (bindings.py), once asked
     varying: dict[int, set[str]] = field(default_factory=dict)  # loop id -> the names that change with its iterations (bindings.changing)
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`

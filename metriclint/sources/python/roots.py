@@ -53,6 +53,11 @@ class ValueReader(WalkState):
             return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
 
+    def logged(self, value: ast.expr) -> frozenset[Atom]:
+        """What a value logged or put in a dict of metrics is: `roots`, and what the test it is
+        logged under makes of it (bindings.py)."""
+        return self.roots(value)
+
     def branch(self, value: ast.expr, element: tuple[int, int] | None = None) -> Branch:
         """What `value` is (`roots`), and whether it is computed in a way not known: from
         other values (`total / active`, `f(x)`), not a constant (`0.0`, `torch.tensor(0.0)`)."""

@@ -25,7 +25,7 @@ from metriclint.knowledge.code import Known
 from metriclint.model import Atom, CodeFact, KeyUse, Related
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
-from metriclint.sources.python.bindings import assigned_name, read_names
+from metriclint.sources.python.bindings import assigned_name, ends_window, read_names
 from metriclint.sources.python.code import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
@@ -132,7 +132,7 @@ class _Collector(EntryUses):
         self.defined_here(node)
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
         params = tuple(a.arg for a in every)
-        self.scopes.append(Scope(name, params, in_class and not static))
+        self.scopes.append(Scope(name, params, in_class and not static, definition=node))
         if in_class and self.code.knowledge.schedulers.stepped_before_hook(node.name, self.base_paths[-1]):
             self.scopes[-1].framework_stepped = Related(self.span(node), f"{node.name}, which the framework calls after its loop stepped the scheduler")
         self.scopes[-1].known = ChainMap(self.scopes[-1].instances, self.scopes[0].instances)
@@ -266,7 +266,10 @@ class _Collector(EntryUses):
         flag = flags.flag_test(node.test) if not node.orelse else ""
         if flag:
             self.guards.append(((*self.blocks, id(node.body)), flag))
+        boundary = int(ends_window(node.test, self.code.knowledge.boundaries))
+        self.scopes[-1].at_boundary += boundary
         self.block(node.body)
+        self.scopes[-1].at_boundary -= boundary
         if flag:
             self.guards.pop()
         if node.orelse:
