@@ -50,9 +50,10 @@ class Bindings(Messages):
         """`stats["actor/kl"] = kl.item()` in a `for` loop's body, into a dict made before the
         loop, of a value that changes with the loop's item, under a key that does not: each
         iteration replaces the last, so after the loop the dict holds the last iteration's
-        value (rules/code/loops.yaml `overwritten`). Not when the loop logs or hands out the
-        dict in each iteration, or may leave early (`break`, `return`, `yield`). None when the
-        value is no more than itself."""
+        value (rules/code/loops.yaml `overwritten`). Not for the loop's own item (`group["lr"]
+        = x`), under a test that reads what changes (it selects an item), nor when the loop logs
+        the dict in each iteration or may leave early (`break`, `return`, `yield`). None when
+        the value is no more than itself."""
         scope = self.scopes[-1]
         loop = scope.iterating[-1] if scope.iterating else None
         container = target.value
@@ -61,11 +62,13 @@ class Bindings(Messages):
         name, held = container.id, scope.carries.get(container.id)
         if (held is None and name not in scope.params) or (held is not None and id(loop.body) in held[1]):
             return None  # made in the loop (or not a dict of this function's)
-        varying = scope.varying.get(id(loop))
-        if varying is None:
-            varying = scope.varying[id(loop)] = changing(loop)
-        used = read_names(value)
-        if not used & varying or name in used or read_names(target.slice) & varying or not self._kept_through(loop, name):
+        held_by = scope.varying.get(id(loop))
+        if held_by is None:
+            held_by = scope.varying[id(loop)] = (changing(loop), called_on(loop))
+        varying, used = held_by[0], read_names(value)
+        if not used & varying or name in used | varying or read_names(target.slice) & (varying | held_by[1]) or any(test & varying for test in self.tests):
+            return None  # the same value, a dict of each item's, a key per item, or an item a test selects
+        if not self._kept_through(loop, name):
             return None
         atoms = self.roots(value)
         return atoms | self.code.derived("overwritten", target, atoms)
@@ -329,9 +332,20 @@ class Bindings(Messages):
 
 
 def changing(loop: ast.For | ast.AsyncFor) -> set[str]:
-    """The names whose value changes from one iteration of `loop` to the next: its target, and
-    the names assigned in its body from one of them (through any number of steps)."""
-    return reached(loop.body, read_names(loop.target))
+    """The names whose value changes from one iteration of `loop` to the next: its target, the
+    names counted up in it (`i += 1`), and the names assigned in its body from one of these
+    (through any number of steps)."""
+    counted = {n.target.id for n in ast.walk(ast.Module(body=loop.body, type_ignores=[])) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+    return reached(loop.body, bound_names(loop.target) | counted)
+
+
+def called_on(loop: ast.For | ast.AsyncFor) -> set[str]:
+    """The names whose methods `loop`'s body calls (`seen.append(x)`): what they hold may change
+    from one iteration to the next, as a key (`d[len(seen)]`) read from them does."""
+    return {
+        n.func.value.id for n in ast.walk(ast.Module(body=loop.body, type_ignores=[]))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+    }
 
 
 def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
@@ -341,11 +355,11 @@ def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
     for node in ast.walk(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             written = node.targets if isinstance(node, ast.Assign) else [node.target]
-            steps.append((set().union(*(read_names(t) for t in written)), read_names(node.value)))
+            steps.append((set().union(*(bound_names(t) for t in written)), read_names(node.value)))
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            steps.append((read_names(node.target), read_names(node.iter)))
+            steps.append((bound_names(node.target), read_names(node.iter)))
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            steps.append((read_names(node.optional_vars), read_names(node.context_expr)))
+            steps.append((bound_names(node.optional_vars), read_names(node.context_expr)))
     grown = True
     while grown:
         grown = False
@@ -354,6 +368,17 @@ def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
                 varying |= targets
                 grown = True
     return varying
+
+
+def bound_names(target: ast.expr) -> set[str]:
+    """The names an assignment to `target` binds: `x`, `x, (y, *z)`; none for `d[k]` or `o.a`."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Starred):
+        return bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(bound_names(t) for t in target.elts))
+    return set()
 
 
 def assigned_name(statement: ast.stmt) -> str | None:

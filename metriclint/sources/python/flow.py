@@ -93,7 +93,7 @@ class Scope:
     definition: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     at_boundary: int = 0  # how many tests that the accumulation window ends (rules/code/loops.yaml `boundaries`) the walk is under
     from_handed: set[str] | None = None  # the names that hold what the call is handed or computed from it (bindings.py), once asked
-    varying: dict[int, set[str]] = field(default_factory=dict)  # loop id -> the names that change with its iterations (bindings.changing)
+    varying: dict[int, tuple[set[str], set[str]]] = field(default_factory=dict)  # loop id -> bindings.changing, bindings.called_on
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
