@@ -9,7 +9,7 @@ from dataclasses import replace
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.code import arguments, called_name
-from metriclint.sources.python.flow import Scope, shared
+from metriclint.sources.python.flow import LoopShape, Scope, shared
 from metriclint.sources.python.said import Messages
 from metriclint.sources.python.state import child_fields
 
@@ -62,13 +62,13 @@ class Bindings(Messages):
         name, held = container.id, scope.carries.get(container.id)
         if (held is None and name not in scope.params) or (held is not None and id(loop.body) in held[1]):
             return None  # made in the loop (or not a dict of this function's)
-        held_by = scope.varying.get(id(loop))
-        if held_by is None:
-            held_by = scope.varying[id(loop)] = (changing(loop), called_on(loop))
-        varying, used = held_by[0], read_names(value)
-        if not used & varying or name in used | varying or read_names(target.slice) & (varying | held_by[1]) or any(test & varying for test in self.tests):
+        shape = scope.loop_shapes.get(id(loop))
+        if shape is None:
+            shape = scope.loop_shapes[id(loop)] = loop_shape(loop, self.sinks.names)
+        varying, used = shape.varying, read_names(value)
+        if not used & varying or name in used | varying or read_names(target.slice) & (varying | shape.called_on) or any(test & varying for test in self.tests):
             return None  # the same value, a dict of each item's, a key per item, or an item a test selects
-        if not self._kept_through(loop, name):
+        if shape.leaves or name in shape.logged:
             return None
         atoms = self.roots(value)
         return atoms | self.code.derived("overwritten", target, atoms)
@@ -87,18 +87,6 @@ class Bindings(Messages):
         if not read_names(value) & scope.from_handed:
             return atoms
         return atoms | self.code.derived("at-boundary", value, atoms)
-
-    def _kept_through(self, loop: ast.For | ast.AsyncFor, name: str) -> bool:
-        """Whether every iteration of `loop` runs to its end without logging the dict `name`
-        (a call of a sink given it), returning or yielding."""
-        for node in ast.walk(loop):
-            if isinstance(node, (ast.Break, ast.Return, ast.Yield, ast.YieldFrom)):
-                return False
-            if isinstance(node, ast.Call) and called_name(node.func) in self.sinks.names:
-                given = [*node.args, *(k.value for k in node.keywords)]
-                if any(isinstance(g, ast.Starred) and isinstance(g.value, ast.Name) and g.value.id == name or isinstance(g, ast.Name) and g.id == name for g in given):
-                    return False
-        return True
 
     def _last(self, node: ast.For | ast.AsyncFor) -> None:
         """A name assigned in every iteration from the loop's item holds, after the loop, the
@@ -331,26 +319,36 @@ class Bindings(Messages):
         return True
 
 
-def changing(loop: ast.For | ast.AsyncFor) -> set[str]:
-    """The names whose value changes from one iteration of `loop` to the next: its target, the
-    names counted up in it (`i += 1`), and the names assigned in its body from one of these
-    (through any number of steps)."""
-    counted = {n.target.id for n in ast.walk(ast.Module(body=loop.body, type_ignores=[])) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
-    return reached(loop.body, bound_names(loop.target) | counted)
-
-
-def called_on(loop: ast.For | ast.AsyncFor) -> set[str]:
-    """The names whose methods `loop`'s body calls (`seen.append(x)`): what they hold may change
-    from one iteration to the next, as a key (`d[len(seen)]`) read from them does."""
-    return {
-        n.func.value.id for n in ast.walk(ast.Module(body=loop.body, type_ignores=[]))
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
-    }
+def loop_shape(loop: ast.For | ast.AsyncFor, sink_names: frozenset[str]) -> LoopShape:
+    """One walk over the loop's body. The changing names are its target, the names counted up
+    in it (`i += 1`), and the names assigned from one of these through any number of steps."""
+    steps: list[tuple[set[str], set[str]]] = []
+    seeds, leaves = bound_names(loop.target), False
+    called: set[str] = set()
+    logged: set[str] = set()
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            written = node.targets if isinstance(node, ast.Assign) else [node.target]
+            steps.append((set().union(*(bound_names(t) for t in written)), read_names(node.value)))
+            if isinstance(node, ast.AugAssign):
+                seeds |= bound_names(node.target)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            steps.append((bound_names(node.target), read_names(node.iter)))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            steps.append((bound_names(node.optional_vars), read_names(node.context_expr)))
+        elif isinstance(node, (ast.Break, ast.Return, ast.Yield, ast.YieldFrom)):
+            leaves = True
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+                called.add(node.func.value.id)
+            if called_name(node.func) in sink_names:
+                given = (g.value if isinstance(g, ast.Starred) else g for g in [*node.args, *(k.value for k in node.keywords)])
+                logged.update(g.id for g in given if isinstance(g, ast.Name))
+    return LoopShape(frozenset(_reach(steps, seeds)), frozenset(called), frozenset(logged), leaves)
 
 
 def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
     """`seeds` and the names assigned in `body` from one of them, through any number of steps."""
-    varying = set(seeds)
     steps: list[tuple[set[str], set[str]]] = []
     for node in ast.walk(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
@@ -360,6 +358,11 @@ def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
             steps.append((bound_names(node.target), read_names(node.iter)))
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             steps.append((bound_names(node.optional_vars), read_names(node.context_expr)))
+    return _reach(steps, seeds)
+
+
+def _reach(steps: list[tuple[set[str], set[str]]], seeds: set[str]) -> set[str]:
+    varying = set(seeds)
     grown = True
     while grown:
         grown = False

@@ -67,6 +67,16 @@ def shared(items: Iterable[frozenset[Atom]], facets: frozenset[str]) -> frozense
     return frozenset(f for f in found if common is not None and (f.facet, f.value) in common)
 
 
+@dataclass(frozen=True, slots=True)
+class LoopShape:
+    """What a `for` loop's body does, worked out once per loop (bindings.loop_shape, for `Bindings._overwritten`)."""
+
+    varying: frozenset[str]  # names whose value changes from one iteration to the next
+    called_on: frozenset[str]  # names whose methods it calls (`seen.append(x)`): a key read from one changes too
+    logged: frozenset[str]  # names it hands whole to a sink (rules/sinks.yaml) in each iteration
+    leaves: bool  # whether an iteration may end it early (`break`, `return`, `yield`)
+
+
 @dataclass
 class Scope:
     """What one function body does with its values, gathered while visiting it.
@@ -93,7 +103,7 @@ class Scope:
     definition: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     at_boundary: int = 0  # how many tests that the accumulation window ends (rules/code/loops.yaml `boundaries`) the walk is under
     from_handed: set[str] | None = None  # the names that hold what the call is handed or computed from it (bindings.py), once asked
-    varying: dict[int, tuple[set[str], set[str]]] = field(default_factory=dict)  # loop id -> bindings.changing, bindings.called_on
+    loop_shapes: dict[int, LoopShape] = field(default_factory=dict)  # loop id -> what its body does (bindings.loop_shape), once asked
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
