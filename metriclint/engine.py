@@ -38,11 +38,11 @@ from metriclint.extract.runner import (
 )
 from metriclint.knowledge import registry as registry_module
 from metriclint.knowledge.code import Known
+from metriclint.knowledge.names import custom_parts
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import tooltips, views
 from metriclint.language.attribution import MetricIndex, registered_names
-from metriclint.knowledge.names import custom_parts
 from metriclint.language.names import name_claims
 from metriclint.language.phrases import read, ready
 from metriclint.language.sightings import code_sightings, ordered

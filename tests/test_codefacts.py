@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import textwrap
 from pathlib import Path
 
@@ -147,6 +148,43 @@ def test_explain_metric_shows_code_facts_with_their_sites(monkeypatch: pytest.Mo
         "logged:",
         "  step.py:10",
     ]
+
+
+@pytest.mark.parametrize(
+    ("project", "metric", "line"),
+    [
+        (
+            "know_overwritten", "actor/penalty",
+            '  reduction=last  stats["actor/penalty"] (update.py:10) is stored under the same key in every loop iteration,'
+            " so the dict keeps the last iteration's value",
+        ),
+        (
+            "know_boundary", "train/loss",
+            "  reduction=last  loss.mean().item() * self.accumulation_steps (engine.py:10) is computed from one micro-batch's data"
+            " and logged only when the gradient-accumulation window ends, so it is the last micro-batch's value",
+        ),
+        (
+            "know_hook_lr", "optim/lr",
+            '  timing=next-step  trainer.optimizers[0].param_groups[0]["lr"] (monitor.py:9) is read in a hook its framework calls'
+            " after the training loop has stepped the scheduler, so it is the learning rate of the next step",
+        ),
+    ],
+)
+def test_explain_metric_shows_what_loops_gates_and_hooks_make_of_a_value(project: str, metric: str, line: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30: a dict item stored in a loop, a value logged where the accumulation window ends,
+    a rate read in a hook the framework calls after stepping the scheduler."""
+    monkeypatch.chdir(FIXTURES / project)
+    result = invoke("explain-metric", metric)
+    assert line in result.output.splitlines(), result.output
+
+
+def test_a_rate_read_in_a_framework_hook_names_the_hook_as_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook is half the evidence: the same read in on_train_batch_start is the current rate."""
+    monkeypatch.chdir(FIXTURES / "know_hook_lr")
+    report = json.loads(invoke("check", ".", "--format", "json").stdout)
+    related = {(f["path"], f["line"]): [(r["path"], r["line"], r["text"]) for r in f["related"]] for f in report["findings"]}
+    assert related[("monitor.py", 10)][-1] == ("monitor.py", 8, "on_train_batch_end, which the framework calls after its loop stepped the scheduler")
+    assert related[("metrics.yaml", 6)][-1][:2] == ("monitor.py", 14)
 
 
 def test_explain_metric_of_an_unknown_metric_is_a_usage_error_as_in_audit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,7 +28,8 @@ def estimated(facts: list[CodeFact], value: str) -> bool:
 
 
 def code_evidence(facts: list[CodeFact]) -> tuple[str, tuple[Related, ...]]:
-    return f"the value comes from {_sites(facts)}", tuple(Related(f.span, f"{f.origin}: {f.says}") for f in facts)
+    related = (Related(f.span, f"{f.origin}: {f.says}") for f in facts)
+    return f"the value comes from {_sites(facts)}", (*related, *dict.fromkeys(f.context for f in facts if f.context is not None))
 
 
 def _sites(facts: list[CodeFact]) -> str:

@@ -25,8 +25,8 @@ from metriclint.knowledge.code_sections import (
     facet_names,
     known_value,
     read_alike,
-    read_flops,
     read_facts,
+    read_flops,
     read_log_ratios,
     read_logged,
     read_unreduced,
@@ -40,13 +40,13 @@ ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of"
 FILE_KEYS = (
     "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "kept_in_lists", "derivations",
     "schedulers", "loose_names", "log_ratios", "logging", "entry_points", "unreduced", "alike", "leave_alone", "loaders", "loader_wrappers",
-    "rates", "counts", "flops",
+    "rates", "counts", "flops", "boundaries",
 )
 # The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
     "accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step", "log-ratio",
     "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean", "entropy-product",
-    "negated-entropy-product", "comparison-mean",
+    "negated-entropy-product", "comparison-mean", "after-framework-step", "overwritten", "at-boundary",
 )
 
 
@@ -93,6 +93,13 @@ class Schedulers:
     step: str = "step"
     reads: frozenset[str] = frozenset()
     names: tuple[str, ...] = ()
+    # (method, the import paths of the classes it overrides) of the hooks a framework calls after
+    # its loop has stepped the scheduler: a rate read in one is the next step's
+    stepped_before: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def stepped_before_hook(self, method: str, bases: frozenset[str]) -> bool:
+        """Whether `method` of a class with these bases (import paths) is such a hook."""
+        return any(method == name and bases & classes for name, classes in self.stepped_before)
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,7 @@ class Knowledge:
     unreduced: tuple[Unreduced, ...] = ()  # logging calls that log each process's own value (ranks.yaml)
     alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
+    boundaries: frozenset[str] = frozenset()  # calls and attributes true on the last micro-batch of an accumulation window (loops.yaml)
     loaders: frozenset[str] = frozenset()  # last words of the names of data loaders (ranks.yaml) ...
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
     rates: dict[tuple[str, str], str] = field(default_factory=dict)  # (count's unit, duration's unit) -> the rate's unit
@@ -183,6 +191,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     leave_alone: set[str] = set()
     loaders: set[str] = set()
     loader_wrappers: set[str] = set()
+    boundaries: set[str] = set()
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
@@ -228,7 +237,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             kept_in_lists.update(facet_names(reader, top["kept_in_lists"][1], facets, "'kept_in_lists'"))
         for key, into in (
             ("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion), ("kept_by_rate", kept_by_rate), ("leave_alone", leave_alone),
-            ("loaders", loaders), ("loader_wrappers", loader_wrappers), ("counts", counts),
+            ("loaders", loaders), ("loader_wrappers", loader_wrappers), ("counts", counts), ("boundaries", boundaries),
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
@@ -272,6 +281,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging, entry_points=entry_points,
         unreduced=tuple(unreduced), alike=frozenset(alike), leave_alone=frozenset(leave_alone),
         loaders=frozenset(loaders), loader_wrappers=frozenset(loader_wrappers), rates=rates, counts=frozenset(counts), flops=tuple(flops),
+        boundaries=frozenset(boundaries),
     )
 
 
@@ -361,11 +371,20 @@ def _derivation(reader: Reader, node: Node, facets: dict[str, Facet]) -> Derivat
 
 
 def _schedulers(reader: Reader, node: Node) -> Schedulers:
-    fields = reader.mapping(node, "'schedulers'", ("step", "reads", "names"))
+    fields = reader.mapping(node, "'schedulers'", ("step", "reads", "names", "stepped_before"))
     step = (reader.text(fields["step"][1], "'step'") or "step") if "step" in fields else "step"
     reads = frozenset(v for _, v in reader.texts(fields["reads"][1], "'reads'")) if "reads" in fields else frozenset()
     names = tuple(v for _, v in reader.texts(fields["names"][1], "'names'")) if "names" in fields else ()
-    return Schedulers(step, reads, names)
+    hooks = []
+    for item in _items(reader, fields, "stepped_before"):
+        hook = reader.mapping(item, "a hook of 'stepped_before'", ("method", "classes"))
+        method = reader.text(hook["method"][1], "'method'") if "method" in hook else None
+        classes = frozenset(v for _, v in reader.texts(hook["classes"][1], "'classes'")) if "classes" in hook else frozenset()
+        if method and classes:
+            hooks.append((method, classes))
+        else:
+            reader.error(item, "a hook of 'stepped_before' needs a 'method' and its 'classes'")
+    return Schedulers(step, reads, names, tuple(hooks))
 
 
 def _whole(reader: Reader, node: Node) -> int:

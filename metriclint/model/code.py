@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from metriclint.model.core import KeyUse, Span, TooltipTable
+from metriclint.model.core import KeyUse, Related, Span, TooltipTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,7 @@ class CodeFact:
     says: str  # why, from the knowledge base: "returns the total norm computed before clipping"
     placeholder: Placeholder | None = None  # only when its flag is set; else the value is a constant
     also: tuple[str, ...] = ()  # values of the facet the value is also an estimate of, which a text may state (rules/code/ `also`)
+    context: Related | None = None  # where what gives the fact is, when not at the value (the framework hook it is read in)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import ast
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import Bag, Entry, Held, Span
+from metriclint.model import Atom, Bag, Entry, Held, Span
 from metriclint.sources.python import strings
 from metriclint.sources.python.code import Argument, arguments, called_name
 from metriclint.sources.python.roots import ValueReader
@@ -102,10 +102,11 @@ class BagReader(ValueReader):
             return self._called(node)
         return Bag()
 
-    def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False) -> Bag:
+    def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
         the key is a loop's key over another dict, that dict's entries re-keyed. `recorded`: a
-        key shaped like one is logged where it is written (a dict literal's, `d[k] = v`)."""
+        key shaped like one is logged where it is written (a dict literal's, `d[k] = v`);
+        `atoms`: what the value is there, if not what it is alone (bindings.py `overwritten`)."""
         scope = self.scopes[-1]
         if isinstance(key, ast.Name) and key.id in scope.keyvars:
             return scope.keyvars[key.id]
@@ -121,7 +122,8 @@ class BagReader(ValueReader):
                 span = self.span(key)
                 self.valued[span] = value
                 shaped = recorded and keys.looks_like_key(text) and not keys.too_generic(text)
-                made |= Bag((Entry(text, span, self.roots(value), is_measurement(value), self.names(value), shaped),))
+                held = self.logged(value) if atoms is None else atoms
+                made |= Bag((Entry(text, span, held, is_measurement(value), self.names(value), shaped),))
         return made
 
     def key_texts(self, node: ast.expr) -> tuple[str, ...]:
@@ -285,10 +287,10 @@ class BagReader(ValueReader):
         elif func.attr == "extend" and call.args:
             self.put(owner, self.bag(call.args[0]))
 
-    def stored(self, target: ast.Subscript, value: ast.expr, recorded: bool) -> None:
-        """`d[k] = v`, `self.stats[k] = v`, `d[k] += v`; `recorded`: as `entry` says."""
+    def stored(self, target: ast.Subscript, value: ast.expr, recorded: bool, atoms: frozenset[Atom] | None = None) -> None:
+        """`d[k] = v`, `self.stats[k] = v`, `d[k] += v`; `recorded` and `atoms`: as `entry` says."""
         if not isinstance(target.slice, (ast.Slice, ast.Tuple)):
-            self.put(target.value, self.entry(target.slice, value, recorded))
+            self.put(target.value, self.entry(target.slice, value, recorded, atoms))
 
     def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
         """`name = value`: the name holds what the value holds (with what it held, on a branch)."""

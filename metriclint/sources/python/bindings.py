@@ -9,7 +9,7 @@ from dataclasses import replace
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.code import arguments, called_name
-from metriclint.sources.python.flow import Scope, shared
+from metriclint.sources.python.flow import LoopShape, Scope, shared
 from metriclint.sources.python.said import Messages
 from metriclint.sources.python.state import child_fields
 
@@ -41,8 +41,52 @@ class Bindings(Messages):
     def _loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
         scope = self.scopes[-1]
         scope.loops.append(id(node.body))
+        scope.iterating.append(node)
         self.children(node)
         scope.loops.pop()
+        scope.iterating.pop()
+
+    def _overwritten(self, target: ast.Subscript, value: ast.expr) -> frozenset[Atom] | None:
+        """`stats["actor/kl"] = kl.item()` in a `for` loop's body, into a dict made before the
+        loop, of a value that changes with the loop's item, under a key that does not: each
+        iteration replaces the last, so after the loop the dict holds the last iteration's
+        value (rules/code/loops.yaml `overwritten`). Not for the loop's own item (`group["lr"]
+        = x`), under a test that reads what changes (it selects an item), nor when the loop logs
+        the dict in each iteration or may leave early (`break`, `return`, `yield`). None when
+        the value is no more than itself."""
+        scope = self.scopes[-1]
+        loop = scope.iterating[-1] if scope.iterating else None
+        container = target.value
+        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(container, ast.Name) or isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            return None
+        name, held = container.id, scope.carries.get(container.id)
+        if (held is None and name not in scope.params) or (held is not None and id(loop.body) in held[1]):
+            return None  # made in the loop (or not a dict of this function's)
+        shape = scope.loop_shapes.get(id(loop))
+        if shape is None:
+            shape = scope.loop_shapes[id(loop)] = loop_shape(loop, self.sinks.names)
+        varying, used = shape.varying, read_names(value)
+        if not used & varying or name in used | varying or read_names(target.slice) & (varying | shape.called_on) or any(test & varying for test in self.tests):
+            return None  # the same value, a dict of each item's, a key per item, or an item a test selects
+        if shape.leaves or name in shape.logged:
+            return None
+        atoms = self.roots(value)
+        return atoms | self.code.derived("overwritten", target, atoms)
+
+    def logged(self, value: ast.expr) -> frozenset[Atom]:
+        """Under a test that the accumulation window ends (`ends_window`), a value computed from
+        what this call of the function is handed is the last micro-batch's (rules/code/loops.yaml
+        `at-boundary`), unless it already has a reduction."""
+        atoms = self.roots(value)
+        scope = self.scopes[-1]
+        if not scope.at_boundary or scope.definition is None or any(isinstance(a, CodeFact) and a.facet == "reduction" for a in atoms):
+            return atoms
+        if scope.from_handed is None:
+            handed = {p for p in scope.params if p not in ("self", "cls")} | scope.batches
+            scope.from_handed = reached(scope.definition.body, handed)
+        if not read_names(value) & scope.from_handed:
+            return atoms
+        return atoms | self.code.derived("at-boundary", value, atoms)
 
     def _last(self, node: ast.For | ast.AsyncFor) -> None:
         """A name assigned in every iteration from the loop's item holds, after the loop, the
@@ -155,8 +199,9 @@ class Bindings(Messages):
                     if handed:  # `x, y = batch`: the parts of the data the function is handed
                         scope.batches.add(element.id)
         elif isinstance(target, ast.Subscript):
-            self.item_stored(target, value)
-            self.stored(target, value, recorded=True)
+            overwritten = self._overwritten(target, value)
+            self.item_stored(target, value, overwritten)
+            self.stored(target, value, recorded=True, atoms=overwritten)
         elif isinstance(target, ast.Attribute):
             self.put(target, self.bag(value))  # `self.stats = stats`
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.classes:
@@ -195,13 +240,14 @@ class Bindings(Messages):
         if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
             self.tables.dict_table(target.id, value)
 
-    def item_stored(self, target: ast.Subscript, value: ast.expr) -> None:
-        """`d["train/loss"] = v`: a key-shaped key logs `v` under it where `d` is logged."""
+    def item_stored(self, target: ast.Subscript, value: ast.expr, atoms: frozenset[Atom] | None = None) -> None:
+        """`d["train/loss"] = v`: a key-shaped key logs `v` under it where `d` is logged;
+        `atoms`: what `v` is there, if not what it is alone (`overwritten`)."""
         if isinstance(target.slice, (ast.Slice, ast.Tuple)):
             return
         scope = self.scopes[-1]
         before = len(scope.sinks)
-        self.sink(target.slice, value, require_key_shape=True)
+        self.sink(target.slice, value, require_key_shape=True, atoms=atoms)
         if isinstance(target.value, ast.Name):
             scope.stored.setdefault(target.value.id, []).extend(range(before, len(scope.sinks)))
 
@@ -285,6 +331,71 @@ class Bindings(Messages):
         return True
 
 
+def loop_shape(loop: ast.For | ast.AsyncFor, sink_names: frozenset[str]) -> LoopShape:
+    """One walk over the loop's body. The changing names are its target, the names counted up
+    in it (`i += 1`), and the names assigned from one of these through any number of steps."""
+    steps: list[tuple[set[str], set[str]]] = []
+    seeds, leaves = bound_names(loop.target), False
+    called: set[str] = set()
+    logged: set[str] = set()
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            written = node.targets if isinstance(node, ast.Assign) else [node.target]
+            steps.append((set().union(*(bound_names(t) for t in written)), read_names(node.value)))
+            if isinstance(node, ast.AugAssign):
+                seeds |= bound_names(node.target)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            steps.append((bound_names(node.target), read_names(node.iter)))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            steps.append((bound_names(node.optional_vars), read_names(node.context_expr)))
+        elif isinstance(node, (ast.Break, ast.Return, ast.Yield, ast.YieldFrom)):
+            leaves = True
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+                called.add(node.func.value.id)
+            if called_name(node.func) in sink_names:
+                given = (g.value if isinstance(g, ast.Starred) else g for g in [*node.args, *(k.value for k in node.keywords)])
+                logged.update(g.id for g in given if isinstance(g, ast.Name))
+    return LoopShape(frozenset(_reach(steps, seeds)), frozenset(called), frozenset(logged), leaves)
+
+
+def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
+    """`seeds` and the names assigned in `body` from one of them, through any number of steps."""
+    steps: list[tuple[set[str], set[str]]] = []
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            written = node.targets if isinstance(node, ast.Assign) else [node.target]
+            steps.append((set().union(*(bound_names(t) for t in written)), read_names(node.value)))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            steps.append((bound_names(node.target), read_names(node.iter)))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            steps.append((bound_names(node.optional_vars), read_names(node.context_expr)))
+    return _reach(steps, seeds)
+
+
+def _reach(steps: list[tuple[set[str], set[str]]], seeds: set[str]) -> set[str]:
+    varying = set(seeds)
+    grown = True
+    while grown:
+        grown = False
+        for targets, read in steps:
+            if read & varying and not targets <= varying:
+                varying |= targets
+                grown = True
+    return varying
+
+
+def bound_names(target: ast.expr) -> set[str]:
+    """The names an assignment to `target` binds: `x`, `x, (y, *z)`; none for `d[k]` or `o.a`."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Starred):
+        return bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(bound_names(t) for t in target.elts))
+    return set()
+
+
 def assigned_name(statement: ast.stmt) -> str | None:
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
         return statement.targets[0].id
@@ -323,3 +434,15 @@ def _constant_shape(node: ast.expr) -> bool:
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(_constant_shape(e) for e in node.elts)
     return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def ends_window(test: ast.expr, boundaries: frozenset[str]) -> bool:
+    """Whether an `if` test holds only where the gradient-accumulation window ends: one of
+    `boundaries` called or read (`engine.is_gradient_accumulation_boundary()`,
+    `accelerator.sync_gradients`), alone or as a term of an `and`, not negated."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for term in terms:
+        read = term.func if isinstance(term, ast.Call) and not term.args and not term.keywords else term
+        if isinstance(read, ast.Attribute) and read.attr in boundaries:
+            return True
+    return False

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Iterable, Mapping
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, Reducer, Span
+from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, Reducer, Related, Span
 from metriclint.sources.python.ranks import LocalFact
 
 
@@ -71,6 +71,16 @@ def shared(items: Iterable[frozenset[Atom]], facets: frozenset[str]) -> frozense
     return frozenset(f for f in found if common is not None and (f.facet, f.value) in common)
 
 
+@dataclass(frozen=True, slots=True)
+class LoopShape:
+    """What a `for` loop's body does, worked out once per loop (bindings.loop_shape, for `Bindings._overwritten`)."""
+
+    varying: frozenset[str]  # names whose value changes from one iteration to the next
+    called_on: frozenset[str]  # names whose methods it calls (`seen.append(x)`): a key read from one changes too
+    logged: frozenset[str]  # names it hands whole to a sink (rules/sinks.yaml) in each iteration
+    leaves: bool  # whether an iteration may end it early (`break`, `return`, `yield`)
+
+
 @dataclass
 class Scope:
     """What one function body does with its values, gathered while visiting it.
@@ -93,9 +103,15 @@ class Scope:
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings a loop over it yields
     named: dict[str, tuple[tuple[str, Span], ...]] = field(default_factory=dict)  # name -> the names its value went by
     loops: list[int] = field(default_factory=list)  # ids of the bodies of the loops the walk is in
+    iterating: list[ast.For | ast.AsyncFor | ast.While] = field(default_factory=list)  # the loops the walk is in
+    definition: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    at_boundary: int = 0  # how many tests that the accumulation window ends (rules/code/loops.yaml `boundaries`) the walk is under
+    from_handed: set[str] | None = None  # the names that hold what the call is handed or computed from it (bindings.py), once asked
+    loop_shapes: dict[int, LoopShape] = field(default_factory=dict)  # loop id -> what its body does (bindings.loop_shape), once asked
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
+    framework_stepped: Related | None = None  # a hook its framework calls after stepping the scheduler (rules/code/schedules.yaml)
     placeholders: dict[str, tuple[tuple[int, ...], str, Span]] = field(default_factory=dict)  # name -> (block path, constant, span) of `x = 0`
     owns: bool = False  # whether this rank's own values (ranks.LocalFact) were made here: else no name holds one
     batches: set[str] = field(default_factory=set)  # names that hold the batch of a loop over a data loader, or a part of a handed batch

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf, Span
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Related, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.code import arguments, subject
 from metriclint.sources.python.flow import Branch, either, shared
@@ -54,6 +54,11 @@ class ValueReader(WalkState):
             entropy = self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
             return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
+
+    def logged(self, value: ast.expr) -> frozenset[Atom]:
+        """What a value logged or put in a dict of metrics is: `roots`, and what the test it is
+        logged under makes of it (bindings.py)."""
+        return self.roots(value)
 
     def branch(self, value: ast.expr, element: tuple[int, int] | None = None) -> Branch:
         """What `value` is (`roots`), and whether it is computed in a way not known: from
@@ -157,17 +162,25 @@ class ValueReader(WalkState):
         """A learning rate read after the scheduler stepped in this function: the next step's.
         `sched.get_last_lr()` after `sched.step()` (a read takes no arguments: `get_lr(step)`
         computes a schedule's rate at a step); `opt.param_groups[i]["lr"]` after the step
-        of a receiver named as a scheduler."""
-        stepped, rules = self.scopes[-1].stepped, self.code.knowledge.schedulers
+        of a receiver named as a scheduler. In a hook its framework calls after stepping the
+        scheduler (`on_train_batch_end` of a Lightning callback), any such read is."""
+        scope, rules = self.scopes[-1], self.code.knowledge.schedulers
+        stepped = scope.stepped
         if isinstance(value, ast.Call):
             func = value.func
-            after = (
-                isinstance(func, ast.Attribute) and func.attr in rules.reads and not value.args and not value.keywords
-                and self.text.segment(func.value) in stepped
-            )
+            if not isinstance(func, ast.Attribute) or func.attr not in rules.reads or value.args or value.keywords:
+                return frozenset()
+            if scope.framework_stepped is not None:
+                return self._in_hook(value, scope.framework_stepped)
+            after = self.text.segment(func.value) in stepped
+        elif scope.framework_stepped is not None:
+            return self._in_hook(value, scope.framework_stepped)
         else:
             after = any(word in receiver.lower() for receiver in stepped for word in rules.names)
         return self.code.derived("after-scheduler-step", value, ()) if after else frozenset()
+
+    def _in_hook(self, value: ast.expr, hook: Related) -> frozenset[Atom]:
+        return frozenset(replace(f, context=hook) if isinstance(f, CodeFact) else f for f in self.code.derived("after-framework-step", value, ()))
 
     def names(self, value: ast.expr) -> tuple[tuple[str, Span], ...]:
         """The names a value goes by: the variable or attribute it is read from, and the ones

@@ -177,14 +177,14 @@ class KeyRecorder(BagReader):
 
     def sink(
         self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False,
-        logging: Logging = NOT_LOGGED,
+        logging: Logging = NOT_LOGGED, atoms: frozenset[Atom] | None = None,
     ) -> None:
         for key in self._keys(key_node):
             shaped = keys.looks_like_key(key)
             if (require_key_shape and not shaped) or (only_unshaped and shaped):
                 continue
             if not keys.too_generic(key):
-                self._record_key(key, self.span(key_node), value, from_keyword=False, logging=logging)
+                self._record_key(key, self.span(key_node), value, from_keyword=False, logging=logging, atoms=atoms)
             elif any(f"{{{param}}}" in key for param in self.scopes[-1].params):
                 self.scopes[-1].generic.append(key)  # `{section}/{name}`: what a caller passes may pin its section
 
@@ -208,7 +208,7 @@ class KeyRecorder(BagReader):
         """What the value logged under `key` is, for the function's flow (evidence/code_claims.py)."""
         done = logging.done
         replaced = {fact.facet for fact in done}
-        atoms = self.roots(value) if atoms is None else atoms
+        atoms = self.logged(value) if atoms is None else atoms
         if done and not isinstance(value, ast.Attribute):  # `self.accuracy`, a metric object that computes itself
             atoms = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet in replaced)) | done
         guarded = {flag for _, flag in self.guards}  # logged only when the flag is set: never the placeholder

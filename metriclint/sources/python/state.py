@@ -76,6 +76,7 @@ class WalkState:
         self.scopes[0].known = self.scopes[0].instances
         self.classes: list[str] = []
         self.bases: list[frozenset[str]] = []  # the last names of each class's bases, as the classes nest
+        self.base_paths: list[frozenset[str]] = []  # each class's bases by import path, where the imports name them
         self.blocks: list[int] = []
         self.tests: list[set[str]] = []  # the names the tests of the `if` statements the walk is in read
         self.guards: list[tuple[tuple[int, ...], str]] = []  # (body's block path, flag) of each `if FLAG:` the walk is in

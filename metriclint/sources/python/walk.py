@@ -22,10 +22,10 @@ from dataclasses import replace
 
 from metriclint.base import keys
 from metriclint.knowledge.code import Known
-from metriclint.model import Atom, CodeFact, KeyUse
+from metriclint.model import Atom, CodeFact, KeyUse, Related
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
-from metriclint.sources.python.bindings import assigned_name, read_names
+from metriclint.sources.python.bindings import assigned_name, ends_window, read_names
 from metriclint.sources.python.code import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
@@ -116,9 +116,11 @@ class _Collector(EntryUses):
         self.entry_class(node)
         self.classes.append(node.name)
         self.bases.append(frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute))))
+        self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
         self.children(node)
         self.classes.pop()
         self.bases.pop()
+        self.base_paths.pop()
         self._owner(node)
         return False
 
@@ -130,7 +132,9 @@ class _Collector(EntryUses):
         self.defined_here(node)
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
         params = tuple(a.arg for a in every)
-        self.scopes.append(Scope(name, params, in_class and not static))
+        self.scopes.append(Scope(name, params, in_class and not static, definition=node))
+        if in_class and self.code.knowledge.schedulers.stepped_before_hook(node.name, self.base_paths[-1]):
+            self.scopes[-1].framework_stepped = Related(self.span(node), f"{node.name}, which the framework calls after its loop stepped the scheduler")
         self.scopes[-1].known = ChainMap(self.scopes[-1].instances, self.scopes[0].instances)
         for arg in every:
             if arg.annotation is not None:
@@ -262,7 +266,10 @@ class _Collector(EntryUses):
         flag = flags.flag_test(node.test) if not node.orelse else ""
         if flag:
             self.guards.append(((*self.blocks, id(node.body)), flag))
+        boundary = int(ends_window(node.test, self.code.knowledge.boundaries))
+        self.scopes[-1].at_boundary += boundary
         self.block(node.body)
+        self.scopes[-1].at_boundary -= boundary
         if flag:
             self.guards.pop()
         if node.orelse:
