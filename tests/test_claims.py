@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import finding_lines, invoke, write_project
 from test_vocabulary import VOCABULARY
 
 from metriclint.knowledge import registry
@@ -130,3 +131,23 @@ def test_a_bare_key_names_a_metric_in_prose_only_as_an_alias(tmp_path: Path) -> 
     assert index.for_name("train_loss") == ("train_loss",)
     assert index.for_name("data_parallel_size", naming=True) == ("data_parallel_size",)  # a docs table of metrics
     assert index.for_key("data_parallel_size") == ("data_parallel_size",)  # what code logs under it
+
+
+SCOPES = 'def log(tokens):\n    """Args:\n        tokens: Tokens per GPU in this step.\n    """\n    m = {"perf/tokens": tokens}  # {other}\n'
+SCOPE_REGISTRY = "version: 1\nmetrics:\n  perf/tokens:\n    semantics:\n      scope: {scope}\n"
+
+
+@pytest.mark.parametrize(
+    ("other", "registry", "expected"),
+    [
+        ("per rank", None, []),  # one rank drives one device (rules/code/ranks.yaml `alike`): the texts agree
+        ("per-rank count", "per-rank", []),
+        ("summed over all ranks", None, ["ML002 train.py:3"]),
+        ("per rank", "global", ["ML001 train.py:3", "ML001 train.py:5"]),
+    ],
+)
+def test_per_rank_and_per_device_say_the_same_as_the_code_check_already_holds(
+    in_tmp: Path, other: str, registry: str | None, expected: list[str]
+) -> None:
+    write_project(in_tmp, {"train.py": SCOPES.replace("{other}", other)}, SCOPE_REGISTRY.replace("{scope}", registry) if registry else None)
+    assert finding_lines(invoke("check", ".", "--select", "ML001,ML002", "--no-cache")) == expected

@@ -13,8 +13,13 @@ from metriclint.model import Finding, Related, Severity
 
 
 def registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
-    """Texts against the registry, but for a loose unit name (ML008)."""
-    return (f for f in all_registry_contradictions(corpus) if not knowledge().loose(f.facet, f.found, f.expected))
+    """Texts against the registry, but for a loose unit name (ML008) and a value one may state
+    for the other (rules/code/ranks.yaml `alike`: "per GPU" of a per-rank value), as ML006 holds."""
+    known = knowledge()
+    return (
+        f for f in all_registry_contradictions(corpus)
+        if not known.loose(f.facet, f.found, f.expected) and not known.alike_values(f.facet, f.found, f.expected)
+    )
 
 
 def all_registry_contradictions(corpus: Corpus) -> Iterator[Finding]:

@@ -11,6 +11,7 @@ from typing import Iterator
 from metriclint.base import keys
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import by_statement
+from metriclint.knowledge.code import knowledge
 from metriclint.model import Claim, Finding, Related, Severity, SourceKind, Span
 
 
@@ -84,7 +85,13 @@ def _conflict(a: Side, b: Side) -> bool:
         return False
     if a.statement.path == b.statement.path and a.metric != b.metric and a.claim.source == b.claim.source == SourceKind.TOOLTIP:
         return False  # one table gives two keys two texts by design, not by contradiction
-    return _incomparable(frozenset(a.values), frozenset(b.values))
+    return _incomparable(_kinds(a), _kinds(b))
+
+
+def _kinds(side: Side) -> frozenset[str]:
+    """The values a text states, those one may state for another (rules/code/ranks.yaml
+    `alike`) as one: "per GPU" and "per rank" say the same where one rank drives one device."""
+    return frozenset(knowledge().alike_kind(side.facet, value) for value in side.values)
 
 
 def _incomparable(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -140,6 +140,10 @@ class Knowledge:
         """Whether a stated value is the loose name of the other (GB for a value in GiB)."""
         return facet == "unit" and frozenset((stated.removeprefix("not "), computed)) in self.loose_names
 
+    def alike_kind(self, facet: str, value: str) -> str:
+        """One name for `value` and the values it is alike to (the first of them in order)."""
+        return min((other for pair in self.alike if (facet, value) in pair for _, other in pair), default=value)
+
     def alike_values(self, facet: str, stated: str, computed: str) -> bool:
         """Whether a text may state `stated` where the code computes `computed`: a rank's value is
         its device's where one rank drives one device."""
