@@ -30,10 +30,10 @@ def read_regular(path: Path, limit: int = MAX_BYTES) -> bytes:
         if not stat.S_ISREG(status.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
         if status.st_size > limit:
-            raise _too_large(status.st_size, limit)
+            raise too_large(status.st_size, limit)
         data = file.read(limit + 1)
     if len(data) > limit:
-        raise _too_large(len(data), limit)
+        raise too_large(len(data), limit)
     return data
 
 
@@ -42,7 +42,7 @@ def read_text(path: Path, limit: int = MAX_BYTES) -> str:
     return read_regular(path, limit).decode("utf-8")
 
 
-def _too_large(size: int, limit: int) -> OSError:
+def too_large(size: int, limit: int) -> OSError:
     return OSError(errno.EFBIG, f"the file is {size:,} bytes, more than the limit of {limit:,} (max-file-size)")
 
 
