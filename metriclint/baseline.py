@@ -15,9 +15,11 @@ from pathlib import Path
 
 from metriclint.base import locate
 from metriclint.base.files import read_regular, replace
+from metriclint.base.paths import display
 from metriclint.model import ConfigError, Finding, Problem
 
 VERSION = 1
+FIELDS = ("rule", "path", "metric", "facet", "phrase")  # a finding's identity, without its line
 REWRITE = "rewrite it with --write-baseline"
 
 
@@ -44,7 +46,7 @@ def write(file: Path, findings: list[Finding]) -> None:
     try:
         replace(file, document.encode("utf-8", "surrogateescape"))
     except OSError as error:
-        raise ConfigError([Problem("--write-baseline", 0, 0, f"cannot write {file}: {error.strerror or error}")]) from None
+        raise ConfigError([Problem("--write-baseline", 0, 0, f"cannot write {display(file)}: {error.strerror or error}")]) from None
 
 
 def hide(file: Path, findings: list[Finding]) -> list[Finding]:
@@ -72,15 +74,38 @@ def _read(file: Path) -> Counter[tuple[str, str, str, str, str]]:
     except RecursionError:
         line, column = locate.deepest(text) or (1, 1)
         raise ConfigError([Problem(shown, line, column, "invalid baseline: nested too deeply")]) from None
-    fields = ("rule", "path", "metric", "facet", "phrase")
-    if not isinstance(document, dict) or document.get("version") != VERSION:
-        raise ConfigError([Problem(shown, 1, 1, f'not a metriclint baseline (expected "version": {VERSION}); {REWRITE}')])
+    problems = _problems(document)
+    if problems:
+        from metriclint.base import places  # only for a bad baseline
+
+        where = places.in_json(text)
+        raise ConfigError([
+            Problem(shown, (place := where.value(path)).line, place.column, message.replace("{value}", place.written or "?")) for path, message in problems
+        ])
+    return Counter({tuple(e[k] for k in FIELDS): e["count"] for e in document["findings"]})
+
+
+def _problems(document: object) -> list[tuple[tuple[str | int, ...], str]]:
+    """What makes `document` no baseline, each with the path of the value it is about."""
+    if not isinstance(document, dict) or "version" not in document:
+        return [((), f'not a metriclint baseline (expected "version": {VERSION}); {REWRITE}')]
+    if type(document["version"]) is not int or document["version"] != VERSION:
+        return [(("version",), f'not a metriclint baseline (expected "version": {VERSION}, not {{value}}); {REWRITE}')]
     entries = document.get("findings")
-    if not isinstance(entries, list) or not all(
-        isinstance(e, dict) and all(isinstance(e.get(k), str) for k in fields) and isinstance(e.get("count"), int) for e in entries
-    ):
-        raise ConfigError([Problem(shown, 1, 1, f"baseline entries need rule, path, metric, facet, phrase and count; {REWRITE}")])
-    return Counter({tuple(e[k] for k in fields): e["count"] for e in entries})
+    if not isinstance(entries, list):
+        return [(("findings",), f"'findings' must be a list of entries, not {{value}}; {REWRITE}")]
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    for number, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            problems.append((("findings", number), f"a baseline entry must be an object, not {{value}}; {REWRITE}"))
+            continue
+        missing = [k for k in (*FIELDS, "count") if k not in entry]
+        if missing:
+            problems.append((("findings", number), f"a baseline entry needs {', '.join(missing)}; {REWRITE}"))
+        problems += [(("findings", number, k), f"'{k}' must be a string, not {{value}}; {REWRITE}") for k in FIELDS if k in entry and not isinstance(entry[k], str)]
+        if "count" in entry and not (type(entry["count"]) is int and entry["count"] > 0):
+            problems.append((("findings", number, "count"), f"'count' must be a positive whole number, not {{value}}; {REWRITE}"))
+    return problems
 
 
 def _relative(path: str, file: Path) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import json
 import os
 import shutil
 from pathlib import Path
@@ -12,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from metriclint import engine, settings
 from metriclint.cli import main
+from metriclint.extract import trust
 from metriclint.model import CodeClaim
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +47,11 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
 
 
 def invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    try:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        gc.unfreeze()  # a command freezes what it made (cli/project.py): in one process of many runs, it must be collected
+
 
 
 def code_claims(project: Path) -> tuple[CodeClaim, ...]:
@@ -62,6 +69,20 @@ def copy_fixture(source: Path, target: Path, *ignored: str) -> Path:
     original leaves there (the README's quick start runs on fixtures/demo)."""
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(".metriclint_cache", *ignored))
     return target
+
+
+def read_sealed(path: Path) -> Any:
+    """The JSON a cache file holds, under its digest line (extract/trust.py)."""
+    return json.loads(path.read_bytes()[65:])
+
+
+def write_sealed(path: Path, kind: str, value: object) -> None:
+    """Write a cache file sealed with this test's key, as a forger holding the key (or a bug)
+    would: what is checked after the digest must still refuse it. Text and bytes are written as they are."""
+    secret = trust.key()
+    assert secret is not None
+    data = value if isinstance(value, bytes) else value.encode("utf-8") if isinstance(value, str) else json.dumps(value).encode("utf-8")
+    path.write_bytes(trust.seal(secret, kind, path.name, data))
 
 
 def write_project(base: Path, files: dict[str, str], registry: str | None = None) -> Path:
@@ -109,5 +130,8 @@ def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def cache_outside_the_repo(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs on the fixture projects must not leave a cache folder inside the repository."""
+    """Runs on the fixture projects must not leave a cache folder inside the repository, nor
+    a cache key in the home folder (extract/trust.py)."""
     monkeypatch.setenv("METRICLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.delenv("METRICLINT_CACHE_KEY", raising=False)

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, copy_fixture, invoke
+from conftest import FIXTURES, ROOT, copy_fixture, invoke, read_sealed, write_sealed
 
 from metriclint.base import plain
 from metriclint.base.files import MAX_BYTES
-from metriclint.extract import cache
+from metriclint.extract import cache, kept, trust
 from metriclint.model import Atom, CallFlow, CodeFact, Mention, ResultOf, SourceKind, Span
 from metriclint.sources import DEFAULT_OPTIONS, Extraction, extractor_for
 
@@ -31,14 +31,14 @@ def _demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _forge(entry: Path, change: object) -> None:
-    """Rewrite a cached extraction with `change(plain value)` applied."""
-    value = json.loads(entry.read_bytes())
+    """Rewrite a cached extraction with `change(plain value)` applied, sealed with the key."""
+    value = read_sealed(entry)
     change(value)  # type: ignore[operator]
-    entry.write_text(json.dumps(value), encoding="utf-8")
+    write_sealed(entry, "entry", value)
 
 
 def _with_mentions(entries: list[Path]) -> Path:
-    return next(e for e in entries if '"Extraction"' in e.read_text(encoding="utf-8") and json.loads(e.read_bytes())["Extraction"][0])
+    return next(e for e in entries if '"Extraction"' in e.read_text(encoding="utf-8") and read_sealed(e)["Extraction"][0])
 
 
 def _forget_kept(cache: Path) -> None:
@@ -80,8 +80,9 @@ def test_an_entry_of_the_wrong_shape_is_deleted_and_the_file_read_again(
     forged = _with_mentions(_entries(project / "c"))
     _forge(forged, change)
     _forget_kept(project / "c")
-    assert invoke("check", ".", "--cache-dir", "c").output == first, what
-    assert plain.decoder(cache.Entry)(json.loads(forged.read_bytes()), json.loads(forged.read_bytes())["Extraction"][0][0][0][1])
+    second = invoke("check", ".", "--cache-dir", "c")
+    assert second.stdout == first and second.stderr == DROPPED, what
+    assert plain.decoder(cache.Entry)(read_sealed(forged), read_sealed(forged)["Extraction"][0][0][0][1])
 
 
 def test_an_entry_cannot_place_a_finding_in_another_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,8 +91,55 @@ def test_an_entry_cannot_place_a_finding_in_another_file(tmp_path: Path, monkeyp
     forged = _with_mentions(_entries(project / "c"))
     _forge(forged, lambda v: v["Extraction"][0][0][0].__setitem__(1, "/etc/passwd"))
     _forget_kept(project / "c")
-    second = invoke("check", ".", "--cache-dir", "c").output
+    second = invoke("check", ".", "--cache-dir", "c").stdout
     assert second == first and "/etc/passwd" not in second
+
+
+DROPPED = "warning: 1 cache file was not written with this machine's cache key, or damaged: not used, and what they held was read again from the sources\n"
+
+
+def _forged_without_the_key(folder: Path, old: bytes, new: bytes) -> list[Path]:
+    """Every cache file holding `old`, rewritten with `new` in its place and its digest line
+    kept: what a cache restored from elsewhere may hold."""
+    changed = [p for p in folder.rglob("*") if p.is_file() and old in p.read_bytes()]
+    for path in changed:
+        path.write_bytes(path.read_bytes().replace(old, new))
+    return changed
+
+
+@pytest.mark.parametrize("digest", ["kept", "recomputed without the key", "removed"])
+def test_a_well_formed_forged_entry_changes_no_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, digest: str) -> None:
+    """The issue's reproduction: "after" replaced by "before" in the demo's cached entry (and
+    in what the last run kept) made `check` print nothing and exit 0."""
+    project = _demo(tmp_path, monkeypatch)
+    first = invoke("check", ".", "--cache-dir", "c")
+    assert first.exit_code == 1 and "ML001" in first.stdout
+    changed = _forged_without_the_key(project / "c", b"after clipping", b"before clipping")
+    assert {p.parent.parent.name for p in changed} >= {cache.FORMAT} and any(p.parent.name == "kept" for p in changed)
+    for path in changed:
+        data = path.read_bytes()[65:]
+        if digest == "recomputed without the key":
+            path.write_bytes(trust.seal(b"a key of the forger's own", "entry" if path.parent.name != "kept" else "kept", path.name, data))
+        elif digest == "removed":
+            path.write_bytes(data)
+    second = invoke("check", ".", "--cache-dir", "c")
+    assert (second.exit_code, second.stdout) == (1, first.stdout)
+    assert invoke("check", ".", "--cache-dir", "c").stdout == first.stdout
+
+
+def test_a_corrupt_entry_is_dropped_with_one_warning_and_the_same_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry sealed with the key whose decoding raises what no check foresaw (an index out
+    of range, here): dropped, its file read again, one warning for the run."""
+    project = _demo(tmp_path, monkeypatch)
+    first = invoke("check", ".", "--cache-dir", "c").stdout
+    _forget_kept(project / "c")
+    for entry in _entries(project / "c"):
+        write_sealed(entry, "entry", {"Extraction": [[[]]]})
+    second = invoke("check", ".", "--cache-dir", "c")
+    assert second.stdout == first and second.exit_code == 1
+    assert second.stderr == DROPPED.replace("1 cache file was", "3 cache files were")
+    third = invoke("check", ".", "--cache-dir", "c")
+    assert (third.stdout, third.stderr) == (first, "")
 
 
 def test_a_span_about_another_path_is_refused() -> None:
@@ -224,3 +272,53 @@ def test_an_entry_larger_than_the_whole_cache_is_not_written(tmp_path: Path) -> 
     store.put("ab" * 32, _large(1000), tmp_path / "big.py")
     store.put("cd" * 32, _large(10), tmp_path / "small.py")
     assert [p.name for p in _entries(tmp_path / "c")] == ["cd" * 32]
+
+
+def test_a_cache_made_under_the_ci_secret_stays_warm_only_where_the_secret_is_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str],
+) -> None:
+    project = _demo(tmp_path, monkeypatch)
+    monkeypatch.setenv("METRICLINT_CACHE_KEY", "the CI secret")
+    first = invoke("check", ".", "--cache-dir", "c").stdout
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another machine"))  # the cache restored in another job
+    extracted.clear()
+    assert invoke("check", ".", "--cache-dir", "c").stdout == first and extracted == []
+    monkeypatch.setenv("METRICLINT_CACHE_KEY", "an untrusted branch's guess")
+    _forget_kept(project / "c")
+    second = invoke("check", ".", "--cache-dir", "c")
+    assert second.stdout == first and sorted(extracted) == ["trainer/__init__.py", "trainer/logging_utils.py", "trainer/step.py"]
+    assert second.stderr == DROPPED.replace("1 cache file was", "4 cache files were")  # the entries and the files' statuses
+
+
+def test_the_machines_key_is_made_once_outside_the_cache_and_kept_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _demo(tmp_path, monkeypatch)
+    invoke("check", ".", "--cache-dir", "c")
+    key = trust.key_file()
+    assert key.is_file() and key.stat().st_mode & 0o077 == 0 and not key.is_relative_to(tmp_path / "demo")
+    made = key.read_bytes()
+    invoke("check", ".", "--cache-dir", "c")
+    assert key.read_bytes() == made and len(bytes.fromhex(made.decode().strip())) == 32
+
+
+def test_without_a_key_to_be_had_the_run_goes_without_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _demo(tmp_path, monkeypatch)
+    (tmp_path / "blocked").write_text("a file where the configuration folder would be")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "blocked"))
+    result = invoke("check", ".", "--cache-dir", "c")
+    assert result.exit_code == 1 and "ML001" in result.stdout
+    assert result.stderr.startswith("warning: no cache key (") and "METRICLINT_CACHE_KEY gives one): running without the cache" in result.stderr
+    assert not (project / "c").exists()
+
+
+def test_a_run_whose_use_of_the_cache_raises_is_run_again_without_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a cache file makes the run raise past the checks on reading it: the findings of
+    a run without the cache, and one warning."""
+    _demo(tmp_path, monkeypatch)
+    first = invoke("check", ".", "--cache-dir", "c").stdout
+
+    def broken(*given: object) -> None:
+        raise IndexError("tuple index out of range")
+
+    monkeypatch.setattr(kept, "load", broken)
+    second = invoke("check", ".", "--cache-dir", "c")
+    assert (second.exit_code, second.stdout, second.stderr) == (1, first, DROPPED)

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke
 
-from metriclint.extract import prune
+from metriclint.extract import cache, prune
 
 DEMO = ["trainer/__init__.py", "trainer/logging_utils.py", "trainer/step.py"]
 
 
 def _entries(folder: Path) -> list[Path]:
-    return sorted(p for p in (folder / "v2").rglob("*") if p.is_file() and len(p.name) == 64)
+    return sorted(p for p in (folder / cache.FORMAT).rglob("*") if p.is_file() and len(p.name) == 64)
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_over_the_cap_older_runs_go_first(demo: Path) -> None:
 
 def test_an_entry_another_run_may_be_writing_is_left_alone(demo: Path) -> None:
     _check()
-    folder = demo / "c" / "v2" / "ab"
+    folder = demo / "c" / cache.FORMAT / "ab"
     folder.mkdir(exist_ok=True)
     stale, fresh = folder / ("ab" + "0" * 62), folder / ("ab" + "1" * 62)
     stale.write_text("{}")
@@ -109,6 +109,8 @@ def test_a_forged_run_record_deletes_nothing_outside_the_folder(demo: Path, reco
 
 
 def test_entries_of_an_earlier_format_go(demo: Path) -> None:
+    _check()
+    _touch(demo / "trainer" / "step.py", "\n")
     old = demo / "c" / "v1" / "ab" / ("ab" * 32)
     old.parent.mkdir(parents=True)
     old.write_text("{}")
@@ -156,3 +158,81 @@ def test_a_shared_folder_keeps_each_projects_runs_until_the_project_is_gone(tmp_
     _touch(second / "trainer" / "step.py", "\n")
     invoke("check", "second", "--cache-dir", str(shared))
     assert len(_entries(shared)) == 4  # the second's three, and its step.py of the run before
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` with its bytes."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _others(folder: Path) -> dict[str, str]:
+    """Files a user keeps, at the places the cache's own files take."""
+    files = {"runs/exp1.json": '{"loss": 1}', "v1/paper.tex": "\\section{}", "v2/ab/notes.txt": "notes", "kept/mine.json": "{}",
+             "v2/ab/ab" + "0" * 62 + ".bak": "backup", "stats/a.json": "[]", "lock.txt": "x"}
+    for name, content in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(content)
+    return files
+
+
+def test_a_cache_folder_holding_other_files_is_refused_and_nothing_is_touched(demo: Path) -> None:
+    _others(demo)
+    before = _tree(demo)
+    result = invoke("check", ".", "--cache-dir", ".")
+    assert result.exit_code == 2
+    assert result.stderr == "--cache-dir: . is not empty and is not a metriclint cache folder (it has no .metriclint-cache); give a new or an empty folder\n"
+    assert _tree(demo) == before
+
+
+def test_the_environments_cache_folder_is_refused_the_same_way(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (demo / "mine").mkdir()
+    (demo / "mine" / "a.txt").write_text("a")
+    monkeypatch.setenv("METRICLINT_CACHE_DIR", "mine")
+    result = invoke("check", ".")
+    assert result.exit_code == 2 and result.stderr.startswith("METRICLINT_CACHE_DIR: mine is not empty")
+    assert invoke("check", ".", "--cache-dir", "mine/a.txt").stderr == "--cache-dir: mine/a.txt is not a folder\n"
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_a_new_or_empty_folder_becomes_a_marked_cache(demo: Path, made: bool) -> None:
+    if made:
+        (demo / "c").mkdir()
+    assert "ML001" in _check()
+    assert {".metriclint-cache", "CACHEDIR.TAG", ".gitignore"} <= {p.name for p in (demo / "c").iterdir()}
+    assert (demo / "c" / ".gitignore").read_text() == "# Created by metriclint.\n*\n"
+    assert len(_entries(demo / "c")) == 3
+
+
+def test_an_earlier_versions_cache_folder_is_still_used(demo: Path) -> None:
+    _check()
+    (demo / "c" / ".metriclint-cache").unlink()
+    _touch(demo / "trainer" / "step.py", "\n")
+    assert "ML001" in _check()
+    assert (demo / "c" / ".metriclint-cache").is_file() and len(_entries(demo / "c")) == 4  # the last run's step.py too
+
+
+def test_pruning_deletes_only_files_of_the_caches_own_layout(demo: Path) -> None:
+    _check()
+    mine = _others(demo / "c")
+    old = demo / "c" / "v1" / "cd" / ("cd" * 32)
+    old.parent.mkdir(parents=True)
+    old.write_text("{}")
+    for edit in range(4):  # runs that prune, old ones dropped
+        _touch(demo / "trainer" / "step.py", f"# {edit}\n")
+        _check()
+    assert {name: (demo / "c" / name).read_text() for name in mine} == mine
+    assert not old.exists() and not old.parent.exists()
+
+
+def test_clean_removes_only_the_caches_own_files(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _check()
+    mine = _others(demo / "c")
+    monkeypatch.setenv("METRICLINT_CACHE_DIR", "c")
+    result = invoke("clean", ".")
+    assert "c holds files that are not metriclint's; removed metriclint's only" in result.stderr
+    assert _entries(demo / "c") == [] and not (demo / "c" / "kept" / f"{prune.project_name(demo)}.json").exists()
+    assert {name: (demo / "c" / name).read_text() for name in mine} == mine
+    assert (demo / "c" / ".metriclint-cache").is_file()  # still marked as metriclint's: the next run may use it
+    for name in mine:
+        (demo / "c" / name).unlink()
+    assert invoke("clean", ".").stdout == "Removed c\n" and not (demo / "c").exists()

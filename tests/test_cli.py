@@ -85,8 +85,8 @@ def test_pyproject_settings_resolve_against_its_folder(in_tmp: Path) -> None:
     ("toml", "expected"),
     [
         ('[tool.metriclint]\nregistri = "m.yaml"\n', "pyproject.toml:2:1: unknown key 'registri' in [tool.metriclint]; expected one of: registry, extend, paths, exclude, extend-exclude, tests, select, extend-select, ignore, extend-ignore, per-file-ignores, severity, tooltips, log-functions, code-knowledge, max-file-size, max-cache-size"),
-        ('[tool.metriclint]\npaths = "src"\n', "pyproject.toml:2:1: 'paths' must be a list of strings"),
-        ('[tool.metriclint]\nregistry = "absent.yaml"\n', "pyproject.toml:2:1: registry file 'absent.yaml' not found"),
+        ('[tool.metriclint]\npaths = "src"\n', "pyproject.toml:2:9: 'paths' must be a list of strings, not \"src\""),
+        ('[tool.metriclint]\nregistry = "absent.yaml"\n', "pyproject.toml:2:12: registry file 'absent.yaml' not found"),
         ('[tool.metriclint\n', "pyproject.toml:1:17: invalid TOML: Expected ']' at the end of a table declaration"),
     ],
 )

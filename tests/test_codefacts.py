@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -10,8 +11,9 @@ from conftest import FIXTURES, code_claims, invoke, write_project
 
 from metriclint.knowledge import code as knowledge
 from metriclint.knowledge.vocabulary import load_builtin
-from metriclint.model import ConfigError
-from metriclint.sources.python.code import module_name
+from metriclint.model import CodeFact, ConfigError, Span
+from metriclint.sources.python.code import CodeReader, module_name
+from metriclint.sources.python.text import PythonText
 
 
 def _facts(project: Path, with_says: bool = False) -> list[tuple[str, str, str, str]]:
@@ -64,7 +66,7 @@ def test_a_broken_knowledge_file_reports_every_problem_with_its_position(tmp_pat
         "bad.yaml:4:13: unknown value 'sideways' for facet 'clipping'",
         "bad.yaml:5:5: an entry needs one of 'call', 'method', 'expression' or 'function', and 'says' and 'facts'",
         "bad.yaml:9:13: unknown facet 'colour'",
-        "bad.yaml:10:14: expected a whole number, not a string",
+        "bad.yaml:10:14: expected a whole number, not one",
     ]
 
 
@@ -286,7 +288,7 @@ def test_a_broken_logging_entry_is_reported_with_its_position(tmp_path: Path) ->
     with pytest.raises(ConfigError) as error:
         knowledge.load([path], load_builtin()[0])
     assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
-        "bad.yaml:3:23: 'sync_dist' must be true or false, not a string",
+        "bad.yaml:3:23: 'sync_dist' must be true or false, not yes please",
         "bad.yaml:5:13: unknown value 'everywhere' for facet 'scope'",
         "bad.yaml:6:5: a logging entry needs 'method', 'when', 'says' and 'facts'",
     ]
@@ -407,3 +409,17 @@ def test_a_declared_helper_may_say_its_value_is_this_ranks_own(in_tmp: Path) -> 
     assert sorted(f[:3] for f in _facts(in_tmp)) == [
         ("perf/seen", "unit", "tokens"), ("perf/tokens", "scope", "per-rank"), ("perf/tokens", "unit", "tokens"),
     ]
+
+
+@pytest.mark.parametrize(("policy", "also"), [("current", ("entropy",)), ("reference", ()), ("teacher", ())])
+def test_a_negated_log_probability_estimates_the_entropy_of_the_policy_that_drew_the_tokens(policy: str, also: tuple[str, ...]) -> None:
+    """-log p of sampled tokens is an NLL, and of the policy's own samples an entropy estimate
+    (rules/code/quantities.yaml `also`); a reference's or a teacher's log-probabilities did not
+    draw the tokens."""
+    source = "-token_logps\n"
+    tree = ast.parse(source)
+    reader = CodeReader("t.py", tree, PythonText(source.encode()), knowledge.knowledge())
+    span = Span("t.py", 1, 2, 1, 13)
+    operand = frozenset({CodeFact("quantity", "log-prob", span, "x", "y"), CodeFact("policy", policy, span, "x", "y")})
+    (made,) = [f for f in reader.derived("negation", tree.body[0].value, operand) if isinstance(f, CodeFact)]  # type: ignore[attr-defined]
+    assert (made.value, made.also) == ("nll", also)

@@ -220,3 +220,63 @@ def test_a_file_changed_between_the_check_and_the_fix_is_not_written(project: Pa
     result = invoke("fix", "comments.py")
     assert "not fixed (the file changed since it was checked; not written (run fix again))" in result.output
     assert source.read_text(encoding="utf-8") == analysed.replace("After clipping", "After clipping, not", 1)
+
+
+@pytest.mark.parametrize("registry", [(), ("--registry", "metrics.yaml")])
+def test_fix_refuses_a_named_link_out_of_the_project_and_leaves_its_target_alone(project: Path, tmp_path: Path, registry: tuple[str, ...]) -> None:
+    """The issue's reproduction: `fix notes.py`, notes.py a link to ../elsewhere/victim.py,
+    rewrote the file outside the project (with --registry, its project was the target's)."""
+    victim = tmp_path / "elsewhere" / "victim.py"
+    victim.parent.mkdir()
+    victim.write_bytes((PROJECT / "comments.py").read_bytes())
+    (project / "notes.py").symlink_to("../elsewhere/victim.py")
+    before = {p: p.read_bytes() for p in [*project.rglob("*"), victim] if p.is_file()}
+    result = invoke("fix", "notes.py", *registry)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"metriclint: notes.py leads through a link out of its project (.) to {victim}; not written (name that file itself to write it)\n"
+    )
+    assert {p: p.read_bytes() for p in before} == before
+    named = invoke("fix", str(victim), "--registry", "metrics.yaml")  # the target named itself: the user's choice
+    assert named.exit_code == 1 and victim.read_bytes() != before[victim]
+
+
+@pytest.mark.parametrize("command", [
+    ("check", ".", "--output-file", "out.txt"), ("check", ".", "--write-baseline", "out.txt"), ("init", ".", "--output", "out.txt"),
+    ("generate", "tooltips", "--format", "json", "--output", "out.txt"),
+])
+def test_every_writer_refuses_a_link_out_of_the_project(project: Path, tmp_path: Path, command: tuple[str, ...]) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine")
+    (project / "out.txt").symlink_to(outside)
+    result = invoke(*command)
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert f"out.txt leads through a link out of its project (.) to {outside}; not written" in result.stderr
+    assert outside.read_text() == "mine" and (project / "out.txt").is_symlink()
+    (project / "out.txt").unlink()
+    (project / "out.txt").symlink_to("inside.txt")  # within the project: written through, the link kept
+    invoke(*command, *(["--force"] if command[0] == "init" else []))
+    assert (project / "inside.txt").stat().st_size > 0 and (project / "out.txt").is_symlink()
+
+
+def test_a_write_through_a_linked_folder_and_back_up_is_refused_too(project: Path, tmp_path: Path) -> None:
+    """`linked/../out.txt` is, for the system, out.txt beside the link's target: not in the project."""
+    (tmp_path / "elsewhere" / "sub").mkdir(parents=True)
+    (project / "linked").symlink_to(tmp_path / "elsewhere" / "sub")
+    result = invoke("check", ".", "--output-file", "linked/../out.txt")
+    assert result.exit_code == 2 and "linked/../out.txt leads through a link out of its project (.)" in result.stderr
+    assert not (tmp_path / "elsewhere" / "out.txt").exists() and not (project / "out.txt").exists()
+
+
+def test_a_link_out_of_a_folder_that_is_no_project_is_refused_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No settings and no registry where the link is (the registry given on the command line):
+    the link's folder is its project."""
+    (tmp_path / "work").mkdir()
+    victim = tmp_path / "elsewhere" / "victim.py"
+    victim.parent.mkdir()
+    victim.write_bytes((PROJECT / "comments.py").read_bytes())
+    (tmp_path / "work" / "notes.py").symlink_to(victim)
+    monkeypatch.chdir(tmp_path / "work")
+    result = invoke("fix", "notes.py", "--registry", str(PROJECT / "metrics.yaml"))
+    assert result.exit_code == 2 and "notes.py leads through a link out of its project (.)" in result.stderr
+    assert victim.read_bytes() == (PROJECT / "comments.py").read_bytes()

@@ -63,7 +63,7 @@ def test_a_broken_entry_point_is_reported_with_its_position(tmp_path: Path) -> N
     with pytest.raises(ConfigError) as error:
         load([path], load_builtin()[0])
     assert [str(p).removeprefix(str(tmp_path) + "/") for p in error.value.problems] == [
-        "bad.yaml:5:16: 'overrides' must be a list of text, not a string",
+        "bad.yaml:5:16: 'overrides' must be a list of text, not log",
         "bad.yaml:9:17: unknown value 'median' for facet 'reduction'",
         "bad.yaml:10:9: a framework key needs 'keys', 'says' and 'facts'",
         "bad.yaml:12:9: an example needs 'code' and 'logs'",

@@ -1,5 +1,6 @@
 """Fuzz targets: generated Python, Markdown, Grafana dashboards, JSON, JS, TS, registries and
-whole projects, shaped like what metriclint reads so that its parsers' deep paths are taken,
+whole projects, and the inputs that are not source code (settings tables, code knowledge files,
+baselines, cache files), shaped like what metriclint reads so that its parsers' deep paths are taken,
 with odd pieces mixed in. Whatever comes in, a source gives its texts or says why not (ML900),
 every phrase is reported where the file writes it, a registry is loaded or its problems
 listed, and a run ends with an exit status and its report, never a traceback.
@@ -13,21 +14,30 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import tempfile
+from dataclasses import replace
+from datetime import timedelta
+from functools import lru_cache
 from pathlib import Path
 
-from conftest import invoke
+from click.testing import Result
+from conftest import invoke, write_sealed
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from metriclint import baseline, engine
+from metriclint import settings as config
 from metriclint.knowledge import registry as registry_module
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import phrases
-from metriclint.model import ConfigError, Mention
-from metriclint.sources import Extraction, Unreadable, extractor_for, source_lines
+from metriclint.model import ConfigError, Finding, Mention
+from metriclint.settings.table import KEYS
+from metriclint.sources import DEFAULT_OPTIONS, Extraction, Unreadable, extractor_for, source_lines
 
 BUDGET = int(os.environ.get("METRICLINT_FUZZ", "15"))
-FUZZ = settings(max_examples=BUDGET, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=BUDGET, deadline=timedelta(seconds=60), suppress_health_check=list(HealthCheck))  # an example over a minute hangs
 PROJECTS = settings(FUZZ, max_examples=max(2, BUDGET // 5))  # a run starts worker processes: a fifth as many
 VOCABULARY = Vocabulary(*load_builtin())
 
@@ -390,3 +400,234 @@ def test_fuzz_wandb_files(body: bytes, framed: bool) -> None:
         path = Path(folder) / "run-x.wandb"
         path.write_bytes(data)
         _read_all(path)
+
+
+# -- inputs that are not source code: settings, code knowledge, baselines, cache entries --------
+
+def run_in(files: dict[str, str], *args: str) -> Result:
+    """`metriclint check . ARGS` in a fresh folder holding `files`."""
+    with tempfile.TemporaryDirectory() as folder:
+        for name, content in files.items():
+            path = Path(folder, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8", errors="surrogatepass")
+        here = os.getcwd()
+        os.chdir(folder)
+        try:
+            return invoke("check", ".", "--jobs", "1", *args)
+        finally:
+            os.chdir(here)
+
+
+def ends_well(result: Result, *located: str) -> None:
+    """Exit 0 or 1 with a report, or 2 with every problem at a place in one of the `located`
+    files (`file:line:col: message`, line and column from 1); never an internal error."""
+    event(f"exit {result.exit_code}")
+    assert "internal error" not in result.output and "Traceback" not in result.output, result.output
+    assert result.exit_code in (0, 1, 2), result.output
+    if result.exit_code == 2:
+        problems = [line for line in result.stderr.splitlines() if not line.startswith("warning: ")]
+        assert problems, result.output
+        for line in problems:
+            event(f"problem: {line.split(': ', 1)[-1][:30]}".encode("ascii", "replace").decode())  # a message may hold surrogates
+            where = re.match(r"(.+?):([1-9]\d*):([1-9]\d*): \S", line)
+            assert where and where.group(1) in located, line
+
+
+TOML_VALUE = st.sampled_from([
+    '"src"', '["src", "tests/*"]', "[]", "[1, 2]", "{}", '{"ML010" = [1, 2]}', '{ML001 = "error"}', '{"scripts/*" = ["ML001"]}',
+    "2020-01-01", "1979-05-27T07:32:00Z", "07:32:00", "true", "-1", "0", "16_777_216", "1e400", "nan", "-inf", '"\\u0000"',
+    '"!"', '"["', '"**"', '"ML"', '"XX1"', '"ML0"', "'''two\nlines'''", '"../../etc"', '"/etc/hostname"', '"metrics.yaml"',
+    "[[1]]", '{path = "ui.js"}', '{path = "ui.js", match = "regex", table = "("}', '{path = "ui.js", table = "HELP", match = "prefix"}',
+    '[{path = "*.js", strip-prefix = 1}]', '["a\\u0000b"]', '"\\ud7ff"', '"名"', '""', '"error"', '"warning"', '["ML001", "ML9"]',
+    '[{path = 3}]', '[{}]', '[["ML001"]]', '"a.toml"', '"."',
+])
+TOML_KEY = st.sampled_from([*KEYS, "log_functions", "max_file_size", "strip_prefix", "unknown", '"registry"', "severity.ML001",
+                            "severity.ML999", 'per-file-ignores."a/*"', "tooltips.path", "tool.metriclint.paths", "x.y.z"])
+TOML_HEADER = st.sampled_from(["[tool.metriclint.severity]", "[tool.metriclint.per-file-ignores]", "[[tool.metriclint.tooltips]]",
+                               "[tool.metriclint]", "[tool]", "[[tool.metriclint.paths]]", "[tool.other]"])
+
+
+@st.composite
+def settings_text(draw: st.DrawFn) -> str:
+    lines = ["[tool.metriclint]"] if draw(st.booleans()) else []
+    for key in draw(st.lists(TOML_KEY, max_size=6, unique=True)):  # a key twice is only ever a TOML error
+        if draw(st.integers(0, 5)) == 0:
+            lines.append(draw(TOML_HEADER))
+        line = f"{key} = {draw(TOML_VALUE)}"
+        lines.append(rarely(draw, line, st.sampled_from([line[:-1], line + " x", "= 1", "[", line + "  # " + line, "a = 1\na = 2"])))
+    return "\n".join(lines) + "\n"
+
+
+SETTINGS_PROJECT = {
+    "train.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+    "metrics.yaml": "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n",
+    "ui.js": 'export const HELP = [["train/grad_norm", "norm after clipping"]];\n', "src/a.py": "x = 1\n", "a.toml": "select = []\n",
+}
+
+
+@FUZZ
+@given(settings_text(), st.sampled_from(["metriclint.toml", "pyproject.toml", ".metriclint.toml"]))
+def test_fuzz_settings_table(text: str, name: str) -> None:
+    """Any settings table: a run, or every problem at its place in the settings (or in the file
+    `extend` names), never an internal error."""
+    ends_well(run_in({**SETTINGS_PROJECT, name: text}, "--no-cache"), name, "a.toml", "metrics.yaml")
+
+
+KNOWLEDGE_SCALAR = st.one_of(st.sampled_from(["mean", "sum", "before", "log-prob", "per-token", "nonsense", "null", "~", "[]", "{}",
+                                              "&a x", "*a", "!!python/object:os.system x", "1e9999", "'", "-", "? x"]), TEXT.map(json.dumps))
+
+
+@st.composite
+def knowledge_text(draw: st.DrawFn) -> str:
+    lines = [rarely(draw, "results:", st.sampled_from(["results: []", "results: x", "norm_types: {}", "logging: [", ""]))]
+    for _ in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["function", "call", "method", "expression", "nonsense"]))
+        pattern = rarely(draw, draw(st.sampled_from(["token_average", "torch.mean", "x().sum", "a + b", "np.linalg.norm"])), KNOWLEDGE_SCALAR)
+        facet, value = draw(st.sampled_from([("reduction", "mean"), ("reduction", "sum"), ("clipping", "before"), ("unit", "GB"), ("quantity", "log-prob")]))
+        lines += [f"  - {kind}: {pattern}", f"    says: {rarely(draw, 'computes it', KNOWLEDGE_SCALAR)}",
+                  f"    facts: {{{rarely(draw, facet, KNOWLEDGE_SCALAR)}: {rarely(draw, value, KNOWLEDGE_SCALAR)}}}"]
+        if draw(st.booleans()):
+            lines.append(f"    {draw(st.sampled_from(['arguments', 'element', 'keeps', 'unless', 'local', 'of', 'odd']))}: {draw(KNOWLEDGE_SCALAR)}")
+    return "\n".join(lines) + "\n"
+
+
+@FUZZ
+@given(knowledge_text())
+def test_fuzz_code_knowledge(text: str) -> None:
+    """A code knowledge file loads (and the code it describes is read with it), or every problem
+    is at a place in the file."""
+    facets = load_builtin()[0]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "helpers.yaml")
+        path.write_text(text, encoding="utf-8")
+        try:
+            known = registry_module.load_code(path, "helpers.yaml", facets)
+        except ConfigError as error:
+            event(f"problem: {error.problems[0].message[:30]}".encode("ascii", "replace").decode())
+            assert error.problems and all(p.path == "helpers.yaml" and p.line >= 1 and p.column >= 1 and p.message for p in error.problems)
+            return
+    event(f"entries: {min(len(known), 3)}")
+    source = "def token_average(x):\n    return x.sum() / 3\n\nm = {'loss': token_average(y), 'n': np.linalg.norm(z), 'k': torch.mean(w)}\n"
+    extractor = extractor_for(".py", replace(DEFAULT_OPTIONS, code=known))
+    assert extractor is not None
+    extractor("train.py", source.encode())
+
+
+BASELINE_FIELD = {
+    "rule": "ML001", "path": "train.py", "metric": "train/grad_norm", "facet": "clipping", "phrase": "after clipping", "count": 1,
+}
+ODD_JSON = st.one_of(st.integers(-1, 3), JSON_SCALAR, JSON_VALUE)
+
+
+def seldom(draw: st.DrawFn, usual: object, odd: st.SearchStrategy[object]) -> object:
+    """`rarely` for any value: mostly `usual`, one time in ten something else."""
+    return draw(odd) if draw(st.integers(0, 9)) == 9 else usual
+
+
+@st.composite
+def baseline_document(draw: st.DrawFn) -> object:
+    """Mostly a baseline holding the project's finding, with an odd field, entry or value here and there."""
+    entries = []
+    for _ in range(draw(st.integers(0, 4))):
+        entry = {k: seldom(draw, v, ODD_JSON) for k, v in BASELINE_FIELD.items() if draw(st.integers(0, 19)) != 19}
+        entries.append(seldom(draw, entry, ODD_JSON))
+    return seldom(draw, {"version": seldom(draw, 1, ODD_JSON), "findings": seldom(draw, entries, ODD_JSON)}, ODD_JSON)
+
+
+@FUZZ
+@given(baseline_document(), st.sampled_from([None, 2]), st.sampled_from(["", "", "", "\n\n", "}", "// c"]))  # mostly JSON: a tail breaks it
+def test_fuzz_baselines(value: object, indent: int | None, tail: str) -> None:
+    """Any baseline: the findings it does not account for, or every problem at its place in it."""
+    made, _ = _clean_cache()
+    findings = _findings()
+    file = made / "project" / "base.json"
+    file.write_text(json.dumps(value, indent=indent) + tail, encoding="utf-8")
+    here = os.getcwd()
+    os.chdir(made / "project")
+    try:
+        new = baseline.hide(Path("base.json"), list(findings))
+    except ConfigError as error:
+        event(f"problem: {error.problems[0].message[:30]}".encode("ascii", "replace").decode())
+        assert error.problems and all(p.path == "base.json" and p.line >= 1 and p.column >= 1 and "\n" not in str(p) for p in error.problems)
+        return
+    finally:
+        os.chdir(here)
+        file.unlink()  # the project is shared with the cache target, whose runs must find it as it was
+    event(f"hidden: {len(findings) - len(new)}")
+    assert all(f in findings for f in new)
+
+
+@lru_cache(maxsize=1)
+def _findings() -> tuple[Finding, ...]:
+    """The findings of a run over the fuzzed project, as a baseline is held against them."""
+    made, _ = _clean_cache()
+    here = os.getcwd()
+    os.chdir(made / "project")
+    try:
+        return engine.analyse(config.with_speed(config.load((".",), None, None), 1, None, True)).report.findings
+    finally:
+        os.chdir(here)
+
+
+@lru_cache(maxsize=1)
+def _clean_cache() -> tuple[Path, str]:
+    """A warm cache of the fuzzed project, made once per process (each example changes a copy
+    of it), and the findings of a run without it."""
+    folder = Path(tempfile.mkdtemp(prefix="metriclint-fuzz-"))
+    for name, content in SETTINGS_PROJECT.items():
+        (folder / "project" / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / "project" / name).write_text(content, encoding="utf-8")
+    here = os.getcwd()
+    os.chdir(folder / "project")
+    try:
+        clean = invoke("check", ".", "--jobs", "1", "--no-cache").stdout
+        invoke("check", ".", "--jobs", "1", "--cache-dir", str(folder / "cache"))
+    finally:
+        os.chdir(here)
+    return folder, clean
+
+
+MUTATION = st.sampled_from(["replace", "truncate", "insert", "swap", "number", "json"])
+
+
+@FUZZ
+@given(st.data(), MUTATION, st.booleans())
+def test_fuzz_cache_entries(data: st.DataObject, how: str, sealed: bool) -> None:
+    """Any change to any cache file (an entry, what the last run kept, the files' statuses, the
+    runs' records): the run ends with its report and at most one warning; unless sealed again
+    with the key (as only this machine can), its findings are those of a run without the cache."""
+    made, clean = _clean_cache()
+    folder = Path(tempfile.mkdtemp(prefix="metriclint-fuzz-"))
+    cache = folder / "cache"
+    shutil.copytree(made / "cache", cache)
+    files = sorted(p for p in cache.rglob("*") if p.is_file() and p.name not in (".gitignore", "CACHEDIR.TAG", ".metriclint-cache", "lock"))
+    target = data.draw(st.sampled_from(files))
+    kind = target.parent.name if target.parent.name in ("kept", "stats", "runs") else "entry"
+    header = 0 if kind == "runs" else 65  # the digest line (extract/trust.py); a run's record has none
+    body = target.read_bytes()[header:]
+    if how == "json":
+        value = json.loads(body)
+        changed = json.dumps(data.draw(st.one_of(JSON_VALUE, st.just(value), st.just([value, value])))).encode()
+    else:
+        at = data.draw(st.integers(0, max(0, len(body) - 1)))
+        piece = data.draw(st.sampled_from([b"0", b"1", b"-1", b"\"", b"[", b"]", b"{}", b"null", b"true", b"9" * 30, b",", b"after", b"before", b"\xff"]))
+        changed = {
+            "replace": body[:at] + piece + body[at + len(piece):], "truncate": body[:at], "insert": body[:at] + piece + body[at:],
+            "swap": body.replace(b"after", b"before").replace(b"mean", b"sum"), "number": re.sub(rb"\d+", piece if piece.isdigit() else b"7", body, count=3),
+        }[how]
+    event(f"{how} {kind}")
+    if sealed and kind != "runs":
+        write_sealed(target, kind, changed)
+    else:
+        target.write_bytes(target.read_bytes()[:header] + changed)
+    here = os.getcwd()
+    os.chdir(made / "project")
+    try:
+        result = invoke("check", ".", "--jobs", "1", "--cache-dir", str(cache))
+    finally:
+        os.chdir(here)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert "internal error" not in result.output and result.exit_code in (0, 1), result.output
+    assert sealed and kind != "runs" or result.stdout == clean
+    assert len(result.stderr.splitlines()) <= 1, result.stderr

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import FIXTURES, copy_fixture
+from conftest import FIXTURES, copy_fixture, read_sealed, write_sealed
 
 from metriclint import engine
 from metriclint import settings as config
-from metriclint.extract import prune
+from metriclint.extract import prune, trust
 from metriclint.report import audit
 
 PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.parent.name != "bad_registry")
@@ -108,14 +108,15 @@ def test_what_another_file_would_be_kept_for_is_not_taken(tmp_path: Path, monkey
     base = config.load((".",), None, None)
     _same_as_a_whole_run(base, tmp_path / "c", "first")
     (path,) = (tmp_path / "c" / "kept").iterdir()
-    value = json.loads(path.read_text(encoding="utf-8"))
+    value = read_sealed(path)
     files = value["files"]
     stating = files.pop("trainer/logging_utils.py")
     assert "trainer/logging_utils.py" in json.dumps(stating[4])  # its view names its own file
     other = next(iter(files))
     files[other][4] = stating[4]
-    path.write_text(json.dumps(value), encoding="utf-8")
-    _same_as_a_whole_run(base, tmp_path / "c", "forged")
+    write_sealed(path, "kept", value)
+    with pytest.warns(trust.Dropped):  # the command line prints it as one line for the run
+        _same_as_a_whole_run(base, tmp_path / "c", "forged")
     assert path.name == f"{prune.project_name(project)}.json"
 
 

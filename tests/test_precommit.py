@@ -91,3 +91,28 @@ def test_hook_fails_on_a_staged_contradiction_and_passes_after_the_fix(tmp_path:
     passed = try_repo(project, hooks, ref, tmp_path / "home")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "metriclint" in passed.stdout and "Passed" in passed.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_the_first_run_in_a_fresh_clone_leaves_nothing_for_git_to_add(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook's lock makes the cache folder: it must come git-ignored and tagged, as the cache
+    makes it, or `git add -A` picks it up and the next commit fails on a changed file."""
+    monkeypatch.delenv("METRICLINT_CACHE_DIR")  # the default folder, in the project
+    hooks, origin, clone = tmp_path / "metriclint", tmp_path / "origin", tmp_path / "clone"
+    hooks.mkdir()
+    ref = snapshot_of_this_repo(hooks)
+    copy_fixture(FIXTURES / "demo", origin)
+    git(origin, "init", "-q")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "start")
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    module = clone / "trainer" / "step.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    git(clone, "add", "trainer/step.py")
+    run = try_repo(clone, hooks, ref, tmp_path / "home")
+    assert run.returncode == 0, run.stdout + run.stderr
+    cache = clone / ".metriclint_cache"
+    assert {".gitignore", "CACHEDIR.TAG", ".metriclint-cache", "lock"} <= {p.name for p in cache.iterdir()}
+    git(clone, "add", "-A")
+    assert git(clone, "status", "--porcelain", "--untracked-files=all") == "M  trainer/step.py\n"

@@ -399,11 +399,11 @@ def test_the_package_has_no_way_to_run_code_or_reach_the_network() -> None:
     ("pyproject", "expected"),
     [
         (b"[tool.metriclint]\nregistry = \"caf\xe9.yaml\"\n", "pyproject.toml:1:1: the config is not UTF-8"),
-        (b"[tool]\nmetriclint = 3\n", "pyproject.toml:2:1: tool.metriclint must be a table"),
+        (b"[tool]\nmetriclint = 3\n", "pyproject.toml:2:14: tool.metriclint must be a table, not 3"),
         (b"tool = 3\n", "pyproject.toml:1:1: no [tool.metriclint] table"),  # --config given: it must have one
         (b"[tool.metriclint]\nselect = [\"ML001\",\n", "pyproject.toml:3:1: invalid TOML"),
-        (b"[tool.metriclint]\nexclude = [1]\n", "pyproject.toml:2:1: 'exclude' must be a list of strings"),
-        (b"[tool.metriclint]\nregistry = \"folder\"\n", "pyproject.toml:2:1: registry file 'folder' is not a regular file"),
+        (b"[tool.metriclint]\nexclude = [1]\n", "pyproject.toml:2:12: 'exclude' must be a list of strings, not 1"),
+        (b"[tool.metriclint]\nregistry = \"folder\"\n", "pyproject.toml:2:12: registry file 'folder' is not a regular file"),
     ],
 )
 def test_configuration_errors_exit_2_with_their_place(in_tmp: Path, pyproject: bytes, expected: str) -> None:

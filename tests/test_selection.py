@@ -68,13 +68,13 @@ def test_fail_on_warning_and_exit_zero(in_tmp: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ('select = ["ML001", "XX1"]\n', "pyproject.toml:2:1: unknown rule selector 'XX1'; see `metriclint rules`"),
-        ('ignore = "ML001"\n', "pyproject.toml:2:1: 'ignore' must be a list of strings"),
+        ('select = ["ML001", "XX1"]\n', "pyproject.toml:2:20: unknown rule selector 'XX1'; see `metriclint rules`"),
+        ('ignore = "ML001"\n', "pyproject.toml:2:10: 'ignore' must be a list of strings, not \"ML001\""),
         (
             '\n[tool.metriclint.severity]\nML001 = "fatal"\n',
-            'pyproject.toml:3:1: severity of ML001 must be "error" or "warning", not \'fatal\'',
+            'pyproject.toml:4:9: severity of ML001 must be "error" or "warning", not "fatal"',
         ),
-        ('per-file-ignores = {"tests/*" = "ML001"}\n', "pyproject.toml:2:1: 'per-file-ignores' must map globs to lists of rule codes"),
+        ('per-file-ignores = {"tests/*" = "ML001"}\n', "pyproject.toml:2:33: 'per-file-ignores' must map globs to lists of rule codes, not \"ML001\""),
     ],
 )
 def test_bad_selection_config_is_exit_2_with_its_line(project: Path, body: str, expected: str) -> None:

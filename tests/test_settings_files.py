@@ -37,7 +37,7 @@ def test_a_pattern_or_a_path_that_matches_nothing_is_a_warning(in_tmp: Path) -> 
     write_project(in_tmp, {"pyproject.toml": '[tool.metriclint]\npaths = ["srcc", "b.py"]\nexclude = ["biuld/"]\n', "b.py": AFTER}, REGISTRY)
     result = invoke("check")
     assert result.exit_code == 1
-    assert "warning: pyproject.toml:2:1: 'paths' entry 'srcc' matches nothing\n" in result.stderr
+    assert "warning: pyproject.toml:2:10: 'paths' entry 'srcc' matches nothing\n" in result.stderr
     assert "warning: 'exclude' pattern 'biuld/' matches nothing under .\n" in result.stderr
 
 
@@ -94,7 +94,7 @@ def test_extend_select_adds_to_select(in_tmp: Path) -> None:
 def test_extend_in_a_circle_is_an_error_at_its_line(in_tmp: Path) -> None:
     write_project(in_tmp, {"a.toml": 'extend = "b.toml"\n', "b.toml": 'extend = "a.toml"\n', "x.py": AFTER})
     result = invoke("check", ".", "--config", "a.toml")
-    assert result.exit_code == 2 and "b.toml:1:1: 'extend' makes a circle through a.toml" in result.stderr
+    assert result.exit_code == 2 and "b.toml:1:10: 'extend' makes a circle through a.toml" in result.stderr
 
 
 @pytest.mark.parametrize("repository", [False, True])
@@ -116,11 +116,51 @@ def test_paths_and_registry_in_settings_stay_inside_the_project(in_tmp: Path, se
     write_project(in_tmp, {"proj/pyproject.toml": f"[tool.metriclint]\n{setting} = {entry}\n", "proj/src/a.py": AFTER, "metrics.yaml": REGISTRY})
     result = invoke("check", "proj")
     outside = entry.split(", ")[-1].strip('[]"')
+    column = 1 + len(f"{setting} = ") + entry.index(f'"{outside}"')  # where the entry is written
     assert result.exit_code == 2
-    assert f"proj/pyproject.toml:2:1: '{setting}' entry '{outside}' is outside the project (proj); give it on the command line instead" in result.output
+    assert f"proj/pyproject.toml:2:{column}: '{setting}' entry '{outside}' is outside the project (proj); give it on the command line instead" in result.output
 
 
 def test_a_registry_outside_the_project_may_be_given_on_the_command_line(in_tmp: Path) -> None:
     write_project(in_tmp, {"proj/pyproject.toml": "[tool.metriclint]\n", "proj/a.py": AFTER, "shared/metrics.yaml": REGISTRY})
     result = invoke("check", "proj", "--registry", str(in_tmp / "shared/metrics.yaml"))
     assert result.exit_code == 1 and _files(result.output) == ["proj/a.py"]
+
+
+@pytest.mark.parametrize(("setting", "entry", "shown"), [
+    ("paths", '["src", "docs"]', "docs"), ("registry", '"shared/metrics.yaml"', "shared/metrics.yaml"),
+    ("code-knowledge", '["shared/helpers.yaml"]', "shared/helpers.yaml"),
+])
+def test_a_link_in_settings_that_leads_out_of_the_project_is_refused(in_tmp: Path, setting: str, entry: str, shown: str) -> None:
+    write_project(in_tmp, {
+        "proj/pyproject.toml": f"[tool.metriclint]\n{setting} = {entry}\n", "proj/src/a.py": AFTER, "proj/metrics.yaml": REGISTRY,
+        "elsewhere/metrics.yaml": REGISTRY, "elsewhere/helpers.yaml": "version: 1\ncode: []\n", "elsewhere/b.py": AFTER,
+    })
+    (in_tmp / "proj" / "docs").symlink_to(in_tmp / "elsewhere")
+    (in_tmp / "proj" / "shared").symlink_to(in_tmp / "elsewhere")
+    result = invoke("check", "proj")
+    column = 1 + len(f"{setting} = ") + entry.index(f'"{shown}"')
+    assert result.exit_code == 2
+    assert f"proj/pyproject.toml:2:{column}: '{setting}' entry '{shown}' is outside the project (proj); give it on the command line instead" in result.output
+
+
+@pytest.mark.parametrize(("settings", "expected"), [
+    ('severity = {"ML010" = [1, 2]}', 'metriclint.toml:2:23: severity of ML010 must be "error" or "warning", not [1, 2]'),
+    ('severity = { ML010 = {} }', 'metriclint.toml:2:22: severity of ML010 must be "error" or "warning", not {}'),
+    ('tooltips = ["\\u0000"]', "metriclint.toml:2:13: 'tooltips' must be an array of tables: [[tool.metriclint.tooltips]], not \"\\u0000\""),
+    ('paths = "src"  # registry = 1', 'metriclint.toml:2:9: \'paths\' must be a list of strings, not "src"'),
+    ('text = "registry = 7"\nregistry = 2020-01-01', "metriclint.toml:2:1: unknown key 'text' in [tool.metriclint]; expected one of: "),
+    ('"registry" = 2020-01-01', "metriclint.toml:2:14: 'registry' must be a string (a path), not 2020-01-01"),
+    ('tool.metriclint.max-file-size = -1', "metriclint.toml:2:33: 'max-file-size' must be a positive number of bytes, not -1"),
+    ("exclude = ['build', '!']", "metriclint.toml:2:21: 'exclude' pattern \"!\" is not a valid gitignore-style pattern"),
+    ('[tool.metriclint.per-file-ignores]\n"!" = ["ML001"]', "metriclint.toml:3:1: 'per-file-ignores' pattern \"!\" is not a valid gitignore-style pattern"),
+    ('[[tool.metriclint.tooltips]]\npath = "ui.js"\n\n[[tool.metriclint.tooltips]]\npath = "b.js"\nmatch = 1.5',
+     "metriclint.toml:7:9: unknown match mode 1.5; expected one of: "),
+])
+def test_a_bad_setting_is_reported_where_it_is_written_with_the_value_as_written(in_tmp: Path, settings: str, expected: str) -> None:
+    """Found in the parsed document, not by searching the text: a key named in a comment or a
+    string, a quoted or dotted key, and a value tomllib turns into a date or a list."""
+    write_project(in_tmp, {"metriclint.toml": f"# metriclint's settings\n{settings}\n", "a.py": AFTER, "metrics.yaml": REGISTRY})
+    result = invoke("check", ".")
+    assert result.exit_code == 2 and "internal error" not in result.output
+    assert result.stderr.startswith(expected), result.stderr

@@ -43,7 +43,7 @@ def test_the_tests_setting_must_be_globs(project: Path) -> None:
     (project / "pyproject.toml").write_text('[tool.metriclint]\ntests = "tests"\n')
     result = invoke("check", ".")
     assert result.exit_code == 2
-    assert result.stderr == "pyproject.toml:2:1: 'tests' must be a list of strings\n"
+    assert result.stderr == "pyproject.toml:2:9: 'tests' must be a list of strings, not \"tests\"\n"
 
 
 def test_the_keys_a_test_writes_out_keep_their_entries_alive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -106,7 +106,7 @@ def test_bad_match_mode_is_exit_2(in_tmp: Path) -> None:
     (in_tmp / "pyproject.toml").write_text('[tool.metriclint]\n[[tool.metriclint.tooltips]]\npath = "a.js"\nmatch = "fuzzy"\n')
     result = invoke("check", ".")
     assert result.exit_code == 2
-    assert result.stderr == "pyproject.toml:4:1: unknown match mode 'fuzzy'; expected one of: exact, prefix, suffix, substring, regex, glob\n"
+    assert result.stderr == 'pyproject.toml:4:9: unknown match mode "fuzzy"; expected one of: exact, prefix, suffix, substring, regex, glob\n'
 
 
 def test_sources_lists_what_was_read(in_tmp: Path) -> None:

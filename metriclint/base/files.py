@@ -54,7 +54,7 @@ def replace(path: Path, data: bytes, mode: int | None = None, like: Path | None 
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
     if mode is None:
-        mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
+        mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~umask()
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".metriclint")
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -103,7 +103,7 @@ def _copy_owner_and_attributes(source: Path, target: Path) -> None:
         pass  # a file system without them, or an attribute only root may set
 
 
-def _umask() -> int:
+def umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current

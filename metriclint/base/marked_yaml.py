@@ -11,7 +11,7 @@ is infinitely deep.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 import yaml
@@ -32,6 +32,9 @@ _SCALAR_TAGS = {
 }
 
 
+_SHOWN = 60  # characters of a value a message quotes
+
+
 @dataclass(frozen=True, slots=True)
 class Node:
     """A YAML value with its position. Mappings hold `{key: (key_node, value_node)}`."""
@@ -41,6 +44,19 @@ class Node:
     line: int
     column: int
     style: str | None = None  # a scalar's quoting: None (plain), "'", '"', "|" or ">"
+    # The file's text and where the value is written in it (characters), for messages.
+    source: str = field(default="", repr=False, compare=False)
+    start: int = field(default=0, compare=False)
+    end: int = field(default=0, compare=False)
+
+    @property
+    def written(self) -> str:
+        """The value as the file writes it, on one line and cut short, for a message; its kind
+        for a value no file writes."""
+        shown = " ".join(self.source[self.start : self.end].split())
+        if not shown:
+            return f"a {self.kind}"
+        return shown if len(shown) <= _SHOWN else shown[: _SHOWN - 3] + "..."
 
     @property
     def entries(self) -> dict[str, tuple[Node, Node]]:
@@ -147,7 +163,7 @@ def load(text: str, path: str, shipped: bool = False) -> tuple[Node | None, list
         return None, []
     problems: list[Problem] = []
     try:
-        return _convert(root, path, problems, _Budget(), ()), problems
+        return _convert(root, text, path, problems, _Budget(), ()), problems
     except _TooLarge:
         message = f"YAML aliases expand to more than {MAX_NODES} values; write the data out"
         return None, [Problem(path, root.start_mark.line + 1, root.start_mark.column + 1, message)]
@@ -160,11 +176,12 @@ def load(text: str, path: str, shipped: bool = False) -> tuple[Node | None, list
         return None, [Problem(path, mark.line + 1, mark.column + 1, message)]
 
 
-def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budget, within: tuple[yaml.Node, ...]) -> Node:
+def _convert(node: yaml.Node, text: str, path: str, problems: list[Problem], budget: _Budget, within: tuple[yaml.Node, ...]) -> Node:
     """`node` as a `Node`; `within` are the collections it is inside, outermost first, so
     that aliases nesting past `MAX_DEPTH` (or into themselves) are caught with their place."""
     budget.spend(node)
     line, column = node.start_mark.line + 1, node.start_mark.column + 1
+    start, end = node.start_mark.index, node.end_mark.index
     if isinstance(node, yaml.CollectionNode):
         if len(within) >= MAX_DEPTH:
             again = next((n for n in within if any(m is n for m in within[within.index(n) + 1 :])), None)
@@ -173,10 +190,10 @@ def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budge
     if isinstance(node, yaml.MappingNode):
         items: dict[str, tuple[Node, Node]] = {}
         for key_node, value_node in node.value:
-            key = _convert(key_node, path, problems, budget, within)
-            value = _convert(value_node, path, problems, budget, within)
+            key = _convert(key_node, text, path, problems, budget, within)
+            value = _convert(value_node, text, path, problems, budget, within)
             if not isinstance(key.value, str):
-                problems.append(Problem(path, key.line, key.column, f"keys must be text, not a {key.kind}; quote it"))
+                problems.append(Problem(path, key.line, key.column, f"keys must be text, not {key.written}; quote it"))
             elif key.value in items:
                 first = items[key.value][0]
                 problems.append(
@@ -184,12 +201,12 @@ def _convert(node: yaml.Node, path: str, problems: list[Problem], budget: _Budge
                 )
             else:
                 items[key.value] = (key, value)
-        return Node(items, "mapping", line, column)
+        return Node(items, "mapping", line, column, None, text, start, end)
     if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(item, path, problems, budget, within) for item in node.value], "sequence", line, column)
+        return Node([_convert(item, text, path, problems, budget, within) for item in node.value], "sequence", line, column, None, text, start, end)
     kind = _SCALAR_TAGS.get(node.tag, "string")
     style = (node.style or None) if isinstance(node, yaml.ScalarNode) else None  # libyaml says "" for plain
-    return Node(_scalar(node.value, kind), kind, line, column, style)
+    return Node(_scalar(node.value, kind), kind, line, column, style, text, start, end)
 
 
 def _scalar(text: str, kind: str) -> Value:
@@ -225,7 +242,7 @@ class Reader:
 
     def mapping(self, node: Node, what: str, allowed: tuple[str, ...] | None = None) -> dict[str, tuple[Node, Node]]:
         if node.kind != "mapping":
-            self.error(node, f"{what} must be a mapping, not a {node.kind}")
+            self.error(node, f"{what} must be a mapping, not {node.written}")
             return {}
         items = node.entries
         if allowed is not None:
@@ -237,12 +254,17 @@ class Reader:
     def text(self, node: Node, what: str) -> str | None:
         if node.kind != "string":
             hint = "; quote it" if node.kind in {"boolean", "integer", "number", "null"} else ""
-            self.error(node, f"{what} must be text, not a {node.kind}{hint}")
+            self.error(node, f"{what} must be text, not {node.written}{hint}")
             return None
         return node.value if isinstance(node.value, str) else None
 
+    def sequence(self, node: Node, what: str) -> list[Node]:
+        if node.kind != "sequence":
+            self.error(node, f"{what} must be a list, not {node.written}")
+        return node.elements
+
     def texts(self, node: Node, what: str) -> list[tuple[Node, str]]:
         if node.kind != "sequence":
-            self.error(node, f"{what} must be a list of text, not a {node.kind}")
+            self.error(node, f"{what} must be a list of text, not {node.written}")
             return []
         return [(item, value) for item in node.elements if (value := self.text(item, f"each of {what}")) is not None]

@@ -21,6 +21,12 @@ def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[C
     return values.pop(), sorted(facts, key=lambda f: (f.span, f.origin))
 
 
+def estimated(facts: list[CodeFact], value: str) -> bool:
+    """Whether every computing site's value is also an estimate of `value` (rules/code/ `also`):
+    a policy's NLL of the tokens it drew is an estimate of its entropy."""
+    return bool(facts) and all(value in fact.also for fact in facts)
+
+
 def code_evidence(facts: list[CodeFact]) -> tuple[str, tuple[Related, ...]]:
     return f"the value comes from {_sites(facts)}", tuple(Related(f.span, f"{f.origin}: {f.says}") for f in facts)
 
@@ -72,7 +78,7 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
         value, facts = computed
         evidence, related = code_evidence(facts)
         for claim in group:
-            if claim.negated == (claim.value == value) and not known.alike_values(facet, claim.value, value):
+            if claim.negated == (claim.value == value) and not known.alike_values(facet, claim.value, value) and not estimated(facts, claim.value):
                 message = f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}'
                 yield ML006.finding(
                     claim.span, message, metric=metric, facet=facet, found=found(claim), expected=value,
@@ -89,7 +95,10 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 )
                 continue
             computed = computed_value(corpus, metric, facet)
-            if computed is not None and computed[0] != setting.value and not known.alike_values(facet, setting.value, computed[0]):
+            if (
+                computed is not None and computed[0] != setting.value and not known.alike_values(facet, setting.value, computed[0])
+                and not estimated(computed[1], setting.value)
+            ):
                 evidence, related = code_evidence(computed[1])
                 message = f"{metric}: registry says {facet}={setting.value}; {evidence}"
                 yield ML006.finding(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import shutil
 import signal
 import sys
 import threading
@@ -104,11 +103,14 @@ def check(
     configs = project.each(
         select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
     )
+    with usage_errors():
+        report_file = settings.write_target(output_file, "--output-file") if output_file else None
+        baseline_target = settings.write_target(write_baseline, "--write-baseline") if write_baseline else None
     with progress_bar(quiet) as bar:
         report, shown = combined_report(configs, bar, once.hook_run() if changed_only and buffer is None else None, buffer)
-    if write_baseline:
+    if baseline_target is not None:
         with usage_errors():
-            baseline.write(Path(write_baseline), list(report.findings))
+            baseline.write(baseline_target, list(report.findings))
         click.echo(f"Recorded {count(len(report.findings), 'finding')} in {write_baseline}.", err=True)
         exit_for(())
     kept = io.StringIO()
@@ -117,8 +119,8 @@ def check(
         formats.statistics(shown, out)
     else:
         FORMATS[output_format](shown, out, quiet)
-    if output_file:
-        _write(Path(output_file), kept.getvalue(), "--output-file")
+    if report_file is not None:
+        _write(report_file, kept.getvalue(), "--output-file")
     if not quiet:
         notice_no_registry(configs)
     exit_for(() if exit_zero else report.findings, Severity(fail_on))
@@ -224,6 +226,9 @@ def fix(project: Project, show_diff: bool) -> None:
     Exits 1 while findings remain that no fix settled."""
     from metriclint.fix import rewrite as fixing
 
+    with usage_errors():  # a link named that leads out of its project: nothing is written
+        for path in project.paths:
+            settings.write_target(path)
     configs = project.each()
     with progress_bar() as bar:
         analyses = [analyse(config, bar) for config in configs]
@@ -268,7 +273,8 @@ def init(project: Project, output: str | None, force: bool) -> None:
     from metriclint.authoring import init as drafting
 
     config = project.settings()
-    target = Path(output) if output else config.root / settings.DEFAULT_REGISTRY
+    with usage_errors():
+        target = settings.write_target(output or str(config.root / settings.DEFAULT_REGISTRY), "--output" if output else "metriclint")
     if target.exists() and not force:
         usage_error([Problem(display(target), 1, 1, "a registry already exists; pass --force to overwrite it")])
     with progress_bar() as bar:
@@ -307,19 +313,23 @@ def clean(path: str) -> None:
     """Remove the cache folder of the project PATH is in (default: the current directory), and
     those of the projects inside it."""
     with usage_errors():
-        config = settings.with_speed(settings.load((path,), None, None), None, None, False)
+        config = settings.with_speed(settings.load((path,), None, None), None, None, False, checked=False)
     assert config.cache_dir is not None
     found: dict[Path, Path] = {}  # the same folder may be found both ways
     for folder in [config.cache_dir, *prune.caches_under(Path(path))]:
         found.setdefault(folder.resolve(), folder)
-    removed = [folder for folder in found.values() if prune.is_cache(folder)]
+    caches = [folder for folder in found.values() if prune.is_cache(folder)]
     for folder in found.values():
-        if folder.exists() and folder not in removed:
+        if folder.exists() and folder not in caches:
             click.echo(f"warning: {display(folder)} is not a metriclint cache folder; left alone", err=True)
-    for folder in removed:
-        shutil.rmtree(folder, ignore_errors=True)
-        click.echo(f"Removed {display(folder)}")
-    if not removed:
+    removed = []
+    for folder in caches:
+        if prune.remove(folder):
+            removed.append(folder)
+            click.echo(f"Removed {display(folder)}")
+        else:
+            click.echo(f"warning: {display(folder)} holds files that are not metriclint's; removed metriclint's only", err=True)
+    if not caches:
         click.echo("No cache to remove.")
 
 

@@ -92,6 +92,8 @@ def _emit(content: str, output: str | None, check: bool) -> None:
         click.echo(f"{output} is out of date; run the same command without --check.", err=True)
         sys.exit(EXIT_FINDINGS)
     if current != content:
+        with usage_errors():
+            path = settings.write_target(output, "--output")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             files.replace(path, content.encode("utf-8"))

@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import gc
 import sys
+import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -20,7 +21,8 @@ import click
 from metriclint import engine, settings
 from metriclint.base.paths import display
 from metriclint.cli.status import usage_errors
-from metriclint.model import Finding, Report
+from metriclint.extract import trust
+from metriclint.model import ConfigError, Finding, Report
 from metriclint.report import once, progress
 
 registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
@@ -48,9 +50,9 @@ class Project:
         several at once (check, fix)."""
         with usage_errors():
             found = settings.projects(self.paths, self.config_file, self.registry, **given)
+            found = [settings.with_speed(c, self.jobs, self.cache_dir, self.no_cache) for c in found]
         _warn(note for config in found for note in config.notes)
-        with usage_errors():
-            return [settings.with_speed(c, self.jobs, self.cache_dir, self.no_cache) for c in found]
+        return found
 
     def settings(self, **given: Any) -> settings.Config:
         """The settings of the one project PATHS belong to, with the command line's on top;
@@ -58,9 +60,9 @@ class Project:
         paths from several projects) end the command with exit status 2."""
         with usage_errors():
             loaded = settings.load(self.paths, self.config_file, self.registry, **given)
+            loaded = settings.with_speed(loaded, self.jobs, self.cache_dir, self.no_cache)
         _warn(loaded.notes)
-        with usage_errors():
-            return settings.with_speed(loaded, self.jobs, self.cache_dir, self.no_cache)
+        return loaded
 
 
 Command = Callable[..., None]
@@ -94,13 +96,42 @@ def analyse(
     """The run; with a `buffer`, its file holds the buffer's bytes instead of what is on disk.
     `findings_only`: for a command that shows the findings and the texts behind them only
     (engine.judge), not every text and code flow of every file."""
-    with usage_errors(), collection_paused():  # the checks too: a 16 MB module's collections were a sixth of its warm run
+    def run(config: settings.Config) -> engine.Analysis:
         if buffer is None:
-            analysis = (engine.judge if findings_only else engine.analyse)(config, progress)
-        else:
-            analysis = engine.check(engine.revise(engine.collect(config, progress), config, *buffer), config)
+            return (engine.judge if findings_only else engine.analyse)(config, progress)
+        return engine.check(engine.revise(engine.collect(config, progress), config, *buffer), config)
+
+    # Collection paused for the checks too: a 16 MB module's collections were a sixth of its warm run.
+    with usage_errors(), collection_paused(), dropped_from_the_cache():
+        try:
+            analysis = run(config)
+        except ConfigError:
+            raise
+        except Exception:  # noqa: BLE001 - a cache file whose use raises: the run again without the cache gives its findings
+            if config.cache_dir is None:
+                raise
+            trust.dropped()
+            analysis = run(replace(config, cache_dir=None))
     warn_unused(config)
     return analysis
+
+
+@contextmanager
+def dropped_from_the_cache() -> Iterator[None]:
+    """One warning for the cache files a run did not use (extract/trust.py): not sealed with
+    this machine's key, or not what they claim to be. Other warnings are shown as usual."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", trust.Dropped)
+        yield
+    count = 0
+    for warning in caught:
+        if isinstance(warning.message, trust.Dropped):
+            count += warning.message.count
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    if count:
+        click.echo(f"warning: {count} cache {'file was' if count == 1 else 'files were'} not written with this machine's cache key, "
+                   "or damaged: not used, and what they held was read again from the sources", err=True)
 
 
 def notice_no_registry(configs: list[settings.Config]) -> None:

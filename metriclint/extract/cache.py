@@ -7,12 +7,12 @@ registry declares), so an entry is never stale: a change to any of them simply n
 entries. Entries are written to a temporary file and renamed into place, so two runs racing on
 one entry each write a whole file.
 
-The folder comes with the checked tree, so anyone can write an entry at a name they can
-compute. An entry is therefore JSON (base/plain.py), which builds only plain values, rebuilt
-into an extraction of exactly the expected types and about the file it is named for; an entry
-that fails this check is deleted and counts as missing. A forged entry that passes it can
-still hide that file's findings, so a cache folder from elsewhere (committed, or shared between
-users) is not supported: `--no-cache` or a folder of your own (`--cache-dir`) when in doubt.
+The folder may come from elsewhere (a CI cache, another machine), so anyone can write an
+entry at a name they can compute. An entry is therefore sealed with a key kept outside the
+folder (trust.py): one not sealed with this machine's key is not used. What it holds is JSON
+(base/plain.py), which builds only plain values, rebuilt into an extraction of exactly the
+expected types and about the file it is named for; an entry that fails either check, or whose
+decoding raises, is deleted, counted as dropped, and its file read again.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from metriclint import __version__
 from metriclint.base import plain
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_regular
-from metriclint.extract import prune
+from metriclint.extract import prune, trust
 from metriclint.model import ReadFailure
 from metriclint.sources import Extraction, Options
 
-FORMAT = "v2"
+FORMAT = "v3"  # v3: sealed (trust.py)
 Entry = Extraction | ReadFailure
 _encode, _decode = plain.encoder(Entry), plain.decoder(Entry)
 # The distributions whose parsers make an extraction: a new version may read a file differently.
@@ -79,21 +79,36 @@ class Cache:
         self.entries = directory / FORMAT
         self.usage = prune.Usage(project)
         self.limit = limit
+        self.writable: bool | None = None  # whether the folder is metriclint's (prune.ready), once asked
+        self.secret = trust.key()  # None: nothing is read or written
+
+    def _ready(self) -> bool:
+        if self.secret is None:
+            return False
+        if self.writable is None:
+            self.writable = prune.ready(self.directory)
+        return self.writable
 
     def get(self, entry: str, shown: str, file: Path | None = None) -> Entry | None:
-        """The entry for the file shown as `shown` (at `file`), or None: missing, unreadable, or
-        not an extraction of that file (then it is deleted, so the next run writes a true one)."""
+        """The entry for the file shown as `shown` (at `file`), or None: missing, unreadable, not
+        sealed with this key, or not an extraction of that file (then it is deleted, so the next
+        run writes a true one, and counted as dropped)."""
+        if self.secret is None:
+            return None
         path = self.entries / entry[:2] / entry
         try:
-            data = read_regular(path, self.limit)  # not max-file-size: an entry may be twice its file
+            sealed = read_regular(path, self.limit)  # not max-file-size: an entry may be twice its file
         except OSError:
             return None
-        try:
-            found = _decode(json.loads(data), shown)
-        except (ValueError, RecursionError, plain.Invalid, TypeError):  # ValueError: not JSON
-            path.unlink(missing_ok=True)
-            return None
+        data = trust.unseal(self.secret, "entry", entry, sealed)
+        found = None
+        if data is not None:
+            try:
+                found = _decode(json.loads(data), shown)
+            except Exception:  # noqa: BLE001 - whatever an entry makes the decoding raise, its file is read instead
+                trust.dropped()
         if not isinstance(found, (Extraction, ReadFailure)):
+            path.unlink(missing_ok=True)
             return None
         self.usage.note(entry, file or Path(shown))
         return found
@@ -107,9 +122,10 @@ class Cache:
             return
         if len(data) > self.limit:  # more than the whole cache may hold: pruned at once, never read
             return
+        if not self._ready() or self.secret is None:
+            return
+        data = trust.seal(self.secret, "entry", entry, data)
         try:
-            if not self.directory.is_dir():
-                prune.create(self.directory)
             folder.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             try:
@@ -125,5 +141,5 @@ class Cache:
 
     def close(self) -> None:
         """The end of a whole run: record what it used, and prune what no recent run needs."""
-        if self.usage.entries and self.directory.is_dir():
+        if self.usage.entries and self._ready():
             prune.prune(self.directory, self.entries, self.usage, self.limit)

@@ -10,9 +10,9 @@ what the texts that are no file's (registry descriptions, tooltips) state. It
 is only ever a shortcut: where an entry, the index or the code inputs differ, that part is
 worked out again from the files' extractions.
 
-Like the entries (cache.py) it is plain JSON rebuilt into checked types: each file's parts
-must be about that file and the code products about the project's files. One that is not of
-its shape counts as absent.
+Like the entries (cache.py) it is sealed with this machine's key (trust.py) and is plain JSON
+rebuilt into checked types: each file's parts must be about that file and the code products
+about the project's files. One not sealed with the key, or not of its shape, counts as absent.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 from metriclint.base import files, plain
 from metriclint.base.files import read_regular
-from metriclint.extract import prune
+from metriclint.extract import prune, trust
 from metriclint.model import CodeProducts, FileView, ReadFailure, Reading
 from metriclint.sources import Extraction
 
@@ -106,11 +106,19 @@ def digest(*parts: object) -> str:
 
 
 def load(directory: Path, project: Path, salt: str, limit: int) -> Kept:
-    """The last run's, if it was made under `salt` and is of its shape; else nothing."""
+    """The last run's, if it was sealed with this machine's key (trust.py), made under `salt`
+    and is of its shape; else nothing (a sealed one not of its shape counts as dropped)."""
+    secret, path = trust.key(), _path(directory, project)
     try:
-        value = json.loads(read_regular(_path(directory, project), limit))
-        return _checked(value, salt)
-    except (OSError, ValueError, RecursionError, plain.Invalid, TypeError, KeyError, AttributeError):  # ValueError: not JSON
+        data = trust.unseal(secret, "kept", path.name, read_regular(path, limit)) if secret is not None else None
+    except OSError:
+        return Kept()
+    if data is None:
+        return Kept()
+    try:
+        return _checked(json.loads(data), salt)
+    except Exception:  # noqa: BLE001 - whatever the decoding raises: the files' extractions are worked out again
+        trust.dropped()
         return Kept()
 
 
@@ -124,11 +132,11 @@ def save(directory: Path, project: Path, salt: str, kept: Kept) -> None:
             "readings": [[text, _encode_readings(said)] for text, said in kept.readings.items()],
         }
         data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-        target = _path(directory, project)
-        if not directory.is_dir():
-            prune.create(directory)
+        target, secret = _path(directory, project), trust.key()
+        if secret is None or not prune.ready(directory):
+            return
         target.parent.mkdir(exist_ok=True)
-        files.replace(target, data)
+        files.replace(target, trust.seal(secret, "kept", target.name, data))
     except (OSError, ValueError, RecursionError):
         return
 

@@ -16,10 +16,9 @@ clock) is not recorded, and is read again next time; git's rule (not older than 
 own write time) lets through an edit made after the status was taken and before the index
 was written, in the same tick.
 
-The folder comes with the tree: the index is plain JSON of checked types, and one that is
-not of its shape counts as empty. A forged index names an entry, and an entry is checked to
-be about the file it is named for (cache.py); one that passes could hide the file's
-findings, as a forged entry could already (see cache.py).
+The folder may come from elsewhere: the index is sealed with this machine's key (trust.py),
+and is plain JSON of checked types; one not sealed with the key, or not of its shape, counts
+as empty. An entry it names is checked again on its own (cache.py).
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 from metriclint.base.files import read_regular
-from metriclint.extract import prune
+from metriclint.extract import prune, trust
 
 Status = tuple[int, int, int, int]  # size, modification time (ns), inode, change time (ns)
 _ENTRY = re.compile(r"[0-9a-f]{64}")
@@ -82,11 +81,14 @@ class StatIndex:
         files = {shown: [*status, entry] for shown, (status, entry) in kept.items()}
         # ASCII: a name that is not UTF-8 is written with its surrogates escaped, and comes back.
         data = json.dumps({"version": VERSION, "salt": self.salt, "files": files}, separators=(",", ":"))
+        secret = trust.key()
+        if secret is None:
+            return
         try:
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-")
             try:
                 with os.fdopen(handle, "wb") as stream:
-                    stream.write(data.encode("ascii"))
+                    stream.write(trust.seal(secret, "stats", self.path.name, data.encode("ascii")))
                 os.replace(temporary, self.path)
             except BaseException:
                 os.unlink(temporary)
@@ -98,8 +100,8 @@ class StatIndex:
 def _made(directory: Path, folder: Path) -> bool:
     """Whether the index's `folder` in the cache folder `directory` is there or could be made."""
     try:
-        if not directory.is_dir():
-            prune.create(directory)  # tagged and git-ignored, as the entries' first write makes it
+        if not prune.ready(directory):  # tagged and git-ignored, as the entries' first write makes it
+            return False
         folder.mkdir(exist_ok=True)
     except OSError:
         return False
@@ -121,9 +123,12 @@ def _clock(folder: Path) -> int | None:
 
 
 def _read(path: Path, salt: str, limit: int) -> dict[str, tuple[Status, str]]:
-    """The index at `path` if it was made under `salt` and is of its shape, else nothing."""
+    """The index at `path` if it was sealed with this machine's key (trust.py), made under
+    `salt` and is of its shape, else nothing."""
+    secret = trust.key()
     try:
-        value = json.loads(read_regular(path, limit))
+        data = trust.unseal(secret, "stats", path.name, read_regular(path, limit)) if secret is not None else None
+        value = json.loads(data) if data is not None else None
     except (OSError, ValueError, RecursionError):  # ValueError: not JSON, or not UTF-8
         return {}
     if not isinstance(value, dict) or value.get("version") != VERSION or value.get("salt") != salt:

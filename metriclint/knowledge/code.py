@@ -80,6 +80,8 @@ class Derivation:
     given: tuple[str, str] | None  # (facet, value) the value must have; None: any value
     says: str
     gives: tuple[tuple[str, str], ...]
+    also: tuple[tuple[str, str], ...] = ()  # values the result is also an estimate of: a text stating one is not ruled out
+    unless: tuple[tuple[str, str], ...] = ()  # facts of the value that take `also` back
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,11 +275,7 @@ def _indexed(entries: list[Known]) -> dict[str, Any]:
 def _items(reader: Reader, top: dict[str, tuple[Node, Node]], key: str) -> list[Node]:
     if key not in top:
         return []
-    node = top[key][1]
-    if node.kind != "sequence":
-        reader.error(node, f"'{key}' must be a list, not a {node.kind}")
-        return []
-    return node.elements
+    return reader.sequence(top[key][1], f"'{key}'")
 
 
 def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None:
@@ -319,7 +317,7 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
 
 
 def _derivation(reader: Reader, node: Node, facets: dict[str, Facet]) -> Derivation | None:
-    fields = reader.mapping(node, "a derivation", ("construct", "from", "says", "gives"))
+    fields = reader.mapping(node, "a derivation", ("construct", "from", "says", "gives", "also", "unless"))
     if any(k not in fields for k in ("construct", "says", "gives")):
         reader.error(node, "a derivation needs 'construct', 'says' and 'gives'")
         return None
@@ -330,7 +328,9 @@ def _derivation(reader: Reader, node: Node, facets: dict[str, Facet]) -> Derivat
     given = read_facts(reader, fields["from"][1], facets, "'from'") if "from" in fields else ()
     says = reader.text(fields["says"][1], "'says'")
     gives = read_facts(reader, fields["gives"][1], facets, "'gives'")
-    return Derivation(construct, given[0] if given else None, says or "", gives) if says else None
+    also = read_facts(reader, fields["also"][1], facets, "'also'") if "also" in fields else ()
+    unless = tuple(f for item in (fields["unless"][1].elements if "unless" in fields else ()) for f in read_facts(reader, item, facets, "'unless'"))
+    return Derivation(construct, given[0] if given else None, says or "", gives, also, unless) if says else None
 
 
 def _schedulers(reader: Reader, node: Node) -> Schedulers:
@@ -343,7 +343,7 @@ def _schedulers(reader: Reader, node: Node) -> Schedulers:
 
 def _whole(reader: Reader, node: Node) -> int:
     if node.kind != "integer" or not isinstance(node.value, int):
-        reader.error(node, f"expected a whole number, not a {node.kind}")
+        reader.error(node, f"expected a whole number, not {node.written}")
         return -1
     return node.value
 

@@ -81,7 +81,7 @@ def read_logged(reader: Reader, node: Node, facets: dict[str, Facet]) -> Logged 
     when = []
     for keyword, (_, value) in reader.mapping(fields["when"][1], "'when'").items():
         if value.kind != "boolean":
-            reader.error(value, f"'{keyword}' must be true or false, not a {value.kind}")
+            reader.error(value, f"'{keyword}' must be true or false, not {value.written}")
         when.append((keyword, value.value is True))
     keyword = (reader.text(fields["keyword"][1], "'keyword'") or "") if "keyword" in fields else ""
     values = tuple(

@@ -111,9 +111,9 @@ def read_entry_point(reader: Reader, node: Node, facets: dict[str, Facet]) -> En
         k: _words(reader, fields, k)
         for k in ("overrides", "unless_keywords", "shipped_by", "unless_defined", "unless_called", "hook_reads", "hook_handed_to")
     }
-    keys = tuple(k for k in (_key(reader, item, facets) for item in _sequence(reader, fields["keys"][1], "'keys'")) if k is not None)
+    keys = tuple(k for k in (_key(reader, item, facets) for item in reader.sequence(fields["keys"][1], "'keys'")) if k is not None)
     callbacks, hook_logs = ((reader.text(fields[k][1], f"'{k}'") or "") if k in fields else "" for k in ("callbacks", "hook_logs"))
-    examples = tuple(_example(reader, item) for item in (_sequence(reader, fields["examples"][1], "'examples'") if "examples" in fields else ()))
+    examples = tuple(_example(reader, item) for item in (reader.sequence(fields["examples"][1], "'examples'") if "examples" in fields else ()))
     switch = _switch(reader, fields["switched_on_by"][1]) if "switched_on_by" in fields else None
     if not says or not source or not paths:
         return None
@@ -156,9 +156,3 @@ def _example(reader: Reader, node: Node) -> tuple[str, tuple[str, ...]] | None:
 
 def _words(reader: Reader, fields: dict[str, tuple[Node, Node]], key: str) -> list[str]:
     return [word for _, word in reader.texts(fields[key][1], f"'{key}'")] if key in fields else []
-
-
-def _sequence(reader: Reader, node: Node, what: str) -> list[Node]:
-    if node.kind != "sequence":
-        reader.error(node, f"{what} must be a list, not a {node.kind}")
-    return node.elements

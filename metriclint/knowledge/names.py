@@ -56,13 +56,24 @@ def words(name: str) -> tuple[str, ...]:
 
 
 def stated(name: str) -> list[Stated]:
-    """What `name` states, one value per facet: the longest matching part wins."""
+    """What `name` states, one value per facet: the longest matching part wins. A reduction
+    that ends a name after another one (`avg_len_max`, `mean_of_max`) is the inner one: the
+    value is the outer, leading reduction of it (the mean of per-sample maxima)."""
     found = words(name)
     best: dict[str, NamePart] = {}
     for part in parts():
         if _matches(part, found) and (part.facet not in best or len(part.words) > len(best[part.facet].words)):
             best[part.facet] = part
+    if "reduction" in best:
+        outer = next((_reductions()[word] for word in found[: -len(best["reduction"].words)] if word in _reductions()), None)
+        best["reduction"] = outer or best["reduction"]
     return [Stated(part) for part in best.values()]
+
+
+@lru_cache(maxsize=1)
+def _reductions() -> dict[str, NamePart]:
+    """The one-word reduction parts, by their word, as they would read at a name's end."""
+    return {part.words[0]: part for part in parts() if part.facet == "reduction" and len(part.words) == 1}
 
 
 def _matches(part: NamePart, found: tuple[str, ...]) -> bool:

@@ -267,20 +267,13 @@ def read_examples(reader: Reader, node: Node, expected: str = "claims") -> tuple
     """A rules file's `examples`: each a `text` and the list under `expected` that reading it
     must give (its claims, or for the sentence rules its sentences)."""
     examples = []
-    for example in _sequence(reader, node, "'examples'"):
+    for example in reader.sequence(node, "'examples'"):
         fields = reader.mapping(example, "an example", ("text", expected))
         text = reader.text(fields["text"][1], "'text'") if "text" in fields else None
         said = [c for _, c in reader.texts(fields[expected][1], f"'{expected}'")] if expected in fields else []
         if text is not None:
             examples.append(FacetExample(text, tuple(said), example.line))
     return tuple(examples)
-
-
-def _sequence(reader: Reader, node: Node, what: str) -> list[Node]:
-    if node.kind != "sequence":
-        reader.error(node, f"{what} must be a list, not a {node.kind}")
-        return []
-    return node.elements
 
 
 def _load_negation(path: Path, problems: list[Problem]) -> tuple[tuple[str, ...], int]:

@@ -191,11 +191,24 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
     named: dict[tuple[int, int], str | None] = {}
     for reading in readings:
         if reading.sentence not in named:
-            named[reading.sentence] = index.one_named_in(mention.text[slice(*reading.sentence)])
+            sentence = mention.text[slice(*reading.sentence)]
+            named[reading.sentence] = index.one_named_in(sentence) or _below(sentence, mention.below, index)
         metric = named[reading.sentence]
         if metric is not None:
             claims.append(_claim(mention, reading, metric))
     return claims
+
+
+def _below(sentence: str, below: tuple[str, ...], index: MetricIndex) -> str | None:
+    """The one key, of those the logging call right below a comment logs, that a sentence of
+    the comment names: written as the key (`# grad-norm: ...` above `add_scalar("grad-norm", ...)`)
+    or as its last segment. The call pins which metric the name is, as a docs table's row does."""
+    if not below:
+        return None
+    names = {name: key for key in below for name in (key, keys.literal(keys.last_segment(key)))}
+    found = {names[word] for match in _TOKEN.finditer(sentence) if (word := (match.group(1) or match.group(2)).strip(".,:;")) in names}
+    metrics = {metric for key in found for metric in index.for_key(key)}
+    return metrics.pop() if len(found) == 1 and len(metrics) == 1 else None
 
 
 def _about_the_value(mention: Mention, readings: Sequence[Reading]) -> list[Reading]:

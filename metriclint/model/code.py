@@ -44,6 +44,7 @@ class CodeFact:
     origin: str  # the call or expression, as a reader would name it: "torch.nn.utils.clip_grad_norm_"
     says: str  # why, from the knowledge base: "returns the total norm computed before clipping"
     placeholder: Placeholder | None = None  # only when its flag is set; else the value is a constant
+    also: tuple[str, ...] = ()  # values of the facet the value is also an estimate of, which a text may state (rules/code/ `also`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from metriclint.base.escapes import printable
+
 
 class Severity(str, Enum):
     ERROR = "error"
@@ -60,6 +62,7 @@ class Mention:
     subjects: tuple[str, ...] = ()  # names the whole text speaks for (parameter, alias, key)
     flows_to: tuple[str, ...] = ()  # logged keys the documented value reaches; beats subjects
     names_metrics: bool = False  # the subjects are metric names by the file's own structure
+    below: tuple[str, ...] = ()  # keys the logging call right below a comment logs: a sentence naming one speaks for it
 
     def span(self, start: int, end: int) -> Span:
         """The file span of `text[start:end]`."""
@@ -315,9 +318,10 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        """One line, whatever a file name or a quoted value holds (a newline, an escape)."""
         if self.line == 0:  # not about a place in a file: an option, the command line
-            return f"{self.path}: {self.message}"
-        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+            return printable(f"{self.path}: {self.message}")
+        return printable(f"{self.path}:{self.line}:{self.column}: {self.message}")
 
 
 class ConfigError(Exception):

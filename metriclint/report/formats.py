@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Protocol, TextIO
@@ -18,6 +17,7 @@ from urllib.parse import quote
 import click
 
 from metriclint import __version__
+from metriclint.base.escapes import printable
 from metriclint.base.paths import repository_root
 from metriclint.baseline import fingerprint
 from metriclint.checks import RULES
@@ -52,15 +52,6 @@ def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
 
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "blue"}
-
-
-def printable(text: str) -> str:
-    """`text` with its control characters written as escapes (`\\x1b`): a file name or a
-    quoted text must not move the cursor or recolour a terminal."""
-    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def readable(text: str) -> str:

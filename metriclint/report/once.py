@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from metriclint.base.files import read_regular
+from metriclint.extract import prune
 from metriclint.model import Finding
 
 KEPT = 24 * 3600  # seconds a run's notes are kept: runs end long before
@@ -44,8 +46,12 @@ def _started(pid: int) -> str:
 
 @contextmanager
 def exclusive(folder: Path) -> Iterator[None]:
-    """Held by one invocation at a time (a lock file in `folder`, which is made if missing)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Held by one invocation at a time (a lock file in the cache folder `folder`, made as the
+    cache makes it if missing, git-ignored: the first run in a fresh clone makes it here).
+    Without a folder of metriclint's to hold the lock, the invocations run side by side."""
+    if not prune.ready(folder):
+        yield
+        return
     with open(folder / "lock", "a+b") as handle:
         if sys.platform != "win32":
             import fcntl
@@ -56,17 +62,23 @@ def exclusive(folder: Path) -> Iterator[None]:
 
 def unprinted(findings: tuple[Finding, ...], folder: Path, run: str, project: Path) -> list[Finding]:
     """The findings that no earlier invocation of `run` printed for `project`, noted as
-    printed now. Call it while holding `exclusive(folder)`."""
+    printed now. Call it while holding `exclusive(folder)`. Without a folder of metriclint's
+    to note them in, every finding is printed."""
+    if not prune.ready(folder):
+        return list(findings)
     name = hashlib.sha256(f"{run}\0{project}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
     notes = folder / f"printed-{name}.txt"
     try:
-        seen = set(notes.read_text(encoding="utf-8", errors="replace").splitlines())
+        seen = set(read_regular(notes).decode("utf-8", errors="replace").splitlines())
     except OSError:
         seen = set()
     new = [f for f in findings if _identity(f) not in seen]
     _forget_old_runs(folder)
-    with open(notes, "a", encoding="utf-8", errors="replace") as handle:
-        handle.writelines(_identity(f) + "\n" for f in new)
+    try:
+        with open(notes, "a", encoding="utf-8", errors="replace") as handle:
+            handle.writelines(_identity(f) + "\n" for f in new)
+    except OSError:
+        pass  # the next invocation prints them again
     return new
 
 
@@ -77,6 +89,8 @@ def _identity(finding: Finding) -> str:
 def _forget_old_runs(folder: Path) -> None:
     now = time.time()
     for notes in folder.glob("printed-*.txt"):
+        if not prune.LAYOUT.fullmatch(notes.name):
+            continue
         try:
             if now - notes.stat().st_mtime > KEPT:
                 notes.unlink()

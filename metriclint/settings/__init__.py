@@ -21,11 +21,11 @@ from metriclint.base.files import MAX_BYTES
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display
 from metriclint.checks import RULES
-from metriclint.extract import prune
+from metriclint.extract import prune, trust
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings import table
-from metriclint.settings.homes import DEFAULT_REGISTRY, Home, homes
-from metriclint.settings.table import known, line_of, tooltips
+from metriclint.settings.homes import DEFAULT_REGISTRY, Home, escaping_link, homes
+from metriclint.settings.table import Located, known, tooltips
 
 # Test files: read for the inventory, but their texts and code state nothing about a metric
 # (a test's comment says what the test expects). Globs against the path from the project root,
@@ -34,7 +34,7 @@ DEFAULT_TESTS = (
     "tests/*", "test/*", "*/tests/*", "*/test/*", "__tests__/*", "*/__tests__/*",
     "test_*.py", "*_test.py", "conftest.py", "*.test.*", "*.spec.*",
 )
-CACHE_DIR = ".metriclint_cache"  # at the project root; METRICLINT_CACHE_DIR moves it
+CACHE_DIR = prune.DEFAULT_NAME  # at the project root; METRICLINT_CACHE_DIR moves it
 __all__ = ["DEFAULT_REGISTRY", "known"]
 
 
@@ -99,11 +99,21 @@ class Config:
     notes: tuple[str, ...] = ()  # warnings about the settings, for stderr (a deprecated key, a path that matches nothing)
 
 
-def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool) -> Config:
-    """The command line's --jobs, --cache-dir and --no-cache on top of the loaded settings."""
+def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool, checked: bool = True) -> Config:
+    """The command line's --jobs, --cache-dir and --no-cache on top of the loaded settings.
+    `checked`: a cache folder that is someone else's (extract/prune.py) is a usage error
+    (`clean` looks at it, and leaves it alone)."""
     if jobs is not None and jobs < 1:
         raise ConfigError([Problem("--jobs", 0, 0, f"--jobs must be at least 1, not {jobs}")])
-    chosen = Path(cache_dir) if cache_dir else Path(os.environ.get("METRICLINT_CACHE_DIR") or config.root / CACHE_DIR)
+    given = os.environ.get("METRICLINT_CACHE_DIR")
+    chosen = Path(cache_dir) if cache_dir else Path(given or config.root / CACHE_DIR)
+    why = prune.refusal(chosen) if checked and not no_cache else None
+    if why is not None:
+        option = "--cache-dir" if cache_dir else "METRICLINT_CACHE_DIR" if given else "metriclint"
+        raise ConfigError([Problem(option, 0, 0, f"{display(chosen)} {why}")])
+    if checked and not no_cache and trust.key() is None:
+        note = f"no cache key ({trust.key_file()} cannot be read or made; {trust.ENVIRONMENT} gives one): running without the cache"
+        return replace(config, jobs=jobs or 0, cache_dir=None, notes=(*config.notes, note))
     return replace(config, jobs=jobs or 0, cache_dir=None if no_cache else chosen)
 
 
@@ -165,6 +175,19 @@ class _CommandLine:
     changed_only: bool
 
 
+def write_target(name: str, option: str = "metriclint") -> Path:
+    """Where writing the file `name` (given with `option`) lands: through its links, the file
+    they name. A ConfigError (one line) when a link inside a project leads the write out of
+    it (homes.escaping_link): a link committed to a repository must not make `fix` or a report
+    overwrite a file elsewhere. Naming that file itself writes it."""
+    escape = escaping_link(Path(name))
+    if escape is not None:
+        root, target = escape
+        message = f"{name} leads through a link out of its project ({display(root)}) to {target}; not written (name that file itself to write it)"
+        raise ConfigError([Problem(option, 0, 0, message)])
+    return Path(os.path.realpath(name))
+
+
 def _check_command_line(select: tuple[str, ...], ignore: tuple[str, ...], baseline: str | None) -> None:
     bad = [s for s in (*select, *ignore) if not known(s)]
     if bad:
@@ -212,7 +235,9 @@ def _config(
         tuple((code, Severity(level)) for code, level in settings.get("severity", {}).items()),
     )
     missing = [p for p in settings.get("paths", ()) if not (root / p).exists()]
-    notes = loaded.notes + tuple(f"{display(file)}:{line_of(file, 'paths')}:1: 'paths' entry '{p}' matches nothing" for p in missing if file)
+    notes = loaded.notes + tuple(
+        Located(file).note(f"'paths' entry '{p}' matches nothing", "paths", settings["paths"].index(p)) for p in missing if file
+    )
     registry_path: Path | None
     if line.registry is not None:
         registry_path = _given_file(line.registry, "registry", "--registry")
@@ -220,7 +245,7 @@ def _config(
         registry_path = root / settings["registry"]
         why = _unusable(registry_path)
         if why is not None:
-            raise ConfigError([Problem(display(file), line_of(file, "registry"), 1, f"registry file '{settings['registry']}' {why}")])
+            raise ConfigError([Located(file).at(f"registry file '{settings['registry']}' {why}", value_of=("registry",))])
     else:
         registry_path = nearest_registry
     return Config(
@@ -246,8 +271,8 @@ def _code_knowledge(root: Path, file: Path | None, names: list[str]) -> tuple[Pa
         return ()
     found = tuple(root / name for name in names)
     problems = [
-        Problem(display(file), line_of(file, "code-knowledge"), 1, f"code knowledge file '{name}' {why}")
-        for name, path in zip(names, found) if (why := _unusable(path)) is not None
+        Located(file).at(f"code knowledge file '{name}' {why}", value_of=("code-knowledge", number))
+        for number, (name, path) in enumerate(zip(names, found)) if (why := _unusable(path)) is not None
     ]
     if problems:
         raise ConfigError(problems)

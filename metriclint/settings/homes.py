@@ -67,6 +67,24 @@ def _home(folder: Path) -> Home | None:
     return Home(nearest.parent, None, nearest) if nearest is not None else None
 
 
+def escaping_link(path: Path) -> tuple[Path, Path] | None:
+    """The first link on `path` (as written, from the current directory) that leads out of the
+    project it lies in, as (that project's root, where `path` really leads); None if there is
+    none. A link's project is the one found for its folder, else its repository, else its
+    folder: a link anyone may have committed redirects a write only within it. Naming the
+    target itself writes it; a link that stays within its folder (the system's `/tmp`) is followed."""
+    written = Path(os.getcwd(), path)  # not normalised: in `link/../x`, `..` is the link target's parent
+    for place in (*reversed(written.parents), written):
+        if not os.path.islink(place):
+            continue
+        folder = place.parent.resolve()
+        home = _home(folder)
+        root = home.root if home is not None else repository_root(folder) or folder
+        if not Path(os.path.realpath(place)).is_relative_to(root):
+            return root, Path(os.path.realpath(path))
+    return None
+
+
 def settings_file(folder: Path) -> Path | None:
     """The file that holds `folder`'s settings, if any (a pyproject.toml only with the table)."""
     for name in SETTINGS_FILES:

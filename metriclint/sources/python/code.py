@@ -174,7 +174,8 @@ class CodeReader:
         have = frozenset((a.facet, a.value) for a in atoms if isinstance(a, CodeFact))
         span, origin = self.text.span(self.path, node), self.origin(node)
         return frozenset(
-            CodeFact(facet, value, span, origin, d.says) for d in self.knowledge.derive(construct, have) for facet, value in d.gives
+            CodeFact(facet, value, span, origin, d.says, also=() if have & set(d.unless) else tuple(v for f, v in d.also if f == facet))
+            for d in self.knowledge.derive(construct, have) for facet, value in d.gives
         )
 
     def fact(self, facet: str, value: str, node: ast.AST, says: str) -> CodeFact:

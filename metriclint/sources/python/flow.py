@@ -108,6 +108,7 @@ class Scope:
     gives: Bag = field(default_factory=Bag)  # the bag it returns
     puts: dict[str, Bag] = field(default_factory=dict)  # module.Class.attr -> what it puts in that attribute
     fills: dict[str, Bag] = field(default_factory=dict)  # parameter -> what it puts in the dict the parameter is
+    handed_bags: list[Bag] = field(default_factory=list)  # the dicts of metrics it hands to calls
     makes: str | None = None  # the class it returns an instance of ("" when its returns disagree)
     containers: set[str] = field(default_factory=set)  # parameters annotated as dicts (`timing: dict[str, float]`)
     globals: set[str] = field(default_factory=set)  # names a `global` statement makes the module's
@@ -145,7 +146,11 @@ class Scope:
             self.strings.pop(name, None)
 
     def keys_of(self, param: str) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(key for key, roots in self.sinks if param in roots))
+        """The keys the parameter's value is logged under here, or put under in a dict of
+        metrics that another function logs (`{"grad_norm": grad_norm}` handed to a logger)."""
+        bags = (*self.bags.values(), *self.puts.values(), *self.fills.values(), self.gives, *self.handed_bags)
+        put = (e.key for bag in bags for e in bag.entries if param in e.value)
+        return tuple(dict.fromkeys((*(key for key, roots in self.sinks if param in roots), *put)))
 
     def kept(self, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """What the project-wide step can follow: parameters, facts and calls, not other names;

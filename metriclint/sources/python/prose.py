@@ -20,6 +20,7 @@ class Prose:
         self.mentions: list[Mention] = []
         self.keys_on_line: dict[int, list[str]] = {}  # what a trailing comment's line logs
         self.names_on_line: dict[int, list[str]] = {}  # and what it assigns
+        self.calls_logging: dict[int, list[str]] = {}  # the keys a logging call that starts on a line logs
         self.comments: list[tuple[int, int, str, bool]] = []  # line, column, text, trailing
         self.directives: list[tuple[Span, directives.Directive]] = []
         # A multi-line string's findings may be silenced on the line where it closes, or on
@@ -32,8 +33,9 @@ class Prose:
         """A module, class or function docstring; `flows` maps the function's parameters to
         the keys their values are logged under (None outside a function)."""
         for block, mention in self._blocks(string):
-            if block.kind == "param" and flows is not None and block.name in flows:
-                self.mentions.append(_with(mention, (block.name,), flows[block.name]))
+            param = _documented(block.name, flows) if block.kind == "param" and flows is not None else None
+            if param is not None and flows is not None:
+                self.mentions.append(_with(mention, (block.name,), flows[param]))
             elif block.kind in ("param", "attribute"):
                 self.mentions.append(_with(mention, (block.name,)))
             elif block.kind == "returns" and function:
@@ -97,7 +99,8 @@ class Prose:
         def flush() -> None:
             if block:
                 text = "\n".join(c[2] for c in block)
-                mentions.append(Mention(SourceKind.COMMENT, self.path, text, tuple((c[0], c[1]) for c in block)))
+                below = tuple(dict.fromkeys(self.calls_logging.get(block[-1][0] + 1, ())))
+                mentions.append(Mention(SourceKind.COMMENT, self.path, text, tuple((c[0], c[1]) for c in block), below=below))
                 block.clear()
 
         for comment in sorted(self.comments):
@@ -114,6 +117,15 @@ class Prose:
                 block.append(comment)
         flush()
         return mentions
+
+
+def _documented(name: str, flows: dict[str, tuple[str, ...]]) -> str | None:
+    """The parameter a docstring entry documents: its own name, or the one parameter that is
+    the name with a word added (`ratio` for `ratio_value`, `norm` for `grad_norm`)."""
+    if name in flows:
+        return name
+    near = [p for p in flows if p.startswith(name + "_") or p.endswith("_" + name)]
+    return near[0] if len(near) == 1 else None
 
 
 def _with(mention: Mention, subjects: tuple[str, ...], flows_to: tuple[str, ...] = ()) -> Mention:

@@ -72,7 +72,7 @@ class KeyRecorder(BagReader):
             if arg.keyword is not None and arg.where is not None and arg.keyword not in options:
                 line, column = self.text.start(arg.where)
                 span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))
-                self._record_key(arg.keyword, span, arg.value, from_keyword=True)
+                self._record_key(arg.keyword, span, arg.value, from_keyword=True, logging=logging)
         self.via = None
 
     def _sink(self, func: ast.expr) -> tuple[Sink | None, bool]:
@@ -195,6 +195,8 @@ class KeyRecorder(BagReader):
         `atoms`: what the value was where it was put in a dict, if not what it is here."""
         self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
+        if logging.call is not None:
+            self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)  # type: ignore[attr-defined]
         self.value_logged(key, value, logging, atoms)
 
     def value_logged(self, key: str, value: ast.expr, logging: Logging, atoms: frozenset[Atom] | None = None) -> None:
@@ -216,6 +218,7 @@ class KeyRecorder(BagReader):
         given = arguments(node)
         texts = self._argument_strings(given)
         bags = self.argument_bags(node)
+        self.scopes[-1].handed_bags.extend(bag for _, bag in bags if bag.entries)
         if site.args or texts or bags:
             self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags))
         self.handed_to(site.callee, node, given)

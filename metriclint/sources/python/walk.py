@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from metriclint.base import keys
 from metriclint.knowledge.code import Known
-from metriclint.model import Atom, CodeFact
+from metriclint.model import Atom, CodeFact, KeyUse
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.bindings import assigned_name, read_names
@@ -88,12 +88,24 @@ class _Collector(EntryUses):
         self._summarize(self.scopes[0])
         self.framework_keys()
         self.said()
+        self._reduced_names()
         found = self.text.comments(self.literals)
         for comment in found:
             self.prose.comment(comment)
         own_lines = {c.line for c in found if not c.trailing}
         for owner, string in self.owners:
             self.prose.anchor(self._header_lines(owner, own_lines), string)
+
+    def _reduced_names(self) -> None:
+        """A trailing comment on `seq_lens = mask.sum(-1)  # summed over the sequence` describes
+        that line's value. Where the file logs the key the name stands for (its last segment) as
+        something computed from it (`seq_lens.float().mean()`), not the value itself, the comment
+        does not speak for the key through the name: it would hold the sum against the mean."""
+        logged: dict[str, list[KeyUse]] = {}
+        for use in self.keys:
+            logged.setdefault(keys.literal(keys.last_segment(use.key)), []).append(use)
+        for line, names in self.prose.names_on_line.items():
+            names[:] = [n for n in names if not any(all((n, line) != (t, s.line) for t, s in use.through) for use in logged.get(n, ()))]
 
     # -- docstrings -------------------------------------------------------------------------
 
