@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from metriclint.base import files, signals
 from metriclint.base.files import read_regular, umask
 
 RUNS = 3  # the runs of a project whose entries are kept: switching branches back and forth stays warm
@@ -118,17 +119,18 @@ def _make(directory: Path) -> None:
     """Make the folder whole beside its place, then rename it there, so that no run sees it
     without its marker; a run that made it first wins, and this one's copy is removed."""
     directory.parent.mkdir(parents=True, exist_ok=True)
-    made = tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}.", suffix=".metriclint")
-    try:
-        os.chmod(made, 0o777 & ~umask())  # mkdtemp makes it its owner's only
-        for name, text in _MADE:
-            Path(made, name).write_text(text, encoding="utf-8")
-        os.rename(made, directory)
-    except OSError:
-        if not os.path.isdir(directory):
-            raise
-    finally:
-        shutil.rmtree(made, ignore_errors=True)
+    with signals.held():  # the folder beside it made and gone before a signal can end the run (files.write_new)
+        made = tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}.", suffix=".metriclint")
+        try:
+            os.chmod(made, 0o777 & ~umask())  # mkdtemp makes it its owner's only
+            for name, text in _MADE:
+                Path(made, name).write_text(text, encoding="utf-8")
+            os.rename(made, directory)
+        except OSError:
+            if not os.path.isdir(directory):
+                raise
+        finally:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def _marked(directory: Path) -> bool:
@@ -192,14 +194,7 @@ def _read(record: Path) -> tuple[str | None, list[dict[str, str]]]:
 
 def _write(record: Path, project: Path, runs: list[dict[str, str]]) -> None:
     record.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=record.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", errors="surrogateescape") as stream:
-            json.dump({"project": str(project.resolve()), "runs": runs}, stream)
-        os.replace(temporary, record)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    files.write_new(record, json.dumps({"project": str(project.resolve()), "runs": runs}).encode("utf-8", "surrogateescape"))
 
 
 def _wanted(own: Path, usage: Usage, runs: list[dict[str, str]]) -> dict[str, tuple[int, int]]:
