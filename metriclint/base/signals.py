@@ -17,7 +17,7 @@ from typing import Iterator
 
 # Besides Ctrl-C (SIGINT), the signals on which the CLI ends a run as a shell would (143, 129).
 ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
-_ALL = (signal.SIGINT, *ENDING)
+ALL = (signal.SIGINT, *ENDING)
 _held = 0  # how many `held` blocks are open
 _pending: int | None = None  # the signal that came while one was
 
@@ -41,7 +41,7 @@ def _end(signum: int) -> None:
 
 def install() -> None:
     """`end_run` for each of those signals (from the main thread)."""
-    for signum in _ALL:
+    for signum in ALL:
         signal.signal(signum, end_run)
 
 
@@ -54,7 +54,7 @@ def held() -> Iterator[None]:
     still runs in the main one.)"""
     global _held, _pending
     blocking = hasattr(signal, "pthread_sigmask")  # not on Windows, which has no forks either
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, _ALL) if blocking else set()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, ALL) if blocking else set()
     _held += 1
     try:
         yield
@@ -77,4 +77,4 @@ def as_child() -> None:
     for ending in ENDING:
         signal.signal(ending, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _ALL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, ALL)

@@ -186,7 +186,7 @@ Pool = workers.Pool[_Job, Done]
 
 
 def _pool(settings: Settings, count: int) -> Pool:
-    return workers.Pool(_work, count, FILE_SECONDS, FILE_MEMORY, _start_worker, (settings.read, settings.options))
+    return workers.Pool(_work, count, FILE_SECONDS, FILE_MEMORY, _start_worker, (settings.read, settings.options, FILE_MEMORY))
 
 
 # The project's standing pool and what it was started for (its reader's fingerprint and the
@@ -259,9 +259,11 @@ _worker_read: Reader | None = None  # a worker's, set once when the pool starts 
 _worker_options: Options | None = None
 
 
-def _start_worker(read: Reader, options: Options) -> None:
-    global _worker_read, _worker_options
-    _worker_read, _worker_options = read, options
+def _start_worker(read: Reader, options: Options, memory: int = FILE_MEMORY) -> None:
+    """A worker's reader and options, and the memory limit it was given, which its ML900 says
+    (a worker that did not fork has its own copy of this module's constant)."""
+    global _worker_read, _worker_options, FILE_MEMORY
+    _worker_read, _worker_options, FILE_MEMORY = read, options, memory
     transfer.send_by_fields(Result)
 
 
@@ -274,7 +276,7 @@ def _extract(job: _Job, options: Options, read: Reader) -> Done:
     """One file's cache entry name (None: not to be cached) and its extraction; any failure
     on this file is reported, never raised."""
     try:
-        data = read_regular(job.path, job.max_bytes) if job.data is None else _within(job.data, job.max_bytes)
+        data = read_regular(job.path, job.max_bytes) if job.data is None else job.data
     except OSError as error:
         return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}"), ""
     cacheable, result = _parsed(job.path.suffix, job.shown, data, replace(options, test=True) if job.test else options, read)
@@ -283,16 +285,12 @@ def _extract(job: _Job, options: Options, read: Reader) -> Done:
     return cache_module.key(job.salt, job.shown, data), result, kept.code_digest(result)
 
 
-def _within(data: bytes, limit: int) -> bytes:
-    if len(data) > limit:
-        raise too_large(len(data), limit)
-    return data
-
-
 def extract_buffer(path: Path, data: bytes, settings: Settings, test: bool = False) -> Result:
     """One file from bytes an editor holds (its unsaved buffer, or standard input) instead of
     the disk, read in a worker as a file is; not cached, since the buffer is not the file the
     next run will read. `test`: it is a test file."""
+    if len(data) > settings.max_bytes:  # refused before it is handed to a worker, as a file is before it is read
+        return _unreadable(display(path), f"cannot read file: {too_large(len(data), settings.max_bytes).strerror}")
     [(_, result, _)] = _run([_Job(path, display(path), None, settings.max_bytes, test, data)], settings)
     return result
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
+from urllib.parse import unquote
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcParseError
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 log = logging.getLogger("metriclint.server")
 
@@ -47,6 +49,15 @@ class Protocol(LanguageServerProtocol):
             self.answer(None, JsonRpcInvalidRequest())
             return
         super().handle_message(message)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        """A change to a document the client never opened (or closed) is ignored: there is no
+        text to apply it to (pygls raised, and showed the user an error for the client's slip)."""
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            log.warning("a change to %.200s, which is not open, was ignored", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
 
     def answer(self, request_id: int | str | None, error: JsonRpcException) -> None:
         """Send the error response; as a plain object, since pygls's message types leave out an
