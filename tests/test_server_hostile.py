@@ -207,7 +207,8 @@ def test_a_registry_setting_it_cannot_use_is_said(demo: Path) -> None:
         client.start(demo, {"registry": setting})
         message = client.until(lambda m: m.get("method") == "window/showMessage")["params"]
         assert message["type"] == 1 and said in message["message"] and str(demo) in message["message"], message
-        assert client.stop() == 0
+        assert client.hover((demo / "trainer" / "logging_utils.py").as_uri(), *HOVERED)["result"] is None  # answered: no analysis
+        assert client.stop() == 0 and b"Traceback" not in client.errors, client.errors.decode()  # a problem with no line is no diagnostic
 
 
 def test_a_registry_made_invalid_while_the_server_runs(client: RawClient, demo: Path) -> None:

@@ -34,7 +34,7 @@ from metriclint.extract import runner
 from metriclint.model import ConfigError, Finding, Problem
 from metriclint.server import actions, navigation, stream
 from metriclint.server.diagnostics import diagnostic, problem_diagnostic
-from metriclint.server.locations import location_of, path_of, position_in, shown, uri_of
+from metriclint.server.locations import document, location_of, path_of, position_in, shown, uri_of
 from metriclint.server.project import Options, Project
 from metriclint.server.protocol import Protocol, quieten_pygls
 
@@ -190,9 +190,9 @@ class Server(LanguageServer):
             waiting, self.waiting = self.waiting, {}
             by_project: dict[Path, dict[Path, bytes]] = {}
             for path, data in waiting.items():
-                project = self.project_for(path)
-                if project is not None:
-                    by_project.setdefault(project.root, {})[path] = self.text_of(data)
+                project, text = self.project_for(path), self.text_of(data)
+                if project is not None and text is not None:
+                    by_project.setdefault(project.root, {})[path] = text
             for root, buffers in by_project.items():
                 try:
                     await asyncio.to_thread(self.projects[root].edit, buffers)
@@ -204,9 +204,13 @@ class Server(LanguageServer):
                     self.tell("metriclint: analysis failed; see the log")
             self.publish([path for buffers in by_project.values() for path in buffers])
 
-    def text_of(self, data: bytes | str) -> bytes:
-        """What `waiting` holds for a file, as bytes: a buffer's text when it is analysed."""
-        return _encoded(self.workspace.get_text_document(data).source) if isinstance(data, str) else data
+    def text_of(self, data: bytes | str) -> bytes | None:
+        """What `waiting` holds for a file, as bytes: a buffer's text when it is analysed (the
+        file's, if it was closed since); None if that cannot be read."""
+        if not isinstance(data, str):
+            return data
+        found = document(self.workspace, data)
+        return _encoded(found.source) if found is not None else None
 
     # -- diagnostics -----------------------------------------------------------------------
 
@@ -219,7 +223,7 @@ class Server(LanguageServer):
         for project in self.projects.values():
             for path, found in project.findings().items():
                 current.setdefault(uri_of(path), []).extend(diagnostic(self.workspace, finding) for finding in found)
-        for problem in (p for problems in self.problems.values() for p in problems):
+        for problem in (p for problems in self.problems.values() for p in problems if p.line > 0):  # the rest are said (load)
             current.setdefault(uri_of(problem.path), []).append(problem_diagnostic(self.workspace, problem))
         versions = self.versions(analysed)
         for uri in sorted(current.keys() | self.published.keys() | versions.keys()):
@@ -251,19 +255,19 @@ class Server(LanguageServer):
     def metric_at(self, uri: str, position: types.Position) -> tuple[Project, str] | None:
         path, name = path_of(uri), shown(uri)
         project = self.project_for(path) if path is not None else None
-        if project is None or name is None:
+        where = position_in(self.workspace, uri, position) if project is not None else None
+        if project is None or name is None or where is None:
             return None
-        line, column = position_in(self.workspace, uri, position)
+        line, column = where
         key = navigation.metric_at(project.analysis, name, line, column)
         return (project, key) if key is not None else None
 
     def findings_in(self, uri: str, span: types.Range) -> tuple[Project, list[Finding]] | None:
         path, name = path_of(uri), shown(uri)
         project = self.project_for(path) if path is not None else None
-        if project is None or name is None:
+        first, last = (position_in(self.workspace, uri, at) if project is not None else None for at in (span.start, span.end))
+        if project is None or name is None or first is None or last is None:
             return None
-        first = position_in(self.workspace, uri, span.start)
-        last = position_in(self.workspace, uri, span.end)
         found = project.findings().get(name, [])
         return project, [f for f in found if (f.span.line, f.span.column) <= last and first <= (f.span.end_line, f.span.end_column)]
 
@@ -358,9 +362,9 @@ async def code_action(ls: Server, params: types.CodeActionParams) -> list[types.
     if found is None:
         return None
     project, findings = found
-    document = ls.workspace.get_text_document(params.text_document.uri)
+    text = document(ls.workspace, params.text_document.uri)
     name = shown(params.text_document.uri) or ""
-    return [a for f in findings for a in actions.actions(ls.workspace, document, name, f, project.analysis.registry)]
+    return [a for f in findings for a in actions.actions(ls.workspace, text, name, f, project.analysis.registry)] if text else None
 
 
 def _options(given: Any) -> Options:

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidRequest, JsonRpcParseError
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 log = logging.getLogger("metriclint.server")
@@ -79,12 +79,16 @@ class Protocol(LanguageServerProtocol):
 
 class Answered(logging.Filter):
     """Keeps pygls's tracebacks for the messages answered here out of the log: each has a
-    warning of its own, and bad input from a client is no failure of the server."""
+    warning of its own, and bad input from a client is no failure of the server. So is a
+    request a handler declined on purpose (a JSON-RPC error of its own, such as "still
+    analysing"): the client has the error, and nothing failed."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.getMessage().startswith("Unable to deserialize message"):
             return False  # pygls says it again, with the whole chain, if the message goes unanswered
         error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, JsonRpcException) and error.code != JsonRpcInternalError.CODE:
+            return False
         return not isinstance(error, (Unreadable, json.JSONDecodeError, UnicodeDecodeError))
 
 

@@ -134,6 +134,9 @@ async def _handle(server: LanguageServer, message: bytes | Skipped) -> None:
         server.protocol.handle_message(json.loads(message, object_hook=server.protocol.structure_message))
     except SystemExit as exit:  # the `exit` notification
         end(exit.code if isinstance(exit.code, int) else 1)
+    except JsonRpcException as error:  # a notification whose params do not fit: no id to answer at
+        if not (isinstance(server.protocol, Protocol) and server.protocol.unreadable(error)):
+            log.warning("a notification not read: %s", error)
     except Exception as error:  # noqa: BLE001 - answered (protocol.py) or shown; the server goes on
         if not (isinstance(server.protocol, Protocol) and server.protocol.unreadable(error)):
             log.exception("a message could not be handled")
