@@ -34,6 +34,10 @@ def _alias_chain() -> str:
         ("version: 1\nmetrics:\n  x: " + "[" * 900 + "]" * 900 + "\n", "r.yaml:3:104: invalid YAML: nested deeper than 100 levels"),
         (_alias_chain(), "r.yaml:3:19: aliases nest values deeper than 100 levels"),
         (f"version: 1\nmetrics:\n  x:\n    description: {DIGITS}\n", "r.yaml:4:18: 'description' must be text, not 999"),
+        # issue 36: an integer too long to print in decimal (Python refuses past 4,300 digits) was an internal error
+        pytest.param("version: 0x" + "f" * 5000 + "\nmetrics: {}\n", "r.yaml:1:10: unsupported version 0xfff", id="hex version"),
+        pytest.param("version: 0b" + "1" * 100_000 + "\nmetrics: {}\n", "r.yaml:1:10: unsupported version 0b111", id="binary version"),
+        pytest.param("version: " + "9" * 100_000 + "\nmetrics: {}\n", "r.yaml:1:10: unsupported version 999", id="decimal version"),
     ],
 )
 def test_a_hostile_registry_is_exit_2_at_its_place(in_tmp: Path, registry: str, expected: str) -> None:
