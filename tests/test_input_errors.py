@@ -61,6 +61,16 @@ def test_a_hostile_config_is_exit_2_at_its_place(in_tmp: Path, config: str, expe
     assert result.exit_code == 2 and result.stderr == expected + "\n"
 
 
+def test_no_settings_value_writes_a_control_character_to_the_terminal(in_tmp: Path) -> None:
+    """A value quoted in a warning is escaped as in a problem: a 'paths' entry carried an
+    escape sequence (a window title here) and a bell onto the user's terminal (issue 36)."""
+    settings = '[tool.metriclint]\npaths = [".", "\\u001b]0;title\\u0007x"]\nexclude = ["\\u001b[31mRED", "\\u009b1m"]\n'
+    write_project(in_tmp, {**OK, "pyproject.toml": settings})
+    result = invoke("check", ".")
+    assert "pyproject.toml:2:15: 'paths' entry '\\x1b]0;title\\x07x' matches nothing" in result.stderr, result.stderr
+    assert not {"\x1b", "\x07", "\x9b"} & set(result.output + result.stderr)
+
+
 def test_a_registry_path_too_long_for_the_file_system_is_an_error_at_the_option(in_tmp: Path) -> None:
     write_project(in_tmp, OK)
     result = invoke("check", ".", "--registry", "r" * 5000)

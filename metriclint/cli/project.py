@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator
 import click
 
 from metriclint import engine, settings
+from metriclint.base.escapes import printable
 from metriclint.base.paths import display
 from metriclint.cli.status import usage_errors
 from metriclint.extract import trust
@@ -147,7 +148,7 @@ def notice_no_registry(configs: list[settings.Config]) -> None:
 def _warn(notes: Iterable[str]) -> None:
     """Warnings about the settings, each once, on stderr: they do not change the exit status."""
     for note in dict.fromkeys(notes):
-        click.echo(f"warning: {note}", err=True)
+        click.echo(printable(f"warning: {note}"), err=True)
 
 
 def warn_unused(config: settings.Config) -> None:
