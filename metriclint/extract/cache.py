@@ -127,7 +127,8 @@ class Cache:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             files.write_new(folder / entry, data)
-        except OSError:
+        except OSError as error:
+            prune.unwritable(self.directory, error)
             return
         self.usage.note(entry, file)
 

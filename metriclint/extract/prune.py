@@ -31,6 +31,7 @@ import shutil
 import stat
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -80,6 +81,19 @@ class Usage:
         self.entries[entry] = os.path.abspath(path)
 
 
+class Unwritable(UserWarning):
+    """The cache folder refused a write (read-only, full): the run goes on without what the
+    write would have kept. The command line says so once for a run (cli/project.py)."""
+
+    def __init__(self, directory: Path, error: OSError) -> None:
+        self.directory, self.reason = directory, error.strerror or str(error)
+        super().__init__(f"the cache in {directory} cannot be written ({self.reason})")
+
+
+def unwritable(directory: Path, error: OSError) -> None:
+    warnings.warn(Unwritable(directory, error), stacklevel=2)
+
+
 def ready(directory: Path) -> bool:
     """Whether `directory` is a metriclint cache folder that may be written, made now if
     missing: git and backup tools leave it alone, as ruff's and pytest's. False for a folder
@@ -94,7 +108,8 @@ def ready(directory: Path) -> bool:
         for name, text in _MADE:  # an empty folder, or an earlier version's: its files are added
             with contextlib.suppress(FileExistsError), open(directory / name, "x", encoding="utf-8") as stream:
                 stream.write(text)
-    except OSError:
+    except OSError as error:
+        unwritable(directory, error)
         return False
     return True
 
@@ -163,8 +178,8 @@ def prune(directory: Path, entries: Path, usage: Usage, limit: int) -> None:
         wanted = _wanted(record, usage, runs)
         _delete(entries, usage.started, wanted, limit)
         _forget_formats(directory, entries.name)
-    except OSError:
-        pass
+    except OSError as error:
+        unwritable(directory, error)
 
 
 def _record_path(directory: Path, project: Path) -> Path:

@@ -87,8 +87,8 @@ class StatIndex:
             return
         try:
             files.write_new(self.path, trust.seal(secret, "stats", self.path.name, data.encode("ascii")))
-        except OSError:
-            return
+        except OSError as error:
+            prune.unwritable(self.path.parent.parent, error)
 
 
 def _made(directory: Path, folder: Path) -> bool:
