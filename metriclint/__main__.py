@@ -4,7 +4,12 @@ library's, and run: the folder is taken off the path before anything else is imp
 and `sys` are loaded with the interpreter, from its own library)."""
 
 import os
+import signal
 import sys
+
+# Until the CLI sets its handlers, an interrupt ends the run as the signal itself does (the
+# shell's 130), not as a KeyboardInterrupt raised inside an import, with its traceback.
+signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 if sys.path and os.path.realpath(sys.path[0] or os.curdir) == os.path.realpath(os.getcwd()):
     del sys.path[0]

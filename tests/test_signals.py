@@ -223,3 +223,23 @@ def test_a_signal_that_lands_as_a_temporary_file_is_made_leaves_none(tmp_path: P
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert sent and [p.name for p in tmp_path.iterdir()] == ["entry"]
+
+
+
+def test_an_interrupt_while_the_linter_is_imported_ends_it_without_a_traceback(tmp_path: Path) -> None:
+    """Before the CLI sets its handlers, Python's own turned SIGINT into a KeyboardInterrupt
+    inside an import (the CLI's take half a second): a traceback of the import machinery, which
+    the suite's signalled runs met on a busy machine. It now ends the run as the signal itself
+    does. Sent once the first of the linter's modules is imported (-X importtime says when)."""
+    project = write_project(tmp_path / "project", {"a.py": CONTRADICTION}, REGISTRY)
+    command = [sys.executable, "-X", "importtime", "-m", "metriclint", "check", ".", "--no-cache", "--quiet"]
+    run = subprocess.Popen(command, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert run.stderr is not None
+    errors = b""
+    for line in run.stderr:
+        errors += line
+        if b"| metriclint." in line:
+            break
+    run.send_signal(signal.SIGINT)
+    errors += run.stderr.read()
+    assert run.wait(30) in (-signal.SIGINT, 128 + signal.SIGINT) and b"Traceback" not in errors, errors.decode()[-2000:]
