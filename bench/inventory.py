@@ -85,7 +85,8 @@ def inventory(checked: Path, cache: Path) -> tuple[dict[str, str], list[str], st
         document = json.loads(out)
     except json.JSONDecodeError:
         return {}, [], f"audit exit {code}, no JSON; {tail(err)}"
-    logged = {m["key"]: "{path}:{line}".format(**m["logged"][0]) for m in document["metrics"] if m["logged"]}
+    places = {m["key"]: [p for p in m["logged"] if not p.get("test")] for m in document["metrics"]}  # a test's keys are what it expects
+    logged = {key: "{path}:{line}".format(**found[0]) for key, found in places.items() if found}
     with tempfile.TemporaryDirectory() as folder:
         draft = Path(folder) / "metrics.yaml"
         code, _, err, _ = metriclint(["init", ".", "-o", str(draft), "--force", "--cache-dir", str(cache)], checked)

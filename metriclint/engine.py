@@ -112,12 +112,19 @@ def _discovered_apart(config: Config) -> tuple[Listed, frozenset[str]]:
     return _discovered(config), config.exclude.matched()
 
 
+def files(config: Config) -> list[Path]:
+    """The files a run of the project reads (`check --show-files`)."""
+    return _discovered(config)[0]
+
+
 def _discovered(config: Config) -> Listed:
     """The files to check, an ML900 for each folder that could not be listed (one, however
     often the walk meets it), and which of the files are tests."""
     folders: dict[str, ReadFailure] = {}
     files = discover(config.paths, config.exclude, config.root, SUFFIXES, partial(_unlisted, folders))
     files += _configured_yaml(config, partial(_unlisted, folders))
+    if config.nested:  # a nested project's files are its own, checked with its settings
+        files = [f for f in files if not any(f.resolve().is_relative_to(root) for root in config.nested)]
     return files, tuple(folders.values()), _tests(files, config)
 
 
@@ -402,7 +409,7 @@ def _judged(
 
 
 def _code_facts(collection: Collection) -> tuple[CodeClaim, ...]:
-    return products.code_facts(collection.extractions, collection.uses, collection.index, collection.tests, collection.made.own_methods)
+    return products.code_facts(collection.extractions, collection.uses, collection.index, collection.tests, collection.made)
 
 
 def _view(texts: Sequence[tuple[Mention, Sequence[Reading]]], collection: Collection, flags: frozenset[str]) -> FileView:

@@ -75,11 +75,12 @@ def _known(code: str) -> bool:
 
 
 def _unused(item: Suppression, code: str) -> Finding:
-    kind = "ignore-file" if item.file_wide else "ignore"
+    kind = "ignore-file" if item.file_wide else item.kind
+    written = f"noqa: {code}" if kind == "noqa" else f"metriclint: {kind}[{code}]"
     if not code:
         message = f"metriclint: {kind}[] names no rule; name the codes to silence, or remove it"
     elif not _known(code):
-        message = f"metriclint: {kind}[{code}] names an unknown rule; see `metriclint rules`"
+        message = f"{written} names an unknown rule; see `metriclint rules`"
     else:
-        message = f"metriclint: {kind}[{code}] silences nothing here; remove it"
+        message = f"{written} silences nothing here; remove it"
     return ML010.finding(item.span, message, phrase=f"{kind}[{code}]")

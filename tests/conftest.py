@@ -135,3 +135,23 @@ def cache_outside_the_repo(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     monkeypatch.setenv("METRICLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.delenv("METRICLINT_CACHE_KEY", raising=False)
+
+
+
+
+def _accept_registrations() -> None:
+    """pytest-lsp's client answers the server's `client/registerCapability` as an editor does
+    (it has no handler of its own, and the server asks for file watchers when the client's
+    capabilities say it takes them); each registration is kept in `client.registered`."""
+    try:
+        from lsprotocol import types
+        from pytest_lsp import LanguageClient, client
+    except ImportError:  # the server extra is not installed: its tests are skipped
+        return
+
+    @client.default_feature(types.CLIENT_REGISTER_CAPABILITY)
+    def registered(ls: LanguageClient, params: types.RegistrationParams) -> None:  # named `ls`, so pygls hands the client over
+        setattr(ls, "registered", [*getattr(ls, "registered", []), *params.registrations])
+
+
+_accept_registrations()

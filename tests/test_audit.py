@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import FIXTURES, invoke, write_project
+from conftest import FIXTURES, copy_fixture, invoke, write_project
 
 PROJECT = "fixtures/markdown_docs"
 
@@ -56,7 +56,7 @@ def test_text_audit_quotes_and_locates(repo_root: Path) -> None:
     output = invoke("audit", PROJECT, "--metric", "reward").output
     assert f"  doc        {PROJECT}/docs/metrics.md:12:21  CONTRADICTS\n" in output
     assert '             "summed over the samples of a group."  -> reduction=sum\n' in output
-    assert output.endswith("1 metric in 3 files; statements: code 1, doc 1; 1 contradicted, 0 unregistered (ML004), 0 stale (ML005), 0 undescribed\n")
+    assert output.endswith("1 metric in 3 files; statements: code 1, doc 1; 1 contradicted (1 finding), 0 unregistered (ML004), 0 stale (ML005), 0 undescribed\n")
 
 
 def test_markdown_audit_has_the_matrix(repo_root: Path) -> None:
@@ -92,8 +92,17 @@ def test_a_metric_nobody_describes_is_a_gap(in_tmp: Path) -> None:
     write_project(in_tmp, {"train.py": 'import wandb\nwandb.log({"train/loss": 1.0})\n'})
     document = json.loads(invoke("audit", ".", "--format", "json").output)
     assert document["gaps"]["undescribed"] == ["train/loss"]
-    assert document["metrics"][0]["logged"] == [{"key": "train/loss", "path": "train.py", "line": 2, "column": 12}]
+    assert document["metrics"][0]["logged"] == [{"key": "train/loss", "path": "train.py", "line": 2, "column": 12, "test": False}]
     assert document["sources"] == ["code"]
+
+
+def test_the_audit_says_which_logged_places_are_tests(in_tmp: Path) -> None:
+    """A test's key is what the test expects, not what the project logs: a reader (or a
+    benchmark) counting the project's keys leaves those places out."""
+    logs = 'import wandb\nwandb.log({"train/loss": 1.0})\n'
+    write_project(in_tmp, {"train.py": logs, "tests/test_train.py": logs.replace("train/loss", "eval/loss")})
+    document = json.loads(invoke("audit", ".", "--format", "json").output)
+    assert {m["key"]: [p["test"] for p in m["logged"]] for m in document["metrics"]} == {"eval/loss": [True], "train/loss": [False]}
 
 
 def test_what_the_code_computes_does_not_describe_a_metric(in_tmp: Path) -> None:
@@ -128,3 +137,26 @@ def test_an_english_word_in_prose_is_not_a_registry_key(in_tmp: Path) -> None:
     assert invoke("check", ".").output.count("ML002") == 0
     write_project(in_tmp, {"a.py": "# the per-token `loss` here\nx = 1\n\n\n# per-sample `loss` there\ny = 2\n"}, registry)
     assert invoke("check", ".").output.count("ML002") == 1  # written as a name, it still counts
+
+
+def test_the_audit_agrees_with_check_on_tooltip_mismatches(in_tmp: Path) -> None:
+    # A dashboard shows train/value's tooltip for train/value_loss (ML003), the keys registered
+    # through templates and train/value_loss named by no docstring: every finding check reports
+    # is in the audit, the metric painted "contradict", the tooltip marked, the summary counting it.
+    copy_fixture(FIXTURES / "tooltips_substring", in_tmp / "p")
+    registry = "version: 1\nmetrics:\n  train/{name}:\n    description: A training quantity.\n  rollout/{name}:\n    description: A rollout quantity.\n"
+    (in_tmp / "p" / "metrics.yaml").write_text(registry, encoding="utf-8")
+    trainer = in_tmp / "p" / "trainer.py"
+    trainer.write_text(trainer.read_text(encoding="utf-8").replace("        value_loss: Critic regression loss.\n", ""), encoding="utf-8")
+    checked = json.loads(invoke("check", "p", "--format", "json").output)["findings"]
+    assert sorted(f["rule"] for f in checked) == ["ML002", "ML002", "ML003"]
+    document = json.loads(invoke("audit", "p", "--format", "json").output)
+    audited = [(f["rule"], f["path"], f["line"]) for m in document["metrics"] for f in m["findings"]]
+    assert sorted(audited) == sorted((f["rule"], f["path"], f["line"]) for f in checked)
+    train = next(m for m in document["metrics"] if any(f["rule"] == "ML003" for f in m["findings"]))
+    assert train["key"] == "train/{name}" and train["status"] == "contradict"
+    tooltip = next(s for s in train["statements"] if s["text"] == "mean value-head estimate")
+    assert tooltip["status"] == "contradict"
+    assert (document["summary"]["contradicted"], document["summary"]["contradictions"], document["gaps"]["undescribed"]) == (2, 3, [])
+    one = invoke("audit", "p", "--metric", "train/value_loss")
+    assert one.exit_code == 1 and "; 1 contradicted (2 findings)," in one.output

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -67,7 +68,27 @@ PROBE = """
     });
     return broken;
   }
-  var seen = {width: window.innerWidth, page: document.documentElement.scrollWidth, broken: brokenWords(), rows: shown()};
+  function brokenKeys() {  // a key may wrap after a separator, never inside a word of it
+    var broken = [];
+    document.querySelectorAll("th.metric code").forEach(function (code) {
+      var text = code.textContent, re = /[^/_.\\-\\s]+/g, m, walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT), node, nodes = [];
+      while ((node = walker.nextNode())) nodes.push(node);
+      function at(offset) {
+        for (var i = 0; i < nodes.length; i++) { if (offset <= nodes[i].data.length) return [nodes[i], offset]; offset -= nodes[i].data.length; }
+      }
+      while ((m = re.exec(text))) {
+        var range = document.createRange(), start = at(m.index), end = at(m.index + m[0].length);
+        range.setStart(start[0], start[1]); range.setEnd(end[0], end[1]);
+        var tops = {};
+        Array.prototype.forEach.call(range.getClientRects(), function (r) { if (r.width > 0) tops[Math.round(r.top)] = 1; });
+        if (Object.keys(tops).length > 1) broken.push(m[0]);
+      }
+    });
+    return broken;
+  }
+  var seen = {width: window.innerWidth, page: document.documentElement.scrollWidth, broken: brokenWords(), brokenKeys: brokenKeys(), rows: shown()};
+  var made = document.querySelector(".provenance");
+  seen.provenance = made ? made.textContent : "";
   seen.ids = Array.prototype.map.call(document.querySelectorAll("[id]"), function (e) { return e.id; });
   seen.registry = Array.prototype.map.call(document.querySelectorAll(".matrix tbody tr"), function (r) {
     return [r.getAttribute("data-key"), r.cells[1].className];
@@ -145,3 +166,27 @@ def test_ids_are_valid_and_an_entry_that_states_nothing_is_silent(page: Path, tm
     ids = seen["ids"]
     assert isinstance(ids, list) and len(ids) == len(set(ids)) and not any(any(c.isspace() for c in i) or not i for i in ids)
     assert seen["registry"] == [["batch size", "silent"], ["train/grad_norm", "contradict"], ["train/tokens", "silent"]]
+
+
+LONG_KEYS = (
+    "def log(writer, a, b, step):\n"
+    "    writer.add_scalar('rollout/critic_value_head_estimate_after_whitening_per_token_mean', a, step)\n"
+    "    writer.add_scalar('perf/actor_train_tflops_per_gpu_including_recomputation', b, step)\n"
+)
+
+
+@pytest.mark.slow
+def test_keys_wrap_between_their_words_at_laptop_width(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", {"metrics.yaml": REGISTRY, "train.py": SOURCE, "logs.py": LONG_KEYS})
+    path = project / "audit.html"
+    path.write_text(invoke("audit", str(project), "--format", "html").output.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    seen = _look(path, 1280, tmp_path)
+    assert seen["brokenKeys"] == [] and seen["broken"] == []
+    assert seen["page"] <= 1280
+
+
+@pytest.mark.slow
+def test_the_page_says_what_made_it(page: Path, tmp_path: Path) -> None:
+    provenance = _look(page, 1200, tmp_path)["provenance"]
+    assert provenance.startswith("metriclint ") and "registry " in provenance and "metrics.yaml" in provenance
+    assert re.search(r"\d{4}-\d{2}-\d{2}", provenance)

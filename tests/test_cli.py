@@ -167,10 +167,30 @@ def test_output_file_holds_what_would_be_printed(repo_root: Path, tmp_path: Path
 
 def test_a_bad_option_value_is_not_shown_as_a_place_in_a_file(repo_root: Path) -> None:
     result = invoke("check", "fixtures/demo", "--jobs", "0")
-    assert (result.exit_code, result.stderr) == (2, "--jobs: --jobs must be at least 1, not 0\n")
+    assert (result.exit_code, result.stderr) == (2, "--jobs: must be at least 1, not 0\n")
 
 
 def test_fix_diff_says_what_it_would_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(copy_fixture(FIXTURES / "demo", tmp_path / "demo"))
     result = invoke("fix", "--diff", ".")
     assert result.stderr.splitlines()[-1] == "Would fix 1 finding in 1 file; 0 findings left."
+
+
+def test_a_settings_file_that_cannot_be_read_is_an_option_error_not_a_line(in_tmp: Path) -> None:
+    # As --registry's: the file named, no line or column it does not have.
+    result = invoke("check", ".", "--config", "nope.toml")
+    assert (result.exit_code, result.stderr) == (2, "nope.toml: settings file not found (given with --config)\n")
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        ('# settings\n\ntool.metriclint.registry = 1\n', "pyproject.toml:3:28: 'registry' must be a string (a path), not 1"),
+        ('[tool]\nname = "x"\nmetriclint.select = [\n  "ML001",\n]\nmetriclint.paths = "src"\n', "pyproject.toml:6:20: 'paths' must be a list of strings, not \"src\""),
+        ('[tool.metriclint]\nregistry_path = "m.yaml"\n', "pyproject.toml:2:1: unknown key 'registry_path'"),
+    ],
+)
+def test_a_settings_problem_is_at_the_line_the_toml_parser_sets_it(in_tmp: Path, toml: str, expected: str) -> None:
+    (in_tmp / "pyproject.toml").write_text(toml)
+    result = invoke("check", ".")
+    assert result.exit_code == 2 and result.stderr.startswith(expected), result.stderr

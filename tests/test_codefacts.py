@@ -138,6 +138,12 @@ def test_explain_metric_shows_code_facts_with_their_sites(monkeypatch: pytest.Mo
         "texts:",
         '  clipping=after  docstring (step.py:8) "after clipping"',
         '  norm=l1  docstring (step.py:8) "L1 norm"',
+        "findings:",
+        "  metrics.yaml:7:7: ML006 train/grad_norm: registry says norm=l1; the value comes from torch.nn.utils.clip_grad_norm_ (step.py:14), "
+        "which computes the l2 norm (the default norm_type) [error]",
+        '  step.py:8:34: ML001 train/grad_norm: docstring says clipping=after ("after clipping"); registry says before (metrics.yaml:6) [error]',
+        '  step.py:8:56: ML006 train/grad_norm: docstring says norm=l1 ("L1 norm"); the value comes from torch.nn.utils.clip_grad_norm_ (step.py:14), '
+        "which computes the l2 norm (the default norm_type) [error]",
         "logged:",
         "  step.py:10",
     ]
@@ -188,7 +194,8 @@ def test_a_template_names_the_keys_it_covers_in_explain_metric_and_audit(in_tmp:
     write_project(in_tmp, {"evaluate.py": source})
     audit = invoke("audit", "--metric", "eval/{k}").output.splitlines()
     assert [line.split()[0] for line in audit if line.endswith("]") and not line.startswith(" ")] == ["eval/top1", "eval/top5"]
-    assert invoke("explain-metric", "eval/{k}").output.splitlines() == ["eval/{k}", "logged:", "  evaluate.py:2"]
+    logged = ["eval/{k}", "logged:", "  evaluate.py:2  by a tracker's log (Lightning, wandb's Run, Accelerate, the Hugging Face Trainer)"]
+    assert invoke("explain-metric", "eval/{k}").output.splitlines() == logged
 
 
 def test_names_of_log_probabilities_name_their_policy_as_the_examples_say() -> None:
@@ -423,3 +430,23 @@ def test_a_negated_log_probability_estimates_the_entropy_of_the_policy_that_drew
     operand = frozenset({CodeFact("quantity", "log-prob", span, "x", "y"), CodeFact("policy", policy, span, "x", "y")})
     (made,) = [f for f in reader.derived("negation", tree.body[0].value, operand) if isinstance(f, CodeFact)]  # type: ignore[attr-defined]
     assert (made.value, made.also) == ("nll", also)
+
+
+def test_explain_metric_of_a_key_a_template_registers(in_tmp: Path) -> None:
+    # The template's entry, the metric's findings, and the project's logging sites before the tests'.
+    registry = "version: 1\nmetrics:\n  train/{name}:\n    description: A training quantity.\n    semantics: {clipping: before}\n"
+    source = 'def f(grad_norm, log):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n    log({"train/grad_norm": grad_norm})\n'
+    test = 'def test_f(log):\n    log({"train/grad_norm": 1.0})\n    log({"train/grad_norm": 2.0})\n'
+    write_project(in_tmp, {"loop.py": source, "tests/test_loop.py": test}, registry)
+    assert invoke("explain-metric", "train/grad_norm").output.splitlines() == [
+        "train/grad_norm",
+        "registry train/{name} (metrics.yaml:3):",
+        "  clipping=before",
+        "texts:",
+        '  clipping=after  docstring (loop.py:3) "after clipping"',
+        "findings:",
+        '  loop.py:3:25: ML001 train/{name}: docstring says clipping=after ("after clipping"); registry says before (metrics.yaml:5) [error]',
+        "logged:",
+        "  loop.py:5  by a tracker's log (Lightning, wandb's Run, Accelerate, the Hugging Face Trainer)",
+        "  and 2 places in test files",
+    ]

@@ -166,3 +166,28 @@ def test_a_run_without_a_registry_says_so_on_stderr(tmp_path: Path, monkeypatch:
     result = invoke("check", ".")
     assert result.stderr == "metriclint: no registry for . (no metrics.yaml found, none configured); comparing the texts with each other only\n"
     assert invoke("check", ".", "-q").stderr == ""
+
+
+@pytest.mark.parametrize("output_format", ["gitlab", "github"])
+def test_gitlab_and_github_paths_are_relative_to_the_repository_root(repo_root: Path, monkeypatch: pytest.MonkeyPatch, output_format: str) -> None:
+    # GitLab keys its Code Quality issues by fingerprint and path, and GitHub places annotations
+    # by the path from the checkout: a job run in a subfolder must move neither.
+    from_root = invoke("check", "fixtures/demo", "--format", output_format).output
+    monkeypatch.chdir(repo_root / "fixtures" / "demo")
+    from_folder = invoke("check", ".", "--format", output_format).output
+    if output_format == "gitlab":
+        located = [(i["location"], i["fingerprint"]) for i in json.loads(from_root)]
+        assert [(i["location"], i["fingerprint"]) for i in json.loads(from_folder)] == located
+    else:
+        assert from_folder.split("::")[1] == from_root.split("::")[1]
+        assert "file=fixtures/demo/trainer/logging_utils.py," in from_folder
+
+
+def test_rule_links_point_at_published_documentation_only(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No link to a page that does not exist: none while no documentation is published.
+    rules = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]["tool"]["driver"]["rules"]
+    assert not any("helpUri" in rule for rule in rules)
+    assert formats.rule_url("ML001") is None
+    monkeypatch.setattr(formats, "DOCUMENTATION", "https://example.org/docs")
+    rules = json.loads(invoke("check", "fixtures/demo", "--format", "sarif").output)["runs"][0]["tool"]["driver"]["rules"]
+    assert rules[0]["id"] == "ML001" and rules[0]["helpUri"] == "https://example.org/docs#ml001"

@@ -251,3 +251,16 @@ def test_check_reports_the_same_with_and_without_git(tmp_path: Path, monkeypatch
     walked = invoke("check", ".", "--format", "json", "--no-cache")
     assert with_git.exit_code == walked.exit_code == 1
     assert with_git.output == walked.output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_commit_checked_out_and_whether_the_work_tree_changed(tmp_path: Path) -> None:
+    environment = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    (tmp_path / "a.py").write_text("x = 1\n")
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run(["git", *command], cwd=tmp_path, check=True, env=environment)
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout.strip()
+    assert gitls.commit(tmp_path) == head
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert gitls.commit(tmp_path) == head + "+"
+    assert gitls.commit(tmp_path / "no-repository") is None

@@ -206,6 +206,20 @@ def test_a_method_named_like_a_trackers_that_is_the_projects_own_logs_what_it_lo
     assert _logged(tmp_path / "other") == ["loss"]
 
 
+def test_a_key_a_caller_prefixes_is_logged_only_as_prefixed(tmp_path: Path) -> None:
+    """A dict literal's key shaped like a metric key stands for itself only until the
+    project-wide step finds where the dict is logged, and under which key."""
+    stats = 'def reward_stats(values):\n    return {"reward/mean": sum(values) / len(values)}\n'
+    loop = (
+        "import wandb\n\nfrom pkg.stats import reward_stats\n\n\ndef step(values):\n"
+        '    wandb.log({f"rollout/{key}": value for key, value in reward_stats(values).items()})\n'
+    )
+    write_project(tmp_path / "prefixed", {"pkg/stats.py": stats, "pkg/loop.py": loop})
+    write_project(tmp_path / "unseen", {"pkg/stats.py": stats})
+    assert _logged(tmp_path / "prefixed") == ["rollout/reward/mean"]
+    assert _logged(tmp_path / "unseen") == ["reward/mean"]  # where no sink is seen, the key stands for itself
+
+
 def test_init_drafts_every_key_the_fixture_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     copy_fixture(FIXTURES / "inventory_dataflow", tmp_path / "project", "metrics.yaml", "expected.txt")
     monkeypatch.chdir(tmp_path / "project")
@@ -230,3 +244,12 @@ def test_rule_file_example(example: dict[str, object]) -> None:
 
 def test_the_sink_examples_show_both_sides() -> None:
     assert any(e["logs"] for e in SINK_EXAMPLES) and any(not e["logs"] for e in SINK_EXAMPLES)
+
+
+def test_sources_and_explain_metric_say_what_logs_a_key_and_through_which_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES / "inventory_dataflow")
+    listed = invoke("sources", "--keys", ".", "--no-cache").stdout.splitlines()
+    assert "train/loss\tlogged\ttinytrain/loop.py:19\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.loop.Trainer.step" in listed
+    assert "lengths/mean\tlogged\ttinytrain/stats.py:6\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.stats.summary" in listed
+    explained = invoke("explain-metric", "perf/step_seconds", ".", "--no-cache").stdout
+    assert "tinytrain/loop.py:25  by wandb's log (tinytrain/tracking.py:30), from tinytrain.tracking.Buffer.record" in explained

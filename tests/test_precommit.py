@@ -116,3 +116,85 @@ def test_the_first_run_in_a_fresh_clone_leaves_nothing_for_git_to_add(tmp_path: 
     assert {".gitignore", "CACHEDIR.TAG", ".metriclint-cache", "lock"} <= {p.name for p in cache.iterdir()}
     git(clone, "add", "-A")
     assert git(clone, "status", "--porcelain", "--untracked-files=all") == "M  trainer/step.py\n"
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
+    """This checkout as a hook repository, its commit, and a pre-commit home the tests share
+    (the hook's environment is built once)."""
+    hooks = tmp_path_factory.mktemp("metriclint")
+    return hooks, snapshot_of_this_repo(hooks), tmp_path_factory.mktemp("home")
+
+
+def run_hook(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`pre-commit run` on the staged files, with the project's .pre-commit-config.yaml."""
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", *args], cwd=project, capture_output=True, text=True,
+        env={**os.environ, **GIT_ENV, **OFFLINE, "PRE_COMMIT_HOME": str(home)},
+    )
+
+
+def _config(project: Path, hooks: Path, ref: str, args: str = "") -> None:
+    hook = f"      - id: metriclint\n" + (f"        args: {args}\n" if args else "")
+    (project / ".pre-commit-config.yaml").write_text(f"repos:\n  - repo: {hooks}\n    rev: {ref}\n    hooks:\n{hook}", encoding="utf-8")
+
+
+def _project_with_an_old_finding(project: Path, hooks: Path, ref: str) -> None:
+    shutil.copy(FIXTURES / "demo" / "metrics.yaml", project / "metrics.yaml")
+    copy_fixture(FIXTURES / "demo" / "trainer", project / "trainer")  # its docstring contradicts metrics.yaml (ML001)
+    _config(project, hooks, ref)
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "start")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_adopting_the_hook_with_a_baseline_as_the_readme_says(tmp_path: Path, hook_repo: tuple[Path, str, Path]) -> None:
+    hooks, ref, home = hook_repo
+    project = tmp_path / "project"
+    project.mkdir()
+    _project_with_an_old_finding(project, hooks, ref)
+    registry = project / "metrics.yaml"
+    registry.write_text(registry.read_text(encoding="utf-8") + "  train/tokens:\n    description: Tokens seen.\n", encoding="utf-8")
+    git(project, "add", "metrics.yaml")  # an unrelated edit of the file an old finding's other side is in
+    refused = run_hook(project, home)
+    assert refused.returncode == 1 and "trainer/logging_utils.py:10:34: ML001" in refused.stdout, refused.stdout + refused.stderr
+    # The README's adoption: record the findings, and hand the baseline to the hook.
+    recorded = subprocess.run(
+        [sys.executable, "-m", "metriclint", "check", "--write-baseline", ".metriclint-baseline.json"], cwd=project, capture_output=True, text=True,
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    _config(project, hooks, ref, "[--baseline, .metriclint-baseline.json]")
+    git(project, "add", "-A")
+    adopted = run_hook(project, home)
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    module = project / "trainer" / "step.py"
+    module.write_text(module.read_text(encoding="utf-8") + '\n\ndef h(grad_norm):\n    """Args:\n        grad_norm: the post-clip norm.\n    """\n', encoding="utf-8")
+    git(project, "add", "trainer/step.py")
+    new = run_hook(project, home)
+    assert new.returncode == 1 and "trainer/step.py:" in new.stdout and "logging_utils.py" not in new.stdout, new.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_split_invocations_print_summaries_that_agree(tmp_path: Path, hook_repo: tuple[Path, str, Path]) -> None:
+    # Over 128 KiB of file names: pre-commit splits them into several invocations. The finding
+    # touches the first (its file) and the last (metrics.yaml, its other side); the last must
+    # not say "All checks passed" after the first said "Found 1 error".
+    hooks, ref, home = hook_repo
+    project = tmp_path / "project"
+    project.mkdir()
+    _project_with_an_old_finding(project, hooks, ref)
+    notes = project / "m"
+    notes.mkdir()
+    names = [f"m/{'n' * 90}{number:04d}.md" for number in range(1400)]
+    for name in names:
+        (project / name).write_text("# Notes\n", encoding="utf-8")
+    git(project, "add", "-A")
+    result = run_hook(project, home, "--files", "trainer/logging_utils.py", *names, "metrics.yaml")
+    summaries = [line for line in result.stdout.splitlines() if line.startswith(("Found", "All checks passed"))]
+    assert len(summaries) >= 2, result.stdout
+    assert result.returncode == 1
+    assert not any(line.startswith("All checks passed") for line in summaries), result.stdout
+    assert result.stdout.count("ML001") == 1

@@ -122,6 +122,34 @@ def test_outside_pre_commit_every_run_prints_its_findings(in_tmp: Path) -> None:
     assert invoke("check", "--changed-only", "a.py").output == invoke("check", "--changed-only", "a.py").output
 
 
+LOGGED_AFTER = 'def f(grad_norm, log):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n    log({"train/grad_norm": grad_norm})\n'
+
+
+@pytest.mark.parametrize("path", ["a", "a/x.py"])
+def test_without_settings_or_registry_a_repository_is_one_project(in_tmp: Path, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    # Two texts disagree across folders, in a git repository with neither settings nor a
+    # registry: checked from a subfolder or a file, the other side is still read, and the cache
+    # is the repository's, not one in each folder checked.
+    monkeypatch.delenv("METRICLINT_CACHE_DIR")
+    write_project(in_tmp, {".git/HEAD": "", "a/x.py": LOGGED_AFTER, "b/y.py": "# train/grad_norm is the norm before clipping.\n"})
+    assert _locations(invoke("check", path).output) == ["a/x.py:3:25"]
+    assert not (in_tmp / "a" / ".metriclint_cache").exists() and (in_tmp / ".metriclint_cache").is_dir()
+
+
+def test_a_run_from_the_root_of_a_monorepo_applies_each_nested_projects_settings(in_tmp: Path) -> None:
+    # As ruff applies the nearest settings to each file: pkg's own settings (which ignore ML001)
+    # and registry hold for its files from the root as when pkg is checked alone, and the root
+    # project does not read pkg's files with its own settings.
+    write_project(in_tmp, {
+        ".git/HEAD": "", "pyproject.toml": "[tool.metriclint]\n", "x.py": AFTER,
+        "pkg/pyproject.toml": '[tool.metriclint]\nignore = ["ML001"]\n', "pkg/metrics.yaml": REGISTRY, "pkg/y.py": AFTER, "pkg/z.py": POST_CLIP,
+    }, REGISTRY)
+    alone = _locations(invoke("check", "pkg").output)
+    assert alone == []
+    assert _locations(invoke("check", ".").output) == ["x.py:3:25"]
+    assert _locations(invoke("check").output) == ["x.py:3:25"]
+
+
 @pytest.mark.parametrize("error", [errno.EROFS, errno.ENOSPC], ids=["read-only", "full"])
 @pytest.mark.parametrize("hook", [True, False], ids=["hook", "command line"])
 def test_a_cache_that_cannot_be_written_costs_the_run_nothing_but_one_warning(

@@ -78,7 +78,7 @@ def test_a_fifo_given_as_config_or_output_is_an_error_not_a_wait(in_tmp: Path) -
     os.mkfifo(in_tmp / "fifo.toml")
     os.mkfifo(in_tmp / "docs.md")
     config = run("check", ".", "--config", "fifo.toml")
-    assert config.returncode == 2 and config.stderr == "fifo.toml:1:1: cannot read the config: not a regular file\n"
+    assert config.returncode == 2 and config.stderr == "fifo.toml: settings file is not a regular file (given with --config)\n"
     docs = run("generate", "docs", "--output", "docs.md")
     assert docs.returncode == 2 and docs.stderr == "docs.md:1:1: cannot read: not a regular file\n"
     (in_tmp / "metrics.yaml").unlink()

@@ -91,7 +91,7 @@ async def test_the_2132_contradiction_is_a_diagnostic_with_its_other_side(client
     [found] = client.diagnostics[source.as_uri()]
     assert (found.code, found.severity, found.source) == ("ML001", types.DiagnosticSeverity.Error, "metriclint")
     assert found.range == types.Range(types.Position(9, 33), types.Position(9, 47))
-    assert found.code_description is not None and found.code_description.href.endswith("#rules")
+    assert found.code_description is None  # the package declares no documentation page yet: no dead link
     assert found.message.startswith("train/grad_norm: docstring says clipping=after")
     [other] = found.related_information or []
     assert other.location.uri == (demo / "metrics.yaml").as_uri()

@@ -164,3 +164,12 @@ def test_a_bad_setting_is_reported_where_it_is_written_with_the_value_as_written
     result = invoke("check", ".")
     assert result.exit_code == 2 and "internal error" not in result.output
     assert result.stderr.startswith(expected), result.stderr
+
+
+@pytest.mark.parametrize("args", [(), (".",), ("src", "legacy/old.py")])
+def test_discovered_paths_choose_what_is_read(in_tmp: Path, args: tuple[str, ...]) -> None:
+    # `paths` in a discovered settings file, as with --config: the project is what they name,
+    # and a path named on the command line is read too.
+    write_project(in_tmp, {"pyproject.toml": '[tool.metriclint]\npaths = ["src"]\n', "src/a.py": AFTER, "legacy/old.py": AFTER}, REGISTRY)
+    expected = ["legacy/old.py", "src/a.py"] if "legacy/old.py" in args else ["src/a.py"]
+    assert _files(invoke("check", *args).output) == expected

@@ -268,7 +268,7 @@ def test_jobs_must_be_positive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.chdir(_copy_demo(tmp_path))
     result = invoke("check", ".", "--jobs", "0")
     assert result.exit_code == 2
-    assert "--jobs must be at least 1" in result.stderr
+    assert "--jobs: must be at least 1" in result.stderr
 
 
 def test_a_result_that_cannot_come_back_from_a_worker_is_one_ml900(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

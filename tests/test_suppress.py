@@ -73,3 +73,25 @@ def test_an_unused_suppression_of_a_switched_off_rule_is_not_reported(monkeypatc
     got = finding_lines(invoke("check", ".", "--ignore", "ML002"))
     assert "ML010 silenced.py:10" not in got and "ML010 stale.py:13" not in got
     assert "ML010 stale.py:7" in got
+
+
+REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n"
+CONTRADICTION = 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """{comment}\n'
+
+
+@pytest.mark.parametrize(
+    ("comment", "expected"),
+    [
+        ("  # noqa: ML001", []),  # as flake8 plugins honour it
+        ("  # noqa: E501, ML001 the changelog quotes it", []),  # other tools' codes beside it are theirs
+        ("  # noqa:ML001,ML002", ["ML010 a.py:4"]),  # ML002 silences nothing here
+        ("  # noqa", ["ML001 a.py:3"]),  # bare: meant for some other tool's finding; no contradiction hides behind it
+        ("  # noqa: E501", ["ML001 a.py:3"]),
+    ],
+)
+def test_flake8_noqa_with_a_metriclint_code_silences_it(in_tmp: Path, comment: str, expected: list[str]) -> None:
+    (in_tmp / "a.py").write_text(CONTRADICTION.format(comment=comment))
+    (in_tmp / "metrics.yaml").write_text(REGISTRY)
+    result = invoke("check", ".")
+    assert finding_lines(result) == expected
+    assert "noqa: ML002 silences nothing here" in result.output or expected != ["ML010 a.py:4"]

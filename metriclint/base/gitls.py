@@ -44,6 +44,39 @@ def listed(folder: Path, top: Path) -> list[str] | None:
     ignore file ignores, and a nested repository or submodule as one entry (git does not enter
     them). `top` is the repository's top as the walk found it (the nearest folder holding
     `.git`); git may use no other. None when git cannot tell."""
+    found = _git(top)
+    if found is None:
+        return None
+    program, env = found
+    listing = [program, "--no-pager", *_CONFIG, "ls-files", "-z", "--exclude-per-directory=.gitignore", *_excludes_file(top)]
+    try:
+        kept, tracked_ignored = _outputs([[*listing, "--cached", "--others"], [*listing, "--cached", "--ignored"]], folder, env)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    dropped = set(_paths(tracked_ignored))
+    return [path for path in dict.fromkeys(_paths(kept)) if path not in dropped]  # a conflicted file is listed once per stage
+
+
+def commit(top: Path) -> str | None:
+    """The commit checked out in the repository at `top` (its short name, `+` if the work tree
+    has changes), or None when git cannot tell."""
+    found = _git(top)
+    if found is None:
+        return None
+    program, env = found
+    try:
+        head, changes = _outputs([
+            [program, "--no-pager", *_CONFIG, "rev-parse", "--short=12", "HEAD"],
+            [program, "--no-pager", *_CONFIG, "status", "--porcelain", "--untracked-files=no"],
+        ], top, env)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return os.fsdecode(head.strip()) + ("+" if changes.strip() else "")
+
+
+def _git(top: Path) -> tuple[str, dict[str, str]] | None:
+    """git, and the environment to run it in on the repository at `top` and no other; None when
+    no git can be trusted to (none, or one found inside the checked tree)."""
     program = shutil.which("git")
     if program is None or os.pathsep in str(top.parent):  # no ceiling could stop git before a repository further up
         return None
@@ -52,13 +85,7 @@ def listed(folder: Path, top: Path) -> list[str] | None:
         return None  # found through "." or a relative PATH entry: a program of the checked tree's, not git
     env = {name: value for name, value in os.environ.items() if name not in _LOCAL_ENV}
     env["GIT_CEILING_DIRECTORIES"] = str(top.parent)  # git looks up to `top`, not above
-    listing = [program, "--no-pager", *_CONFIG, "ls-files", "-z", "--exclude-per-directory=.gitignore", *_excludes_file(top)]
-    try:
-        kept, tracked_ignored = _outputs([[*listing, "--cached", "--others"], [*listing, "--cached", "--ignored"]], folder, env)
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return None
-    dropped = set(_paths(tracked_ignored))
-    return [path for path in dict.fromkeys(_paths(kept)) if path not in dropped]  # a conflicted file is listed once per stage
+    return program, env
 
 
 def _excludes_file(top: Path) -> list[str]:

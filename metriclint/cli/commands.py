@@ -21,6 +21,7 @@ from metriclint.checks import RULES, Example, Rule
 from metriclint.cli import generate, live
 from metriclint.cli.project import (
     Project,
+    shown_settings,
     analyse,
     collection_paused,
     combined_report,
@@ -32,7 +33,7 @@ from metriclint.cli.project import (
 )
 from metriclint.cli.status import EXIT_USAGE, Guarded, exit_for, usage_error, usage_errors
 from metriclint.extract import prune
-from metriclint.model import Problem, Severity
+from metriclint.model import Finding, Problem, Report, Severity
 from metriclint.report import audit, formats, once
 from metriclint.report.audit_formats import AUDIT_FORMATS
 from metriclint.report.formats import FORMATS, count
@@ -64,10 +65,14 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 
 @main.command()
 @project_options()
-@click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True)
+@click.option("--format", "--output-format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress bar.")
 @click.option("--select", multiple=True, metavar="CODES", help="Run only these rules (codes or prefixes, comma-separated).")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Run these rules too, besides the selected ones.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules, in addition to the config's `ignore`.")
+@click.option("--fix", "fix_first", is_flag=True, help="Apply the fixes `metriclint fix` makes, then report what is left.")
+@click.option("--show-settings", is_flag=True, help="Print the settings each project is checked with, and exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
 @click.option(
     "--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
     help="Lowest severity that makes the exit status 1.",
@@ -86,7 +91,8 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     help="With PATHS `-`: check the project as if PATH held standard input (an editor's buffer); report findings touching PATH.",
 )
 def check(
-    project: Project, output_format: str, quiet: bool, select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str,
+    project: Project, output_format: str, quiet: bool, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
+    fix_first: bool, show_settings: bool, show_files: bool, fail_on: str,
     exit_zero: bool, statistics: bool, output_file: str | None, baseline_file: str | None, write_baseline: str | None,
     changed_only: bool, stdin_filename: str | None,
 ) -> None:
@@ -95,17 +101,29 @@ def check(
     stdin = stdin_filename is not None
     if (stdin or "-" in project.paths) and not (stdin and project.paths == ("-",)):
         raise click.UsageError("`-` (standard input) and --stdin-filename PATH go together, with no other PATHS")
+    if fix_first and (stdin or write_baseline):
+        raise click.UsageError("--fix writes the files: not with --stdin-filename or --write-baseline")
     if stdin_filename is not None:
         project, changed_only = dataclasses.replace(project, paths=(stdin_filename,)), True
         buffer = (Path(stdin_filename), sys.stdin.buffer.read())
     configs = project.each(
-        select=_codes(select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file, changed_only=changed_only,
+        select=_codes(select), extend_select=_codes(extend_select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file,
+        changed_only=changed_only,
     )
     with usage_errors():
         report_file = settings.write_target(output_file, "--output-file") if output_file else None
         baseline_target = settings.write_target(write_baseline, "--write-baseline") if write_baseline else None
+    if show_settings or show_files:
+        for config in configs:
+            click.echo("\n".join(shown_settings(config) if show_settings else [display(f) for f in engine.files(config)]))
+        exit_for(())
+    if fix_first:
+        fixed = _fixes(project, write=True)
+        click.echo(f"Fixed {count(len(fixed.fixed), 'finding')} in {count(fixed.files, 'file')}.", err=True)
     with progress_bar(quiet) as bar:
         report, shown = combined_report(configs, bar, once.hook_run() if changed_only and buffer is None else None, buffer)
+    if buffer is not None:  # an editor places findings in the buffer it sent, so only those, as ruff
+        report = shown = _in_file(report, buffer[0])
     if baseline_target is not None:
         with usage_errors():
             baseline.write(baseline_target, list(report.findings))
@@ -126,16 +144,28 @@ def check(
 
 @main.command(name="audit")
 @project_options()
-@click.option("--format", "output_format", type=click.Choice(list(AUDIT_FORMATS)), default="text", show_default=True)
+@click.option("--format", "--output-format", "output_format", type=click.Choice(list(AUDIT_FORMATS)), default="text", show_default=True)
 @click.option("--metric", metavar="KEY", help="Show only this metric (a key or a registry alias).")
-def audit_command(project: Project, output_format: str, metric: str | None) -> None:
+@click.option("--output-file", "-o", metavar="FILE", help="Write the audit to FILE instead of printing it.")
+def audit_command(project: Project, output_format: str, metric: str | None, output_file: str | None) -> None:
     """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
     with progress_bar() as bar:
         result = audit.build(analyse(project.settings(), bar, findings_only=True), only=metric)
     if metric is not None and not result.metrics:
         usage_error([Problem("--metric", 0, 0, _unknown_metric(metric))])
-    AUDIT_FORMATS[output_format](result, sys.stdout)
+    with usage_errors():
+        target = settings.write_target(output_file, "--output-file") if output_file else None
+    kept = io.StringIO()
+    AUDIT_FORMATS[output_format](result, kept if target is not None else sys.stdout)
+    if target is not None:
+        _write(target, kept.getvalue(), "--output-file")
     exit_for(f for m in result.metrics for f in m.findings)
+
+
+def _in_file(report: Report, path: Path) -> Report:
+    """The report of one file: its findings only (not those whose other side it holds), counted as one file."""
+    named = display(path)
+    return Report(tuple(f for f in report.findings if f.span.path == named), 1)
 
 
 def _write(target: Path, content: str, option: str) -> None:
@@ -191,12 +221,16 @@ def _example(example: Example) -> str:
 
 @main.command()
 @project_options()
-def sources(project: Project) -> None:
+@click.option("--keys", "list_keys", is_flag=True, help="Also list each key the code logs: where, and what logs it through which of the project's functions.")
+def sources(project: Project, list_keys: bool) -> None:
     """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
     config = project.settings()
     with usage_errors(), progress_bar() as bar:
         collection = engine.collect(config, bar, pause=collection_paused)
     warn_unused(config)
+    for use in sorted(collection.uses if list_keys else (), key=lambda use: (use.key, use.span)):
+        if use.span.path not in collection.tests and not use.from_keyword:
+            click.echo(f"{use.key}\tlogged\t{use.span.path}:{use.span.line}\t{use.sink or 'a dict key shaped like a metric key'}")
     for binding in collection.bindings:
         table = binding.table
         click.echo(f"{table.path}\t{table.kind}\t{table.name or '/'}\t{binding.mode}\t{len(table.entries)} entries\t{binding.why}")
@@ -215,13 +249,16 @@ def _written(rewrite: FileFix, configs: list[settings.Config], analyses: list[en
     return fixing.write(rewrite, [config.root for config in configs])
 
 
-@main.command()
-@project_options()
-@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
-def fix(project: Project, show_diff: bool) -> None:
-    """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
+@dataclasses.dataclass(frozen=True)
+class _Fixes:
+    rewrites: list[FileFix]
+    fixed: list[Finding]
+    unfixed: list[tuple[Finding, str]]  # with why: the rule has no fix, the phrase cannot be rewritten, the file was not written
+    files: int  # written
 
-    Exits 1 while findings remain that no fix settled."""
+
+def _fixes(project: Project, write: bool) -> _Fixes:
+    """The rewrites `fix` makes under the project's PATHS, written when `write`."""
     from metriclint.fix import rewrite as fixing
 
     with usage_errors():  # a link named that leads out of its project: nothing is written
@@ -233,14 +270,27 @@ def fix(project: Project, show_diff: bool) -> None:
     rewrites, unfixed = fixing.plan(merged([a.report for a in analyses]).findings)
     fixed, files = [], 0
     for rewrite in rewrites:
-        problem = "--diff" if show_diff else _written(rewrite, configs, analyses)
-        if show_diff:
-            click.echo(rewrite.diff, nl=False)
+        problem = _written(rewrite, configs, analyses) if write else "--diff"
         if problem:
             unfixed += [(f, problem) for f in rewrite.fixed]
         else:
             fixed += rewrite.fixed
             files += 1
+    return _Fixes(rewrites, fixed, unfixed, files)
+
+
+@main.command()
+@project_options()
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
+def fix(project: Project, show_diff: bool) -> None:
+    """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
+
+    Exits 1 while findings remain that no fix settled."""
+    done = _fixes(project, write=not show_diff)
+    rewrites, fixed, unfixed, files = done.rewrites, done.fixed, done.unfixed, done.files
+    if show_diff:
+        for rewrite in rewrites:
+            click.echo(rewrite.diff, nl=False)
     verb = "would fix" if show_diff else "fixed"
     for finding in fixed if not show_diff else [f for r in rewrites for f in r.fixed]:
         assert finding.fix is not None

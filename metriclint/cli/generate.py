@@ -13,7 +13,7 @@ from metriclint import settings
 from metriclint.authoring import generate
 from metriclint.base import files
 from metriclint.base.paths import display
-from metriclint.cli.project import config_option, registry_option
+from metriclint.cli.project import config_files, config_option, registry_option
 from metriclint.cli.status import EXIT_CLEAN, EXIT_FINDINGS, usage_error, usage_errors
 from metriclint.knowledge import registry as registry_module
 from metriclint.knowledge.registry import Registry
@@ -36,9 +36,9 @@ _check_option = click.option("--check", is_flag=True, help="Write nothing; exit 
 @_check_option
 @registry_option
 @config_option
-def generate_tooltips(fmt: str, output: str | None, check: bool, registry: str | None, config_file: str | None) -> None:
+def generate_tooltips(fmt: str, output: str | None, check: bool, registry: str | None, config: tuple[str, ...]) -> None:
     """The dashboard's description table (key -> description) from the registry."""
-    _emit(generate.tooltips(_registry(registry, config_file), fmt), output, check)
+    _emit(generate.tooltips(_registry(registry, config), fmt), output, check)
 
 
 @group.command(name="docs")
@@ -46,10 +46,10 @@ def generate_tooltips(fmt: str, output: str | None, check: bool, registry: str |
 @_check_option
 @registry_option
 @config_option
-def generate_docs(output: str | None, check: bool, registry: str | None, config_file: str | None) -> None:
+def generate_docs(output: str | None, check: bool, registry: str | None, config: tuple[str, ...]) -> None:
     """A Markdown table of the registry (metric, description, facets); in an existing page, the
     region between `<!-- metriclint:begin -->` and `<!-- metriclint:end -->`."""
-    loaded = _registry(registry, config_file)
+    loaded = _registry(registry, config)
     page = _read(Path(output)) if output is not None and Path(output).exists() else None
     try:
         _emit(generate.docs(loaded, page), output, check)
@@ -57,9 +57,10 @@ def generate_docs(output: str | None, check: bool, registry: str | None, config_
         usage_error([Problem(str(output), 1, 1, str(error))])
 
 
-def _registry(registry: str | None, config_file: str | None) -> Registry:
+def _registry(registry: str | None, config: tuple[str, ...]) -> Registry:
+    config_file, overrides = config_files(config)
     with usage_errors():
-        loaded = settings.load((), config_file, registry)
+        loaded = settings.load((), config_file, registry, overrides=overrides)
         if loaded.registry is None:
             raise ConfigError([Problem("metriclint", 0, 0, "no registry found: write metrics.yaml or pass --registry")])
         return registry_module.load(loaded.registry, display(loaded.registry), load_builtin()[0], loaded.max_file_size)[0]

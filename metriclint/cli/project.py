@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import json
 import sys
 import warnings
 from contextlib import contextmanager
@@ -27,7 +28,14 @@ from metriclint.model import ConfigError, Finding, Report
 from metriclint.report import once, progress
 
 registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
-config_option = click.option("--config", "config_file", metavar="FILE", help="A TOML file with a [tool.metriclint] table.")
+config_option = click.option(
+    "--config", "config", multiple=True, metavar="FILE|KEY=VALUE",
+    help="A settings file (TOML: its [tool.metriclint] table, else its top level), or a setting over the files' (`select = [\"ML001\"]`); repeatable.",
+)
+_EXCLUDE_OPTIONS = (
+    click.option("--exclude", multiple=True, metavar="PATTERNS", help="Skip these files (gitignore-style, comma-separated), instead of the settings' `exclude`."),
+    click.option("--extend-exclude", multiple=True, metavar="PATTERNS", help="Skip these files too (gitignore-style, comma-separated)."),
+)
 _SPEED_OPTIONS = (
     click.option("--jobs", "-j", type=int, metavar="N", help="Parse with N processes (default: one per CPU)."),
     click.option("--cache-dir", metavar="DIR", help="Where to keep per-file results (default: .metriclint_cache in the project root)."),
@@ -45,12 +53,18 @@ class Project:
     jobs: int | None
     cache_dir: str | None
     no_cache: bool
+    overrides: tuple[str, ...] = ()  # `--config KEY=VALUE`
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+
+    def _given(self, given: dict[str, Any]) -> dict[str, Any]:
+        return {"overrides": self.overrides, "exclude": self.exclude, "extend_exclude": self.extend_exclude, **given}
 
     def each(self, **given: Any) -> list[settings.Config]:
         """The settings of every project PATHS belong to, for the commands that report on
         several at once (check, fix)."""
         with usage_errors():
-            found = settings.projects(self.paths, self.config_file, self.registry, **given)
+            found = settings.projects(self.paths, self.config_file, self.registry, **self._given(given))
             found = [settings.with_speed(c, self.jobs, self.cache_dir, self.no_cache) for c in found]
         _warn(note for config in found for note in config.notes)
         return found
@@ -60,7 +74,7 @@ class Project:
         `given` are a command's own (`select`, `baseline`, ...). Usage errors (among them
         paths from several projects) end the command with exit status 2."""
         with usage_errors():
-            loaded = settings.load(self.paths, self.config_file, self.registry, **given)
+            loaded = settings.load(self.paths, self.config_file, self.registry, **self._given(given))
             loaded = settings.with_speed(loaded, self.jobs, self.cache_dir, self.no_cache)
         _warn(loaded.notes)
         return loaded
@@ -77,18 +91,34 @@ def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
     def decorate(command: Command) -> Command:
         @functools.wraps(command)
         def with_project(
-            paths: tuple[str, ...], config_file: str | None, jobs: int | None, cache_dir: str | None, no_cache: bool,
-            registry: str | None = None, **rest: Any,
+            paths: tuple[str, ...], config: tuple[str, ...], jobs: int | None, cache_dir: str | None, no_cache: bool,
+            exclude: tuple[str, ...], extend_exclude: tuple[str, ...], registry: str | None = None, **rest: Any,
         ) -> None:
-            command(project=Project(paths, registry, config_file, jobs, cache_dir, no_cache), **rest)
+            config_file, overrides = config_files(config)
+            excluded = _patterns(exclude) if exclude else None
+            command(project=Project(paths, registry, config_file, jobs, cache_dir, no_cache, overrides, excluded, _patterns(extend_exclude)), **rest)
 
         options = (click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True)), *([registry_option] if registry else []),
-                   config_option, *_SPEED_OPTIONS)
+                   config_option, *_EXCLUDE_OPTIONS, *_SPEED_OPTIONS)
         for option in reversed(options):
             with_project = option(with_project)
         return with_project
 
     return decorate
+
+
+def config_files(given: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+    """`--config` values: the settings file (at most one), and the `KEY=VALUE` settings, as ruff
+    tells them apart: a value that names no file and holds `=` is a setting."""
+    files = [value for value in given if "=" not in value or Path(value).is_file()]
+    if len(files) > 1:
+        raise click.BadParameter(f"give one settings file, not {len(files)}: {', '.join(files)}", param_hint="--config")
+    return (files[0] if files else None), tuple(value for value in given if value not in files)
+
+
+def _patterns(values: tuple[str, ...]) -> tuple[str, ...]:
+    """`--exclude a,b --exclude c`: repeated, comma-separated, or both."""
+    return tuple(p.strip() for value in values for p in value.split(",") if p.strip())
 
 
 def analyse(
@@ -158,6 +188,33 @@ def cache_warnings() -> Iterator[None]:
                    "or damaged: not used, and what they held was read again from the sources", err=True)
 
 
+def shown_settings(config: settings.Config) -> list[str]:
+    """The settings a project is checked with, one `key = value` a line (`check --show-settings`),
+    paths as the run shows them."""
+    selection = config.selection
+    shown = {
+        "root": display(config.root),
+        "registry": display(config.registry) if config.registry is not None else None,
+        "paths": [display(p) for p in config.paths],
+        "exclude": list(config.exclude.patterns),
+        "nested-projects": [display(p) for p in config.nested],
+        "select": list(selection.select),
+        "ignore": list(selection.ignore),
+        "per-file-ignores": {pattern.patterns[0]: list(codes) for pattern, codes in selection.per_file_ignores},
+        "severity": {code: level.value for code, level in selection.severity},
+        "tests": list(config.tests),
+        "log-functions": list(config.log_functions),
+        "code-knowledge": [display(p) for p in config.code_knowledge],
+        "tooltips": [t.path for t in config.tooltips],
+        "baseline": display(config.baseline) if config.baseline is not None else None,
+        "max-file-size": config.max_file_size,
+        "max-cache-size": config.max_cache_size,
+        "cache-dir": display(config.cache_dir) if config.cache_dir is not None else None,
+        "jobs": config.jobs or "one per CPU",
+    }
+    return [f"{key} = {json.dumps(value)}" for key, value in shown.items()]
+
+
 def notice_no_registry(configs: list[settings.Config]) -> None:
     """Say so when a project is checked without a registry: then only the texts are compared
     with each other, and a user who expected the registry to be found should know at once."""
@@ -198,7 +255,9 @@ def combined_report(
             reports.append(analyse(config, progress, findings_only=True).report)
             shown += once.unprinted(reports[-1].findings, config.cache_dir, hook_run, config.root)
     files = sum(r.files_checked for r in reports)
-    return merged(reports), Report(_sorted(shown), files)
+    printed = set(shown)
+    earlier = tuple(f for r in reports for f in r.findings if f not in printed) if hook_run is not None else ()
+    return merged(reports), Report(_sorted(shown), files, _sorted(earlier))
 
 
 def merged(reports: list[Report]) -> Report:

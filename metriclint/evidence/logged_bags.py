@@ -21,7 +21,7 @@ from typing import Iterable, Iterator, Mapping
 from metriclint.base import keys
 from metriclint.evidence.code_claims import Project, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
-from metriclint.model import Atom, Bag, CallFlow, Entry, FunctionFlow, Held, KeyUse, ProjectClass, Span
+from metriclint.model import Atom, Bag, CallFlow, Entry, FunctionFlow, Held, KeyUse, ProjectClass, Span, logged_by
 
 MAX_HOPS = 12
 
@@ -34,6 +34,7 @@ class LoggedEntry:
     use: KeyUse
     function: str
     value: frozenset[Atom]
+    recorded: bool = False  # its key is logged where it is written too, with the value its file sees there
 
 
 class _Families:
@@ -80,10 +81,9 @@ class LoggedBags:
                 if logged.span in own_methods:
                     continue
                 for entry, function in self.entries(flow.name, logged.bag, 0, None):
-                    if entry.recorded:
-                        continue  # logged where it was written, with its file's keys
                     for key, span in self._filled(function, entry):
-                        yield LoggedEntry(KeyUse(key, span, False, entry.measured, entry.through), function, entry.value)
+                        sink = logged_by(logged.sink, logged.span, span, None if function == flow.name else function)
+                        yield LoggedEntry(KeyUse(key, span, False, entry.measured, entry.through, sink=sink), function, entry.value, entry.recorded)
 
     def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[Entry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
@@ -179,6 +179,7 @@ def logged_entries(
     found = LoggedBags(functions, calls, classes, instances).logged(own_methods)
     unique = {(e.use.key, e.use.span): e for e in found if not keys.too_generic(e.use.key)}
     return list(unique.values())
+
 
 
 

@@ -10,14 +10,13 @@ from typing import Iterable, Sequence
 from metriclint.base import keys
 from metriclint.evidence.built_keys import built_keys, read_back
 from metriclint.evidence.callbacks import silence, silenced_files
-from metriclint.evidence.code_claims import code_claims
+from metriclint.evidence.code_claims import Project, code_claims
 from metriclint.evidence.constants import constant_keys
 from metriclint.evidence.inherited import inherited_flows
 from metriclint.evidence.logged_bags import logged_entries
 from metriclint.knowledge.code import knowledge
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import Atom, CallFlow, CodeClaim, CodeProducts, FunctionFlow, KeyUse, ProjectClass, Span
-from metriclint.evidence.code_claims import Project
+from metriclint.model import Atom, CodeClaim, CodeProducts, FunctionFlow, KeyUse
 from metriclint.sources import Extraction
 
 
@@ -34,50 +33,58 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     classes, instances = [c for e in extractions for c in e.classes], dict(i for e in extractions for i in e.instances)
     resolve = Project(functions, (), classes, instances).resolve
     own_methods = frozenset(span for e in extractions for span, callee in e.tentative if resolve(callee) is not None)
-    seen = {(use.key, use.span) for use in uses if use.via not in own_methods}  # an entry logged where it was put is the file's own
-    logged = logged_entries(functions, calls, classes, instances, own_methods)
+    # an entry logged where it was put is the file's own; one only written there (a dict literal's
+    # key shaped like one) is replaced by what the project-wide step says logs it (`own_keys`)
+    seen = {(use.key, use.span) for use in uses if use.via not in own_methods and use.sink}
+    logged = list(logged_entries(functions, calls, classes, instances, own_methods))
     through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
     made = [*built_keys(functions, calls, classes, instances), *named, *through]
     built = tuple(use for use in made if not keys.too_generic(use.key))
     read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
-    return CodeProducts(built, read, help_tables, own_methods=own_methods)
+    # a key written where it is put is a sink of its function already
+    put_logged = tuple((entry.function, entry.use.key, entry.value) for entry in logged if not entry.recorded)
+    return CodeProducts(built, read, help_tables, own_methods=own_methods, put_logged=put_logged)
 
 
 def own_keys(extractions: Iterable[Extraction], made: CodeProducts) -> list[KeyUse]:
     """The keys the files log themselves, less those a call logged that reaches a method of the
-    project's own (`made.own_methods`)."""
-    return [use for e in extractions for use in e.keys if use.via is None or use.via not in made.own_methods]
+    project's own (`made.own_methods`), and those the project-wide step found logged at the same
+    place, with what logs them (`made.built`). A key no sink takes where it is written (a dict
+    literal's, shaped like a metric key) stands for itself only until the project-wide step finds
+    the dict logged: then it is logged under the keys that step found (`f"rollout/{k}"`)."""
+    superseded = {(use.key, use.span) for use in made.built}
+    placed = {use.span for use in made.built if use.sink}
+    return [
+        use for e in extractions for use in e.keys
+        if (use.via is None or use.via not in made.own_methods) and (use.key, use.span) not in superseded and (use.sink or use.span not in placed)
+    ]
 
 
-def code_facts(
-    extractions: Sequence[Extraction], uses: Sequence[KeyUse], index: MetricIndex, tests: frozenset[str], own_methods: frozenset[Span] = frozenset(),
-) -> tuple[CodeClaim, ...]:
+def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index: MetricIndex, tests: frozenset[str], made: CodeProducts) -> tuple[CodeClaim, ...]:
     """What the code outside the test files computes for each metric: a test's arithmetic
     shows what it expects, not how the project computes the value (nor does its subclass of a
     project's trainer change what the project's own runs log). The walk of a test file makes no
     flows, calls, classes or callbacks (sources/python/walk.py); the keys it logs are no values
-    of the project's either (`own`). `own_methods`: as `made_keys` found them."""
+    of the project's either (`own`). `made`: what `made_keys` found, whose entries put in a dict
+    that a sink elsewhere logs are sinks of the function that put them."""
     entries = knowledge().entry_points
     classes = [c for e in extractions for c in e.classes]
     passed = (p for e in extractions for p in e.callbacks)
     lists = (listed for e in extractions for listed in e.callback_lists)
     functions, classes = silence([f for e in extractions for f in e.functions], classes, silenced_files(passed, classes, lists, entries), entries)
-    functions += inherited_flows(classes, entries)
+    functions = _with_put_logged(functions + inherited_flows(classes, entries), made.put_logged)
     calls = [c for e in extractions for c in e.calls]
-    functions = _with_logged_entries(functions, calls, classes, dict(i for e in extractions for i in e.instances), own_methods)
     own = frozenset(m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key))
     rewritten = frozenset(p for e in extractions for r in e.rewrites for p in r.entry)
     return code_claims(functions, calls, index, own, rewritten)
 
 
-def _with_logged_entries(
-    functions: list[FunctionFlow], calls: list[CallFlow], classes: list[ProjectClass], instances: dict[str, str], own_methods: frozenset[Span],
-) -> list[FunctionFlow]:
+def _with_put_logged(functions: list[FunctionFlow], put_logged: Iterable[tuple[str, str, frozenset[Atom]]]) -> list[FunctionFlow]:
     """The flows, each with the entries it put in a dict that a sink elsewhere logs as sinks of
     its own: what they compute is followed as any logged value's is."""
     extra: dict[str, list[tuple[str, frozenset[Atom]]]] = {}
-    for entry in logged_entries(functions, calls, classes, instances, own_methods):
-        extra.setdefault(entry.function, []).append((entry.use.key, entry.value))
+    for function, key, value in put_logged:
+        extra.setdefault(function, []).append((key, value))
     return [replace(f, sinks=f.sinks + tuple(extra[f.name])) if f.name in extra else f for f in functions]
 
 

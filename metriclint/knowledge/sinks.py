@@ -9,7 +9,7 @@ through the `log-functions` setting, with the shapes of a tracker's `log`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import EXAMPLES, rules_dir
@@ -51,11 +51,16 @@ class Sink:
     keywords: bool = False  # each keyword argument that is no option is a key
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Sinks:
     functions: dict[str, Sink]  # by import path
     methods: dict[str, Sink]  # by method name
     options: frozenset[str]  # keyword arguments that are options, never keys
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        """The last name of every call some sink may be: the walk asks this of every call first."""
+        return frozenset((*self.methods, *(path.rsplit(".", 1)[-1] for path in self.functions)))
 
     def with_functions(self, names: frozenset[str]) -> Sinks:
         """The project's own logging helpers, matched by their last name, called as a `log` is."""

@@ -29,7 +29,7 @@ def code_sightings(uses: Iterable[KeyUse], index: MetricIndex, tests: frozenset[
     for use in uses:
         if not use.from_keyword or use.key in index.by_alias:
             incidental = not use.measured or use.span.path in tests
-            found.append(Sighting(use.key, use.span, SourceKind.CODE, index.for_key(use.key), incidental=incidental))
+            found.append(Sighting(use.key, use.span, SourceKind.CODE, index.for_key(use.key), incidental=incidental, sink=use.sink))
     return found
 
 

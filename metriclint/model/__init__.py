@@ -55,6 +55,7 @@ from metriclint.model.core import (
     TooltipEntry,
     TooltipSetting,
     TooltipTable,
+    logged_by,
 )
 
 __all__ = [
@@ -79,6 +80,7 @@ __all__ = [
     "HandOver",
     "Held",
     "KeyUse",
+    "logged_by",
     "LoggedBag",
     "Lookup",
     "Mention",

@@ -111,6 +111,10 @@ class Bag:
         return bool(self.entries or self.held)
 
     def __or__(self, other: Bag) -> Bag:
+        if not (other.entries or other.held):
+            return self
+        if not (self.entries or self.held):
+            return other
         return Bag(tuple(dict.fromkeys((*self.entries, *other.entries))), tuple(dict.fromkeys((*self.held, *other.held))))
 
 
@@ -262,4 +266,5 @@ class CodeProducts:
     tables: tuple[TooltipTable, ...] = ()
     code: tuple[CodeClaim, ...] = ()
     own_methods: frozenset[Span] = frozenset()  # calls named like a tracker's method that reach the project's own (KeyUse.via)
+    put_logged: tuple[tuple[str, str, frozenset[Atom]], ...] = ()  # (function, key, value): put in a dict a sink elsewhere logs
 

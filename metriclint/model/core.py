@@ -97,6 +97,14 @@ class KeyUse:
     # the call that logged it as a tracker's method would (`self.board.log(metrics)`); when that
     # method is the project's own (evidence/products.py), the key is what the method logs instead
     via: Span | None = None
+    sink: str = ""  # what logs it and where, and the project's functions its dict went through: "wandb's log (train.py:12)"
+
+
+def logged_by(says: str, at: Span, key: Span, through: str | None = None) -> str:
+    """KeyUse.sink for a key at `key` that the sink `says` logs at `at`: its place only when the
+    key is written elsewhere, and the project's function the key was put in (`through`)."""
+    said = says if (key.path, key.line) == (at.path, at.line) else f"{says} ({at.path}:{at.line})"
+    return said if through is None else f"{said}, from {through}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +237,7 @@ class Sighting:
     passing: bool = False  # named inside a text that is not about it as a whole
     inferred: bool = False  # reached through a data flow or a tooltip pattern, not written there
     incidental: bool = False  # logged by a test, or only as text, a flag, a container or a setting
+    sink: str = ""  # for a key the code logs: what logs it (KeyUse.sink)
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,6 +314,7 @@ class Suppression:
     codes: tuple[str, ...]
     lines: frozenset[int]
     file_wide: bool = False
+    kind: str = "ignore"  # as written: ignore, ignore-file, or noqa (flake8's `# noqa: ML001`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +346,9 @@ class ConfigError(Exception):
 class Report:
     findings: tuple[Finding, ...]
     files_checked: int
+    # found again, but printed by an earlier invocation of the same pre-commit run (report/once.py):
+    # not printed again, still counted in the summary, so that no invocation says "All checks passed"
+    printed_earlier: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

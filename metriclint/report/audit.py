@@ -18,7 +18,9 @@ from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, Sourc
 AGREE, CONTRADICT, SILENT = "agree", "contradict", "silent"
 # Column order of the matrix; kinds not listed follow in alphabetical order.
 SOURCE_ORDER = (SourceKind.REGISTRY, SourceKind.DOC, SourceKind.TOOLTIP, SourceKind.DOCSTRING, SourceKind.COMMENT, SourceKind.LOG, SourceKind.CODE)
-CONTRADICTIONS = frozenset({"ML001", "ML002", "ML006", "ML008"})
+# The findings that say a metric's statements disagree (with the registry, each other, the code,
+# its name, or a dashboard showing another metric's tooltip): what paints a metric "contradict".
+CONTRADICTIONS = frozenset({"ML001", "ML002", "ML003", "ML006", "ML007", "ML008"})
 GAPS = ("ML004", "ML005")
 QUOTE_LIMIT = 300
 
@@ -79,6 +81,8 @@ class Audit:
     sources: tuple[str, ...]  # the matrix columns
     gaps: tuple[Finding, ...]  # ML004 and ML005
     files: int
+    tests: frozenset[str] = frozenset()  # the test files, as shown: where a key logged is a test's, not the project's
+    registry: str | None = None  # the registry's path, as shown
 
     @property
     def undescribed(self) -> tuple[str, ...]:
@@ -87,9 +91,6 @@ class Audit:
 
 def build(analysis: Analysis, only: str | None = None) -> Audit:
     """The audit of a run; `only` (a key or alias) narrows it to one metric."""
-    findings = defaultdict(list)
-    for finding in analysis.report.findings:
-        findings[finding.metric].append(finding)
     mentions = {m.span(0, len(m.text)): m for m in analysis.mentions}
     entries = analysis.registry.metrics if analysis.registry else {}
 
@@ -113,7 +114,11 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
         if entry.description is not None:
             by_metric[key].setdefault(entry.description.span(0, len(entry.description.text)), [])
 
-    shown = sorted(set(entries) | set(by_metric) | set(logged))
+    rows = set(entries) | set(by_metric) | set(logged)
+    findings = defaultdict(list)
+    for finding in analysis.report.findings:
+        findings[_row(finding.metric, rows, analysis)].append(finding)
+    shown = sorted(rows | {key for key, found in findings.items() if key and any(f.rule in CONTRADICTIONS for f in found)})
     if only is not None:
         shown = [k for k in shown if chosen_by(k, only, entries.get(k))]
     audits = tuple(
@@ -125,7 +130,17 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
     sources = tuple(s for s in SOURCE_ORDER if s in present) + tuple(sorted(present - set(SOURCE_ORDER)))
     chosen = set(shown)
     gaps = tuple(f for f in analysis.report.findings if f.rule in GAPS and (only is None or f.metric in chosen))
-    return Audit(audits, sources, gaps, analysis.report.files_checked)
+    registry = analysis.registry.path if analysis.registry is not None else None
+    return Audit(audits, sources, gaps, analysis.report.files_checked, analysis.collection.tests, registry)
+
+
+def _row(metric: str, rows: set[str], analysis: Analysis) -> str:
+    """The audit row a finding about `metric` belongs to: its own, else that of the registry
+    metric its key is (a key a template registers, which ML003 names as the dashboard shows
+    it), so that every finding `check` reports is in the audit, beside its statements."""
+    if not metric or metric in rows:
+        return metric
+    return next((m for m in analysis.collection.index.for_key(metric) if m in rows), metric)
 
 
 def chosen_by(key: str, asked: str, entry: MetricEntry | None) -> bool:

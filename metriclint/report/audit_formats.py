@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import html
 import json
+import os
+import re
 from collections import Counter
-from typing import Callable, TextIO, TypedDict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Mapping, TextIO, TypedDict
 
+from metriclint import __version__
+from metriclint.base.gitls import commit
+from metriclint.base.paths import repository_root
 from metriclint.model import Claim, SourceKind, Span
 from metriclint.report.audit import (
     AGREE,
     CONTRADICT,
+    CONTRADICTIONS,
     SILENT,
     Audit,
     MetricAudit,
@@ -43,6 +51,7 @@ class Summary(TypedDict):
     metrics: int
     statements: dict[str, int]
     contradicted: int
+    contradictions: int
     unregistered: int
     stale: int
     undescribed: int
@@ -56,6 +65,7 @@ def summary(audit: Audit) -> Summary:
         "metrics": len(audit.metrics),
         "statements": dict(sorted(statements.items())),
         "contradicted": sum(m.status == CONTRADICT for m in audit.metrics),
+        "contradictions": sum(f.rule in CONTRADICTIONS for m in audit.metrics for f in m.findings),
         "unregistered": rules["ML004"],
         "stale": rules["ML005"],
         "undescribed": len(audit.undescribed),
@@ -82,7 +92,7 @@ def _statement_dict(statement: Statement) -> dict[str, object]:
     }
 
 
-def _metric_dict(metric: MetricAudit) -> dict[str, object]:
+def _metric_dict(metric: MetricAudit, tests: frozenset[str]) -> dict[str, object]:
     entry = metric.entry
     registry = None
     if entry is not None:
@@ -96,7 +106,7 @@ def _metric_dict(metric: MetricAudit) -> dict[str, object]:
         "key": metric.key,
         "status": metric.status,
         "registry": registry,
-        "logged": [{"key": s.name, **_span_dict(s.span)} for s in metric.logged],
+        "logged": [{"key": s.name, **_span_dict(s.span), "test": s.span.path in tests} for s in metric.logged],
         "statements": [_statement_dict(s) for s in metric.statements],
         "facets": [
             {"facet": f.facet, "registry": f.registry, "stated": [{"value": v, "source": s} for v, s in f.stated], "status": f.status}
@@ -111,7 +121,7 @@ def json_audit(audit: Audit, stream: TextIO) -> None:
     document = {
         "version": JSON_VERSION,
         "sources": list(audit.sources),
-        "metrics": [_metric_dict(m) for m in audit.metrics],
+        "metrics": [_metric_dict(m, audit.tests) for m in audit.metrics],
         "gaps": {
             "unregistered": [finding_dict(f) for f in audit.gaps if f.rule == "ML004"],
             "stale": [finding_dict(f) for f in audit.gaps if f.rule == "ML005"],
@@ -131,7 +141,7 @@ def _summary_line(audit: Audit) -> str:
     by_source = ", ".join(f"{source} {n}" for source, n in numbers["statements"].items()) or "none"
     return (
         f"{count(numbers['metrics'], 'metric')} in {count(numbers['files'], 'file')}; statements: {by_source}; "
-        f"{numbers['contradicted']} contradicted, {numbers['unregistered']} unregistered (ML004), "
+        f"{numbers['contradicted']} contradicted ({count(numbers['contradictions'], 'finding')}), {numbers['unregistered']} unregistered (ML004), "
         f"{numbers['stale']} stale (ML005), {numbers['undescribed']} undescribed"
     )
 
@@ -218,7 +228,8 @@ table.matrix { border-collapse: collapse; width: 100%; }
 .matrix thead th { background: #f0f0f2; position: sticky; top: 0; }
 .matrix thead button { font: inherit; font-weight: 600; border: 0; background: none; padding: 0; cursor: pointer; }
 .matrix th[aria-sort=ascending] button::after { content: " ▲"; } .matrix th[aria-sort=descending] button::after { content: " ▼"; }
-.matrix th.metric { min-width: 10em; } .matrix th.metric code { overflow-wrap: anywhere; }
+.matrix th.metric { min-width: 10em; } .matrix th.metric code { overflow-wrap: break-word; }
+.provenance { color: #6e6e73; font-size: 12px; }
 .agree { background: #e3f4e1; } .contradict { background: #fbdcdc; } .silent { background: #f4f4f5; color: #6e6e73; }
 .status { font-size: 11px; text-transform: uppercase; letter-spacing: .05em; font-weight: 600; }
 td.contradict .status, span.contradict { color: #a40000; } td.agree .status { color: #1f6f1f; }
@@ -264,6 +275,24 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def _wrappable(key: str) -> str:
+    """A key that wraps after its separators (`train/<wbr>grad_<wbr>norm`), never inside a word
+    of it while the column has room for the word."""
+    return re.sub(r"([/_.\-])", r"\1<wbr>", _e(key))
+
+
+def provenance(audit: Audit, environ: Mapping[str, str] = os.environ) -> str:
+    """What made the page: metriclint's version, the registry, the commit checked out, the date
+    (SOURCE_DATE_EPOCH when set, for a reproducible page)."""
+    registry = audit.registry or "none"
+    top = repository_root(Path(os.path.abspath(audit.registry)).parent if audit.registry else Path.cwd())
+    made = commit(top) if top is not None else None
+    epoch = environ.get("SOURCE_DATE_EPOCH", "")
+    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
+    parts = [f"metriclint {__version__}", f"registry {registry}", *([f"commit {made}"] if made else []), when.strftime("%Y-%m-%d %H:%M UTC")]
+    return " · ".join(parts)
+
+
 def anchor(key: str) -> str:
     """A valid, unique HTML id for a metric key: an id holds no whitespace, so whitespace (and
     `%`, to keep ids apart) is written as `%XX`."""
@@ -296,6 +325,7 @@ def html_audit(audit: Audit, stream: TextIO) -> None:
     stream.write('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n')
     stream.write('<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>Metric audit</title>\n')
     stream.write(f"<style>{_CSS}</style>\n</head>\n<body>\n<h1>Metric audit</h1>\n<p>{_e(_summary_line(audit))}</p>\n")
+    stream.write(f'<p class="provenance">{_e(provenance(audit))}</p>\n')
     stream.write('<p class="legend">' + "".join(f'<span class="{s}">{s}</span>' for s in (AGREE, CONTRADICT, SILENT)) + "</p>\n")
     options = "".join(f"<option>{s}</option>" for s in (CONTRADICT, AGREE, SILENT))
     stream.write(
@@ -308,7 +338,7 @@ def html_audit(audit: Audit, stream: TextIO) -> None:
         silent = f'<div class="loc">nobody states: {_e(", ".join(metric.silent_facets))}</div>' if metric.silent_facets else ""
         stream.write(
             f'<tr id="{_e(anchor(metric.key))}" data-key="{_e(metric.key)}" data-status="{metric.status}">'
-            f'<th class="metric"><code>{_e(metric.key)}</code>'
+            f'<th class="metric"><code>{_wrappable(metric.key)}</code>'
             f'<div class="status"><span class="{metric.status}">{metric.status}</span></div>{silent}</th>'
         )
         stream.write("".join(_html_cell(metric, s) for s in audit.sources) + "</tr>\n")

@@ -24,8 +24,18 @@ from metriclint.checks import RULES
 from metriclint.model import Finding, Report, Severity, Span
 
 JSON_VERSION = 1
-HOME = "https://pypi.org/project/metriclint/"  # the project page: its README documents the rules
 SRCROOT = "%SRCROOT%"  # the base of SARIF URIs: the repository root
+
+
+# Where the rules are documented on the web: none yet. Set it (and `[project.urls]` in
+# pyproject.toml) once the documentation is published; until then no editor or code scanning
+# page links to a page that does not exist (the package index page this once named does not).
+DOCUMENTATION: str | None = None
+
+
+def rule_url(code: str) -> str | None:
+    """The page documenting rule `code`, or None while the documentation is not published."""
+    return f"{DOCUMENTATION}#{code.lower()}" if DOCUMENTATION else None
 
 
 def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
@@ -39,16 +49,18 @@ def text(report: Report, stream: TextIO, quiet: bool = False) -> None:
         stream.write(f"{paint(printable(str(finding.span)), bold=True)}: {code} {printable(finding.message)} [{level}]\n")
     if quiet:
         return
-    errors = sum(f.severity is Severity.ERROR for f in report.findings)
-    warnings = sum(f.severity is Severity.WARNING for f in report.findings)
-    notes = len(report.findings) - errors - warnings
+    found = report.findings + report.printed_earlier
+    errors = sum(f.severity is Severity.ERROR for f in found)
+    warnings = sum(f.severity is Severity.WARNING for f in found)
+    notes = len(found) - errors - warnings
     noted = f" and {count(notes, 'note')}" if notes else ""
-    if not report.findings:
+    earlier = f" ({len(report.printed_earlier)} printed above, by an earlier invocation of this hook)" if report.printed_earlier else ""
+    if not found:
         stream.write(f"All checks passed ({_files(report.files_checked)}).\n")
     elif notes:
-        stream.write(f"Found {count(errors, 'error')}, {count(warnings, 'warning')}{noted} in {_files(report.files_checked)}.\n")
+        stream.write(f"Found {count(errors, 'error')}, {count(warnings, 'warning')}{noted} in {_files(report.files_checked)}{earlier}.\n")
     else:
-        stream.write(f"Found {count(errors, 'error')} and {count(warnings, 'warning')} in {_files(report.files_checked)}.\n")
+        stream.write(f"Found {count(errors, 'error')} and {count(warnings, 'warning')} in {_files(report.files_checked)}{earlier}.\n")
 
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "blue"}
@@ -231,6 +243,7 @@ def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
             "fullDescription": {"text": rule.why},
             "help": {"text": f"{rule.fix}\n\n{rule.silencing}", "markdown": f"{rule.fix}\n\n{rule.silencing}"},
             "defaultConfiguration": {"level": _sarif_level(rule.severity)},
+            **({"helpUri": url} if (url := rule_url(rule.code)) else {}),
         }
         for rule in RULES
     ]
@@ -275,11 +288,13 @@ def _escape_property(text: str) -> str:
 
 
 def github(report: Report, stream: TextIO, quiet: bool = False) -> None:
-    """GitHub Actions workflow commands: each finding becomes an annotation on the diff."""
+    """GitHub Actions workflow commands: each finding becomes an annotation on the diff, its
+    file named from the repository root (where GitHub looks for it, whatever folder the step ran in)."""
+    root = _repository_root()
     for finding in report.findings:
         span = finding.span
         properties = (
-            f"file={_escape_property(span.path)},line={span.line},endLine={span.end_line},"
+            f"file={_escape_property(_from_root(finding, root))},line={span.line},endLine={span.end_line},"
             f"col={span.column},endColumn={span.end_column},title={_escape_property(finding.rule)}"
         )
         level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}[finding.severity]
@@ -287,16 +302,19 @@ def github(report: Report, stream: TextIO, quiet: bool = False) -> None:
 
 
 def gitlab(report: Report, stream: TextIO, quiet: bool = False) -> None:
-    """GitLab's Code Quality report (a JSON array of issues)."""
+    """GitLab's Code Quality report (a JSON array of issues), paths from the repository root,
+    so that neither they nor the fingerprints GitLab compares across pipelines depend on the
+    folder the job ran in."""
+    root = _repository_root()
     issues = [
         {
             "description": finding.message,
             "check_name": finding.rule,
             "fingerprint": print_,
             "severity": {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.NOTE: "info"}[finding.severity],
-            "location": {"path": finding.span.path, "lines": {"begin": finding.span.line}},
+            "location": {"path": _from_root(finding, root), "lines": {"begin": finding.span.line}},
         }
-        for finding, print_ in zip(report.findings, _fingerprints(report.findings))
+        for finding, print_ in zip(report.findings, _fingerprints(report.findings, lambda f: _from_root(f, root)))
     ]
     _dump(issues, stream)
 

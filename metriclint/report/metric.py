@@ -20,7 +20,11 @@ def describe(audit: Audit, key: str) -> list[str]:
         entry = metric.entry
         if entry is not None and (metric.key == key or key in entry.aliases):
             key = metric.key  # an alias is shown as the metric it names
-            lines.append(f"registry ({entry.span.path}:{entry.span.line}):")
+    for metric in audit.metrics:  # the entries of the metrics chosen: a key's, or the template's that registers it
+        entry = metric.entry
+        if entry is not None:
+            named = "" if metric.key == key else f" {metric.key}"
+            lines.append(f"registry{named} ({entry.span.path}:{entry.span.line}):")
             lines += [f"  {facet}={setting.value}" for facet, setting in sorted(entry.semantics.items())] or ["  no semantics"]
     code = sorted({c.fact: c.metric for m in audit.metrics for c in m.code}.items(), key=lambda item: (item[0].facet, item[0].span))
     if code:
@@ -40,10 +44,17 @@ def describe(audit: Audit, key: str) -> list[str]:
             f'  {c.facet}={"not " if c.negated else ""}{c.value}  {c.source} ({c.span.path}:{c.span.line}) "{c.phrase}"'
             for c in texts
         ]
-    logged = sorted({(s.span.path, s.span.line) for m in audit.metrics for s in m.logged})
-    if logged:
+    findings = sorted({f for m in audit.metrics for f in m.findings}, key=lambda f: f.sort_key)
+    if findings:
+        lines.append("findings:")
+        lines += [f"  {f.span}: {f.rule} {f.message} [{f.severity.value}]" for f in findings]
+    places = {(s.span.path, s.span.line, s.sink) for m in audit.metrics for s in m.logged}
+    logged = sorted(p for p in places if p[0] not in audit.tests)  # the project's: a test's logging says what the test expects
+    tested = len({p[:2] for p in places if p[0] in audit.tests})
+    if logged or tested:
         lines.append("logged:")
-        lines += [f"  {path}:{line}" for path, line in logged]
+        lines += [f"  {path}:{line}" + (f"  by {sink}" if sink else "") for path, line, sink in logged]
+        lines += [f"  and {tested} {'place' if tested == 1 else 'places'} in test files"] if tested else []
     return [key, *lines]
 
 

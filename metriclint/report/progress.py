@@ -1,6 +1,10 @@
 """A progress bar for long runs: files parsed / total and the time left, on stderr, only where a
 person watches, and never wider than the terminal (a line that wraps is redrawn below itself,
-one line per update)."""
+one line per update).
+
+The time left is the pace since the first report (when parsing starts) times the files left:
+the start-up before it (settings, the registry, listing the files, readying the workers) is no
+file's, and counted in would predict 47 minutes at file 1 of a 17-second run."""
 
 from __future__ import annotations
 
@@ -10,12 +14,14 @@ import time
 from typing import Callable, Mapping, TextIO
 
 DELAY = 2.0  # seconds before the bar appears: short runs stay quiet
+REDRAW = 0.1  # seconds between two drawings: a warm run reports thousands of files a second
+NOT_SET = ("", "0", "false", "no", "off")  # `CI=false` is a machine that says it is no CI
 WIDTH = 30  # the bar's width where the terminal has room
 
 
 def wanted(stream: TextIO, quiet: bool, environ: Mapping[str, str] = os.environ) -> bool:
     """A terminal, not a pipe, not CI, not --quiet."""
-    return not quiet and stream.isatty() and not environ.get("CI")
+    return not quiet and stream.isatty() and environ.get("CI", "").strip().lower() in NOT_SET
 
 
 def _columns() -> int:
@@ -26,13 +32,20 @@ class Bar:
     def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic, columns: Callable[[], int] = _columns) -> None:
         self.stream, self.clock, self.columns = stream, clock, columns
         self.start = clock()
+        self.first: tuple[float, int] | None = None  # when parsing started, and the files done then
+        self.last = float("-inf")  # when the bar was last drawn
         self.drawn = 0  # the width of the line last drawn
 
     def __call__(self, done: int, total: int) -> None:
-        elapsed = self.clock() - self.start
-        if elapsed < DELAY:
+        now = self.clock()
+        if self.first is None:
+            self.first = (now, done)
+        if now - self.start < DELAY or now - self.last < REDRAW:
             return
-        text = f" {done}/{total} files" + (f", {_duration(elapsed / done * (total - done))} left" if 0 < done < total else "")
+        self.last = now
+        since, then = self.first
+        left = f", {_duration((now - since) / (done - then) * (total - done))} left" if then < done < total else ""
+        text = f" {done}/{total} files{left}"
         room = self.columns() - 1  # the last column stays empty: writing there wraps on some terminals
         width = min(WIDTH, room - len(text) - 2)
         filled = width * done // max(total, 1)

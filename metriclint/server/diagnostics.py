@@ -8,11 +8,10 @@ from lsprotocol import types
 from pygls.workspace import Workspace
 
 from metriclint.model import Finding, Problem, Severity, Span
-from metriclint.report.formats import HOME
+from metriclint.report.formats import rule_url
 from metriclint.server.locations import location_of, range_of
 
 SOURCE = "metriclint"
-RULES_URL = f"{HOME}#rules"  # the README's table of rules, on the project page
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -21,12 +20,13 @@ _SEVERITY = {
 
 
 def diagnostic(workspace: Workspace, finding: Finding) -> types.Diagnostic:
+    url = rule_url(finding.rule)
     return types.Diagnostic(
         range=range_of(workspace, finding.span),
         message=finding.message,
         severity=_SEVERITY[finding.severity],
         code=finding.rule,
-        code_description=types.CodeDescription(href=RULES_URL),
+        code_description=types.CodeDescription(href=url) if url else None,
         source=SOURCE,
         related_information=[
             types.DiagnosticRelatedInformation(location_of(workspace, related.span), related.text) for related in finding.related

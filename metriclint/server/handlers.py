@@ -32,7 +32,7 @@ from metriclint import __version__
 from metriclint.base import files
 from metriclint.extract import runner
 from metriclint.model import ConfigError, Finding, Problem
-from metriclint.server import actions, navigation, stream
+from metriclint.server import actions, navigation, stream, watching
 from metriclint.server.diagnostics import diagnostic, problem_diagnostic
 from metriclint.server.locations import document, location_of, path_of, position_in, shown, uri_of
 from metriclint.server.project import Options, Project
@@ -255,19 +255,21 @@ class Server(LanguageServer):
     def metric_at(self, uri: str, position: types.Position) -> tuple[Project, str] | None:
         path, name = path_of(uri), shown(uri)
         project = self.project_for(path) if path is not None else None
-        where = position_in(self.workspace, uri, position) if project is not None else None
-        if project is None or name is None or where is None:
+        found = document(self.workspace, uri) if project is not None else None
+        if project is None or name is None or found is None:
             return None
-        line, column = where
-        key = navigation.metric_at(project.analysis, name, line, column)
+        line, column = position_in(self.workspace, found, position)
+        word = navigation.word_at(found.lines[line - 1], column) if line <= len(found.lines) else None
+        key = navigation.metric_at(project.analysis, name, line, column, word)
         return (project, key) if key is not None else None
 
     def findings_in(self, uri: str, span: types.Range) -> tuple[Project, list[Finding]] | None:
         path, name = path_of(uri), shown(uri)
         project = self.project_for(path) if path is not None else None
-        first, last = (position_in(self.workspace, uri, at) if project is not None else None for at in (span.start, span.end))
-        if project is None or name is None or first is None or last is None:
+        text = document(self.workspace, uri) if project is not None else None
+        if project is None or name is None or text is None:
             return None
+        first, last = (position_in(self.workspace, text, at) for at in (span.start, span.end))
         found = project.findings().get(name, [])
         return project, [f for f in found if (f.span.line, f.span.column) <= last and first <= (f.span.end_line, f.span.end_column)]
 
@@ -282,7 +284,20 @@ def initialize(ls: Server, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: Server, params: types.InitializedParams) -> None:
+    if watching.wanted(ls.client_capabilities):
+        ls.start(watching.register(ls.client_register_capability_async))
     ls.start(ls.load())
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def watched_files_changed(ls: Server, params: types.DidChangeWatchedFilesParams) -> None:
+    """Files changed on disk outside the editor (server/watching.py)."""
+    held = lambda path: (project := ls.project_for(path)) is not None and (project.knows(path) or project.is_registry(path))  # noqa: E731
+    found = watching.changes(params.changes, set(ls.open_buffers()), held)
+    if found.reload:
+        ls.start(ls.load())
+    for path, data in found.reread.items():
+        ls.edited(path, data, 0)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -68,12 +68,9 @@ def location_of(workspace: Workspace, span: Span) -> types.Location:
     return types.Location(uri_of(span.path), range_of(workspace, span))
 
 
-def position_in(workspace: Workspace, uri: str, position: types.Position) -> tuple[int, int] | None:
-    """A client position as the engine counts it: 1-based line and character column; None
-    for a document that cannot be read."""
-    found = document(workspace, uri)
-    if found is None:
-        return None
+def position_in(workspace: Workspace, found: TextDocument, position: types.Position) -> tuple[int, int]:
+    """A client position in `found` (see `document`) as the engine counts it: 1-based line
+    and character column."""
     inner = workspace.position_codec.position_from_client_units(found.lines, position)
     return inner.line + 1, inner.character + 1
 

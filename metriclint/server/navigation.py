@@ -17,9 +17,9 @@ from metriclint.report.metric import describe
 from metriclint.server.locations import contains
 
 
-def metric_at(analysis: Analysis, shown: str, line: int, column: int) -> str | None:
-    """The metric named at a position: a registry key, a name a sighting resolved, or the
-    metric a text there states something about."""
+def metric_at(analysis: Analysis, shown: str, line: int, column: int, word: str | None = None) -> str | None:
+    """The metric named at a position: a registry key, a name a sighting resolved, the metric
+    a text there states something about, or the metric of the name `word` under the cursor."""
     registry = analysis.registry
     if registry is not None and registry.path == shown:
         for key, entry in registry.metrics.items():
@@ -31,7 +31,38 @@ def metric_at(analysis: Analysis, shown: str, line: int, column: int) -> str | N
     for claim in analysis.claims:  # a text about one metric speaks for it throughout
         if claim.statement.path == shown and contains(claim.statement, line, column):
             return claim.metric
-    return None
+    return _named(analysis, shown, word) if word else None
+
+
+def _named(analysis: Analysis, shown: str, word: str) -> str | None:
+    """The metric a name in the file stands for: the metric its documentation in the file
+    speaks for (an `Args:` entry's name, and the parameter it documents, are that text's
+    subject), else the metric the name is an alias or key of. A name no text of the file
+    documents is left alone, so that a word that merely looks like a metric's last segment
+    does not show it."""
+    documented = [m for m in analysis.mentions if m.path == shown and word in m.subjects]
+    if not documented:
+        return None
+    wholes = {m.span(0, len(m.text)) for m in documented}
+    spoken = [metric for s in analysis.sightings if s.span in wholes for metric in s.metrics]
+    found = spoken or list(analysis.collection.index.for_name(word))
+    return found[0] if found else None
+
+
+def word_at(text: str, column: int) -> str | None:
+    """The identifier at 1-based character `column` of a line (the cursor on it or just after it)."""
+    at = column - 1
+    start = at
+    while start > 0 and _identifier(text[start - 1]):
+        start -= 1
+    end = at
+    while end < len(text) and _identifier(text[end]):
+        end += 1
+    return text[start:end] if end > start and not text[start].isdigit() else None
+
+
+def _identifier(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def explanation(analysis: Analysis, key: str, run: list[str] | None = None) -> str:

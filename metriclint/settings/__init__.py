@@ -20,11 +20,12 @@ from typing import Any
 from metriclint.base.files import MAX_BYTES
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display
+from metriclint.base.toml import tomllib
 from metriclint.checks import RULES
 from metriclint.extract import prune, trust
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings import table
-from metriclint.settings.homes import DEFAULT_REGISTRY, Home, escaping_link, homes
+from metriclint.settings.homes import DEFAULT_REGISTRY, Home, escaping_link, homes, nested
 from metriclint.settings.table import Located, known, tooltips
 
 # Test files: read for the inventory, but their texts and code state nothing about a metric
@@ -97,6 +98,7 @@ class Config:
     max_cache_size: int = prune.DEFAULT_LIMIT  # bytes of entries the cache folder keeps
     scope: tuple[Path, ...] | None = None  # report only the findings in these files and folders; None: all
     notes: tuple[str, ...] = ()  # warnings about the settings, for stderr (a deprecated key, a path that matches nothing)
+    nested: tuple[Path, ...] = ()  # roots of the projects inside this one: their files are theirs, checked with their settings
 
 
 def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache: bool, checked: bool = True) -> Config:
@@ -104,7 +106,7 @@ def with_speed(config: Config, jobs: int | None, cache_dir: str | None, no_cache
     `checked`: a cache folder that is someone else's (extract/prune.py) is a usage error
     (`clean` looks at it, and leaves it alone)."""
     if jobs is not None and jobs < 1:
-        raise ConfigError([Problem("--jobs", 0, 0, f"--jobs must be at least 1, not {jobs}")])
+        raise ConfigError([Problem("--jobs", 0, 0, f"must be at least 1, not {jobs}")])
     given = os.environ.get("METRICLINT_CACHE_DIR")
     chosen = Path(cache_dir) if cache_dir else Path(given or config.root / CACHE_DIR)
     why = prune.refusal(chosen) if checked and not no_cache else None
@@ -127,6 +129,11 @@ def projects(
     baseline: str | None = None,
     changed_only: bool = False,
     base: Path | None = None,
+    split: bool = True,
+    extend_select: tuple[str, ...] = (),
+    exclude: tuple[str, ...] | None = None,
+    extend_exclude: tuple[str, ...] = (),
+    overrides: tuple[str, ...] = (),
 ) -> list[Config]:
     """The settings of each project PATHS belong to (homes.py), the command line's on top.
 
@@ -135,14 +142,15 @@ def projects(
     (the pre-commit hook), PATHS are the changed files, and the findings touching them (at
     them, or with their other side in them) are reported. With --config, its settings hold
     for one project rooted at `base` (None: the current directory), as before discovery;
-    the language server gives each workspace folder as its own `base`.
+    the language server gives each workspace folder as its own `base`. With `split`, a
+    project nested in a checked folder (settings of its own) is checked as its own project.
     """
-    _check_command_line(select, ignore, baseline)
-    line = _CommandLine(registry, select, ignore, baseline, changed_only)
+    _check_command_line((*select, *extend_select), ignore, baseline)
+    line = _CommandLine(registry, select, ignore, baseline, changed_only, extend_select, exclude, extend_exclude, _overrides(overrides))
     folder = base or Path.cwd()
     if config_file is not None:
-        file = Path(config_file)
-        loaded = table.load(file)
+        file = _given_file(config_file, "settings", "--config")
+        loaded = _over(table.load(file), line)
         configured = tuple(folder / p for p in loaded.values.get("paths", ()))
         chosen = (configured or (folder,)) if changed_only else tuple(Path(p) for p in paths) or configured or (folder,)
         nearest = folder / DEFAULT_REGISTRY
@@ -151,13 +159,32 @@ def projects(
     groups: dict[Home | None, list[Path]] = {}
     for path, found in zip(checked, homes(checked)):
         groups.setdefault(found, []).append(path)
-    return [_project(line, found, given) for found, given in sorted(groups.items(), key=_project_order)]
+    inner = _split(groups, changed_only) if split else {}
+    return [_project(line, found, given, inner.get(found, ()) if found is not None else ()) for found, given in sorted(groups.items(), key=_project_order)]
+
+
+def _split(groups: dict[Home | None, list[Path]], changed_only: bool) -> dict[Home, tuple[Home, ...]]:
+    """The projects nested in each project (homes.nested), which leave their files out of it;
+    a nested project inside a checked folder joins `groups`, checked from its root (with
+    `changed_only`, the changed files found their own projects already)."""
+    inner: dict[Home, tuple[Home, ...]] = {}
+    pending = [found for found in groups if found is not None]
+    while pending:  # a nested project's own nested ones too
+        found = pending.pop()
+        inner[found] = nested(found, _read(found, groups[found], changed_only))
+        folders = [p.resolve() for p in groups[found] if p.is_dir()]
+        for home in inner[found]:
+            if not changed_only and home not in groups and any(home.root.is_relative_to(folder) for folder in folders):
+                groups[home] = [home.root]
+                pending.append(home)
+    return inner
 
 
 def load(paths: tuple[str, ...], config_file: str | None, registry: str | None, **given: Any) -> Config:
     """The settings of the one project PATHS belong to; paths from several are a usage error,
-    for the commands that show one project (audit, explain-metric, sources, init, generate)."""
-    found = projects(paths, config_file, registry, **given)
+    for the commands that show one project (audit, explain-metric, sources, init, generate),
+    which show a project nested in it as part of it."""
+    found = projects(paths, config_file, registry, split=False, **given)
     if len(found) > 1:
         roots = ", ".join(display(c.root) for c in found)
         raise ConfigError([Problem("metriclint", 0, 0, f"the paths belong to {len(found)} projects ({roots}); give the paths of one")])
@@ -173,6 +200,28 @@ class _CommandLine:
     ignore: tuple[str, ...]
     baseline: str | None
     changed_only: bool
+    extend_select: tuple[str, ...] = ()
+    exclude: tuple[str, ...] | None = None  # replaces the settings' `exclude`
+    extend_exclude: tuple[str, ...] = ()
+    overrides: tuple[tuple[str, Any], ...] = ()  # `--config KEY=VALUE`: over every settings file's keys
+
+
+def _overrides(pairs: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    """`--config KEY = VALUE` settings (ruff's), each a line of TOML, checked as a settings file's
+    are; a path in one is relative to the current directory."""
+    given: dict[str, Any] = {}
+    for pair in pairs:
+        try:
+            given.update(tomllib.loads(pair))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError([Problem("--config", 0, 0, f"'{pair}' is neither a file nor KEY = VALUE in TOML ({error})")]) from None
+    if "extend" in given:
+        raise ConfigError([Problem("--config", 0, 0, "'extend' names a settings file: give the file with --config FILE")])
+    try:
+        checked = table.validate(given, Path("--config"))
+    except ConfigError as error:  # the option is the place, not a line of a file
+        raise ConfigError([Problem("--config", 0, 0, problem.message) for problem in error.problems]) from None
+    return tuple(table.anchored(checked.values, Path.cwd()).items())
 
 
 def write_target(name: str, option: str = "metriclint") -> Path:
@@ -202,22 +251,46 @@ def _project_order(item: tuple[Home | None, list[Path]]) -> tuple[bool, str]:
     return (found is None, found.root.as_posix() if found is not None else "")
 
 
-def _project(line: _CommandLine, found: Home | None, given: list[Path]) -> Config:
-    """One project's settings, read whole; a path in no project is read on its own."""
+def _over(loaded: table.Settings, line: _CommandLine) -> table.Settings:
+    """A settings file's values with `--config KEY=VALUE` on top."""
+    return table.Settings({**loaded.values, **dict(line.overrides)}, loaded.notes) if line.overrides else loaded
+
+
+def _whole(found: Home, settings: table.Settings) -> tuple[Path, ...]:
+    """What a project reads: its settings' `paths`, or its root."""
+    return tuple(found.root / p for p in settings.values.get("paths", ())) or (found.root,)
+
+
+def _read(found: Home, given: list[Path], changed_only: bool) -> tuple[Path, ...]:
+    """The folders a project's run walks (its `paths`, and the folders named outside them)."""
+    whole = _whole(found, table.load(found.settings) if found.settings is not None else NONE)
+    return tuple(p for p in whole + (() if changed_only else tuple(given)) if p.is_dir())
+
+
+def _project(line: _CommandLine, found: Home | None, given: list[Path], inner: tuple[Home, ...] = ()) -> Config:
+    """One project's settings, read whole, less the `inner` projects nested in it (each
+    checked with its own settings); a path in no project is read on its own."""
     shown = tuple(display(p) for p in given)
     if found is None:
         if line.changed_only:  # the changed files' project is the working directory's
-            return _config(line, Path.cwd(), None, NONE, (Path.cwd(),), shown, None, None)
+            return _config(line, Path.cwd(), None, _over(NONE, line), (Path.cwd(),), shown, None, None)
         folders = [str(p.resolve() if p.is_dir() else p.resolve().parent) for p in given]
-        return _config(line, Path(os.path.commonpath(folders)), None, NONE, tuple(given), shown, None, None)
+        return _config(line, Path(os.path.commonpath(folders)), None, _over(NONE, line), tuple(given), shown, None, None)
     file = found.settings
-    settings = table.load(file) if file is not None else NONE
-    whole = tuple(found.root / p for p in settings.values.get("paths", ())) or (found.root,)
+    settings = _over(table.load(file) if file is not None else NONE, line)
+    whole = _whole(found, settings)
     if line.changed_only:
-        return _config(line, found.root, file, settings, whole, shown, None, found.nearest_registry)
+        return replace(_config(line, found.root, file, settings, whole, shown, None, found.nearest_registry), nested=_roots(inner))
     everything = any(found.root.is_relative_to(p.resolve()) for p in given)
     scope = None if everything else tuple(given)
-    return _config(line, found.root, file, settings, whole + tuple(given), shown, scope, found.nearest_registry)
+    # A path that holds the whole project stands for the project, which is its `paths`; any
+    # other is read besides them (a file named on the command line is always read).
+    named = tuple(p for p in given if not found.root.is_relative_to(p.resolve()))
+    return replace(_config(line, found.root, file, settings, whole + named, shown, scope, found.nearest_registry), nested=_roots(inner))
+
+
+def _roots(inner: tuple[Home, ...]) -> tuple[Path, ...]:
+    return tuple(sorted(home.root for home in inner))
 
 
 def _config(
@@ -227,6 +300,8 @@ def _config(
     """The command line over one settings file (`file`, None: defaults) of the project at `root`."""
     settings = loaded.values
     selected = line.select or (tuple(settings.get("select", ())) or Selection.select) + tuple(settings.get("extend-select", ()))
+    selected += line.extend_select
+    excluded = tuple(settings.get("exclude", ())) if line.exclude is None else line.exclude
     selection = Selection(
         root,
         selected,
@@ -241,15 +316,17 @@ def _config(
     registry_path: Path | None
     if line.registry is not None:
         registry_path = _given_file(line.registry, "registry", "--registry")
-    elif "registry" in settings and file is not None:  # only a file has settings
+    elif "registry" in settings:  # a settings file's, or --config registry=...
         registry_path = root / settings["registry"]
         why = _unusable(registry_path)
         if why is not None:
+            if file is None or "registry" in dict(line.overrides):
+                raise ConfigError([Problem("--config", 0, 0, f"registry file '{settings['registry']}' {why}")])
             raise ConfigError([Located(file).at(f"registry file '{settings['registry']}' {why}", value_of=("registry",))])
     else:
         registry_path = nearest_registry
     return Config(
-        root, chosen, Patterns(tuple(settings.get("exclude", ())) + tuple(settings.get("extend-exclude", ())), root), registry_path,
+        root, chosen, Patterns(excluded + tuple(settings.get("extend-exclude", ())) + line.extend_exclude, root), registry_path,
         selection,
         Path(line.baseline) if line.baseline is not None else None,
         shown if line.changed_only else None,

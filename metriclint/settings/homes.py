@@ -8,7 +8,8 @@ up (a sub-project may have settings of its own and share the repository's regist
 settings file, the folder of the nearest `metrics.yaml` is the root. Outside a repository the
 walk ends at that folder: a settings file further up (in /tmp, in a home folder) belongs to no
 project of this one's, and once took it over, root, paths and all. A path with neither above
-it belongs to no project: it is checked on its own, with no registry.
+it is in the project of its repository (its root the repository's top, with no registry);
+outside a repository it belongs to no project, and is checked on its own.
 
 A whole project is read whatever part of it is checked, since a contradiction's other side
 (the registry, another docstring) is usually in another file.
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metriclint.base.paths import repository_root
+from metriclint.extract.discover import discover
 from metriclint.settings.table import PYPROJECT, read_table
 
 SETTINGS_FILES = (".metriclint.toml", "metriclint.toml", PYPROJECT)
@@ -52,6 +54,20 @@ def homes(paths: list[Path]) -> list[Home | None]:
     return result
 
 
+def nested(outer: Home, folders: tuple[Path, ...]) -> tuple[Home, ...]:
+    """The projects inside `outer`'s `folders` that have settings of their own: from a run at
+    a monorepo's root each file is checked with its nearest settings, as ruff does, and as a
+    run on the file itself finds them. Each is listed with the files (what git or the walk
+    skips holds no project)."""
+    if not folders:
+        return ()
+    found = discover(folders, (), outer.root, SETTINGS_FILES)
+    candidates = {path.parent.resolve() for path in found if path.name in SETTINGS_FILES} - {outer.root}
+    inner = {home for folder in sorted(candidates) if settings_file(folder) is not None and (home := _home(folder)) is not None}
+    # only the outermost: a project nested in a nested one is that one's
+    return tuple(h for h in inner if h.root != outer.root and not any(o.root != h.root and h.root.is_relative_to(o.root) for o in inner))
+
+
 def _home(folder: Path) -> Home | None:
     repository = repository_root(folder)
     settings: Path | None = None
@@ -64,7 +80,11 @@ def _home(folder: Path) -> Home | None:
             break
     if settings is not None:
         return Home(settings.parent, settings, nearest)
-    return Home(nearest.parent, None, nearest) if nearest is not None else None
+    if nearest is not None:
+        return Home(nearest.parent, None, nearest)
+    # Neither: the repository is the project, as the run from its top reads it; a subfolder
+    # checked on its own missed the other side of its contradictions.
+    return Home(repository, None, None) if repository is not None else None
 
 
 def escaping_link(path: Path) -> tuple[Path, Path] | None:

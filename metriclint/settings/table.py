@@ -19,7 +19,7 @@ from metriclint.base import locate
 from metriclint.base.files import read_text
 from metriclint.base.globs import Patterns
 from metriclint.base.paths import display, repository_root
-from metriclint.base.toml import tomllib
+from metriclint.base.toml import key_lines, tomllib
 from metriclint.checks import RULES
 from metriclint.model import ConfigError, Problem, Severity, TooltipSetting
 
@@ -152,7 +152,7 @@ def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Sett
     if not base_file.is_file():
         raise ConfigError([where.at(f"'extend' names {display(base_file)}, which is not a file", value_of=("extend",))])
     base = load(base_file, False, (*seen, file.resolve()))
-    inherited = _anchored(base.values, base_file.parent)
+    inherited = anchored(base.values, base_file.parent)
     merged = {**inherited, **values} | {k: inherited.get(k, []) + values.get(k, []) for k in EXTENDING if k in inherited or k in values}
     return Settings(merged, base.notes + own.notes)
 
@@ -183,7 +183,7 @@ def _entries(value: object) -> list[tuple[tuple[int, ...], str]]:
     return [((number,), entry) for number, entry in enumerate(value)] if isinstance(value, list) else []
 
 
-def _anchored(values: dict[str, Any], folder: Path) -> dict[str, Any]:
+def anchored(values: dict[str, Any], folder: Path) -> dict[str, Any]:
     """`registry`, `paths` and `code-knowledge` made absolute: they are relative to the file that set them."""
     anchored = dict(values)
     if "registry" in values:

@@ -37,6 +37,13 @@ def rekeyed(bag: Bag, rekey: str) -> Bag:
     return Bag(entries, tuple(Held(h.kind, h.name, rekey.replace("{}", h.rekey), h.call, h.where) for h in bag.held))
 
 
+# The expressions a dict of metrics may be written as: what `bag` reads.
+_BAGGED = (ast.Name, ast.Attribute, ast.Dict, ast.DictComp, ast.List, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp, ast.Call)
+
+
+_EMPTY = Bag()
+
+
 def _unwrapped(node: ast.expr) -> ast.expr:
     """What `sorted(x)`, `list(x)` or `reversed(x)` iterate over in the same order or another."""
     while isinstance(node, ast.Call) and called_name(node.func) in ("sorted", "list", "reversed", "tuple") and node.args:
@@ -58,6 +65,7 @@ class BagReader(ValueReader):
         super().__init__(*args, **kwargs)
         self.valued: dict[Span, ast.expr] = {}  # where an entry's key is written -> the value put under it
         self.call_bags: dict[int, tuple[tuple[int | str, Bag], ...]] = {}  # call node id -> its arguments' bags
+        self._held_bags: dict[tuple[str, str], Bag] = {}
 
     def bag(self, node: ast.expr) -> Bag:
         """What `node` holds as a dict of metrics (or a list of (key, value, ...) records)."""
@@ -65,10 +73,12 @@ class BagReader(ValueReader):
         if isinstance(node, ast.Name):
             if node.id in scope.bags:
                 return scope.bags[node.id]
-            return Bag(held=(Held("param", node.id),)) if self.is_param(node.id) else Bag()
-        attribute = self._attribute(node)
-        if attribute is not None:
-            return Bag(held=(Held("attribute", attribute),))
+            if node.id in scope.results:
+                return self._result(scope.results[node.id])
+            return self._one("param", node.id) if self.is_param(node.id) else _EMPTY
+        if isinstance(node, ast.Attribute):
+            attribute = self._attribute(node)
+            return self._one("attribute", attribute) if attribute is not None else _EMPTY
         if isinstance(node, ast.Dict):
             found = Bag()
             table = self.tables.holds(node)
@@ -181,7 +191,6 @@ class BagReader(ValueReader):
                 return found
         site = self.site(node)
         if site.callee:
-            self.argument_bags(node)  # before `x = f(x)` rebinds `x`
             return Bag(held=(Held("result", site.callee, call=self.span(node)),))
         return Bag()
 
@@ -198,7 +207,7 @@ class BagReader(ValueReader):
         positional = True
         for position, arg in enumerate(given):
             positional = positional and not arg.star
-            if not arg.star and (arg.keyword or positional) and not isinstance(arg.value, (ast.Constant, ast.JoinedStr, ast.Lambda)):
+            if not arg.star and (arg.keyword or positional) and isinstance(arg.value, _BAGGED):
                 held = self.bag(arg.value)
                 if held:
                     found.append((arg.keyword or position, held))
@@ -284,13 +293,31 @@ class BagReader(ValueReader):
     def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
         """`name = value`: the name holds what the value holds (with what it held, on a branch)."""
         scope = self.scopes[-1]
+        if isinstance(value, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in (*value.args, *(k.value for k in value.keywords))):
+            self.argument_bags(value)  # `x = f(x)`: what the call is handed, before `x` is rebound
+        if replaces and isinstance(value, ast.Call) and called_name(value.func) not in _COPIES:
+            scope.results[name] = value  # what a call returns, a dict only maybe: read as one when used as one (`bag`)
+            scope.bags.pop(name, None)
+            return
         found = self.bag(value)
-        if not replaces and name in scope.bags:
-            found = scope.bags[name] | found
+        if not replaces:  # on a branch: what it held before stays possible
+            found = (scope.bags.get(name) or self._result(scope.results.get(name))) | found
+        scope.results.pop(name, None)
         if found or _container(value):
             scope.bags[name] = found  # an empty dict too: a function it is handed may fill it
         else:
             scope.bags.pop(name, None)
+
+    def _result(self, call: ast.Call | None) -> Bag:
+        return self._called(call) if call is not None else _EMPTY
+
+    def _one(self, kind: str, name: str) -> Bag:
+        """The bag of one parameter's or attribute's dict, made once per file: every call that
+        hands a parameter on asks for it."""
+        found = self._held_bags.get((kind, name))
+        if found is None:
+            found = self._held_bags[(kind, name)] = Bag(held=(Held(kind, name),))
+        return found
 
     def is_param(self, name: str) -> bool:
         """Whether `name` still holds what the function's caller passed for it."""
@@ -301,6 +328,8 @@ class BagReader(ValueReader):
         """A dict handed to a project function holds, after the call, what the function puts
         in it (`self._compute_metrics(batch, metrics)`), as the project-wide step knows."""
         scope, positional = self.scopes[-1], True
+        if not (scope.bags or scope.containers or self.classes):
+            return  # no dict to fill here: most functions
         for position, arg in enumerate(given):
             positional = positional and not arg.star
             if arg.star or not (arg.keyword or positional):

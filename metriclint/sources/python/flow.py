@@ -8,9 +8,10 @@ keys, returns) is summarised for the project-wide step (evidence/code_claims.py)
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from metriclint.base.builtin import word_lists
 from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, Reducer, Span
@@ -103,6 +104,7 @@ class Scope:
     looped: bool = False  # whether the walk met a `for` statement in it: reducers.py looks for loops only in such a function
     gathering: bool = False  # whether it assigns what a call named as a gather returns: reducers.py reads its comprehensions only then
     bags: dict[str, Bag] = field(default_factory=dict)  # name -> the dict of metrics (or list of records) it holds (bags.py)
+    results: dict[str, ast.Call] = field(default_factory=dict)  # name -> the call whose result it holds, which may be a dict
     keyvars: dict[str, Bag] = field(default_factory=dict)  # a loop's key variable -> the bag whose keys it takes
     logged: list[LoggedBag] = field(default_factory=list)  # bags logged here that hold entries of elsewhere
     gives: Bag = field(default_factory=Bag)  # the bag it returns
@@ -112,7 +114,8 @@ class Scope:
     makes: str | None = None  # the class it returns an instance of ("" when its returns disagree)
     containers: set[str] = field(default_factory=set)  # parameters annotated as dicts (`timing: dict[str, float]`)
     globals: set[str] = field(default_factory=set)  # names a `global` statement makes the module's
-    instances: dict[str, str] = field(default_factory=dict)  # name -> the class it holds an instance of, dotted as imported
+    instances: dict[str, str] = field(default_factory=dict)
+    known: Mapping[str, str] = field(default_factory=dict)  # its instances, then the module's (set by the walk)  # name -> the class it holds an instance of, dotted as imported
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})

@@ -4,7 +4,6 @@ it, the project calls it comes from (evidence/code_claims.py follows those acros
 from __future__ import annotations
 
 import ast
-from collections import ChainMap
 from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf, Span
@@ -73,6 +72,15 @@ class ValueReader(WalkState):
             self.scopes[-1].owns = True
             return found
         return frozenset()
+
+    def bagged(self, value: ast.expr) -> bool:
+        """Whether an argument may be a dict of metrics this file shows: a dict or list written
+        out, one the function holds, or a class's attribute (sources/python/bags.py)."""
+        if isinstance(value, (ast.Dict, ast.DictComp, ast.List)):
+            return True
+        if isinstance(value, ast.Name):
+            return value.id in self.scopes[-1].bags
+        return isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self"
 
     def handed(self, value: ast.expr) -> bool:
         """Whether a value is read, unchanged, from a parameter of the function (not `self`), from
@@ -184,15 +192,17 @@ class ValueReader(WalkState):
     def _read_site(self, node: ast.Call) -> ResultOf:
         scope = self.scopes[-1]
         func = node.func
-        callee = self.code.callee(func, self.classes, ChainMap(scope.instances, self.scopes[0].instances))
-        owner = self.code.chain(func.value, {}) if isinstance(func, ast.Attribute) else ""
-        bound = owner is None or "(" in (owner or "")  # a method of an object (`x.m()`, `make().m()`), not a module's function
+        callee = self.code.callee(func, self.classes, scope.known)
         if callee is None:
             return ResultOf("", None, scope.name)  # nothing to follow: what it is passed does not matter
-        if callee.startswith(UNKNOWN_OBJECT):
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in scope.bags:
-                return ResultOf("", None, scope.name)  # `metrics.update(...)`: a dict's own method
-            return ResultOf(callee, None, scope.name, (), bound)  # followed for its dicts of metrics only (evidence/callees.py)
+        owner = self.code.chain(func.value, {}) if isinstance(func, ast.Attribute) else ""
+        bound = owner is None or "(" in (owner or "")  # a method of an object (`x.m()`, `make().m()`), not a module's function
+        if callee.startswith(UNKNOWN_OBJECT) and not any(self.bagged(a.value) for a in arguments(node)):
+            return ResultOf("", None, scope.name)  # an object's method handed no dict of metrics: nothing to follow
+        if callee.startswith(UNKNOWN_OBJECT) or (isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name)):
+            # `?.publish`, `self.tracker.publish`, `get_timers().write`: only the project-wide step
+            # can tell the callee, and it follows such a call for its dicts of metrics and strings only
+            return ResultOf(callee, None, scope.name, (), bound)
         args: list[tuple[int | str, frozenset[Atom]]] = []
         positional = True
         for position, arg in enumerate(arguments(node)):

@@ -13,7 +13,7 @@ from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.knowledge.sinks import Argument as Passed
 from metriclint.knowledge.sinks import Shape, Sink
-from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span
+from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span, logged_by
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.code import Argument, arguments, called_name
@@ -61,7 +61,10 @@ class KeyRecorder(BagReader):
         if self.via is not None:
             self.tentative.append((self.via, callee))
         given = arguments(node)
-        logging = Logging(self._logging(node, called_name(node.func), given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node)
+        logging = Logging(
+            self._logging(node, called_name(node.func), given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node,
+            sink.says, self.span(node),
+        )
         taken: frozenset[str] = frozenset()
         for shape in sink.shapes:
             taken = self._logged_as(shape, given, sink, node, logging)
@@ -79,6 +82,8 @@ class KeyRecorder(BagReader):
         """The sink a call calls: a module's function by its import path, else a method (or an
         unknown name) by its own name (then True: it may be a method of the project's own, which
         the project-wide step follows instead). `torch.log(x)` is `torch`'s, so no `log` sink."""
+        if called_name(func) not in self.sinks.names:
+            return None, False  # most calls: no sink has their name
         path = self.code.chain(func, self.scopes[-1].objects)
         if path is not None and path in self.sinks.functions:
             return self.sinks.functions[path], False
@@ -193,7 +198,8 @@ class KeyRecorder(BagReader):
         """`logging`: what the logging call makes of the value; its `done` replaces what the value
         had for those facets, and it decides whether this rank's own value is logged as such.
         `atoms`: what the value was where it was put in a dict, if not what it is here."""
-        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via))
+        said = logged_by(logging.sink, logging.at, span) if logging.at is not None else ""
+        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via, said))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         if logging.call is not None:
             self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)  # type: ignore[attr-defined]
@@ -216,7 +222,7 @@ class KeyRecorder(BagReader):
         if not site.callee:
             return
         given = arguments(node)
-        texts = self._argument_strings(given)
+        texts = self._argument_strings(given) if not site.callee.startswith(UNKNOWN_OBJECT) else ()
         bags = self.argument_bags(node)
         self.scopes[-1].handed_bags.extend(bag for _, bag in bags if bag.entries)
         if site.args or texts or bags:

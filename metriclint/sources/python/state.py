@@ -34,6 +34,8 @@ class Logging:
     done: frozenset[CodeFact] = frozenset()
     unreduced: Unreduced | None = None
     call: ast.AST | None = None
+    sink: str = ""  # what the call is, as rules/sinks.yaml says it
+    at: Span | None = None  # where the call is
 
 
 NOT_LOGGED = Logging()
@@ -71,6 +73,7 @@ class WalkState:
         self.keys: list[KeyUse] = []
         self.reads: list[KeyUse] = []  # keys read back from a dict (sinks.py)
         self.scopes: list[Scope] = [Scope(f"{self.module}.<module>", body=())]
+        self.scopes[0].known = self.scopes[0].instances
         self.classes: list[str] = []
         self.bases: list[frozenset[str]] = []  # the last names of each class's bases, as the classes nest
         self.blocks: list[int] = []

@@ -17,6 +17,7 @@ concrete tree.
 from __future__ import annotations
 
 import ast
+from collections import ChainMap
 from dataclasses import replace
 
 from metriclint.base import keys
@@ -130,6 +131,7 @@ class _Collector(EntryUses):
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
         params = tuple(a.arg for a in every)
         self.scopes.append(Scope(name, params, in_class and not static))
+        self.scopes[-1].known = ChainMap(self.scopes[-1].instances, self.scopes[0].instances)
         for arg in every:
             if arg.annotation is not None:
                 self._annotated(self.scopes[-1], arg.arg, arg.annotation)
