@@ -9,6 +9,7 @@ lowered (tests/hostile.py)."""
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import signal
 import time
@@ -287,3 +288,15 @@ def test_memory_after_a_thousand_edits_stays_within_half_again_that_after_the_fi
         client.received.clear()
         memory.append(client.memory())
     assert memory[-1] <= 1.5 * memory[0], (memory[0], memory[-1])
+
+
+def test_a_watched_file_that_became_a_fifo_is_not_waited_for(client: RawClient, demo: Path) -> None:
+    """A file the analysis holds, changed on disk: it is read again as a run reads it. Read
+    as it was, a FIFO in its place (or a link to /dev/zero) held the server's loop for good."""
+    held = demo / "trainer" / "step.py"
+    _alive(client, demo)  # loaded: the file is one the analysis holds
+    held.unlink()
+    os.mkfifo(held)
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": held.as_uri(), "type": 2}]})
+    _alive(client, demo)
+    assert client.stop() == 0 and b"Traceback" not in client.errors
