@@ -24,7 +24,7 @@ from conftest import ROOT  # noqa: E402
 from hostile import HOSTILE  # noqa: E402
 from lsp_raw import RawClient, framed  # noqa: E402
 
-from metriclint.server import stream  # noqa: E402
+from metriclint.server import navigation, stream  # noqa: E402
 
 HOVERED = (9, 36)  # "after clipping" in the demo's docstring: a hover there names train/grad_norm
 
@@ -300,3 +300,13 @@ def test_a_watched_file_that_became_a_fifo_is_not_waited_for(client: RawClient, 
     client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": held.as_uri(), "type": 2}]})
     _alive(client, demo)
     assert client.stop() == 0 and b"Traceback" not in client.errors
+
+
+def test_a_position_past_the_end_of_its_line_names_no_word() -> None:
+    """A client may send any character offset: one past the line's end raised IndexError in
+    the hover, definition and references handlers (found by the LSP fuzz target); it is the
+    line's end."""
+    assert navigation.word_at("x = grad_norm", 14) == "grad_norm"  # just after it
+    assert navigation.word_at("x = grad_norm", 26_498_757) == "grad_norm"  # at the line's end
+    assert navigation.word_at("x = grad_norm  ", 26_498_757) is None
+    assert navigation.word_at("", 5) is None
