@@ -310,3 +310,17 @@ def test_a_position_past_the_end_of_its_line_names_no_word() -> None:
     assert navigation.word_at("x = grad_norm", 26_498_757) == "grad_norm"  # at the line's end
     assert navigation.word_at("x = grad_norm  ", 26_498_757) is None
     assert navigation.word_at("", 5) is None
+
+
+def test_a_registry_buffer_that_is_not_utf_8_is_its_diagnostic(client: RawClient, demo: Path) -> None:
+    """JSON carries a lone surrogate, UTF-8 cannot: the registry's buffer raised in the
+    analysis, logged with its traceback (found by the LSP fuzz target). It is now the
+    registry's error, as a file that is not UTF-8 is, and the last good analysis stays."""
+    registry = demo / "metrics.yaml"
+    uri = _open(client, registry, registry.read_text(encoding="utf-8"), language="yaml")
+    _alive(client, demo)
+    _replace_all(client, uri, 2, "\ud800")
+    [found] = client.diagnostics(uri, version=2)
+    assert found["severity"] == 1 and found["message"].startswith("cannot read the registry: 'utf-8' codec"), found
+    _alive(client, demo)
+    assert client.stop() == 0 and b"Traceback" not in client.errors, client.errors.decode()
