@@ -157,7 +157,7 @@ def revise(collection: Collection, config: Config, path: Path, data: bytes) -> C
         results = results[:at] + (result,) + results[at + 1 :]
     registry, vocabulary = collection.registry, collection.vocabulary
     assembled = _assembled(config, files, results, collection.folders, registry, vocabulary, tests, collection.index, collection.declared)
-    return replace(assembled, buffers=(*collection.buffers, (path, data)))
+    return replace(assembled, buffers=(*((p, d) for p, d in collection.buffers if p != path), (path, data)))  # the latest of each file only
 
 
 def unchanged(collection: Collection, config: Config, path: Path, data: bytes) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -196,6 +197,17 @@ def test_the_walk_runs_when_git_is_missing_fails_warns_or_hangs(
     monkeypatch.setenv("PATH", fake_git(in_tmp / "bin", script) if script else str(in_tmp / "empty"))
     monkeypatch.setattr(gitls, "TIMEOUT", 0.5)
     assert [p.as_posix() for p in discover((Path("."),), (), Path("."), SUFFIXES)] == expected
+
+
+def test_a_gitignore_that_is_a_fifo_is_not_waited_for(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git opens each folder's .gitignore, and opening a FIFO waits for a writer: a run waited
+    for git's TIMEOUT, twice (20 s), before the walk, which skips a .gitignore that is no file."""
+    project = repository(in_tmp / "p", {"a.py": "", "sub/b.py": ""})
+    os.mkfifo(project / "sub" / ".gitignore")
+    monkeypatch.chdir(project)
+    started = time.monotonic()
+    assert [p.as_posix() for p in discover((Path("."),), (), Path("."), SUFFIXES)] == ["a.py", "sub/b.py"]
+    assert time.monotonic() - started < 2
 
 
 def test_a_git_program_of_the_checked_tree_is_never_run(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -34,6 +34,10 @@ def _alias_chain() -> str:
         ("version: 1\nmetrics:\n  x: " + "[" * 900 + "]" * 900 + "\n", "r.yaml:3:104: invalid YAML: nested deeper than 100 levels"),
         (_alias_chain(), "r.yaml:3:19: aliases nest values deeper than 100 levels"),
         (f"version: 1\nmetrics:\n  x:\n    description: {DIGITS}\n", "r.yaml:4:18: 'description' must be text, not 999"),
+        # issue 36: an integer too long to print in decimal (Python refuses past 4,300 digits) was an internal error
+        pytest.param("version: 0x" + "f" * 5000 + "\nmetrics: {}\n", "r.yaml:1:10: unsupported version 0xfff", id="hex version"),
+        pytest.param("version: 0b" + "1" * 100_000 + "\nmetrics: {}\n", "r.yaml:1:10: unsupported version 0b111", id="binary version"),
+        pytest.param("version: " + "9" * 100_000 + "\nmetrics: {}\n", "r.yaml:1:10: unsupported version 999", id="decimal version"),
     ],
 )
 def test_a_hostile_registry_is_exit_2_at_its_place(in_tmp: Path, registry: str, expected: str) -> None:
@@ -55,6 +59,16 @@ def test_a_hostile_config_is_exit_2_at_its_place(in_tmp: Path, config: str, expe
     write_project(in_tmp, {**OK, "pyproject.toml": config})
     result = invoke("check", ".")
     assert result.exit_code == 2 and result.stderr == expected + "\n"
+
+
+def test_no_settings_value_writes_a_control_character_to_the_terminal(in_tmp: Path) -> None:
+    """A value quoted in a warning is escaped as in a problem: a 'paths' entry carried an
+    escape sequence (a window title here) and a bell onto the user's terminal (issue 36)."""
+    settings = '[tool.metriclint]\npaths = [".", "\\u001b]0;title\\u0007x"]\nexclude = ["\\u001b[31mRED", "\\u009b1m"]\n'
+    write_project(in_tmp, {**OK, "pyproject.toml": settings})
+    result = invoke("check", ".")
+    assert "pyproject.toml:2:15: 'paths' entry '\\x1b]0;title\\x07x' matches nothing" in result.stderr, result.stderr
+    assert not {"\x1b", "\x07", "\x9b"} & set(result.output + result.stderr)
 
 
 def test_a_registry_path_too_long_for_the_file_system_is_an_error_at_the_option(in_tmp: Path) -> None:

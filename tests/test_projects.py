@@ -3,13 +3,18 @@ project is read whole, and only the findings in the checked paths are reported."
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES, copy_fixture, invoke, write_project
+
+from metriclint.base import files
+from metriclint.report import once
 
 REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n"
 AFTER = 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n'
@@ -143,3 +148,38 @@ def test_a_run_from_the_root_of_a_monorepo_applies_each_nested_projects_settings
     assert alone == []
     assert _locations(invoke("check", ".").output) == ["x.py:3:25"]
     assert _locations(invoke("check").output) == ["x.py:3:25"]
+
+
+@pytest.mark.parametrize("error", [errno.EROFS, errno.ENOSPC], ids=["read-only", "full"])
+@pytest.mark.parametrize("hook", [True, False], ids=["hook", "command line"])
+def test_a_cache_that_cannot_be_written_costs_the_run_nothing_but_one_warning(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, error: int, hook: bool,
+) -> None:
+    """The hook opened its lock in the cache folder unguarded: a read-only or full folder ended
+    its run in a traceback, where the command line went on (issue 36). Both now run without
+    the cache and say so once. (Tests run as root, whom no permission stops: the refusals are
+    the system's answers, put in place of its calls.)"""
+    monkeypatch.delenv("METRICLINT_CACHE_DIR")  # the project's own cache folder, as the hook's
+    write_project(in_tmp, {"a.py": AFTER, "b.py": POST_CLIP}, REGISTRY)
+    assert invoke("check", "a.py").exit_code == 1  # the cache folder made and written
+    cache = (in_tmp / ".metriclint_cache").resolve()
+    with (in_tmp / "b.py").open("a", encoding="utf-8") as edited:  # to be read again, and its entry written
+        edited.write("# edited\n")
+    expected = invoke("check", "--no-cache", "a.py", "b.py").output
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise OSError(error, os.strerror(error))
+
+    def guarded_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if Path(file).resolve().is_relative_to(cache) and set(mode) & set("wax+"):
+            refused()
+        return open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(files, "write_new", refused)
+    monkeypatch.setattr(once, "open", guarded_open, raising=False)
+    if hook:
+        monkeypatch.setenv("PRE_COMMIT", "1")
+    result = invoke("check", *(["--changed-only"] if hook else []), "a.py", "b.py")
+    assert (result.exit_code, result.stdout) == (1, expected)
+    warned = [line for line in result.stderr.splitlines() if "cache" in line]
+    assert warned == [f"warning: the cache in .metriclint_cache cannot be written ({os.strerror(error)}); the run went on without it"]

@@ -11,11 +11,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import invoke, write_project
+from conftest import ROOT, invoke, write_project
 
-from metriclint.base import files
+from metriclint.base import files, signals
+from metriclint.base.toml import tomllib
 from metriclint.extract import runner
 
 forked = pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="the workers must inherit the patch")
@@ -151,3 +153,102 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary_copy(tmp_path
     with pytest.raises(KeyboardInterrupt):
         files.replace(target, b"new\n")
     assert [p.name for p in tmp_path.iterdir()] == ["module.py"] and target.read_text(encoding="utf-8") == "old\n"
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import signals as signalled  # noqa: E402  (bench/signals.py, which times 200 such runs by hand)
+
+
+@forked
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see what a run leaves running")
+def test_cold_runs_signalled_at_random_moments_end_at_once_and_leave_nothing(tmp_path: Path) -> None:
+    """A few of bench/signals.py's runs: sent SIGINT, SIGTERM or SIGHUP while it lists, starts
+    its workers, reads, writes its cache or reports, a cold run ends within seconds with the
+    shell's status, and leaves no process and no temporary file. Once a signal could leave the
+    run waiting for the rest of an answer from a worker it had just killed."""
+    project = write_project(tmp_path / "project", {f"pkg/m{i:03}.py": CONTRADICTION for i in range(150)}, REGISTRY)
+    command = [sys.executable, "-m", "metriclint", "check", ".", "--quiet", "--jobs", "2"]
+    draw = __import__("random").Random(36)
+    outcomes = [
+        signalled.signalled_run(project, tmp_path / "scratch", sent, draw.uniform(0.3, 1.5), command)
+        for sent in [*signalled.SIGNALS, *signalled.SIGNALS]
+    ]
+    assert [o for o in outcomes if not o.passed] == []
+
+
+_CUT_SHORT = """
+import os, struct, sys
+from metriclint.extract import workers
+
+def answer_cut_short(item):
+    if item == "cut":  # what a worker killed while it answers leaves in its pipe: a length, and part of the answer
+        frame = sys._getframe()
+        while "answers" not in frame.f_locals:
+            frame = frame.f_back
+        os.write(frame.f_locals["answers"].fileno(), struct.pack("!i", 1 << 20) + b"part")
+        os._exit(1)
+    return item
+
+with workers.Pool(answer_cut_short, 2, 60, 2**30) as pool:
+    print(list(pool.map(["a", "cut", "b", "c"], [2, 2])))
+"""
+
+
+@forked
+def test_an_answer_cut_short_is_a_lost_item_not_a_wait(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, "-c", _CUT_SHORT], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert run.stdout.strip() == "['a', Lost(timed_out=False, error=''), 'b', 'c']", run.stderr
+
+
+@pytest.mark.parametrize("write", ["write_new", "replace"])
+def test_a_signal_that_lands_as_a_temporary_file_is_made_leaves_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: str) -> None:
+    """mkstemp makes the file, then works out its path: a handler's exception there left the
+    file behind (the cache folder's `.tmp-` files after an interrupted run). The signal now
+    waits until the file is renamed into place, then ends the run."""
+    real = os.open
+    sent: list[bool] = []
+
+    def signalled_once(path: str, *rest: Any) -> int:
+        descriptor = real(path, *rest)
+        if not sent and str(path).startswith(str(tmp_path)):
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGTERM)  # its handler runs at the next line Python runs: the file is there
+        return descriptor
+
+    monkeypatch.setattr(signal, "signal", signal.signal)  # restored after the test, with the handler below
+    previous = signal.signal(signal.SIGTERM, signals.end_run)
+    try:
+        monkeypatch.setattr(os, "open", signalled_once)
+        with pytest.raises(SystemExit):
+            getattr(files, write)(tmp_path / "entry", b"data")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert sent and [p.name for p in tmp_path.iterdir()] == ["entry"]
+
+
+
+def _console_script() -> list[str]:
+    """What the `metriclint` command that pip writes runs: the entry point pyproject.toml names."""
+    module, function = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]["metriclint"].split(":")
+    return ["-c", f"import sys; from {module} import {function}; sys.exit({function}())"]
+
+
+@pytest.mark.parametrize("started", [["-m", "metriclint"], _console_script()], ids=["python -m", "console script"])
+def test_an_interrupt_while_the_linter_is_imported_ends_it_without_a_traceback(tmp_path: Path, started: list[str]) -> None:
+    """Before the CLI sets its handlers, Python's own turned SIGINT into a KeyboardInterrupt
+    inside an import (the CLI's take half a second): a traceback of the import machinery, which
+    signalled runs met (3 in 67 of bench/signals.py's on a busy machine). It now ends the run as
+    the signal itself does. Sent once the first of the linter's modules is imported (-X
+    importtime says when)."""
+    project = write_project(tmp_path / "project", {"a.py": CONTRADICTION}, REGISTRY)
+    command = [sys.executable, "-X", "importtime", *started, "check", ".", "--no-cache", "--quiet"]
+    run = subprocess.Popen(command, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert run.stderr is not None
+    errors = b""
+    for line in run.stderr:
+        errors += line
+        if b"| metriclint." in line and b"__main__" not in line:  # one the CLI imports
+            break
+    run.send_signal(signal.SIGINT)
+    errors += run.stderr.read()
+    assert run.wait(30) in (-signal.SIGINT, 128 + signal.SIGINT) and b"Traceback" not in errors, errors.decode()[-2000:]

@@ -145,17 +145,18 @@ def test_what_is_computed_aside_comes_back_and_a_failure_is_met_here() -> None:
 def test_a_worker_collects_garbage_only_once_enough_is_young_to_hold_some(tmp_path: Path) -> None:
     """Python's extraction leaves no reference cycles, Markdown's does (markdown-it's trees): a
     batch of Python files is not followed by a collection, and Markdown's garbage is collected
-    once the objects made since the last collection pass `_YOUNG_OBJECTS`."""
+    once the objects made since the last collection pass `YOUNG_OBJECTS`."""
     code = (
-        "import gc\nfrom pathlib import Path\nfrom metriclint.extract import runner\nfrom metriclint.sources import DEFAULT_OPTIONS\n"
-        "runner._start_worker(lambda text: ())\n"
-        "started = []\n"
+        "import gc\nfrom pathlib import Path\nfrom metriclint.extract import runner, workers\nfrom metriclint.sources import DEFAULT_OPTIONS\n"
+        "runner._start_worker(lambda text: (), DEFAULT_OPTIONS)\n"
+        "gc.freeze()\ngc.disable()  # as a worker starts (workers._serve)\n"
+        "started, progress = [], [0.0, 0.0]\n"
         "gc.callbacks.append(lambda phase, info: started.append(phase) if phase == 'start' else None)\n"
         "python = [runner._Job(p, str(p), None) for p in sorted(Path('trainer').glob('*.py'))]\n"
-        "runner._extract_batch(python, DEFAULT_OPTIONS)\n"
+        "workers.answered(python, runner._work, progress, 0, 60)\n"
         "after_python = len(started)\n"
-        "runner._YOUNG_OBJECTS = 100\n"
-        "runner._extract_batch([runner._Job(Path('README.md'), 'README.md', None)], DEFAULT_OPTIONS)\n"
+        "workers.YOUNG_OBJECTS = 100\n"
+        "workers.answered([runner._Job(Path('README.md'), 'README.md', None)], runner._work, progress, 0, 60)\n"
         "print(after_python, len(started))\n"
     )
     run = _python_in_demo(tmp_path, code, readme="# Metrics\n\n| key | meaning |\n|---|---|\n| `train/loss` | the loss |\n")
@@ -163,11 +164,10 @@ def test_a_worker_collects_garbage_only_once_enough_is_young_to_hold_some(tmp_pa
 
 
 def test_batches_shrink_to_single_files_so_the_workers_finish_together() -> None:
-    jobs = [runner._Job(Path(f"f{i}.py"), f"f{i}.py", None) for i in range(1375)]
-    batches = list(runner._batches(jobs, 2))
-    assert [job for batch in batches for job in batch] == jobs
-    assert len(batches[0]) == 32 and [len(b) for b in batches[-8:]] == [1] * 8
-    assert all(len(a) >= len(b) for a, b in zip(batches, batches[1:]))
+    sizes = list(runner._batch_sizes(1375, 2))
+    assert sum(sizes) == 1375
+    assert sizes[0] == 32 and sizes[-8:] == [1] * 8
+    assert all(a >= b for a, b in zip(sizes, sizes[1:]))
 
 
 def test_workers_send_results_back_without_a_python_call_per_field(tmp_path: Path) -> None:
@@ -181,7 +181,7 @@ def test_workers_send_results_back_without_a_python_call_per_field(tmp_path: Pat
         "from metriclint.sources import DEFAULT_OPTIONS\n"
         "data = open('trainer/step.py', 'rb').read()\n"
         "result = runner._parsed('.py', 'trainer/step.py', data, DEFAULT_OPTIONS, lambda text: ())[1]\n"
-        "runner._start_worker(str)\n"
+        "runner._start_worker(str, DEFAULT_OPTIONS)\n"
         "sent = bytes(ForkingPickler.dumps(result))\n"
         "print(sorted({op.name for op, _, _ in pickletools.genops(sent)} & {'BUILD', 'REDUCE'}), pickle.loads(sent) == result, len(result.functions) > 0)\n"
     )

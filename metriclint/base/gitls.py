@@ -23,6 +23,7 @@ from pathlib import Path
 from metriclint.base.files import MAX_BYTES
 
 TIMEOUT = 10.0  # seconds for both listings; a git that hangs (a hook, a locked network drive) costs this, then the walk
+_POLL = 0.05  # seconds between looks at what a listing that has not ended waits for
 # What locates a repository other than the `.git` above the folder (`git rev-parse --local-env-vars`):
 # set by a hook that runs us (pre-commit sets GIT_INDEX_FILE), they would point git elsewhere.
 _LOCAL_ENV = frozenset({
@@ -108,7 +109,7 @@ def _outputs(commands: list[list[str]], folder: Path, env: dict[str, str]) -> li
                 command, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             ))
         deadline = time.monotonic() + TIMEOUT
-        results = [process.communicate(timeout=max(0.0, deadline - time.monotonic())) for process in started]
+        results = [_finished(process, deadline) for process in started]
     finally:
         for process in started:
             if process.poll() is None:  # timed out, or interrupted: nothing of ours outlives the run
@@ -118,6 +119,27 @@ def _outputs(commands: list[list[str]], folder: Path, env: dict[str, str]) -> li
         if process.returncode != 0 or errors:
             raise subprocess.CalledProcessError(process.returncode, process.args, stderr=errors)
     return [output for output, _ in results]
+
+
+def _finished(process: subprocess.Popen[bytes], deadline: float) -> tuple[bytes, bytes]:
+    """What `process` wrote, once it ends. Raises TimeoutExpired past `deadline`, or as soon as
+    it waits to open a FIFO: git opens each folder's `.gitignore`, and opening a FIFO waits for
+    a writer that may never come (a run waited TIMEOUT for each listing)."""
+    while True:
+        try:
+            return process.communicate(timeout=max(0.0, min(_POLL, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline or _opening_a_fifo(process.pid):
+                raise
+
+
+def _opening_a_fifo(pid: int) -> bool:
+    """Whether process `pid` waits in the kernel for a FIFO's other end (Linux says so in /proc;
+    elsewhere only the deadline tells)."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text(encoding="ascii") == "wait_for_partner"
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _paths(output: bytes) -> list[str]:

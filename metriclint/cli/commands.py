@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -32,7 +31,7 @@ from metriclint.cli.project import (
     shown_settings,
     warn_unused,
 )
-from metriclint.cli.status import EXIT_USAGE, Guarded, end_by_signal, exit_for, usage_error, usage_errors
+from metriclint.cli.status import EXIT_USAGE, Guarded, exit_for, usage_error, usage_errors
 from metriclint.extract import prune
 from metriclint.model import Finding, Problem, Report, Severity
 from metriclint.report import audit, formats, once
@@ -52,8 +51,7 @@ if TYPE_CHECKING:
 def main(verbose: bool) -> None:
     """Check that what your code, docs and dashboards say a metric means is what it is."""
     if threading.current_thread() is threading.main_thread():
-        for ending in signals.ENDING:  # unwind, so workers and temporary files are cleaned up
-            signal.signal(ending, end_by_signal)
+        signals.install()  # unwind, so workers and temporary files are cleaned up
     for stream in (sys.stdout, sys.stderr):
         # A file name that is not UTF-8 is printed as its own bytes, as `ls` does, not a traceback.
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":

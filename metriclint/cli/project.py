@@ -20,9 +20,10 @@ from typing import Any, Callable, Iterable, Iterator
 import click
 
 from metriclint import engine, settings
+from metriclint.base.escapes import printable
 from metriclint.base.paths import display
 from metriclint.cli.status import usage_errors
-from metriclint.extract import trust
+from metriclint.extract import prune, trust
 from metriclint.model import ConfigError, Finding, Report
 from metriclint.report import once, progress
 
@@ -132,7 +133,7 @@ def analyse(
         return engine.check(engine.revise(engine.collect(config, progress), config, *buffer), config)
 
     # Collection paused for the checks too: a 16 MB module's collections were a sixth of its warm run.
-    with usage_errors(), collection_paused(), dropped_from_the_cache():
+    with usage_errors(), collection_paused(), cache_warnings():
         try:
             analysis = run(config)
         except ConfigError:
@@ -146,19 +147,42 @@ def analyse(
     return analysis
 
 
+_collecting: list[bool] = []  # not empty while `cache_warnings` collects
+
+
 @contextmanager
-def dropped_from_the_cache() -> Iterator[None]:
-    """One warning for the cache files a run did not use (extract/trust.py): not sealed with
-    this machine's key, or not what they claim to be. Other warnings are shown as usual."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", trust.Dropped)
+def _collected() -> Iterator[None]:
+    _collecting.append(True)
+    try:
         yield
-    count = 0
+    finally:
+        _collecting.pop()
+
+
+@contextmanager
+def cache_warnings() -> Iterator[None]:
+    """One warning for the cache files a run did not use (extract/trust.py): not sealed with
+    this machine's key, or not what they claim to be; one for a cache folder it could not
+    write (extract/prune.py). Other warnings are shown as usual. Inside another, it leaves
+    them to the outer one: one line for the whole."""
+    if _collecting:
+        yield
+        return
+    with _collected(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", trust.Dropped)
+        warnings.simplefilter("always", prune.Unwritable)
+        yield
+    count, unwritable = 0, None
     for warning in caught:
         if isinstance(warning.message, trust.Dropped):
             count += warning.message.count
+        elif isinstance(warning.message, prune.Unwritable):
+            unwritable = unwritable or warning.message
         else:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    if unwritable is not None:
+        click.echo(printable(f"warning: the cache in {display(unwritable.directory)} cannot be written ({unwritable.reason}); "
+                             "the run went on without it"), err=True)
     if count:
         click.echo(f"warning: {count} cache {'file was' if count == 1 else 'files were'} not written with this machine's cache key, "
                    "or damaged: not used, and what they held was read again from the sources", err=True)
@@ -204,7 +228,7 @@ def notice_no_registry(configs: list[settings.Config]) -> None:
 def _warn(notes: Iterable[str]) -> None:
     """Warnings about the settings, each once, on stderr: they do not change the exit status."""
     for note in dict.fromkeys(notes):
-        click.echo(f"warning: {note}", err=True)
+        click.echo(printable(f"warning: {note}"), err=True)
 
 
 def warn_unused(config: settings.Config) -> None:
@@ -227,7 +251,7 @@ def combined_report(
             reports.append(analyse(config, progress, buffer, findings_only=True).report)
             shown += reports[-1].findings
             continue
-        with once.exclusive(config.cache_dir):
+        with cache_warnings(), once.exclusive(config.cache_dir):  # the lock and the notes are the cache's too
             reports.append(analyse(config, progress, findings_only=True).report)
             shown += once.unprinted(reports[-1].findings, config.cache_dir, hook_run, config.root)
     files = sum(r.files_checked for r in reports)

@@ -59,8 +59,3 @@ class Guarded(click.Group):
             sys.exit(EXIT_USAGE)
 
 
-def end_by_signal(signum: int, frame: object) -> None:
-    """SIGTERM or SIGHUP: exit as a shell reports a process the signal ended (143, 129)."""
-    sys.exit(128 + signum)
-
-

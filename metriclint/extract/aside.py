@@ -14,6 +14,7 @@ from typing import Any, Callable, TypeVar
 from metriclint.base import signals
 
 T = TypeVar("T")
+_END_SECONDS = 5.0  # for the process to end once it has answered or was killed: never waited on for longer
 
 
 def aside(function: Callable[[], T]) -> Callable[[], T]:
@@ -43,7 +44,7 @@ def aside(function: Callable[[], T]) -> Callable[[], T]:
             raise
         finally:
             receiving.close()
-            process.join()
+            process.join(_END_SECONDS)
         return function() if outcome is None else outcome[0]
 
     return result

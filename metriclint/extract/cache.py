@@ -22,13 +22,12 @@ import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
 
 from metriclint import __version__
-from metriclint.base import plain
+from metriclint.base import files, plain
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_regular
 from metriclint.extract import prune, trust
@@ -127,15 +126,9 @@ class Cache:
         data = trust.seal(self.secret, "entry", entry, data)
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(data)
-                os.replace(temporary, folder / entry)
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        except OSError:
+            files.write_new(folder / entry, data)
+        except OSError as error:
+            prune.unwritable(self.directory, error)
             return
         self.usage.note(entry, file)
 

@@ -137,7 +137,9 @@ def save(directory: Path, project: Path, salt: str, kept: Kept) -> None:
             return
         target.parent.mkdir(exist_ok=True)
         files.replace(target, trust.seal(secret, "kept", target.name, data))
-    except (OSError, ValueError, RecursionError):
+    except OSError as error:
+        prune.unwritable(directory, error)
+    except (ValueError, RecursionError):
         return
 
 

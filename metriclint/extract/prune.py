@@ -31,10 +31,12 @@ import shutil
 import stat
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from metriclint.base import files, signals
 from metriclint.base.files import read_regular, umask
 
 RUNS = 3  # the runs of a project whose entries are kept: switching branches back and forth stays warm
@@ -79,6 +81,19 @@ class Usage:
         self.entries[entry] = os.path.abspath(path)
 
 
+class Unwritable(UserWarning):
+    """The cache folder refused a write (read-only, full): the run goes on without what the
+    write would have kept. The command line says so once for a run (cli/project.py)."""
+
+    def __init__(self, directory: Path, error: OSError) -> None:
+        self.directory, self.reason = directory, error.strerror or str(error)
+        super().__init__(f"the cache in {directory} cannot be written ({self.reason})")
+
+
+def unwritable(directory: Path, error: OSError) -> None:
+    warnings.warn(Unwritable(directory, error), stacklevel=2)
+
+
 def ready(directory: Path) -> bool:
     """Whether `directory` is a metriclint cache folder that may be written, made now if
     missing: git and backup tools leave it alone, as ruff's and pytest's. False for a folder
@@ -93,7 +108,8 @@ def ready(directory: Path) -> bool:
         for name, text in _MADE:  # an empty folder, or an earlier version's: its files are added
             with contextlib.suppress(FileExistsError), open(directory / name, "x", encoding="utf-8") as stream:
                 stream.write(text)
-    except OSError:
+    except OSError as error:
+        unwritable(directory, error)
         return False
     return True
 
@@ -118,17 +134,18 @@ def _make(directory: Path) -> None:
     """Make the folder whole beside its place, then rename it there, so that no run sees it
     without its marker; a run that made it first wins, and this one's copy is removed."""
     directory.parent.mkdir(parents=True, exist_ok=True)
-    made = tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}.", suffix=".metriclint")
-    try:
-        os.chmod(made, 0o777 & ~umask())  # mkdtemp makes it its owner's only
-        for name, text in _MADE:
-            Path(made, name).write_text(text, encoding="utf-8")
-        os.rename(made, directory)
-    except OSError:
-        if not os.path.isdir(directory):
-            raise
-    finally:
-        shutil.rmtree(made, ignore_errors=True)
+    with signals.held():  # the folder beside it made and gone before a signal can end the run (files.write_new)
+        made = tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}.", suffix=".metriclint")
+        try:
+            os.chmod(made, 0o777 & ~umask())  # mkdtemp makes it its owner's only
+            for name, text in _MADE:
+                Path(made, name).write_text(text, encoding="utf-8")
+            os.rename(made, directory)
+        except OSError:
+            if not os.path.isdir(directory):
+                raise
+        finally:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def _marked(directory: Path) -> bool:
@@ -161,8 +178,8 @@ def prune(directory: Path, entries: Path, usage: Usage, limit: int) -> None:
         wanted = _wanted(record, usage, runs)
         _delete(entries, usage.started, wanted, limit)
         _forget_formats(directory, entries.name)
-    except OSError:
-        pass
+    except OSError as error:
+        unwritable(directory, error)
 
 
 def _record_path(directory: Path, project: Path) -> Path:
@@ -192,14 +209,7 @@ def _read(record: Path) -> tuple[str | None, list[dict[str, str]]]:
 
 def _write(record: Path, project: Path, runs: list[dict[str, str]]) -> None:
     record.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=record.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", errors="surrogateescape") as stream:
-            json.dump({"project": str(project.resolve()), "runs": runs}, stream)
-        os.replace(temporary, record)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    files.write_new(record, json.dumps({"project": str(project.resolve()), "runs": runs}).encode("utf-8", "surrogateescape"))
 
 
 def _wanted(own: Path, usage: Usage, runs: list[dict[str, str]]) -> dict[str, tuple[int, int]]:

@@ -8,26 +8,19 @@ every later step sees exactly what a plain loop would have produced.
 
 from __future__ import annotations
 
-import gc
 import os
-import signal
-from collections import deque
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import AbstractSet, Callable, Iterable, Iterator, Mapping, Sequence
 
-from metriclint.base import signals
-from metriclint.base.files import MAX_BYTES, read_regular
+from metriclint.base.files import MAX_BYTES, read_regular, too_large
 from metriclint.base.paths import display
 from metriclint.extract import cache as cache_module
-from metriclint.extract import kept, prune, transfer
+from metriclint.extract import kept, prune, transfer, workers
 from metriclint.extract.stat_index import StatIndex, Status
 from metriclint.model import ConfigError, ReadFailure, Reading, Span
 from metriclint.sources import Extraction, Options, Unreadable, extractor_for
-
-if TYPE_CHECKING:
-    from concurrent.futures import Executor, Future
 
 Result = Extraction | ReadFailure
 # A file's cache entry name (None: not to be cached), its result, and the digest of its code
@@ -71,6 +64,7 @@ class _Job:
     salt: bytes | None  # None: no cache
     max_bytes: int = MAX_BYTES
     test: bool = False  # a test: its texts are left unread, its code walked for keys only (Options.test)
+    data: bytes | None = None  # what an editor holds for the file (its unsaved buffer), read instead of it
 
 
 def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None, tests: AbstractSet[str] = frozenset()) -> list[Result]:
@@ -158,38 +152,22 @@ def default_jobs() -> int:
 
 
 def _run(jobs: list[_Job], settings: Settings) -> Iterator[Done]:
-    """Extract in worker processes, even a single file: a native parser that overflows its
-    stack (20,000 nested `not`s) or never ends must cost that file, not the run. Results come
-    in the order of `jobs`, each as soon as it and those before it are done.
+    """Extract in worker processes, even a single file or buffer: a native parser that
+    overflows its stack (20,000 nested `not`s), runs away with memory or never ends must cost
+    that file, not the run (extract/workers.py holds each worker to `FILE_SECONDS` and
+    `FILE_MEMORY`). Results come in the order of `jobs`, each as soon as it and those before
+    it are done.
 
     Workers take files in batches: one round trip per file cost as much as reading a small one.
-    A worker that dies (out of memory, or a crash in a native parser) breaks the whole pool:
-    the first batch without an answer is then read one file per process, so that only the
-    file that kills its process is lost, and a new pool takes the rest.
-    """
+    A buffer goes to the project's standing worker when there is one (`standing`)."""
     if not jobs:
         return
     ready_readers(settings, (job.path.suffix for job in jobs))
-    workers, options = max(1, min(settings.jobs, len(jobs))), settings.options
-    # Imported here: multiprocessing is a tenth of a warm run's start-up, and a warm run has nothing to share.
-    from concurrent.futures.process import BrokenProcessPool
-
-    unanswered = deque(_batches(jobs, workers))
-    while unanswered:
-        with _pool(settings, workers) as pool, _ended_with(pool), settings.pause():
-            for future in _submitted(pool, unanswered, options):
-                try:
-                    results = _answer(future)
-                except BrokenProcessPool:
-                    break
-                except ConfigError:
-                    raise
-                except Exception:  # noqa: BLE001 - e.g. one result too deep to send back: find which
-                    results = [_outcome(job, pool.submit(_extract_batch, [job], options)) for job in unanswered[0]]
-                unanswered.popleft()
-                yield from results
-        if unanswered:
-            yield from (_alone(job, settings) for job in unanswered.popleft())
+    workers = max(1, min(settings.jobs, len(jobs)))
+    kept = _standing_pool(settings) if all(job.data is not None for job in jobs) else None
+    with nullcontext(kept) if kept is not None else _pool(settings, workers) as pool, settings.pause():
+        for job, outcome in zip(jobs, pool.map(jobs, _batch_sizes(len(jobs), workers)), strict=True):
+            yield _done(job, outcome)
 
 
 def ready_readers(settings: Settings, suffixes: Iterable[str]) -> None:
@@ -204,157 +182,101 @@ def ready_readers(settings: Settings, suffixes: Iterable[str]) -> None:
         settings.ready()
 
 
-def _pool(settings: Settings, workers: int) -> Executor:
-    from concurrent.futures import ProcessPoolExecutor  # loaded already, see _run
+Pool = workers.Pool[_Job, Done]
 
-    return ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(settings.read,))
+
+def _pool(settings: Settings, count: int) -> Pool:
+    return workers.Pool(_work, count, FILE_SECONDS, FILE_MEMORY, _start_worker, (settings.read, settings.options, FILE_MEMORY))
+
+
+# The project's standing pool and what it was started for (its reader's fingerprint and the
+# options), while `standing` holds them: None outside it.
+_standing: dict[Path, tuple[tuple[bytes, Options], Pool]] | None = None
 
 
 @contextmanager
-def _ended_with(pool: Executor) -> Iterator[None]:
-    """The pool's workers end with the run: on an interrupt or a signal (SIGTERM, SIGHUP; the
-    CLI turns them into SystemExit) they are killed and waited for, rather than left reading
-    files and holding the caller's stdout and stderr open.
-
-    The workers are the child processes started while the pool ran: a worker missed kept the
-    run's output open for its whole file (seen under load). Each is listed before a signal can
-    land (`_submitted`)."""
-    import multiprocessing  # loaded already: the pool runs
-
-    before = set(multiprocessing.active_children())
+def standing() -> Iterator[None]:
+    """Inside, each project keeps one worker for the buffers it is handed (an editor's, one
+    keystroke after another), rather than start one per buffer; all are ended as it ends."""
+    global _standing
+    _standing = {}
     try:
         yield
-    except BaseException:
-        workers = [p for p in multiprocessing.active_children() if p not in before]
-        for process in workers:
-            # SIGKILL, not SIGTERM: a worker that has not yet reset the SIGTERM handler it
-            # inherited loses a SIGTERM, and then waits forever on a queue lock that a killed
-            # sibling held; a worker holds nothing that needs cleaning up.
-            process.kill()
-        for process in workers:
-            process.join()
-        # Then the pool's manager thread, which finds its workers gone: left running, it closed
-        # its wake-up pipe while the interpreter's exit handler was writing to it, a traceback
-        # on stderr in one run of three under load (CPython 3.11).
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
+    finally:
+        pools, _standing = _standing, None
+        for _, pool in pools.values():
+            pool.kill()
 
 
-def _alone(job: _Job, settings: Settings) -> Done:
-    """One file in a process of its own: if that process dies too, the file is the cause."""
-    with _pool(settings, 1) as pool, _ended_with(pool):
-        return _outcome(job, _submitted(pool, [[job]], settings.options)[0])
+def _standing_pool(settings: Settings) -> Pool | None:
+    if _standing is None:
+        return None
+    wanted = (settings.reading, settings.options)
+    found = _standing.get(settings.project)
+    if found is not None and found[0] == wanted:
+        return found[1]
+    if found is not None:  # the registry's phrases changed: a worker with the new ones
+        found[1].kill()
+    pool = _pool(settings, 1)
+    _standing[settings.project] = (wanted, pool)
+    return pool
 
 
-def _submitted(pool: Executor, batches: Iterable[list[_Job]], options: Options) -> list[Future[list[Done]]]:
-    """`batches` handed to `pool`, which forks its workers on the first. With the signals that
-    end a run held (base/signals.py), so that each worker is listed by the time one lands."""
-    with signals.held():
-        return [pool.submit(_extract_batch, batch, options) for batch in batches]
-
-
-def _batches(jobs: list[_Job], workers: int) -> Iterator[list[_Job]]:
-    """`jobs` in order, in batches of a share of what is left: up to `_MAX_BATCH` files while
-    much is left (a round trip per file cost as much as reading a small one), down to one at
-    the end, so that the workers finish together. Batches of one size left a worker idle while
-    the other read the last (miles, cold: 0.18 of 4 s)."""
+def _batch_sizes(count: int, workers: int) -> Iterator[int]:
+    """The sizes of the batches `count` files go in: a share of what is left, up to `_MAX_BATCH`
+    files while much is left (a round trip per file cost as much as reading a small one), down
+    to one at the end, so that the workers finish together. Batches of one size left a worker
+    idle while the other read the last (miles, cold: 0.18 of 4 s)."""
     start = 0
-    while start < len(jobs):
-        size = max(1, min(_MAX_BATCH, (len(jobs) - start) // (workers * _SHARES)))
-        yield jobs[start : start + size]
+    while start < count:
+        size = max(1, min(_MAX_BATCH, (count - start) // (workers * _SHARES)))
+        yield size
         start += size
 
 
 _MAX_BATCH = 32
 _SHARES = 4  # a batch is at most 1/_SHARES of what each worker has left to read
+FILE_SECONDS = 60  # a file that takes longer to read is ML900: its worker is killed
+# Address space a worker may take beyond its own to read a file, or the file is ML900: a
+# 15 MB generated module of 75,000 functions peaks at 1.8 GiB (and takes longer than FILE_SECONDS).
+FILE_MEMORY = 2 * 2**30
 _DIED = "the process reading this file died (out of memory, or a crash in a parser); the run went on without it"
-FILE_SECONDS = 60  # a file that takes longer to read is ML900; the worker goes on with the next one
 
 
-class _TooSlow(BaseException):
-    """Raised in a worker when a file's time is up. A BaseException, so that no `except
-    Exception` between here and the parser turns it into another result."""
-
-
-def _time_up(signum: int, frame: object) -> None:
-    raise _TooSlow
+def _done(job: _Job, outcome: Done | workers.Lost) -> Done:
+    """A worker's answer for one file; a file whose worker died or was killed, or whose result
+    could not be sent back, is ML900 (not cached), and the run goes on with the next file."""
+    if not isinstance(outcome, workers.Lost):
+        return outcome
+    if outcome.timed_out:
+        return None, _unreadable(job.shown, f"reading this file took longer than {FILE_SECONDS} s; it was skipped"), ""
+    if outcome.error:
+        return None, _internal_message(job.shown, outcome.error), ""
+    return None, _unreadable(job.shown, _DIED), ""
 
 
 _worker_read: Reader | None = None  # a worker's, set once when the pool starts it
+_worker_options: Options | None = None
 
 
-def _start_worker(read: Reader) -> None:
-    global _worker_read
-    _worker_read = read
-    signals.as_child()
-    signal.signal(signal.SIGALRM, _time_up)
+def _start_worker(read: Reader, options: Options, memory: int = FILE_MEMORY) -> None:
+    """A worker's reader and options, and the memory limit it was given, which its ML900 says
+    (a worker that did not fork has its own copy of this module's constant)."""
+    global _worker_read, _worker_options, FILE_MEMORY
+    _worker_read, _worker_options, FILE_MEMORY = read, options, memory
     transfer.send_by_fields(Result)
-    gc.freeze()  # what a worker inherits from the parent needs no collection
-    gc.disable()  # and its own garbage is collected between batches (_extract_batch)
 
 
-def _extract_batch(batch: list[_Job], options: Options) -> list[Done]:
-    assert _worker_read is not None, "called outside a pool started by _run"
-    results = [_timed(job, options, _worker_read) for job in batch]
-    if gc.get_count()[0] > _YOUNG_OBJECTS:
-        gc.collect()
-    return results
-
-
-# A batch ends with a collection once more objects than this were made, and not freed, since
-# the last one. Reference cycles are Markdown's (markdown-it's trees: about 1,150 objects a file
-# on miles' docs), not Python's (114 objects in 1,189 files), so a batch of Python files leaves
-# no garbage to find: collecting after every batch was 0.13 of a cold run's CPU seconds on miles.
-_YOUNG_OBJECTS = 50_000
-
-
-def _timed(job: _Job, options: Options, read: Reader) -> Done:
-    """`_extract`, given `FILE_SECONDS` (the libcst fallback once ran past ten minutes on an 80 KB file)."""
-    signal.setitimer(signal.ITIMER_REAL, FILE_SECONDS)
-    try:
-        return _extract(job, options, read)
-    except _TooSlow:
-        return None, _unreadable(job.shown, f"reading this file took longer than {FILE_SECONDS} s; it was skipped"), ""
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-
-
-def _answer(future: Future[list[Done]]) -> list[Done]:
-    """The future's result, waited for in short steps. A signal may be delivered to any of the
-    pool's threads; Python runs its handler in the main thread only once that thread runs
-    again, which a wait without a timeout never does."""
-    from concurrent.futures import TimeoutError as Pending  # loaded already; the builtin one only from Python 3.11
-
-    while True:
-        try:
-            return future.result(timeout=_SIGNAL_CHECK_SECONDS)
-        except Pending:
-            continue
-
-
-_SIGNAL_CHECK_SECONDS = 0.2
-
-
-def _outcome(job: _Job, future: Future[list[Done]]) -> Done:
-    """A worker's answer for one file; a worker that died, or an answer that could not be sent
-    back, is this file's ML900 (not cached), and the run goes on with the next file."""
-    from concurrent.futures.process import BrokenProcessPool  # loaded already: the pool runs
-
-    try:
-        return _answer(future)[0]
-    except BrokenProcessPool:
-        return None, _unreadable(job.shown, _DIED), ""
-    except ConfigError:
-        raise
-    except Exception as error:  # noqa: BLE001 - e.g. a result too deep to send back
-        return None, _internal(job.shown, error), ""
+def _work(job: _Job) -> Done:
+    assert _worker_read is not None and _worker_options is not None, "called outside a pool started by _run"
+    return _extract(job, _worker_options, _worker_read)
 
 
 def _extract(job: _Job, options: Options, read: Reader) -> Done:
     """One file's cache entry name (None: not to be cached) and its extraction; any failure
     on this file is reported, never raised."""
     try:
-        data = read_regular(job.path, job.max_bytes)
+        data = read_regular(job.path, job.max_bytes) if job.data is None else job.data
     except OSError as error:
         return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}"), ""
     cacheable, result = _parsed(job.path.suffix, job.shown, data, replace(options, test=True) if job.test else options, read)
@@ -364,9 +286,13 @@ def _extract(job: _Job, options: Options, read: Reader) -> Done:
 
 
 def extract_buffer(path: Path, data: bytes, settings: Settings, test: bool = False) -> Result:
-    """One file from bytes an editor holds (its unsaved buffer) instead of the disk; not
-    cached, since the buffer is not the file the next run will read. `test`: it is a test file."""
-    return _parsed(path.suffix, display(path), data, replace(settings.options, test=test), settings.read)[1]
+    """One file from bytes an editor holds (its unsaved buffer, or standard input) instead of
+    the disk, read in a worker as a file is; not cached, since the buffer is not the file the
+    next run will read. `test`: it is a test file."""
+    if len(data) > settings.max_bytes:  # refused before it is handed to a worker, as a file is before it is read
+        return _unreadable(display(path), f"cannot read file: {too_large(len(data), settings.max_bytes).strerror}")
+    [(_, result, _)] = _run([_Job(path, display(path), None, settings.max_bytes, test, data)], settings)
+    return result
 
 
 def _parsed(suffix: str, shown: str, data: bytes, options: Options, read: Reader) -> tuple[bool, Result]:
@@ -387,6 +313,8 @@ def _parsed(suffix: str, shown: str, data: bytes, options: Options, read: Reader
         return True, ReadFailure(Span(shown, error.line, error.column, error.line, error.column), error.message)
     except RecursionError:
         return True, _unreadable(shown, "nested too deeply to read")
+    except MemoryError:  # the worker's limit (FILE_MEMORY)
+        return False, _unreadable(shown, f"reading this file needed more than {FILE_MEMORY // 2**20:,} MiB of memory; it was skipped")
     except ConfigError:
         raise  # metriclint's own rules data is broken: exit 2, not one ML900 per file
     except Exception as error:  # noqa: BLE001 - one odd file must not stop the run
@@ -404,7 +332,11 @@ def _read_texts(extraction: Extraction, read: Reader) -> Extraction:
 
 
 def _internal(shown: str, error: Exception) -> ReadFailure:
-    return _unreadable(shown, f"internal error while reading this file: {type(error).__name__}: {error}; please report it")
+    return _internal_message(shown, f"{type(error).__name__}: {error}")
+
+
+def _internal_message(shown: str, error: str) -> ReadFailure:
+    return _unreadable(shown, f"internal error while reading this file: {error}; please report it")
 
 
 def _unreadable(shown: str, message: str) -> ReadFailure:

@@ -30,6 +30,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from metriclint.base import files, signals
 from metriclint.base.files import read_regular
 from metriclint.extract import prune, trust
 
@@ -78,23 +79,16 @@ class StatIndex:
         kept = {shown: recorded for shown, recorded in self.noted.items() if max(recorded[0][1], recorded[0][3]) < self.started}
         if kept == self.known:
             return
-        files = {shown: [*status, entry] for shown, (status, entry) in kept.items()}
+        statuses = {shown: [*status, entry] for shown, (status, entry) in kept.items()}
         # ASCII: a name that is not UTF-8 is written with its surrogates escaped, and comes back.
-        data = json.dumps({"version": VERSION, "salt": self.salt, "files": files}, separators=(",", ":"))
+        data = json.dumps({"version": VERSION, "salt": self.salt, "files": statuses}, separators=(",", ":"))
         secret = trust.key()
         if secret is None:
             return
         try:
-            handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(trust.seal(secret, "stats", self.path.name, data.encode("ascii")))
-                os.replace(temporary, self.path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        except OSError:
-            return
+            files.write_new(self.path, trust.seal(secret, "stats", self.path.name, data.encode("ascii")))
+        except OSError as error:
+            prune.unwritable(self.path.parent.parent, error)
 
 
 def _made(directory: Path, folder: Path) -> bool:
@@ -112,12 +106,13 @@ def _clock(folder: Path) -> int | None:
     """The file system's time now, as it stamps files: the modification time of a file made
     in `folder` (then removed). None when none can be made: then nothing is recorded."""
     try:
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        try:
-            return os.fstat(handle).st_mtime_ns
-        finally:
-            os.close(handle)
-            os.unlink(temporary)
+        with signals.held():  # made and removed before a signal can end the run (files.write_new)
+            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+            try:
+                return os.fstat(handle).st_mtime_ns
+            finally:
+                os.close(handle)
+                os.unlink(temporary)
     except OSError:
         return None
 

@@ -102,7 +102,7 @@ def _read(reader: Reader, root: Node, builtin: dict[str, Facet]) -> tuple[Regist
     if "version" not in top:
         reader.error(root, "missing 'version: 1'")
     elif top["version"][1].value != 1 or top["version"][1].kind != "integer":
-        reader.error(top["version"][1], f"unsupported version {top['version'][1].value!r}; this metriclint reads version 1")
+        reader.error(top["version"][1], f"unsupported version {top['version'][1].written}; this metriclint reads version 1")
     own = {
         name: read_facet(reader, name, node)
         for name, (_, node) in (reader.mapping(top["facets"][1], "'facets'") if "facets" in top else {}).items()

@@ -52,7 +52,13 @@ def exclusive(folder: Path) -> Iterator[None]:
     if not prune.ready(folder):
         yield
         return
-    with open(folder / "lock", "a+b") as handle:
+    try:
+        handle = open(folder / "lock", "a+b")  # noqa: SIM115 - closed below, after the invocation's work
+    except OSError as error:  # a read-only or full folder: as without one
+        prune.unwritable(folder, error)
+        yield
+        return
+    with handle:
         if sys.platform != "win32":
             import fcntl
 
@@ -77,8 +83,8 @@ def unprinted(findings: tuple[Finding, ...], folder: Path, run: str, project: Pa
     try:
         with open(notes, "a", encoding="utf-8", errors="replace") as handle:
             handle.writelines(_identity(f) + "\n" for f in new)
-    except OSError:
-        pass  # the next invocation prints them again
+    except OSError as error:  # the next invocation prints them again
+        prune.unwritable(folder, error)
     return new
 
 

@@ -12,7 +12,7 @@ from metriclint.fix import rewrite
 from metriclint.knowledge.registry import Registry
 from metriclint.model import Finding
 from metriclint.server.edits import Insertion, registry_entry, suppression
-from metriclint.server.locations import uri_of
+from metriclint.server.locations import document, uri_of
 
 UNREGISTERED = "ML004"
 
@@ -44,10 +44,12 @@ def _suppress(document: TextDocument, shown: str, finding: Finding) -> types.Cod
     return _action(f"Silence {finding.rule} here (metriclint: ignore)", document.uri, _inserted(document, insertion))
 
 
-def _register(workspace: Workspace, registry: Registry, key: str) -> types.CodeAction:
+def _register(workspace: Workspace, registry: Registry, key: str) -> types.CodeAction | None:
     uri = uri_of(registry.path)
-    document = workspace.get_text_document(uri)
-    return _action(f"Add '{key}' to {registry.path}", uri, _inserted(document, registry_entry(document.source, registry, key)))
+    found = document(workspace, uri)
+    if found is None:
+        return None
+    return _action(f"Add '{key}' to {registry.path}", uri, _inserted(found, registry_entry(found.source, registry, key)))
 
 
 def _action(title: str, uri: str, edit: types.TextEdit, preferred: bool = False) -> types.CodeAction:

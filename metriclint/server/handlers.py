@@ -20,6 +20,7 @@ import gc
 import logging
 import multiprocessing
 import os
+import sys
 from pathlib import Path
 from typing import Any, Coroutine, Sequence
 
@@ -28,10 +29,12 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from metriclint import __version__
+from metriclint.base import files
+from metriclint.extract import runner
 from metriclint.model import ConfigError, Finding, Problem
-from metriclint.server import actions, navigation, watching
+from metriclint.server import actions, navigation, stream, watching
 from metriclint.server.diagnostics import diagnostic, problem_diagnostic
-from metriclint.server.locations import location_of, path_of, position_in, shown, uri_of
+from metriclint.server.locations import document, location_of, path_of, position_in, shown, uri_of
 from metriclint.server.project import Options, Project
 from metriclint.server.protocol import Protocol, quieten_pygls
 
@@ -45,6 +48,7 @@ LOADING_WAIT = 30.0
 # on with the workspace-wide settings: a client that never answers must not stop the analysis.
 CONFIGURATION_WAIT = 5.0
 REQUEST_FAILED = -32803  # LSP's error code for a valid request that could not be answered
+_TOLD = 3  # a folder's settings problems quoted in the message; all are diagnostics
 log = logging.getLogger("metriclint.server")
 
 
@@ -57,7 +61,9 @@ class Server(LanguageServer):
         self.settings: dict[Path, Options] = {}  # each folder's, as its project was last loaded with
         self.projects: dict[Path, Project] = {}
         self.ready = asyncio.Event()
-        self.waiting: dict[Path, bytes] = {}  # edited buffers not analysed yet
+        # Edited files not analysed yet: what was read from disk, or the URI of the open buffer,
+        # whose text is taken when it is analysed (one copy, however many keystrokes came).
+        self.waiting: dict[Path, bytes | str] = {}
         self.timer: asyncio.TimerHandle | None = None
         self.busy = asyncio.Lock()  # one analysis at a time: each starts from the last one's result
         self.published: dict[str, list[types.Diagnostic]] = {}
@@ -76,7 +82,19 @@ class Server(LanguageServer):
         analysis it starts is not cancelled with it."""
         task = asyncio.get_running_loop().create_task(work)
         self.running.add(task)
-        task.add_done_callback(self.running.discard)
+        task.add_done_callback(self.finished)
+
+    def finished(self, task: asyncio.Task[None]) -> None:
+        """A background task's end: a failure is logged and shown, never lost with the task."""
+        self.running.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a background task failed", exc_info=task.exception())
+            self.tell("metriclint: the analysis failed; see the log", types.MessageType.Error)
+
+    def tell(self, text: str, kind: types.MessageType = types.MessageType.Error) -> None:
+        """A message the editor shows the user (window/showMessage), and logs."""
+        log.warning("%s", text)
+        self.window_show_message(types.ShowMessageParams(kind, text))
 
     # -- projects --------------------------------------------------------------------------
 
@@ -125,7 +143,13 @@ class Server(LanguageServer):
                 try:
                     projects[folder] = await asyncio.to_thread(Project, folder, settings[folder])
                 except ConfigError as error:
+                    # Diagnostics of the files at fault, which may be neither open nor in the
+                    # folder (a `registry` setting naming a missing file): said at once too.
                     self.problems[folder] = error.problems
+                    self.tell(f"metriclint cannot check {folder}: " + "; ".join(map(str, error.problems[:_TOLD])))
+                except Exception:  # noqa: BLE001 - the other folders are analysed; the server goes on
+                    log.exception("analysing %s failed", folder)
+                    self.tell(f"metriclint: analysing {folder} failed; see the log")
             self.projects = projects
             _settle()
             self.ready.set()
@@ -139,13 +163,14 @@ class Server(LanguageServer):
         return max(holding, key=lambda p: len(p.root.parts), default=None)
 
     def open_buffers(self) -> dict[Path, bytes]:
-        found = {path_of(uri): document.source.encode("utf-8") for uri, document in self.workspace.text_documents.items()}
+        found = {path_of(uri): _encoded(document.source) for uri, document in self.workspace.text_documents.items()}
         return {path: data for path, data in found.items() if path is not None}
 
     # -- edits -----------------------------------------------------------------------------
 
-    def edited(self, path: Path, data: bytes, delay: float) -> None:
-        """Analyse `data` as the contents of `path` after `delay` seconds, unless another edit comes first."""
+    def edited(self, path: Path, data: bytes | str, delay: float) -> None:
+        """Analyse `data` (or the buffer whose URI it is) as the contents of `path` after `delay`
+        seconds, unless another edit comes first."""
         self.waiting[path] = data
         if self.timer is not None:
             self.timer.cancel()
@@ -155,7 +180,7 @@ class Server(LanguageServer):
     def buffer_edited(self, uri: str, delay: float) -> None:
         path = path_of(uri)
         if path is not None:
-            self.edited(path, self.workspace.get_text_document(uri).source.encode("utf-8"), delay)
+            self.edited(path, uri, delay)
 
     async def flush(self) -> None:
         await self.ready.wait()
@@ -165,9 +190,9 @@ class Server(LanguageServer):
             waiting, self.waiting = self.waiting, {}
             by_project: dict[Path, dict[Path, bytes]] = {}
             for path, data in waiting.items():
-                project = self.project_for(path)
-                if project is not None:
-                    by_project.setdefault(project.root, {})[path] = data
+                project, text = self.project_for(path), self.text_of(data)
+                if project is not None and text is not None:
+                    by_project.setdefault(project.root, {})[path] = text
             for root, buffers in by_project.items():
                 try:
                     await asyncio.to_thread(self.projects[root].edit, buffers)
@@ -176,8 +201,16 @@ class Server(LanguageServer):
                     self.problems[root] = error.problems
                 except Exception:  # noqa: BLE001 - the last good analysis stays; the server goes on
                     log.exception("analysing %s failed", ", ".join(map(str, buffers)))
-                    self.window_show_message(types.ShowMessageParams(types.MessageType.Error, "metriclint: analysis failed; see the log"))
+                    self.tell("metriclint: analysis failed; see the log")
             self.publish([path for buffers in by_project.values() for path in buffers])
+
+    def text_of(self, data: bytes | str) -> bytes | None:
+        """What `waiting` holds for a file, as bytes: a buffer's text when it is analysed (the
+        file's, if it was closed since); None if that cannot be read."""
+        if not isinstance(data, str):
+            return data
+        found = document(self.workspace, data)
+        return _encoded(found.source) if found is not None else None
 
     # -- diagnostics -----------------------------------------------------------------------
 
@@ -190,7 +223,7 @@ class Server(LanguageServer):
         for project in self.projects.values():
             for path, found in project.findings().items():
                 current.setdefault(uri_of(path), []).extend(diagnostic(self.workspace, finding) for finding in found)
-        for problem in (p for problems in self.problems.values() for p in problems):
+        for problem in (p for problems in self.problems.values() for p in problems if p.line > 0):  # the rest are said (load)
             current.setdefault(uri_of(problem.path), []).append(problem_diagnostic(self.workspace, problem))
         versions = self.versions(analysed)
         for uri in sorted(current.keys() | self.published.keys() | versions.keys()):
@@ -222,21 +255,21 @@ class Server(LanguageServer):
     def metric_at(self, uri: str, position: types.Position) -> tuple[Project, str] | None:
         path, name = path_of(uri), shown(uri)
         project = self.project_for(path) if path is not None else None
-        if project is None or name is None:
+        found = document(self.workspace, uri) if project is not None else None
+        if project is None or name is None or found is None:
             return None
-        line, column = position_in(self.workspace, uri, position)
-        lines = self.workspace.get_text_document(uri).lines
-        word = navigation.word_at(lines[line - 1], column) if line <= len(lines) else None
+        line, column = position_in(self.workspace, found, position)
+        word = navigation.word_at(found.lines[line - 1], column) if line <= len(found.lines) else None
         key = navigation.metric_at(project.analysis, name, line, column, word)
         return (project, key) if key is not None else None
 
     def findings_in(self, uri: str, span: types.Range) -> tuple[Project, list[Finding]] | None:
         path, name = path_of(uri), shown(uri)
         project = self.project_for(path) if path is not None else None
-        if project is None or name is None:
+        text = document(self.workspace, uri) if project is not None else None
+        if project is None or name is None or text is None:
             return None
-        first = position_in(self.workspace, uri, span.start)
-        last = position_in(self.workspace, uri, span.end)
+        first, last = (position_in(self.workspace, text, at) for at in (span.start, span.end))
         found = project.findings().get(name, [])
         return project, [f for f in found if (f.span.line, f.span.column) <= last and first <= (f.span.end_line, f.span.end_column)]
 
@@ -283,7 +316,7 @@ def folders_changed(ls: Server, params: types.DidChangeWorkspaceFoldersParams) -
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def opened(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
     path = path_of(params.text_document.uri)
-    if path is not None and _differs(path, params.text_document.text.encode("utf-8")):
+    if path is not None and _differs(path, _encoded(params.text_document.text)):
         ls.buffer_edited(params.text_document.uri, 0)
 
 
@@ -301,8 +334,9 @@ def saved(ls: Server, params: types.DidSaveTextDocumentParams) -> None:
 def closed(ls: Server, params: types.DidCloseTextDocumentParams) -> None:
     """A buffer closed unsaved: the file on disk is what the project holds again."""
     path = path_of(params.text_document.uri)
-    if path is not None and path.is_file():
-        ls.edited(path, path.read_bytes(), 0)
+    data = _on_disk(path) if path is not None else None
+    if path is not None and data is not None:
+        ls.edited(path, data, 0)
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -343,9 +377,9 @@ async def code_action(ls: Server, params: types.CodeActionParams) -> list[types.
     if found is None:
         return None
     project, findings = found
-    document = ls.workspace.get_text_document(params.text_document.uri)
+    text = document(ls.workspace, params.text_document.uri)
     name = shown(params.text_document.uri) or ""
-    return [a for f in findings for a in actions.actions(ls.workspace, document, name, f, project.analysis.registry)]
+    return [a for f in findings for a in actions.actions(ls.workspace, text, name, f, project.analysis.registry)] if text else None
 
 
 def _options(given: Any) -> Options:
@@ -369,17 +403,31 @@ def _settle() -> None:
 
 
 def _differs(path: Path, data: bytes) -> bool:
+    return _on_disk(path) != data
+
+
+def _on_disk(path: Path) -> bytes | None:
+    """The file's bytes, as a run reads them (a FIFO, a device or a file over the size limit
+    is none: reading it would hang or flood the server); None if it cannot be read."""
     try:
-        return path.read_bytes() != data
+        return files.read_regular(path)
     except OSError:
-        return True
+        return None
+
+
+def _encoded(text: str) -> bytes:
+    """A buffer's text as bytes. JSON can carry a lone surrogate, which UTF-8 cannot: it is
+    kept as its own bytes, and the file then reads as one that is not UTF-8 (ML900)."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 def serve() -> None:
-    """Speak LSP on stdin and stdout; log to stderr, which clients show as the server's log."""
+    """Speak LSP on stdin and stdout (server/stream.py); log to stderr, which clients show as
+    the server's log."""
     logging.basicConfig(level=logging.WARNING, format="metriclint server: %(levelname)s %(name)s: %(message)s")
     quieten_pygls()
     # Extraction workers start from a clean process rather than a fork of this one: a fork
     # taken while the event loop and its threads run hangs in the child.
     multiprocessing.set_start_method("forkserver")
-    server.start_io()
+    with runner.standing():  # each project's buffers are read in a worker kept for them
+        stream.serve(server, sys.stdin.buffer, sys.stdout.buffer)

@@ -50,8 +50,9 @@ def _named(analysis: Analysis, shown: str, word: str) -> str | None:
 
 
 def word_at(text: str, column: int) -> str | None:
-    """The identifier at 1-based character `column` of a line (the cursor on it or just after it)."""
-    at = column - 1
+    """The identifier at 1-based character `column` of a line (the cursor on it or just after
+    it); a column past the line's end is at its end, as a client may send any."""
+    at = min(column - 1, len(text))
     start = at
     while start > 0 and _identifier(text[start - 1]):
         start -= 1

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from metriclint import engine, settings
 from metriclint.base.paths import display
-from metriclint.model import Finding
+from metriclint.model import ConfigError, Finding, Problem
 from metriclint.settings import Config
 from metriclint.sources import SUFFIXES
 
@@ -58,7 +58,7 @@ class Project:
         collection = self.collection
         for path, data in buffers.items():
             if self.is_registry(path):
-                collection = engine.reregister(collection, self.config, data.decode("utf-8"))
+                collection = engine.reregister(collection, self.config, _registry_text(path, data))
             else:
                 collection = engine.revise(collection, self.config, path, data)
         self.collection = collection
@@ -70,6 +70,15 @@ class Project:
         for finding in self.analysis.report.findings:
             found.setdefault(finding.span.path, []).append(finding)
         return found
+
+
+def _registry_text(path: Path, data: bytes) -> str:
+    """A registry buffer's text; one that is not UTF-8 (JSON carries a lone surrogate) is the
+    registry's error, as a file's is."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError([Problem(display(path), 1, 1, f"cannot read the registry: {error}")]) from None
 
 
 def _config(root: Path, options: Options) -> Config:

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
+from urllib.parse import unquote
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcParseError
-from pygls.protocol import LanguageServerProtocol
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 log = logging.getLogger("metriclint.server")
 
@@ -48,6 +50,15 @@ class Protocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        """A change to a document the client never opened (or closed) is ignored: there is no
+        text to apply it to (pygls raised, and showed the user an error for the client's slip)."""
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            log.warning("a change to %.200s, which is not open, was ignored", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
+
     def answer(self, request_id: int | str | None, error: JsonRpcException) -> None:
         """Send the error response; as a plain object, since pygls's message types leave out an
         id that is null, and JSON-RPC requires it."""
@@ -68,12 +79,16 @@ class Protocol(LanguageServerProtocol):
 
 class Answered(logging.Filter):
     """Keeps pygls's tracebacks for the messages answered here out of the log: each has a
-    warning of its own, and bad input from a client is no failure of the server."""
+    warning of its own, and bad input from a client is no failure of the server. So is a
+    request a handler declined on purpose (a JSON-RPC error of its own, such as "still
+    analysing"): the client has the error, and nothing failed."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.getMessage().startswith("Unable to deserialize message"):
             return False  # pygls says it again, with the whole chain, if the message goes unanswered
         error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, JsonRpcException) and error.code != JsonRpcInternalError.CODE:
+            return False
         return not isinstance(error, (Unreadable, json.JSONDecodeError, UnicodeDecodeError))
 
 

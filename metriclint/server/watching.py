@@ -18,6 +18,7 @@ from typing import Awaitable, Callable, Sequence
 
 from lsprotocol import types
 
+from metriclint.base.files import read_regular
 from metriclint.server.locations import path_of
 from metriclint.sources import SUFFIXES, YAML
 
@@ -65,9 +66,9 @@ def changes(events: Sequence[types.FileEvent], open_files: set[Path], held: Call
             continue
         if event.type == types.FileChangeType.Changed and held(path):
             try:
-                reread[path] = path.read_bytes()
+                reread[path] = read_regular(path)  # not a FIFO's or a device's endless bytes
                 continue
-            except OSError:  # gone again already: as deleted
+            except OSError:  # gone again already, or no longer a file: as deleted
                 pass
         reload = True
     return Changes(reread, reload)
