@@ -236,10 +236,10 @@ class Server(LanguageServer):
         """The URI each of `paths` is published under, with the version of its open buffer."""
         wanted = {path.resolve() for path in paths}
         found: dict[str, int | None] = {uri_of(str(path)): None for path in wanted}
-        for uri, document in self.workspace.text_documents.items():
+        for uri, buffer in self.workspace.text_documents.items():
             path = path_of(uri)
             if path is not None and path.resolve() in wanted:
-                found[uri_of(str(path.resolve()))] = document.version
+                found[uri_of(str(path.resolve()))] = buffer.version
         return found
 
     # -- what the cursor is on -------------------------------------------------------------
