@@ -5,14 +5,16 @@ before anything else is imported (`os` and `sys` are loaded with the interpreter
 library)."""
 
 import os
-import signal
 import sys
 
 
 def run() -> None:
     """Until the CLI sets its handlers (half a second of imports), an interrupt ends the run as
     the signal itself does (the shell's 130), not as a KeyboardInterrupt raised inside an
-    import, with its traceback."""
+    import, with its traceback. `signal` is imported here, once the folder is off the path: it
+    imports `enum`, which a checked tree may hold."""
+    import signal
+
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     from metriclint.cli import main  # only once the handler is set
 
