@@ -74,7 +74,7 @@ def signalled_run(project: Path, scratch: Path, sent: int, delay: float, command
         _, errors = run.communicate()
         status = None
     ended = time.monotonic() - signalled
-    alive = _session(run.pid)
+    alive = session_processes(run.pid)
     for pid in alive:  # leave nothing running for the next run
         os.kill(pid, signal.SIGKILL)
     leftovers = sorted(
@@ -96,7 +96,7 @@ def _shared() -> set[Path]:
     return set(shm.glob("pym-*")) if shm.is_dir() else set()
 
 
-def _session(session: int) -> list[int]:
+def session_processes(session: int) -> list[int]:
     """The live processes of a session (Linux: from /proc; elsewhere none are seen)."""
     found = []
     for entry in Path("/proc").glob("[0-9]*"):

@@ -12,6 +12,7 @@ import io
 import os
 import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -23,6 +24,9 @@ pytest.importorskip("pygls", reason="needs the server extra: pip install -e '.[s
 from conftest import ROOT  # noqa: E402
 from hostile import HOSTILE  # noqa: E402
 from lsp_raw import RawClient, framed  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+import signals  # noqa: E402  (bench/ is a folder of scripts, not a package)
 
 from metriclint.server import navigation, stream  # noqa: E402
 
@@ -237,16 +241,9 @@ def test_a_registry_made_invalid_while_the_server_runs(client: RawClient, demo: 
 
 
 def _session_left(client: RawClient) -> list[int]:
-    """The processes the server started (its fork server and workers) still alive."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == client.process.pid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
+    """The processes the server started (its fork server and workers) still alive: the server
+    leads their session, as bench/signals.py's runs do."""
+    return signals.session_processes(client.process.pid)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see what the server leaves running")
