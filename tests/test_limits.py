@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_project
-from hostile import HOSTILE, LIMITED, SECONDS
+from hostile import HOSTILE, KINDS, LIMITED, SECONDS, STALLS
 
 REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    semantics:\n      clipping: before\n"
 CONTRADICTION = 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # the norm after clipping\n'
@@ -27,7 +27,7 @@ def _limited(project: Path, *args: str, given: bytes | None = None) -> tuple[sub
     return run, time.monotonic() - started
 
 
-@pytest.mark.parametrize("kind", sorted(HOSTILE))
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_hostile_buffer_on_standard_input_is_ml900(tmp_path: Path, kind: str) -> None:
     name, text, message = HOSTILE[kind]
     write_project(tmp_path, {"a.py": CONTRADICTION}, REGISTRY)
@@ -36,7 +36,7 @@ def test_a_hostile_buffer_on_standard_input_is_ml900(tmp_path: Path, kind: str) 
     assert "Traceback" not in run.stderr and took < SECONDS + 30
 
 
-@pytest.mark.parametrize("kind", sorted(HOSTILE))
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_hostile_file_is_ml900_and_the_others_are_read(tmp_path: Path, kind: str) -> None:
     name, text, message = HOSTILE[kind]
     write_project(tmp_path, {"a.py": CONTRADICTION, name: text}, REGISTRY)
@@ -46,6 +46,7 @@ def test_a_hostile_file_is_ml900_and_the_others_are_read(tmp_path: Path, kind: s
     assert took < SECONDS + 30
 
 
+@STALLS
 def test_an_80_kb_file_that_stalls_the_native_parser_ends_within_the_limit(tmp_path: Path) -> None:
     """The probe's 80 KB file ran past 400 s: SIGALRM's handler never ran inside libcst's parser
     (the default limit is 60 s: it ended after 61 s, README's Speed)."""
