@@ -5,52 +5,22 @@ the parameter that carries the value), not only on its key and its description."
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-import sys
 from pathlib import Path
-from typing import AsyncIterator, Callable
 
 import pytest
 
 pytest_lsp = pytest.importorskip("pytest_lsp", reason="needs the server extra: pip install -e '.[server]'")
 
-from conftest import ROOT  # noqa: E402
+import test_server  # noqa: E402
 from lsprotocol import types  # noqa: E402 - only with the extra
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+from pytest_lsp import LanguageClient  # noqa: E402
 
-SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "metriclint", "server"])
-TIMEOUT = 30.0
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
-    project = (tmp_path / "demo").resolve()
-    shutil.copytree(ROOT / "fixtures" / "demo", project, ignore=shutil.ignore_patterns(".metriclint_cache", "expected.txt"))
-    return project
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient, demo: Path) -> AsyncIterator[None]:
-    params = types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"), root_uri=demo.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(demo.as_uri(), "demo")],
-    )
-    await lsp_client.initialize_session(params)
-    yield
-    await lsp_client.shutdown_session()
+# the server test's project, client and wait, as fixtures of this module too
+demo, client, _until = test_server.demo, test_server.client, test_server._until
 
 
 def _cleared(client: LanguageClient, path: Path) -> bool:
     return path.as_uri() in client.diagnostics and not client.diagnostics[path.as_uri()]
-
-
-async def _until(condition: Callable[[], bool]) -> None:
-    async def poll() -> None:
-        while not condition():
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(poll(), TIMEOUT)
 
 
 def _changed(client: LanguageClient, *changes: tuple[Path, types.FileChangeType]) -> None:
