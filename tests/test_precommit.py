@@ -139,22 +139,24 @@ def _config(project: Path, hooks: Path, ref: str, args: str = "") -> None:
     (project / ".pre-commit-config.yaml").write_text(f"repos:\n  - repo: {hooks}\n    rev: {ref}\n    hooks:\n{hook}", encoding="utf-8")
 
 
-def _project_with_an_old_finding(project: Path, hooks: Path, ref: str) -> None:
+def _project_with_an_old_finding(tmp_path: Path, hooks: Path, ref: str) -> Path:
+    """A committed project whose hook is configured and whose code holds a finding already."""
+    project = tmp_path / "project"
+    project.mkdir()
     shutil.copy(FIXTURES / "demo" / "metrics.yaml", project / "metrics.yaml")
     copy_fixture(FIXTURES / "demo" / "trainer", project / "trainer")  # its docstring contradicts metrics.yaml (ML001)
     _config(project, hooks, ref)
     git(project, "init", "-q")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "start")
+    return project
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
 def test_adopting_the_hook_with_a_baseline_as_the_readme_says(tmp_path: Path, hook_repo: tuple[Path, str, Path]) -> None:
     hooks, ref, home = hook_repo
-    project = tmp_path / "project"
-    project.mkdir()
-    _project_with_an_old_finding(project, hooks, ref)
+    project = _project_with_an_old_finding(tmp_path, hooks, ref)
     registry = project / "metrics.yaml"
     registry.write_text(registry.read_text(encoding="utf-8") + "  train/tokens:\n    description: Tokens seen.\n", encoding="utf-8")
     git(project, "add", "metrics.yaml")  # an unrelated edit of the file an old finding's other side is in
@@ -183,9 +185,7 @@ def test_split_invocations_print_summaries_that_agree(tmp_path: Path, hook_repo:
     # touches the first (its file) and the last (metrics.yaml, its other side); the last must
     # not say "All checks passed" after the first said "Found 1 error".
     hooks, ref, home = hook_repo
-    project = tmp_path / "project"
-    project.mkdir()
-    _project_with_an_old_finding(project, hooks, ref)
+    project = _project_with_an_old_finding(tmp_path, hooks, ref)
     notes = project / "m"
     notes.mkdir()
     names = [f"m/{'n' * 90}{number:04d}.md" for number in range(1400)]
