@@ -471,7 +471,12 @@ SETTINGS_PROJECT = {
 def test_fuzz_settings_table(text: str, name: str) -> None:
     """Any settings table: a run, or every problem at its place in the settings (or in the file
     `extend` names), never an internal error."""
-    ends_well(run_in({**SETTINGS_PROJECT, name: text}, "--no-cache"), name, "a.toml", "metrics.yaml")
+    ends_well(run_in({**SETTINGS_PROJECT, name: text}, "--no-cache"), name, "a.toml", "metrics.yaml", OUTSIDE_SETTINGS)
+
+
+# `extend = "/etc/hostname"` reads a file that is no TOML: its problems are at its own place,
+# shown relative to the project, a folder of the temporary directory (see run_in).
+OUTSIDE_SETTINGS = os.path.relpath("/etc/hostname", Path(tempfile.gettempdir(), "project"))
 
 
 KNOWLEDGE_SCALAR = st.one_of(st.sampled_from(["mean", "sum", "before", "log-prob", "per-token", "nonsense", "null", "~", "[]", "{}",
