@@ -353,7 +353,7 @@ class Report:
 
 @dataclass(frozen=True, slots=True)
 class FileView:
-    """What one file's texts state about the metrics of a run's index (engine.py): a warm run
+    """What one file's texts state about the metrics of a run's index (engine/): a warm run
     takes it from the last run's (extract/kept.py) rather than decode and read the texts again."""
 
     claims: tuple[Claim, ...] = ()
