@@ -44,15 +44,16 @@ def all_registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
 
 
 ML001 = Rule(
-    "ML001",
-    "registry-contradiction",
-    Severity.ERROR,
-    "A text states a facet value that the registry contradicts.",
-    "Readers trust docstrings and tooltips. When one says a value the registry rules out, "
+    code="ML001",
+    name="registry-contradiction",
+    severity=Severity.ERROR,
+    kind="contradiction",
+    summary="A text states a facet value that the registry contradicts.",
+    why="Readers trust docstrings and tooltips. When one says a value the registry rules out, "
     "someone will read the metric wrongly (miles #2132: a norm documented as after clipping "
     "was the norm before clipping, so nobody saw that clipping fired every step).",
-    "Reword the text to the registry's value, or fix the registry if the text is right.",
-    registry_contradictions,
+    fix="Reword the text to the registry's value, or fix the registry if the text is right.",
+    check=registry_contradictions,
     good=(
         Example({"train.py": 'def log(grad_norm):\n    """Log it.\n\n    Args:\n        grad_norm: Norm before clipping.\n    """\n'}, REGISTRY),
         Example({"train.py": 'def log(grad_norm):\n    """Args:\n        grad_norm: Never the clipped value.\n    """\n'}, REGISTRY),

@@ -173,16 +173,17 @@ _THREE_SAY_BEFORE = (
 )
 
 ML002 = Rule(
-    "ML002",
-    "source-contradiction",
-    Severity.ERROR,
-    "Texts state different values for a facet that the registry does not settle: each text "
+    code="ML002",
+    name="source-contradiction",
+    severity=Severity.ERROR,
+    kind="contradiction",
+    summary="Texts state different values for a facet that the registry does not settle: each text "
     "against the majority, or one finding listing every side when there is none.",
-    "When a docstring and a dashboard disagree, at least one of them is wrong, and nothing "
+    why="When a docstring and a dashboard disagree, at least one of them is wrong, and nothing "
     "tells the reader which.",
-    "Decide which is right, fix the other, and record the answer in the registry so the "
+    fix="Decide which is right, fix the other, and record the answer in the registry so the "
     "next change is checked against it.",
-    source_contradictions,
+    check=source_contradictions,
     good=(
         Example({"train.py": 'def log(norm):\n    """Args:\n        norm: Norm before clipping.\n    """\n    m = {"train/grad_norm": norm}  # pre-clip\n'}),
         Example({"train.py": _THREE_SAY_BEFORE + "logged before and after clipping\n"}),

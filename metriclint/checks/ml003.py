@@ -32,16 +32,17 @@ export const DESCRIPTIONS = [
 _LOGGED = 'def log(tracker, v, loss):\n    tracker.log({"train/value": v, "train/value_loss": loss})\n'
 
 ML003 = Rule(
-    "ML003",
-    "tooltip-mismatch",
-    Severity.ERROR,
-    "The tooltip a dashboard shows for a metric was written for another metric.",
-    "Pattern tables match loosely: with first-substring matching, `value` listed before "
+    code="ML003",
+    name="tooltip-mismatch",
+    severity=Severity.ERROR,
+    kind="contradiction",
+    summary="The tooltip a dashboard shows for a metric was written for another metric.",
+    why="Pattern tables match loosely: with first-substring matching, `value` listed before "
     "`value_loss` gives `train/value_loss` the text written for `train/value`, and the reader "
     "of that chart is told what another chart means.",
-    "Add a more specific entry for the key (before the generic one when the first match "
+    fix="Add a more specific entry for the key (before the generic one when the first match "
     "wins), or make the generic entry's text true of every key it reaches.",
-    tooltip_mismatches,
+    check=tooltip_mismatches,
     good=(
         Example({
             "pyproject.toml": TOOLTIP_CONFIG, "train.py": _LOGGED,

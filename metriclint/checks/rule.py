@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Literal
 
 from metriclint.base import keys
 from metriclint.knowledge.registry import Registry
@@ -66,11 +66,18 @@ class Example:
     command: tuple[str, ...] = ("check", ".")  # the live rules' examples run `live-check` on a run the files hold
 
 
-@dataclass(frozen=True)
+# What a rule's findings say of the project, which the audit and its formats group them by:
+# statements about a metric that disagree, a metric the registry and the code do not both know,
+# or the upkeep of the checking itself (stale suppressions, unreadable files).
+Kind = Literal["contradiction", "gap", "hygiene"]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     code: str
     name: str
     severity: Severity
+    kind: Kind
     summary: str
     why: str
     fix: str
