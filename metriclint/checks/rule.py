@@ -18,7 +18,7 @@ from metriclint.knowledge.vocabulary import Vocabulary
 from metriclint.model import Claim, CodeClaim, CodeFact, Finding, FlagDefault, Mismatch, NameClaim, ReadFailure, Severity, Sighting, Span
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Corpus:
     """Everything the checks look at, gathered by the pipeline before any check runs."""
 
@@ -102,4 +102,4 @@ class Rule:
         )
 
     def finding(self, span: Span, message: str, **details: object) -> Finding:
-        return Finding(self.code, self.name, self.severity, span, message, **details)  # type: ignore[arg-type]
+        return Finding(rule=self.code, name=self.name, severity=self.severity, span=span, message=message, **details)  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ from metriclint.settings import Config
 from metriclint.sources import Extraction
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Analysis:
     """Everything one run found: the report, and what the audit shows beside it."""
 
@@ -103,14 +103,14 @@ def judged(
     flags = tuple(f for e in collection.extractions for f in e.flags if f.span.path not in collection.tests)
     named = frozenset(span for v in every for span in v.named)
     corpus = Corpus(
-        claims, registry, collection.unreadable + tuple(unsafe) + tuple(failures.values()), mismatches, seen, collection.vocabulary,
-        code, names, flags, named,
+        claims=claims, registry=registry, unreadable=collection.unreadable + tuple(unsafe) + tuple(failures.values()), mismatches=mismatches, sightings=seen, vocabulary=collection.vocabulary,
+        code=code, names=names, flags=flags, naming_flags=named,
     )
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept_findings = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept_findings, key=lambda f: f.sort_key)), len(collection.files))
     facets = tuple(sorted(collection.vocabulary.facets))
-    return Analysis(report, registry, mentions + others, claims, seen, facets, code, collection, attributed)
+    return Analysis(report=report, registry=registry, mentions=mentions + others, claims=claims, sightings=seen, facets=facets, code=code, collection=collection, attributed=attributed)
 
 
 def code_facts(collection: Collection) -> tuple[CodeClaim, ...]:

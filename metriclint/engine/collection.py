@@ -31,7 +31,7 @@ from metriclint.settings import Config
 from metriclint.sources import SUFFIXES, YAML, Extraction, Options
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Collection:
     """What the files hold, before any check: also what `metriclint sources` lists."""
 
@@ -142,8 +142,8 @@ def extraction_settings(config: Config, vocabulary: Vocabulary, declared: tuple[
     # in for the file once the globs change and it is no test.
     reading = vocabulary.fingerprint() + repr(config.tests).encode()
     return Settings(
-        config.jobs or default_jobs(), config.cache_dir, options, reader, reading, config.max_file_size,
-        config.root, config.max_cache_size, pause, partial(ready, vocabulary),
+        jobs=config.jobs or default_jobs(), cache_dir=config.cache_dir, options=options, read=reader, reading=reading, max_bytes=config.max_file_size,
+        project=config.root, cache_limit=config.max_cache_size, pause=pause, ready=partial(ready, vocabulary),
     )
 
 
@@ -169,7 +169,7 @@ def assemble(
     tables = [t for e in extractions for t in e.tables] + list(made.tables)
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
     return Collection(
-        files, extractions, unreadable, registry, vocabulary, index, names, tuple(bindings), tests, results, folders, made,
+        files=files, extractions=extractions, unreadable=unreadable, registry=registry, vocabulary=vocabulary, index=index, names=names, bindings=tuple(bindings), tests=tests, results=results, folders=folders, made=made,
         declared=declared,
     )
 

@@ -52,7 +52,7 @@ class FacetView:
     status: str  # agree | contradict
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class MetricAudit:
     key: str
     entry: MetricEntry | None
@@ -180,7 +180,7 @@ def _metric(
     stated = {v.facet for v in facet_views}
     silent = tuple(f for f in facets if f not in stated)
     status = CONTRADICT if contradictions else AGREE if facet_views else SILENT
-    return MetricAudit(key, entry, tuple(logged), tuple(views), facet_views, silent, tuple(findings), status, tuple(code))
+    return MetricAudit(key=key, entry=entry, logged=tuple(logged), statements=tuple(views), facets=facet_views, silent_facets=silent, findings=tuple(findings), status=status, code=tuple(code))
 
 
 def _code_texts(codes: list[CodeClaim]) -> dict[Span, Mention]:
