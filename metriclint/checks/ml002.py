@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from textwrap import dedent
 from typing import Iterator
 
 from metriclint.base import keys
@@ -165,12 +166,23 @@ def _place(side: Side) -> str:
     return f"{side.claim.span.path}:{side.claim.span.line}"
 
 
-_THREE_SAY_BEFORE = (
-    'def log(norm):\n    """Args:\n        norm: Norm before clipping.\n    """\n'
-    '    a = {"train/grad_norm": norm}  # pre-clip\n'
-    '    b = {"train/grad_norm": norm}  # unclipped\n'
-    '    c = {"train/grad_norm": norm}  # '
-)
+# A docstring and a comment on one key: the comment says `pre-clip` whatever the docstring says.
+_ONE_COMMENT = dedent('''\
+    def log(norm):
+        """Args:
+            norm: Norm {side} clipping.
+        """
+        m = {{"train/grad_norm": norm}}  # pre-clip
+''')
+# Three texts say before clipping; the fourth comment ends the file, each example its own way.
+_THREE_SAY_BEFORE = dedent('''\
+    def log(norm):
+        """Args:
+            norm: Norm before clipping.
+        """
+        a = {"train/grad_norm": norm}  # pre-clip
+        b = {"train/grad_norm": norm}  # unclipped
+        c = {"train/grad_norm": norm}  # ''')
 
 ML002 = Rule(
     code="ML002",
@@ -185,12 +197,12 @@ ML002 = Rule(
     "next change is checked against it.",
     check=source_contradictions,
     good=(
-        Example({"train.py": 'def log(norm):\n    """Args:\n        norm: Norm before clipping.\n    """\n    m = {"train/grad_norm": norm}  # pre-clip\n'}),
+        Example({"train.py": _ONE_COMMENT.format(side="before")}),
         Example({"train.py": _THREE_SAY_BEFORE + "logged before and after clipping\n"}),
     ),
     bad=(
         Example(
-            {"train.py": 'def log(norm):\n    """Args:\n        norm: Norm after clipping.\n    """\n    m = {"train/grad_norm": norm}  # pre-clip\n'},
+            {"train.py": _ONE_COMMENT.format(side="after")},
             None,
             ("ML002 train.py:3",),
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textwrap import dedent
 from typing import Iterator
 
 from metriclint.checks.rule import Corpus, Example, Rule
@@ -46,7 +47,12 @@ ML003 = Rule(
     good=(
         Example({
             "pyproject.toml": TOOLTIP_CONFIG, "train.py": _LOGGED,
-            "ui/metrics.js": 'export const DESCRIPTIONS = [\n  ["value_loss", "critic regression loss"],\n  ["value", "value-head estimate"],\n];\n',
+            "ui/metrics.js": dedent("""\
+                export const DESCRIPTIONS = [
+                  ["value_loss", "critic regression loss"],
+                  ["value", "value-head estimate"],
+                ];
+            """),
         }),
     ),
     bad=(

@@ -6,13 +6,19 @@ calls after every other rule has run), since what a comment silences is known on
 from __future__ import annotations
 
 from collections import defaultdict
+from textwrap import dedent
 from typing import Callable, Iterable, Sequence
 
 from metriclint.checks.rule import Example, Rule
 from metriclint.checks.snippets import REGISTRY
 from metriclint.model import Finding, Severity, Suppression
 
-_DOC = 'def log(grad_norm):\n    """Args:\n        grad_norm: Norm {value} clipping.\n    """  {comment}\n'
+_DOC = dedent('''\
+    def log(grad_norm):
+        """Args:
+            grad_norm: Norm {value} clipping.
+        """  {comment}
+''')
 
 ML010 = Rule(
     code="ML010",
