@@ -136,6 +136,8 @@ def tests_among(files: list[Path], config: Config) -> frozenset[str]:
 
 
 def extraction_settings(config: Config, vocabulary: Vocabulary, declared: tuple[Known, ...], pause: Pause = nullcontext) -> Settings:
+    """What the workers extract each file with: the project's options and code knowledge, the
+    vocabulary the texts are read with, and where the cache is."""
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions), declared)
     reader = partial(read, vocabulary=vocabulary)
     # The test globs count too: a test's texts are left unread, so its cache entry must not stand
