@@ -111,7 +111,7 @@ def test_the_file_mode_is_kept(project: Path) -> None:
 
 def _finding(path: str, line: int, column: int, phrase: str, replacement: str) -> Finding:
     span = Span(path, line, column, line, column + len(phrase))
-    return Finding("ML001", "registry-contradiction", Severity.ERROR, span, "m", fix=Fix(span, phrase, replacement))
+    return Finding(rule="ML001", name="registry-contradiction", severity=Severity.ERROR, span=span, message="m", fix=Fix(span, phrase, replacement))
 
 
 def test_a_file_changed_since_it_was_read_is_not_written(project: Path) -> None:

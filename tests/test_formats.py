@@ -105,7 +105,7 @@ def test_github_annotations(repo_root: Path) -> None:
 
 
 def test_github_escapes_data_and_properties() -> None:
-    finding = Finding("ML900", "unparsable-source", Severity.WARNING, Span("a,b:c%.py", 1, 2, 3, 4), "100%\r\nbroken: yes, really")
+    finding = Finding(rule="ML900", name="unparsable-source", severity=Severity.WARNING, span=Span("a,b:c%.py", 1, 2, 3, 4), message="100%\r\nbroken: yes, really")
     out = io.StringIO()
     github(Report((finding,), 1), out)
     assert out.getvalue() == (
@@ -116,7 +116,7 @@ def test_github_escapes_data_and_properties() -> None:
 def test_github_escapes_control_characters_as_text_does() -> None:
     """An annotation is also a log line: a file name or quoted text must not recolour the
     Actions log or end the command early (a NUL, an escape sequence)."""
-    finding = Finding("ML001", "contradicted-docstring", Severity.ERROR, Span("caf\x1b[31m.py", 1, 2, 1, 4), "says\t\x00\x9b 50%\nok")
+    finding = Finding(rule="ML001", name="contradicted-docstring", severity=Severity.ERROR, span=Span("caf\x1b[31m.py", 1, 2, 1, 4), message="says\t\x00\x9b 50%\nok")
     out = io.StringIO()
     github(Report((finding,), 1), out)
     assert out.getvalue() == (

@@ -13,7 +13,7 @@ from metriclint.sources import extractor_for
 
 
 def _finding(path: str, line: int, column: int, end_column: int, rule: str = "ML001") -> Finding:
-    return Finding(rule, "registry-contradiction", Severity.ERROR, Span(path, line, column, line, end_column), "message")
+    return Finding(rule=rule, name="registry-contradiction", severity=Severity.ERROR, span=Span(path, line, column, line, end_column), message="message")
 
 
 def _applied(text: str, insertion: Insertion) -> str:

@@ -109,13 +109,13 @@ def test_a_signal_ends_the_workers_too_with_the_shells_status(in_tmp: Path, sent
 _SIGNALLED_AT_A_FORK = """
 import os, signal, sys, time
 from multiprocessing import popen_fork
-from metriclint import engine
+from metriclint.engine import collection
 from metriclint.extract import runner
 def stalling(*given):
     time.sleep(600)
 runner._extract = stalling  # the workers read forever
 if sys.argv[1] == "1":
-    engine._discovered_apart = stalling  # and so does the listing, when its fork is the one signalled
+    collection._discovered_apart = stalling  # and so does the listing, when its fork is the one signalled
 launch, forks = popen_fork.Popen._launch, []
 def launch_then_signal(self, process):
     launch(self, process)  # the child never comes back from here

@@ -113,12 +113,12 @@ def test_a_run_that_reads_every_file_lists_them_apart_while_it_compiles_the_patt
     """A cold run, with or without a cache, lists its files in a forked process while it readies
     the workers (extract/aside.py); a warm one lists them itself, as forking would cost it more."""
     code = (
-        "import os, sys\nfrom metriclint import engine\nfrom metriclint.cli import main\n"
-        "parent, listed = os.getpid(), engine._discovered\n"
+        "import os, sys\nfrom metriclint.engine import collection\nfrom metriclint.cli import main\n"
+        "parent, listed = os.getpid(), collection._discovered\n"
         "def spied(config):\n"
         "    print('here' if os.getpid() == parent else 'apart', file=sys.stderr, flush=True)\n"
         "    return listed(config)\n"
-        "engine._discovered = spied\n"
+        "collection._discovered = spied\n"
         "for extra in ([], [], ['--no-cache']):\n"
         "    try:\n        main(['check', '.', '-q', '--cache-dir', 'c', *extra])\n"
         "    except SystemExit:\n        pass\n"

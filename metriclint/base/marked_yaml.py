@@ -35,7 +35,7 @@ _SCALAR_TAGS = {
 _SHOWN = 60  # characters of a value a message quotes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Node:
     """A YAML value with its position. Mappings hold `{key: (key_node, value_node)}`."""
 
@@ -201,12 +201,12 @@ def _convert(node: yaml.Node, text: str, path: str, problems: list[Problem], bud
                 )
             else:
                 items[key.value] = (key, value)
-        return Node(items, "mapping", line, column, None, text, start, end)
+        return Node(value=items, kind="mapping", line=line, column=column, style=None, source=text, start=start, end=end)
     if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(item, text, path, problems, budget, within) for item in node.value], "sequence", line, column, None, text, start, end)
+        return Node(value=[_convert(item, text, path, problems, budget, within) for item in node.value], kind="sequence", line=line, column=column, style=None, source=text, start=start, end=end)
     kind = _SCALAR_TAGS.get(node.tag, "string")
     style = (node.style or None) if isinstance(node, yaml.ScalarNode) else None  # libyaml says "" for plain
-    return Node(_scalar(node.value, kind), kind, line, column, style, text, start, end)
+    return Node(value=_scalar(node.value, kind), kind=kind, line=line, column=column, style=style, source=text, start=start, end=end)
 
 
 def _scalar(text: str, kind: str) -> Value:

@@ -1,10 +1,15 @@
 """Pieces of the live rules' example projects: a training script whose docstring speaks for
 `train/grad_norm`, and runs as JSON-lines logs with a config beside them."""
 
-LOGGED = (
-    'def log(grad_norm):\n    """Args:\n        grad_norm: Norm {wording}.\n    """\n'
-    '    wandb.log({{"train/grad_norm": grad_norm}})\n'
-)
+from textwrap import dedent
+
+LOGGED = dedent('''\
+    def log(grad_norm):
+        """Args:
+            grad_norm: Norm {wording}.
+        """
+        wandb.log({{"train/grad_norm": grad_norm}})
+''')
 REGISTRY = "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n"
 TWO_METRICS = REGISTRY + "  eval/loss:\n    description: Mean loss on the held-out set.\n"
 CONFIG = "max_grad_norm: 1.0\n"

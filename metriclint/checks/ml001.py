@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textwrap import dedent
 from typing import Iterator
 
 from metriclint.checks.rewording import fix_for
@@ -43,23 +44,41 @@ def all_registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 )
 
 
+# A docstring that says which side of clipping its `grad_norm` argument is.
+_LOG_IT = dedent('''\
+    def log(grad_norm):
+        """Log it.
+
+        Args:
+            grad_norm: Norm {side} clipping.
+        """
+''')
+_NEVER_CLIPPED = dedent('''\
+    def log(grad_norm):
+        """Args:
+            grad_norm: Never the clipped value.
+        """
+''')
+
+
 ML001 = Rule(
-    "ML001",
-    "registry-contradiction",
-    Severity.ERROR,
-    "A text states a facet value that the registry contradicts.",
-    "Readers trust docstrings and tooltips. When one says a value the registry rules out, "
+    code="ML001",
+    name="registry-contradiction",
+    severity=Severity.ERROR,
+    kind="contradiction",
+    summary="A text states a facet value that the registry contradicts.",
+    why="Readers trust docstrings and tooltips. When one says a value the registry rules out, "
     "someone will read the metric wrongly (miles #2132: a norm documented as after clipping "
     "was the norm before clipping, so nobody saw that clipping fired every step).",
-    "Reword the text to the registry's value, or fix the registry if the text is right.",
-    registry_contradictions,
+    fix="Reword the text to the registry's value, or fix the registry if the text is right.",
+    check=registry_contradictions,
     good=(
-        Example({"train.py": 'def log(grad_norm):\n    """Log it.\n\n    Args:\n        grad_norm: Norm before clipping.\n    """\n'}, REGISTRY),
-        Example({"train.py": 'def log(grad_norm):\n    """Args:\n        grad_norm: Never the clipped value.\n    """\n'}, REGISTRY),
+        Example({"train.py": _LOG_IT.format(side="before")}, REGISTRY),
+        Example({"train.py": _NEVER_CLIPPED}, REGISTRY),
     ),
     bad=(
         Example(
-            {"train.py": 'def log(grad_norm):\n    """Log it.\n\n    Args:\n        grad_norm: Norm after clipping.\n    """\n'},
+            {"train.py": _LOG_IT.format(side="after")},
             REGISTRY,
             ("ML001 train.py:5",),
         ),

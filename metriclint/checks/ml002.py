@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from textwrap import dedent
 from typing import Iterator
 
 from metriclint.base import keys
@@ -165,31 +166,43 @@ def _place(side: Side) -> str:
     return f"{side.claim.span.path}:{side.claim.span.line}"
 
 
-_THREE_SAY_BEFORE = (
-    'def log(norm):\n    """Args:\n        norm: Norm before clipping.\n    """\n'
-    '    a = {"train/grad_norm": norm}  # pre-clip\n'
-    '    b = {"train/grad_norm": norm}  # unclipped\n'
-    '    c = {"train/grad_norm": norm}  # '
-)
+# A docstring and a comment on one key: the comment says `pre-clip` whatever the docstring says.
+_ONE_COMMENT = dedent('''\
+    def log(norm):
+        """Args:
+            norm: Norm {side} clipping.
+        """
+        m = {{"train/grad_norm": norm}}  # pre-clip
+''')
+# Three texts say before clipping; the fourth comment ends the file, each example its own way.
+_THREE_SAY_BEFORE = dedent('''\
+    def log(norm):
+        """Args:
+            norm: Norm before clipping.
+        """
+        a = {"train/grad_norm": norm}  # pre-clip
+        b = {"train/grad_norm": norm}  # unclipped
+        c = {"train/grad_norm": norm}  # ''')
 
 ML002 = Rule(
-    "ML002",
-    "source-contradiction",
-    Severity.ERROR,
-    "Texts state different values for a facet that the registry does not settle: each text "
+    code="ML002",
+    name="source-contradiction",
+    severity=Severity.ERROR,
+    kind="contradiction",
+    summary="Texts state different values for a facet that the registry does not settle: each text "
     "against the majority, or one finding listing every side when there is none.",
-    "When a docstring and a dashboard disagree, at least one of them is wrong, and nothing "
+    why="When a docstring and a dashboard disagree, at least one of them is wrong, and nothing "
     "tells the reader which.",
-    "Decide which is right, fix the other, and record the answer in the registry so the "
+    fix="Decide which is right, fix the other, and record the answer in the registry so the "
     "next change is checked against it.",
-    source_contradictions,
+    check=source_contradictions,
     good=(
-        Example({"train.py": 'def log(norm):\n    """Args:\n        norm: Norm before clipping.\n    """\n    m = {"train/grad_norm": norm}  # pre-clip\n'}),
+        Example({"train.py": _ONE_COMMENT.format(side="before")}),
         Example({"train.py": _THREE_SAY_BEFORE + "logged before and after clipping\n"}),
     ),
     bad=(
         Example(
-            {"train.py": 'def log(norm):\n    """Args:\n        norm: Norm after clipping.\n    """\n    m = {"train/grad_norm": norm}  # pre-clip\n'},
+            {"train.py": _ONE_COMMENT.format(side="after")},
             None,
             ("ML002 train.py:3",),
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textwrap import dedent
 from typing import Iterator
 
 from metriclint.checks.rule import Corpus, Example, Rule
@@ -32,20 +33,26 @@ export const DESCRIPTIONS = [
 _LOGGED = 'def log(tracker, v, loss):\n    tracker.log({"train/value": v, "train/value_loss": loss})\n'
 
 ML003 = Rule(
-    "ML003",
-    "tooltip-mismatch",
-    Severity.ERROR,
-    "The tooltip a dashboard shows for a metric was written for another metric.",
-    "Pattern tables match loosely: with first-substring matching, `value` listed before "
+    code="ML003",
+    name="tooltip-mismatch",
+    severity=Severity.ERROR,
+    kind="contradiction",
+    summary="The tooltip a dashboard shows for a metric was written for another metric.",
+    why="Pattern tables match loosely: with first-substring matching, `value` listed before "
     "`value_loss` gives `train/value_loss` the text written for `train/value`, and the reader "
     "of that chart is told what another chart means.",
-    "Add a more specific entry for the key (before the generic one when the first match "
+    fix="Add a more specific entry for the key (before the generic one when the first match "
     "wins), or make the generic entry's text true of every key it reaches.",
-    tooltip_mismatches,
+    check=tooltip_mismatches,
     good=(
         Example({
             "pyproject.toml": TOOLTIP_CONFIG, "train.py": _LOGGED,
-            "ui/metrics.js": 'export const DESCRIPTIONS = [\n  ["value_loss", "critic regression loss"],\n  ["value", "value-head estimate"],\n];\n',
+            "ui/metrics.js": dedent("""\
+                export const DESCRIPTIONS = [
+                  ["value_loss", "critic regression loss"],
+                  ["value", "value-head estimate"],
+                ];
+            """),
         }),
     ),
     bad=(

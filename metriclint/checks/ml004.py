@@ -44,15 +44,16 @@ def unregistered_metrics(corpus: Corpus) -> Iterator[Finding]:
 
 
 ML004 = Rule(
-    "ML004",
-    "unregistered-metric",
-    Severity.WARNING,
-    "A key the code logs, or a docs page or tooltip names, that no registry key, template or alias covers.",
-    "Nothing is checked for a metric the registry does not know: its texts can contradict each "
+    code="ML004",
+    name="unregistered-metric",
+    severity=Severity.WARNING,
+    kind="gap",
+    summary="A key the code logs, or a docs page or tooltip names, that no registry key, template or alias covers.",
+    why="Nothing is checked for a metric the registry does not know: its texts can contradict each "
     "other on any facet the registry would have settled, and readers find no one definition.",
-    "Add the key (or a `{name}` template covering it) to the registry with a description and "
+    fix="Add the key (or a `{name}` template covering it) to the registry with a description and "
     "its semantics, or an alias if it is another name of a registered metric.",
-    unregistered_metrics,
+    check=unregistered_metrics,
     good=(
         Example({"train.py": WANDB}, REGISTRY),
         Example({"train.py": WANDB + 'wandb.log({f"eval/{task}/accuracy": 0.5})\n'}, REGISTRY + "  eval/{task}/accuracy: {}\n"),

@@ -21,16 +21,17 @@ def stale_registry_entries(corpus: Corpus) -> Iterator[Finding]:
 
 
 ML005 = Rule(
-    "ML005",
-    "stale-registry-entry",
-    Severity.WARNING,
-    "A registry metric that no checked file logs or mentions.",
-    "A renamed or removed metric leaves its entry behind: the registry then describes a metric "
+    code="ML005",
+    name="stale-registry-entry",
+    severity=Severity.WARNING,
+    kind="gap",
+    summary="A registry metric that no checked file logs or mentions.",
+    why="A renamed or removed metric leaves its entry behind: the registry then describes a metric "
     "nobody can see, and the real one goes unchecked.",
-    "Remove the entry, or correct its key to the one the code logs now (keep the old one as an "
+    fix="Remove the entry, or correct its key to the one the code logs now (keep the old one as an "
     "alias if dashboards still use it). Run the check on the whole project: a partial run sees "
     "only part of the inventory.",
-    stale_registry_entries,
+    check=stale_registry_entries,
     good=(
         Example({"train.py": WANDB}, REGISTRY),
         Example({"docs/metrics.md": "## `grad_norm`\n\nThe norm before clipping.\n"}, REGISTRY),

@@ -136,16 +136,17 @@ def step(model):
 """
 
 ML006 = Rule(
-    "ML006",
-    "code-contradiction",
-    Severity.ERROR,
-    "A text or the registry states a facet value that the code computing the metric rules out.",
-    "The code is the ground truth a reader cannot check at a glance: `clip_grad_norm_` returns "
+    code="ML006",
+    name="code-contradiction",
+    severity=Severity.ERROR,
+    kind="contradiction",
+    summary="A text or the registry states a facet value that the code computing the metric rules out.",
+    why="The code is the ground truth a reader cannot check at a glance: `clip_grad_norm_` returns "
     "the norm before clipping, whatever a docstring says (miles #2132). The knowledge base in "
     "`rules/code/` says what known calls compute; metriclint follows the value to the metric.",
-    "Reword the text (or the registry) to what the cited call computes. If the code is what is "
+    fix="Reword the text (or the registry) to what the cited call computes. If the code is what is "
     "wrong, change the computation; the finding goes away with it.",
-    code_contradictions,
+    check=code_contradictions,
     good=(
         Example({"train.py": _CLIPPED.format(says="before clipping")}),
         Example({"train.py": _CLIPPED.format(says="after clipping").replace("log_step(norm)", "log_step(min(norm, 1.0))")}),

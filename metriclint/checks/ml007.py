@@ -52,18 +52,19 @@ def report(tracker):
 """
 
 ML007 = Rule(
-    "ML007",
-    "name-contradiction",
-    Severity.WARNING,
-    "A name states a facet value that the code computing the value, or the registry, rules out.",
-    "A name is the first thing a reader sees of a metric, on every chart and in every query: "
+    code="ML007",
+    name="name-contradiction",
+    severity=Severity.WARNING,
+    kind="contradiction",
+    summary="A name states a facet value that the code computing the value, or the registry, rules out.",
+    why="A name is the first thing a reader sees of a metric, on every chart and in every query: "
     "`host_memory_gib` divided by 1e9 is read as GiB and is 7% off, `step_time_ms` that holds "
     "seconds is off by a thousand. The parts a name is read by, with examples, are in "
     "`rules/names.yaml`; a part used loosely in practice (`gb` for GiB) is not held to the letter. "
     "A name never contradicts a text: it is the weakest statement.",
-    "Rename the key (keep the old name as a registry alias while dashboards use it) or the "
+    fix="Rename the key (keep the old name as a registry alias while dashboards use it) or the "
     "variable, or change the computation to match the name.",
-    name_contradictions,
+    check=name_contradictions,
     good=(
         Example({"report.py": _MEMORY.format(divisor="2**30", unit="gib")}),
         Example({"report.py": _MEMORY.format(divisor="2**30", unit="gb")}),

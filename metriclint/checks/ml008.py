@@ -35,16 +35,17 @@ def report(tracker):
 """
 
 ML008 = Rule(
-    "ML008",
-    "loose-unit-name",
-    Severity.WARNING,
-    "A text or the registry gives a decimal unit (GB, MB) where the code or the registry has the binary one (GiB, MiB), or the other way round.",
-    "Many projects write GB for 2**30 bytes; the two differ by 7%, enough to misread a memory "
+    code="ML008",
+    name="loose-unit-name",
+    severity=Severity.WARNING,
+    kind="contradiction",
+    summary="A text or the registry gives a decimal unit (GB, MB) where the code or the registry has the binary one (GiB, MiB), or the other way round.",
+    why="Many projects write GB for 2**30 bytes; the two differ by 7%, enough to misread a memory "
     "budget. It is kept apart from ML006 so that a project that uses GB loosely on purpose can "
     "turn this class off and still hear about every other contradiction.",
-    "Write the unit the code computes (GiB for a division by 1024**3), or divide by 1e9. "
+    fix="Write the unit the code computes (GiB for a division by 1024**3), or divide by 1e9. "
     "To accept the loose name project-wide, add ML008 to `ignore`.",
-    loose_unit_names,
+    check=loose_unit_names,
     good=(Example({"train.py": _MEMORY.format(unit="GiB")}),),
     bad=(Example({"train.py": _MEMORY.format(unit="GB")}, None, ("ML008 train.py:8",)),),
 )

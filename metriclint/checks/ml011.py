@@ -8,16 +8,17 @@ from metriclint.checks.rule import Example, Rule
 from metriclint.model import Severity
 
 ML011 = Rule(
-    "ML011",
-    "run-contradiction",
-    Severity.ERROR,
-    "The values a run logged disprove what a text or the registry says a metric is (`metriclint live-check`).",
-    "A statement the numbers contradict is wrong however consistent the words are: a norm said to be after "
+    code="ML011",
+    name="run-contradiction",
+    severity=Severity.ERROR,
+    kind="contradiction",
+    summary="The values a run logged disprove what a text or the registry says a metric is (`metriclint live-check`).",
+    why="A statement the numbers contradict is wrong however consistent the words are: a norm said to be after "
     "clipping that exceeds the clip threshold, a fraction of 31, a KL estimate below zero. Anyone reading "
     "the dashboard through that statement misreads the run.",
-    "Correct the text or the registry to what the values show (the message says which values and where), "
+    fix="Correct the text or the registry to what the values show (the message says which values and where), "
     "or, if the run is not the project's current code, check against a run that is.",
-    None,  # the live check reports it (metriclint/live/)
+    check=None,  # the live check reports it (metriclint/live/)
     good=(
         Example({"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.4, 1.0), "run/config.yaml": CONFIG},
                 REGISTRY, command=LIVE),

@@ -8,14 +8,15 @@ from metriclint.checks.rule import Example, Rule
 from metriclint.model import Severity
 
 ML012 = Rule(
-    "ML012",
-    "unlogged-registry-entry",
-    Severity.WARNING,
-    "A registered metric that the run never logged (`metriclint live-check`).",
-    "The registry describes a metric the run does not have: it was renamed, is logged under another key, or "
+    code="ML012",
+    name="unlogged-registry-entry",
+    severity=Severity.WARNING,
+    kind="gap",
+    summary="A registered metric that the run never logged (`metriclint live-check`).",
+    why="The registry describes a metric the run does not have: it was renamed, is logged under another key, or "
     "only by a path this run did not take. Dashboards and checks built on the entry see nothing.",
-    "Correct the entry's key or aliases to what the run logs, or check a run that takes the path that logs it.",
-    None,
+    fix="Correct the entry's key or aliases to what the run logs, or check a run that takes the path that logs it.",
+    check=None,
     good=(Example({"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5, extra='"eval/loss": 2.0')},
                   TWO_METRICS, command=LIVE),),
     bad=(Example({"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5)}, TWO_METRICS,

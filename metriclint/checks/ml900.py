@@ -14,13 +14,14 @@ def unreadable_sources(corpus: Corpus) -> Iterator[Finding]:
 
 
 ML900 = Rule(
-    "ML900",
-    "unparsable-source",
-    Severity.WARNING,
-    "A file could not be read, decoded or parsed; the rest of the run went on.",
-    "Whatever the file says about metrics was not checked.",
-    "Fix the syntax or encoding, or exclude the file in `[tool.metriclint] exclude`.",
-    unreadable_sources,
+    code="ML900",
+    name="unparsable-source",
+    severity=Severity.WARNING,
+    kind="hygiene",
+    summary="A file could not be read, decoded or parsed; the rest of the run went on.",
+    why="Whatever the file says about metrics was not checked.",
+    fix="Fix the syntax or encoding, or exclude the file in `[tool.metriclint] exclude`.",
+    check=unreadable_sources,
     good=(Example({"ok.py": "x = 1\n"}),),
     bad=(Example({"broken.py": "def f(:\n    pass\n"}, None, ("ML900 broken.py:1",)),),
     by_comment=False,  # a file that cannot be parsed yields no comments

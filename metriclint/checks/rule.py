@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Literal
 
 from metriclint.base import keys
 from metriclint.knowledge.registry import Registry
@@ -18,7 +18,7 @@ from metriclint.knowledge.vocabulary import Vocabulary
 from metriclint.model import Claim, CodeClaim, CodeFact, Finding, FlagDefault, Mismatch, NameClaim, ReadFailure, Severity, Sighting, Span
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Corpus:
     """Everything the checks look at, gathered by the pipeline before any check runs."""
 
@@ -66,11 +66,18 @@ class Example:
     command: tuple[str, ...] = ("check", ".")  # the live rules' examples run `live-check` on a run the files hold
 
 
-@dataclass(frozen=True)
+# What a rule's findings say of the project, which the audit and its formats group them by:
+# statements about a metric that disagree, a metric the registry and the code do not both know,
+# or the upkeep of the checking itself (stale suppressions, unreadable files).
+Kind = Literal["contradiction", "gap", "hygiene"]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     code: str
     name: str
     severity: Severity
+    kind: Kind
     summary: str
     why: str
     fix: str
@@ -95,4 +102,4 @@ class Rule:
         )
 
     def finding(self, span: Span, message: str, **details: object) -> Finding:
-        return Finding(self.code, self.name, self.severity, span, message, **details)  # type: ignore[arg-type]
+        return Finding(rule=self.code, name=self.name, severity=self.severity, span=span, message=message, **details)  # type: ignore[arg-type]

@@ -43,7 +43,7 @@ _SPEED_OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Project:
     """The project options of an analysing command, as given on the command line."""
 
@@ -96,7 +96,7 @@ def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
         ) -> None:
             config_file, overrides = config_files(config)
             excluded = _patterns(exclude) if exclude else None
-            command(project=Project(paths, registry, config_file, jobs, cache_dir, no_cache, overrides, excluded, _patterns(extend_exclude)), **rest)
+            command(project=Project(paths=paths, registry=registry, config_file=config_file, jobs=jobs, cache_dir=cache_dir, no_cache=no_cache, overrides=overrides, exclude=excluded, extend_exclude=_patterns(extend_exclude)), **rest)
 
         options = (click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True)), *([registry_option] if registry else []),
                    config_option, *_EXCLUDE_OPTIONS, *_SPEED_OPTIONS)

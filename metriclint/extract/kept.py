@@ -66,14 +66,14 @@ class File:
     entry: str  # its cache entry's name
     code: str | None  # `code_digest` of its extraction
     light: Light  # `light(result)`
-    index: str  # the digest of what `view` was worked out under (engine.py)
+    index: str  # the digest of what `view` was worked out under (engine/warm.py)
     view: FileView
 
 
 @dataclass(frozen=True)
 class Kept:
     files: dict[str, File] = field(default_factory=dict)
-    code_key: str = ""  # the digest of what `products` were worked out from (engine.py)
+    code_key: str = ""  # the digest of what `products` were worked out from (engine/warm.py)
     products: CodeProducts = CodeProducts()
     readings: dict[str, tuple[Reading, ...]] = field(default_factory=dict)  # what the texts that are no file's state
 

@@ -32,7 +32,7 @@ Reader = Callable[[str], Sequence[Reading]]
 Pause = Callable[[], AbstractContextManager[None]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     jobs: int  # worker processes for the files the cache does not have
     cache_dir: Path | None  # None: no cache

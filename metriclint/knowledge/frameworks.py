@@ -39,7 +39,7 @@ class FrameworkKey:
     overrides: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class EntryPoint:
     """One entry point, by its full import paths, with the source its facts were read in and
     the uses that stay silent (see frameworks.yaml)."""
@@ -118,9 +118,9 @@ def read_entry_point(reader: Reader, node: Node, facets: dict[str, Facet]) -> En
     if not says or not source or not paths:
         return None
     return EntryPoint(
-        paths, says, source, keys, frozenset(words["overrides"]), frozenset(words["unless_keywords"]), callbacks,
-        tuple(words["shipped_by"]), frozenset(words["unless_defined"]), frozenset(words["unless_called"]), switch,
-        tuple(e for e in examples if e is not None), hook_logs, frozenset(words["hook_reads"]), frozenset(words["hook_handed_to"]),
+        paths=paths, says=says, source=source, keys=keys, overrides=frozenset(words["overrides"]), unless_keywords=frozenset(words["unless_keywords"]), callbacks=callbacks,
+        shipped_by=tuple(words["shipped_by"]), unless_defined=frozenset(words["unless_defined"]), unless_called=frozenset(words["unless_called"]), switched_on_by=switch,
+        examples=tuple(e for e in examples if e is not None), hook_logs=hook_logs, hook_reads=frozenset(words["hook_reads"]), hook_handed_to=frozenset(words["hook_handed_to"]),
     )
 
 

@@ -64,7 +64,7 @@ def load_code(path: Path, display: str, facets: dict[str, Facet], limit: int = M
     if root is not None:
         code = declared(reader, root, facets, display, "a code knowledge file")
     elif not problems:
-        reader.error(Node(None, "null", 1, 1), "the code knowledge file is empty; it needs a 'results' list")
+        reader.error(Node(value=None, kind="null", line=1, column=1), "the code knowledge file is empty; it needs a 'results' list")
     _valid(problems + reader.problems)
     return code
 
@@ -92,7 +92,7 @@ def parse(text: str, display: str, builtin: dict[str, Facet]) -> tuple[Registry,
     if root is not None:
         registry, facets = _read(reader, root, builtin)
     elif not problems:
-        reader.error(Node(None, "null", 1, 1), "the registry is empty; it needs at least 'version: 1'")
+        reader.error(Node(value=None, kind="null", line=1, column=1), "the registry is empty; it needs at least 'version: 1'")
     _valid(problems + reader.problems)
     return registry, facets
 
@@ -147,7 +147,7 @@ def _alias_nodes(node: Node) -> list[Node]:
 
 
 def _node_at(span: Span) -> Node:
-    return Node(None, "null", span.line, span.column)
+    return Node(value=None, kind="null", line=span.line, column=span.column)
 
 
 def _span(reader: Reader, node: Node, length: int) -> Span:

@@ -33,4 +33,4 @@ def _claims(use: KeyUse, metric: str, extra: tuple[NamePart, ...]) -> Iterator[N
     for name, span in ((keys.last_segment(use.key), use.span), *use.through):
         for said in stated(name, extra):
             part = said.part
-            yield NameClaim(metric, part.facet, part.value, part.also, name, said.phrase, span)
+            yield NameClaim(metric=metric, facet=part.facet, value=part.value, also=part.also, name=name, part=said.phrase, span=span)

@@ -14,7 +14,7 @@ from metriclint.knowledge.registry import Registry
 from metriclint.model import Claim, Mention, SourceKind, Span
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Statement:
     metric: str
     facet: str
@@ -42,11 +42,11 @@ def gathered(claims: tuple[Claim, ...], registry: Registry | None, mentions: tup
         for key, entry in registry.metrics.items():
             description = entry.description.text.lower() if entry.description is not None else ""
             for facet, setting in entry.semantics.items():
-                found.append(Statement(key, facet, setting.value, False, setting.span, str(SourceKind.REGISTRY), "", description))
+                found.append(Statement(metric=key, facet=facet, value=setting.value, negated=False, span=setting.span, source=str(SourceKind.REGISTRY), phrase="", sentence=description))
     for claim in claims:
         mention = texts.get((claim.statement.path, claim.statement.line, claim.statement.column))
-        found.append(Statement(claim.metric, claim.facet, claim.value, claim.negated, claim.span, str(claim.source), claim.phrase,
-                               _sentence(mention, claim) if mention is not None else claim.phrase.lower()))
+        found.append(Statement(metric=claim.metric, facet=claim.facet, value=claim.value, negated=claim.negated, span=claim.span, source=str(claim.source), phrase=claim.phrase,
+                               sentence=_sentence(mention, claim) if mention is not None else claim.phrase.lower()))
     return found
 
 

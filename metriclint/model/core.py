@@ -107,7 +107,7 @@ def logged_by(says: str, at: Span, key: Span, through: str | None = None) -> str
     return said if through is None else f"{said}, from {through}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class NameClaim:
     """What a name states about the value it names (knowledge/names.py): the weakest statement,
     held only against the code and the registry (ML007), never against a text."""
@@ -277,7 +277,7 @@ class Fix:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Finding:
     rule: str
     name: str
@@ -353,7 +353,7 @@ class Report:
 
 @dataclass(frozen=True, slots=True)
 class FileView:
-    """What one file's texts state about the metrics of a run's index (engine.py): a warm run
+    """What one file's texts state about the metrics of a run's index (engine/): a warm run
     takes it from the last run's (extract/kept.py) rather than decode and read the texts again."""
 
     claims: tuple[Claim, ...] = ()

@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from metriclint.base import keys
+from metriclint.checks import ML001, RULES, Kind
 from metriclint.engine import Analysis
 from metriclint.knowledge.registry import MetricEntry
 from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, SourceKind, Span
@@ -18,10 +19,17 @@ from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, Sourc
 AGREE, CONTRADICT, SILENT = "agree", "contradict", "silent"
 # Column order of the matrix; kinds not listed follow in alphabetical order.
 SOURCE_ORDER = (SourceKind.REGISTRY, SourceKind.DOC, SourceKind.TOOLTIP, SourceKind.DOCSTRING, SourceKind.COMMENT, SourceKind.LOG, SourceKind.CODE)
+
+
+def _checked(kind: Kind) -> frozenset[str]:
+    """The codes of the rules of `kind` that `check` reports: an audit shows one check run."""
+    return frozenset(rule.code for rule in RULES if rule.kind == kind and rule.command == "check")
+
+
 # The findings that say a metric's statements disagree (with the registry, each other, the code,
 # its name, or a dashboard showing another metric's tooltip): what paints a metric "contradict".
-CONTRADICTIONS = frozenset({"ML001", "ML002", "ML003", "ML006", "ML007", "ML008"})
-GAPS = ("ML004", "ML005")
+CONTRADICTIONS = _checked("contradiction")
+GAPS = _checked("gap")  # a key logged but not registered (ML004), or registered but not logged (ML005)
 QUOTE_LIMIT = 300
 
 
@@ -44,7 +52,7 @@ class FacetView:
     status: str  # agree | contradict
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class MetricAudit:
     key: str
     entry: MetricEntry | None
@@ -66,7 +74,7 @@ class MetricAudit:
         statements = tuple(s for s in self.statements if s.source == source)
         if source == SourceKind.REGISTRY and self.entry is not None:
             registry = self.entry.span.path
-            broken = any(f.rule == "ML001" or (f.rule in CONTRADICTIONS and f.span.path == registry) for f in self.findings)
+            broken = any(f.rule == ML001.code or (f.rule in CONTRADICTIONS and f.span.path == registry) for f in self.findings)
             states = bool(self.entry.semantics) or any(s.claims for s in statements)
             return (CONTRADICT if broken else AGREE if states else SILENT), statements
         if any(s.status == CONTRADICT for s in statements):
@@ -172,7 +180,7 @@ def _metric(
     stated = {v.facet for v in facet_views}
     silent = tuple(f for f in facets if f not in stated)
     status = CONTRADICT if contradictions else AGREE if facet_views else SILENT
-    return MetricAudit(key, entry, tuple(logged), tuple(views), facet_views, silent, tuple(findings), status, tuple(code))
+    return MetricAudit(key=key, entry=entry, logged=tuple(logged), statements=tuple(views), facets=facet_views, silent_facets=silent, findings=tuple(findings), status=status, code=tuple(code))
 
 
 def _code_texts(codes: list[CodeClaim]) -> dict[Span, Mention]:

@@ -18,6 +18,7 @@ from typing import Callable, Mapping, TextIO, TypedDict
 from metriclint import __version__
 from metriclint.base.gitls import commit
 from metriclint.base.paths import repository_root
+from metriclint.checks import ML004, ML005
 from metriclint.model import Claim, SourceKind, Span
 from metriclint.report.audit import (
     AGREE,
@@ -66,8 +67,8 @@ def summary(audit: Audit) -> Summary:
         "statements": dict(sorted(statements.items())),
         "contradicted": sum(m.status == CONTRADICT for m in audit.metrics),
         "contradictions": sum(f.rule in CONTRADICTIONS for m in audit.metrics for f in m.findings),
-        "unregistered": rules["ML004"],
-        "stale": rules["ML005"],
+        "unregistered": rules[ML004.code],
+        "stale": rules[ML005.code],
         "undescribed": len(audit.undescribed),
     })
 
@@ -123,8 +124,8 @@ def json_audit(audit: Audit, stream: TextIO) -> None:
         "sources": list(audit.sources),
         "metrics": [_metric_dict(m, audit.tests) for m in audit.metrics],
         "gaps": {
-            "unregistered": [finding_dict(f) for f in audit.gaps if f.rule == "ML004"],
-            "stale": [finding_dict(f) for f in audit.gaps if f.rule == "ML005"],
+            "unregistered": [finding_dict(f) for f in audit.gaps if f.rule == ML004.code],
+            "stale": [finding_dict(f) for f in audit.gaps if f.rule == ML005.code],
             "undescribed": list(audit.undescribed),
         },
         "summary": summary(audit),
@@ -141,8 +142,8 @@ def _summary_line(audit: Audit) -> str:
     by_source = ", ".join(f"{source} {n}" for source, n in numbers["statements"].items()) or "none"
     return (
         f"{count(numbers['metrics'], 'metric')} in {count(numbers['files'], 'file')}; statements: {by_source}; "
-        f"{numbers['contradicted']} contradicted ({count(numbers['contradictions'], 'finding')}), {numbers['unregistered']} unregistered (ML004), "
-        f"{numbers['stale']} stale (ML005), {numbers['undescribed']} undescribed"
+        f"{numbers['contradicted']} contradicted ({count(numbers['contradictions'], 'finding')}), {numbers['unregistered']} unregistered ({ML004.code}), "
+        f"{numbers['stale']} stale ({ML005.code}), {numbers['undescribed']} undescribed"
     )
 
 

@@ -8,19 +8,18 @@ from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import ServerTextPosition
 
+from metriclint.checks import ML004
 from metriclint.fix import rewrite
 from metriclint.knowledge.registry import Registry
 from metriclint.model import Finding
 from metriclint.server.edits import Insertion, registry_entry, suppression
 from metriclint.server.locations import document, uri_of
 
-UNREGISTERED = "ML004"
-
 
 def actions(workspace: Workspace, document: TextDocument, shown: str, finding: Finding, registry: Registry | None) -> list[types.CodeAction]:
     """Every action that settles `finding`, the fix first."""
     found = [_fix(document, shown, finding), _suppress(document, shown, finding)]
-    if finding.rule == UNREGISTERED and registry is not None:
+    if finding.rule == ML004.code and registry is not None:
         found.append(_register(workspace, registry, finding.metric))
     return [action for action in found if action is not None]
 

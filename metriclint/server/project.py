@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from metriclint import engine, settings
 from metriclint.base.paths import display
@@ -28,6 +29,18 @@ class Options:
     def over(self, base: Options) -> Options:
         """These settings, with `base`'s where these set none: a folder's own over the workspace's."""
         return Options(self.registry or base.registry, self.config or base.config, self.runs or base.runs)
+
+
+def client_options(given: Any) -> Options:
+    """`{"registry": ..., "config": ...}`, or the same under `"metriclint"` (a client's settings section)."""
+    if not isinstance(given, dict):
+        return Options()
+    section = given.get("metriclint", given)
+    section = section if isinstance(section, dict) else {}
+    registry, config = (value if isinstance(value := section.get(name), str) and value else None for name in ("registry", "config"))
+    runs = section.get("runs")
+    return Options(registry, config, tuple(r for r in runs if isinstance(r, str) and r) if isinstance(runs, list) else ())
+
 
 
 class Project:

@@ -79,7 +79,7 @@ def _matches(code: str, selectors: tuple[str, ...]) -> bool:
     return any(code.startswith(selector) for selector in selectors)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Config:
     root: Path  # the project root: the config file's folder, else the checked folder
     paths: tuple[Path, ...]
@@ -146,7 +146,7 @@ def projects(
     project nested in a checked folder (settings of its own) is checked as its own project.
     """
     _check_command_line((*select, *extend_select), ignore, baseline)
-    line = _CommandLine(registry, select, ignore, baseline, changed_only, extend_select, exclude, extend_exclude, _overrides(overrides))
+    line = _CommandLine(registry=registry, select=select, ignore=ignore, baseline=baseline, changed_only=changed_only, extend_select=extend_select, exclude=exclude, extend_exclude=extend_exclude, overrides=_overrides(overrides))
     folder = base or Path.cwd()
     if config_file is not None:
         file = _given_file(config_file, "settings", "--config")
@@ -191,7 +191,7 @@ def load(paths: tuple[str, ...], config_file: str | None, registry: str | None, 
     return found[0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _CommandLine:
     """What the command line sets for every project."""
 
@@ -326,13 +326,13 @@ def _config(
     else:
         registry_path = nearest_registry
     return Config(
-        root, chosen, Patterns(excluded + tuple(settings.get("extend-exclude", ())) + line.extend_exclude, root), registry_path,
-        selection,
-        Path(line.baseline) if line.baseline is not None else None,
-        shown if line.changed_only else None,
-        tooltips(settings.get("tooltips", []), file) if file is not None else (),
-        tuple(settings.get("log-functions", ())),
-        tuple(settings.get("tests", DEFAULT_TESTS)),
+        root=root, paths=chosen, exclude=Patterns(excluded + tuple(settings.get("extend-exclude", ())) + line.extend_exclude, root), registry=registry_path,
+        selection=selection,
+        baseline=Path(line.baseline) if line.baseline is not None else None,
+        changed=shown if line.changed_only else None,
+        tooltips=tooltips(settings.get("tooltips", []), file) if file is not None else (),
+        log_functions=tuple(settings.get("log-functions", ())),
+        tests=tuple(settings.get("tests", DEFAULT_TESTS)),
         code_knowledge=_code_knowledge(root, file, settings.get("code-knowledge", ())),
         max_file_size=settings.get("max-file-size", MAX_BYTES),
         max_cache_size=settings.get("max-cache-size", prune.DEFAULT_LIMIT),
