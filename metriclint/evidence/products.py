@@ -76,7 +76,8 @@ def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index:
     calls = [c for e in extractions for c in e.calls]
     own = frozenset(m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key))
     rewritten = frozenset(p for e in extractions for r in e.rewrites for p in r.entry)
-    return code_claims(functions, calls, index, own, rewritten)
+    claims = code_claims(functions, calls, index, own, rewritten)
+    return tuple(sorted(claims, key=lambda c: (c.metric, c.fact.span, c.fact.facet, c.fact.value, c.fact.origin, c.fact.says)))  # sets made them: one order for every run
 
 
 def _with_put_logged(functions: list[FunctionFlow], put_logged: Iterable[tuple[str, str, frozenset[Atom]]]) -> list[FunctionFlow]:
