@@ -66,41 +66,44 @@ class BagReader(ValueReader):
         self.valued: dict[Span, ast.expr] = {}  # where an entry's key is written -> the value put under it
         self.call_bags: dict[int, tuple[tuple[int | str, Bag], ...]] = {}  # call node id -> its arguments' bags
         self._held_bags: dict[tuple[str, str], Bag] = {}
+        self._result_bags: dict[int, Bag] = {}  # call node id -> what it returns, as a bag
 
     def bag(self, node: ast.expr) -> Bag:
-        """What `node` holds as a dict of metrics (or a list of (key, value, ...) records)."""
-        scope = self.scopes[-1]
-        if isinstance(node, ast.Name):
-            if node.id in scope.bags:
-                return scope.bags[node.id]
-            if node.id in scope.results:
-                return self._result(scope.results[node.id])
-            return self._one("param", node.id) if self.is_param(node.id) else _EMPTY
-        if isinstance(node, ast.Attribute):
+        """What `node` holds as a dict of metrics (or a list of (key, value, ...) records); the
+        kinds tested most frequent first (names, attributes, calls: most arguments)."""
+        if type(node) is ast.Name:
+            scope = self.scopes[-1]
+            name = node.id
+            if name in scope.bags:
+                return scope.bags[name]
+            if name in scope.results:
+                return self._result(scope.results[name])
+            return self._one("param", name) if self.is_param(name) else _EMPTY
+        if type(node) is ast.Attribute:
             attribute = self._attribute(node)
             return self._one("attribute", attribute) if attribute is not None else _EMPTY
-        if isinstance(node, ast.Dict):
-            found = Bag()
+        if type(node) is ast.Call:
+            return self._called(node)
+        if type(node) is ast.Dict:
+            found = _EMPTY
             table = self.tables.holds(node)
             for key, value in zip(node.keys, node.values):
                 found |= self.bag(value) if key is None else self.entry(key, value, recorded=not table)
             return found
-        if isinstance(node, ast.DictComp):
+        if type(node) is ast.DictComp:
             return self._comprehended(node)
-        if isinstance(node, (ast.List, ast.Tuple)):
+        if type(node) is ast.List or type(node) is ast.Tuple:
             return self._records(node.elts)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitOr, ast.Add)):
+        if type(node) is ast.BinOp and isinstance(node.op, (ast.BitOr, ast.Add)):
             return self.bag(node.left) | self.bag(node.right)
-        if isinstance(node, ast.IfExp):
+        if type(node) is ast.IfExp:
             return self.bag(node.body) | self.bag(node.orelse)
-        if isinstance(node, ast.BoolOp):  # `extra or {}`
-            found = Bag()
+        if type(node) is ast.BoolOp:  # `extra or {}`
+            found = _EMPTY
             for value in node.values:
                 found |= self.bag(value)
             return found
-        if isinstance(node, ast.Call):
-            return self._called(node)
-        return Bag()
+        return _EMPTY
 
     def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
@@ -191,17 +194,19 @@ class BagReader(ValueReader):
             found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self._given(given)
             if found:
                 return found
-        site = self.site(node)
-        if site.callee:
-            return Bag(held=(Held("result", site.callee, call=self.span(node)),))
-        return Bag()
+        result = self._result_bags.get(id(node))
+        if result is None:  # made once per call: a name bound to its result is read each time it is used
+            site = self.site(node)
+            result = self._result_bags[id(node)] = Bag(held=(Held("result", site.callee, call=self.span(node)),)) if site.callee else _EMPTY
+        return result
 
-    def argument_bags(self, node: ast.Call) -> tuple[tuple[int | str, Bag], ...]:
+    def argument_bags(self, node: ast.Call, given: list[Argument] | None = None) -> tuple[tuple[int | str, Bag], ...]:
         """The dicts of metrics each argument holds, for a callee that logs them: read once,
-        where the walk first meets the call (in `x = f(x)`, before `x` is rebound)."""
+        where the walk first meets the call (in `x = f(x)`, before `x` is rebound). `given`:
+        the call's `arguments`, where the caller has them already."""
         found = self.call_bags.get(id(node))
         if found is None:
-            found = self.call_bags[id(node)] = self._argument_bags(arguments(node))
+            found = self.call_bags[id(node)] = self._argument_bags(arguments(node) if given is None else given)
         return found
 
     def _argument_bags(self, given: list[Argument]) -> tuple[tuple[int | str, Bag], ...]:
