@@ -112,7 +112,7 @@ class BagReader(ValueReader):
         `atoms`: what the value is there, if not what it is alone (bindings.py `overwritten`)."""
         scope = self.scopes[-1]
         if isinstance(key, ast.Name) and key.id in scope.keyvars:
-            return scope.keyvars[key.id]
+            return self._valued(scope.keyvars[key.id], value)
         found = self._entry_keys(key)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
         if not found:
             return Bag()
@@ -165,6 +165,26 @@ class BagReader(ValueReader):
                 found |= Bag((Entry(item.value, self.span(item), frozenset()),))
         return found
 
+    def named_keys(self, names: ast.expr) -> Bag:
+        """What a list of names zipped with values holds (`zip(NAMES, values)`): its bag, or the
+        strings of a list of names the module binds (`LOSS_NAMES = ["loss/policy", ...]`), each
+        written where the list is used."""
+        found = self.bag(names)
+        texts = None if found else strings.loop_values(names, self.collection)
+        if not texts:
+            return found
+        span = self.span(names)
+        return Bag(tuple(Entry(text, span, frozenset()) for text in texts))
+
+    def _valued(self, names: Bag, value: ast.expr) -> Bag:
+        """A bag of names (`_records`, `named_keys`), each now holding `value`: what is put under
+        it, or the values zipped with it. Its values' facts are not known one by one: none is
+        given, so a fact of the whole (a stack of several reductions) is held against no key."""
+        for entry in names.entries:
+            if entry.span not in self.valued and not entry.value:
+                self.valued[entry.span] = value
+        return names
+
     def _comprehended(self, node: ast.DictComp) -> Bag:
         """`{f"train/{k}": v for k, v in stats.items()}`: `stats` re-keyed."""
         scope = self.scopes[-1]
@@ -189,6 +209,8 @@ class BagReader(ValueReader):
     def _called(self, node: ast.Call) -> Bag:
         """`dict(stats, lr=lr)`, `stats.copy()`, `deepcopy(stats)`, or what a project call returns."""
         func, name = node.func, called_name(node.func)
+        if name == "zip" and len(node.args) == 2 and not node.keywords:
+            return self._valued(self.named_keys(node.args[0]), node.args[1])  # `dict(zip(names, values))`
         if name in _COPIES:
             given = arguments(node)
             found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self._given(given)
@@ -237,11 +259,11 @@ class BagReader(ValueReader):
         """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`,
         `for i, name in enumerate(names)`, `for name, t in zip(names, times)`: `k` (`name`) is
         the key of each of that bag's entries, inside the loop."""
-        over, key = _unwrapped(iterated), target
+        over, key, zipped = _unwrapped(iterated), target, False
         if isinstance(over, ast.Call) and called_name(over.func) == "enumerate" and over.args:
             over, key = _unwrapped(over.args[0]), key.elts[1] if isinstance(key, ast.Tuple) and len(key.elts) == 2 else None  # type: ignore[assignment]
         elif isinstance(over, ast.Call) and called_name(over.func) == "zip" and over.args:
-            over = _unwrapped(over.args[0])
+            over, zipped = _unwrapped(over.args[0]), True
         elif isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr in ("items", "keys") and not over.args:
             over = over.func.value
         if isinstance(key, ast.Tuple):
@@ -249,7 +271,7 @@ class BagReader(ValueReader):
         if not isinstance(key, ast.Name):
             return
         scope = self.scopes[-1]
-        found = self.bag(over)
+        found = self.named_keys(over) if zipped else self.bag(over)
         if found:
             scope.keyvars[key.id] = found
         else:
