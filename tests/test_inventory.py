@@ -147,6 +147,26 @@ CASES = {
             """},
         ["backward-time", "forward-time"],
     ),
+    # a list of names zipped with the values, the module's or the function's own
+    "names zipped with values": (
+        {"pkg/stats.py": """\
+            import torch
+            import wandb
+
+            LOSS_NAMES = ("loss/policy", "loss/value")
+
+
+            def publish(losses, step):
+                wandb.log(dict(zip(LOSS_NAMES, torch.stack(losses).tolist())), step=step)
+
+
+            def publish_ratios(ratio, clipped, step):
+                names = ["ratio/mean", "ratio/clipped"]
+                means = [ratio.mean(), clipped.float().mean()]
+                wandb.log({name: float(value) for name, value in zip(names, means)}, step=step)
+            """},
+        ["loss/policy", "loss/value", "ratio/clipped", "ratio/mean"],
+    ),
     # (name, value) records kept by one method, logged by another
     "records": (
         {"pkg/buffer.py": """\

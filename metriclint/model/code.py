@@ -4,7 +4,7 @@ summaries, and what the project's code makes together (model/__init__.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import TypeVar, Union
 
 from metriclint.model.core import KeyUse, Related, Span, TooltipTable
 
@@ -116,7 +116,19 @@ class Bag:
             return self
         if not (self.entries or self.held):
             return other
-        return Bag(tuple(dict.fromkeys((*self.entries, *other.entries))), tuple(dict.fromkeys((*self.held, *other.held))))
+        return Bag(_joined(self.entries, other.entries), _joined(self.held, other.held))
+
+
+T = TypeVar("T")
+
+
+def _joined(first: tuple[T, ...], second: tuple[T, ...]) -> tuple[T, ...]:
+    """Both, in order, each once; one side alone as it is (hashing an entry hashes its values)."""
+    if not second:
+        return first
+    if not first:
+        return second
+    return tuple(dict.fromkeys((*first, *second)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,41 +66,44 @@ class BagReader(ValueReader):
         self.valued: dict[Span, ast.expr] = {}  # where an entry's key is written -> the value put under it
         self.call_bags: dict[int, tuple[tuple[int | str, Bag], ...]] = {}  # call node id -> its arguments' bags
         self._held_bags: dict[tuple[str, str], Bag] = {}
+        self._result_bags: dict[int, Bag] = {}  # call node id -> what it returns, as a bag
 
     def bag(self, node: ast.expr) -> Bag:
-        """What `node` holds as a dict of metrics (or a list of (key, value, ...) records)."""
-        scope = self.scopes[-1]
-        if isinstance(node, ast.Name):
-            if node.id in scope.bags:
-                return scope.bags[node.id]
-            if node.id in scope.results:
-                return self._result(scope.results[node.id])
-            return self._one("param", node.id) if self.is_param(node.id) else _EMPTY
-        if isinstance(node, ast.Attribute):
+        """What `node` holds as a dict of metrics (or a list of (key, value, ...) records); the
+        kinds tested most frequent first (names, attributes, calls: most arguments)."""
+        if type(node) is ast.Name:
+            scope = self.scopes[-1]
+            name = node.id
+            if name in scope.bags:
+                return scope.bags[name]
+            if name in scope.results:
+                return self._result(scope.results[name])
+            return self._one("param", name) if self.is_param(name) else _EMPTY
+        if type(node) is ast.Attribute:
             attribute = self._attribute(node)
             return self._one("attribute", attribute) if attribute is not None else _EMPTY
-        if isinstance(node, ast.Dict):
-            found = Bag()
+        if type(node) is ast.Call:
+            return self._called(node)
+        if type(node) is ast.Dict:
+            found = _EMPTY
             table = self.tables.holds(node)
             for key, value in zip(node.keys, node.values):
                 found |= self.bag(value) if key is None else self.entry(key, value, recorded=not table)
             return found
-        if isinstance(node, ast.DictComp):
+        if type(node) is ast.DictComp:
             return self._comprehended(node)
-        if isinstance(node, (ast.List, ast.Tuple)):
+        if type(node) is ast.List or type(node) is ast.Tuple:
             return self._records(node.elts)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitOr, ast.Add)):
+        if type(node) is ast.BinOp and isinstance(node.op, (ast.BitOr, ast.Add)):
             return self.bag(node.left) | self.bag(node.right)
-        if isinstance(node, ast.IfExp):
+        if type(node) is ast.IfExp:
             return self.bag(node.body) | self.bag(node.orelse)
-        if isinstance(node, ast.BoolOp):  # `extra or {}`
-            found = Bag()
+        if type(node) is ast.BoolOp:  # `extra or {}`
+            found = _EMPTY
             for value in node.values:
                 found |= self.bag(value)
             return found
-        if isinstance(node, ast.Call):
-            return self._called(node)
-        return Bag()
+        return _EMPTY
 
     def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
@@ -109,7 +112,7 @@ class BagReader(ValueReader):
         `atoms`: what the value is there, if not what it is alone (bindings.py `overwritten`)."""
         scope = self.scopes[-1]
         if isinstance(key, ast.Name) and key.id in scope.keyvars:
-            return scope.keyvars[key.id]
+            return self._valued(scope.keyvars[key.id], value)
         found = self._entry_keys(key)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
         if not found:
             return Bag()
@@ -162,6 +165,26 @@ class BagReader(ValueReader):
                 found |= Bag((Entry(item.value, self.span(item), frozenset()),))
         return found
 
+    def named_keys(self, names: ast.expr) -> Bag:
+        """What a list of names zipped with values holds (`zip(NAMES, values)`): its bag, or the
+        strings of a list of names the module binds (`LOSS_NAMES = ["loss/policy", ...]`), each
+        written where the list is used."""
+        found = self.bag(names)
+        texts = None if found else strings.loop_values(names, self.collection)
+        if not texts:
+            return found
+        span = self.span(names)
+        return Bag(tuple(Entry(text, span, frozenset()) for text in texts))
+
+    def _valued(self, names: Bag, value: ast.expr) -> Bag:
+        """A bag of names (`_records`, `named_keys`), each now holding `value`: what is put under
+        it, or the values zipped with it. Its values' facts are not known one by one: none is
+        given, so a fact of the whole (a stack of several reductions) is held against no key."""
+        for entry in names.entries:
+            if entry.span not in self.valued and not entry.value:
+                self.valued[entry.span] = value
+        return names
+
     def _comprehended(self, node: ast.DictComp) -> Bag:
         """`{f"train/{k}": v for k, v in stats.items()}`: `stats` re-keyed."""
         scope = self.scopes[-1]
@@ -186,22 +209,26 @@ class BagReader(ValueReader):
     def _called(self, node: ast.Call) -> Bag:
         """`dict(stats, lr=lr)`, `stats.copy()`, `deepcopy(stats)`, or what a project call returns."""
         func, name = node.func, called_name(node.func)
+        if name == "zip" and len(node.args) == 2 and not node.keywords:
+            return self._valued(self.named_keys(node.args[0]), node.args[1])  # `dict(zip(names, values))`
         if name in _COPIES:
             given = arguments(node)
             found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self._given(given)
             if found:
                 return found
-        site = self.site(node)
-        if site.callee:
-            return Bag(held=(Held("result", site.callee, call=self.span(node)),))
-        return Bag()
+        result = self._result_bags.get(id(node))
+        if result is None:  # made once per call: a name bound to its result is read each time it is used
+            site = self.site(node)
+            result = self._result_bags[id(node)] = Bag(held=(Held("result", site.callee, call=self.span(node)),)) if site.callee else _EMPTY
+        return result
 
-    def argument_bags(self, node: ast.Call) -> tuple[tuple[int | str, Bag], ...]:
+    def argument_bags(self, node: ast.Call, given: list[Argument] | None = None) -> tuple[tuple[int | str, Bag], ...]:
         """The dicts of metrics each argument holds, for a callee that logs them: read once,
-        where the walk first meets the call (in `x = f(x)`, before `x` is rebound)."""
+        where the walk first meets the call (in `x = f(x)`, before `x` is rebound). `given`:
+        the call's `arguments`, where the caller has them already."""
         found = self.call_bags.get(id(node))
         if found is None:
-            found = self.call_bags[id(node)] = self._argument_bags(arguments(node))
+            found = self.call_bags[id(node)] = self._argument_bags(arguments(node) if given is None else given)
         return found
 
     def _argument_bags(self, given: list[Argument]) -> tuple[tuple[int | str, Bag], ...]:
@@ -232,11 +259,11 @@ class BagReader(ValueReader):
         """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`,
         `for i, name in enumerate(names)`, `for name, t in zip(names, times)`: `k` (`name`) is
         the key of each of that bag's entries, inside the loop."""
-        over, key = _unwrapped(iterated), target
+        over, key, zipped = _unwrapped(iterated), target, False
         if isinstance(over, ast.Call) and called_name(over.func) == "enumerate" and over.args:
             over, key = _unwrapped(over.args[0]), key.elts[1] if isinstance(key, ast.Tuple) and len(key.elts) == 2 else None  # type: ignore[assignment]
         elif isinstance(over, ast.Call) and called_name(over.func) == "zip" and over.args:
-            over = _unwrapped(over.args[0])
+            over, zipped = _unwrapped(over.args[0]), True
         elif isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr in ("items", "keys") and not over.args:
             over = over.func.value
         if isinstance(key, ast.Tuple):
@@ -244,7 +271,7 @@ class BagReader(ValueReader):
         if not isinstance(key, ast.Name):
             return
         scope = self.scopes[-1]
-        found = self.bag(over)
+        found = self.named_keys(over) if zipped else self.bag(over)
         if found:
             scope.keyvars[key.id] = found
         else:

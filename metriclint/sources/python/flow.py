@@ -127,7 +127,7 @@ class Scope:
     results: dict[str, ast.Call] = field(default_factory=dict)  # name -> the call whose result it holds, which may be a dict
     keyvars: dict[str, Bag] = field(default_factory=dict)  # a loop's key variable -> the bag whose keys it takes
     logged: list[LoggedBag] = field(default_factory=list)  # bags logged here that hold entries of elsewhere
-    gives: Bag = field(default_factory=Bag)  # the bag it returns
+    gives: Bag = Bag()  # the bag it returns (a frozen Bag: one empty one serves every scope)
     puts: dict[str, Bag] = field(default_factory=dict)  # module.Class.attr -> what it puts in that attribute
     fills: dict[str, Bag] = field(default_factory=dict)  # parameter -> what it puts in the dict the parameter is
     handed_bags: list[Bag] = field(default_factory=list)  # the dicts of metrics it hands to calls

@@ -228,23 +228,31 @@ class ValueReader(WalkState):
             site = self.sites[id(node)] = self._read_site(node)
         return site
 
+    def _unfollowed(self, caller: str) -> ResultOf:
+        """The site of a call nothing follows, one per function: most calls of a file are."""
+        site = self.unfollowed.get(caller)
+        if site is None:
+            site = self.unfollowed[caller] = ResultOf("", None, caller)
+        return site
+
     def _read_site(self, node: ast.Call) -> ResultOf:
         scope = self.scopes[-1]
         func = node.func
         callee = self.code.callee(func, self.classes, scope.known)
         if callee is None:
-            return ResultOf("", None, scope.name)  # nothing to follow: what it is passed does not matter
+            return self._unfollowed(scope.name)  # nothing to follow: what it is passed does not matter
         owner = self.code.chain(func.value, {}) if isinstance(func, ast.Attribute) else ""
         bound = owner is None or "(" in (owner or "")  # a method of an object (`x.m()`, `make().m()`), not a module's function
-        if callee.startswith(UNKNOWN_OBJECT) and not any(self.bagged(a.value) for a in arguments(node)):
-            return ResultOf("", None, scope.name)  # an object's method handed no dict of metrics: nothing to follow
+        given = arguments(node)
+        if callee.startswith(UNKNOWN_OBJECT) and not any(self.bagged(a.value) for a in given):
+            return self._unfollowed(scope.name)  # an object's method handed no dict of metrics: nothing to follow
         if callee.startswith(UNKNOWN_OBJECT) or (isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name)):
             # `?.publish`, `self.tracker.publish`, `get_timers().write`: only the project-wide step
             # can tell the callee, and it follows such a call for its dicts of metrics and strings only
             return ResultOf(callee, None, scope.name, (), bound)
         args: list[tuple[int | str, frozenset[Atom]]] = []
         positional = True
-        for position, arg in enumerate(arguments(node)):
+        for position, arg in enumerate(given):
             positional = positional and not arg.star
             atoms = scope.kept(self.roots(arg.value)) if arg.keyword or positional else frozenset()
             if atoms:

@@ -222,7 +222,7 @@ class KeyRecorder(BagReader):
             return
         given = arguments(node)
         texts = self._argument_strings(given) if not site.callee.startswith(UNKNOWN_OBJECT) else ()
-        bags = self.argument_bags(node)
+        bags = self.argument_bags(node, given)
         self.scopes[-1].handed_bags.extend(bag for _, bag in bags if bag.entries)
         if site.args or texts or bags:
             self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags))

@@ -84,6 +84,7 @@ class WalkState:
         self.functions: list[FunctionFlow] = []
         self.calls: list[CallFlow] = []
         self.sites: dict[int, ResultOf] = {}  # call node id -> its site, read where the call is met
+        self.unfollowed: dict[str, ResultOf] = {}  # function -> the site of its calls nothing follows (roots.py)
         self.logged_with: dict[int, Logging] = {}  # dict node id -> what the call logging it does to its values
         self.literals: list[ast.AST] = []  # every string literal, for finding the comments
         self.owners: list[tuple[ast.AST, Literal]] = []  # definitions with a docstring
