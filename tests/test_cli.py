@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from conftest import FIXTURES, copy_fixture, invoke, write_project
+from conftest import FIXTURES, Golden, copy_fixture, invoke, write_project
 
 DEMO_LINE = (
     'fixtures/demo/trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after '
@@ -37,7 +36,7 @@ def test_demo_with_the_docstring_corrected_is_clean(tmp_path: Path, monkeypatch:
     assert result.output == "All checks passed (3 files).\n"
 
 
-def test_json_report_matches_golden(repo_root: Path, golden: Callable[[str, str], None]) -> None:
+def test_json_report_matches_golden(repo_root: Path, golden: Golden) -> None:
     result = invoke("check", "fixtures/demo", "--format", "json")
     golden("demo_check.json", result.output)
     assert json.loads(result.output)["findings"][0]["related"][0]["text"] == "clipping: before"

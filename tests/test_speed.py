@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from conftest import FIXTURES, copy_fixture, invoke, write_project
+from conftest import FIXTURES, copy_fixture, fixture_project, invoke, write_project
 
 from metriclint import engine
 from metriclint import settings as config
@@ -35,7 +35,7 @@ def _json(settings: config.Config) -> str:
 
 @pytest.mark.parametrize("name", PROJECTS)
 def test_findings_are_identical_with_and_without_cache_and_workers(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(FIXTURES / name)
+    monkeypatch.chdir(fixture_project(name, tmp_path))
     base = config.load((".",), None, None)
     plain = _json(dataclasses.replace(base, jobs=1, cache_dir=None))
     variants = {
