@@ -168,13 +168,13 @@ def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from metriclint.extract import runner
 
     files: list[str] = []
-    original = runner._run
+    original = runner.run_jobs
 
-    def recording(jobs: list[runner._Job], *rest: Any) -> Any:  # in this process: the workers read what it hands out
+    def recording(jobs: list[runner.Job], *rest: Any) -> Any:  # in this process: the workers read what it hands out
         files.extend(job.shown for job in jobs)
         return original(jobs, *rest)
 
-    monkeypatch.setattr(runner, "_run", recording)
+    monkeypatch.setattr(runner, "run_jobs", recording)
     return files
 
 

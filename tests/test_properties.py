@@ -175,8 +175,8 @@ def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str)
                 event(f"round {attempt + 1} fixed {sum(len(r.fixed) for r in rewrites)}")
                 snapshots.append(Path("m.py").read_bytes())
             assert snapshots[0] == snapshots[1]
-            job = extract_all._Job(Path("m.py"), "m.py", None)
-            assert not isinstance(extract_all._extract(job, DEFAULT_OPTIONS, partial(claims.read, vocabulary=VOCABULARY))[1], UnreadableFile)
+            job = extract_all.Job(Path("m.py"), "m.py", None)
+            assert not isinstance(extract_all.extract_file(job, DEFAULT_OPTIONS, partial(claims.read, vocabulary=VOCABULARY))[1], UnreadableFile)
         finally:
             os.chdir(here)
 
