@@ -42,6 +42,7 @@ def test_json_report_matches_golden(repo_root: Path, golden: Golden) -> None:
     assert json.loads(result.output)["findings"][0]["related"][0]["text"] == "clipping: before"
 
 
+@pytest.mark.slow
 def test_two_runs_print_the_same_bytes(repo_root: Path) -> None:
     assert invoke("check", "fixtures", "--format", "json").output == invoke("check", "fixtures", "--format", "json").output
 

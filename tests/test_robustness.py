@@ -326,6 +326,7 @@ def test_output_does_not_depend_on_the_order_the_file_system_lists(in_tmp: Path,
     assert invoke("check", ".", "--format", "sarif").output == first
 
 
+@pytest.mark.slow
 def test_output_is_byte_identical_across_runs_hash_seeds_and_worker_counts(tmp_path: Path) -> None:
     """String hashing differs per process, workers finish in any order: neither may show."""
     project = tmp_path / "odd"
@@ -343,6 +344,7 @@ def test_output_is_byte_identical_across_runs_hash_seeds_and_worker_counts(tmp_p
     assert all(b"ML001" in out and b"ML900" in out for _, _, out in outputs)
 
 
+@pytest.mark.slow
 def test_the_audit_of_code_evidence_does_not_depend_on_string_hashing() -> None:
     """Code facts reach the audit from sets; their order must not show."""
     command = [sys.executable, "-m", "metriclint", "audit", "fixtures/code_evidence_registry", "--format", "json"]
@@ -451,6 +453,7 @@ def test_fix_settles_every_odd_file_and_keeps_its_encoding_and_line_ends(tmp_pat
     assert {p.name: p.read_bytes() for p in project.iterdir()} == after
 
 
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_is_reported_by_its_bytes(in_tmp: Path) -> None:
     """Linux names are bytes: one that is not UTF-8 must not crash a format, the baseline or fix."""
     write_project(in_tmp, {}, REGISTRY)
@@ -473,6 +476,7 @@ def test_a_file_name_that_is_not_utf8_is_reported_by_its_bytes(in_tmp: Path) -> 
     assert "before clipping" in Path(os.fsdecode(b"bad\xffname.py")).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_odd_file_names_keep_machine_output_utf8_and_text_output_free_of_control_characters(in_tmp: Path) -> None:
     write_project(in_tmp, {}, REGISTRY)
     Path(os.fsdecode(b"caf\xe9\x1b[31mred.py")).write_text(CONTRADICTION, encoding="utf-8")
