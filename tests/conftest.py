@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from metriclint import engine, settings
@@ -20,28 +21,31 @@ from metriclint.model import CodeClaim
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 GOLDEN = ROOT / "tests" / "golden"
+Golden = Callable[[str | Path, str], None]  # the `golden` fixture
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden", action="store_true",
-        help="Write the golden files (tests/golden/) from what metriclint produces now, instead of comparing.",
+        help="Write the golden files (tests/golden/, fixtures/*/expected.txt and the other expected outputs) from what metriclint produces now, instead of comparing.",
     )
 
 
 @pytest.fixture
-def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
-    """`golden(name, actual)`: `actual` must be what tests/golden/<name> holds; with
-    `--update-golden`, it becomes what the file holds (review the diff before committing)."""
+def golden(request: pytest.FixtureRequest) -> Golden:
+    """`golden(name, actual)`: `actual` must be, byte for byte, what tests/golden/<name> holds
+    (or the file at `name` when it is a full path: a fixture's expected.txt, an expected
+    draft or fix); with `--update-golden`, it becomes what the file holds (review the diff
+    before committing). Every golden file of the suite goes through here."""
     update = request.config.getoption("--update-golden")
 
-    def check(name: str, actual: str) -> None:
-        path = GOLDEN / name
+    def check(name: str | Path, actual: str) -> None:
+        path = GOLDEN / name  # a full path stays itself
         if update:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(actual, encoding="utf-8")
+            path.write_bytes(actual.encode("utf-8"))
         assert path.is_file(), f"no golden file {name}; run `python -m pytest --update-golden` and review it"
-        assert actual == path.read_text(encoding="utf-8"), f"{name} differs; if the change is intended, run with --update-golden"
+        assert actual == path.read_bytes().decode("utf-8"), f"{name} differs; if the change is intended, run with --update-golden"
 
     return check
 
@@ -64,10 +68,56 @@ def code_claims(project: Path) -> tuple[CodeClaim, ...]:
         os.chdir(cwd)
 
 
+TWIN = "twin.yaml"
+
+
 def copy_fixture(source: Path, target: Path, *ignored: str) -> Path:
     """A fixture project copied for a test to change, without the cache a run over the
-    original leaves there (the README's quick start runs on fixtures/demo)."""
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".metriclint_cache", *ignored))
+    original leaves there (the README's quick start runs on fixtures/demo). A twin
+    (fixtures/X/twin.yaml) is made from its base: see `make_twin`."""
+    ignore = shutil.ignore_patterns(".metriclint_cache", TWIN, *ignored)
+    if (source / TWIN).is_file():
+        return make_twin(source, target, ignore)
+    shutil.copytree(source, target, ignore=ignore)
+    return target
+
+
+def fixture_project(name: str, tmp_path: Path) -> Path:
+    """fixtures/<name> as a folder a run can read: itself, or for a twin, the project made
+    from its base under `tmp_path`."""
+    folder = FIXTURES / name
+    return copy_fixture(folder, tmp_path / name) if (folder / TWIN).is_file() else folder
+
+
+def make_twin(twin: Path, target: Path, ignore: Callable[[Any, list[str]], set[str]]) -> Path:
+    """A twin is its base project with a few edits, written as data in `twin.yaml`:
+
+        base: know_x                  # the fixture folder it starts from
+        replacements:                 # each `old` occurs exactly once in the base's file
+          - {path: train.py, old: "...", new: "..."}
+        remove: [unused.py]           # base files the twin does not have (optional)
+
+    and the files the twin folder holds itself (its expected.txt, files of its own) are
+    copied over. A replacement that does not apply fails the test that asked for the twin."""
+    spec = yaml.safe_load((twin / TWIN).read_text(encoding="utf-8"))
+    base = FIXTURES / spec["base"]
+    shutil.copytree(base, target, ignore=ignore)
+    for name in spec.get("remove", []):
+        (target / name).unlink()
+    edits: dict[str, list[tuple[int, str, str]]] = {}
+    for replacement in spec["replacements"]:
+        path, old, new = replacement["path"], replacement["old"], replacement["new"]
+        text = (base / path).read_bytes().decode("utf-8")
+        assert text.count(old) == 1, f"{twin.name}/{TWIN}: {old!r} occurs {text.count(old)} times in {spec['base']}/{path}, not once"
+        edits.setdefault(path, []).append((text.index(old), old, new))
+    for path, changes in edits.items():
+        text = (base / path).read_bytes().decode("utf-8")
+        end = len(text)
+        for start, old, new in sorted(changes, reverse=True):  # from the end: the earlier positions stay put
+            assert start + len(old) <= end, f"{twin.name}/{TWIN}: two replacements overlap in {path}"
+            text, end = text[:start] + new + text[start + len(old):], start
+        (target / path).write_bytes(text.encode("utf-8"))
+    shutil.copytree(twin, target, ignore=ignore, dirs_exist_ok=True)
     return target
 
 
@@ -118,13 +168,13 @@ def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from metriclint.extract import runner
 
     files: list[str] = []
-    original = runner._run
+    original = runner.run_jobs
 
-    def recording(jobs: list[runner._Job], *rest: Any) -> Any:  # in this process: the workers read what it hands out
+    def recording(jobs: list[runner.Job], *rest: Any) -> Any:  # in this process: the workers read what it hands out
         files.extend(job.shown for job in jobs)
         return original(jobs, *rest)
 
-    monkeypatch.setattr(runner, "_run", recording)
+    monkeypatch.setattr(runner, "run_jobs", recording)
     return files
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from conftest import FIXTURES, copy_fixture, invoke, write_project
+from conftest import FIXTURES, Golden, copy_fixture, invoke, write_project
 
 PROJECT = "fixtures/markdown_docs"
 
@@ -18,7 +17,7 @@ def repo_root(monkeypatch: pytest.MonkeyPatch) -> Path:
     return FIXTURES.parent
 
 
-def test_json_audit_matches_golden(repo_root: Path, golden: Callable[[str, str], None]) -> None:
+def test_json_audit_matches_golden(repo_root: Path, golden: Golden) -> None:
     result = invoke("audit", PROJECT, "--format", "json")
     golden("markdown_docs_audit.json", result.output)
     assert result.exit_code == 1  # the docs contradict the registry

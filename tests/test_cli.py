@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from conftest import FIXTURES, copy_fixture, invoke, write_project
+from conftest import FIXTURES, Golden, copy_fixture, invoke, write_project
 
 DEMO_LINE = (
     'fixtures/demo/trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after '
@@ -37,12 +36,13 @@ def test_demo_with_the_docstring_corrected_is_clean(tmp_path: Path, monkeypatch:
     assert result.output == "All checks passed (3 files).\n"
 
 
-def test_json_report_matches_golden(repo_root: Path, golden: Callable[[str, str], None]) -> None:
+def test_json_report_matches_golden(repo_root: Path, golden: Golden) -> None:
     result = invoke("check", "fixtures/demo", "--format", "json")
     golden("demo_check.json", result.output)
     assert json.loads(result.output)["findings"][0]["related"][0]["text"] == "clipping: before"
 
 
+@pytest.mark.slow
 def test_two_runs_print_the_same_bytes(repo_root: Path) -> None:
     assert invoke("check", "fixtures", "--format", "json").output == invoke("check", "fixtures", "--format", "json").output
 

@@ -45,8 +45,11 @@ def committed(path: str) -> str:
     return (ROOT / path).read_text(encoding="utf-8")
 
 
-def test_the_generated_pages_are_the_committed_ones(generated: dict[str, str]) -> None:
-    """Run `python -m metriclint.docs` after changing a rule, a facet or the code knowledge."""
+def test_the_generated_pages_are_the_committed_ones(generated: dict[str, str], request: pytest.FixtureRequest) -> None:
+    """Run `python -m metriclint.docs` after changing a rule, a facet or the code knowledge
+    (`python -m pytest --update-golden` writes them too, with the other golden files)."""
+    if request.config.getoption("--update-golden"):
+        pages.write(ROOT, generated)
     assert pages.stale(ROOT, generated) == []
     assert sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs" / "rules").glob("*.md")) == sorted(
         path for path in generated if path.startswith("docs/rules/")

@@ -1,33 +1,33 @@
-"""Fixture projects with their exact expected findings (rule, path, line, metric, facet)."""
+"""Fixture projects with their exact expected findings (rule, path, line, metric, facet);
+a twin (fixtures/X/twin.yaml) is made from its base first (conftest.make_twin)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, invoke
+from conftest import FIXTURES, Golden, fixture_project, invoke
 
 PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.parent.name != "bad_registry")
 
 
 @pytest.mark.parametrize("name", PROJECTS)
-def test_fixture_project(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(FIXTURES / name)
+def test_fixture_project(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, golden: Golden) -> None:
+    monkeypatch.chdir(fixture_project(name, tmp_path))
     result = invoke("check", ".", "--format", "json")
     report = json.loads(result.stdout)
     got = [
-        f"{f['rule']} {f['path']}:{f['line']} {f['metric'] or '-'} {f['facet'] or '-'}" for f in report["findings"]
+        f"{f['rule']} {f['path']}:{f['line']} {f['metric'] or '-'} {f['facet'] or '-'}\n" for f in report["findings"]
     ]
-    expected = (FIXTURES / name / "expected.txt").read_text(encoding="utf-8").splitlines()
-    assert got == expected
+    golden(FIXTURES / name / "expected.txt", "".join(got))
     has_errors = any(f["severity"] == "error" for f in report["findings"])
     assert result.exit_code == (1 if has_errors else 0)
 
 
-def test_bad_registry_reports_every_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_registry_reports_every_problem(monkeypatch: pytest.MonkeyPatch, golden: Golden) -> None:
     monkeypatch.chdir(FIXTURES / "bad_registry")
     result = invoke("check", ".")
     assert result.exit_code == 2
-    expected = (FIXTURES / "bad_registry" / "expected.txt").read_text(encoding="utf-8")
-    assert result.stderr == expected
+    golden(FIXTURES / "bad_registry" / "expected.txt", result.stderr)
     assert "Traceback" not in result.output

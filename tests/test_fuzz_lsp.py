@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("pygls", reason="needs the server extra: pip install -e '.[server]'")
+pytestmark = pytest.mark.slow  # each test starts an editor server: seconds apiece
 
 from conftest import ROOT  # noqa: E402
 from hostile import HOSTILE, SECONDS  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, copy_fixture, finding_lines, invoke, write_project
+from conftest import FIXTURES, Golden, copy_fixture, finding_lines, invoke, write_project
 
 from metriclint.knowledge import registry
 from metriclint.knowledge.vocabulary import load_builtin
@@ -20,11 +20,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "project"
 
 
-def test_init_drafts_the_expected_registry(project: Path) -> None:
+def test_init_drafts_the_expected_registry(project: Path, golden: Golden) -> None:
     result = invoke("init", ".")
     assert result.exit_code == 0, result.output
     assert result.output == "Wrote metrics.yaml: 4 metrics, 2 with semantics, 1 disagreement to settle.\n"
-    assert (project / "metrics.yaml").read_text() == (PROJECT / "metrics.yaml.expected").read_text()
+    golden(PROJECT / "metrics.yaml.expected", (project / "metrics.yaml").read_text())
 
 
 def test_the_draft_passes_registry_validation(project: Path) -> None:
@@ -68,12 +68,12 @@ def field_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "project"
 
 
-def test_init_drafts_only_measurements_logged_outside_the_tests(field_project: Path) -> None:
+def test_init_drafts_only_measurements_logged_outside_the_tests(field_project: Path, golden: Golden) -> None:
     """Issue 14: no dataset ids, CI globs, configuration fields, labels or test-only keys; keys
     with spaces and templates with named placeholders; the code's value over a wrong text."""
     result = invoke("init", ".")
     assert result.output == "Wrote metrics.yaml: 7 metrics, 3 with semantics, 2 disagreements to settle.\n"
-    assert (field_project / "metrics.yaml").read_text() == (FIELD / "metrics.yaml.expected").read_text()
+    golden(FIELD / "metrics.yaml.expected", (field_project / "metrics.yaml").read_text())
     loaded, _ = registry.load(field_project / "metrics.yaml", "metrics.yaml", load_builtin()[0])
     assert list(loaded.metrics) == [
         "lm loss vs samples", "rollout/{status}_count", "spec/accept_rate_pos{pos}", "train/entropy",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import FIXTURES, copy_fixture, read_sealed, write_sealed
+from conftest import FIXTURES, copy_fixture, fixture_project, read_sealed, write_sealed
 
 from metriclint import engine
 from metriclint import settings as config
@@ -29,7 +29,7 @@ def _same_as_a_whole_run(base: config.Config, cache: Path, label: str) -> engine
 
 @pytest.mark.parametrize("name", PROJECTS)
 def test_a_cold_and_a_warm_run_find_what_a_whole_run_finds(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(FIXTURES / name)
+    monkeypatch.chdir(fixture_project(name, tmp_path))
     base = config.load((".",), None, None)
     for label in ("cold", "warm"):
         _same_as_a_whole_run(base, tmp_path / "c", label)

@@ -27,6 +27,7 @@ def _limited(project: Path, *args: str, given: bytes | None = None) -> tuple[sub
     return run, time.monotonic() - started
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_hostile_buffer_on_standard_input_is_ml900(tmp_path: Path, kind: str) -> None:
     name, text, message = HOSTILE[kind]
@@ -46,6 +47,7 @@ def test_a_hostile_file_is_ml900_and_the_others_are_read(tmp_path: Path, kind: s
     assert took < SECONDS + 30
 
 
+@pytest.mark.slow
 @STALLS
 def test_an_80_kb_file_that_stalls_the_native_parser_ends_within_the_limit(tmp_path: Path) -> None:
     """The probe's 80 KB file ran past 400 s: SIGALRM's handler never ran inside libcst's parser

@@ -106,6 +106,7 @@ CASES: list[tuple[str, str, Writer, tuple[str, ...]]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "registry", "write", "args"), CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("bad", [True, False], ids=["finding", "silent-twin"])
 def test_value_test(name: str, registry: str, write: Writer, args: tuple[str, ...], bad: bool, in_tmp: Path) -> None:

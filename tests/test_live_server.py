@@ -13,6 +13,7 @@ import pytest
 
 pytest_lsp = pytest.importorskip("pytest_lsp", reason="needs the server extra: pip install -e '.[server]'")
 pytest.importorskip("google_crc32c")
+pytestmark = pytest.mark.slow  # each test starts an editor server: seconds apiece
 
 from conftest import ROOT  # noqa: E402
 from live_writers import tensorboard  # noqa: E402

@@ -106,7 +106,7 @@ def test_a_page_without_the_directives_mark_is_not_searched_for_directives(monke
         searched.append(path)
         return []
 
-    monkeypatch.setattr(markdown, "_suppressions", search)
+    monkeypatch.setattr(markdown, "find_suppressions", search)
     extract("plain.md", b"# Metrics\n\n<!-- a note -->\n- `grad_norm`: norm before clipping\n")
     extract("marked.md", b"# Metrics\n\n<!-- metriclint: ignore[ML001] -->\n- `grad_norm`: norm after clipping\n")
     assert searched == ["marked.md"]
@@ -125,13 +125,13 @@ def test_a_run_parsed_when_asked_for_is_what_a_whole_page_parse_makes() -> None:
         "| **grad_norm** | *after* <!-- note --> clipping, see [ref] \\_ |\n\n- `kl`: mean [x](y)\n\n[ref]: https://example.org\n"
     )
     env: dict[str, object] = {}
-    blocks = SyntaxTreeNode(markdown._parser(blocks_only=True).parse(page, env))
+    blocks = SyntaxTreeNode(markdown.parser(blocks_only=True).parse(page, env))
     eager = SyntaxTreeNode(MarkdownIt("commonmark").enable("table").parse(page))
 
     def shape(node: SyntaxTreeNode) -> list[object]:
         return [(c.type, c.content, c.attrs, shape(c)) for c in node.children]
 
-    lazy = [shape(markdown._Run(node, env)) for node in blocks.walk() if node.type == "inline"]  # type: ignore[arg-type]
+    lazy = [shape(markdown.InlineRun(node, env)) for node in blocks.walk() if node.type == "inline"]  # type: ignore[arg-type]
     whole = [shape(node) for node in eager.walk() if node.type == "inline"]
     assert lazy == whole and len(whole) == 6 and ("link", "", {"href": "https://example.org"}, [("text", "docs", {}, [])]) in lazy[0]
 

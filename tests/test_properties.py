@@ -11,6 +11,7 @@ import warnings
 from functools import partial
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
@@ -154,6 +155,7 @@ FIX_WORDS = st.sampled_from([
 ])
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(FIX_WORDS, min_size=1, max_size=25).map(" ".join), st.sampled_from(["\n", "\r\n", "\r"]))
 def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str) -> None:
@@ -175,8 +177,8 @@ def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str)
                 event(f"round {attempt + 1} fixed {sum(len(r.fixed) for r in rewrites)}")
                 snapshots.append(Path("m.py").read_bytes())
             assert snapshots[0] == snapshots[1]
-            job = extract_all._Job(Path("m.py"), "m.py", None)
-            assert not isinstance(extract_all._extract(job, DEFAULT_OPTIONS, partial(claims.read, vocabulary=VOCABULARY))[1], UnreadableFile)
+            job = extract_all.Job(Path("m.py"), "m.py", None)
+            assert not isinstance(extract_all.extract_file(job, DEFAULT_OPTIONS, partial(claims.read, vocabulary=VOCABULARY))[1], UnreadableFile)
         finally:
             os.chdir(here)
 

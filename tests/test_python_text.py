@@ -61,6 +61,7 @@ def test_comments_match_the_tokenizer_on_hard_cases(name: str) -> None:
     assert ours(source.encode()) == oracle(source)
 
 
+@pytest.mark.slow
 def test_comments_match_the_tokenizer_on_every_file_here() -> None:
     files = [p for folder in ("metriclint", "tests", "fixtures", "bench") for p in (ROOT / folder).rglob("*.py")]
     checked = 0
@@ -97,6 +98,7 @@ def test_a_concatenated_docstring_is_not_read_as_one_text() -> None:
     assert extraction.mentions == ()
 
 
+@pytest.mark.slow
 def test_the_libcst_fallback_reads_the_same_texts_at_the_same_places() -> None:
     """sources/python/cst.py reads only files this Python cannot parse, so on a newer Python it may
     never run: here both readers read every fixture and module, and must agree on each

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES, ROOT, copy_fixture, finding_lines, invoke, write_project
 
 from metriclint.base.globs import Patterns
-from metriclint.base.paths import _shown, display
+from metriclint.base.paths import display
 from metriclint.cli import main
 from metriclint.extract import runner as extract_all
 from metriclint.extract.discover import GitIgnored, _IgnoreFile, discover
@@ -40,7 +40,7 @@ CONTRADICTION = 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  #
 
 
 def extract_one(path: Path) -> object:
-    return extract_all._extract(extract_all._Job(path, path.name, None), DEFAULT_OPTIONS, partial(read, vocabulary=VOCABULARY))[1]
+    return extract_all.extract_file(extract_all.Job(path, path.name, None), DEFAULT_OPTIONS, partial(read, vocabulary=VOCABULARY))[1]
 
 
 def findings(result_output: str) -> list[str]:
@@ -128,14 +128,14 @@ def test_a_worker_that_dies_costs_only_the_file_it_was_reading(in_tmp: Path, mon
     batch still out; only that file becomes ML900, the others are read again."""
     files = {f"m{i:03}.py": CONTRADICTION for i in range(200)}  # batches of 6 files for 2 workers
     write_project(in_tmp, {**files, "m017.py": "x = 1\n"}, REGISTRY)
-    original = extract_all._extract
+    original = extract_all.extract_file
 
-    def dying(job: extract_all._Job, *rest: object) -> object:
+    def dying(job: extract_all.Job, *rest: object) -> object:
         if job.shown == "m017.py":
             os._exit(1)  # the worker process, forked with this patch in place
         return original(job, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(extract_all, "_extract", dying)
+    monkeypatch.setattr(extract_all, "extract_file", dying)
     result = invoke("check", ".", "--jobs", "2", "--no-cache", "--format", "json")
     got = findings(result.output)
     assert [g for g in got if g.startswith("ML900")] == ["ML900 m017.py:1:1"]
@@ -274,6 +274,15 @@ def test_gitignore_holds_for_relative_paths_after_the_working_directory_changes(
         assert [p.as_posix() for p in discover((Path("."),), (), Path("."), (".py",))] == ["src/kept.py"], name
 
 
+def _looked_up(path: Path) -> str:
+    """How `display` shows a path, worked out the slow way: the whole path resolved, relative to
+    the resolved working directory, else as given (relative to it if absolute)."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return Path(os.path.relpath(path)).as_posix() if path.is_absolute() else path.as_posix()
+
+
 def test_display_works_folders_out_once_and_shows_every_path_as_a_full_look_up_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outside = write_project(tmp_path / "outside", {"o.py": "x = 1\n"})
     project = write_project(tmp_path / "project", {"pkg/a.py": "x = 1\n", "other.py": "x = 1\n"})
@@ -283,7 +292,7 @@ def test_display_works_folders_out_once_and_shows_every_path_as_a_full_look_up_d
     for cwd in (project, project / "pkg", tmp_path):
         monkeypatch.chdir(cwd)
         for path in [Path(p) for p in relative] + [project / p for p in relative] + [Path(os.path.relpath(project / p)) for p in relative]:
-            assert display(path) == _shown(path), (cwd, path)
+            assert display(path) == _looked_up(path), (cwd, path)
     monkeypatch.chdir(project)
     assert [display(Path(p)) for p in relative] == [
         "pkg/a.py", "other.py", "other.py", "elsewhere/o.py", "other.py", "../outside/o.py", "pkg", "."
@@ -317,6 +326,7 @@ def test_output_does_not_depend_on_the_order_the_file_system_lists(in_tmp: Path,
     assert invoke("check", ".", "--format", "sarif").output == first
 
 
+@pytest.mark.slow
 def test_output_is_byte_identical_across_runs_hash_seeds_and_worker_counts(tmp_path: Path) -> None:
     """String hashing differs per process, workers finish in any order: neither may show."""
     project = tmp_path / "odd"
@@ -334,6 +344,7 @@ def test_output_is_byte_identical_across_runs_hash_seeds_and_worker_counts(tmp_p
     assert all(b"ML001" in out and b"ML900" in out for _, _, out in outputs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", ["code_evidence_registry", "know_quantities"])  # the second: facts alike but for what they say
 def test_the_audit_of_code_evidence_does_not_depend_on_string_hashing(fixture: str) -> None:
     """Code facts reach the audit from sets; their order must not show."""
@@ -443,6 +454,7 @@ def test_fix_settles_every_odd_file_and_keeps_its_encoding_and_line_ends(tmp_pat
     assert {p.name: p.read_bytes() for p in project.iterdir()} == after
 
 
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_is_reported_by_its_bytes(in_tmp: Path) -> None:
     """Linux names are bytes: one that is not UTF-8 must not crash a format, the baseline or fix."""
     write_project(in_tmp, {}, REGISTRY)
@@ -465,6 +477,7 @@ def test_a_file_name_that_is_not_utf8_is_reported_by_its_bytes(in_tmp: Path) -> 
     assert "before clipping" in Path(os.fsdecode(b"bad\xffname.py")).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_odd_file_names_keep_machine_output_utf8_and_text_output_free_of_control_characters(in_tmp: Path) -> None:
     write_project(in_tmp, {}, REGISTRY)
     Path(os.fsdecode(b"caf\xe9\x1b[31mred.py")).write_text(CONTRADICTION, encoding="utf-8")

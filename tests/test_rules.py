@@ -8,10 +8,9 @@ and replacements. `python -m pytest --update-golden` rewrites them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from conftest import finding_lines, invoke, write_project
+from conftest import Golden, finding_lines, invoke, write_project
 
 from metriclint.checks import RULES, Example
 
@@ -31,7 +30,7 @@ BAD = [(code, index, example) for code, kind, index, example in CASES if kind ==
 
 @pytest.mark.parametrize(("code", "index", "example"), BAD, ids=[f"{c}-bad-{i}" for c, i, _ in BAD])
 def test_rule_example_messages_and_fixes_match_golden(
-    code: str, index: int, example: Example, in_tmp: Path, golden: Callable[[str, str], None]
+    code: str, index: int, example: Example, in_tmp: Path, golden: Golden
 ) -> None:
     write_project(in_tmp, example.files, example.registry)
     before = _contents(in_tmp)

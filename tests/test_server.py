@@ -16,6 +16,7 @@ from typing import IO, Any, AsyncIterator, Callable
 import pytest
 
 pytest_lsp = pytest.importorskip("pytest_lsp", reason="needs the server extra: pip install -e '.[server]'")
+pytestmark = pytest.mark.slow  # each test starts an editor server: seconds apiece
 
 from conftest import ROOT  # noqa: E402
 from lsprotocol import types  # noqa: E402 - only with the extra

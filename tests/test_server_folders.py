@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 pytest_lsp = pytest.importorskip("pytest_lsp", reason="needs the server extra: pip install -e '.[server]'")
+pytestmark = pytest.mark.slow  # each test starts an editor server: seconds apiece
 
 from lsprotocol import types  # noqa: E402 - only with the extra
 from pytest_lsp import LanguageClient  # noqa: E402

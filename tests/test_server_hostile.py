@@ -20,6 +20,7 @@ from typing import Any, Iterator
 import pytest
 
 pytest.importorskip("pygls", reason="needs the server extra: pip install -e '.[server]'")
+pytestmark = pytest.mark.slow  # each test starts an editor server: seconds apiece
 
 from conftest import ROOT  # noqa: E402
 from hostile import HOSTILE, KINDS  # noqa: E402
@@ -270,7 +271,6 @@ def test_the_server_ends_at_once_and_leaves_nothing_running(demo: Path, ending: 
     assert _session_left(client) == []
 
 
-@pytest.mark.slow
 def test_memory_after_a_thousand_edits_stays_within_half_again_that_after_the_first(client: RawClient, demo: Path) -> None:
     """Every analysed edit kept its buffer: 100 KB more memory per edit of this file."""
     blob = demo / "trainer" / "blob.py"

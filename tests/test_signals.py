@@ -52,14 +52,14 @@ def test_a_finished_run_shuts_its_workers_down_rather_than_killing_them(in_tmp: 
 @forked
 def test_a_file_that_takes_too_long_is_ml900_and_the_run_goes_on(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_project(in_tmp, {"slow.py": "x = 1\n", "a.py": CONTRADICTION}, REGISTRY)
-    original = runner._extract
+    original = runner.extract_file
 
-    def stalling(job: runner._Job, *rest: object) -> object:
+    def stalling(job: runner.Job, *rest: object) -> object:
         if job.shown == "slow.py":
             time.sleep(60)
         return original(job, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "_extract", stalling)
+    monkeypatch.setattr(runner, "extract_file", stalling)
     monkeypatch.setattr(runner, "FILE_SECONDS", 1)
     started = time.monotonic()
     result = invoke("check", ".", "--jobs", "1", "--no-cache")
@@ -71,10 +71,10 @@ def test_a_file_that_takes_too_long_is_ml900_and_the_run_goes_on(in_tmp: Path, m
 _STALLED_RUN = """
 import sys, time
 from metriclint.extract import runner
-original = runner._extract
+original = runner.extract_file
 def stalling(job, *rest):
     time.sleep(600)
-runner._extract = stalling
+runner.extract_file = stalling
 from metriclint.cli import main
 main(["check", ".", "--no-cache", "--jobs", "2"])
 """
@@ -113,7 +113,7 @@ from metriclint.engine import collection
 from metriclint.extract import runner
 def stalling(*given):
     time.sleep(600)
-runner._extract = stalling  # the workers read forever
+runner.extract_file = stalling  # the workers read forever
 if sys.argv[1] == "1":
     collection._discovered_apart = stalling  # and so does the listing, when its fork is the one signalled
 launch, forks = popen_fork.Popen._launch, []

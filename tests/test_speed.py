@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from conftest import FIXTURES, copy_fixture, invoke, write_project
+from conftest import FIXTURES, copy_fixture, fixture_project, invoke, write_project
 
 from metriclint import engine
 from metriclint import settings as config
@@ -35,7 +35,7 @@ def _json(settings: config.Config) -> str:
 
 @pytest.mark.parametrize("name", PROJECTS)
 def test_findings_are_identical_with_and_without_cache_and_workers(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(FIXTURES / name)
+    monkeypatch.chdir(fixture_project(name, tmp_path))
     base = config.load((".",), None, None)
     plain = _json(dataclasses.replace(base, jobs=1, cache_dir=None))
     variants = {
@@ -83,12 +83,12 @@ def test_workers_fork_with_the_parsers_and_the_phrase_patterns_ready(tmp_path: P
     source kinds' modules and the vocabulary's compiled patterns."""
     code = (
         "import sys\nfrom metriclint.extract import runner\nfrom metriclint.cli import main\n"
-        "pool, seen = runner._pool, []\n"
+        "pool, seen = runner.start_pool, []\n"
         "def spied(settings, workers):\n"
         "    vocabulary = settings.read.keywords['vocabulary']\n"
         "    seen.append([m in sys.modules for m in ('metriclint.sources.python.walk', 'metriclint.sources.markdown')] + ['pattern' in vars(vocabulary)])\n"
         "    return pool(settings, workers)\n"
-        "runner._pool = spied\n"
+        "runner.start_pool = spied\n"
         "try:\n    main(['check', '.', '-q', '--no-cache'])\nexcept SystemExit:\n    pass\n"
         "print(seen, file=sys.stderr)\n"
     )
@@ -148,15 +148,15 @@ def test_a_worker_collects_garbage_only_once_enough_is_young_to_hold_some(tmp_pa
     once the objects made since the last collection pass `YOUNG_OBJECTS`."""
     code = (
         "import gc\nfrom pathlib import Path\nfrom metriclint.extract import runner, workers\nfrom metriclint.sources import DEFAULT_OPTIONS\n"
-        "runner._start_worker(lambda text: (), DEFAULT_OPTIONS)\n"
+        "runner.start_worker(lambda text: (), DEFAULT_OPTIONS)\n"
         "gc.freeze()\ngc.disable()  # as a worker starts (workers._serve)\n"
         "started, progress = [], [0.0, 0.0]\n"
         "gc.callbacks.append(lambda phase, info: started.append(phase) if phase == 'start' else None)\n"
-        "python = [runner._Job(p, str(p), None) for p in sorted(Path('trainer').glob('*.py'))]\n"
-        "workers.answered(python, runner._work, progress, 0, 60)\n"
+        "python = [runner.Job(p, str(p), None) for p in sorted(Path('trainer').glob('*.py'))]\n"
+        "workers.answered(python, runner.work, progress, 0, 60)\n"
         "after_python = len(started)\n"
         "workers.YOUNG_OBJECTS = 100\n"
-        "workers.answered([runner._Job(Path('README.md'), 'README.md', None)], runner._work, progress, 0, 60)\n"
+        "workers.answered([runner.Job(Path('README.md'), 'README.md', None)], runner.work, progress, 0, 60)\n"
         "print(after_python, len(started))\n"
     )
     run = _python_in_demo(tmp_path, code, readme="# Metrics\n\n| key | meaning |\n|---|---|\n| `train/loss` | the loss |\n")
@@ -164,7 +164,7 @@ def test_a_worker_collects_garbage_only_once_enough_is_young_to_hold_some(tmp_pa
 
 
 def test_batches_shrink_to_single_files_so_the_workers_finish_together() -> None:
-    sizes = list(runner._batch_sizes(1375, 2))
+    sizes = list(runner.batch_sizes(1375, 2))
     assert sum(sizes) == 1375
     assert sizes[0] == 32 and sizes[-8:] == [1] * 8
     assert all(a >= b for a, b in zip(sizes, sizes[1:]))
@@ -180,8 +180,8 @@ def test_workers_send_results_back_without_a_python_call_per_field(tmp_path: Pat
         "from metriclint.extract import runner\n"
         "from metriclint.sources import DEFAULT_OPTIONS\n"
         "data = open('trainer/step.py', 'rb').read()\n"
-        "result = runner._parsed('.py', 'trainer/step.py', data, DEFAULT_OPTIONS, lambda text: ())[1]\n"
-        "runner._start_worker(str, DEFAULT_OPTIONS)\n"
+        "result = runner.extract_bytes('.py', 'trainer/step.py', data, DEFAULT_OPTIONS, lambda text: ())[1]\n"
+        "runner.start_worker(str, DEFAULT_OPTIONS)\n"
         "sent = bytes(ForkingPickler.dumps(result))\n"
         "print(sorted({op.name for op, _, _ in pickletools.genops(sent)} & {'BUILD', 'REDUCE'}), pickle.loads(sent) == result, len(result.functions) > 0)\n"
     )
@@ -213,18 +213,18 @@ def test_a_test_files_texts_are_left_unread(tmp_path: Path, monkeypatch: pytest.
         return []
 
     for test in (True, False):
-        _, result, _ = runner._extract(runner._Job(source, "m.py", None, test=test), Options(), reader)
+        _, result, _ = runner.extract_file(runner.Job(source, "m.py", None, test=test), Options(), reader)
         assert isinstance(result, Extraction) and result.texts
         assert read == ([] if test else [m.text for m in result.mentions])
     write_project(tmp_path, {"tests/test_a.py": "x = 1\n", "a.py": "x = 1\n"})
     monkeypatch.chdir(tmp_path)
     jobs: list[tuple[str, bool]] = []
 
-    def recording(given: list[runner._Job], settings: runner.Settings) -> Iterator[runner.Done]:
+    def recording(given: list[runner.Job], settings: runner.Settings) -> Iterator[runner.Done]:
         jobs.extend((job.shown, job.test) for job in given)
         return iter(())
 
-    monkeypatch.setattr(runner, "_run", recording)
+    monkeypatch.setattr(runner, "run_jobs", recording)
     invoke("check", ".", "--no-cache")  # ends as an internal error: the recording reads nothing
     assert sorted(jobs) == [("a.py", False), ("m.py", False), ("tests/test_a.py", True)]
 

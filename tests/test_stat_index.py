@@ -111,7 +111,7 @@ def test_a_racy_file_is_not_recorded_and_read_again(
         before = os.stat(source)
         source.write_bytes(source.read_bytes())
         os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
-        monkeypatch.setattr(stat_index, "_clock", lambda folder: os.stat(source).st_ctime_ns)
+        monkeypatch.setattr(stat_index, "fs_clock", lambda folder: os.stat(source).st_ctime_ns)
     first = _check()
     hashed.clear()
     assert _check() == first

@@ -93,7 +93,7 @@ def test_an_ascii_text_is_screened_as_the_screen_screens_it() -> None:
     odd = Vocabulary(merge(FACETS, {"odd": Facet("odd", "", {"a": ("\u017ftep total",), "b": ("Up Case", "\u00b5s")})}), CUES, REACH)
     texts = ["the step total here", "STEP TOTAL", "up case", "in \u00b5s", "in \u03bcs", "in ms", "steps", "xstep total", "nothing to see"]
     texts += [variant for entry in VOCABULARY.entries[::7] for variant in (entry.phrase.upper(), f"a {entry.phrase}s.", f"x{entry.phrase}")]
-    assert VOCABULARY._ascii_screen is not None and odd._ascii_screen is None  # both ways are tried
+    assert VOCABULARY.compiled()[2] is not None and odd.compiled()[2] is None  # both ways are tried (the ASCII screen)
     for vocabulary in (VOCABULARY, odd):
         assert vocabulary.screen is not None
         assert [vocabulary.may_state(t) for t in texts] == [vocabulary.screen.search(t) is not None for t in texts]

@@ -54,7 +54,7 @@ class Settings:
 
 
 @dataclass(frozen=True)
-class _Job:
+class Job:
     """A file the cache does not have. The worker reads it again rather than receive its
     bytes, so the sources of a large tree are never all in memory at once; it names the
     cache entry by the bytes it read, so an edit in between cannot file a stale result."""
@@ -96,7 +96,7 @@ def extract_changed(
     entries: list[str | None] = [None] * len(files)
     codes: list[str | None] = [None] * len(files)
     shown_all: list[str] = []
-    jobs: list[_Job] = []
+    jobs: list[Job] = []
     pending: list[int] = []
     store = cache_module.Cache(settings.cache_dir, settings.project, settings.cache_limit) if settings.cache_dir is not None else None
     if store is not None and run_salt is None:
@@ -123,15 +123,15 @@ def extract_changed(
                         results[index], entries[index] = cached, name
                         stats.note(shown, status, name)
                         continue
-            jobs.append(_Job(path, shown, run_salt, settings.max_bytes, shown in tests))
+            jobs.append(Job(path, shown, run_salt, settings.max_bytes, shown in tests))
             pending.append(index)
             statuses.append(status)
     done = len(files) - len(jobs)
     if progress is not None:
         progress(done, len(files))
-    # strict: zip asks `_run` for one more result, so its pools shut down as a finished run's do,
+    # strict: zip asks `run_jobs` for one more result, so its pools shut down as a finished run's do,
     # not as an interrupted one's (`_ended_with`).
-    for index, status, job, (entry, result, code) in zip(pending, statuses, jobs, _run(jobs, settings), strict=True):
+    for index, status, job, (entry, result, code) in zip(pending, statuses, jobs, run_jobs(jobs, settings), strict=True):
         results[index], entries[index], codes[index] = result, entry, code
         if store is not None and entry is not None:
             store.put(entry, result, files[index])
@@ -151,7 +151,7 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _run(jobs: list[_Job], settings: Settings) -> Iterator[Done]:
+def run_jobs(jobs: list[Job], settings: Settings) -> Iterator[Done]:
     """Extract in worker processes, even a single file or buffer: a native parser that
     overflows its stack (20,000 nested `not`s), runs away with memory or never ends must cost
     that file, not the run (extract/workers.py holds each worker to `FILE_SECONDS` and
@@ -165,8 +165,8 @@ def _run(jobs: list[_Job], settings: Settings) -> Iterator[Done]:
     ready_readers(settings, (job.path.suffix for job in jobs))
     workers = max(1, min(settings.jobs, len(jobs)))
     kept = _standing_pool(settings) if all(job.data is not None for job in jobs) else None
-    with nullcontext(kept) if kept is not None else _pool(settings, workers) as pool, settings.pause():
-        for job, outcome in zip(jobs, pool.map(jobs, _batch_sizes(len(jobs), workers)), strict=True):
+    with nullcontext(kept) if kept is not None else start_pool(settings, workers) as pool, settings.pause():
+        for job, outcome in zip(jobs, pool.map(jobs, batch_sizes(len(jobs), workers)), strict=True):
             yield _done(job, outcome)
 
 
@@ -177,16 +177,16 @@ def ready_readers(settings: Settings, suffixes: Iterable[str]) -> None:
     cold run on miles. The run reads texts itself after (the registry's descriptions), so
     little of it is extra work here. What is ready already costs next to nothing again."""
     for suffix in sorted(set(suffixes)):
-        _parsed(suffix, "", b"", settings.options, settings.read)
+        extract_bytes(suffix, "", b"", settings.options, settings.read)
     if settings.ready is not None:
         settings.ready()
 
 
-Pool = workers.Pool[_Job, Done]
+Pool = workers.Pool[Job, Done]
 
 
-def _pool(settings: Settings, count: int) -> Pool:
-    return workers.Pool(_work, count, FILE_SECONDS, FILE_MEMORY, _start_worker, (settings.read, settings.options, FILE_MEMORY))
+def start_pool(settings: Settings, count: int) -> Pool:
+    return workers.Pool(work, count, FILE_SECONDS, FILE_MEMORY, start_worker, (settings.read, settings.options, FILE_MEMORY))
 
 
 # The project's standing pool and what it was started for (its reader's fingerprint and the
@@ -217,12 +217,12 @@ def _standing_pool(settings: Settings) -> Pool | None:
         return found[1]
     if found is not None:  # the registry's phrases changed: a worker with the new ones
         found[1].kill()
-    pool = _pool(settings, 1)
+    pool = start_pool(settings, 1)
     _standing[settings.project] = (wanted, pool)
     return pool
 
 
-def _batch_sizes(count: int, workers: int) -> Iterator[int]:
+def batch_sizes(count: int, workers: int) -> Iterator[int]:
     """The sizes of the batches `count` files go in: a share of what is left, up to `_MAX_BATCH`
     files while much is left (a round trip per file cost as much as reading a small one), down
     to one at the end, so that the workers finish together. Batches of one size left a worker
@@ -243,7 +243,7 @@ FILE_MEMORY = 2 * 2**30
 _DIED = "the process reading this file died (out of memory, or a crash in a parser); the run went on without it"
 
 
-def _done(job: _Job, outcome: Done | workers.Lost) -> Done:
+def _done(job: Job, outcome: Done | workers.Lost) -> Done:
     """A worker's answer for one file; a file whose worker died or was killed, or whose result
     could not be sent back, is ML900 (not cached), and the run goes on with the next file."""
     if not isinstance(outcome, workers.Lost):
@@ -259,7 +259,7 @@ _worker_read: Reader | None = None  # a worker's, set once when the pool starts 
 _worker_options: Options | None = None
 
 
-def _start_worker(read: Reader, options: Options, memory: int = FILE_MEMORY) -> None:
+def start_worker(read: Reader, options: Options, memory: int = FILE_MEMORY) -> None:
     """A worker's reader and options, and the memory limit it was given, which its ML900 says
     (a worker that did not fork has its own copy of this module's constant)."""
     global _worker_read, _worker_options, FILE_MEMORY
@@ -267,19 +267,19 @@ def _start_worker(read: Reader, options: Options, memory: int = FILE_MEMORY) -> 
     transfer.send_by_fields(Result)
 
 
-def _work(job: _Job) -> Done:
-    assert _worker_read is not None and _worker_options is not None, "called outside a pool started by _run"
-    return _extract(job, _worker_options, _worker_read)
+def work(job: Job) -> Done:
+    assert _worker_read is not None and _worker_options is not None, "called outside a pool started by run_jobs"
+    return extract_file(job, _worker_options, _worker_read)
 
 
-def _extract(job: _Job, options: Options, read: Reader) -> Done:
+def extract_file(job: Job, options: Options, read: Reader) -> Done:
     """One file's cache entry name (None: not to be cached) and its extraction; any failure
     on this file is reported, never raised."""
     try:
         data = read_regular(job.path, job.max_bytes) if job.data is None else job.data
     except OSError as error:
         return None, _unreadable(job.shown, f"cannot read file: {error.strerror or error}"), ""
-    cacheable, result = _parsed(job.path.suffix, job.shown, data, replace(options, test=True) if job.test else options, read)
+    cacheable, result = extract_bytes(job.path.suffix, job.shown, data, replace(options, test=True) if job.test else options, read)
     if job.salt is None or not cacheable:
         return None, result, None
     return cache_module.key(job.salt, job.shown, data), result, kept.code_digest(result)
@@ -291,11 +291,11 @@ def extract_buffer(path: Path, data: bytes, settings: Settings, test: bool = Fal
     next run will read. `test`: it is a test file."""
     if len(data) > settings.max_bytes:  # refused before it is handed to a worker, as a file is before it is read
         return _unreadable(display(path), f"cannot read file: {too_large(len(data), settings.max_bytes).strerror}")
-    [(_, result, _)] = _run([_Job(path, display(path), None, settings.max_bytes, test, data)], settings)
+    [(_, result, _)] = run_jobs([Job(path, display(path), None, settings.max_bytes, test, data)], settings)
     return result
 
 
-def _parsed(suffix: str, shown: str, data: bytes, options: Options, read: Reader) -> tuple[bool, Result]:
+def extract_bytes(suffix: str, shown: str, data: bytes, options: Options, read: Reader) -> tuple[bool, Result]:
     """A file's extraction from its bytes, its texts read with `read` unless it is a test's
     (a test states nothing: language/views.py), and whether it may be cached.
 

@@ -48,7 +48,7 @@ class StatIndex:
         self.salt = run_salt.hex()
         self.known = _read(self.path, self.salt, limit)
         self.noted: dict[str, tuple[Status, str]] = {}
-        self.started = _clock(self.path.parent) if _made(directory, self.path.parent) else None  # before any status is taken
+        self.started = fs_clock(self.path.parent) if _made(directory, self.path.parent) else None  # before any status is taken
 
     def status(self, path: Path, limit: int) -> Status | None:
         """The file's status now (where a link points), or None when no entry is named by it:
@@ -102,7 +102,7 @@ def _made(directory: Path, folder: Path) -> bool:
     return True
 
 
-def _clock(folder: Path) -> int | None:
+def fs_clock(folder: Path) -> int | None:
     """The file system's time now, as it stamps files: the modification time of a file made
     in `folder` (then removed). None when none can be made: then nothing is recorded."""
     try:

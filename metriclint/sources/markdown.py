@@ -38,12 +38,12 @@ _FORMULA_WIDTH = 200
 
 
 @lru_cache(maxsize=2)
-def _parser(blocks_only: bool) -> MarkdownIt:
-    """The block parser leaves each inline run unparsed (`_Run` parses it when asked for);
+def parser(blocks_only: bool) -> MarkdownIt:
+    """The block parser leaves each inline run unparsed (`InlineRun` parses it when asked for);
     the other parses one such run. Built once per process: building one costs as much as
     parsing a short page."""
-    parser = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
-    return parser.disable("inline") if blocks_only else parser
+    built = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    return built.disable("inline") if blocks_only else built
 
 
 def encoding(data: bytes) -> str:
@@ -66,14 +66,14 @@ def extract(path: str, source: bytes) -> Extraction:
     text = text.replace("\x00", "\ufffd")
     lines = source_lines(text)  # as markdown-it counts lines: not at form feeds or U+2028
     env: dict[str, Any] = {}  # the link references the blocks define, for the runs that use them
-    tree = SyntaxTreeNode(_parser(blocks_only=True).parse(text, env))
+    tree = SyntaxTreeNode(parser(blocks_only=True).parse(text, env))
     # Only a file with the directive's mark needs its every node looked at for one: a sixth of
     # the Markdown work on radixark/miles's docs, none of which has one.
-    suppressions = tuple(_suppressions(path, lines, tree, env)) if directives.MARK in source else ()
+    suppressions = tuple(find_suppressions(path, lines, tree, env)) if directives.MARK in source else ()
     return Extraction(unread(_Walker(path, lines, env).document(tree.children)), suppressions=suppressions)
 
 
-class _Run:
+class InlineRun:
     """An inline run (the text of a heading, paragraph or cell) as the walk reads it: its
     nodes are parsed only when first asked for. Most runs are prose that no metric's text is
     taken from, and parsing every run was two fifths of the Markdown work on miles's docs."""
@@ -88,11 +88,11 @@ class _Run:
     def children(self) -> list[SyntaxTreeNode]:
         """The nodes a whole-page parse gives the run: the page's link references included."""
         if self._children is None:
-            self._children = SyntaxTreeNode(_parser(blocks_only=False).parseInline(self.content, self._env)).children[0].children
+            self._children = SyntaxTreeNode(parser(blocks_only=False).parseInline(self.content, self._env)).children[0].children
         return self._children
 
 
-def _suppressions(path: str, lines: list[str], tree: SyntaxTreeNode, env: dict[str, Any]) -> list[Suppression]:
+def find_suppressions(path: str, lines: list[str], tree: SyntaxTreeNode, env: dict[str, Any]) -> list[Suppression]:
     """`<!-- metriclint: ignore[ML001] -->`: inside a paragraph, cell or item it covers that
     text's lines; on lines of its own, those lines and the next one."""
     found = []
@@ -103,7 +103,7 @@ def _suppressions(path: str, lines: list[str], tree: SyntaxTreeNode, env: dict[s
         elif node.type == "inline" and node.map is not None:
             first, end = node.map
             comments = [(c.content, first + node.content[: node.content.find(c.content)].count("\n"), set(range(first + 1, end + 1)))
-                        for c in _Run(node, env).children if c.type == "html_inline"]
+                        for c in InlineRun(node, env).children if c.type == "html_inline"]
         else:
             continue
         for raw, line_index, covered in comments:
@@ -137,8 +137,8 @@ class _Walker:
         self.path, self.lines, self.env = path, lines, env
         self.words = metric_words()
 
-    def _run(self, node: SyntaxTreeNode) -> _Run:
-        return _Run(node, self.env)
+    def _run(self, node: SyntaxTreeNode) -> InlineRun:
+        return InlineRun(node, self.env)
 
     def _about_metrics(self, text: str) -> bool:
         return any(word.strip("`*_:()").lower() in self.words for word in text.split())
@@ -212,7 +212,7 @@ class _Walker:
         return self.lines[index] if index < len(self.lines) else ""
 
     def _inline(
-        self, inline: _Run, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0
+        self, inline: InlineRun, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0
     ) -> list[Mention]:
         """The text of one inline run from `offset` on, with every line mapped to the file."""
         content = _readable(inline)
@@ -238,7 +238,7 @@ class _Walker:
         return [Mention(SourceKind.DOC, self.path, text, tuple(origins), subjects, names_metrics=sure and bool(subjects))] if pieces else []
 
 
-def _readable(inline: _Run) -> str:
+def _readable(inline: InlineRun) -> str:
     """The raw inline text with HTML comments and formulas in backticks blanked out, so
     positions stay exact."""
     content = inline.content
@@ -274,7 +274,7 @@ def _formula(code: str) -> bool:
     return any(isinstance(node, (ast.BinOp, ast.UnaryOp)) for node in ast.walk(tree))
 
 
-def _key_column(rows: list[list[_Run]]) -> int | None:
+def _key_column(rows: list[list[InlineRun]]) -> int | None:
     """The first column whose every filled cell names metrics: the rows' subject."""
     width = max((len(row) for row in rows), default=0)
     for column in range(width):
@@ -284,7 +284,7 @@ def _key_column(rows: list[list[_Run]]) -> int | None:
     return None
 
 
-def _names(inline: _Run) -> list[str] | None:
+def _names(inline: InlineRun) -> list[str] | None:
     """The metric names an inline run consists of, or None if it says anything else."""
     if not any(mark in inline.content for mark in _NAME_MARKS):
         return None  # nothing in it can be a name: no need to parse the run to know it
@@ -311,7 +311,7 @@ def _names(inline: _Run) -> list[str] | None:
     return names or None
 
 
-def _leading_name(inline: _Run) -> tuple[str, int] | None:
+def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
     """`name` and the offset its definition starts at, for "`name`: text" or "**name** — text"."""
     if not inline.content.startswith(_LEADING_MARKS):
         return None  # the run cannot start with its name's markup: no need to parse it
