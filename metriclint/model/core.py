@@ -63,6 +63,7 @@ class Mention:
     flows_to: tuple[str, ...] = ()  # logged keys the documented value reaches; beats subjects
     names_metrics: bool = False  # the subjects are metric names by the file's own structure
     below: tuple[str, ...] = ()  # keys the logging call right below a comment logs: a sentence naming one speaks for it
+    values: tuple[int, ...] = ()  # a log message's: the offsets right after the value it formats, where a unit symbol may follow
 
     def span(self, start: int, end: int) -> Span:
         """The file span of `text[start:end]`."""

@@ -65,9 +65,9 @@ class Prose:
             result.append((block, Mention(SourceKind.DOCSTRING, self.path, text, origins)))
         return result
 
-    def log_message(self, text: str, origins: tuple[tuple[int, int], ...], keys: tuple[str, ...]) -> None:
+    def log_message(self, text: str, origins: tuple[tuple[int, int], ...], keys: tuple[str, ...], value_end: int) -> None:
         """The words of a message next to a value it formats, which is logged under `keys` (said.py)."""
-        self.mentions.append(Mention(SourceKind.LOG, self.path, text, origins, flows_to=keys))
+        self.mentions.append(Mention(SourceKind.LOG, self.path, text, origins, flows_to=keys, values=(value_end,)))
 
     # -- comments ---------------------------------------------------------------------------
 
