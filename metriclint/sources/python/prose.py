@@ -99,7 +99,8 @@ class Prose:
         def flush() -> None:
             if block:
                 text = "\n".join(c[2] for c in block)
-                below = tuple(dict.fromkeys(self.calls_logging.get(block[-1][0] + 1, ())))
+                after = block[-1][0] + 1  # a logging call that starts there, or a key logged there (a dict entry, `m["k"] = v`)
+                below = tuple(dict.fromkeys((*self.calls_logging.get(after, ()), *self.keys_on_line.get(after, ()))))
                 mentions.append(Mention(SourceKind.COMMENT, self.path, text, tuple((c[0], c[1]) for c in block), below=below))
                 block.clear()
 
