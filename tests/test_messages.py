@@ -7,6 +7,7 @@ import ast
 import pytest
 import yaml
 
+from metriclint.base import keys
 from metriclint.base.builtin import rules_dir
 from metriclint.model import Mention, SourceKind
 from metriclint.sources import python
@@ -70,8 +71,17 @@ def step(tracker, tokens):
 
 
 def test_a_message_speaks_for_a_value_only_where_that_value_is_logged() -> None:
+    """A value that is only printed is checked as one of its own, named for where it is printed."""
     mentions = [m for m in python.extract("t.py", CODE.encode()).mentions if m.source == SourceKind.LOG]
-    assert [(m.origins, " ".join(m.text.split()), m.flows_to) for m in mentions] == [(((10, 19),), "GiB in use", ("perf/used",))]
+    logged = [m for m in mentions if not any(map(keys.is_printed, m.flows_to))]
+    assert [(m.origins, " ".join(m.text.split()), m.flows_to) for m in logged] == [(((10, 19),), "GiB in use", ("perf/used",))]
+    assert [m.flows_to for m in mentions if m not in logged] == [("other (printed at t.py:12)",), ("used (printed at t.py:14)",)]
+
+
+def test_a_value_whose_words_a_neighbour_shares_is_not_checked_alone() -> None:
+    code = "import time\n\n\ndef f(a, b):\n    print(f'{a:.1f}/{b:.1f} ms')\n    print(f'{a:.1f} ms, {b:.1f} s')\n"
+    mentions = [m for m in python.extract("t.py", code.encode()).mentions if m.source == SourceKind.LOG]
+    assert [(m.origins[0][0], m.flows_to) for m in mentions] == [(6, ("a (printed at t.py:6)",)), (6, ("b (printed at t.py:6)",))]
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e["message"] for e in EXAMPLES])

@@ -148,7 +148,7 @@ def test_a_worker_collects_garbage_only_once_enough_is_young_to_hold_some(tmp_pa
     once the objects made since the last collection pass `YOUNG_OBJECTS`."""
     code = (
         "import gc\nfrom pathlib import Path\nfrom metriclint.extract import runner, workers\nfrom metriclint.sources import DEFAULT_OPTIONS\n"
-        "runner.start_worker(lambda text: (), DEFAULT_OPTIONS)\n"
+        "runner.start_worker(lambda text, values=(): (), DEFAULT_OPTIONS)\n"
         "gc.freeze()\ngc.disable()  # as a worker starts (workers._serve)\n"
         "started, progress = [], [0.0, 0.0]\n"
         "gc.callbacks.append(lambda phase, info: started.append(phase) if phase == 'start' else None)\n"
@@ -180,7 +180,7 @@ def test_workers_send_results_back_without_a_python_call_per_field(tmp_path: Pat
         "from metriclint.extract import runner\n"
         "from metriclint.sources import DEFAULT_OPTIONS\n"
         "data = open('trainer/step.py', 'rb').read()\n"
-        "result = runner.extract_bytes('.py', 'trainer/step.py', data, DEFAULT_OPTIONS, lambda text: ())[1]\n"
+        "result = runner.extract_bytes('.py', 'trainer/step.py', data, DEFAULT_OPTIONS, lambda text, values=(): ())[1]\n"
         "runner.start_worker(str, DEFAULT_OPTIONS)\n"
         "sent = bytes(ForkingPickler.dumps(result))\n"
         "print(sorted({op.name for op, _, _ in pickletools.genops(sent)} & {'BUILD', 'REDUCE'}), pickle.loads(sent) == result, len(result.functions) > 0)\n"
@@ -208,7 +208,7 @@ def test_a_test_files_texts_are_left_unread(tmp_path: Path, monkeypatch: pytest.
     source.write_text('def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # the norm after clipping\n', encoding="utf-8")
     read: list[str] = []
 
-    def reader(text: str) -> list[Reading]:
+    def reader(text: str, values: tuple[int, ...] = ()) -> list[Reading]:
         read.append(text)
         return []
 

@@ -44,6 +44,19 @@ def same_metric(a: str, b: str) -> bool:
     return (a_template and not b_template and covers(a, b)) or (b_template and not a_template and covers(b, a))
 
 
+_PRINTED = " (printed at "
+
+
+def printed(name: str, path: str, line: int) -> str:
+    """What a value that is only printed is checked as, in place of a key: `took (printed at
+    train.py:12)`, one for each place it is printed. No logged key has this shape."""
+    return f"{name}{_PRINTED}{path}:{line})"
+
+
+def is_printed(key: str) -> bool:
+    return key.endswith(")") and _PRINTED in key
+
+
 def last_segment(key: str) -> str:
     return key.rsplit("/", 1)[-1]
 

@@ -28,7 +28,7 @@ Result = Extraction | ReadFailure
 Done = tuple[str | None, Result, str | None]
 Progress = Callable[[int, int], None]  # files extracted, total
 # What one text states: picklable, since each worker process gets it once when it starts.
-Reader = Callable[[str], Sequence[Reading]]
+Reader = Callable[..., Sequence[Reading]]  # (text, values=()): language/phrases.read with the run's vocabulary
 Pause = Callable[[], AbstractContextManager[None]]
 
 
@@ -328,7 +328,7 @@ def reread(result: Result, read: Reader) -> Result:
 
 
 def _read_texts(extraction: Extraction, read: Reader) -> Extraction:
-    return replace(extraction, texts=tuple((mention, tuple(read(mention.text))) for mention, _ in extraction.texts))
+    return replace(extraction, texts=tuple((mention, tuple(read(mention.text, values=mention.values))) for mention, _ in extraction.texts))
 
 
 def _internal(shown: str, error: Exception) -> ReadFailure:

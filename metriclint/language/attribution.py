@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import itertools
 import re
+from functools import lru_cache
 from typing import Iterable, Iterator, Sequence
 
 from metriclint.base import keys
+from metriclint.base.builtin import word_lists
 from metriclint.base.spaced import SpacedNames
 from metriclint.knowledge.registry import Registry
 from metriclint.language.subjects import speaks_for
@@ -70,7 +72,7 @@ class MetricIndex:
             longest = max(map(keys.fixed_length, registered))
             pinned = [r for r in registered if keys.fixed_length(r) == longest]
             return tuple(pinned) if keys.is_template(key) or len(pinned) == 1 else ()
-        return (key,) if key in self.logged else ()
+        return (key,) if key in self.logged or keys.is_printed(key) else ()
 
     def for_name(self, name: str, naming: bool = False) -> tuple[str, ...]:
         """`_metrics_of_name`, each answer kept."""
@@ -186,7 +188,7 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
         )
         if not metrics:
             return []
-        return [_claim(mention, r, metric) for r in _about_the_value(mention, readings) for metric in metrics]
+        return [_claim(mention, r, metric) for r in _about_the_value(mention, readings) for metric in metrics if _said_of(metric, r)]
     claims = []
     named: dict[tuple[int, int], str | None] = {}
     for reading in readings:
@@ -220,6 +222,17 @@ def _about_the_value(mention: Mention, readings: Sequence[Reading]) -> list[Read
         if reading.sentence not in speaks:
             speaks[reading.sentence] = speaks_for(mention.text[slice(*reading.sentence)], names)
     return [reading for reading in readings if speaks[reading.sentence]]
+
+
+def _said_of(metric: str, reading: Reading) -> bool:
+    """A value that is only printed is checked for the facets its message states plainly
+    (rules/log_messages.yaml `printed_facets`): a unit, not the looser words around it."""
+    return not keys.is_printed(metric) or reading.facet in _printed_facets()
+
+
+@lru_cache(maxsize=1)
+def _printed_facets() -> frozenset[str]:
+    return frozenset(word_lists("log_messages.yaml")["printed_facets"])
 
 
 def _union(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:

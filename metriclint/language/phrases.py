@@ -12,8 +12,9 @@ states their scope too. The words for all of this are data, `rules/reading/`.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 
+from metriclint.base.builtin import word_lists
 from metriclint.knowledge import reading_rules
 from metriclint.knowledge.reading_rules import ReadingRules
 from metriclint.knowledge.vocabulary import PhraseEntry, Vocabulary
@@ -51,8 +52,35 @@ def ready(vocabulary: Vocabulary) -> None:
     reading_rules.builtin()
 
 
-def read(text: str, vocabulary: Vocabulary) -> list[Reading]:
-    """Every facet phrase in `text`, in order, with its polarity settled."""
+def read(text: str, vocabulary: Vocabulary, values: tuple[int, ...] = ()) -> list[Reading]:
+    """Every facet phrase in `text`, in order, with its polarity settled. `values`: in a log
+    message, the offsets right after the value it formats, where a unit symbol says its unit."""
+    found = _phrase_readings(text, vocabulary)
+    symbols = [r for r in map(partial(_symbol_after, text, vocabulary), values) if r is not None]
+    if not symbols:
+        return found
+    return sorted(found + [r for r in symbols if not any(o.start < r.end and r.start < o.end for o in found)], key=lambda r: r.start)
+
+
+def _symbol_after(text: str, vocabulary: Vocabulary, at: int) -> Reading | None:
+    """`{t:.2f}s`, `{t} ms`: the unit symbol written right after a formatted value, which alone
+    is too short to read as prose (rules/log_messages.yaml `value_units`)."""
+    match = _value_units()[0].match(text, at)
+    if match is None or "unit" not in vocabulary.facets:
+        return None
+    start = match.start(1)
+    sentence = next((s for s in sentences(text) if s[0] <= start < s[1]), (0, len(text)))
+    return Reading("unit", _value_units()[1][match.group(1)], False, start, match.end(1), sentence)
+
+
+@lru_cache(maxsize=1)
+def _value_units() -> tuple[re.Pattern[str], dict[str, str]]:
+    units = {symbol: key.split(".", 1)[1] for key, symbols in word_lists("log_messages.yaml").items() if key.startswith("value_units.") for symbol in symbols}
+    alternatives = "|".join(sorted(map(re.escape, units), key=len, reverse=True))
+    return re.compile(rf" ?({alternatives})(?![\w/])"), units
+
+
+def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
     if vocabulary.pattern is None or not vocabulary.may_state(text):
         return []
     cue_pattern = _cue_pattern(vocabulary.negation_cues)

@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.model import Mention, SourceKind, Span
 from metriclint.sources import Unreadable
@@ -86,8 +87,9 @@ def templates(mentions: Iterable[Mention], read: Callable[[str], bytes | None] |
     """The templates of every Python file some log-message text of `mentions` is in."""
     by_path: dict[str, dict[tuple[str, tuple[tuple[int, int], ...]], tuple[str, ...]]] = {}
     for mention in mentions:
-        if mention.source == SourceKind.LOG and mention.flows_to:
-            by_path.setdefault(mention.path, {})[(mention.text, mention.origins)] = mention.flows_to
+        logged = tuple(k for k in mention.flows_to if not keys.is_printed(k))  # a value only printed is no key a run logs
+        if mention.source == SourceKind.LOG and logged:
+            by_path.setdefault(mention.path, {})[(mention.text, mention.origins)] = logged
     found: list[Template] = []
     for path, keyed in by_path.items():
         found += file_templates(path, keyed, read or _read)

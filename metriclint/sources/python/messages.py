@@ -9,10 +9,9 @@ that no separator parts belong to neither (precision first: nothing tells whose 
 Each form is read with a real parser: f-strings with `ast` (the fields' expressions carry their
 positions), `.format` templates with Python's own `string.Formatter`, `%`-formats by the
 conversion-spec grammar of the language reference (4.7.1), which Python exposes no parser for.
-A message may be one string token or an implicit concatenation of several (the long message a
-formatter splits over lines), triple-quoted ones included: text.py finds the pieces, and the
-message's text keeps each character where it is written, so every offset maps back to the
-file. A mapping key `%(name)s`, a `*` width or a nested format spec is not read.
+A message may be one string or an implicit concatenation of several, triple-quoted ones too:
+text.py finds the pieces, and the text keeps each character where it is written, so offsets map
+back to the file. A mapping key `%(name)s`, a `*` width or a nested format spec is not read.
 """
 
 from __future__ import annotations
@@ -57,11 +56,14 @@ class Field:
     `text` is the message's own source from the first to the last of those words, the field
     itself and whatever stands between the pieces of a concatenation blanked out with spaces;
     `origins[i]` is the file position (line, 1-based column) of the first character of line
-    `i` of `text`, as in a Mention."""
+    `i` of `text`, as in a Mention. `shared`: nothing parts the words from a neighbouring field
+    (`{fwd}/{bwd} ms`). `value_end`: where in `text` the field ends (`{t:.2f}s`)."""
 
     value: ast.expr
     text: str
     origins: tuple[tuple[int, int], ...]
+    shared: bool = False
+    value_end: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,14 +344,14 @@ def _fields(written: _Written, slots: list[_Slot]) -> list[Field]:
             continue
         before_from = slots[index - 1].end if index else 0
         after_to = slots[index + 1].start if index + 1 < len(slots) else len(message)
-        cut = _cut(written, before_from, slot.start, backwards=True)
+        cut, after = _cut(written, before_from, slot.start, backwards=True), _cut(written, slot.end, after_to, backwards=False)
+        shared = (cut is None and index > 0) or (after is None and index + 1 < len(slots))
         start = cut if cut is not None else (slot.start if index else before_from)
-        cut = _cut(written, slot.end, after_to, backwards=False)
-        end = cut if cut is not None else (slot.end if index + 1 < len(slots) else after_to)
+        end = after if after is not None else (slot.end if index + 1 < len(slots) else after_to)
         blank = "".join(c if c == "\n" else " " for c in message[slot.start : slot.end])
         words = message[start : slot.start] + blank + message[slot.end : end]
         if words.strip():
-            fields.append(Field(slot.value, words, written.origins(start, end)))
+            fields.append(Field(slot.value, words, written.origins(start, end), shared, slot.end - start))
     return fields
 
 

@@ -21,6 +21,7 @@ class Prose:
         self.keys_on_line: dict[int, list[str]] = {}  # what a trailing comment's line logs
         self.names_on_line: dict[int, list[str]] = {}  # and what it assigns
         self.calls_logging: dict[int, list[str]] = {}  # the keys a logging call that starts on a line logs
+        self.entries_on_line: dict[int, list[str]] = {}  # the bare keys of dict entries on a line (`"mean_reward": r`)
         self.comments: list[tuple[int, int, str, bool]] = []  # line, column, text, trailing
         self.directives: list[tuple[Span, directives.Directive]] = []
         # A multi-line string's findings may be silenced on the line where it closes, or on
@@ -65,9 +66,9 @@ class Prose:
             result.append((block, Mention(SourceKind.DOCSTRING, self.path, text, origins)))
         return result
 
-    def log_message(self, text: str, origins: tuple[tuple[int, int], ...], keys: tuple[str, ...]) -> None:
+    def log_message(self, text: str, origins: tuple[tuple[int, int], ...], keys: tuple[str, ...], value_end: int) -> None:
         """The words of a message next to a value it formats, which is logged under `keys` (said.py)."""
-        self.mentions.append(Mention(SourceKind.LOG, self.path, text, origins, flows_to=keys))
+        self.mentions.append(Mention(SourceKind.LOG, self.path, text, origins, flows_to=keys, values=(value_end,)))
 
     # -- comments ---------------------------------------------------------------------------
 
@@ -99,7 +100,10 @@ class Prose:
         def flush() -> None:
             if block:
                 text = "\n".join(c[2] for c in block)
-                below = tuple(dict.fromkeys(self.calls_logging.get(block[-1][0] + 1, ())))
+                # A logging call that starts on the next line, or a key written there (a dict entry,
+                # `m["k"] = v`): attribution keeps the one a sentence names, if the code logs it.
+                after = block[-1][0] + 1
+                below = tuple(dict.fromkeys((*self.calls_logging.get(after, ()), *self.keys_on_line.get(after, ()), *self.entries_on_line.get(after, ()))))
                 mentions.append(Mention(SourceKind.COMMENT, self.path, text, tuple((c[0], c[1]) for c in block), below=below))
                 block.clear()
 

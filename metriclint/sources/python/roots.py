@@ -37,9 +37,9 @@ class ValueReader(WalkState):
             return self.roots(value.value, (index, -1)) if index is not None else frozenset()
         if isinstance(value, ast.Call):
             func = value.func
-            if isinstance(func, ast.Name) and func.id in self.rules.preserving_functions and len(value.args) + len(value.keywords) == 1:
-                only = arguments(value)[0]
-                return self.roots(only.value, element)
+            handed = _handed_on(value, self.rules.preserving_functions)
+            if handed is not None:
+                return self.roots(handed, element)
             if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
                 return self.roots(func.value, element)
             found = self.code.call(value, element, scope.objects, self.site(value), self.roots)
@@ -197,8 +197,9 @@ class ValueReader(WalkState):
         """The value under its value-preserving steps: `float(x.item())` is `x`."""
         while isinstance(value, ast.Call):
             func = value.func
-            if isinstance(func, ast.Name) and func.id in self.rules.preserving_functions and len(value.args) == 1 and not value.keywords:
-                value = value.args[0]
+            handed = _handed_on(value, self.rules.preserving_functions)
+            if handed is not None:
+                value = handed
             elif isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods and not value.args:
                 value = func.value
             else:
@@ -277,3 +278,14 @@ def _reads_param_group_lr(node: ast.Subscript) -> bool:
         isinstance(node.slice, ast.Constant) and node.slice.value == "lr" and isinstance(inner, ast.Subscript)
         and isinstance(inner.value, ast.Attribute) and inner.value.attr == "param_groups"
     )
+
+
+def _handed_on(call: ast.Call, functions: frozenset[str]) -> ast.expr | None:
+    """The value a value-preserving function hands on: its first argument, the others being
+    options (`round(x, 3)` is still x's quantity, rounded); its only argument if given by name."""
+    func = call.func
+    if not (isinstance(func, ast.Name) and func.id in functions):
+        return None
+    if call.args:
+        return call.args[0] if not isinstance(call.args[0], ast.Starred) else None
+    return call.keywords[0].value if len(call.keywords) == 1 and call.keywords[0].arg is not None else None

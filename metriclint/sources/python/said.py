@@ -90,6 +90,19 @@ class Messages(KeyRecorder):
             handle = self._handle(field.value)
             if handle is not None:
                 self.waiting.append((field, handle))
+                self._printed(field, handle)
+
+    def _printed(self, field: Field, handle: tuple[Any, ...]) -> None:
+        """A value the message alone speaks for (no neighbour shares its words) is checked as a
+        metric of its own, named for where it is printed (keys.printed): what the code makes of
+        it is taken here, where it is printed, and kept only if it is never logged (`said`)."""
+        if handle[0] == "key" or field.shared:
+            return
+        line, _ = field.origins[0]
+        name = handle[-1] if isinstance(handle[-1], str) and handle[0] != "local" else self.text.segment(field.value)
+        key = keys.printed(name, self.path, line)
+        self.printed_as[id(field)] = key
+        self.value_logged(key, field.value, NOT_LOGGED)
 
     def _handle(self, value: ast.expr) -> tuple[Any, ...] | None:
         """What identifies a value across the lines of one file, or None when nothing does."""
@@ -110,7 +123,9 @@ class Messages(KeyRecorder):
         for field, handle in self.waiting:
             logged = [handle[1]] if handle[0] == "key" else self.logged_as.get(handle)
             if logged:
-                self.prose.log_message(field.text, field.origins, tuple(dict.fromkeys(logged)))
+                self.prose.log_message(field.text, field.origins, tuple(dict.fromkeys(logged)), field.value_end)
+            elif id(field) in self.printed_as:
+                self.prose.log_message(field.text, field.origins, (self.printed_as[id(field)],), field.value_end)
 
 
 def formatted_values(node: ast.expr) -> list[ast.expr]:

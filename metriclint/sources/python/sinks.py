@@ -182,6 +182,7 @@ class KeyRecorder(BagReader):
         for key in self._keys(key_node):
             shaped = keys.looks_like_key(key)
             if (require_key_shape and not shaped) or (only_unshaped and shaped):
+                self.prose.entries_on_line.setdefault(key_node.lineno, []).append(key)  # logged, maybe, once its dict is
                 continue
             if not keys.too_generic(key):
                 self._record_key(key, self.span(key_node), value, from_keyword=False, logging=logging, atoms=atoms)

@@ -92,6 +92,7 @@ class WalkState:
         # (function, variable) -> the parts of a message put together in it, each with the handles of the values it formats (said.py)
         self.composing: dict[tuple[str, str], list[tuple[ast.expr, dict[int, tuple[Any, ...]]]]] = {}
         self.logged_as: dict[tuple[Any, ...], list[str]] = {}  # a value's handle -> the keys it is logged under
+        self.printed_as: dict[int, str] = {}  # id of a waiting message field -> the key it is checked under if never logged (said.py)
         self.tentative: list[tuple[Span, str]] = []  # sink calls by a method name that may be the project's own (sinks.py)
         self.via: Span | None = None  # the tentative sink call whose keys are being recorded
         self.attribute_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class its methods set it to an instance of
