@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, code_claims, invoke, write_project
 
-from metriclint.knowledge import code as knowledge
+from metriclint.knowledge import code_knowledge as knowledge
 from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import CodeFact, ConfigError, Span
-from metriclint.sources.python.code import CodeReader, module_name
+from metriclint.sources.python.code_reader import CodeReader, module_name
 from metriclint.sources.python.text import PythonText
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import code_claims, invoke, write_project
 
-from metriclint.knowledge import code as knowledge
+from metriclint.knowledge import code_knowledge as knowledge
 from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import invoke, write_project
 from test_codefacts import _facts
 
-from metriclint.knowledge.code import knowledge, load
+from metriclint.knowledge.code_knowledge import knowledge, load
 from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import ConfigError
 from metriclint.sources.python import extract

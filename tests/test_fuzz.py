@@ -331,9 +331,9 @@ def test_fuzz_whole_projects(files: dict[str, str], form: str) -> None:
 def _read_all(path: Path) -> None:
     """Every reader of the live check on `path`: points or `Corrupt`, never another exception."""
     from metriclint.live.points import Corrupt, Wanted
-    from metriclint.live.readers.kinds import Options, open_run
+    from metriclint.live.readers.kinds import ReaderOptions, open_run
 
-    run = open_run(str(path), Options(Wanted(lambda key: True)))
+    run = open_run(str(path), ReaderOptions(Wanted(lambda key: True)))
     for stream, _ in run.streams:
         try:
             for point in stream.points:

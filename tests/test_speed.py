@@ -220,7 +220,7 @@ def test_a_test_files_texts_are_left_unread(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.chdir(tmp_path)
     jobs: list[tuple[str, bool]] = []
 
-    def recording(given: list[runner.Job], settings: runner.Settings) -> Iterator[runner.Done]:
+    def recording(given: list[runner.Job], settings: runner.ExtractSettings) -> Iterator[runner.Done]:
         jobs.extend((job.shown, job.test) for job in given)
         return iter(())
 

@@ -9,7 +9,7 @@ from conftest import invoke, write_project
 
 from metriclint.knowledge.registry import MetricEntry, Registry
 from metriclint.language.attribution import MetricIndex
-from metriclint.language.tooltips import Binding, Names, bind, select
+from metriclint.language.tooltips import Binding, MetricNames, bind, select
 from metriclint.model import Mention, SourceKind, Span, TooltipEntry, TooltipTable
 from metriclint.sources import Extraction, Unreadable, json_tables
 from metriclint.sources.javascript import extractor
@@ -24,7 +24,7 @@ def _table(*patterns: str) -> TooltipTable:
 
 
 def _shown(match: str, strip: bool, patterns: tuple[str, ...], logged: list[str]) -> dict[str, str]:
-    names = Names(MetricIndex(None, logged), {})
+    names = MetricNames(MetricIndex(None, logged), {})
     binding = Binding(_table(*patterns), match, strip, "test")
     return {s.key: s.entry.pattern for s in select(binding, names)}
 
@@ -50,7 +50,7 @@ def test_match_modes(match: str, strip: bool, patterns: tuple[str, ...], expecte
 def test_an_exact_table_shows_the_whole_key_then_its_name_then_an_alias_each_first_in_table_order() -> None:
     entry = MetricEntry("train/value", Span("metrics.yaml", 3, 3, 3, 14), ("val",), None, {})
     registry = Registry("metrics.yaml", {"train/value": entry})
-    names = Names(MetricIndex(registry, ["train/value", "train/value_loss"]), {})
+    names = MetricNames(MetricIndex(registry, ["train/value", "train/value_loss"]), {})
 
     def shown(*patterns: str) -> dict[str, int]:
         binding = Binding(_table(*patterns), "exact", True, "test")
@@ -175,5 +175,5 @@ def test_json_data_without_a_table_shape_is_not_parsed() -> None:
 
 
 def test_bind_without_configuration_skips_tables_that_name_no_metric() -> None:
-    names = Names(MetricIndex(None, ["train/loss"]), {})
+    names = MetricNames(MetricIndex(None, ["train/loss"]), {})
     assert bind([_table("colour", "size", "shape")], (), Path("."), names) == []

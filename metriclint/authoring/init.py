@@ -18,7 +18,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from metriclint.authoring.settle import Side, settle
+from metriclint.authoring.settle import FacetPosition, settle
 from metriclint.base import keys
 from metriclint.engine import Analysis, Collection
 from metriclint.evidence import products
@@ -30,20 +30,20 @@ SOURCE_RANK = {SourceKind.DOCSTRING: 0, SourceKind.COMMENT: 1, SourceKind.TOOLTI
 
 
 @dataclass
-class Entry:
+class DraftEntry:
     key: str
     aliases: list[str] = field(default_factory=list)
     description: str = ""
     semantics: dict[str, str] = field(default_factory=dict)
-    disputes: dict[str, tuple[Side, ...]] = field(default_factory=dict)
+    disputes: dict[str, tuple[FacetPosition, ...]] = field(default_factory=dict)
 
 
-def draft(analysis: Analysis) -> list[Entry]:
+def draft(analysis: Analysis) -> list[DraftEntry]:
     """One entry per drafted key, sorted, with what the code and the project's texts say.
 
     `analysis` is a run without a registry: every key the code logs stands for itself."""
     collection = analysis.collection
-    entries = {key: Entry(key) for key in drafted_keys(collection)}
+    entries = {key: DraftEntry(key) for key in drafted_keys(collection)}
     mentions = list(analysis.mentions)
     _add_aliases(entries, mentions)
     claims: dict[str, list[Claim]] = defaultdict(list)
@@ -72,7 +72,7 @@ def drafted_keys(collection: Collection) -> list[str]:
     })
 
 
-def _add_semantics(entry: Entry, claims: list[Claim], facts: list[CodeFact]) -> None:
+def _add_semantics(entry: DraftEntry, claims: list[Claim], facts: list[CodeFact]) -> None:
     # In the order the texts state them, then what only the code says, sorted: the code's
     # facts arrive in no particular order, and the draft must not change from run to run.
     for facet in dict.fromkeys([*(c.facet for c in claims), *sorted(f.facet for f in facts)]):
@@ -90,7 +90,7 @@ def _computing(facts: dict[str, list[CodeFact]], key: str) -> list[CodeFact]:
     return [fact for metric, found in facts.items() if keys.same_metric(metric, key) for fact in found]
 
 
-def _add_aliases(entries: dict[str, Entry], mentions: list[Mention]) -> None:
+def _add_aliases(entries: dict[str, DraftEntry], mentions: list[Mention]) -> None:
     """A documented name that flows into exactly one key, and is no key itself, is its alias.
     Plain words (`loss`) are left out: as aliases they would make every `loss` parameter in the
     project speak for one metric."""
@@ -106,7 +106,7 @@ def _add_aliases(entries: dict[str, Entry], mentions: list[Mention]) -> None:
 
 
 def _add_descriptions(
-    entries: dict[str, Entry], mentions: list[Mention], claims: dict[str, list[Claim]], collection: Collection
+    entries: dict[str, DraftEntry], mentions: list[Mention], claims: dict[str, list[Claim]], collection: Collection
 ) -> None:
     """The first sentence of the text that documents the value logged under the key (a
     docstring before a comment before a tooltip), else of a text that states its facets; never
@@ -123,7 +123,7 @@ def _add_descriptions(
                 break
 
 
-def _fits(sentence: str, entry: Entry, collection: Collection) -> bool:
+def _fits(sentence: str, entry: DraftEntry, collection: Collection) -> bool:
     """Whether a description says nothing the entry's semantics or disputes rule out."""
     for reading in read(sentence, collection.vocabulary):
         drafted = entry.semantics.get(reading.facet)
@@ -137,7 +137,7 @@ def _first_sentence(mention: Mention) -> str:
     return " ".join(mention.text[start:end].split())
 
 
-def render(entries: list[Entry], files: int) -> str:
+def render(entries: list[DraftEntry], files: int) -> str:
     lines = [
         f"# Drafted by `metriclint init` from {files} files. Review every entry: semantics come from",
         "# what the code computes where metriclint can tell, else from texts that all agree; a",
@@ -151,7 +151,7 @@ def render(entries: list[Entry], files: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _render_entry(entry: Entry) -> list[str]:
+def _render_entry(entry: DraftEntry) -> list[str]:
     body = []
     if keys.broad(entry.key):
         body.append(f"    # A broad template: {', '.join(keys.placeholders(entry.key))} may be any text within its segment;")

@@ -17,7 +17,7 @@ from metriclint.model import Claim, CodeFact, SourceKind, Span
 
 
 @dataclass(frozen=True, slots=True)
-class Side:
+class FacetPosition:
     """One position on a facet: a text's claim, or what the code computes."""
 
     value: str
@@ -34,13 +34,13 @@ class Side:
 @dataclass(frozen=True, slots=True)
 class Settled:
     value: str | None  # what the draft writes under `semantics`, if anything
-    disagreement: tuple[Side, ...]  # every side, when the sides disagree; () when they agree
+    disagreement: tuple[FacetPosition, ...]  # every side, when the sides disagree; () when they agree
 
 
 def settle(claims: Iterable[Claim], facts: Iterable[CodeFact]) -> Settled:
     """The drafted value of one facet from the claims and code facts about it."""
-    texts = [Side(c.value, c.negated, c.span, c.source, c.phrase) for c in claims]
-    code = sorted({Side(f.value, False, f.span, SourceKind.CODE, f.origin) for f in facts}, key=lambda side: (side.span, side.value, side.quote))
+    texts = [FacetPosition(c.value, c.negated, c.span, c.source, c.phrase) for c in claims]
+    code = sorted({FacetPosition(f.value, False, f.span, SourceKind.CODE, f.origin) for f in facts}, key=lambda side: (side.span, side.value, side.quote))
     code_values = {side.value for side in code}
     stated = {side.value for side in texts if not side.negated} | code_values
     denied = {side.value for side in texts if side.negated}

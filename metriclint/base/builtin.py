@@ -11,7 +11,7 @@ from pathlib import Path
 
 from metriclint.base import marked_yaml
 from metriclint.base.files import read_text
-from metriclint.base.marked_yaml import Node, Reader
+from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError
 
 EXAMPLES = "examples"  # a file's examples, which the tests run, are no word list
@@ -30,7 +30,7 @@ def word_lists(name: str) -> dict[str, tuple[str, ...]]:
     (`value_preserving.functions`)."""
     path = rules_dir() / name
     root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
-    reader = Reader(str(path))
+    reader = NodeReader(str(path))
     lists: dict[str, tuple[str, ...]] = {}
     if root is not None:
         _collect(reader, root, "", lists)
@@ -39,7 +39,7 @@ def word_lists(name: str) -> dict[str, tuple[str, ...]]:
     return lists
 
 
-def _collect(reader: Reader, node: Node, prefix: str, lists: dict[str, tuple[str, ...]]) -> None:
+def _collect(reader: NodeReader, node: Node, prefix: str, lists: dict[str, tuple[str, ...]]) -> None:
     for key, (_, value) in reader.mapping(node, f"'{prefix.rstrip('.')}'" if prefix else "the file").items():
         if not prefix and key == EXAMPLES:
             continue

@@ -227,7 +227,7 @@ def _scalar(text: str, kind: str) -> Value:
     return text
 
 
-class Reader:
+class NodeReader:
     """Typed access to nodes that records a problem (instead of raising) on a wrong type.
 
     Validation code then reads top to bottom and still reports every problem in one pass.

@@ -9,7 +9,7 @@ from metriclint.checks.rewording import fix_for
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.snippets import REGISTRY
 from metriclint.checks.statements import allows, by_statement, found
-from metriclint.knowledge.code import knowledge
+from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.model import Finding, Related, Severity
 
 

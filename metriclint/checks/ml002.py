@@ -12,7 +12,7 @@ from typing import Iterator
 from metriclint.base import keys
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import by_statement
-from metriclint.knowledge.code import knowledge
+from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.model import Claim, Finding, Related, Severity, SourceKind, Span
 
 
@@ -28,7 +28,7 @@ def source_contradictions(corpus: Corpus) -> Iterator[Finding]:
 
 
 @dataclass(frozen=True)
-class Side:
+class TextStance:
     """What one text states about a metric's facet: the values it asserts and does not deny."""
 
     metric: str
@@ -41,21 +41,21 @@ class Side:
         return " and ".join(self.values)
 
 
-def _side(key: tuple[str, str, Span], claims: list[Claim]) -> Side | None:
+def _side(key: tuple[str, str, Span], claims: list[Claim]) -> TextStance | None:
     """None for a text that only denies values, or asserts and denies the same one ("the
     minimum over ranks, not the minimum per rank"): it takes no side."""
     denied = {c.value for c in claims if c.negated}
     stating = [c for c in claims if not c.negated and c.value not in denied]
     if not stating:
         return None
-    return Side(key[0], key[1], key[2], tuple(dict.fromkeys(c.value for c in stating)), stating[0])
+    return TextStance(key[0], key[1], key[2], tuple(dict.fromkeys(c.value for c in stating)), stating[0])
 
 
-def _families(sides: list[Side]) -> Iterator[list[Side]]:
+def _families(sides: list[TextStance]) -> Iterator[list[TextStance]]:
     """The sides about one facet of one metric, where templates join the keys that can name
     the same series. Metric names are compared with each other, not texts with texts, and
     each only with the names that can match it (`keys.KeySet`)."""
-    by_facet: dict[str, dict[str, list[Side]]] = defaultdict(lambda: defaultdict(list))
+    by_facet: dict[str, dict[str, list[TextStance]]] = defaultdict(lambda: defaultdict(list))
     for side in sides:
         by_facet[side.facet][side.metric].append(side)
     for facet in sorted(by_facet):
@@ -65,7 +65,7 @@ def _families(sides: list[Side]) -> Iterator[list[Side]]:
         for metric in metrics:
             for other in index.same_metric(metric):
                 family[_root(family, other)] = _root(family, metric)
-        members: dict[str, list[Side]] = defaultdict(list)
+        members: dict[str, list[TextStance]] = defaultdict(list)
         for metric in metrics:
             members[_root(family, metric)].extend(by_facet[facet][metric])
         for group in members.values():
@@ -79,7 +79,7 @@ def _root(family: dict[str, str], metric: str) -> str:
     return metric
 
 
-def _conflict(a: Side, b: Side) -> bool:
+def _conflict(a: TextStance, b: TextStance) -> bool:
     """Two texts disagree when neither leaves room for what the other states: a text naming
     several values ("the current and the reference policy") agrees with any one of them."""
     if a.statement == b.statement or not keys.same_metric(a.metric, b.metric):
@@ -89,7 +89,7 @@ def _conflict(a: Side, b: Side) -> bool:
     return _incomparable(_kinds(a), _kinds(b))
 
 
-def _kinds(side: Side) -> frozenset[str]:
+def _kinds(side: TextStance) -> frozenset[str]:
     """The values a text states, those one may state for another (rules/code/ranks.yaml
     `alike`) as one: "per GPU" and "per rank" say the same where one rank drives one device."""
     return frozenset(knowledge().alike_kind(side.facet, value) for value in side.values)
@@ -99,7 +99,7 @@ def _incomparable(a: frozenset[str], b: frozenset[str]) -> bool:
     return not a <= b and not b <= a
 
 
-def _disagreements(family: list[Side]) -> Iterator[Finding]:
+def _disagreements(family: list[TextStance]) -> Iterator[Finding]:
     involved = _involved(family)
     if not involved:
         return
@@ -116,18 +116,18 @@ def _disagreements(family: list[Side]) -> Iterator[Finding]:
             yield _finding(side, against)
 
 
-def _involved(family: list[Side]) -> list[Side]:
+def _involved(family: list[TextStance]) -> list[TextStance]:
     """The sides that disagree with another, in family order. Thousands of texts may state
     the same about one metric, so a side is compared only with the sides that state values
     it leaves no room for, about a metric that can be its own (`keys.KeySet`); the first of
     them it conflicts with settles it (it may not when both are one text, or entries of one
     tooltip table)."""
-    by_values: dict[frozenset[str], dict[str, list[Side]]] = defaultdict(lambda: defaultdict(list))
+    by_values: dict[frozenset[str], dict[str, list[TextStance]]] = defaultdict(lambda: defaultdict(list))
     for side in family:
         by_values[frozenset(side.values)][side.metric].append(side)
     indexes = {values: keys.KeySet(metrics) for values, metrics in by_values.items()}
 
-    def rivals(side: Side) -> Iterator[Side]:
+    def rivals(side: TextStance) -> Iterator[TextStance]:
         for values, index in indexes.items():
             if _incomparable(values, frozenset(side.values)):
                 for metric in index.same_metric(side.metric):
@@ -136,10 +136,10 @@ def _involved(family: list[Side]) -> list[Side]:
     return [side for side in family if any(_conflict(side, other) for other in rivals(side))]
 
 
-def _finding(side: Side, others: list[Side]) -> Finding:
+def _finding(side: TextStance, others: list[TextStance]) -> Finding:
     """`side` against `others`, which are grouped by what they state, so no two groups in the
     message state the same values."""
-    groups: dict[frozenset[str], list[Side]] = defaultdict(list)
+    groups: dict[frozenset[str], list[TextStance]] = defaultdict(list)
     for other in others:
         groups[frozenset(other.values)].append(other)
     parts = [_group(members, also=key == frozenset(side.values)) for key, members in groups.items()]
@@ -152,7 +152,7 @@ def _finding(side: Side, others: list[Side]) -> Finding:
     )
 
 
-def _group(members: list[Side], also: bool) -> str:
+def _group(members: list[TextStance], also: bool) -> str:
     """`comment at a.py:3 says before ("pre-clip")`, or `2 texts say before: ...`."""
     verb = ("also " if also else "") + ("says" if len(members) == 1 else "say")
     first = members[0]
@@ -162,7 +162,7 @@ def _group(members: list[Side], also: bool) -> str:
     return f"{len(members)} texts {verb} {first.shown()}: {listed}"
 
 
-def _place(side: Side) -> str:
+def _place(side: TextStance) -> str:
     return f"{side.claim.span.path}:{side.claim.span.line}"
 
 

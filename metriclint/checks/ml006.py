@@ -7,7 +7,7 @@ from typing import Iterator
 
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import allows, by_statement, found
-from metriclint.knowledge.code import knowledge
+from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.model import Claim, CodeFact, Finding, Related, Severity, SourceKind
 
 

@@ -8,7 +8,7 @@ from typing import Iterator
 
 from metriclint.checks.ml006 import code_evidence, computed_value
 from metriclint.checks.rule import Corpus, Example, Rule
-from metriclint.knowledge.code import knowledge
+from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.model import Finding, NameClaim, Related, Severity, SourceKind
 
 

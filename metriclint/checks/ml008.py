@@ -11,7 +11,7 @@ from typing import Iterator
 from metriclint.checks.ml001 import all_registry_contradictions
 from metriclint.checks.ml006 import all_contradictions
 from metriclint.checks.rule import Corpus, Example, Rule
-from metriclint.knowledge.code import knowledge
+from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.model import Finding, Severity
 
 

@@ -20,7 +20,7 @@ from metriclint.base.paths import display
 from metriclint.checks import RULES, Example, Rule
 from metriclint.cli import generate, live, rule_page
 from metriclint.cli.project import (
-    Project,
+    ProjectOptions,
     analyse,
     collection_paused,
     combined_report,
@@ -91,7 +91,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     help="With PATHS `-`: check the project as if PATH held standard input (an editor's buffer); report findings touching PATH.",
 )
 def check(
-    project: Project, output_format: str, quiet: bool, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
+    project: ProjectOptions, output_format: str, quiet: bool, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
     fix_first: bool, show_settings: bool, show_files: bool, fail_on: str,
     exit_zero: bool, statistics: bool, output_file: str | None, baseline_file: str | None, write_baseline: str | None,
     changed_only: bool, stdin_filename: str | None,
@@ -147,7 +147,7 @@ def check(
 @click.option("--format", "--output-format", "output_format", type=click.Choice(list(AUDIT_FORMATS)), default="text", show_default=True)
 @click.option("--metric", metavar="KEY", help="Show only this metric (a key or a registry alias).")
 @click.option("--output-file", "-o", metavar="FILE", help="Write the audit to FILE instead of printing it.")
-def audit_command(project: Project, output_format: str, metric: str | None, output_file: str | None) -> None:
+def audit_command(project: ProjectOptions, output_format: str, metric: str | None, output_file: str | None) -> None:
     """Show, for every metric in PATHS, what each source says it means, and where they disagree."""
     with progress_bar() as bar:
         result = audit.build(analyse(project.settings(), bar, findings_only=True), only=metric)
@@ -222,7 +222,7 @@ def _example(example: Example) -> str:
 @main.command()
 @project_options()
 @click.option("--keys", "list_keys", is_flag=True, help="Also list each key the code logs: where, and what logs it through which of the project's functions.")
-def sources(project: Project, list_keys: bool) -> None:
+def sources(project: ProjectOptions, list_keys: bool) -> None:
     """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
     config = project.settings()
     with usage_errors(), progress_bar() as bar:
@@ -257,7 +257,7 @@ class _Fixes:
     files: int  # written
 
 
-def _fixes(project: Project, write: bool) -> _Fixes:
+def _fixes(project: ProjectOptions, write: bool) -> _Fixes:
     """The rewrites `fix` makes under the project's PATHS, written when `write`."""
     from metriclint.fix import rewrite as fixing
 
@@ -282,7 +282,7 @@ def _fixes(project: Project, write: bool) -> _Fixes:
 @main.command()
 @project_options()
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
-def fix(project: Project, show_diff: bool) -> None:
+def fix(project: ProjectOptions, show_diff: bool) -> None:
     """Rewrite each contradicting phrase under PATHS to the registry's wording (ML001).
 
     Exits 1 while findings remain that no fix settled."""
@@ -315,7 +315,7 @@ def fix(project: Project, show_diff: bool) -> None:
 @project_options(registry=False)
 @click.option("--output", "-o", metavar="FILE", help="Where to write the draft (default: metrics.yaml in the project root).")
 @click.option("--force", is_flag=True, help="Overwrite an existing registry.")
-def init(project: Project, output: str | None, force: bool) -> None:
+def init(project: ProjectOptions, output: str | None, force: bool) -> None:
     """Draft a registry from PATHS: every logged key, aliases, descriptions, agreed semantics,
     and comments where the texts disagree."""
     from metriclint.authoring import init as drafting
@@ -343,7 +343,7 @@ def init(project: Project, output: str | None, force: bool) -> None:
 @main.command("explain-metric")
 @click.argument("key")
 @project_options()
-def explain_metric(key: str, project: Project) -> None:
+def explain_metric(key: str, project: ProjectOptions) -> None:
     """Show what the registry, the code (with each computing site) and the texts say metric KEY is."""
     from metriclint.report.metric import describe
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from metriclint.cli.project import Project, analyse, progress_bar, project_options
+from metriclint.cli.project import ProjectOptions, analyse, progress_bar, project_options
 from metriclint.cli.status import exit_for, usage_error
 from metriclint.model import Problem, Severity
 from metriclint.report.formats import FORMATS
@@ -38,7 +38,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--output-file", "-o", metavar="FILE", help="Write the report to FILE instead of printing it.")
 @click.option("--dask", metavar="ADDRESS", help="Read each run's files on this Dask scheduler (`local:N`: a local cluster of N workers).")
 def command(
-    project: Project, runs: tuple[str, ...], facts: tuple[str, ...], step_key: str | None, rank_key: str, output_format: str,
+    project: ProjectOptions, runs: tuple[str, ...], facts: tuple[str, ...], step_key: str | None, rank_key: str, output_format: str,
     quiet: bool, select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str, exit_zero: bool, output_file: str | None,
     dask: str | None,
 ) -> None:

@@ -1,7 +1,7 @@
 """The project options every analysing command takes, and the run they ask for.
 
 `project_options` gives a command PATHS, --registry, --config, --jobs, --cache-dir and
---no-cache as one `Project`; `analyse` and `report` run the engine with the process-wide
+--no-cache as one `ProjectOptions`; `analyse` and `report` run the engine with the process-wide
 settings a command line may make (garbage collection paused while results arrive and are checked).
 """
 
@@ -44,7 +44,7 @@ _SPEED_OPTIONS = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class Project:
+class ProjectOptions:
     """The project options of an analysing command, as given on the command line."""
 
     paths: tuple[str, ...]
@@ -96,7 +96,7 @@ def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
         ) -> None:
             config_file, overrides = config_files(config)
             excluded = _patterns(exclude) if exclude else None
-            command(project=Project(paths=paths, registry=registry, config_file=config_file, jobs=jobs, cache_dir=cache_dir, no_cache=no_cache, overrides=overrides, exclude=excluded, extend_exclude=_patterns(extend_exclude)), **rest)
+            command(project=ProjectOptions(paths=paths, registry=registry, config_file=config_file, jobs=jobs, cache_dir=cache_dir, no_cache=no_cache, overrides=overrides, exclude=excluded, extend_exclude=_patterns(extend_exclude)), **rest)
 
         options = (click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True)), *([registry_option] if registry else []),
                    config_option, *_EXCLUDE_OPTIONS, *_SPEED_OPTIONS)

@@ -18,9 +18,9 @@ from metriclint.base.paths import display, matches, relative
 from metriclint.evidence import products
 from metriclint.extract.aside import aside
 from metriclint.extract.discover import discover
-from metriclint.extract.runner import Pause, Progress, Result, Settings, default_jobs, extract_all, ready_readers
+from metriclint.extract.runner import ExtractSettings, Pause, Progress, Result, default_jobs, extract_all, ready_readers
 from metriclint.knowledge import registry as registry_module
-from metriclint.knowledge.code import Known
+from metriclint.knowledge.code_knowledge import Known
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import tooltips
@@ -41,7 +41,7 @@ class Collection:
     registry: Registry | None
     vocabulary: Vocabulary
     index: MetricIndex
-    names: tooltips.Names
+    names: tooltips.MetricNames
     bindings: tuple[Binding, ...]
     tests: frozenset[str] = frozenset()  # the test files, as shown: counted, but they state nothing
     results: tuple[Result, ...] = ()  # one per file of `files`, in order: what `revise` replaces one of
@@ -71,7 +71,7 @@ def collect(config: Config, progress: Progress | None = None, pause: Pause = nul
 Listed = tuple[list[Path], tuple[ReadFailure, ...], frozenset[str]]  # files, unlisted folders, tests
 
 
-def listed(config: Config, settings: Settings, every_file_read: bool) -> Listed:
+def listed(config: Config, settings: ExtractSettings, every_file_read: bool) -> Listed:
     """`_discovered`; on a run that will read every file, listed in a forked process while
     this one readies the workers' phrase patterns and Python parser (extract/aside.py), which
     take about as long. The parsers of the other kinds of file are readied once the list is in."""
@@ -135,7 +135,7 @@ def tests_among(files: list[Path], config: Config) -> frozenset[str]:
     return frozenset(display(f) for f in files if matches(f, config.tests, config.root))
 
 
-def extraction_settings(config: Config, vocabulary: Vocabulary, declared: tuple[Known, ...], pause: Pause = nullcontext) -> Settings:
+def extraction_settings(config: Config, vocabulary: Vocabulary, declared: tuple[Known, ...], pause: Pause = nullcontext) -> ExtractSettings:
     """What the workers extract each file with: the project's options and code knowledge, the
     vocabulary the texts are read with, and where the cache is."""
     options = Options(frozenset(name.rsplit(".", 1)[-1] for name in config.log_functions), declared)
@@ -143,7 +143,7 @@ def extraction_settings(config: Config, vocabulary: Vocabulary, declared: tuple[
     # The test globs count too: a test's texts are left unread, so its cache entry must not stand
     # in for the file once the globs change and it is no test.
     reading = vocabulary.fingerprint() + repr(config.tests).encode()
-    return Settings(
+    return ExtractSettings(
         jobs=config.jobs or default_jobs(), cache_dir=config.cache_dir, options=options, read=reader, reading=reading, max_bytes=config.max_file_size,
         project=config.root, cache_limit=config.max_cache_size, pause=pause, ready=partial(ready, vocabulary),
     )
@@ -167,7 +167,7 @@ def assemble(
     spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
     for use in uses:
         spans.setdefault(use.key, use.span)
-    names = tooltips.Names(index, spans)
+    names = tooltips.MetricNames(index, spans)
     tables = [t for e in extractions for t in e.tables] + list(made.tables)
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
     return Collection(

@@ -15,8 +15,8 @@ from metriclint.engine.analysis import Analysis, analyse, code_facts, judged, vi
 from metriclint.engine.collection import Collection, assemble, extraction_settings, listed, project_knowledge
 from metriclint.evidence import products
 from metriclint.extract import cache, kept
-from metriclint.extract.runner import Extracted, Pause, Progress, Result, Settings, extract_all, extract_changed
-from metriclint.knowledge.code import Known
+from metriclint.extract.runner import Extracted, ExtractSettings, Pause, Progress, Result, extract_all, extract_changed
+from metriclint.knowledge.code_knowledge import Known
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary
 from metriclint.language.attribution import registered_names
@@ -48,7 +48,7 @@ class _Run:
     registry: Registry | None
     vocabulary: Vocabulary
     declared: tuple[Known, ...]
-    settings: Settings
+    settings: ExtractSettings
     salt: str  # the extraction salt, hex (extract/cache.py)
     last: kept.Kept
     files: list[Path]
@@ -149,7 +149,7 @@ def _judged_and_kept(run: _Run, made: _Made, stated: _Stated) -> Analysis:
     return analysis
 
 
-def _whole(files: list[Path], found: list[Result | None], settings: Settings, tests: frozenset[str], skip: Sequence[bool] = ()) -> list[Result | None]:
+def _whole(files: list[Path], found: list[Result | None], settings: ExtractSettings, tests: frozenset[str], skip: Sequence[bool] = ()) -> list[Result | None]:
     """`found` with the files it has no result for extracted (from the cache, mostly), less
     those `skip` marks."""
     missing = [i for i, r in enumerate(found) if r is None and not (skip and skip[i])]

@@ -14,7 +14,7 @@ import math
 from typing import Iterable, Iterator, Mapping
 
 from metriclint.base import keys
-from metriclint.evidence.code_claims import Project, passed_at
+from metriclint.evidence.code_claims import CallGraph, passed_at
 from metriclint.model import CallFlow, FunctionFlow, KeyUse, ProjectClass
 
 
@@ -24,7 +24,7 @@ def built_keys(
     """Every key a call makes by passing strings for a template's placeholders; one still too
     generic to name a metric (`rollout/{key}`) is for `read_back` only. `classes` resolve calls
     of methods through objects (evidence/callees.py)."""
-    project = Project(functions, (), classes, instances)
+    project = CallGraph(functions, (), classes, instances)
     for call in calls:
         flow = project.resolve(call.callee) if call.texts else None
         if flow is None or not flow.templates:

@@ -24,7 +24,7 @@ Facts = frozenset[CodeFact]
 Reduction = tuple[bool, Facts, frozenset[str]]  # (known, the facts it gives, the facets it replaces)
 
 
-class Project:
+class CallGraph:
     """`classes`: resolve method calls through objects too (evidence/callees.py), as the
     inventory does; code facts resolve only what the files name."""
 
@@ -180,7 +180,7 @@ def code_claims(
     fact about a metric the project also logs itself (`own`) is left out: the project's own
     value may be another one, which the code need not show; so are the facts of an entry point
     whose logs a class of the project may rewrite (`rewritten`, its import paths)."""
-    project = Project(functions, calls)
+    project = CallGraph(functions, calls)
     claims: dict[CodeClaim, None] = {}
     for flow in project.functions.values():
         logged = set()

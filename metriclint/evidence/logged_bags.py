@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
 from metriclint.base import keys
-from metriclint.evidence.code_claims import Project, param_at, passed_at
+from metriclint.evidence.code_claims import CallGraph, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
-from metriclint.model import Atom, Bag, CallFlow, Entry, FunctionFlow, Held, KeyUse, ProjectClass, Span, logged_by
+from metriclint.model import Atom, Bag, CallFlow, FunctionFlow, Held, KeyUse, MetricsEntry, ProjectClass, Span, logged_by
 
 MAX_HOPS = 12
 
@@ -63,7 +63,7 @@ class LoggedBags:
     ) -> None:
         classes = list(classes)
         calls = list(calls)
-        self.project = Project(functions, calls, classes, instances)
+        self.project = CallGraph(functions, calls, classes, instances)
         self.families = _Families(classes)
         self.at: dict[Span, CallFlow] = {call.span: call for call in calls}  # a result's call, by where it is
         self.puts: dict[tuple[str, str], list[tuple[str, Bag]]] = defaultdict(list)  # (family, attribute) -> (function, bag put in it)
@@ -71,7 +71,7 @@ class LoggedBags:
             for attribute, bag in flow.stored:
                 owner, name = attribute.rsplit(".", 1)
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
-        self.memo: dict[tuple[str, Bag, int, Span | None], tuple[tuple[Entry, str], ...]] = {}
+        self.memo: dict[tuple[str, Bag, int, Span | None], tuple[tuple[MetricsEntry, str], ...]] = {}
 
     def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
         """Every entry a sink logs through a dict it cannot see whole, keyed as it is logged; not
@@ -85,7 +85,7 @@ class LoggedBags:
                         sink = logged_by(logged.sink, logged.span, span, None if function == flow.name else function)
                         yield LoggedEntry(KeyUse(key, span, False, entry.measured, entry.through, sink=sink), function, entry.value, entry.recorded)
 
-    def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[Entry, str], ...]:
+    def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[MetricsEntry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
         the call `function` is read for (its result's), whose arguments alone fill its parameters."""
         memo = (function, bag, hops, call.span if call is not None else None)
@@ -93,7 +93,7 @@ class LoggedBags:
             return self.memo[memo]
         self.memo[memo] = ()  # a cycle adds nothing
         flow = self.project.functions.get(function)
-        found: list[tuple[Entry, str]] = [(entry, function) for entry in self._given(flow, bag.entries, call)]
+        found: list[tuple[MetricsEntry, str]] = [(entry, function) for entry in self._given(flow, bag.entries, call)]
         for held in bag.held if hops < MAX_HOPS else ():
             for rekey in self._given_texts(flow, held.rekey, call):
                 for entry, where in self._held(function, held, hops + 1, call):
@@ -101,7 +101,7 @@ class LoggedBags:
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
 
-    def _held(self, function: str, held: Held, hops: int, call: CallFlow | None) -> Iterator[tuple[Entry, str]]:
+    def _held(self, function: str, held: Held, hops: int, call: CallFlow | None) -> Iterator[tuple[MetricsEntry, str]]:
         if held.kind == "param":
             flow = self.project.functions.get(function)
             callers = [call] if call is not None else self.project.callers.get(function, ()) if flow is not None else ()
@@ -125,11 +125,11 @@ class LoggedBags:
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
                 yield from self.entries(where, bag, hops, None)
 
-    def _given(self, flow: FunctionFlow | None, entries: Iterable[Entry], call: CallFlow | None) -> Iterator[Entry]:
+    def _given(self, flow: FunctionFlow | None, entries: Iterable[MetricsEntry], call: CallFlow | None) -> Iterator[MetricsEntry]:
         """Entries whose keys name `flow`'s parameters, filled with what `call` passes for them."""
         for entry in entries:
             for key in self._given_texts(flow, entry.key, call):
-                yield entry if key == entry.key else Entry(key, entry.span, entry.value, entry.measured, entry.through)
+                yield entry if key == entry.key else MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through)
 
     def _given_texts(self, flow: FunctionFlow | None, template: str, call: CallFlow | None) -> list[str]:
         """`template` with each placeholder that names a parameter of `flow` filled with the
@@ -147,7 +147,7 @@ class LoggedBags:
             made.append(filled)
         return made
 
-    def _filled(self, function: str, entry: Entry) -> list[tuple[str, Span]]:
+    def _filled(self, function: str, entry: MetricsEntry) -> list[tuple[str, Span]]:
         """The keys an entry's key template makes with the strings its function's callers pass
         for the parameters it names (`record(name, value)` called as `record("perf/wps", x)`),
         each at that call; the key as it is, at its own place, when no caller passes one."""
@@ -166,8 +166,8 @@ class LoggedBags:
         return made or [(entry.key, entry.span)]
 
 
-def _rekeyed(entry: Entry, rekey: str) -> Entry:
-    return entry if rekey == "{}" else Entry(rekey.replace("{}", entry.key), entry.span, entry.value, entry.measured, entry.through)
+def _rekeyed(entry: MetricsEntry, rekey: str) -> MetricsEntry:
+    return entry if rekey == "{}" else MetricsEntry(rekey.replace("{}", entry.key), entry.span, entry.value, entry.measured, entry.through)
 
 
 def logged_entries(

@@ -10,11 +10,11 @@ from typing import Iterable, Sequence
 from metriclint.base import keys
 from metriclint.evidence.built_keys import built_keys, read_back
 from metriclint.evidence.callbacks import silence, silenced_files
-from metriclint.evidence.code_claims import Project, code_claims
+from metriclint.evidence.code_claims import CallGraph, code_claims
 from metriclint.evidence.constants import constant_keys
 from metriclint.evidence.inherited import inherited_flows
 from metriclint.evidence.logged_bags import logged_entries
-from metriclint.knowledge.code import knowledge
+from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.language.attribution import MetricIndex
 from metriclint.model import Atom, CodeClaim, CodeProducts, FunctionFlow, KeyUse
 from metriclint.sources import Extraction
@@ -31,7 +31,7 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     named, help_tables = constant_keys(extractions)
     functions, calls = [f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]
     classes, instances = [c for e in extractions for c in e.classes], dict(i for e in extractions for i in e.instances)
-    resolve = Project(functions, (), classes, instances).resolve
+    resolve = CallGraph(functions, (), classes, instances).resolve
     own_methods = frozenset(span for e in extractions for span, callee in e.tentative if resolve(callee) is not None)
     # an entry logged where it was put is the file's own; one only written there (a dict literal's
     # key shaped like one) is replaced by what the project-wide step says logs it (`own_keys`)

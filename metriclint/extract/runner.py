@@ -33,7 +33,7 @@ Pause = Callable[[], AbstractContextManager[None]]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Settings:
+class ExtractSettings:
     jobs: int  # worker processes for the files the cache does not have
     cache_dir: Path | None  # None: no cache
     options: Options  # what the sources need from the config (part of the cache key)
@@ -67,7 +67,7 @@ class Job:
     data: bytes | None = None  # what an editor holds for the file (its unsaved buffer), read instead of it
 
 
-def extract_all(files: list[Path], settings: Settings, progress: Progress | None = None, tests: AbstractSet[str] = frozenset()) -> list[Result]:
+def extract_all(files: list[Path], settings: ExtractSettings, progress: Progress | None = None, tests: AbstractSet[str] = frozenset()) -> list[Result]:
     """One result per file, in the order of `files`; `tests`: the test files, as shown."""
     return extract_changed(files, settings, progress, tests=tests).results  # type: ignore[return-value]
 
@@ -85,7 +85,7 @@ class Extracted:
 
 
 def extract_changed(
-    files: list[Path], settings: Settings, progress: Progress | None = None, known: Mapping[str, str] | None = None,
+    files: list[Path], settings: ExtractSettings, progress: Progress | None = None, known: Mapping[str, str] | None = None,
     run_salt: bytes | None = None, tests: AbstractSet[str] = frozenset(),
 ) -> Extracted:
     """One result per file. A file the cache names by the entry `known` holds for it (by its
@@ -151,7 +151,7 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def run_jobs(jobs: list[Job], settings: Settings) -> Iterator[Done]:
+def run_jobs(jobs: list[Job], settings: ExtractSettings) -> Iterator[Done]:
     """Extract in worker processes, even a single file or buffer: a native parser that
     overflows its stack (20,000 nested `not`s), runs away with memory or never ends must cost
     that file, not the run (extract/workers.py holds each worker to `FILE_SECONDS` and
@@ -170,7 +170,7 @@ def run_jobs(jobs: list[Job], settings: Settings) -> Iterator[Done]:
             yield _done(job, outcome)
 
 
-def ready_readers(settings: Settings, suffixes: Iterable[str]) -> None:
+def ready_readers(settings: ExtractSettings, suffixes: Iterable[str]) -> None:
     """Build here what every worker would build on its first files (the compiled phrase
     patterns and, for each kind of file, the parser's modules and the code knowledge), so that
     the workers fork with it: each built it again, about 0.3 CPU s per worker, a twentieth of a
@@ -185,7 +185,7 @@ def ready_readers(settings: Settings, suffixes: Iterable[str]) -> None:
 Pool = workers.Pool[Job, Done]
 
 
-def start_pool(settings: Settings, count: int) -> Pool:
+def start_pool(settings: ExtractSettings, count: int) -> Pool:
     return workers.Pool(work, count, FILE_SECONDS, FILE_MEMORY, start_worker, (settings.read, settings.options, FILE_MEMORY))
 
 
@@ -208,7 +208,7 @@ def standing() -> Iterator[None]:
             pool.kill()
 
 
-def _standing_pool(settings: Settings) -> Pool | None:
+def _standing_pool(settings: ExtractSettings) -> Pool | None:
     if _standing is None:
         return None
     wanted = (settings.reading, settings.options)
@@ -285,7 +285,7 @@ def extract_file(job: Job, options: Options, read: Reader) -> Done:
     return cache_module.key(job.salt, job.shown, data), result, kept.code_digest(result)
 
 
-def extract_buffer(path: Path, data: bytes, settings: Settings, test: bool = False) -> Result:
+def extract_buffer(path: Path, data: bytes, settings: ExtractSettings, test: bool = False) -> Result:
     """One file from bytes an editor holds (its unsaved buffer, or standard input) instead of
     the disk, read in a worker as a file is; not cached, since the buffer is not the file the
     next run will read. `test`: it is a test file."""

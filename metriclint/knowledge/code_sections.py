@@ -1,12 +1,12 @@
 """Sections of the code knowledge files besides call results, and the readers they share with
-code.py: how a name says it holds a policy's log-probabilities (divergences.yaml), what a logging
+code_knowledge.py: how a name says it holds a policy's log-probabilities (divergences.yaml), what a logging
 call does to the values it logs (logging.yaml), facts checked against the facets."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from metriclint.base.marked_yaml import Node, Reader
+from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.knowledge.vocabulary import Facet
 
 
@@ -50,7 +50,7 @@ def words_of(name: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class Logged:
+class LoggingEffect:
     """What a logging call does to the values it logs, when it is passed each keyword of
     `when` as the literal True or False: `facts`, or, with `keyword`, the facts `values` gives
     for that argument as written (`facts` when it is not passed; nothing for another value)."""
@@ -63,7 +63,7 @@ class Logged:
     values: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
 
-def read_facts(reader: Reader, node: Node, facets: dict[str, Facet], what: str) -> tuple[tuple[str, str], ...]:
+def read_facts(reader: NodeReader, node: Node, facets: dict[str, Facet], what: str) -> tuple[tuple[str, str], ...]:
     found = []
     for facet, (facet_node, value_node) in reader.mapping(node, what).items():
         value = reader.text(value_node, f"the value of '{facet}'")
@@ -72,7 +72,7 @@ def read_facts(reader: Reader, node: Node, facets: dict[str, Facet], what: str) 
     return tuple(found)
 
 
-def read_logged(reader: Reader, node: Node, facets: dict[str, Facet]) -> Logged | None:
+def read_logged(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> LoggingEffect | None:
     fields = reader.mapping(node, "a logging entry", ("method", "when", "says", "facts", "keyword", "values"))
     if any(k not in fields for k in ("method", "when", "says", "facts")):
         reader.error(node, "a logging entry needs 'method', 'when', 'says' and 'facts'")
@@ -89,10 +89,10 @@ def read_logged(reader: Reader, node: Node, facets: dict[str, Facet]) -> Logged 
         for written, (_, facts) in (reader.mapping(fields["values"][1], "'values'") if "values" in fields else {}).items()
     )
     facts = read_facts(reader, fields["facts"][1], facets, "'facts'")
-    return Logged(method, tuple(when), says, facts, keyword, values) if method and says else None
+    return LoggingEffect(method, tuple(when), says, facts, keyword, values) if method and says else None
 
 
-def read_log_ratios(reader: Reader, node: Node, facets: dict[str, Facet]) -> LogRatios:
+def read_log_ratios(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> LogRatios:
     fields = reader.mapping(node, "'log_ratios'", ("log_probs", "policies", "drawn_by", "examples"))
     words = frozenset(w for _, w in reader.texts(fields["log_probs"][1], "'log_probs'")) if "log_probs" in fields else frozenset()
     policies: dict[str, str] = {}
@@ -113,7 +113,7 @@ def read_log_ratios(reader: Reader, node: Node, facets: dict[str, Facet]) -> Log
     return LogRatios(words, policies, drawn_by, tuple(examples))
 
 
-def facet_names(reader: Reader, node: Node, facets: dict[str, Facet], what: str) -> tuple[str, ...]:
+def facet_names(reader: NodeReader, node: Node, facets: dict[str, Facet], what: str) -> tuple[str, ...]:
     """A list of facets (`keeps`, `kept_in_lists`): a misspelt one would keep nothing, silently."""
     found = reader.texts(node, what)
     for name_node, name in found:
@@ -122,7 +122,7 @@ def facet_names(reader: Reader, node: Node, facets: dict[str, Facet], what: str)
     return tuple(name for _, name in found if name in facets)
 
 
-def known_value(reader: Reader, node: Node, facets: dict[str, Facet], facet: str, value: str) -> bool:
+def known_value(reader: NodeReader, node: Node, facets: dict[str, Facet], facet: str, value: str) -> bool:
     if facet not in facets:
         reader.error(node, f"unknown facet '{facet}'")
         return False
@@ -145,7 +145,7 @@ class Unreduced:
     unless: frozenset[str] = frozenset()  # keywords that, passed other than as the literal False, may reduce
 
 
-def read_unreduced(reader: Reader, node: Node) -> Unreduced | None:
+def read_unreduced(reader: NodeReader, node: Node) -> Unreduced | None:
     fields = reader.mapping(node, "an unreduced logging call", ("call", "method", "says", "receivers", "classes", "unless"))
     kinds = [k for k in ("call", "method") if k in fields]
     if len(kinds) != 1 or "says" not in fields:
@@ -159,7 +159,7 @@ def read_unreduced(reader: Reader, node: Node) -> Unreduced | None:
     return Unreduced(call, method, says, words["receivers"], words["classes"], words["unless"])
 
 
-def read_alike(reader: Reader, node: Node, facets: dict[str, Facet]) -> frozenset[tuple[str, str]] | None:
+def read_alike(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> frozenset[tuple[str, str]] | None:
     """`{facet: scope, values: [per-rank, per-device]}`: two values a text may state one for the other."""
     fields = reader.mapping(node, "a pair of alike values", ("facet", "values"))
     facet = reader.text(fields["facet"][1], "'facet'") if "facet" in fields else None
@@ -190,7 +190,7 @@ def _named(words: list[str], alternatives: tuple[tuple[str, ...], ...]) -> bool:
     return any(all(w in words for w in wanted) for wanted in alternatives)
 
 
-def read_flops(reader: Reader, node: Node, facets: dict[str, Facet]) -> Flops | None:
+def read_flops(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Flops | None:
     fields = reader.mapping(node, "a FLOP product", ("parameters", "tokens", "gives"))
     if any(k not in fields for k in ("parameters", "tokens", "gives")):
         reader.error(node, "a FLOP product needs 'parameters', 'tokens' and 'gives'")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metriclint.base.marked_yaml import Node, Reader
+from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.knowledge.code_sections import read_facts
 from metriclint.knowledge.vocabulary import Facet
 from metriclint.model import CodeFact, Span
@@ -100,7 +100,7 @@ def facts_at(entry: EntryPoint, logged: FrameworkKey, span: Span, path: str) -> 
     return frozenset(CodeFact(facet, value, span, path, says) for facet, value in logged.facts)
 
 
-def read_entry_point(reader: Reader, node: Node, facets: dict[str, Facet]) -> EntryPoint | None:
+def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> EntryPoint | None:
     fields = reader.mapping(node, "an entry point", _ENTRY_KEYS)
     if any(k not in fields for k in ("entry", "says", "source", "keys")):
         reader.error(node, "an entry point needs 'entry', 'says', 'source' and 'keys'")
@@ -124,7 +124,7 @@ def read_entry_point(reader: Reader, node: Node, facets: dict[str, Facet]) -> En
     )
 
 
-def _switch(reader: Reader, node: Node) -> Switch | None:
+def _switch(reader: NodeReader, node: Node) -> Switch | None:
     fields = reader.mapping(node, "'switched_on_by'", _SWITCH_KEYS)
     if any(k not in fields for k in _SWITCH_KEYS):
         reader.error(node, "'switched_on_by' needs 'keywords', 'sections' and 'flag'")
@@ -134,7 +134,7 @@ def _switch(reader: Reader, node: Node) -> Switch | None:
     return Switch(frozenset(keywords), tuple(sections), flag) if flag and keywords and sections else None
 
 
-def _key(reader: Reader, node: Node, facets: dict[str, Facet]) -> FrameworkKey | None:
+def _key(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> FrameworkKey | None:
     fields = reader.mapping(node, "a framework key", ("keys", "says", "facts", "overrides"))
     if any(k not in fields for k in ("keys", "says", "facts")):
         reader.error(node, "a framework key needs 'keys', 'says' and 'facts'")
@@ -145,7 +145,7 @@ def _key(reader: Reader, node: Node, facets: dict[str, Facet]) -> FrameworkKey |
     return FrameworkKey(keys, says, facts, frozenset(_words(reader, fields, "overrides"))) if keys and says else None
 
 
-def _example(reader: Reader, node: Node) -> tuple[str, tuple[str, ...]] | None:
+def _example(reader: NodeReader, node: Node) -> tuple[str, tuple[str, ...]] | None:
     fields = reader.mapping(node, "an example", ("code", "logs"))
     if "code" not in fields or "logs" not in fields:
         reader.error(node, "an example needs 'code' and 'logs'")
@@ -154,5 +154,5 @@ def _example(reader: Reader, node: Node) -> tuple[str, tuple[str, ...]] | None:
     return (code, tuple(key for _, key in reader.texts(fields["logs"][1], "'logs'"))) if code is not None else None
 
 
-def _words(reader: Reader, fields: dict[str, tuple[Node, Node]], key: str) -> list[str]:
+def _words(reader: NodeReader, fields: dict[str, tuple[Node, Node]], key: str) -> list[str]:
     return [word for _, word in reader.texts(fields[key][1], f"'{key}'")] if key in fields else []

@@ -14,7 +14,7 @@ from functools import lru_cache
 from metriclint.base import keys, marked_yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
-from metriclint.base.marked_yaml import Reader
+from metriclint.base.marked_yaml import NodeReader
 from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError
 
@@ -106,7 +106,7 @@ def _matches(part: NamePart, found: tuple[str, ...]) -> bool:
 def parts() -> tuple[NamePart, ...]:
     path = rules_dir() / FILE
     root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
-    reader = Reader(str(path))
+    reader = NodeReader(str(path))
     facets, _, _ = load_builtin()
     found: list[NamePart] = []
     top = reader.mapping(root, "the names file", ("parts", "examples")) if root is not None else {}

@@ -14,7 +14,7 @@ from functools import lru_cache
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
-from metriclint.base.marked_yaml import Node, Reader
+from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.knowledge.vocabulary import SEPARATOR, FacetExample, read_examples
 from metriclint.model import ConfigError
 
@@ -94,7 +94,7 @@ def _load(name: str) -> RulesFile:
     path = rules_dir() / "reading" / name
     keys, has_reach, expected = FILES[name]
     root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
-    reader = Reader(str(path))
+    reader = NodeReader(str(path))
     lists: dict[str, tuple[str, ...]] = {}
     reach = 0
     found: tuple[FacetExample, ...] = ()
@@ -115,7 +115,7 @@ def _load(name: str) -> RulesFile:
     return RulesFile(lists, reach, found)
 
 
-def _whole_number(reader: Reader, node: Node) -> int:
+def _whole_number(reader: NodeReader, node: Node) -> int:
     if not isinstance(node.value, int) or isinstance(node.value, bool):
         reader.error(node, "'reach' must be a whole number")
         return 0

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from metriclint.base import keys, marked_yaml
 from metriclint.base.files import MAX_BYTES, read_text
-from metriclint.base.marked_yaml import Node, Reader
-from metriclint.knowledge.code import Known, declared
+from metriclint.base.marked_yaml import Node, NodeReader
+from metriclint.knowledge.code_knowledge import Known, declared
 from metriclint.knowledge.vocabulary import Facet, merge, phrase_conflicts, read_facet
 from metriclint.model import ConfigError, Mention, Problem, SourceKind, Span
 
@@ -59,7 +59,7 @@ def load_code(path: Path, display: str, facets: dict[str, Facet], limit: int = M
     """A code knowledge file the settings name (`code-knowledge`): a registry's `code:` section
     on its own, validated as the registry is, against the facets the registry leaves."""
     root, problems = marked_yaml.load(_text(path, display, "the code knowledge file", limit), display)
-    reader = Reader(display)
+    reader = NodeReader(display)
     code: tuple[Known, ...] = ()
     if root is not None:
         code = declared(reader, root, facets, display, "a code knowledge file")
@@ -87,7 +87,7 @@ def _text(path: Path, display: str, what: str, limit: int) -> str:
 def parse(text: str, display: str, builtin: dict[str, Facet]) -> tuple[Registry, dict[str, Facet]]:
     """A registry from its text: an editor's unsaved buffer is read as the file would be."""
     root, problems = marked_yaml.load(text, display)
-    reader = Reader(display)
+    reader = NodeReader(display)
     registry, facets = Registry(display, {}), dict(builtin)
     if root is not None:
         registry, facets = _read(reader, root, builtin)
@@ -97,7 +97,7 @@ def parse(text: str, display: str, builtin: dict[str, Facet]) -> tuple[Registry,
     return registry, facets
 
 
-def _read(reader: Reader, root: Node, builtin: dict[str, Facet]) -> tuple[Registry, dict[str, Facet]]:
+def _read(reader: NodeReader, root: Node, builtin: dict[str, Facet]) -> tuple[Registry, dict[str, Facet]]:
     top = reader.mapping(root, "the registry", TOP_KEYS)
     if "version" not in top:
         reader.error(root, "missing 'version: 1'")
@@ -150,11 +150,11 @@ def _node_at(span: Span) -> Node:
     return Node(value=None, kind="null", line=span.line, column=span.column)
 
 
-def _span(reader: Reader, node: Node, length: int) -> Span:
+def _span(reader: NodeReader, node: Node, length: int) -> Span:
     return Span(reader.path, node.line, node.column, node.line, node.column + length)
 
 
-def _read_metric(reader: Reader, key: str, key_node: Node, node: Node, facets: dict[str, Facet]) -> MetricEntry:
+def _read_metric(reader: NodeReader, key: str, key_node: Node, node: Node, facets: dict[str, Facet]) -> MetricEntry:
     span = _span(reader, key_node, len(key))
     if not keys.registrable(key):
         reader.error(key_node, f"metric key {key!r} has white space at an end, or a tab or line break; write it as the code logs it")

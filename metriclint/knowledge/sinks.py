@@ -14,7 +14,7 @@ from functools import cached_property, lru_cache
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import EXAMPLES, rules_dir
 from metriclint.base.files import read_text
-from metriclint.base.marked_yaml import Node, Reader
+from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError
 
 _ENTRY_KEYS = ("says", "functions", "methods", "shapes", "keywords", "source")
@@ -24,7 +24,7 @@ _GENERIC = "log"
 
 
 @dataclass(frozen=True, slots=True)
-class Argument:
+class ArgumentPlace:
     """One argument of a call, by its position or by one of its keyword names."""
 
     position: int | None
@@ -36,10 +36,10 @@ class Shape:
     """How a call passes what it logs: a key (its parts joined by "/") and a value, a mapping of
     keys to values, or a list of records whose items `record` names."""
 
-    key: tuple[Argument, ...] = ()
-    value: Argument | None = None
-    mapping: Argument | None = None
-    records: Argument | None = None
+    key: tuple[ArgumentPlace, ...] = ()
+    value: ArgumentPlace | None = None
+    mapping: ArgumentPlace | None = None
+    records: ArgumentPlace | None = None
     record: tuple[int, int] = (0, 1)  # (key, value) items of each record
 
 
@@ -81,14 +81,14 @@ def sinks(own: frozenset[str] = frozenset()) -> Sinks:
 def _shipped() -> Sinks:
     path = rules_dir() / "sinks.yaml"
     root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
-    reader = Reader(str(path))
+    reader = NodeReader(str(path))
     found = _read(reader, root) if root is not None else Sinks({}, {}, frozenset())
     if problems or reader.problems:
         raise ConfigError(problems + reader.problems)
     return found
 
 
-def _read(reader: Reader, root: Node) -> Sinks:
+def _read(reader: NodeReader, root: Node) -> Sinks:
     fields = reader.mapping(root, "the file", ("options", "sinks", EXAMPLES))
     options = frozenset(text for _, text in reader.texts(fields["options"][1], "'options'")) if "options" in fields else frozenset()
     functions: dict[str, Sink] = {}
@@ -108,10 +108,10 @@ def _read(reader: Reader, root: Node) -> Sinks:
     return Sinks(functions, methods, options)
 
 
-def _shape(reader: Reader, node: Node) -> Shape:
+def _shape(reader: NodeReader, node: Node) -> Shape:
     fields = reader.mapping(node, "a shape", _SHAPE_KEYS)
     argument = {k: _argument(reader, fields[k][1]) for k in ("value", "mapping", "records") if k in fields}
-    key: tuple[Argument, ...] = ()
+    key: tuple[ArgumentPlace, ...] = ()
     if "key" in fields:
         written = fields["key"][1]
         parts = written.elements if written.kind == "sequence" and all(e.kind == "sequence" for e in written.elements) else [written]
@@ -125,11 +125,11 @@ def _shape(reader: Reader, node: Node) -> Shape:
     return Shape(key, argument.get("value"), argument.get("mapping"), argument.get("records"), record)
 
 
-def _argument(reader: Reader, node: Node) -> Argument:
+def _argument(reader: NodeReader, node: Node) -> ArgumentPlace:
     """`0`, `tag`, or `[0, tag, main_tag]`: a position, keyword names, or both."""
     items = node.elements if node.kind == "sequence" else [node]
     position = next((int(item.value) for item in items if item.kind == "integer" and isinstance(item.value, int)), None)
     keywords = tuple(str(item.value) for item in items if item.kind == "string")
     if position is None and not keywords:
         reader.error(node, "an argument is a position, a keyword name, or a list of both")
-    return Argument(position, keywords)
+    return ArgumentPlace(position, keywords)

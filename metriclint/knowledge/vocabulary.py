@@ -16,7 +16,7 @@ from typing import Iterator
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
-from metriclint.base.marked_yaml import Node, Reader
+from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError, Problem
 
 SEPARATOR = r"[\s\-_]+"
@@ -225,7 +225,7 @@ def _load_facet_file(path: Path, problems: list[Problem]) -> Facet | None:
     problems.extend(load_problems)
     if root is None:
         return None
-    reader = Reader(str(path))
+    reader = NodeReader(str(path))
     items = reader.mapping(root, "a facet file")
     name = reader.text(items["facet"][1], "'facet'") if "facet" in items else None
     if name != path.stem:
@@ -235,7 +235,7 @@ def _load_facet_file(path: Path, problems: list[Problem]) -> Facet | None:
     return facet
 
 
-def read_facet(reader: Reader, name: str, node: Node, with_examples: bool = False) -> Facet:
+def read_facet(reader: NodeReader, name: str, node: Node, with_examples: bool = False) -> Facet:
     """Read one facet definition (built-in file or registry `facets:` entry)."""
     allowed = ("description", "values", "ignore") + (("facet", "examples") if with_examples else ())
     items = reader.mapping(node, f"facet '{name}'", allowed)
@@ -251,7 +251,7 @@ def read_facet(reader: Reader, name: str, node: Node, with_examples: bool = Fals
     return Facet(name, description or "", values, ignore, examples)
 
 
-def _phrases(reader: Reader, node: Node, what: str) -> tuple[str, ...]:
+def _phrases(reader: NodeReader, node: Node, what: str) -> tuple[str, ...]:
     """A list of phrases; one of separators only is refused, since its pattern is empty and
     would match at every position of every text."""
     phrases = []
@@ -263,7 +263,7 @@ def _phrases(reader: Reader, node: Node, what: str) -> tuple[str, ...]:
     return tuple(phrases)
 
 
-def read_examples(reader: Reader, node: Node, expected: str = "claims") -> tuple[FacetExample, ...]:
+def read_examples(reader: NodeReader, node: Node, expected: str = "claims") -> tuple[FacetExample, ...]:
     """A rules file's `examples`: each a `text` and the list under `expected` that reading it
     must give (its claims, or for the sentence rules its sentences)."""
     examples = []
@@ -281,7 +281,7 @@ def _load_negation(path: Path, problems: list[Problem]) -> tuple[tuple[str, ...]
     problems.extend(load_problems)
     if root is None:
         return (), 0
-    reader = Reader(str(path))
+    reader = NodeReader(str(path))
     items = reader.mapping(root, "the negation file", ("cues", "reach"))
     cues = tuple(cue.lower() for _, cue in reader.texts(items["cues"][1], "'cues'")) if "cues" in items else ()
     reach = items["reach"][1].value if "reach" in items else 3

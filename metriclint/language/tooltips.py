@@ -53,7 +53,7 @@ class Shown:
     binding: Binding
 
 
-class Names:
+class MetricNames:
     """Every known metric key, and the names that designate each one (key, alias, last segment)."""
 
     def __init__(self, index: MetricIndex, spans: dict[str, Span]) -> None:
@@ -79,7 +79,7 @@ class Names:
         return sorted(owners)[0]
 
 
-def bind(tables: Iterable[TooltipTable], settings: tuple[TooltipSetting, ...], root: Path, names: Names) -> list[Binding]:
+def bind(tables: Iterable[TooltipTable], settings: tuple[TooltipSetting, ...], root: Path, names: MetricNames) -> list[Binding]:
     """The tables that are read: configured ones (every setting must find one), shape-recognised
     ones, tables that the file's code looks keys up in when they select known metrics, and,
     with no configuration, tables whose patterns name known metrics."""
@@ -121,7 +121,7 @@ def _selects(setting: TooltipSetting, table: TooltipTable, root: Path) -> bool:
     return fnmatch.fnmatchcase(relative(Path(table.path), root), setting.path)
 
 
-def _auto(table: TooltipTable, names: Names) -> Binding | None:
+def _auto(table: TooltipTable, names: MetricNames) -> Binding | None:
     known = set(names.keys)  # a set: a table may have thousands of entries, and there may be thousands of keys
     full = sum(1 for e in table.entries if e.pattern in names.index.by_alias or e.pattern in known)
     named = sum(1 for e in table.entries if e.pattern in names.owners)
@@ -131,7 +131,7 @@ def _auto(table: TooltipTable, names: Names) -> Binding | None:
     return Binding(table, "exact", strip, f"auto: {named} of {len(table.entries)} patterns name known metrics")
 
 
-def _inferred(table: TooltipTable, lookup: Lookup, names: Names) -> Binding | None:
+def _inferred(table: TooltipTable, lookup: Lookup, names: MetricNames) -> Binding | None:
     """The table matched as its code reads it, taken when (as for auto-detection) enough of its
     entries are what some known key would be shown: a lookup alone does not make a table of
     metric descriptions."""
@@ -150,7 +150,7 @@ def _enough(named: int, table: TooltipTable) -> bool:
     return named >= min(AUTO_MIN_NAMED, max(len(table.entries), 2)) and named >= AUTO_MIN_SHARE * len(table.entries)
 
 
-def select(binding: Binding, names: Names) -> Iterator[Shown]:
+def select(binding: Binding, names: MetricNames) -> Iterator[Shown]:
     """For every known key, the entry this table shows for it, if any."""
     lookup = _exact(binding, names.index) if binding.match == "exact" else partial(_scan, binding)
     for key in names.keys:
@@ -213,7 +213,7 @@ _MODES: dict[str, tuple[Callable[[str, str], bool], Callable[[str], int]]] = {
 }
 
 
-def shown_in(bindings: Iterable[Binding], names: Names) -> tuple[list[Shown], list[ReadFailure]]:
+def shown_in(bindings: Iterable[Binding], names: MetricNames) -> tuple[list[Shown], list[ReadFailure]]:
     """The entry each table shows for each known key; a regex table with a pattern that cannot
     be matched in bounded time is not read, and is an ML900 at that pattern (base/patterns.py)."""
     shown: list[Shown] = []
@@ -233,7 +233,7 @@ def mention(shown: Shown) -> Mention:
     return Mention(text.source, text.path, text.text, text.origins, flows_to=(shown.key,))
 
 
-def mismatch(shown: Shown, names: Names) -> Mismatch | None:
+def mismatch(shown: Shown, names: MetricNames) -> Mismatch | None:
     owner = names.owner_of(shown.entry.pattern, shown.key)
     if owner is None:
         return None

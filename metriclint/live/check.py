@@ -10,7 +10,7 @@ from metriclint.engine import Analysis
 from metriclint.live import judge
 from metriclint.live.points import Fact
 from metriclint.live.resume import Store
-from metriclint.live.statements import Names, gathered
+from metriclint.live.statements import KeyMetrics, gathered
 from metriclint.live.templates import templates
 from metriclint.model import Report
 from metriclint.settings import Config
@@ -27,11 +27,11 @@ class Runs:
     dask: str | None = None  # a Dask scheduler's address, or `local`/`local:N`: read each run's files there (scale.py)
 
 
-def reads(analysis: Analysis, runs: Runs, store: Store | None = None) -> tuple[list[judge.Read], list[judge.Statement], Names]:
+def reads(analysis: Analysis, runs: Runs, store: Store | None = None) -> tuple[list[judge.Read], list[judge.StatedValue], KeyMetrics]:
     """Each run read, its points routed to the probes the statements call for; with a `store`,
     event files are read on from where the last check stopped."""
     statements = gathered(analysis.claims, analysis.registry, analysis.mentions)
-    names = Names(analysis.registry, {s.metric for s in statements})
+    names = KeyMetrics(analysis.registry, {s.metric for s in statements})
     made = templates(analysis.mentions)
     presumed = judge.presumed(analysis.collection.files)
     if runs.dask is not None:

@@ -20,11 +20,11 @@ from metriclint.knowledge.registry import Registry
 from metriclint.live import probes as p
 from metriclint.live import resume
 from metriclint.live.facts import Facts
-from metriclint.live.points import Corrupt, Fact, Point, Source, Wanted
-from metriclint.live.readers.kinds import Options, open_run
+from metriclint.live.points import Corrupt, Fact, Point, RunSource, Wanted
+from metriclint.live.readers.kinds import ReaderOptions, open_run
 from metriclint.live.readers.tfevents import EventFile
 from metriclint.live.resume import Store
-from metriclint.live.statements import Names, Statement, over_the_run
+from metriclint.live.statements import KeyMetrics, StatedValue, over_the_run
 from metriclint.live.templates import Template
 from metriclint.model import CodeClaim, Finding, Related, Span
 
@@ -39,10 +39,10 @@ class Plan:
     open: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (metric, facet, value) -> why no probe
 
 
-def plan(statements: list[Statement], facts: Facts, code: Iterable[CodeClaim] = ()) -> Plan:
+def plan(statements: list[StatedValue], facts: Facts, code: Iterable[CodeClaim] = ()) -> Plan:
     """The probes the statements call for, given the run's facts."""
     made = Plan()
-    by_metric: dict[str, list[Statement]] = defaultdict(list)
+    by_metric: dict[str, list[StatedValue]] = defaultdict(list)
     for statement in statements:
         by_metric[statement.metric].append(statement)
     per_device = {c.metric for c in code if c.fact.facet == "scope" and c.fact.value == "per-device"}
@@ -64,7 +64,7 @@ def plan(statements: list[Statement], facts: Facts, code: Iterable[CodeClaim] = 
     return made
 
 
-def _probe_for(s: Statement, facts: Facts, vocab: Fact | None, granular: bool) -> tuple[object, p.Probe | None, str]:
+def _probe_for(s: StatedValue, facts: Facts, vocab: Fact | None, granular: bool) -> tuple[object, p.Probe | None, str]:
     """The probe a statement calls for (with the key that makes one per metric), or why none."""
     facet, value = s.facet, s.value
     if facet == "clipping" and value == "after" and not s.negated:
@@ -95,7 +95,7 @@ def _probe_for(s: Statement, facts: Facts, vocab: Fact | None, granular: bool) -
     return None, None, f"no test of the values speaks to {facet}={value}"
 
 
-def _capacity_probes(statements: list[Statement], capacity: Fact | None, device: bool) -> list[p.Probe]:
+def _capacity_probes(statements: list[StatedValue], capacity: Fact | None, device: bool) -> list[p.Probe]:
     """A device-capacity bound per memory unit stated of one device's memory, with a firm capacity."""
     units = {s.value for s in statements if s.facet == "unit" and not s.negated and s.value in p.capacity_units()}
     if capacity is None or not capacity.firm or not device:
@@ -147,7 +147,7 @@ class Read:
 
 
 def read_run(
-    name: str, statements: list[Statement], names: Names, given: list[Fact], presumed: list[Fact], templates: list[Template],
+    name: str, statements: list[StatedValue], names: KeyMetrics, given: list[Fact], presumed: list[Fact], templates: list[Template],
     code: Iterable[CodeClaim] = (), step_key: str | None = None, rank_key: str = "rank", store: Store | None = None,
     label: str | None = None,
 ) -> Read:
@@ -162,7 +162,7 @@ def read_run(
         return bool(routes[key])
 
     wanted = Wanted(keep)
-    run = open_run(name, Options(wanted, step_key, rank_key, templates, store.offsets() if store is not None else {}))
+    run = open_run(name, ReaderOptions(wanted, step_key, rank_key, templates, store.offsets() if store is not None else {}))
     facts = Facts()
     for fact in (*given, *run.facts, *presumed):
         facts.add(fact)
@@ -181,7 +181,7 @@ def read_run(
     return read
 
 
-def _feed(points: Iterable[Point], source: Source, routes: dict[str, list[p.Probe]], read: Read, reader: object) -> None:
+def _feed(points: Iterable[Point], source: RunSource, routes: dict[str, list[p.Probe]], read: Read, reader: object) -> None:
     """Route a stream's points to their probes, pruning the decided ones now and then."""
     count = 0
     try:
@@ -204,7 +204,7 @@ def _feed(points: Iterable[Point], source: Source, routes: dict[str, list[p.Prob
 
 
 def _event_shard(
-    reader: EventFile, source: Source, store: Store, signature: str, read: Read, fresh: Callable[[], Plan], names: Names,
+    reader: EventFile, source: RunSource, store: Store, signature: str, read: Read, fresh: Callable[[], Plan], names: KeyMetrics,
 ) -> Plan:
     """One event file's probes: the kept ones fed what was written since, or new ones fed the
     whole file; then kept for the next check."""
@@ -227,7 +227,7 @@ def _event_shard(
 class _Routes(dict[str, list[p.Probe]]):
     """A shard's routes, each key's made when its first point comes."""
 
-    def __init__(self, routes: dict[str, list[p.Probe]], names: Names, shard: Plan) -> None:
+    def __init__(self, routes: dict[str, list[p.Probe]], names: KeyMetrics, shard: Plan) -> None:
         super().__init__(routes)
         self.names, self.shard = names, shard
 
@@ -249,7 +249,7 @@ def _merge(into: Plan, other: Plan) -> None:
         into.open.setdefault(opened, why)
 
 
-def findings(statements: list[Statement], reads: list[Read], registry: Registry | None, names: Names) -> list[Finding]:
+def findings(statements: list[StatedValue], reads: list[Read], registry: Registry | None, names: KeyMetrics) -> list[Finding]:
     """Every statement against every run's outcomes, the coverage of the registry, the run
     files that could not be read."""
     found: list[Finding] = []
@@ -283,13 +283,13 @@ def findings(statements: list[Statement], reads: list[Read], registry: Registry 
     return found
 
 
-def _contradicts(s: Statement, outcome: p.Outcome) -> bool:
+def _contradicts(s: StatedValue, outcome: p.Outcome) -> bool:
     if s.negated:
         return outcome.established is not None and outcome.established[0] == s.value
     return s.value in outcome.ruled_out
 
 
-def _disproved(s: Statement, disproofs: list[tuple[Read, p.Outcome]]) -> Finding:
+def _disproved(s: StatedValue, disproofs: list[tuple[Read, p.Outcome]]) -> Finding:
     read, outcome = disproofs[0]
     why = outcome.established[1] if s.negated and outcome.established else outcome.ruled_out[s.value]
     first = f", first at {outcome.first}" if outcome.first is not None else ""
@@ -303,12 +303,12 @@ def _disproved(s: Statement, disproofs: list[tuple[Read, p.Outcome]]) -> Finding
                          phrase=s.phrase or f"{s.facet}: {s.value}", expected=outcome.established[0] if outcome.established else "")
 
 
-def _undetermined(s: Statement, why: str) -> Finding:
+def _undetermined(s: StatedValue, why: str) -> Finding:
     return ML014.finding(s.span, f"{s.metric}: {s.says}; undetermined by the run: {why}", metric=s.metric, facet=s.facet,
                          found=s.found, source=s.source, phrase=s.phrase or f"{s.facet}: {s.value}")
 
 
-def _coverage(registry: Registry, reads: list[Read], names: Names) -> list[Finding]:
+def _coverage(registry: Registry, reads: list[Read], names: KeyMetrics) -> list[Finding]:
     found: list[Finding] = []
     keys = {key: span for read in reads for key, span in read.seen.items()}
     if not keys:

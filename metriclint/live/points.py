@@ -2,7 +2,7 @@
 
 A point is a plain tuple `(rank, key, step, value, wall)`: a run of 10^8 points goes through
 here, and a tuple costs a fraction of a dataclass. The run, the file and how values were stored
-are the stream's, said once in its `Source`.
+are the stream's, said once in its `RunSource`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ Point = tuple[str, str, int, float, "float | None"]  # rank, key, step, value, w
 
 
 @dataclass(frozen=True)
-class Source:
+class RunSource:
     """One file of a run, as findings name it."""
 
     run: str  # the `--run` argument it belongs to, as given
@@ -27,7 +27,7 @@ class Source:
 
 @dataclass
 class Stream:
-    source: Source
+    source: RunSource
     points: Iterator[Point]
 
 

@@ -24,7 +24,7 @@ from metriclint import __version__
 from metriclint.base import files
 from metriclint.live import probes as p
 from metriclint.live.points import Fact
-from metriclint.live.statements import Statement
+from metriclint.live.statements import StatedValue
 from metriclint.model import Span
 
 TAIL = 64  # bytes before the offset whose digest must match
@@ -37,7 +37,7 @@ _CLASSES: dict[str, Any] = {
 
 
 @dataclasses.dataclass
-class Kept:
+class EventFileMark:
     """What the last check left of one event file."""
 
     offset: int
@@ -65,7 +65,7 @@ class Store:
                 found[shown] = offset
         return found
 
-    def load(self, shown: str, signature: str, offset: int) -> Kept | None:
+    def load(self, shown: str, signature: str, offset: int) -> EventFileMark | None:
         try:
             saved = json.loads(self._file(shown).read_bytes())
             if saved.get("signature") != signature or saved.get("offset") != offset or saved.get("path") != shown:
@@ -76,7 +76,7 @@ class Store:
             return None
         if not all(isinstance(probe, p.Probe) for found in probes.values() for probe in found):
             return None
-        return Kept(offset, keys, probes)
+        return EventFileMark(offset, keys, probes)
 
     def save(self, shown: str, signature: str, offset: int, keys: Iterable[str], probes: dict[str, list[p.Probe]]) -> None:
         document = {
@@ -90,7 +90,7 @@ class Store:
             return  # a cache that cannot be written costs the next check a full read, nothing else
 
 
-def signature(statements: list[Statement], facts: Iterable[Fact], code: Iterable[object]) -> str:
+def signature(statements: list[StatedValue], facts: Iterable[Fact], code: Iterable[object]) -> str:
     """What the probes of a run were made from: a kept state made from anything else is not used."""
     made = (
         __version__, sorted(repr(dataclasses.astuple(s)) for s in statements),

@@ -19,8 +19,8 @@ from typing import Any
 
 from metriclint.live import judge
 from metriclint.live.points import Fact, Wanted
-from metriclint.live.readers.kinds import Options, open_run
-from metriclint.live.statements import Names, Statement
+from metriclint.live.readers.kinds import ReaderOptions, open_run
+from metriclint.live.statements import KeyMetrics, StatedValue
 from metriclint.live.templates import Template
 from metriclint.model import CodeClaim
 
@@ -40,7 +40,7 @@ def client(address: str) -> Any:
 
 def shards(run: str) -> tuple[list[str], list[Fact]]:
     """The files of a run, and its facts, without reading a point."""
-    opened = open_run(run, Options(Wanted(lambda key: False)))
+    opened = open_run(run, ReaderOptions(Wanted(lambda key: False)))
     files = list(dict.fromkeys(stream.source.path for stream, _ in opened.streams))
     for stream, _ in opened.streams:
         close = getattr(stream.points, "close", None)
@@ -50,7 +50,7 @@ def shards(run: str) -> tuple[list[str], list[Fact]]:
 
 
 def read_runs(
-    address: str, runs: list[str], statements: list[Statement], names: Names, given: list[Fact], presumed: list[Fact],
+    address: str, runs: list[str], statements: list[StatedValue], names: KeyMetrics, given: list[Fact], presumed: list[Fact],
     templates: list[Template], code: tuple[CodeClaim, ...], step_key: str | None, rank_key: str,
 ) -> list[judge.Read]:
     """Every run read shard by shard on the cluster at `address`, each run's shards merged."""

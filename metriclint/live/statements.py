@@ -15,7 +15,7 @@ from metriclint.model import Claim, Mention, SourceKind, Span
 
 
 @dataclass(frozen=True, kw_only=True)
-class Statement:
+class StatedValue:
     metric: str
     facet: str
     value: str
@@ -35,17 +35,17 @@ class Statement:
         return f"{self.source} says {self.facet}={self.found}{quoted}"
 
 
-def gathered(claims: tuple[Claim, ...], registry: Registry | None, mentions: tuple[Mention, ...]) -> list[Statement]:
+def gathered(claims: tuple[Claim, ...], registry: Registry | None, mentions: tuple[Mention, ...]) -> list[StatedValue]:
     texts = {(m.path, *m.origins[0]): m for m in mentions if m.origins}
     found = []
     if registry is not None:
         for key, entry in registry.metrics.items():
             description = entry.description.text.lower() if entry.description is not None else ""
             for facet, setting in entry.semantics.items():
-                found.append(Statement(metric=key, facet=facet, value=setting.value, negated=False, span=setting.span, source=str(SourceKind.REGISTRY), phrase="", sentence=description))
+                found.append(StatedValue(metric=key, facet=facet, value=setting.value, negated=False, span=setting.span, source=str(SourceKind.REGISTRY), phrase="", sentence=description))
     for claim in claims:
         mention = texts.get((claim.statement.path, claim.statement.line, claim.statement.column))
-        found.append(Statement(metric=claim.metric, facet=claim.facet, value=claim.value, negated=claim.negated, span=claim.span, source=str(claim.source), phrase=claim.phrase,
+        found.append(StatedValue(metric=claim.metric, facet=claim.facet, value=claim.value, negated=claim.negated, span=claim.span, source=str(claim.source), phrase=claim.phrase,
                                sentence=_sentence(mention, claim) if mention is not None else claim.phrase.lower()))
     return found
 
@@ -70,12 +70,12 @@ def _running() -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b")
 
 
-def over_the_run(statement: Statement) -> bool:
+def over_the_run(statement: StatedValue) -> bool:
     """Whether a `reduction: max` statement puts the maximum over the whole run."""
     return _running().search(statement.sentence) is not None
 
 
-class Names:
+class KeyMetrics:
     """Which metrics a logged key is: the statements' metrics, registry keys and aliases,
     templates covering it (a placeholder is any text within one segment)."""
 

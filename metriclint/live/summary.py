@@ -16,12 +16,12 @@ from pathlib import Path
 
 from metriclint.knowledge.registry import Registry
 from metriclint.live.points import Corrupt, Wanted
-from metriclint.live.readers.kinds import Options, open_run
-from metriclint.live.statements import Names
+from metriclint.live.readers.kinds import ReaderOptions, open_run
+from metriclint.live.statements import KeyMetrics
 
 
 @dataclass
-class Logged:
+class KeyValueStats:
     """One key's values in one file: how many, the last, the smallest and largest."""
 
     count: int = 0
@@ -42,7 +42,7 @@ class _File:
     size: int
     mtime: int
     offset: int | None  # where an event file's next read starts; None: read whole again
-    keys: dict[str, Logged] = field(default_factory=dict)
+    keys: dict[str, KeyValueStats] = field(default_factory=dict)
 
 
 _READ: dict[str, _File] = {}  # a file, as shown -> what it held when last read
@@ -53,12 +53,12 @@ def newest(root: Path, patterns: tuple[str, ...]) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime_ns, default=None)
 
 
-def logged(run: Path) -> dict[str, dict[str, Logged]]:
+def logged(run: Path) -> dict[str, dict[str, KeyValueStats]]:
     """Every key the run logs, by file: read again where the file changed, on from the last
     offset where an event file only grew."""
     stale = {shown: f for shown, f in _READ.items() if f.offset is not None}
-    opened = open_run(str(run), Options(Wanted(lambda key: True), offsets={shown: f.offset for shown, f in stale.items() if f.offset}))
-    found: dict[str, dict[str, Logged]] = {}
+    opened = open_run(str(run), ReaderOptions(Wanted(lambda key: True), offsets={shown: f.offset for shown, f in stale.items() if f.offset}))
+    found: dict[str, dict[str, KeyValueStats]] = {}
     for stream, reader in opened.streams:
         shown = stream.source.path
         try:
@@ -75,7 +75,7 @@ def logged(run: Path) -> dict[str, dict[str, Logged]]:
         keys = before.keys if grows and before is not None else {}
         try:
             for _, key, step, value, _ in stream.points:
-                keys.setdefault(key, Logged()).add(step, value)
+                keys.setdefault(key, KeyValueStats()).add(step, value)
         except Corrupt:
             pass
         _READ[shown] = _File(stat.st_size, stat.st_mtime_ns, getattr(reader, "offset", None), keys)
@@ -94,7 +94,7 @@ def hover(root: Path, patterns: tuple[str, ...], registry: Registry | None, metr
     run = newest(root, patterns)
     if run is None:
         return []
-    names = Names(registry, {metric})
+    names = KeyMetrics(registry, {metric})
     lines = []
     for path, keys in sorted(logged(run).items()):
         for key, seen in sorted(keys.items()):

@@ -29,7 +29,7 @@ from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.model import Mention, SourceKind, Span
 from metriclint.sources import Unreadable
-from metriclint.sources.python.code import called_name
+from metriclint.sources.python.code_reader import called_name
 from metriclint.sources.python.messages import Field, call_messages, conversion_specs, message_fields
 from metriclint.sources.python.text import PythonText
 

@@ -6,7 +6,7 @@ it along. `core` holds those of texts, claims and findings; `code` those of what
 computes.
 """
 
-from metriclint.model.code import (
+from metriclint.model.code_flow import (
     FRAMEWORKS,
     UNKNOWN_OBJECT,
     Atom,
@@ -16,12 +16,12 @@ from metriclint.model.code import (
     CodeClaim,
     CodeFact,
     CodeProducts,
-    Entry,
     FlagDefault,
     FunctionFlow,
     HandOver,
     Held,
     LoggedBag,
+    MetricsEntry,
     PassedCallback,
     Placeholder,
     ProjectClass,
@@ -70,7 +70,7 @@ __all__ = [
     "CodeProducts",
     "ConfigError",
     "ConstantHelp",
-    "Entry",
+    "MetricsEntry",
     "FRAMEWORKS",
     "FileView",
     "Finding",

@@ -34,7 +34,7 @@ QUOTE_LIMIT = 300
 
 
 @dataclass(frozen=True, slots=True)
-class Statement:
+class AuditStatement:
     """One text about a metric: where it is, what it says, and the claims read from it."""
 
     source: str
@@ -57,7 +57,7 @@ class MetricAudit:
     key: str
     entry: MetricEntry | None
     logged: tuple[Sighting, ...]  # where the code logs it
-    statements: tuple[Statement, ...]
+    statements: tuple[AuditStatement, ...]
     facets: tuple[FacetView, ...]
     silent_facets: tuple[str, ...]  # facets no source and no registry line states
     findings: tuple[Finding, ...]
@@ -69,7 +69,7 @@ class MetricAudit:
         """A text says what it is: what the code computes is evidence, not a description."""
         return any(s.source != SourceKind.CODE for s in self.statements) or bool(self.entry and self.entry.description)
 
-    def cell(self, source: str) -> tuple[str, tuple[Statement, ...]]:
+    def cell(self, source: str) -> tuple[str, tuple[AuditStatement, ...]]:
         """The matrix cell for a source kind: its status and its statements."""
         statements = tuple(s for s in self.statements if s.source == source)
         if source == SourceKind.REGISTRY and self.entry is not None:
@@ -175,7 +175,7 @@ def _metric(
         source = mention.source if mention else claims[0].source
         text = _quote(mention.text if mention else " ".join(c.phrase for c in claims))
         broken = any(_within(f.span, span) or any(_within(r.span, span) for r in f.related) for f in contradictions)
-        views.append(Statement(source, span, text, tuple(claims), CONTRADICT if broken else AGREE if claims else SILENT))
+        views.append(AuditStatement(source, span, text, tuple(claims), CONTRADICT if broken else AGREE if claims else SILENT))
     facet_views = _facets(entry, views, contradictions)
     stated = {v.facet for v in facet_views}
     silent = tuple(f for f in facets if f not in stated)
@@ -195,7 +195,7 @@ def _code_texts(codes: list[CodeClaim]) -> dict[Span, Mention]:
     return {span: Mention(SourceKind.CODE, span.path, f"{r[0]}: {'; '.join(r[1:])}", ((span.line, span.column),)) for span, r in said.items()}
 
 
-def _facets(entry: MetricEntry | None, statements: list[Statement], contradictions: list[Finding]) -> tuple[FacetView, ...]:
+def _facets(entry: MetricEntry | None, statements: list[AuditStatement], contradictions: list[Finding]) -> tuple[FacetView, ...]:
     stated: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for statement in statements:
         for claim in statement.claims:

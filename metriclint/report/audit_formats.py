@@ -26,8 +26,8 @@ from metriclint.report.audit import (
     CONTRADICTIONS,
     SILENT,
     Audit,
+    AuditStatement,
     MetricAudit,
-    Statement,
 )
 from metriclint.report.formats import count, finding_dict
 
@@ -47,7 +47,7 @@ def _semantics(metric: MetricAudit) -> str:
     return ", ".join(f"{facet}={s.value}" for facet, s in entry.semantics.items()) if entry else ""
 
 
-class Summary(TypedDict):
+class AuditSummary(TypedDict):
     files: int
     metrics: int
     statements: dict[str, int]
@@ -58,10 +58,10 @@ class Summary(TypedDict):
     undescribed: int
 
 
-def summary(audit: Audit) -> Summary:
+def summary(audit: Audit) -> AuditSummary:
     statements = Counter(s.source for m in audit.metrics for s in m.statements)
     rules = Counter(f.rule for f in audit.gaps)
-    return Summary({
+    return AuditSummary({
         "files": audit.files,
         "metrics": len(audit.metrics),
         "statements": dict(sorted(statements.items())),
@@ -80,7 +80,7 @@ def _span_dict(span: Span) -> dict[str, object]:
     return {"path": span.path, "line": span.line, "column": span.column}
 
 
-def _statement_dict(statement: Statement) -> dict[str, object]:
+def _statement_dict(statement: AuditStatement) -> dict[str, object]:
     return {
         "source": statement.source,
         **_span_dict(statement.span),

@@ -1,7 +1,7 @@
 """The language server's state, on pygls: the projects of the workspace, the buffers waiting to be
 analysed, and what was published (handlers.py says which LSP message does what to it).
 
-Each workspace folder is a `Project`, analysed once when the client is ready, with its own
+Each workspace folder is a `WorkspaceFolder`, analysed once when the client is ready, with its own
 settings when the client answers `workspace/configuration` for it (else the workspace's, from
 `initializationOptions` or `didChangeConfiguration`). Edits are
 taken from the unsaved buffers: a change waits `DEBOUNCE` seconds for the next keystroke, a
@@ -33,7 +33,7 @@ from metriclint.server import navigation
 from metriclint.server.buffers import differs, encoded
 from metriclint.server.diagnostics import diagnostic, problem_diagnostic
 from metriclint.server.locations import document, path_of, position_in, shown, uri_of
-from metriclint.server.project import Options, Project, client_options
+from metriclint.server.project import WorkspaceFolder, WorkspaceOptions, client_options
 from metriclint.server.protocol import Protocol
 
 # Seconds without a keystroke before an edit is analysed: enough to take a burst of changes
@@ -55,9 +55,9 @@ class Server(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("metriclint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=Protocol)
-        self.options = Options()  # the workspace's settings (initializationOptions, didChangeConfiguration)
-        self.settings: dict[Path, Options] = {}  # each folder's, as its project was last loaded with
-        self.projects: dict[Path, Project] = {}
+        self.options = WorkspaceOptions()  # the workspace's settings (initializationOptions, didChangeConfiguration)
+        self.settings: dict[Path, WorkspaceOptions] = {}  # each folder's, as its project was last loaded with
+        self.projects: dict[Path, WorkspaceFolder] = {}
         self.ready = asyncio.Event()
         # Edited files not analysed yet: what was read from disk, or the URI of the open buffer,
         # whose text is taken when it is analysed (one copy, however many keystrokes came).
@@ -103,7 +103,7 @@ class Server(LanguageServer):
             uris = [self.workspace.root_uri]
         return {path: uri for uri in uris if (path := path_of(uri)) is not None}
 
-    async def folder_settings(self, folders: dict[Path, str]) -> dict[Path, Options]:
+    async def folder_settings(self, folders: dict[Path, str]) -> dict[Path, WorkspaceOptions]:
         """Each folder's settings: the client's answer for the folder (section `metriclint`,
         scoped to its URI) over the workspace's. A client that cannot answer (no capability,
         an error, no answer in time) leaves the workspace's."""
@@ -139,7 +139,7 @@ class Server(LanguageServer):
             self.settings = settings
             for folder in folders:
                 try:
-                    projects[folder] = await asyncio.to_thread(Project, folder, settings[folder])
+                    projects[folder] = await asyncio.to_thread(WorkspaceFolder, folder, settings[folder])
                 except ConfigError as error:
                     # Diagnostics of the files at fault, which may be neither open nor in the
                     # folder (a `registry` setting naming a missing file): said at once too.
@@ -155,7 +155,7 @@ class Server(LanguageServer):
         self.waiting.update({path: data for path, data in self.open_buffers().items() if differs(path, data)})
         await self.flush()
 
-    def project_for(self, path: Path) -> Project | None:
+    def project_for(self, path: Path) -> WorkspaceFolder | None:
         """The innermost folder that holds `path`."""
         holding = [p for root, p in self.projects.items() if p.holds(path)]
         return max(holding, key=lambda p: len(p.root.parts), default=None)
@@ -250,7 +250,7 @@ class Server(LanguageServer):
         except asyncio.TimeoutError:
             raise JsonRpcException("metriclint is still analysing the workspace; try again in a moment", REQUEST_FAILED) from None
 
-    def metric_at(self, uri: str, position: types.Position) -> tuple[Project, str] | None:
+    def metric_at(self, uri: str, position: types.Position) -> tuple[WorkspaceFolder, str] | None:
         path, name = path_of(uri), shown(uri)
         project = self.project_for(path) if path is not None else None
         found = document(self.workspace, uri) if project is not None else None
@@ -261,7 +261,7 @@ class Server(LanguageServer):
         key = navigation.metric_at(project.analysis, name, line, column, word)
         return (project, key) if key is not None else None
 
-    def findings_in(self, uri: str, span: types.Range) -> tuple[Project, list[Finding]] | None:
+    def findings_in(self, uri: str, span: types.Range) -> tuple[WorkspaceFolder, list[Finding]] | None:
         path, name = path_of(uri), shown(uri)
         project = self.project_for(path) if path is not None else None
         text = document(self.workspace, uri) if project is not None else None

@@ -19,34 +19,34 @@ from metriclint.sources import SUFFIXES
 
 
 @dataclass(frozen=True)
-class Options:
+class WorkspaceOptions:
     """What the editor says about a folder (workspace settings): paths relative to the folder."""
 
     registry: str | None = None
     config: str | None = None
     runs: tuple[str, ...] = ()  # globs of the runs whose newest the hover reads (live/summary.py)
 
-    def over(self, base: Options) -> Options:
+    def over(self, base: WorkspaceOptions) -> WorkspaceOptions:
         """These settings, with `base`'s where these set none: a folder's own over the workspace's."""
-        return Options(self.registry or base.registry, self.config or base.config, self.runs or base.runs)
+        return WorkspaceOptions(self.registry or base.registry, self.config or base.config, self.runs or base.runs)
 
 
-def client_options(given: Any) -> Options:
+def client_options(given: Any) -> WorkspaceOptions:
     """`{"registry": ..., "config": ...}`, or the same under `"metriclint"` (a client's settings section)."""
     if not isinstance(given, dict):
-        return Options()
+        return WorkspaceOptions()
     section = given.get("metriclint", given)
     section = section if isinstance(section, dict) else {}
     registry, config = (value if isinstance(value := section.get(name), str) and value else None for name in ("registry", "config"))
     runs = section.get("runs")
-    return Options(registry, config, tuple(r for r in runs if isinstance(r, str) and r) if isinstance(runs, list) else ())
+    return WorkspaceOptions(registry, config, tuple(r for r in runs if isinstance(r, str) and r) if isinstance(runs, list) else ())
 
 
 
-class Project:
+class WorkspaceFolder:
     """A workspace folder: its settings, what its files hold, and what the checks found."""
 
-    def __init__(self, root: Path, options: Options = Options()) -> None:
+    def __init__(self, root: Path, options: WorkspaceOptions = WorkspaceOptions()) -> None:
         self.root = root
         self.runs = options.runs
         self.config = _config(root, options)
@@ -94,7 +94,7 @@ def _registry_text(path: Path, data: bytes) -> str:
         raise ConfigError([Problem(display(path), 1, 1, f"cannot read the registry: {error}")]) from None
 
 
-def _config(root: Path, options: Options) -> Config:
+def _config(root: Path, options: WorkspaceOptions) -> Config:
     """The folder's settings as `metriclint check FOLDER` reads them, with the editor's paths on top."""
     config_file = str(root / options.config) if options.config else None
     registry = str(root / options.registry) if options.registry else None

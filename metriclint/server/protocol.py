@@ -21,7 +21,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 log = logging.getLogger("metriclint.server")
 
 
-class Unreadable(Exception):
+class UnreadableRequest(Exception):
     """A request whose id could be read, but not the rest."""
 
     def __init__(self, request_id: int | str, error: JsonRpcException) -> None:
@@ -41,7 +41,7 @@ class Protocol(LanguageServerProtocol):
             request_id = data.get("id")
             if not isinstance(request_id, (int, str)) or isinstance(request_id, bool) or "result" in data or "error" in data:
                 raise  # no id to answer, or a response to a request of this server's
-            raise Unreadable(request_id, error if "method" in data else JsonRpcInvalidRequest()) from error
+            raise UnreadableRequest(request_id, error if "method" in data else JsonRpcInvalidRequest()) from error
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, (dict, list, str, int, float, bool)) or message is None:  # JSON, but no JSON-RPC message
@@ -66,7 +66,7 @@ class Protocol(LanguageServerProtocol):
 
     def unreadable(self, error: Exception) -> bool:
         """Answer the message whose reading raised `error`, if it is one this module answers."""
-        if isinstance(error, Unreadable):
+        if isinstance(error, UnreadableRequest):
             log.warning("request %r not read: %s", error.request_id, error.error)
             self.answer(error.request_id, error.error)
         elif isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
@@ -89,7 +89,7 @@ class Answered(logging.Filter):
         error = record.exc_info[1] if record.exc_info else None
         if isinstance(error, JsonRpcException) and error.code != JsonRpcInternalError.CODE:
             return False
-        return not isinstance(error, (Unreadable, json.JSONDecodeError, UnicodeDecodeError))
+        return not isinstance(error, (UnreadableRequest, json.JSONDecodeError, UnicodeDecodeError))
 
 
 def quieten_pygls() -> None:

@@ -39,7 +39,7 @@ CACHE_DIR = prune.DEFAULT_NAME  # at the project root; METRICLINT_CACHE_DIR move
 __all__ = ["DEFAULT_REGISTRY", "known"]
 
 
-NONE = table.Settings({})  # no settings file: the defaults
+NONE = table.FileSettings({})  # no settings file: the defaults
 
 
 # Which rules run where, and how severe their findings are: `select`, `ignore`,
@@ -251,12 +251,12 @@ def _project_order(item: tuple[Home | None, list[Path]]) -> tuple[bool, str]:
     return (found is None, found.root.as_posix() if found is not None else "")
 
 
-def _over(loaded: table.Settings, line: _CommandLine) -> table.Settings:
+def _over(loaded: table.FileSettings, line: _CommandLine) -> table.FileSettings:
     """A settings file's values with `--config KEY=VALUE` on top."""
-    return table.Settings({**loaded.values, **dict(line.overrides)}, loaded.notes) if line.overrides else loaded
+    return table.FileSettings({**loaded.values, **dict(line.overrides)}, loaded.notes) if line.overrides else loaded
 
 
-def _whole(found: Home, settings: table.Settings) -> tuple[Path, ...]:
+def _whole(found: Home, settings: table.FileSettings) -> tuple[Path, ...]:
     """What a project reads: its settings' `paths`, or its root."""
     return tuple(found.root / p for p in settings.values.get("paths", ())) or (found.root,)
 
@@ -294,7 +294,7 @@ def _roots(inner: tuple[Home, ...]) -> tuple[Path, ...]:
 
 
 def _config(
-    line: _CommandLine, root: Path, file: Path | None, loaded: table.Settings, chosen: tuple[Path, ...],
+    line: _CommandLine, root: Path, file: Path | None, loaded: table.FileSettings, chosen: tuple[Path, ...],
     shown: tuple[str, ...], scope: tuple[Path, ...] | None, nearest_registry: Path | None,
 ) -> Config:
     """The command line over one settings file (`file`, None: defaults) of the project at `root`."""

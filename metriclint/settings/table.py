@@ -83,7 +83,7 @@ def read_table(file: Path, required: bool) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
-class Settings:
+class FileSettings:
     """A settings file's checked values, under their kebab-case keys, with the files it
     `extend`s beneath them; and the notes to print (a deprecated spelling, at its line)."""
 
@@ -136,7 +136,7 @@ class Located:
         return (*prefix, *path)
 
 
-def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Settings:
+def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> FileSettings:
     """The settings `file` holds, on top of those of the file its `extend` names (ruff's
     `extend`): its own keys replace the base's, the `extend-*` lists add to them, and the
     base's `registry`, `paths` and `code-knowledge` stay relative to the base's own folder."""
@@ -154,10 +154,10 @@ def load(file: Path, required: bool = True, seen: tuple[Path, ...] = ()) -> Sett
     base = load(base_file, False, (*seen, file.resolve()))
     inherited = anchored(base.values, base_file.parent)
     merged = {**inherited, **values} | {k: inherited.get(k, []) + values.get(k, []) for k in EXTENDING if k in inherited or k in values}
-    return Settings(merged, base.notes + own.notes)
+    return FileSettings(merged, base.notes + own.notes)
 
 
-def _confine(settings: Settings, file: Path) -> None:
+def _confine(settings: FileSettings, file: Path) -> None:
     """A settings file's `paths`, `registry` and `code-knowledge` stay inside its project (the repository that
     holds the file, else the file's folder): a file from a stranger's pull request must not make
     a run read `../../../../etc`, nor a link it commits (`paths = ["docs"]`, `docs` a link to
@@ -194,7 +194,7 @@ def anchored(values: dict[str, Any], folder: Path) -> dict[str, Any]:
     return anchored
 
 
-def validate(table: dict[str, Any], file: Path) -> Settings:
+def validate(table: dict[str, Any], file: Path) -> FileSettings:
     """The table's values checked, every problem at its place with the value as written;
     snake_case keys (the old spelling) are read as their kebab-case form, with a note."""
     where = Located(file)
@@ -214,7 +214,7 @@ def validate(table: dict[str, Any], file: Path) -> Settings:
         ]
     if problems:
         raise ConfigError(problems)
-    return Settings(spelled, tuple(notes))
+    return FileSettings(spelled, tuple(notes))
 
 
 def _problems(key: str, value: Any, where: Located) -> list[Problem]:

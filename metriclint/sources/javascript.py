@@ -15,7 +15,7 @@ from tree_sitter import Language, Node, Parser
 
 from metriclint.model import TooltipTable
 from metriclint.sources import DEFAULT_OPTIONS, TYPESCRIPT, Extraction, Extractor, Options, js_lookup, utf8
-from metriclint.sources.tree_tables import Source, table
+from metriclint.sources.tree_tables import TreeFile, table
 
 
 @lru_cache(maxsize=3)
@@ -40,14 +40,14 @@ def extractor(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor:
     key = suffix if suffix in TYPESCRIPT else ".js"
 
     def extract(path: str, data: bytes) -> Extraction:
-        source = Source(path, data, _parser(key).parse(data), "TypeScript" if kind == "typescript" else "JavaScript")
+        source = TreeFile(path, data, _parser(key).parse(data), "TypeScript" if kind == "typescript" else "JavaScript")
         source.check()
         return Extraction(tables=tuple(_tables(source, kind)), suppressions=source.suppressions())
 
     return extract
 
 
-def _tables(source: Source, kind: str) -> Iterator[TooltipTable]:
+def _tables(source: TreeFile, kind: str) -> Iterator[TooltipTable]:
     for target, value in _bindings(source.tree.root_node):
         name = source.text(target)
         found = table(source, value, kind, name)

@@ -20,7 +20,7 @@ from tree_sitter import Node
 
 from metriclint.model import Lookup
 from metriclint.sources.lookup_rules import Key, lookup_rules
-from metriclint.sources.tree_tables import Source
+from metriclint.sources.tree_tables import TreeFile
 
 _FUNCTIONS = ("function_declaration", "function_expression", "arrow_function", "method_definition", "generator_function_declaration", "function")
 _EQUALITY = ("===", "==")
@@ -35,7 +35,7 @@ class Pattern:
     element: bool  # the variable holds a [pattern, text] pair
 
 
-def infer(source: Source, name: str, declaration: Node) -> Lookup | None:
+def infer(source: TreeFile, name: str, declaration: Node) -> Lookup | None:
     """The one way the file's functions read table `name` (declared by `declaration`), or None."""
     found = {_reading(source, ref) for ref in _references(source, name, declaration)}
     found.discard(None)
@@ -45,7 +45,7 @@ def infer(source: Source, name: str, declaration: Node) -> Lookup | None:
     return min((f for f in found if f is not None), key=lambda f: f.line)
 
 
-def _references(source: Source, name: str, declaration: Node) -> list[Node]:
+def _references(source: TreeFile, name: str, declaration: Node) -> list[Node]:
     stack, found = [source.tree.root_node], []
     while stack:
         node = stack.pop()
@@ -55,7 +55,7 @@ def _references(source: Source, name: str, declaration: Node) -> list[Node]:
     return found
 
 
-def _reading(source: Source, ref: Node) -> Lookup | None:
+def _reading(source: TreeFile, ref: Node) -> Lookup | None:
     """The lookup that this reference to the table performs, if it is one understood whole."""
     function = _enclosing(ref)
     if function is None:
@@ -86,14 +86,14 @@ def _reading(source: Source, ref: Node) -> Lookup | None:
     return None
 
 
-def _exact(source: Source, function: Node, subject: Node | None, ref: Node, how: str) -> Lookup | None:
+def _exact(source: TreeFile, function: Node, subject: Node | None, ref: Node, how: str) -> Lookup | None:
     if subject is None or subject.type in ("number", "string", "template_string"):
         return None
     key = _key(source, function, subject)
     return None if key is None else _lookup(source, function, ref, "exact", True, key, how)
 
 
-def _callback(source: Source, function: Node, callback: Node | None, element: bool, ref: Node, method: str) -> Lookup | None:
+def _callback(source: TreeFile, function: Node, callback: Node | None, element: bool, ref: Node, method: str) -> Lookup | None:
     """`T.find(([p]) => key.includes(p))`: the callback's test decides; `find` takes the first."""
     if callback is None or callback.type not in ("arrow_function", "function_expression"):
         return None
@@ -109,7 +109,7 @@ def _callback(source: Source, function: Node, callback: Node | None, element: bo
     return _tested(source, function, body, pattern, ref, f"`{method}` (first match)")
 
 
-def _loop(source: Source, function: Node, loop: Node, element: bool, ref: Node) -> Lookup | None:
+def _loop(source: TreeFile, function: Node, loop: Node, element: bool, ref: Node) -> Lookup | None:
     """`for (const [p, t] of T) { if (key.includes(p)) return t; }`: the first match wins when
     the matching branch returns or breaks; a loop that goes on would let the last one win."""
     operator = loop.child_by_field_name("operator")
@@ -131,7 +131,7 @@ def _loop(source: Source, function: Node, loop: Node, element: bool, ref: Node) 
     return _tested(source, function, condition, pattern, ref, "a loop that returns on a match (first match)")
 
 
-def _tested(source: Source, function: Node, test: Node, pattern: Pattern, ref: Node, order: str) -> Lookup | None:
+def _tested(source: TreeFile, function: Node, test: Node, pattern: Pattern, ref: Node, order: str) -> Lookup | None:
     """The match mode of `test`, which must be one whole test of `pattern` against the key."""
     test = _unparenthesised(test)
     subject, mode, method = None, None, ""
@@ -160,7 +160,7 @@ def _tested(source: Source, function: Node, test: Node, pattern: Pattern, ref: N
     return _lookup(source, function, ref, mode, True, key, f"{method} ({mode}), {order}")
 
 
-def _regexp_of(source: Source, node: Node, pattern: Pattern) -> bool:
+def _regexp_of(source: TreeFile, node: Node, pattern: Pattern) -> bool:
     """`new RegExp(pattern)` without flags (a flag such as "i" changes what matches)."""
     node = _unparenthesised(node)
     if node.type != "new_expression" or source.text(node.child_by_field_name("constructor") or node) != "RegExp":
@@ -170,7 +170,7 @@ def _regexp_of(source: Source, node: Node, pattern: Pattern) -> bool:
     return len(values) == 1 and _is_pattern(source, values[0], pattern)
 
 
-def _key(source: Source, function: Node, node: Node) -> Key | None:
+def _key(source: TreeFile, function: Node, node: Node) -> Key | None:
     """What was done to a parameter of `function` to make `node`: cut after the first "/",
     lower-cased, through local declarations; None when `node` is not made from a parameter."""
     key = Key()
@@ -202,7 +202,7 @@ def _key(source: Source, function: Node, node: Node) -> Key | None:
     return None
 
 
-def _after_first_slash(source: Source, call: Node) -> Node | None:
+def _after_first_slash(source: TreeFile, call: Node) -> Node | None:
     """`x.slice(x.indexOf("/") + 1)` (or `substring`) and `x.split("/").slice(1).join("/")`: x."""
     member = call.child_by_field_name("function")
     receiver = member.child_by_field_name("object") if member is not None else None
@@ -242,17 +242,17 @@ def _after_first_slash(source: Source, call: Node) -> Node | None:
     return None
 
 
-def _is_slash(source: Source, node: Node | None) -> bool:
+def _is_slash(source: TreeFile, node: Node | None) -> bool:
     return node is not None and node.type == "string" and source.key(node) == "/"
 
 
-def _lookup(source: Source, function: Node, ref: Node, match: str, first: bool, key: Key, how: str) -> Lookup:
+def _lookup(source: TreeFile, function: Node, ref: Node, match: str, first: bool, key: Key, how: str) -> Lookup:
     line, _ = source.position(ref)
     described = ", ".join((how, *key.how))
     return Lookup(match, first and match != "exact", key.strip_prefix, key.lower, _function_name(source, function), line, described)
 
 
-def _pattern_variable(source: Source, node: Node | None, element: bool) -> Pattern | None:
+def _pattern_variable(source: TreeFile, node: Node | None, element: bool) -> Pattern | None:
     """The variable a pattern is bound to: `[p, t]` binds p; `e` binds a pair (`e[0]`) or a pattern."""
     if node is None:
         return None
@@ -267,7 +267,7 @@ def _pattern_variable(source: Source, node: Node | None, element: bool) -> Patte
     return None
 
 
-def _is_pattern(source: Source, node: Node, pattern: Pattern) -> bool:
+def _is_pattern(source: TreeFile, node: Node, pattern: Pattern) -> bool:
     node = _unparenthesised(node)
     if not pattern.element:
         return node.type == "identifier" and source.text(node) == pattern.name
@@ -282,7 +282,7 @@ def _first_parameter(callback: Node) -> Node | None:
     return single if single is not None else callback.child_by_field_name("parameters")
 
 
-def _parameters(source: Source, function: Node) -> set[str]:
+def _parameters(source: TreeFile, function: Node) -> set[str]:
     """Every name a function's parameters bind, destructured ones included."""
     names: set[str] = set()
     stack = [p for p in (function.child_by_field_name("parameters"), function.child_by_field_name("parameter")) if p is not None]
@@ -295,7 +295,7 @@ def _parameters(source: Source, function: Node) -> set[str]:
     return names
 
 
-def _declared(source: Source, function: Node, name: str) -> Node | None:
+def _declared(source: TreeFile, function: Node, name: str) -> Node | None:
     """The value of the one `const/let/var name = value` in `function` (outside nested functions)."""
     values, stack = [], list(function.named_children)
     while stack:
@@ -329,7 +329,7 @@ def _enclosing(node: Node) -> Node | None:
     return parent
 
 
-def _function_name(source: Source, function: Node) -> str:
+def _function_name(source: TreeFile, function: Node) -> str:
     name = function.child_by_field_name("name")
     if name is None and function.parent is not None and function.parent.type == "variable_declarator":
         name = function.parent.child_by_field_name("name")
@@ -344,7 +344,7 @@ def _call_around(ref: Node) -> Node | None:
     return arguments.parent if arguments.parent is not None and arguments.parent.type == "call_expression" else None
 
 
-def _callee(source: Source, call: Node) -> str:
+def _callee(source: TreeFile, call: Node) -> str:
     function = call.child_by_field_name("function")
     return source.text(function) if function is not None else ""
 

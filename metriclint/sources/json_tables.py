@@ -20,7 +20,7 @@ from tree_sitter import Language, Node, Parser
 from metriclint.model import Mention, Span, TooltipEntry, TooltipTable
 from metriclint.sources import DEFAULT_OPTIONS, Extraction, Extractor, Options, pointer_token, utf8
 from metriclint.sources.promql import metric_names
-from metriclint.sources.tree_tables import Source, table, table_rules
+from metriclint.sources.tree_tables import TreeFile, table, table_rules
 
 
 @lru_cache(maxsize=1)
@@ -42,7 +42,7 @@ def extractor(suffix: str, options: Options = DEFAULT_OPTIONS) -> Extractor:
 def extract(path: str, data: bytes) -> Extraction:
     if not _may_hold_table(data):
         return Extraction()
-    source = Source(path, data, _parser().parse(data), "JSON")
+    source = TreeFile(path, data, _parser().parse(data), "JSON")
     source.check()
     values = [c for c in source.tree.root_node.named_children if c.type != "comment"]
     if not values:
@@ -90,7 +90,7 @@ def _may_hold_table(data: bytes) -> bool:
     return False
 
 
-def _fields(source: Source, node: Node | None) -> dict[str, Node]:
+def _fields(source: TreeFile, node: Node | None) -> dict[str, Node]:
     if node is None or node.type != "object":
         return {}
     fields = {}
@@ -106,7 +106,7 @@ def _objects(node: Node | None) -> list[Node]:
     return [c for c in node.named_children if c.type == "object"] if node is not None and node.type == "array" else []
 
 
-def _dashboard(source: Source, root: Node) -> Node | None:
+def _dashboard(source: TreeFile, root: Node) -> Node | None:
     """The dashboard object (top level, or under "dashboard" as the HTTP API returns it)."""
     fields = _fields(source, root)
     if "dashboard" in fields:
@@ -116,7 +116,7 @@ def _dashboard(source: Source, root: Node) -> Node | None:
     return root if panels and shaped and ("schemaVersion" in fields or "title" in fields) else None
 
 
-def _panels(source: Source, dashboard: Node) -> Iterator[Node]:
+def _panels(source: TreeFile, dashboard: Node) -> Iterator[Node]:
     """Every panel, rows' and nested panels included, in the order the file lists them."""
     fields = _fields(source, dashboard)
     for container in (fields.get("panels"), *(_fields(source, row).get("panels") for row in _objects(fields.get("rows")))):
@@ -125,7 +125,7 @@ def _panels(source: Source, dashboard: Node) -> Iterator[Node]:
             yield from _panels(source, panel)
 
 
-def _panel_rows(source: Source, dashboard: Node) -> Iterator[tuple[str, Mention, Span]]:
+def _panel_rows(source: TreeFile, dashboard: Node) -> Iterator[tuple[str, Mention, Span]]:
     rules = table_rules()
     for panel in _panels(source, dashboard):
         fields = _fields(source, panel)
@@ -159,7 +159,7 @@ def _base_name(series: str, suffixes: tuple[str, ...]) -> str:
     return series
 
 
-def _tables(source: Source, node: Node, pointer: str) -> Iterator[TooltipTable]:
+def _tables(source: TreeFile, node: Node, pointer: str) -> Iterator[TooltipTable]:
     found = table(source, node, "json", pointer)
     if found is not None:
         yield found

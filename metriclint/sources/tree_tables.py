@@ -43,7 +43,7 @@ def table_rules() -> TableRules:
     )
 
 
-class Source:
+class TreeFile:
     """One parsed file: maps tree-sitter byte positions to 1-based character columns."""
 
     def __init__(self, path: str, data: bytes, tree: Tree, language: str) -> None:
@@ -199,7 +199,7 @@ def _items(node: Node) -> list[Node]:
     return [c for c in node.named_children if c.type != "comment"]
 
 
-def table(source: Source, node: Node | None, kind: str, name: str) -> TooltipTable | None:
+def table(source: TreeFile, node: Node | None, kind: str, name: str) -> TooltipTable | None:
     """The tooltip table `node` holds, if it has one of the table shapes; None otherwise."""
     node = unwrap(node)
     if node is None:
@@ -218,7 +218,7 @@ def table(source: Source, node: Node | None, kind: str, name: str) -> TooltipTab
 Row = tuple[str, Mention, Span]
 
 
-def _pairs(source: Source, node: Node) -> list[Row] | None:
+def _pairs(source: TreeFile, node: Node) -> list[Row] | None:
     rows = []
     for wrapped in _items(node):
         item = unwrap(wrapped)
@@ -232,7 +232,7 @@ def _pairs(source: Source, node: Node) -> list[Row] | None:
     return rows
 
 
-def _object_rows(source: Source, node: Node) -> list[Row] | None:
+def _object_rows(source: TreeFile, node: Node) -> list[Row] | None:
     rows = []
     for pair in _items(node):
         if pair.type != "pair":
@@ -245,7 +245,7 @@ def _object_rows(source: Source, node: Node) -> list[Row] | None:
     return rows
 
 
-def _text_of(source: Source, value: Node | None) -> Mention | None:
+def _text_of(source: TreeFile, value: Node | None) -> Mention | None:
     value = unwrap(value)
     if value is None or value.type != "object":
         return source.string(value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from metriclint.live.points import Source
+from metriclint.live.points import RunSource
 from metriclint.live.probes.probe import LIMIT, TINY, Outcome, Probe, Seen, earliest
 
 
@@ -27,7 +27,7 @@ class KlMean(Probe):
         self.total = self.squares = 0.0
         self.n = 0
 
-    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+    def add(self, source: RunSource, rank: str, step: int, value: float, wall: float | None) -> None:
         self.count += 1
         if not math.isfinite(value):
             self.skipped += 1
@@ -76,7 +76,7 @@ class RunningPeak(Probe):
     def decided(self) -> bool:
         return self.drops >= LIMIT
 
-    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+    def add(self, source: RunSource, rank: str, step: int, value: float, wall: float | None) -> None:
         self.count += 1
         if value != value:
             self.skipped += 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from metriclint.live.points import Fact, Source
+from metriclint.live.points import Fact, RunSource
 from metriclint.live.probes.probe import LIMIT, RELATIVE, TINY, Outcome, Probe, Seen, earliest, shown_value
 
 
@@ -22,7 +22,7 @@ class Bound(Probe):
     def decided(self) -> bool:
         return self.outside >= LIMIT
 
-    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+    def add(self, source: RunSource, rank: str, step: int, value: float, wall: float | None) -> None:
         self.count += 1
         if value != value:
             self.skipped += 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from metriclint.live.points import Source
+from metriclint.live.points import RunSource
 
 LIMIT = 100  # disagreeing values counted before a disproof stops its probe
 RELATIVE = 1e-3  # slack of a stated bound: a threshold compared in float32 by the code
@@ -61,7 +61,7 @@ class Probe:
     def decided(self) -> bool:
         return False
 
-    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+    def add(self, source: RunSource, rank: str, step: int, value: float, wall: float | None) -> None:
         raise NotImplementedError
 
     def merge(self, other: Probe) -> None:

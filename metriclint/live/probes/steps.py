@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from metriclint.live.points import Source
+from metriclint.live.points import RunSource
 from metriclint.live.probes.probe import Outcome, Probe, shown_value
 
 
@@ -55,7 +55,7 @@ class RanksAgree(Probe):
         super().__init__()
         self.sketch = StepSketch()
 
-    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+    def add(self, source: RunSource, rank: str, step: int, value: float, wall: float | None) -> None:
         self.count += 1
         if value != value:
             self.skipped += 1
@@ -91,7 +91,7 @@ class Series(Probe):
         super().__init__()
         self.sketch = StepSketch()
 
-    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+    def add(self, source: RunSource, rank: str, step: int, value: float, wall: float | None) -> None:
         self.count += 1
         if math.isfinite(value):
             self.sketch.add(rank, step, value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from metriclint.live.points import Source
+from metriclint.live.points import RunSource
 from metriclint.live.probes.probe import Outcome, Probe, Seen, earliest
 
 
@@ -27,7 +27,7 @@ class StepDuration(Probe):
         self.last: dict[tuple[str, str], float] = {}
         self.first: Seen | None = None
 
-    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+    def add(self, source: RunSource, rank: str, step: int, value: float, wall: float | None) -> None:
         self.count += 1
         if wall is None or not math.isfinite(value):
             self.skipped += 1
@@ -97,7 +97,7 @@ class Timing(Probe):
         self.current = self.next = self.neither = self.unnumbered = 0
         self.first_neither: Seen | None = None
 
-    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+    def add(self, source: RunSource, rank: str, step: int, value: float, wall: float | None) -> None:
         self.count += 1
         if not source.updates:
             self.unnumbered += 1

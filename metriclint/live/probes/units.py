@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from metriclint.live.points import Fact, Source
+from metriclint.live.points import Fact, RunSource
 from metriclint.live.probes.bounds import Bound
 from metriclint.live.probes.probe import RELATIVE, Outcome, Probe, Seen, earliest
 
@@ -33,7 +33,7 @@ class UnitExact(Probe):
         self.first_decimal: Seen | None = None
         self.first_binary: Seen | None = None
 
-    def add(self, source: Source, rank: str, step: int, value: float, wall: float | None) -> None:
+    def add(self, source: RunSource, rank: str, step: int, value: float, wall: float | None) -> None:
         self.count += 1
         if not source.float64:
             self.imprecise += 1

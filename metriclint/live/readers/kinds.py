@@ -18,7 +18,7 @@ from typing import Iterator, Protocol
 
 from metriclint.base.paths import display
 from metriclint.live import facts as fact_sources
-from metriclint.live.points import Corrupt, Fact, Point, Source, Stream, Wanted
+from metriclint.live.points import Corrupt, Fact, Point, RunSource, Stream, Wanted
 from metriclint.live.readers import hf, jsonl, mlflow, parquet, textlog, wandb
 from metriclint.live.templates import Template
 
@@ -30,12 +30,12 @@ _NOT_CONFIG = frozenset({hf.STATE, "wandb-summary.json", "wandb-metadata.json", 
 MAX_FILES = 10_000  # files looked at under one run folder
 
 
-class Reader(Protocol):
+class PointReader(Protocol):
     def points(self) -> Iterator[Point]: ...
 
 
 @dataclass
-class Options:
+class ReaderOptions:
     wanted: Wanted
     step_key: str | None = None
     rank_key: str = "rank"
@@ -48,7 +48,7 @@ class Run:
     """A run's streams (lazy: nothing is read until their points are), facts and problems."""
 
     name: str
-    streams: list[tuple[Stream, Reader]] = field(default_factory=list)
+    streams: list[tuple[Stream, PointReader]] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     problems: list[tuple[str, Corrupt]] = field(default_factory=list)  # (file shown, what is wrong)
     unread: list[str] = field(default_factory=list)  # text logs left unread: no template
@@ -59,7 +59,7 @@ def rank_of(path: Path) -> str:
     return found[-1] if found else ""
 
 
-def open_run(run: str, options: Options) -> Run:
+def open_run(run: str, options: ReaderOptions) -> Run:
     path = Path(run)
     opened = Run(run)
     if path.is_dir():
@@ -69,12 +69,12 @@ def open_run(run: str, options: Options) -> Run:
     return opened
 
 
-def _add(opened: Run, path: Path, reader: Reader, float64: bool, updates: bool = False) -> None:
-    source = Source(opened.name, display(path), float64, updates)
+def _add(opened: Run, path: Path, reader: PointReader, float64: bool, updates: bool = False) -> None:
+    source = RunSource(opened.name, display(path), float64, updates)
     opened.streams.append((Stream(source, reader.points()), reader))
 
 
-def _file(path: Path, opened: Run, options: Options, explicit: bool = False) -> None:
+def _file(path: Path, opened: Run, options: ReaderOptions, explicit: bool = False) -> None:
     shown, wanted, rank = display(path), options.wanted, rank_of(path)
     name = path.name
     if _lfs_pointer(path):
@@ -117,7 +117,7 @@ class _DatabaseRun:
         return self.database.points(self.run)
 
 
-def _folder(folder: Path, opened: Run, options: Options) -> None:
+def _folder(folder: Path, opened: Run, options: ReaderOptions) -> None:
     state = hf.latest_state(folder)
     if state is not None:
         _file(state, opened, options)
@@ -136,7 +136,7 @@ def _folder(folder: Path, opened: Run, options: Options) -> None:
         elif path.name == "wandb-metadata.json":
             opened.facts += _wandb_metadata(path)
         elif path.name == "wandb-summary.json" and not _has_history(path.parent):
-            _add(opened, path, wandb.Summary(path, display(path), options.wanted), float64=True)
+            _add(opened, path, wandb.WandbSummary(path, display(path), options.wanted), float64=True)
         elif path.name == "wandb-history.jsonl":
             _add(opened, path, jsonl.Lines(path, display(path), options.wanted, "_step", options.rank_key, rank_of(path)), float64=True)
         elif path.suffix not in (".txt",) or "tfevents" in path.name:

@@ -176,7 +176,7 @@ def config(path: Path) -> dict[str, object]:
     return reader.config
 
 
-class Summary:
+class WandbSummary:
     """`wandb-summary.json`: each key's last value, at the summary's `_step` (a run whose
     history is not at hand, a synced folder or one committed without its `.wandb` file)."""
 

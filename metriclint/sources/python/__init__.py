@@ -10,7 +10,7 @@ log messages say of it (their fields read by `messages.py`), `bindings.py` what 
 them: `hooks.py`; the callbacks a function of the project lists: `callback_lists.py`), `walk.py` definitions and docstrings); the walk follows values with the data
 flow of `flow.py`, finds positions, literals and comments through `text.py`, turns texts into
 mentions in `prose.py` (docstring sections from `docstrings.py`), reads what known calls compute
-in `code.py` (which of its values are this rank's own: `ranks.py`; which helpers reduce every
+in `code_reader.py` (which of its values are this rank's own: `ranks.py`; which helpers reduce every
 value of a dict they are handed: `reducers.py`) and takes tooltip tables
 with `tables.py`. `cst.py` reads a file in syntax newer
 than the running Python with libcst.

@@ -17,9 +17,9 @@ import ast
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import Atom, Bag, Entry, Held, Span
+from metriclint.model import Atom, Bag, Held, MetricsEntry, Span
 from metriclint.sources.python import strings
-from metriclint.sources.python.code import Argument, arguments, called_name
+from metriclint.sources.python.code_reader import Argument, arguments, called_name
 from metriclint.sources.python.roots import ValueReader
 from metriclint.sources.python.values import is_measurement
 
@@ -33,7 +33,7 @@ def rekeyed(bag: Bag, rekey: str) -> Bag:
     """The bag with each key written into `rekey` in place of "{}" (`train/{}`)."""
     if rekey == "{}":
         return bag
-    entries = tuple(Entry(rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through) for e in bag.entries)  # new keys: not recorded
+    entries = tuple(MetricsEntry(rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through) for e in bag.entries)  # new keys: not recorded
     return Bag(entries, tuple(Held(h.kind, h.name, rekey.replace("{}", h.rekey), h.call, h.where) for h in bag.held))
 
 
@@ -126,7 +126,7 @@ class BagReader(ValueReader):
                 self.valued[span] = value
                 shaped = recorded and keys.looks_like_key(text) and not keys.too_generic(text)
                 held = self.logged(value) if atoms is None else atoms
-                made |= Bag((Entry(text, span, held, is_measurement(value), self.names(value), shaped),))
+                made |= Bag((MetricsEntry(text, span, held, is_measurement(value), self.names(value), shaped),))
         return made
 
     def key_texts(self, node: ast.expr) -> tuple[str, ...]:
@@ -162,7 +162,7 @@ class BagReader(ValueReader):
             if isinstance(item, ast.Tuple) and len(item.elts) >= 2:
                 found |= self.entry(item.elts[0], item.elts[1])
             elif isinstance(item, ast.Constant) and isinstance(item.value, str):
-                found |= Bag((Entry(item.value, self.span(item), frozenset()),))
+                found |= Bag((MetricsEntry(item.value, self.span(item), frozenset()),))
         return found
 
     def named_keys(self, names: ast.expr) -> Bag:
@@ -174,7 +174,7 @@ class BagReader(ValueReader):
         if not texts:
             return found
         span = self.span(names)
-        return Bag(tuple(Entry(text, span, frozenset()) for text in texts))
+        return Bag(tuple(MetricsEntry(text, span, frozenset()) for text in texts))
 
     def _valued(self, names: Bag, value: ast.expr) -> Bag:
         """A bag of names (`_records`, `named_keys`), each now holding `value`: what is put under
@@ -252,7 +252,7 @@ class BagReader(ValueReader):
                 line, column = self.text.start(arg.where)
                 span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))
                 self.valued[span] = arg.value
-                found |= Bag((Entry(arg.keyword, span, self.roots(arg.value), is_measurement(arg.value), self.names(arg.value)),))
+                found |= Bag((MetricsEntry(arg.keyword, span, self.roots(arg.value), is_measurement(arg.value), self.names(arg.value)),))
         return found
 
     def iterated(self, target: ast.expr, iterated: ast.expr) -> None:

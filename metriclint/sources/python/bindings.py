@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
-from metriclint.sources.python.code import arguments, called_name
+from metriclint.sources.python.code_reader import arguments, called_name
 from metriclint.sources.python.flow import LoopShape, Scope, shared
 from metriclint.sources.python.said import Messages
 from metriclint.sources.python.state import child_fields

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from metriclint.base.builtin import word_lists
-from metriclint.sources.python.code import called_name
+from metriclint.sources.python.code_reader import called_name
 from metriclint.sources.python.text import Literal, PythonText
 
 _FLAGS = "#0- +"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from metriclint.knowledge.code_sections import Unreduced
 from metriclint.model import Atom, CodeFact
-from metriclint.sources.python.code import CodeReader, called_name, last_word
+from metriclint.sources.python.code_reader import CodeReader, called_name, last_word
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Related, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
-from metriclint.sources.python.code import arguments, subject
+from metriclint.sources.python.code_reader import arguments, subject
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState
 

@@ -11,12 +11,12 @@ from functools import lru_cache
 
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
-from metriclint.knowledge.sinks import Argument as Passed
+from metriclint.knowledge.sinks import ArgumentPlace as Passed
 from metriclint.knowledge.sinks import Shape, Sink
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span, logged_by
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.bags import BagReader
-from metriclint.sources.python.code import Argument, arguments, called_name
+from metriclint.sources.python.code_reader import Argument, arguments, called_name
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
 

@@ -13,11 +13,11 @@ import ast
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
-from metriclint.knowledge.code import Known, knowledge
+from metriclint.knowledge.code_knowledge import Known, knowledge
 from metriclint.knowledge.code_sections import Unreduced
 from metriclint.knowledge.sinks import sinks
 from metriclint.model import CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyUse, ResultOf, Span
-from metriclint.sources.python.code import CodeReader
+from metriclint.sources.python.code_reader import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
 from metriclint.sources.python.messages import Field
 from metriclint.sources.python.prose import Prose

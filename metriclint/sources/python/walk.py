@@ -4,7 +4,7 @@ and code facts, in source order.
 Besides the texts, the walk follows values inside each function (flow.py), so a parameter
 documented as "norm after clipping" and logged as `{"train/grad_norm": total}` is known to
 describe `train/grad_norm`. The same walk records code facts (what known calls compute,
-code.py) and, for the project-wide step (evidence/code_claims.py), where each function's
+code_reader.py) and, for the project-wide step (evidence/code_claims.py), where each function's
 parameters and results go and what its calls pass.
 
 A test file's walk (`_TestCollector`) stops only at its texts and the keys it writes out.
@@ -21,12 +21,12 @@ from collections import ChainMap
 from dataclasses import replace
 
 from metriclint.base import keys
-from metriclint.knowledge.code import Known
+from metriclint.knowledge.code_knowledge import Known
 from metriclint.model import Atom, CodeFact, KeyUse, Related
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.bindings import assigned_name, ends_window, read_names
-from metriclint.sources.python.code import called_name
+from metriclint.sources.python.code_reader import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers

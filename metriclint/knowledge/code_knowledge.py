@@ -15,11 +15,11 @@ from typing import Any
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
-from metriclint.base.marked_yaml import Node, Reader
+from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.knowledge import numbers
 from metriclint.knowledge.code_sections import (
     Flops,
-    Logged,
+    LoggingEffect,
     LogRatios,
     Unreduced,
     facet_names,
@@ -42,7 +42,7 @@ FILE_KEYS = (
     "schedulers", "loose_names", "log_ratios", "logging", "entry_points", "unreduced", "alike", "leave_alone", "loaders", "loader_wrappers",
     "rates", "counts", "flops", "boundaries",
 )
-# The constructs sources/python/walk.py and code.py recognise; rules/code/ says what each gives.
+# The constructs sources/python/walk.py and code_reader.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
     "accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step", "log-ratio",
     "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean", "entropy-product",
@@ -120,7 +120,7 @@ class Knowledge:
     schedulers: Schedulers = Schedulers()
     loose_names: frozenset[frozenset[str]] = frozenset()  # unit pairs named one for the other
     log_ratios: LogRatios = LogRatios()
-    logging: dict[str, tuple[Logged, ...]] = field(default_factory=dict)  # by the logging method's name
+    logging: dict[str, tuple[LoggingEffect, ...]] = field(default_factory=dict)  # by the logging method's name
     entry_points: dict[str, EntryPoint] = field(default_factory=dict)  # by each of its full import paths
     unreduced: tuple[Unreduced, ...] = ()  # logging calls that log each process's own value (ranks.yaml)
     alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
@@ -171,7 +171,7 @@ def knowledge(declared: tuple[Known, ...] = ()) -> Knowledge:
     return replace(shipped, **_indexed(every))
 
 
-def declared(reader: Reader, node: Node, facets: dict[str, Facet], where: str, what: str = "'code'") -> tuple[Known, ...]:
+def declared(reader: NodeReader, node: Node, facets: dict[str, Facet], where: str, what: str = "'code'") -> tuple[Known, ...]:
     """A project's own code knowledge: `results` entries as in rules/code/*.yaml, read from a
     registry's `code:` section or a file the settings name (`what` it is, for the messages), each
     fact checked against the project's facets. Every entry says where it was declared (`where`),
@@ -200,7 +200,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
     log_ratios = LogRatios()
-    logging: dict[str, tuple[Logged, ...]] = {}
+    logging: dict[str, tuple[LoggingEffect, ...]] = {}
     entry_points: dict[str, EntryPoint] = {}
     unreduced: list[Unreduced] = []
     alike: set[frozenset[tuple[str, str]]] = set()
@@ -210,7 +210,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     for path in paths:
         root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
         problems += load_problems
-        reader = Reader(str(path))
+        reader = NodeReader(str(path))
         top = reader.mapping(root, "a code knowledge file", FILE_KEYS) if root is not None else {}
         for node in _items(reader, top, "results"):
             entry = _entry(reader, node, facets)
@@ -289,7 +289,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     )
 
 
-def _rate(reader: Reader, node: Node, facets: dict[str, Facet]) -> tuple[tuple[str, str], str] | None:
+def _rate(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> tuple[tuple[str, str], str] | None:
     """`{count: tokens, per: seconds, gives: tokens/s}` -> ((tokens, seconds), tokens/s)."""
     fields = reader.mapping(node, "a rate", ("count", "per", "gives"))
     count, per, gives = (reader.text(fields[k][1], f"'{k}'") if k in fields else None for k in ("count", "per", "gives"))
@@ -313,13 +313,13 @@ def _indexed(entries: list[Known]) -> dict[str, Any]:
     }
 
 
-def _items(reader: Reader, top: dict[str, tuple[Node, Node]], key: str) -> list[Node]:
+def _items(reader: NodeReader, top: dict[str, tuple[Node, Node]], key: str) -> list[Node]:
     if key not in top:
         return []
     return reader.sequence(top[key][1], f"'{key}'")
 
 
-def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None:
+def _entry(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Known | None:
     fields = reader.mapping(node, "a knowledge entry", ENTRY_KEYS)
     kinds = [k for k in KINDS if k in fields]
     if len(kinds) != 1 or "says" not in fields or "facts" not in fields:
@@ -357,7 +357,7 @@ def _entry(reader: Reader, node: Node, facets: dict[str, Facet]) -> Known | None
     )
 
 
-def _derivation(reader: Reader, node: Node, facets: dict[str, Facet]) -> Derivation | None:
+def _derivation(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Derivation | None:
     fields = reader.mapping(node, "a derivation", ("construct", "from", "says", "gives", "also", "unless"))
     if any(k not in fields for k in ("construct", "says", "gives")):
         reader.error(node, "a derivation needs 'construct', 'says' and 'gives'")
@@ -374,7 +374,7 @@ def _derivation(reader: Reader, node: Node, facets: dict[str, Facet]) -> Derivat
     return Derivation(construct, given[0] if given else None, says or "", gives, also, unless) if says else None
 
 
-def _schedulers(reader: Reader, node: Node) -> Schedulers:
+def _schedulers(reader: NodeReader, node: Node) -> Schedulers:
     fields = reader.mapping(node, "'schedulers'", ("step", "reads", "names", "stepped_before"))
     step = (reader.text(fields["step"][1], "'step'") or "step") if "step" in fields else "step"
     reads = frozenset(v for _, v in reader.texts(fields["reads"][1], "'reads'")) if "reads" in fields else frozenset()
@@ -391,14 +391,14 @@ def _schedulers(reader: Reader, node: Node) -> Schedulers:
     return Schedulers(step, reads, names, tuple(hooks))
 
 
-def _whole(reader: Reader, node: Node) -> int:
+def _whole(reader: NodeReader, node: Node) -> int:
     if node.kind != "integer" or not isinstance(node.value, int):
         reader.error(node, f"expected a whole number, not {node.written}")
         return -1
     return node.value
 
 
-def _wholes(reader: Reader, node: Node, what: str) -> tuple[int, ...]:
+def _wholes(reader: NodeReader, node: Node, what: str) -> tuple[int, ...]:
     if node.kind != "sequence":
         reader.error(node, f"{what} must be a list of whole numbers")
         return ()

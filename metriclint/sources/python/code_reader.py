@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import Callable, Iterable, Mapping, NamedTuple
 
 from metriclint.knowledge import numbers
-from metriclint.knowledge.code import Knowledge, Known
+from metriclint.knowledge.code_knowledge import Knowledge, Known
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf
 from metriclint.sources.python.text import PythonText
 

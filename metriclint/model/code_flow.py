@@ -71,7 +71,7 @@ Atom = Union[str, CodeFact, ResultOf]
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class MetricsEntry:
     """One value put in a dict of metrics (`metrics["loss"] = loss`), or one record of a list of
     records (`events.append(("loss", loss, step))`): logged under `key` wherever the dict is."""
 
@@ -105,7 +105,7 @@ class Bag:
     """What a dict of metrics (or a list of records) may hold, as far as one function can tell:
     the entries put in it here, and the dicts of elsewhere whose entries it holds."""
 
-    entries: tuple[Entry, ...] = ()
+    entries: tuple[MetricsEntry, ...] = ()
     held: tuple[Held, ...] = ()
 
     def __bool__(self) -> bool:
