@@ -150,10 +150,22 @@ def read_verdicts(path: Path) -> list[Verdict]:
         missing = [c for c in COLUMNS if row.get(c) is None]
         if missing or row["verdict"] not in VERDICTS or row["mode"] not in MODES:
             sys.exit(f"{path}:{number}: bad row (missing {missing}, verdict {row.get('verdict')!r}, mode {row.get('mode')!r})")
-        verdicts.append(Verdict(
-            row["repo"], row["commit"], row["mode"], row["path"], int(row["line"]), row["rule"], row["metric"],
-            row["facet"], row["related"], row["verdict"], row["mechanism"], row["reason"],
-        ))
+        verdicts.append(
+            Verdict(
+                row["repo"],
+                row["commit"],
+                row["mode"],
+                row["path"],
+                int(row["line"]),
+                row["rule"],
+                row["metric"],
+                row["facet"],
+                row["related"],
+                row["verdict"],
+                row["mechanism"],
+                row["reason"],
+            )
+        )
     return verdicts
 
 
@@ -231,9 +243,17 @@ def check(tree: Tree, checked: Path, mode: str, registry: Path | None, cache: Pa
         notes.append(f"no JSON on stdout; stderr: {tail(err)}")
     findings = [
         Finding(
-            f["rule"], f["path"] if in_tree(f["path"], checked) else REGISTRY, f["line"], f["column"], f.get("metric") or "",
-            f.get("facet") or "", f.get("found") or "", f["message"], f.get("related") or [],
-            related_key(f.get("related") or [], checked, registry), *place(f["path"], f["line"], checked, registry),
+            f["rule"],
+            f["path"] if in_tree(f["path"], checked) else REGISTRY,
+            f["line"],
+            f["column"],
+            f.get("metric") or "",
+            f.get("facet") or "",
+            f.get("found") or "",
+            f["message"],
+            f.get("related") or [],
+            related_key(f.get("related") or [], checked, registry),
+            *place(f["path"], f["line"], checked, registry),
         )
         for f in document["findings"]
         if f["rule"] in CONTRADICTIONS
@@ -272,10 +292,7 @@ def judge(run: Run, verdicts: list[Verdict]) -> list[Verdict]:
         if chosen is not None:
             finding.verdict, finding.mechanism, finding.reason = chosen.verdict, chosen.mechanism, chosen.reason
             used.add(id(chosen))
-    return [
-        v for v in verdicts
-        if (v.repo, v.commit, v.mode) == (run.repo, run.commit, run.mode) and id(v) not in used
-    ]
+    return [v for v in verdicts if (v.repo, v.commit, v.mode) == (run.repo, run.commit, run.mode) and id(v) not in used]
 
 
 def source_line(checked: Path, registry: Path | None, path: str, line: int) -> str:

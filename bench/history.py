@@ -34,8 +34,15 @@ from pathlib import Path
 from field import CONTRADICTIONS, metriclint
 
 COLUMNS = (
-    "repo", "fix_commit", "parent_commit", "kind", "paths",
-    "found_zero_config", "found_with_registry", "silent_after_fix", "reason",
+    "repo",
+    "fix_commit",
+    "parent_commit",
+    "kind",
+    "paths",
+    "found_zero_config",
+    "found_with_registry",
+    "silent_after_fix",
+    "reason",
 )
 HERE = Path(__file__).resolve().parent
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
@@ -61,8 +68,15 @@ def read_rows(path: Path) -> list[Row]:
         if any(row.get(c) is None for c in COLUMNS):
             sys.exit(f"{path}:{number}: a row needs the columns {', '.join(COLUMNS)}")
     return [
-        Row(r["repo"], r["fix_commit"], r["parent_commit"], r["paths"].split(), r["found_zero_config"],
-            r["found_with_registry"], r["silent_after_fix"])
+        Row(
+            r["repo"],
+            r["fix_commit"],
+            r["parent_commit"],
+            r["paths"].split(),
+            r["found_zero_config"],
+            r["found_with_registry"],
+            r["silent_after_fix"],
+        )
         for r in rows
     ]
 
@@ -164,7 +178,10 @@ def main() -> None:
         recorded = (row.found_zero_config, row.found_with_registry, row.silent_after_fix)
         same = [g.split(" ")[0] == r.split(" ")[0] for g, r in zip(got, recorded)]
         disagree += not all(same)
-        print(f"   zero-config {got[0]}, with registry {got[1]}, silent after fix {got[2]}" + ("" if all(same) else f"  (recorded: {', '.join(recorded)})"))
+        print(
+            f"   zero-config {got[0]}, with registry {got[1]}, silent after fix {got[2]}"
+            + ("" if all(same) else f"  (recorded: {', '.join(recorded)})")
+        )
     sys.exit(1 if disagree else 0)
 
 

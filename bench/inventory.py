@@ -136,7 +136,9 @@ def percent(part: int, whole: int) -> str:
 def show(result: Score, shown: set[str]) -> None:
     total = len(result.labelled)
     print(f"\n{result.tree.repo}@{result.tree.commit[:9]}")
-    print(f"  labelled {total}; found {percent(len(result.found), total)}; as template {len(result.templates)}; missed {len(result.missed)}")
+    print(
+        f"  labelled {total}; found {percent(len(result.found), total)}; as template {len(result.templates)}; missed {len(result.missed)}"
+    )
     print(f"  invented {len(result.invented)}; unjudged {len(result.unjudged)}; drafted {percent(len(result.drafted), total)}")
     for note in result.notes:
         print(f"  note: {note}")
@@ -169,12 +171,26 @@ def main() -> None:
     for result in results:
         show(result, shown)
     if args.json:
-        args.json.write_text(json.dumps([
-            {"repo": r.tree.repo, "commit": r.tree.commit, "labelled": len(r.labelled), "found": len(r.found), "templates": len(r.templates),
-             "missed": [label.key for label in r.missed], "invented": r.invented, "unjudged": [k for k, _ in r.unjudged],
-             "drafted": len(r.drafted)}
-            for r in results
-        ], indent=1), encoding="utf-8")
+        args.json.write_text(
+            json.dumps(
+                [
+                    {
+                        "repo": r.tree.repo,
+                        "commit": r.tree.commit,
+                        "labelled": len(r.labelled),
+                        "found": len(r.found),
+                        "templates": len(r.templates),
+                        "missed": [label.key for label in r.missed],
+                        "invented": r.invented,
+                        "unjudged": [k for k, _ in r.unjudged],
+                        "drafted": len(r.drafted),
+                    }
+                    for r in results
+                ],
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
 
 
 if __name__ == "__main__":

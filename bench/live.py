@@ -59,8 +59,20 @@ def main() -> None:
     written = time.perf_counter() - written
     (folder / "metrics.yaml").write_text(REGISTRY, encoding="utf-8")
     (folder / "train.py").write_text("x = 1\n", encoding="utf-8")
-    command = [sys.executable, "-m", "metriclint", "live-check", ".", "--run", "run", "--no-cache", "--fact", "max_grad_norm=1.0",
-               "--exit-zero", "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "metriclint",
+        "live-check",
+        ".",
+        "--run",
+        "run",
+        "--no-cache",
+        "--fact",
+        "max_grad_norm=1.0",
+        "--exit-zero",
+        "--quiet",
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(command, cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path.cwd())})
@@ -68,9 +80,13 @@ def main() -> None:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     size = sum(p.stat().st_size for p in run.rglob("*") if p.is_file())
-    print(f"{arguments.points:,} points ({arguments.form}, {size / 2**20:,.0f} MiB{f', written in {written:.1f} s' if written > 0.01 else ''})")
-    print(f"live-check: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {after.ru_maxrss / 1024:.0f} MiB, "
-          f"{arguments.points / wall:,.0f} points/s; exit {result.returncode}")
+    print(
+        f"{arguments.points:,} points ({arguments.form}, {size / 2**20:,.0f} MiB{f', written in {written:.1f} s' if written > 0.01 else ''})"
+    )
+    print(
+        f"live-check: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {after.ru_maxrss / 1024:.0f} MiB, "
+        f"{arguments.points / wall:,.0f} points/s; exit {result.returncode}"
+    )
     print(result.stdout.strip()[-2000:] or "(no findings)", result.stderr.strip()[-2000:], sep="\n")
 
 

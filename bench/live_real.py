@@ -49,15 +49,20 @@ def main_() -> None:
                         continue  # paired below
                     outcome = probe.outcome()
                     verdict = (
-                        f"rules out {', '.join(outcome.ruled_out)}: {next(iter(outcome.ruled_out.values()))}" if outcome.ruled_out
-                        else f"undetermined: {outcome.undetermined}" if outcome.undetermined else f"consistent: {outcome.consistent}"
+                        f"rules out {', '.join(outcome.ruled_out)}: {next(iter(outcome.ruled_out.values()))}"
+                        if outcome.ruled_out
+                        else f"undetermined: {outcome.undetermined}"
+                        if outcome.undetermined
+                        else f"consistent: {outcome.consistent}"
                     )
                     print(f"   {metric} [{type(probe).__name__} {probe.facet}]: {verdict}")
             for metric, pairs in sorted(judge.exp_pairs(read).items()):
                 print(f"   {metric} [perplexity pair]: proved: {'; '.join(pairs)}")
             for (metric, facet, value), why in sorted(read.plan.open.items()):
                 print(f"   {metric} [{facet}={value}]: no probe: {why}")
-        result = CliRunner().invoke(main, ["live-check", ".", "--run", run, "--no-cache", *[f"--fact={f}" for f in facts], "--ignore", "ML013"])
+        result = CliRunner().invoke(
+            main, ["live-check", ".", "--run", run, "--no-cache", *[f"--fact={f}" for f in facts], "--ignore", "ML013"]
+        )
         print("   " + "\n   ".join(result.output.strip().splitlines()))
         print()
 

@@ -44,8 +44,13 @@ HERE = Path(__file__).resolve().parent
 PLANTS = HERE / "plants"
 COLUMNS = ("id", "kind", "how", "path", "line", "col", "sha", "from", "to", "key", "decision", "reason")
 FACETS = {  # kind -> the facet its words state
-    "clipping": "clipping", "mean-sum": "reduction", "max-mean": "reduction", "token-sample": "granularity",
-    "gib-gb": "unit", "s-ms": "unit", "global-rank": "scope",
+    "clipping": "clipping",
+    "mean-sum": "reduction",
+    "max-mean": "reduction",
+    "token-sample": "granularity",
+    "gib-gb": "unit",
+    "s-ms": "unit",
+    "global-rank": "scope",
 }
 HOWS = ("flip", "insert")
 DECISIONS = ("accept", "reject", "doubtful", "todo")
@@ -83,12 +88,12 @@ class Plant:
         text = lines[self.line - 1]
         if self.how == "flip":
             end = self.col + len(self.phrase)
-            if text[self.col: end] != self.phrase:
+            if text[self.col : end] != self.phrase:
                 raise ValueError(f"{self.path}:{self.line}:{self.col} does not hold {self.phrase!r}")
-            return [*lines[: self.line - 1], text[: self.col] + self.to + text[end:], *lines[self.line:]]
+            return [*lines[: self.line - 1], text[: self.col] + self.to + text[end:], *lines[self.line :]]
         indent = text[: len(text) - len(text.lstrip())]
-        ending = text[len(text.rstrip("\r\n")):] or "\n"
-        return [*lines[: self.line - 1], f"{indent}# {self.to}{ending}", *lines[self.line - 1:]]
+        ending = text[len(text.rstrip("\r\n")) :] or "\n"
+        return [*lines[: self.line - 1], f"{indent}# {self.to}{ending}", *lines[self.line - 1 :]]
 
     def moved(self, path: str, line: int) -> int:
         """Where line `line` of `path` in the unedited tree is once this plant is in."""
@@ -110,12 +115,29 @@ def read_plants(path: Path) -> tuple[str, list[Plant]]:
         rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     plants = []
     for number, row in enumerate(rows, start=3):
-        if any(row.get(c) is None for c in COLUMNS) or row["kind"] not in FACETS or row["how"] not in HOWS or row["decision"] not in DECISIONS:
+        if (
+            any(row.get(c) is None for c in COLUMNS)
+            or row["kind"] not in FACETS
+            or row["how"] not in HOWS
+            or row["decision"] not in DECISIONS
+        ):
             sys.exit(f"{path}:{number}: bad row {row}")
-        plants.append(Plant(
-            row["id"], row["kind"], row["how"], row["path"], int(row["line"]), int(row["col"]), row["sha"], row["from"], row["to"],
-            row["key"], row["decision"], row["reason"],
-        ))
+        plants.append(
+            Plant(
+                row["id"],
+                row["kind"],
+                row["how"],
+                row["path"],
+                int(row["line"]),
+                int(row["col"]),
+                row["sha"],
+                row["from"],
+                row["to"],
+                row["key"],
+                row["decision"],
+                row["reason"],
+            )
+        )
     return header, plants
 
 
@@ -146,12 +168,14 @@ class Found:
             for plant in batch:
                 line = plant.moved(path, line)
             return line
+
         return replace(self, line=move(self.path, self.line), related=tuple((p, move(p, n)) for p, n in self.related))
 
 
 def same_metric(found: str, key: str) -> bool:
     """A finding's metric names the plant's key: the same, a template covering it, or the same
     last segment (an alias written without its section)."""
+
     def norm(text: str) -> str:
         return re.sub(r"[-_ ]", "_", text.lower())
 
@@ -178,9 +202,18 @@ def check(copy: Path, registry: Path | None, cache: Path, jobs: int | None) -> t
 
     def where(path: str) -> str:
         return path if in_tree(path, copy) else REGISTRY
+
     found = {
-        Found(where(f["path"]), f["line"], f["rule"], f.get("metric") or "", f.get("facet") or "", f.get("found") or "",
-              tuple((where(r["path"]), r["line"]) for r in f.get("related") or []), f["message"])
+        Found(
+            where(f["path"]),
+            f["line"],
+            f["rule"],
+            f.get("metric") or "",
+            f.get("facet") or "",
+            f.get("found") or "",
+            tuple((where(r["path"]), r["line"]) for r in f.get("related") or []),
+            f["message"],
+        )
         for f in document["findings"]
     }
     return code, found, err
@@ -260,10 +293,18 @@ def batches(plants: list[Plant], alone: bool) -> list[list[Plant]]:
     """Plants in runs of their own files, facets and metrics (each alone with `alone`)."""
     runs: list[list[Plant]] = []
     for plant in plants:
-        home = None if alone else next((
-            run for run in runs
-            if all(p.path != plant.path and p.facet != plant.facet and not same_metric(p.key, plant.key) for p in run)
-        ), None)
+        home = (
+            None
+            if alone
+            else next(
+                (
+                    run
+                    for run in runs
+                    if all(p.path != plant.path and p.facet != plant.facet and not same_metric(p.key, plant.key) for p in run)
+                ),
+                None,
+            )
+        )
         if home is None:
             runs.append([plant])
         else:
@@ -308,8 +349,10 @@ def show(tree: Tree, counts: Counter[str], plants: list[Plant], modes: list[Mode
     for plant, statuses in scored:
         if any(s != "found" for s in statuses.values()):
             edit = f"{plant.phrase!r} -> {plant.to!r}" if plant.how == "flip" else f"+ '# {plant.to}'"
-            print(f"   miss {plant.id} {plant.kind}/{plant.how} {plant.path}:{plant.line} [{plant.key}] {edit}: "
-                  + ", ".join(f"{m} {s}" for m, s in statuses.items() if s != "found"))
+            print(
+                f"   miss {plant.id} {plant.kind}/{plant.how} {plant.path}:{plant.line} [{plant.key}] {edit}: "
+                + ", ".join(f"{m} {s}" for m, s in statuses.items() if s != "found")
+            )
             for mode in modes:
                 for f in mode.outcomes[plant.id].findings if mode.status(plant) == "off-target" else []:
                     print(f"        {mode.name}: {f.rule} {f.metric} {f.facet}={f.value} at {f.path}:{f.line}")
@@ -392,11 +435,17 @@ def main() -> None:
         collateral.update({m.name: sum(map(len, m.collateral)) for m in modes})
         if options.check_batching:
             print(f"   batching check: {len(mismatches)} differences" + "".join(f"\n     {m}" for m in mismatches))
-        report.append({
-            "repo": tree.repo, "commit": tree.commit, "decisions": dict(Counter(p.decision for p in every)),
-            "runs_per_mode": len(runs), "plants": [asdict(p) for p in plants], "batching_differences": mismatches,
-            "modes": [asdict(m) for m in modes],
-        })
+        report.append(
+            {
+                "repo": tree.repo,
+                "commit": tree.commit,
+                "decisions": dict(Counter(p.decision for p in every)),
+                "runs_per_mode": len(runs),
+                "plants": [asdict(p) for p in plants],
+                "batching_differences": mismatches,
+                "modes": [asdict(m) for m in modes],
+            }
+        )
     if len(options.tree) > 1:
         print("\n== all trees")
         table(everything, list(options.mode or MODES), collateral)

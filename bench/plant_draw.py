@@ -46,15 +46,24 @@ FLIPS: list[tuple[str, str, dict[str, str]]] = [
     ("clipping", r"(?i)\b(before|after) (?:the )?(?:gradient |grad )?(?:norm )?clip(?:ping)?\b", {"before": "after", "after": "before"}),
     ("clipping", r"(?i)\b(pre|post)[- ]?clip(?:ping|ped)?\b", {"pre": "post", "post": "pre"}),
     ("clipping", r"(?i)\b(unclipped)\b", {"unclipped": "clipped"}),
-    ("mean-sum", r"(?i)\b(mean|average|averaged|avg|sum|summed)\b",
-     {"mean": "sum", "average": "sum", "averaged": "summed", "avg": "sum", "sum": "mean", "summed": "averaged"}),
-    ("max-mean", r"(?i)\b(max|maximum|peak|mean|average|avg)\b",
-     {"max": "mean", "maximum": "average", "peak": "average", "mean": "max", "average": "maximum", "avg": "max"}),
+    (
+        "mean-sum",
+        r"(?i)\b(mean|average|averaged|avg|sum|summed)\b",
+        {"mean": "sum", "average": "sum", "averaged": "summed", "avg": "sum", "sum": "mean", "summed": "averaged"},
+    ),
+    (
+        "max-mean",
+        r"(?i)\b(max|maximum|peak|mean|average|avg)\b",
+        {"max": "mean", "maximum": "average", "peak": "average", "mean": "max", "average": "maximum", "avg": "max"},
+    ),
     ("token-sample", r"(?i)\bper[- ](token|sample|sequence)\b", {"token": "sample", "sample": "token", "sequence": "token"}),
     ("token-sample", r"(?i)\b(token|sample|sequence)[- ]level\b", {"token": "sample", "sample": "token", "sequence": "token"}),
     ("gib-gb", r"\b(GiB|GB|MiB|MB)\b", {"gib": "GB", "gb": "GiB", "mib": "MB", "mb": "MiB"}),
-    ("s-ms", r"(?i)\b(seconds|secs|sec|milliseconds|ms)\b",
-     {"seconds": "milliseconds", "secs": "ms", "sec": "ms", "milliseconds": "seconds", "ms": "s"}),
+    (
+        "s-ms",
+        r"(?i)\b(seconds|secs|sec|milliseconds|ms)\b",
+        {"seconds": "milliseconds", "secs": "ms", "sec": "ms", "milliseconds": "seconds", "ms": "s"},
+    ),
     ("s-ms", r"(?i)\bper (second|millisecond)\b", {"second": "millisecond", "millisecond": "second"}),
     ("global-rank", r"(?i)\b(global|globally)\b", {"global": "this rank's", "globally": "on this rank only"}),
     ("global-rank", r"(?i)\b((?:across|over|on|from) all (?:the )?(?:ranks|gpus|devices|workers|processes))\b", {"*": "on this rank only"}),
@@ -104,7 +113,12 @@ class Text:
 
 
 def is_test(path: Path) -> bool:
-    return bool(TEST_PARTS & set(path.parts[:-1])) or path.name.startswith("test_") or path.name.endswith("_test.py") or path.name == "conftest.py"
+    return (
+        bool(TEST_PARTS & set(path.parts[:-1]))
+        or path.name.startswith("test_")
+        or path.name.endswith("_test.py")
+        or path.name == "conftest.py"
+    )
 
 
 def span(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
@@ -112,8 +126,7 @@ def span(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
     an offset within a line of it is the column in the file."""
     rows = range(start[0], end[0] + 1)
     return "\n".join(
-        " " * (low := start[1] if row == start[0] else 0) + lines[row - 1][low: end[1] if row == end[0] else None]
-        for row in rows
+        " " * (low := start[1] if row == start[0] else 0) + lines[row - 1][low : end[1] if row == end[0] else None] for row in rows
     )
 
 
@@ -185,14 +198,18 @@ def logging_spans(tree: ast.Module, keys: list[tuple[int, str]]) -> list[tuple[i
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.end_lineno:
             first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
             calls = (ast.unparse(n.func) for n in ast.walk(function) if isinstance(n, ast.Call))
-            if any(first <= line <= function.end_lineno for line, _ in keys) or any(LOGGING_CALL.search(c) or SINKS.search(c + "(") for c in calls):
+            if any(first <= line <= function.end_lineno for line, _ in keys) or any(
+                LOGGING_CALL.search(c) or SINKS.search(c + "(") for c in calls
+            ):
                 spans.append((first, function.end_lineno))
     return spans
 
 
 def help_spans(tree: ast.Module) -> list[tuple[int, int]]:
     """The lines of each `help=` argument: a flag's description, not a metric's."""
-    return [(k.value.lineno, k.value.end_lineno or k.value.lineno) for k in ast.walk(tree) if isinstance(k, ast.keyword) and k.arg == "help"]
+    return [
+        (k.value.lineno, k.value.end_lineno or k.value.lineno) for k in ast.walk(tree) if isinstance(k, ast.keyword) and k.arg == "help"
+    ]
 
 
 def within(line: int, spans: list[tuple[int, int]]) -> bool:
@@ -207,7 +224,7 @@ def markdown_texts(source: str) -> list[Text]:
         Text(token.map[0] + 1, block)
         for token in MarkdownIt("commonmark").enable("table").parse(source)
         if token.type in ("paragraph_open", "heading_open", "tr_open") and token.map
-        if MARKDOWN_METRIC.search(block := "\n".join(lines[token.map[0]: token.map[1]]))
+        if MARKDOWN_METRIC.search(block := "\n".join(lines[token.map[0] : token.map[1]]))
     ]
 
 
@@ -220,7 +237,7 @@ def flips(path: str, texts: list[Text], lines: list[str]) -> list[Plant]:
             for match in re.finditer(pattern, text.body):
                 start = max(e for e in ends if e <= match.start())
                 end = min(e for e in ends if e >= match.end())
-                sentence = text.body[start:match.start()] + " " + text.body[match.end():end]
+                sentence = text.body[start : match.start()] + " " + text.body[match.end() : end]
                 inside = IDENTIFIER_BEFORE.search(text.body, 0, match.start()) or IDENTIFIER_AFTER.match(text.body, match.end())
                 if "\n" in match.group(0) or inside or not METRIC_WORDS.search(sentence):
                     continue  # a phrase inside an identifier, a flag or a path states nothing
@@ -232,8 +249,10 @@ def flips(path: str, texts: list[Text], lines: list[str]) -> list[Plant]:
                     opposite = opposite[:1].upper() + opposite[1:]
                 before = match.group(0)
                 after = before.replace(word, opposite, 1)
-                if lines[number - 1][column: column + len(before)] == before:
-                    found.append(Plant("", kind, "flip", path, number, column, line_hash(lines[number - 1]), before, after, "?", "todo", ""))
+                if lines[number - 1][column : column + len(before)] == before:
+                    found.append(
+                        Plant("", kind, "flip", path, number, column, line_hash(lines[number - 1]), before, after, "?", "todo", "")
+                    )
     return found
 
 
@@ -316,7 +335,8 @@ def main() -> None:
     reviewed = {p.identity: p for p in read_plants(target)[1]} if target.is_file() else {}
     merged = [
         replace(p, kind=old.kind, to=old.to, key=old.key, decision=old.decision, reason=old.reason)
-        if (old := reviewed.pop(p.identity, None)) else p
+        if (old := reviewed.pop(p.identity, None))
+        else p
         for p in drawn
     ]
     for lost in reviewed.values():

@@ -211,7 +211,9 @@ def main() -> None:
             copies = work / "copies"
             for i in range(4):
                 shutil.copytree(tree, copies / f"copy{i}", ignore=_IGNORED, symlinks=True)
-            cold.append(Run("metriclint cold, 4 copies", [sys.executable, "-m", "metriclint", "check", str(copies), "-q", "--no-cache", *registry]))
+            cold.append(
+                Run("metriclint cold, 4 copies", [sys.executable, "-m", "metriclint", "check", str(copies), "-q", "--no-cache", *registry])
+            )
         quietly(metriclint)  # fill the cache
         warm = [
             Run("ruff --select D (warm)", ruff, before=lambda: quietly(ruff)),  # after the edit below, ruff's cache is fresh too

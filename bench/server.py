@@ -120,15 +120,23 @@ async def bench(tree: Path, target: Path, registry: list[str], rounds: int, edit
     options = {"registry": registry[1]} if registry else None
     with log.open("wb") as errors:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "metriclint", "server", cwd=tree,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+            sys.executable,
+            "-m",
+            "metriclint",
+            "server",
+            cwd=tree,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
         )
     session = Session(process)
     buffer = Buffer(target)
     folder = types.WorkspaceFolder(tree.as_uri(), tree.name)
     start = time.perf_counter()
     await session.client.initialize_async(
-        types.InitializeParams(types.ClientCapabilities(), root_uri=tree.as_uri(), workspace_folders=[folder], initialization_options=options)
+        types.InitializeParams(
+            types.ClientCapabilities(), root_uri=tree.as_uri(), workspace_folders=[folder], initialization_options=options
+        )
     )
     session.client.initialized(types.InitializedParams())
     text = target.read_text(encoding="utf-8")
@@ -156,11 +164,17 @@ async def bench(tree: Path, target: Path, registry: list[str], rounds: int, edit
 
     median, check = statistics.median(latencies), statistics.median(checks)
     ninetieth = sorted(latencies)[int(0.9 * (len(latencies) - 1))]
-    print(f"edits: {len(latencies)}, diagnostics after the change: median {median:.3f} s, p90 {ninetieth:.3f} s, max {max(latencies):.3f} s")
+    print(
+        f"edits: {len(latencies)}, diagnostics after the change: median {median:.3f} s, p90 {ninetieth:.3f} s, max {max(latencies):.3f} s"
+    )
     print(f"warm check --changed-only FILE: median {check:.2f} s of {len(checks)}")
     print(f"server memory: {rss:.0f} MiB resident ({peak:.0f} MiB peak), workers alive: {workers:.0f} MiB")
     print(f"\n{'target':30} {'measured':>9} {'limit':>7}  ok")
-    for name, value, limit in (("edit median s", median, 0.25), ("edit / check --changed-only", median / check, 0.5), ("resident MiB", rss, 300.0)):
+    for name, value, limit in (
+        ("edit median s", median, 0.25),
+        ("edit / check --changed-only", median / check, 0.5),
+        ("resident MiB", rss, 300.0),
+    ):
         print(f"{name:30} {value:9.3f} {limit:7.2f}  {'yes' if value <= limit else 'NO'}")
 
 

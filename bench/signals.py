@@ -60,7 +60,12 @@ def signalled_run(project: Path, scratch: Path, sent: int, delay: float, command
     before, shared = _tree(project), _shared()
     env = {**os.environ, "TMPDIR": str(temporary), "METRICLINT_CACHE_DIR": str(cache)}
     run = subprocess.Popen(
-        command, cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        command,
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         start_new_session=True,
     )
     time.sleep(delay)
@@ -129,16 +134,21 @@ def main() -> None:
             outcomes.append(outcome)
             name = signal.Signals(outcome.sent).name
             mark = "ok" if outcome.passed else "FAILED"
-            print(f"{number + 1:4} {name:7} at {outcome.delay:5.2f} s: status {outcome.status}, ended {outcome.ended:5.2f} s later"
-                  f"{', processes left ' + str(outcome.processes) if outcome.processes else ''}"
-                  f"{', files left ' + str(outcome.leftovers) if outcome.leftovers else ''}"
-                  f"{', traceback' if outcome.traceback else ''}  {mark}", flush=True)
+            print(
+                f"{number + 1:4} {name:7} at {outcome.delay:5.2f} s: status {outcome.status}, ended {outcome.ended:5.2f} s later"
+                f"{', processes left ' + str(outcome.processes) if outcome.processes else ''}"
+                f"{', files left ' + str(outcome.leftovers) if outcome.leftovers else ''}"
+                f"{', traceback' if outcome.traceback else ''}  {mark}",
+                flush=True,
+            )
     ended = [o.ended for o in outcomes]
     statuses = {s: sum(1 for o in outcomes if o.status == s) for s in sorted({o.status for o in outcomes}, key=str)}
-    print(f"\n{len(outcomes)} runs, {sum(o.passed for o in outcomes)} passed; statuses {statuses}; "
-          f"ended after the signal in {statistics.median(ended):.2f} s (median), {max(ended):.2f} s (longest); "
-          f"hung {sum(o.status is None for o in outcomes)}, processes left {sum(bool(o.processes) for o in outcomes)}, "
-          f"files left {sum(bool(o.leftovers) for o in outcomes)}, tracebacks {sum(o.traceback for o in outcomes)}")
+    print(
+        f"\n{len(outcomes)} runs, {sum(o.passed for o in outcomes)} passed; statuses {statuses}; "
+        f"ended after the signal in {statistics.median(ended):.2f} s (median), {max(ended):.2f} s (longest); "
+        f"hung {sum(o.status is None for o in outcomes)}, processes left {sum(bool(o.processes) for o in outcomes)}, "
+        f"files left {sum(bool(o.leftovers) for o in outcomes)}, tracebacks {sum(o.traceback for o in outcomes)}"
+    )
     sys.exit(0 if all(o.passed for o in outcomes) else 1)
 
 

@@ -79,9 +79,12 @@ def _read(file: Path) -> Counter[tuple[str, str, str, str, str]]:
         from metriclint.base import places  # only for a bad baseline
 
         where = places.in_json(text)
-        raise ConfigError([
-            Problem(shown, (place := where.value(path)).line, place.column, message.replace("{value}", place.written or "?")) for path, message in problems
-        ])
+        raise ConfigError(
+            [
+                Problem(shown, (place := where.value(path)).line, place.column, message.replace("{value}", place.written or "?"))
+                for path, message in problems
+            ]
+        )
     return Counter({tuple(e[k] for k in FIELDS): e["count"] for e in document["findings"]})
 
 
@@ -102,7 +105,11 @@ def _problems(document: object) -> list[tuple[tuple[str | int, ...], str]]:
         missing = [k for k in (*FIELDS, "count") if k not in entry]
         if missing:
             problems.append((("findings", number), f"a baseline entry needs {', '.join(missing)}; {REWRITE}"))
-        problems += [(("findings", number, k), f"'{k}' must be a string, not {{value}}; {REWRITE}") for k in FIELDS if k in entry and not isinstance(entry[k], str)]
+        problems += [
+            (("findings", number, k), f"'{k}' must be a string, not {{value}}; {REWRITE}")
+            for k in FIELDS
+            if k in entry and not isinstance(entry[k], str)
+        ]
         if "count" in entry and not (type(entry["count"]) is int and entry["count"] > 0):
             problems.append((("findings", number, "count"), f"'count' must be a positive whole number, not {{value}}; {REWRITE}"))
     return problems

@@ -26,7 +26,8 @@ Golden = Callable[[str | Path, str], None]  # the `golden` fixture
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--update-golden", action="store_true",
+        "--update-golden",
+        action="store_true",
         help="Write the golden files (tests/golden/, fixtures/*/expected.txt and the other expected outputs) from what metriclint produces now, instead of comparing.",
     )
 
@@ -55,7 +56,6 @@ def invoke(*args: str) -> Result:
         return CliRunner().invoke(main, list(args), catch_exceptions=False)
     finally:
         gc.unfreeze()  # a command freezes what it made (cli/project.py): in one process of many runs, it must be collected
-
 
 
 def code_claims(project: Path) -> tuple[CodeClaim, ...]:
@@ -115,7 +115,7 @@ def make_twin(twin: Path, target: Path, ignore: Callable[[Any, list[str]], set[s
         end = len(text)
         for start, old, new in sorted(changes, reverse=True):  # from the end: the earlier positions stay put
             assert start + len(old) <= end, f"{twin.name}/{TWIN}: two replacements overlap in {path}"
-            text, end = text[:start] + new + text[start + len(old):], start
+            text, end = text[:start] + new + text[start + len(old) :], start
         (target / path).write_bytes(text.encode("utf-8"))
     shutil.copytree(twin, target, ignore=ignore, dirs_exist_ok=True)
     return target
@@ -185,8 +185,6 @@ def cache_outside_the_repo(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     monkeypatch.setenv("METRICLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.delenv("METRICLINT_CACHE_KEY", raising=False)
-
-
 
 
 def _accept_registrations() -> None:

@@ -31,7 +31,12 @@ class RawClient:
     def __init__(self, cwd: Path, command: list[str] = COMMAND, session: bool = False) -> None:
         """`session`: in a session of its own, whose id is its pid, to find what it leaves running."""
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, start_new_session=session,
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            start_new_session=session,
         )
         self.received: list[dict[str, Any]] = []
         self.arrived = queue.Queue[dict[str, Any]]()
@@ -80,6 +85,7 @@ class RawClient:
 
     def diagnostics(self, uri: str, version: int | None = None, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
         """The diagnostics published next for `uri` (at `version`, if given)."""
+
         def published(m: dict[str, Any]) -> bool:
             params = m.get("params") or {}
             right_version = version is None or params.get("version") == version
@@ -90,10 +96,16 @@ class RawClient:
 
     def start(self, root: Path, options: Any = None) -> None:
         """initialize and initialized, for one folder."""
-        answered = self.request("initialize", {
-            "processId": None, "rootUri": root.as_uri(), "capabilities": {},
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}], "initializationOptions": options,
-        })
+        answered = self.request(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "capabilities": {},
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "initializationOptions": options,
+            },
+        )
         self.answer(answered)
         self.notify("initialized", {})
 

@@ -55,7 +55,9 @@ def test_text_audit_quotes_and_locates(repo_root: Path) -> None:
     output = invoke("audit", PROJECT, "--metric", "reward").output
     assert f"  doc        {PROJECT}/docs/metrics.md:12:21  CONTRADICTS\n" in output
     assert '             "summed over the samples of a group."  -> reduction=sum\n' in output
-    assert output.endswith("1 metric in 3 files; statements: code 1, doc 1; 1 contradicted (1 finding), 0 unregistered (ML004), 0 stale (ML005), 0 undescribed\n")
+    assert output.endswith(
+        "1 metric in 3 files; statements: code 1, doc 1; 1 contradicted (1 finding), 0 unregistered (ML004), 0 stale (ML005), 0 undescribed\n"
+    )
 
 
 def test_markdown_audit_has_the_matrix(repo_root: Path) -> None:
@@ -84,7 +86,10 @@ def test_html_audit_is_self_contained(repo_root: Path) -> None:
     page = invoke("audit", PROJECT, "--format", "html").output
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "<script src" not in page and "http" not in page and "<link" not in page and page.count("<script>") == 1
-    assert '<td class="contradict"><span class="status">contradict</span><div class="stmt contradict"><q>Global norm after clipping</q>' in page
+    assert (
+        '<td class="contradict"><span class="status">contradict</span><div class="stmt contradict"><q>Global norm after clipping</q>'
+        in page
+    )
 
 
 def test_a_metric_nobody_describes_is_a_gap(in_tmp: Path) -> None:

@@ -116,12 +116,23 @@ PROBE = """
 def _look(page: Path, width: int, tmp: Path) -> dict[str, Any]:
     host = tmp / f"host-{width}.html"
     frame = f'<iframe src="{page.name}" style="width: {width}px; height: 900px; border: 0"></iframe>'
-    host.write_text(f"<!DOCTYPE html><html><body style=\"margin: 0\">{frame}</body></html>", encoding="utf-8")
+    host.write_text(f'<!DOCTYPE html><html><body style="margin: 0">{frame}</body></html>', encoding="utf-8")
     shutil.copy(page, tmp / page.name)
     command = [
-        str(BROWSER), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync", "--allow-file-access-from-files",
-        f"--user-data-dir={tmp / 'profile'}", "--window-size=1280,1000", "--dump-dom", host.as_uri(),
+        str(BROWSER),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--allow-file-access-from-files",
+        f"--user-data-dir={tmp / 'profile'}",
+        "--window-size=1280,1000",
+        "--dump-dom",
+        host.as_uri(),
     ]
     dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
     start = dom.index('<pre id="probe">') + len('<pre id="probe">')

@@ -78,8 +78,14 @@ def test_paths_are_relative_to_the_baseline_file(project: Path, monkeypatch: pyt
     [
         ("{\n  nope", "baseline.json:2:3: invalid JSON: Expecting property name enclosed in double quotes"),
         ('{"findings": []}', 'baseline.json:1:1: not a metriclint baseline (expected "version": 1); rewrite it with --write-baseline'),
-        ('{"version": 1.0, "findings": []}', 'baseline.json:1:13: not a metriclint baseline (expected "version": 1, not 1.0); rewrite it with --write-baseline'),
-        ('{"version": 1, "findings": {}}', "baseline.json:1:28: 'findings' must be a list of entries, not {}; rewrite it with --write-baseline"),
+        (
+            '{"version": 1.0, "findings": []}',
+            'baseline.json:1:13: not a metriclint baseline (expected "version": 1, not 1.0); rewrite it with --write-baseline',
+        ),
+        (
+            '{"version": 1, "findings": {}}',
+            "baseline.json:1:28: 'findings' must be a list of entries, not {}; rewrite it with --write-baseline",
+        ),
         (
             '{"version": 1,\n "findings": [\n  {"rule": "ML001", "path": "a.py", "metric": "m", "facet": "f", "phrase": "p", "count": "3"},\n'
             '  {"rule": "ML001", "path": ["a.py"], "metric": "m", "facet": "f", "phrase": "p", "count": 1},\n  7,\n  {"rule": "ML001"}]}',

@@ -231,7 +231,9 @@ def test_a_registry_edit_that_leaves_the_phrases_alone_reads_every_file_from_the
     assert _entries(project / "c") == entries
 
 
-def test_a_registry_edit_to_the_phrases_reads_the_files_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str]) -> None:
+def test_a_registry_edit_to_the_phrases_reads_the_files_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str]
+) -> None:
     project = _demo(tmp_path, monkeypatch)
     invoke("check", ".", "--cache-dir", "c")
     extracted.clear()
@@ -254,7 +256,6 @@ def test_every_analysing_command_reads_and_fills_the_cache(
     assert extracted == []
 
 
-
 def _large(size: int) -> Extraction:
     return Extraction(texts=((Mention(SourceKind.DOCSTRING, "big.py", "x" * size, ((1, 1),)), ()),))
 
@@ -275,7 +276,9 @@ def test_an_entry_larger_than_the_whole_cache_is_not_written(tmp_path: Path) -> 
 
 
 def test_a_cache_made_under_the_ci_secret_stays_warm_only_where_the_secret_is_held(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    extracted: list[str],
 ) -> None:
     project = _demo(tmp_path, monkeypatch)
     monkeypatch.setenv("METRICLINT_CACHE_KEY", "the CI secret")
@@ -306,7 +309,10 @@ def test_without_a_key_to_be_had_the_run_goes_without_the_cache(tmp_path: Path, 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "blocked"))
     result = invoke("check", ".", "--cache-dir", "c")
     assert result.exit_code == 1 and "ML001" in result.stdout
-    assert result.stderr.startswith("warning: no cache key (") and "METRICLINT_CACHE_KEY gives one): running without the cache" in result.stderr
+    assert (
+        result.stderr.startswith("warning: no cache key (")
+        and "METRICLINT_CACHE_KEY gives one): running without the cache" in result.stderr
+    )
     assert not (project / "c").exists()
 
 

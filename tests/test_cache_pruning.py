@@ -167,8 +167,15 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 def _others(folder: Path) -> dict[str, str]:
     """Files a user keeps, at the places the cache's own files take."""
-    files = {"runs/exp1.json": '{"loss": 1}', "v1/paper.tex": "\\section{}", "v2/ab/notes.txt": "notes", "kept/mine.json": "{}",
-             "v2/ab/ab" + "0" * 62 + ".bak": "backup", "stats/a.json": "[]", "lock.txt": "x"}
+    files = {
+        "runs/exp1.json": '{"loss": 1}',
+        "v1/paper.tex": "\\section{}",
+        "v2/ab/notes.txt": "notes",
+        "kept/mine.json": "{}",
+        "v2/ab/ab" + "0" * 62 + ".bak": "backup",
+        "stats/a.json": "[]",
+        "lock.txt": "x",
+    }
     for name, content in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(content)
@@ -180,7 +187,10 @@ def test_a_cache_folder_holding_other_files_is_refused_and_nothing_is_touched(de
     before = _tree(demo)
     result = invoke("check", ".", "--cache-dir", ".")
     assert result.exit_code == 2
-    assert result.stderr == "--cache-dir: . is not empty and is not a metriclint cache folder (it has no .metriclint-cache); give a new or an empty folder\n"
+    assert (
+        result.stderr
+        == "--cache-dir: . is not empty and is not a metriclint cache folder (it has no .metriclint-cache); give a new or an empty folder\n"
+    )
     assert _tree(demo) == before
 
 

@@ -91,7 +91,9 @@ def test_a_hook_of_the_trainers_own_file_is_judged_the_same(in_tmp: Path) -> Non
 
 
 BASE = "from transformers import TrainerCallback\n\n\nclass Base(TrainerCallback):\n    pass\n"
-READER = "from base import Base\n\n\nclass Mine(Base):\n    def on_log(self, args, state, control, logs=None, **kwargs):\n        print(logs)\n"
+READER = (
+    "from base import Base\n\n\nclass Mine(Base):\n    def on_log(self, args, state, control, logs=None, **kwargs):\n        print(logs)\n"
+)
 WRITER = READER.replace("print(logs)", "logs[self.key] = 0.0")
 
 
@@ -107,11 +109,24 @@ WRITER = READER.replace("print(logs)", "logs[self.key] = 0.0")
         ("trainer = Trainer(model=None, callbacks=[make_callback()])", READER, True),
         ("callback = Mine()\ntrainer = Trainer(model=None)\ntrainer.add_callback(callback)", READER, True),
     ],
-    ids=["listed-reader", "listed-writer", "added-reader", "added-writer", "none", "shipped-and-reader", "made-elsewhere", "held-in-a-name"],
+    ids=[
+        "listed-reader",
+        "listed-writer",
+        "added-reader",
+        "added-writer",
+        "none",
+        "shipped-and-reader",
+        "made-elsewhere",
+        "held-in-a-name",
+    ],
 )
-def test_a_callback_passed_to_the_trainer_is_judged_by_its_class_in_the_project(in_tmp: Path, train: str, callback: str, silenced: bool) -> None:
+def test_a_callback_passed_to_the_trainer_is_judged_by_its_class_in_the_project(
+    in_tmp: Path, train: str, callback: str, silenced: bool
+) -> None:
     head = "from transformers import EarlyStoppingCallback, Trainer\n\nfrom mine import Mine, make_callback\n\n"
-    write_project(in_tmp, {"base.py": BASE, "mine.py": callback + "\n\ndef make_callback():\n    return Mine()\n", "train.py": head + train + "\n"})
+    write_project(
+        in_tmp, {"base.py": BASE, "mine.py": callback + "\n\ndef make_callback():\n    return Mine()\n", "train.py": head + train + "\n"}
+    )
     assert {metric for metric, *_ in _facts(in_tmp)} == (set() if silenced else ALL)
 
 
@@ -119,7 +134,10 @@ def test_a_callback_passed_to_the_trainer_is_judged_by_its_class_in_the_project(
     "callbacks",
     [
         {"train.py": "from swanlab.integration.transformers import SwanLabCallback\n\ntrainer.add_callback(SwanLabCallback())\n"},
-        {"mine.py": "from swanlab.integration.transformers import SwanLabCallback\n\n\nclass Mine(SwanLabCallback):\n    pass\n", "train.py": "from mine import Mine\n\ntrainer.add_callback(Mine())\n"},
+        {
+            "mine.py": "from swanlab.integration.transformers import SwanLabCallback\n\n\nclass Mine(SwanLabCallback):\n    pass\n",
+            "train.py": "from mine import Mine\n\ntrainer.add_callback(Mine())\n",
+        },
     ],
     ids=["another-packages-callback", "extends-another-packages-callback"],
 )
@@ -153,14 +171,34 @@ FACTORY = (
         (FACTORY, READER, False),
         (FACTORY, WRITER, True),
         (FACTORY.replace("    return callbacks\n", "    register(callbacks)\n    return callbacks\n"), READER, True),
-        (FACTORY.replace("'stop': EarlyStoppingCallback", "'lab': SwanLabCallback").replace("from mine", "from swanlab import SwanLabCallback\nfrom mine"), READER, True),
-        ("from mine import Mine\n\n\ndef get_callbacks(args):\n    if args.quiet:\n        return []\n    return [Mine(), make()]\n", READER, True),
-        ("from mine import Mine\n\n\ndef get_callbacks(args):\n    found = [Mine()] if args.mine else []\n    found += [Mine()]\n    return found\n", READER, False),
-        ("from mine import Mine\n\n\ndef get_callbacks(args):\n    found = []\n    if args.quiet:\n        return found\n    found.append(Mine)\n    return found\n", READER, False),
+        (
+            FACTORY.replace("'stop': EarlyStoppingCallback", "'lab': SwanLabCallback").replace(
+                "from mine", "from swanlab import SwanLabCallback\nfrom mine"
+            ),
+            READER,
+            True,
+        ),
+        (
+            "from mine import Mine\n\n\ndef get_callbacks(args):\n    if args.quiet:\n        return []\n    return [Mine(), make()]\n",
+            READER,
+            True,
+        ),
+        (
+            "from mine import Mine\n\n\ndef get_callbacks(args):\n    found = [Mine()] if args.mine else []\n    found += [Mine()]\n    return found\n",
+            READER,
+            False,
+        ),
+        (
+            "from mine import Mine\n\n\ndef get_callbacks(args):\n    found = []\n    if args.quiet:\n        return found\n    found.append(Mine)\n    return found\n",
+            READER,
+            False,
+        ),
     ],
     ids=["readers", "a-writer", "list-handed-on", "another-packages", "one-made-elsewhere", "built-up", "returned-twice"],
 )
-def test_callbacks_a_function_of_the_project_lists_are_judged_by_their_classes(in_tmp: Path, factory: str, callback: str, silenced: bool) -> None:
+def test_callbacks_a_function_of_the_project_lists_are_judged_by_their_classes(
+    in_tmp: Path, factory: str, callback: str, silenced: bool
+) -> None:
     train = "from transformers import Trainer\n\nfrom factory import get_callbacks\n\ntrainer = Trainer(model=None, callbacks=get_callbacks(args))\n"
     write_project(in_tmp, {"base.py": BASE, "mine.py": callback, "factory.py": factory, "train.py": train})
     assert {metric for metric, *_ in _facts(in_tmp)} == (set() if silenced else ALL)

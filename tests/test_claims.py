@@ -133,7 +133,9 @@ def test_a_bare_key_names_a_metric_in_prose_only_as_an_alias(tmp_path: Path) -> 
     assert index.for_key("data_parallel_size") == ("data_parallel_size",)  # what code logs under it
 
 
-SCOPES = 'def log(tokens):\n    """Args:\n        tokens: Tokens per GPU in this step.\n    """\n    m = {"perf/tokens": tokens}  # {other}\n'
+SCOPES = (
+    'def log(tokens):\n    """Args:\n        tokens: Tokens per GPU in this step.\n    """\n    m = {"perf/tokens": tokens}  # {other}\n'
+)
 SCOPE_REGISTRY = "version: 1\nmetrics:\n  perf/tokens:\n    semantics:\n      scope: {scope}\n"
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES, Golden, copy_fixture, invoke, write_project
 
 DEMO_LINE = (
-    'fixtures/demo/trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after '
+    "fixtures/demo/trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after "
     '("after clipping"); registry says before (fixtures/demo/metrics.yaml:7) [error]'
 )
 
@@ -68,13 +68,16 @@ def test_unknown_format_is_a_usage_error(repo_root: Path) -> None:
 
 
 def test_pyproject_settings_resolve_against_its_folder(in_tmp: Path) -> None:
-    write_project(in_tmp / "proj", {
-        "pyproject.toml": '[tool.metriclint]\nregistry = "meta/semantics.yaml"\npaths = ["src"]\nexclude = ["src/skip_*"]\n',
-        "meta/semantics.yaml": "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n",
-        "src/a.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
-        "src/skip_b.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
-        "outside.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
-    })
+    write_project(
+        in_tmp / "proj",
+        {
+            "pyproject.toml": '[tool.metriclint]\nregistry = "meta/semantics.yaml"\npaths = ["src"]\nexclude = ["src/skip_*"]\n',
+            "meta/semantics.yaml": "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n",
+            "src/a.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+            "src/skip_b.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+            "outside.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+        },
+    )
     result = invoke("check", "proj/src")
     assert result.exit_code == 1
     assert result.output.splitlines()[0].startswith("proj/src/a.py:3:")
@@ -84,10 +87,13 @@ def test_pyproject_settings_resolve_against_its_folder(in_tmp: Path) -> None:
 @pytest.mark.parametrize(
     ("toml", "expected"),
     [
-        ('[tool.metriclint]\nregistri = "m.yaml"\n', "pyproject.toml:2:1: unknown key 'registri' in [tool.metriclint]; expected one of: registry, extend, paths, exclude, extend-exclude, tests, select, extend-select, ignore, extend-ignore, per-file-ignores, severity, tooltips, log-functions, code-knowledge, max-file-size, max-cache-size"),
+        (
+            '[tool.metriclint]\nregistri = "m.yaml"\n',
+            "pyproject.toml:2:1: unknown key 'registri' in [tool.metriclint]; expected one of: registry, extend, paths, exclude, extend-exclude, tests, select, extend-select, ignore, extend-ignore, per-file-ignores, severity, tooltips, log-functions, code-knowledge, max-file-size, max-cache-size",
+        ),
         ('[tool.metriclint]\npaths = "src"\n', "pyproject.toml:2:9: 'paths' must be a list of strings, not \"src\""),
         ('[tool.metriclint]\nregistry = "absent.yaml"\n', "pyproject.toml:2:12: registry file 'absent.yaml' not found"),
-        ('[tool.metriclint\n', "pyproject.toml:1:17: invalid TOML: Expected ']' at the end of a table declaration"),
+        ("[tool.metriclint\n", "pyproject.toml:1:17: invalid TOML: Expected ']' at the end of a table declaration"),
     ],
 )
 def test_bad_config_is_exit_2_with_position(in_tmp: Path, toml: str, expected: str) -> None:
@@ -98,11 +104,14 @@ def test_bad_config_is_exit_2_with_position(in_tmp: Path, toml: str, expected: s
 
 
 def test_config_file_option_resolves_against_cwd(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "conf/lint.toml": '[tool.metriclint]\nregistry = "reg.yaml"\n',
-        "reg.yaml": "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n",
-        "a.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
-    })
+    write_project(
+        in_tmp,
+        {
+            "conf/lint.toml": '[tool.metriclint]\nregistry = "reg.yaml"\n',
+            "reg.yaml": "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n",
+            "a.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+        },
+    )
     assert invoke("check", ".", "--config", "conf/lint.toml").exit_code == 1
 
 
@@ -138,10 +147,14 @@ def test_explain_unknown_rule_is_a_usage_error() -> None:
 
 
 def test_changed_only_reports_findings_touching_the_changed_files(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "a.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
-        "b.py": 'def g(grad_norm):\n    """Args:\n        grad_norm: the post-clip norm.\n    """\n',
-    }, "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n")
+    write_project(
+        in_tmp,
+        {
+            "a.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
+            "b.py": 'def g(grad_norm):\n    """Args:\n        grad_norm: the post-clip norm.\n    """\n',
+        },
+        "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n",
+    )
     assert [line.split(":")[0] for line in invoke("check", "--changed-only", "b.py", "-q").output.splitlines()] == ["b.py"]
     assert [line.split(":")[0] for line in invoke("check", "--changed-only", "metrics.yaml", "-q").output.splitlines()] == ["a.py", "b.py"]
     assert invoke("check", "--changed-only", "-q").output == ""
@@ -185,8 +198,11 @@ def test_a_settings_file_that_cannot_be_read_is_an_option_error_not_a_line(in_tm
 @pytest.mark.parametrize(
     ("toml", "expected"),
     [
-        ('# settings\n\ntool.metriclint.registry = 1\n', "pyproject.toml:3:28: 'registry' must be a string (a path), not 1"),
-        ('[tool]\nname = "x"\nmetriclint.select = [\n  "ML001",\n]\nmetriclint.paths = "src"\n', "pyproject.toml:6:20: 'paths' must be a list of strings, not \"src\""),
+        ("# settings\n\ntool.metriclint.registry = 1\n", "pyproject.toml:3:28: 'registry' must be a string (a path), not 1"),
+        (
+            '[tool]\nname = "x"\nmetriclint.select = [\n  "ML001",\n]\nmetriclint.paths = "src"\n',
+            "pyproject.toml:6:20: 'paths' must be a list of strings, not \"src\"",
+        ),
         ('[tool.metriclint]\nregistry_path = "m.yaml"\n', "pyproject.toml:2:1: unknown key 'registry_path'"),
     ],
 )

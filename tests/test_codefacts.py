@@ -154,23 +154,28 @@ def test_explain_metric_shows_code_facts_with_their_sites(monkeypatch: pytest.Mo
     ("project", "metric", "line"),
     [
         (
-            "know_overwritten", "actor/penalty",
+            "know_overwritten",
+            "actor/penalty",
             '  reduction=last  stats["actor/penalty"] (update.py:10) is stored under the same key in every loop iteration,'
             " so the dict keeps the last iteration's value",
         ),
         (
-            "know_boundary", "train/loss",
+            "know_boundary",
+            "train/loss",
             "  reduction=last  loss.mean().item() * self.accumulation_steps (engine.py:10) is computed from one micro-batch's data"
             " and logged only when the gradient-accumulation window ends, so it is the last micro-batch's value",
         ),
         (
-            "know_hook_lr", "optim/lr",
+            "know_hook_lr",
+            "optim/lr",
             '  timing=next-step  trainer.optimizers[0].param_groups[0]["lr"] (monitor.py:9) is read in a hook its framework calls'
             " after the training loop has stepped the scheduler, so it is the learning rate of the next step",
         ),
     ],
 )
-def test_explain_metric_shows_what_loops_gates_and_hooks_make_of_a_value(project: str, metric: str, line: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_explain_metric_shows_what_loops_gates_and_hooks_make_of_a_value(
+    project: str, metric: str, line: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 30: a dict item stored in a loop, a value logged where the accumulation window ends,
     a rate read in a hook the framework calls after stepping the scheduler."""
     monkeypatch.chdir(FIXTURES / project)
@@ -183,14 +188,21 @@ def test_a_rate_read_in_a_framework_hook_names_the_hook_as_evidence(monkeypatch:
     monkeypatch.chdir(FIXTURES / "know_hook_lr")
     report = json.loads(invoke("check", ".", "--format", "json").stdout)
     related = {(f["path"], f["line"]): [(r["path"], r["line"], r["text"]) for r in f["related"]] for f in report["findings"]}
-    assert related[("monitor.py", 10)][-1] == ("monitor.py", 8, "on_train_batch_end, which the framework calls after its loop stepped the scheduler")
+    assert related[("monitor.py", 10)][-1] == (
+        "monitor.py",
+        8,
+        "on_train_batch_end, which the framework calls after its loop stepped the scheduler",
+    )
     assert related[("metrics.yaml", 6)][-1][:2] == ("monitor.py", 14)
 
 
 def test_explain_metric_of_an_unknown_metric_is_a_usage_error_as_in_audit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(FIXTURES / "code_evidence_registry")
     result = invoke("explain-metric", "train/unknown")
-    assert (result.exit_code, result.stderr) == (2, "metriclint: no metric 'train/unknown' is registered, logged or named in the checked files\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "metriclint: no metric 'train/unknown' is registered, logged or named in the checked files\n",
+    )
 
 
 def test_a_helper_that_returns_its_argument_keeps_each_call_apart(in_tmp: Path) -> None:
@@ -208,10 +220,7 @@ def test_a_helper_that_returns_its_argument_keeps_each_call_apart(in_tmp: Path) 
 
 
 def test_explain_metric_says_when_the_value_depends_on_the_path(in_tmp: Path) -> None:
-    source = (
-        "import time\n\n\ndef f(fast, log):\n    t = time.time()\n"
-        "    if fast:\n        t = time.time_ns()\n    log({'perf/t': t})\n"
-    )
+    source = "import time\n\n\ndef f(fast, log):\n    t = time.time()\n    if fast:\n        t = time.time_ns()\n    log({'perf/t': t})\n"
     write_project(in_tmp, {"clock.py": source})
     result = invoke("explain-metric", "perf/t")
     assert "  unit: depends on the path: seconds, nanoseconds" in result.output.splitlines()
@@ -245,9 +254,15 @@ def test_names_of_log_probabilities_name_their_policy_as_the_examples_say() -> N
 @pytest.mark.parametrize(
     ("pair", "sampler"),
     [
-        (("current", "reference"), 0), (("reference", "current"), 1), (("current", "old"), 1), (("old", "current"), 0),
-        (("rollout", "old"), 0), (("current", "rollout"), 1), (("old", "reference"), 0),
-        (("current", "teacher"), None), (("teacher", "reference"), None),
+        (("current", "reference"), 0),
+        (("reference", "current"), 1),
+        (("current", "old"), 1),
+        (("old", "current"), 0),
+        (("rollout", "old"), 0),
+        (("current", "rollout"), 1),
+        (("old", "reference"), 0),
+        (("current", "teacher"), None),
+        (("teacher", "reference"), None),
     ],
 )
 def test_the_policy_that_drew_the_tokens_decides_a_log_ratios_sign(pair: tuple[str, str], sampler: int | None) -> None:
@@ -367,10 +382,11 @@ def test_a_declared_helper_keeps_the_facets_of_its_argument_it_names(in_tmp: Pat
     )
     write_project(in_tmp, {"metrics.yaml": registry, "kl.py": source})
     assert sorted(f[:3] for f in _facts(in_tmp)) == [
-        ("actor/kl", "estimator", "k1"), ("actor/kl", "policy", "reference"), ("actor/kl", "reduction", "mean"),
+        ("actor/kl", "estimator", "k1"),
+        ("actor/kl", "policy", "reference"),
+        ("actor/kl", "reduction", "mean"),
         ("actor/x", "reduction", "mean"),
     ]
-
 
 
 _STEP = """def step(self, batch, writer, tracker, group):
@@ -412,7 +428,9 @@ def test_a_value_of_this_ranks_batch_is_per_rank_only_up_to_a_logging_call_that_
 ) -> None:
     function = _STEP.format(body=textwrap.indent(body, "    "))
     source = _HEAD + (f"class M({owner}):\n" + textwrap.indent(function, "    ") if owner else function)
-    caller = "from trainkit.loop import step\n\n\ndef run(batch, tracker):\n    tracker.log({'perf/tps': step(None, batch, None, None, None)})\n"
+    caller = (
+        "from trainkit.loop import step\n\n\ndef run(batch, tracker):\n    tracker.log({'perf/tps': step(None, batch, None, None, None)})\n"
+    )
     write_project(in_tmp, {"trainkit/__init__.py": "", "trainkit/loop.py": source, "trainkit/run.py": caller})
     found = sorted((value, origin) for _, facet, value, origin in _facts(in_tmp) if facet == "scope")
     assert [value for value, _ in found] == scopes, source
@@ -452,7 +470,9 @@ def test_a_declared_helper_may_say_its_value_is_this_ranks_own(in_tmp: Path) -> 
     )
     write_project(in_tmp, {"metrics.yaml": registry, "loop.py": source})
     assert sorted(f[:3] for f in _facts(in_tmp)) == [
-        ("perf/seen", "unit", "tokens"), ("perf/tokens", "scope", "per-rank"), ("perf/tokens", "unit", "tokens"),
+        ("perf/seen", "unit", "tokens"),
+        ("perf/tokens", "scope", "per-rank"),
+        ("perf/tokens", "unit", "tokens"),
     ]
 
 
@@ -473,7 +493,9 @@ def test_a_negated_log_probability_estimates_the_entropy_of_the_policy_that_drew
 def test_explain_metric_of_a_key_a_template_registers(in_tmp: Path) -> None:
     # The template's entry, the metric's findings, and the project's logging sites before the tests'.
     registry = "version: 1\nmetrics:\n  train/{name}:\n    description: A training quantity.\n    semantics: {clipping: before}\n"
-    source = 'def f(grad_norm, log):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n    log({"train/grad_norm": grad_norm})\n'
+    source = (
+        'def f(grad_norm, log):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n    log({"train/grad_norm": grad_norm})\n'
+    )
     test = 'def test_f(log):\n    log({"train/grad_norm": 1.0})\n    log({"train/grad_norm": 2.0})\n'
     write_project(in_tmp, {"loop.py": source, "tests/test_loop.py": test}, registry)
     assert invoke("explain-metric", "train/grad_norm").output.splitlines() == [

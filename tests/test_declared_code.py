@@ -20,14 +20,17 @@ def _codes(output: str) -> list[str]:
 
 
 def test_a_bad_code_knowledge_file_is_exit_2_with_every_problem_at_its_position(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "metriclint.toml": 'code-knowledge = ["tools/helpers.yaml"]\n',
-        "tools/helpers.yaml": (
-            "results:\n  - function: token_average\n    says: averages\n    facts: {reduction: median}\n"
-            "  - function: total\n    facts: {}\nmetrics: {}\n"
-        ),
-        "a.py": SOURCE,
-    })
+    write_project(
+        in_tmp,
+        {
+            "metriclint.toml": 'code-knowledge = ["tools/helpers.yaml"]\n',
+            "tools/helpers.yaml": (
+                "results:\n  - function: token_average\n    says: averages\n    facts: {reduction: median}\n"
+                "  - function: total\n    facts: {}\nmetrics: {}\n"
+            ),
+            "a.py": SOURCE,
+        },
+    )
     result = invoke("check", ".")
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
@@ -38,16 +41,22 @@ def test_a_bad_code_knowledge_file_is_exit_2_with_every_problem_at_its_position(
 
 
 def test_problems_in_several_files_are_reported_at_once(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "metriclint.toml": 'code-knowledge = ["a.yaml", "b.yaml"]\n',
-        "a.yaml": "results: {}\n",
-        "b.yaml": "# nothing yet\n",
-    })
+    write_project(
+        in_tmp,
+        {
+            "metriclint.toml": 'code-knowledge = ["a.yaml", "b.yaml"]\n',
+            "a.yaml": "results: {}\n",
+            "b.yaml": "# nothing yet\n",
+        },
+    )
     result = invoke("check", ".")
-    assert (result.exit_code, result.stderr.splitlines()) == (2, [
-        "a.yaml:1:10: 'results' must be a list, not {}",
-        "b.yaml:1:1: the code knowledge file is empty; it needs a 'results' list",
-    ])
+    assert (result.exit_code, result.stderr.splitlines()) == (
+        2,
+        [
+            "a.yaml:1:10: 'results' must be a list, not {}",
+            "b.yaml:1:1: the code knowledge file is empty; it needs a 'results' list",
+        ],
+    )
 
 
 def test_a_missing_code_knowledge_file_is_an_error_at_the_setting(in_tmp: Path) -> None:
@@ -73,12 +82,15 @@ def test_a_declared_helper_gives_its_facts_without_a_registry(in_tmp: Path) -> N
 
 
 def test_an_extended_settings_file_names_its_files_relative_to_itself(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "shared/base.toml": 'code-knowledge = ["helpers.yaml"]\n',
-        "shared/helpers.yaml": HELPERS,
-        "metriclint.toml": 'extend = "shared/base.toml"\n',
-        "a.py": SOURCE,
-    })
+    write_project(
+        in_tmp,
+        {
+            "shared/base.toml": 'code-knowledge = ["helpers.yaml"]\n',
+            "shared/helpers.yaml": HELPERS,
+            "metriclint.toml": 'extend = "shared/base.toml"\n',
+            "a.py": SOURCE,
+        },
+    )
     assert _codes(invoke("check", ".").output) == ["ML006"]
 
 
@@ -87,7 +99,9 @@ def test_changing_a_code_knowledge_file_changes_what_a_cached_run_finds(tmp_path
     cache = tmp_path / "cache"
     first = invoke("check", str(project), "--cache-dir", str(cache))
     helpers = project / "tools" / "metric_helpers.yaml"
-    helpers.write_text(helpers.read_text(encoding="utf-8").replace("reduction: mean, granularity: per-token", "reduction: sum"), encoding="utf-8")
+    helpers.write_text(
+        helpers.read_text(encoding="utf-8").replace("reduction: mean, granularity: per-token", "reduction: sum"), encoding="utf-8"
+    )
     second = invoke("check", str(project), "--cache-dir", str(cache))
     assert (first.exit_code, second.exit_code) == (0, 1)
     assert _codes(second.output) == ["ML006", "ML006"]  # the registry's and the comment's mean

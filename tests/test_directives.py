@@ -20,28 +20,40 @@ def _table(path: str, table: str) -> str:
 KINDS = {
     "python": ("train2.py", 'def f(norm):\n    x = {{"train/grad_norm": norm}}  # post-clip{comment}\n', "  # {}", None),
     "javascript": (
-        "ui/metrics.js", 'export const DESCRIPTIONS = {{\n  "train/grad_norm": "norm after clipping",{comment}\n}};\n', " // {}",
+        "ui/metrics.js",
+        'export const DESCRIPTIONS = {{\n  "train/grad_norm": "norm after clipping",{comment}\n}};\n',
+        " // {}",
         _table("ui/*.js", "DESCRIPTIONS"),
     ),
     "javascript block comment": (
-        "ui/metrics.js", 'export const DESCRIPTIONS = {{\n  "train/grad_norm": "norm after clipping",{comment}\n}};\n', " /* {} */",
+        "ui/metrics.js",
+        'export const DESCRIPTIONS = {{\n  "train/grad_norm": "norm after clipping",{comment}\n}};\n',
+        " /* {} */",
         _table("ui/*.js", "DESCRIPTIONS"),
     ),
     "typescript": (
         "ui/metrics.ts",
         'export const DESCRIPTIONS: Record<string, string> = {{\n  "train/grad_norm": "norm after clipping",{comment}\n}};\n',
-        " // {}", _table("ui/*.ts", "DESCRIPTIONS"),
+        " // {}",
+        _table("ui/*.ts", "DESCRIPTIONS"),
     ),
     "json with comments": (
-        "ui/metrics.json", '{{\n  "descriptions": {{\n    "train/grad_norm": "norm after clipping"{comment}\n  }}\n}}\n', " // {}",
+        "ui/metrics.json",
+        '{{\n  "descriptions": {{\n    "train/grad_norm": "norm after clipping"{comment}\n  }}\n}}\n',
+        " // {}",
         _table("ui/*.json", "/descriptions"),
     ),
     "yaml": (
-        "ui/metrics.yaml", "descriptions:\n  train/grad_norm: norm after clipping{comment}\n", "  # {}",
+        "ui/metrics.yaml",
+        "descriptions:\n  train/grad_norm: norm after clipping{comment}\n",
+        "  # {}",
         _table("ui/*.yaml", "/descriptions"),
     ),
     "markdown": (
-        "docs/metrics.md", "| Metric | Meaning |\n|---|---|\n| `train/grad_norm` | norm after clipping{comment} |\n", " <!-- {} -->", None,
+        "docs/metrics.md",
+        "| Metric | Meaning |\n|---|---|\n| `train/grad_norm` | norm after clipping{comment} |\n",
+        " <!-- {} -->",
+        None,
     ),
 }
 

@@ -84,7 +84,14 @@ def test_the_generator_writes_the_pages_and_check_says_which_are_stale(
 
 def test_a_rule_page_holds_its_docs_examples_and_messages() -> None:
     page = committed("docs/rules/ML001.md")
-    for part in (ML001.summary, ML001.why, ML001.fix, ML001.silencing, "grad_norm: Norm after clipping.", "grad_norm: Norm before clipping."):
+    for part in (
+        ML001.summary,
+        ML001.why,
+        ML001.fix,
+        ML001.silencing,
+        "grad_norm: Norm after clipping.",
+        "grad_norm: Norm before clipping.",
+    ):
         assert part in page
     golden = (ROOT / "tests" / "golden" / "rules" / "ML001-bad-0.txt").read_text(encoding="utf-8").splitlines()[0]
     assert golden in page  # the message, as `metriclint check` prints it
@@ -178,5 +185,7 @@ def test_an_example_that_cannot_run_says_why_instead_of_reporting_nothing() -> N
     from metriclint.checks import Example
     from metriclint.docs.examples import reported
 
-    lines = reported(Example({"train.py": "x = 1\n"}, None, ("ML011 train.py:1",), command=("live-check", ".", "--run", "missing")), "ML011")
+    lines = reported(
+        Example({"train.py": "x = 1\n"}, None, ("ML011 train.py:1",), command=("live-check", ".", "--run", "missing")), "ML011"
+    )
     assert lines == ["--run: 'missing' does not exist"]

@@ -6,7 +6,7 @@ import pytest
 
 from metriclint.sources.python.docstrings import parse
 
-GOOGLE = '''Log one step.
+GOOGLE = """Log one step.
 
     Formats the metrics.
 
@@ -21,8 +21,8 @@ GOOGLE = '''Log one step.
 
     Example:
         >>> log_step(1, 2)
-    '''
-NUMPY = '''Log one step.
+    """
+NUMPY = """Log one step.
 
     Parameters
     ----------
@@ -36,8 +36,8 @@ NUMPY = '''Log one step.
     -------
     total : float
         The total norm.
-    '''
-SPHINX = '''Log one step.
+    """
+SPHINX = """Log one step.
 
     :param grad_norm: Norm after
         clipping.
@@ -45,7 +45,7 @@ SPHINX = '''Log one step.
     :param int step: The step.
     :returns: the norm
     :raises ValueError: never
-    '''
+    """
 
 
 def blocks(doc: str) -> list[tuple[str, str, list[str]]]:

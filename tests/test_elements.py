@@ -67,7 +67,9 @@ LOG_PROB = [("quantity", "log-prob")]
         ("    pass", "self.accelerator.gather_for_metrics(lp.mean())", [*LOG_PROB, ("scope", "global")]),
     ],
 )
-def test_what_each_element_is_survives_joins_fills_and_picks(in_tmp: Path, body: str, expression: str, expected: list[tuple[str, str]]) -> None:
+def test_what_each_element_is_survives_joins_fills_and_picks(
+    in_tmp: Path, body: str, expression: str, expected: list[tuple[str, str]]
+) -> None:
     write_project(in_tmp, {"step.py": _SOURCE.format(body=body, expression=expression)})
     assert _facts(in_tmp) == expected
 
@@ -87,8 +89,7 @@ def test_a_finding_shows_each_step_a_fact_passed_through(in_tmp: Path) -> None:
 def test_a_misspelt_facet_or_picks_that_is_no_list_is_reported_with_its_position(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(
-        "kept_in_lists: [unit, colour]\n"
-        "results:\n  - call: a.b\n    says: x\n    facts: {}\n    keeps: [quantiy]\n    picks: 1\n",
+        "kept_in_lists: [unit, colour]\nresults:\n  - call: a.b\n    says: x\n    facts: {}\n    keeps: [quantiy]\n    picks: 1\n",
         encoding="utf-8",
     )
     with pytest.raises(ConfigError) as error:

@@ -79,8 +79,13 @@ def test_a_registry_buffer_moves_the_findings(demo: Path) -> None:
 def test_a_registry_buffer_with_new_facets_reads_the_texts_again(demo: Path) -> None:
     config = _config()
     collection = engine.collect(config)
-    text = (demo / "metrics.yaml").read_text(encoding="utf-8").replace(
-        "metrics:", "facets:\n  stage:\n    description: When.\n    values:\n      warmup: [warm-up phase]\n      main: [main phase]\nmetrics:"
+    text = (
+        (demo / "metrics.yaml")
+        .read_text(encoding="utf-8")
+        .replace(
+            "metrics:",
+            "facets:\n  stage:\n    description: When.\n    values:\n      warmup: [warm-up phase]\n      main: [main phase]\nmetrics:",
+        )
     )
     source = demo / "trainer" / "logging_utils.py"
     edited = source.read_bytes().replace(b"Gradient norm after clipping.", b"Gradient norm in the warm-up phase.")
@@ -105,8 +110,13 @@ def test_a_registry_buffer_declaring_code_knowledge_extracts_the_files_again_buf
     source = demo / "trainer" / "logging_utils.py"
     helper = b"\n\ndef norm_report(grads):\n    return {'train/helper_norm': raw_norm(grads)}  # norm after clipping\n"
     collection = engine.revise(engine.collect(config), config, source, source.read_bytes() + helper)
-    text = (demo / "metrics.yaml").read_text(encoding="utf-8").replace(
-        "metrics:", "code:\n  results:\n    - function: raw_norm\n      says: measures the gradients before clipping\n      facts: {clipping: before}\nmetrics:"
+    text = (
+        (demo / "metrics.yaml")
+        .read_text(encoding="utf-8")
+        .replace(
+            "metrics:",
+            "code:\n  results:\n    - function: raw_norm\n      says: measures the gradients before clipping\n      facts: {clipping: before}\nmetrics:",
+        )
     )
     revised = engine.reregister(collection, config, text)
     assert revised.registry is not None and [k.pattern for k in revised.registry.code] == ["raw_norm()"]

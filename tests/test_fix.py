@@ -15,7 +15,7 @@ from metriclint.model import Finding, Fix, Severity, Span
 
 PROJECT = FIXTURES / "fix_sources"
 NEGATED = (
-    'comments.py:3:46: ML001 not fixed (negated or coordinated phrasing; reword it by hand): train/grad_norm: '
+    "comments.py:3:46: ML001 not fixed (negated or coordinated phrasing; reword it by hand): train/grad_norm: "
     'comment says clipping=after ("never before clipping"); registry says before (metrics.yaml:7)'
 )
 
@@ -66,7 +66,10 @@ def test_diff_prints_the_changes_and_writes_nothing(project: Path) -> None:
     assert "-        grad_norm: Global gradient norm after\n+        grad_norm: Global gradient norm before\n" in result.stdout
     assert '-  "train/grad_norm": "Größe der Gradienten: global norm after clipping.",\n' in result.stdout
     headers = [line for line in result.stdout.splitlines() if line.startswith("+++ ")]
-    assert headers == [f"+++ b/{name}" for name in ("comments.py", "dashboards/serve.json", "docs/help.yaml", "docs/metrics.md", "metrics.yaml", "train.py", "web/help.ts")]
+    assert headers == [
+        f"+++ b/{name}"
+        for name in ("comments.py", "dashboards/serve.json", "docs/help.yaml", "docs/metrics.md", "metrics.yaml", "train.py", "web/help.ts")
+    ]
     assert 'train.py:8:41: ML001 would fix "after clipping" -> "before clipping" (train/grad_norm)' in result.stderr
 
 
@@ -113,7 +116,9 @@ def test_the_file_mode_is_kept(project: Path) -> None:
 
 def _finding(path: str, line: int, column: int, phrase: str, replacement: str) -> Finding:
     span = Span(path, line, column, line, column + len(phrase))
-    return Finding(rule="ML001", name="registry-contradiction", severity=Severity.ERROR, span=span, message="m", fix=Fix(span, phrase, replacement))
+    return Finding(
+        rule="ML001", name="registry-contradiction", severity=Severity.ERROR, span=span, message="m", fix=Fix(span, phrase, replacement)
+    )
 
 
 def test_a_file_changed_since_it_was_read_is_not_written(project: Path) -> None:
@@ -147,12 +152,16 @@ def test_wording_keeps_a_capital_and_a_wrapped_line() -> None:
 
 def test_a_text_stating_two_values_is_not_fixable(in_tmp: Path) -> None:
     (in_tmp / "metrics.yaml").write_text("version: 1\nmetrics:\n  train/loss:\n    semantics:\n      reduction: mean\n")
-    (in_tmp / "t.py").write_text('def f(tracker, x):\n    tracker.log({"train/loss": x})  # the sum of token losses, not the mean of them\n')
+    (in_tmp / "t.py").write_text(
+        'def f(tracker, x):\n    tracker.log({"train/loss": x})  # the sum of token losses, not the mean of them\n'
+    )
     result = invoke("fix", ".")
     assert result.exit_code == 1
     assert "not fixed (the text states several values of reduction; reword it by hand)" in result.output
     assert "not fixed (negated or coordinated phrasing; reword it by hand)" in result.output
-    assert os.path.getsize(in_tmp / "t.py") == len('def f(tracker, x):\n    tracker.log({"train/loss": x})  # the sum of token losses, not the mean of them\n')
+    assert os.path.getsize(in_tmp / "t.py") == len(
+        'def f(tracker, x):\n    tracker.log({"train/loss": x})  # the sum of token losses, not the mean of them\n'
+    )
 
 
 def test_findings_of_rules_without_a_fix_are_counted_not_listed(in_tmp: Path) -> None:
@@ -168,8 +177,10 @@ def test_findings_of_rules_without_a_fix_are_counted_not_listed(in_tmp: Path) ->
 
 
 def test_a_two_valued_facet_swaps_a_phrase_for_its_counterpart(in_tmp: Path) -> None:
-    """"the post-clip norm" becomes "the pre-clip norm", not "the before clipping norm"."""
-    (in_tmp / "metrics.yaml").write_text("version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n")
+    """ "the post-clip norm" becomes "the pre-clip norm", not "the before clipping norm"."""
+    (in_tmp / "metrics.yaml").write_text(
+        "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n"
+    )
     module = in_tmp / "step.py"
     module.write_text('def log(grad_norm):\n    """Args:\n        grad_norm: The post-clip norm.\n    """\n')
     invoke("fix", ".")
@@ -225,7 +236,9 @@ def test_a_file_changed_between_the_check_and_the_fix_is_not_written(project: Pa
 
 
 @pytest.mark.parametrize("registry", [(), ("--registry", "metrics.yaml")])
-def test_fix_refuses_a_named_link_out_of_the_project_and_leaves_its_target_alone(project: Path, tmp_path: Path, registry: tuple[str, ...]) -> None:
+def test_fix_refuses_a_named_link_out_of_the_project_and_leaves_its_target_alone(
+    project: Path, tmp_path: Path, registry: tuple[str, ...]
+) -> None:
     """The issue's reproduction: `fix notes.py`, notes.py a link to ../elsewhere/victim.py,
     rewrote the file outside the project (with --registry, its project was the target's)."""
     victim = tmp_path / "elsewhere" / "victim.py"
@@ -243,10 +256,15 @@ def test_fix_refuses_a_named_link_out_of_the_project_and_leaves_its_target_alone
     assert named.exit_code == 1 and victim.read_bytes() != before[victim]
 
 
-@pytest.mark.parametrize("command", [
-    ("check", ".", "--output-file", "out.txt"), ("check", ".", "--write-baseline", "out.txt"), ("init", ".", "--output", "out.txt"),
-    ("generate", "tooltips", "--format", "json", "--output", "out.txt"),
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("check", ".", "--output-file", "out.txt"),
+        ("check", ".", "--write-baseline", "out.txt"),
+        ("init", ".", "--output", "out.txt"),
+        ("generate", "tooltips", "--format", "json", "--output", "out.txt"),
+    ],
+)
 def test_every_writer_refuses_a_link_out_of_the_project(project: Path, tmp_path: Path, command: tuple[str, ...]) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("mine")

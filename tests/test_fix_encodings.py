@@ -28,5 +28,5 @@ def test_fix_rewrites_the_first_line_of_a_file_with_a_byte_order_mark(name: str,
     (in_tmp / name).parent.mkdir(parents=True, exist_ok=True)
     (in_tmp / name).write_bytes(BOM + line.encode())
     result = invoke("fix", ".", "--no-cache")
-    assert f'{name}:1:' in result.output and 'fixed "after clipping" -> "before clipping"' in result.output, result.output
+    assert f"{name}:1:" in result.output and 'fixed "after clipping" -> "before clipping"' in result.output, result.output
     assert (in_tmp / name).read_bytes() == BOM + line.replace("after", "before").encode()

@@ -17,9 +17,7 @@ def test_fixture_project(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(fixture_project(name, tmp_path))
     result = invoke("check", ".", "--format", "json")
     report = json.loads(result.stdout)
-    got = [
-        f"{f['rule']} {f['path']}:{f['line']} {f['metric'] or '-'} {f['facet'] or '-'}\n" for f in report["findings"]
-    ]
+    got = [f"{f['rule']} {f['path']}:{f['line']} {f['metric'] or '-'} {f['facet'] or '-'}\n" for f in report["findings"]]
     golden(FIXTURES / name / "expected.txt", "".join(got))
     has_errors = any(f["severity"] == "error" for f in report["findings"])
     assert result.exit_code == (1 if has_errors else 0)

@@ -105,7 +105,13 @@ def test_github_annotations(repo_root: Path) -> None:
 
 
 def test_github_escapes_data_and_properties() -> None:
-    finding = Finding(rule="ML900", name="unparsable-source", severity=Severity.WARNING, span=Span("a,b:c%.py", 1, 2, 3, 4), message="100%\r\nbroken: yes, really")
+    finding = Finding(
+        rule="ML900",
+        name="unparsable-source",
+        severity=Severity.WARNING,
+        span=Span("a,b:c%.py", 1, 2, 3, 4),
+        message="100%\r\nbroken: yes, really",
+    )
     out = io.StringIO()
     github(Report((finding,), 1), out)
     assert out.getvalue() == (
@@ -116,12 +122,16 @@ def test_github_escapes_data_and_properties() -> None:
 def test_github_escapes_control_characters_as_text_does() -> None:
     """An annotation is also a log line: a file name or quoted text must not recolour the
     Actions log or end the command early (a NUL, an escape sequence)."""
-    finding = Finding(rule="ML001", name="contradicted-docstring", severity=Severity.ERROR, span=Span("caf\x1b[31m.py", 1, 2, 1, 4), message="says\t\x00\x9b 50%\nok")
+    finding = Finding(
+        rule="ML001",
+        name="contradicted-docstring",
+        severity=Severity.ERROR,
+        span=Span("caf\x1b[31m.py", 1, 2, 1, 4),
+        message="says\t\x00\x9b 50%\nok",
+    )
     out = io.StringIO()
     github(Report((finding,), 1), out)
-    assert out.getvalue() == (
-        "::error file=caf\\x1b[31m.py,line=1,endLine=1,col=2,endColumn=4,title=ML001::says\\t\\x00\\x9b 50%25%0Aok\n"
-    )
+    assert out.getvalue() == ("::error file=caf\\x1b[31m.py,line=1,endLine=1,col=2,endColumn=4,title=ML001::says\\t\\x00\\x9b 50%25%0Aok\n")
 
 
 def test_gitlab_code_quality(repo_root: Path) -> None:
@@ -148,8 +158,13 @@ def test_the_text_format_ends_each_finding_with_its_severity(repo_root: Path) ->
 
 @pytest.mark.parametrize(
     ("environ", "terminal", "coloured"),
-    [({}, True, True), ({}, False, False), ({"NO_COLOR": "1"}, True, False), ({"FORCE_COLOR": "1"}, False, True),
-     ({"NO_COLOR": ""}, True, True)],
+    [
+        ({}, True, True),
+        ({}, False, False),
+        ({"NO_COLOR": "1"}, True, False),
+        ({"FORCE_COLOR": "1"}, False, True),
+        ({"NO_COLOR": ""}, True, True),
+    ],
 )
 def test_colour_only_on_a_terminal_unless_no_color_or_force_color(environ: dict[str, str], terminal: bool, coloured: bool) -> None:
     class Stream(io.StringIO):
@@ -164,12 +179,17 @@ def test_a_run_without_a_registry_says_so_on_stderr(tmp_path: Path, monkeypatch:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
     result = invoke("check", ".")
-    assert result.stderr == "metriclint: no registry for . (no metrics.yaml found, none configured); comparing the texts with each other only\n"
+    assert (
+        result.stderr
+        == "metriclint: no registry for . (no metrics.yaml found, none configured); comparing the texts with each other only\n"
+    )
     assert invoke("check", ".", "-q").stderr == ""
 
 
 @pytest.mark.parametrize("output_format", ["gitlab", "github"])
-def test_gitlab_and_github_paths_are_relative_to_the_repository_root(repo_root: Path, monkeypatch: pytest.MonkeyPatch, output_format: str) -> None:
+def test_gitlab_and_github_paths_are_relative_to_the_repository_root(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch, output_format: str
+) -> None:
     # GitLab keys its Code Quality issues by fingerprint and path, and GitHub places annotations
     # by the path from the checkout: a job run in a subfolder must move neither.
     from_root = invoke("check", "fixtures/demo", "--format", output_format).output

@@ -35,10 +35,14 @@ def test_a_framework_key_carries_its_facts_with_the_use_and_the_source(in_tmp: P
     write_project(in_tmp, {"train.py": "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"})
     facts = _facts(in_tmp, with_says=True)
     assert sorted({(metric, facet, value) for metric, facet, value, _ in facts}) == [
-        ("grad_norm", "clipping", "before"), ("grad_norm", "norm", "l2"),
-        ("loss", "reduction", "mean"), ("loss", "scope", "global"),
-        ("train/grad_norm", "clipping", "before"), ("train/grad_norm", "norm", "l2"),
-        ("train/loss", "reduction", "mean"), ("train/loss", "scope", "global"),
+        ("grad_norm", "clipping", "before"),
+        ("grad_norm", "norm", "l2"),
+        ("loss", "reduction", "mean"),
+        ("loss", "scope", "global"),
+        ("train/grad_norm", "clipping", "before"),
+        ("train/grad_norm", "norm", "l2"),
+        ("train/loss", "reduction", "mean"),
+        ("train/loss", "scope", "global"),
     ]
     assert all(origin.startswith("transformers.Trainer") and "src/transformers/trainer.py" in origin for *_, origin in facts)
 
@@ -83,7 +87,10 @@ def test_explain_metric_shows_a_framework_key_with_its_use_and_source(in_tmp: Pa
     write_project(in_tmp, {"train.py": "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"})
     lines = invoke("explain-metric", "train/grad_norm", ".").output.splitlines()
     assert lines[:2] == ["train/grad_norm", "code:"]
-    assert any(line.strip().startswith("clipping=before  transformers.Trainer (train.py:3)") and "src/transformers/trainer.py" in line for line in lines)
+    assert any(
+        line.strip().startswith("clipping=before  transformers.Trainer (train.py:3)") and "src/transformers/trainer.py" in line
+        for line in lines
+    )
     assert lines[-2:] == ["logged:", "  train.py:3"]
 
 
@@ -96,9 +103,18 @@ def test_a_subclass_that_logs_a_framework_key_itself_keeps_only_the_others(in_tm
 @pytest.mark.parametrize(
     ("callback", "silenced"),
     [
-        ("from transformers import TrainerCallback\n\n\nclass Rewrite(TrainerCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        logs['grad_norm'] = 0.0\n", True),
-        ("from transformers.integrations import WandbCallback\n\n\nclass Quiet(WandbCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        logs.update(self.extra)\n", True),
-        ("from transformers import TrainerCallback\n\n\nclass Stop(TrainerCallback):\n    def on_step_end(self, args, state, control, **kw):\n        control.should_training_stop = True\n", False),
+        (
+            "from transformers import TrainerCallback\n\n\nclass Rewrite(TrainerCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        logs['grad_norm'] = 0.0\n",
+            True,
+        ),
+        (
+            "from transformers.integrations import WandbCallback\n\n\nclass Quiet(WandbCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        logs.update(self.extra)\n",
+            True,
+        ),
+        (
+            "from transformers import TrainerCallback\n\n\nclass Stop(TrainerCallback):\n    def on_step_end(self, args, state, control, **kw):\n        control.should_training_stop = True\n",
+            False,
+        ),
         ("class Rewrite:\n    def on_log(self, logs):\n        logs.clear()\n", False),
     ],
 )
@@ -136,9 +152,16 @@ def test_a_subclass_of_a_project_trainer_logs_the_framework_keys_where_it_names_
 @pytest.mark.parametrize(
     ("files", "metrics"),
     [
-        ({"tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def log(self, logs, start_time=None):\n        super().log(logs)\n"}, []),
         (
-            {"tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def _nested_gather(self, tensors, name=None):\n        return tensors\n"},
+            {
+                "tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def log(self, logs, start_time=None):\n        super().log(logs)\n"
+            },
+            [],
+        ),
+        (
+            {
+                "tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def _nested_gather(self, tensors, name=None):\n        return tensors\n"
+            },
             ["grad_norm", "train/grad_norm"],
         ),
         (
@@ -148,11 +171,18 @@ def test_a_subclass_of_a_project_trainer_logs_the_framework_keys_where_it_names_
             },
             [],
         ),
-        ({"tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def __init__(self, *a, **k):\n        super().__init__(*a, **k)\n        self.add_callback(make())\n"}, []),
+        (
+            {
+                "tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def __init__(self, *a, **k):\n        super().__init__(*a, **k)\n        self.add_callback(make())\n"
+            },
+            [],
+        ),
     ],
     ids=["log-in-subclass", "gather-in-subclass", "log-in-mixin", "callback-added-in-subclass"],
 )
-def test_a_method_a_class_along_the_way_overrides_silences_the_keys_it_makes(in_tmp: Path, files: dict[str, str], metrics: list[str]) -> None:
+def test_a_method_a_class_along_the_way_overrides_silences_the_keys_it_makes(
+    in_tmp: Path, files: dict[str, str], metrics: list[str]
+) -> None:
     write_project(in_tmp, {"base.py": BASE, **files})
     assert sorted({metric for metric, *_ in _facts(in_tmp)}) == metrics
 
@@ -200,7 +230,9 @@ def test_a_base_of_another_package_may_override_anything(in_tmp: Path) -> None:
     """`class Tuned(Mixin, ORPOTrainer)`, where the mixin extends the Trainer: the other
     package's trainer comes first and its methods are not known."""
     mixin = "from transformers import Trainer\n\n\nclass StepMixin(Trainer):\n    pass\n"
-    tuned = "from mixins import StepMixin\nfrom trl.experimental.orpo import ORPOTrainer\n\n\nclass Tuned(StepMixin, ORPOTrainer):\n    pass\n"
+    tuned = (
+        "from mixins import StepMixin\nfrom trl.experimental.orpo import ORPOTrainer\n\n\nclass Tuned(StepMixin, ORPOTrainer):\n    pass\n"
+    )
     write_project(in_tmp, {"mixins.py": mixin, "tuned.py": tuned})
     assert _facts(in_tmp) == []
 

@@ -37,24 +37,69 @@ from metriclint.settings.table import KEYS
 from metriclint.sources import DEFAULT_OPTIONS, Extraction, Unreadable, extractor_for, source_lines
 
 BUDGET = int(os.environ.get("METRICLINT_FUZZ", "15"))
-FUZZ = settings(max_examples=BUDGET, deadline=timedelta(seconds=60), suppress_health_check=list(HealthCheck))  # an example over a minute hangs
+FUZZ = settings(
+    max_examples=BUDGET, deadline=timedelta(seconds=60), suppress_health_check=list(HealthCheck)
+)  # an example over a minute hangs
 PROJECTS = settings(FUZZ, max_examples=max(2, BUDGET // 5))  # a run starts worker processes: a fifth as many
 VOCABULARY = Vocabulary(*load_builtin())
 
 # -- texts --------------------------------------------------------------------------------------
 
-PHRASE = st.sampled_from([
-    "after clipping", "before clipping", "pre-clip", "mean", "the sum", "per token", "per-sample", "in GB",
-    "in GiB", "milliseconds", "not", "over ranks", "the reference policy", "k3", "entropy", "train/grad_norm",
-    "grad_norm", "`train/loss`", "It is", "The norm", "Args:", "Returns:", ".", ",", ";", " - ", "\n", "  ", "é",
-    "名", "—", "\u2028", "\t", "😀",
-])
+PHRASE = st.sampled_from(
+    [
+        "after clipping",
+        "before clipping",
+        "pre-clip",
+        "mean",
+        "the sum",
+        "per token",
+        "per-sample",
+        "in GB",
+        "in GiB",
+        "milliseconds",
+        "not",
+        "over ranks",
+        "the reference policy",
+        "k3",
+        "entropy",
+        "train/grad_norm",
+        "grad_norm",
+        "`train/loss`",
+        "It is",
+        "The norm",
+        "Args:",
+        "Returns:",
+        ".",
+        ",",
+        ";",
+        " - ",
+        "\n",
+        "  ",
+        "é",
+        "名",
+        "—",
+        "\u2028",
+        "\t",
+        "😀",
+    ]
+)
 WORD = st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\\\"'`$\r"), max_size=6)
 TEXT = st.lists(st.one_of(PHRASE, PHRASE, WORD), max_size=14).map(" ".join)
-KEY = st.sampled_from([
-    "train/grad_norm", "train/loss", "train/{tag}grad_norm", "rollout/{status}_count", "perf/step_time_ms",
-    "eval/{task}/accuracy", "lm loss vs samples", "grad_norm", "x", "train/é", "",
-])
+KEY = st.sampled_from(
+    [
+        "train/grad_norm",
+        "train/loss",
+        "train/{tag}grad_norm",
+        "rollout/{status}_count",
+        "perf/step_time_ms",
+        "eval/{task}/accuracy",
+        "lm loss vs samples",
+        "grad_norm",
+        "x",
+        "train/é",
+        "",
+    ]
+)
 NAME = st.sampled_from(["grad_norm", "loss", "value", "step_time_ms", "tag", "x", "é"])
 
 
@@ -133,6 +178,7 @@ def test_fuzz_python(source: str, newline: str, bom: bool) -> None:
 
 # -- Markdown -----------------------------------------------------------------------------------
 
+
 @st.composite
 def markdown_block(draw: st.DrawFn) -> str:
     key, text = draw(KEY), one_line(draw(TEXT))
@@ -170,20 +216,34 @@ JSON_VALUE = st.recursive(
     max_leaves=20,
 )
 TARGET = st.one_of(
-    st.fixed_dictionaries({"expr": st.sampled_from(["rate(x_total[5m])", "histogram_quantile(0.9, sum(rate(step_seconds_bucket[1m])) by (le))", "a + b", "", "sum("])}),
+    st.fixed_dictionaries(
+        {
+            "expr": st.sampled_from(
+                ["rate(x_total[5m])", "histogram_quantile(0.9, sum(rate(step_seconds_bucket[1m])) by (le))", "a + b", "", "sum("]
+            )
+        }
+    ),
     st.fixed_dictionaries({"target": st.one_of(KEY, WORD)}),
 )
 PANEL = st.fixed_dictionaries(
     {"type": st.sampled_from(["graph", "timeseries", "row"]), "title": st.one_of(KEY, TEXT)},
     optional={
-        "description": TEXT, "targets": st.lists(TARGET, max_size=3), "gridPos": st.just({"x": 0, "y": 0}),
+        "description": TEXT,
+        "targets": st.lists(TARGET, max_size=3),
+        "gridPos": st.just({"x": 0, "y": 0}),
         "fieldConfig": st.fixed_dictionaries({"defaults": st.fixed_dictionaries({}, optional={"description": TEXT})}),
-        "panels": st.lists(st.fixed_dictionaries({"type": st.just("graph"), "description": TEXT, "targets": st.lists(TARGET, max_size=2)}), max_size=2),
+        "panels": st.lists(
+            st.fixed_dictionaries({"type": st.just("graph"), "description": TEXT, "targets": st.lists(TARGET, max_size=2)}), max_size=2
+        ),
     },
 )
 DASHBOARD = st.fixed_dictionaries(
     {"panels": st.lists(PANEL, max_size=5)},
-    optional={"title": TEXT, "schemaVersion": st.integers(0, 40), "rows": st.lists(st.fixed_dictionaries({"panels": st.lists(PANEL, max_size=2)}), max_size=2)},
+    optional={
+        "title": TEXT,
+        "schemaVersion": st.integers(0, 40),
+        "rows": st.lists(st.fixed_dictionaries({"panels": st.lists(PANEL, max_size=2)}), max_size=2),
+    },
 ).map(lambda d: d if len(str(d)) % 3 else {"dashboard": d})
 
 
@@ -201,6 +261,7 @@ def test_fuzz_json_and_grafana(value: object, indent: int | None, ascii_only: bo
 
 
 # -- JavaScript and TypeScript ------------------------------------------------------------------
+
 
 def js_string(text: str, quote: str) -> str:
     text = one_line(text).replace(quote, "")
@@ -243,7 +304,9 @@ def test_fuzz_javascript_and_typescript(data: st.DataObject, suffix: str) -> Non
 
 ODD_YAML = st.sampled_from(["null", "~", "[]", "{}", "&a x", "*a", "!!python/object:os.system x", "'", "- x", "1e9999", "[[[["])
 YAML_SCALAR = st.one_of(TEXT.map(json.dumps), TEXT.map(json.dumps), KEY, ODD_YAML)
-SETTING = st.sampled_from([("clipping", "before"), ("clipping", "after"), ("reduction", "mean"), ("unit", "GB"), ("norm", "l2"), ("granularity", "per-token")])
+SETTING = st.sampled_from(
+    [("clipping", "before"), ("clipping", "after"), ("reduction", "mean"), ("unit", "GB"), ("norm", "l2"), ("granularity", "per-token")]
+)
 
 
 def rarely(draw: st.DrawFn, usual: str, odd: st.SearchStrategy[str]) -> str:
@@ -404,6 +467,7 @@ def test_fuzz_wandb_files(body: bytes, framed: bool) -> None:
 
 # -- inputs that are not source code: settings, code knowledge, baselines, cache entries --------
 
+
 def run_in(files: dict[str, str], *args: str) -> Result:
     """`metriclint check . ARGS` in a fresh folder holding `files`."""
     with tempfile.TemporaryDirectory() as folder:
@@ -434,18 +498,83 @@ def ends_well(result: Result, *located: str) -> None:
             assert where and where.group(1) in located, line
 
 
-TOML_VALUE = st.sampled_from([
-    '"src"', '["src", "tests/*"]', "[]", "[1, 2]", "{}", '{"ML010" = [1, 2]}', '{ML001 = "error"}', '{"scripts/*" = ["ML001"]}',
-    "2020-01-01", "1979-05-27T07:32:00Z", "07:32:00", "true", "-1", "0", "16_777_216", "1e400", "nan", "-inf", '"\\u0000"',
-    '"!"', '"["', '"**"', '"ML"', '"XX1"', '"ML0"', "'''two\nlines'''", '"../../etc"', '"/etc/hostname"', '"metrics.yaml"',
-    "[[1]]", '{path = "ui.js"}', '{path = "ui.js", match = "regex", table = "("}', '{path = "ui.js", table = "HELP", match = "prefix"}',
-    '[{path = "*.js", strip-prefix = 1}]', '["a\\u0000b"]', '"\\ud7ff"', '"名"', '""', '"error"', '"warning"', '["ML001", "ML9"]',
-    '[{path = 3}]', '[{}]', '[["ML001"]]', '"a.toml"', '"."',
-])
-TOML_KEY = st.sampled_from([*KEYS, "log_functions", "max_file_size", "strip_prefix", "unknown", '"registry"', "severity.ML001",
-                            "severity.ML999", 'per-file-ignores."a/*"', "tooltips.path", "tool.metriclint.paths", "x.y.z"])
-TOML_HEADER = st.sampled_from(["[tool.metriclint.severity]", "[tool.metriclint.per-file-ignores]", "[[tool.metriclint.tooltips]]",
-                               "[tool.metriclint]", "[tool]", "[[tool.metriclint.paths]]", "[tool.other]"])
+TOML_VALUE = st.sampled_from(
+    [
+        '"src"',
+        '["src", "tests/*"]',
+        "[]",
+        "[1, 2]",
+        "{}",
+        '{"ML010" = [1, 2]}',
+        '{ML001 = "error"}',
+        '{"scripts/*" = ["ML001"]}',
+        "2020-01-01",
+        "1979-05-27T07:32:00Z",
+        "07:32:00",
+        "true",
+        "-1",
+        "0",
+        "16_777_216",
+        "1e400",
+        "nan",
+        "-inf",
+        '"\\u0000"',
+        '"!"',
+        '"["',
+        '"**"',
+        '"ML"',
+        '"XX1"',
+        '"ML0"',
+        "'''two\nlines'''",
+        '"../../etc"',
+        '"/etc/hostname"',
+        '"metrics.yaml"',
+        "[[1]]",
+        '{path = "ui.js"}',
+        '{path = "ui.js", match = "regex", table = "("}',
+        '{path = "ui.js", table = "HELP", match = "prefix"}',
+        '[{path = "*.js", strip-prefix = 1}]',
+        '["a\\u0000b"]',
+        '"\\ud7ff"',
+        '"名"',
+        '""',
+        '"error"',
+        '"warning"',
+        '["ML001", "ML9"]',
+        "[{path = 3}]",
+        "[{}]",
+        '[["ML001"]]',
+        '"a.toml"',
+        '"."',
+    ]
+)
+TOML_KEY = st.sampled_from(
+    [
+        *KEYS,
+        "log_functions",
+        "max_file_size",
+        "strip_prefix",
+        "unknown",
+        '"registry"',
+        "severity.ML001",
+        "severity.ML999",
+        'per-file-ignores."a/*"',
+        "tooltips.path",
+        "tool.metriclint.paths",
+        "x.y.z",
+    ]
+)
+TOML_HEADER = st.sampled_from(
+    [
+        "[tool.metriclint.severity]",
+        "[tool.metriclint.per-file-ignores]",
+        "[[tool.metriclint.tooltips]]",
+        "[tool.metriclint]",
+        "[tool]",
+        "[[tool.metriclint.paths]]",
+        "[tool.other]",
+    ]
+)
 
 
 @st.composite
@@ -462,7 +591,9 @@ def settings_text(draw: st.DrawFn) -> str:
 SETTINGS_PROJECT = {
     "train.py": 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n',
     "metrics.yaml": "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n",
-    "ui.js": 'export const HELP = [["train/grad_norm", "norm after clipping"]];\n', "src/a.py": "x = 1\n", "a.toml": "select = []\n",
+    "ui.js": 'export const HELP = [["train/grad_norm", "norm after clipping"]];\n',
+    "src/a.py": "x = 1\n",
+    "a.toml": "select = []\n",
 }
 
 
@@ -479,8 +610,30 @@ def test_fuzz_settings_table(text: str, name: str) -> None:
 OUTSIDE_SETTINGS = os.path.relpath("/etc/hostname", Path(tempfile.gettempdir(), "project"))
 
 
-KNOWLEDGE_SCALAR = st.one_of(st.sampled_from(["mean", "sum", "before", "log-prob", "per-token", "nonsense", "null", "~", "[]", "{}",
-                                              "&a x", "*a", "!!python/object:os.system x", "1e9999", "'", "-", "? x"]), TEXT.map(json.dumps))
+KNOWLEDGE_SCALAR = st.one_of(
+    st.sampled_from(
+        [
+            "mean",
+            "sum",
+            "before",
+            "log-prob",
+            "per-token",
+            "nonsense",
+            "null",
+            "~",
+            "[]",
+            "{}",
+            "&a x",
+            "*a",
+            "!!python/object:os.system x",
+            "1e9999",
+            "'",
+            "-",
+            "? x",
+        ]
+    ),
+    TEXT.map(json.dumps),
+)
 
 
 @st.composite
@@ -488,12 +641,21 @@ def knowledge_text(draw: st.DrawFn) -> str:
     lines = [rarely(draw, "results:", st.sampled_from(["results: []", "results: x", "norm_types: {}", "logging: [", ""]))]
     for _ in range(draw(st.integers(0, 4))):
         kind = draw(st.sampled_from(["function", "call", "method", "expression", "nonsense"]))
-        pattern = rarely(draw, draw(st.sampled_from(["token_average", "torch.mean", "x().sum", "a + b", "np.linalg.norm"])), KNOWLEDGE_SCALAR)
-        facet, value = draw(st.sampled_from([("reduction", "mean"), ("reduction", "sum"), ("clipping", "before"), ("unit", "GB"), ("quantity", "log-prob")]))
-        lines += [f"  - {kind}: {pattern}", f"    says: {rarely(draw, 'computes it', KNOWLEDGE_SCALAR)}",
-                  f"    facts: {{{rarely(draw, facet, KNOWLEDGE_SCALAR)}: {rarely(draw, value, KNOWLEDGE_SCALAR)}}}"]
+        pattern = rarely(
+            draw, draw(st.sampled_from(["token_average", "torch.mean", "x().sum", "a + b", "np.linalg.norm"])), KNOWLEDGE_SCALAR
+        )
+        facet, value = draw(
+            st.sampled_from([("reduction", "mean"), ("reduction", "sum"), ("clipping", "before"), ("unit", "GB"), ("quantity", "log-prob")])
+        )
+        lines += [
+            f"  - {kind}: {pattern}",
+            f"    says: {rarely(draw, 'computes it', KNOWLEDGE_SCALAR)}",
+            f"    facts: {{{rarely(draw, facet, KNOWLEDGE_SCALAR)}: {rarely(draw, value, KNOWLEDGE_SCALAR)}}}",
+        ]
         if draw(st.booleans()):
-            lines.append(f"    {draw(st.sampled_from(['arguments', 'element', 'keeps', 'unless', 'local', 'of', 'odd']))}: {draw(KNOWLEDGE_SCALAR)}")
+            lines.append(
+                f"    {draw(st.sampled_from(['arguments', 'element', 'keeps', 'unless', 'local', 'of', 'odd']))}: {draw(KNOWLEDGE_SCALAR)}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -520,7 +682,12 @@ def test_fuzz_code_knowledge(text: str) -> None:
 
 
 BASELINE_FIELD = {
-    "rule": "ML001", "path": "train.py", "metric": "train/grad_norm", "facet": "clipping", "phrase": "after clipping", "count": 1,
+    "rule": "ML001",
+    "path": "train.py",
+    "metric": "train/grad_norm",
+    "facet": "clipping",
+    "phrase": "after clipping",
+    "count": 1,
 }
 ODD_JSON = st.one_of(st.integers(-1, 3), JSON_SCALAR, JSON_VALUE)
 
@@ -554,7 +721,9 @@ def test_fuzz_baselines(value: object, indent: int | None, tail: str) -> None:
         new = baseline.hide(Path("base.json"), list(findings))
     except ConfigError as error:
         event(f"problem: {error.problems[0].message[:30]}".encode("ascii", "replace").decode())
-        assert error.problems and all(p.path == "base.json" and p.line >= 1 and p.column >= 1 and "\n" not in str(p) for p in error.problems)
+        assert error.problems and all(
+            p.path == "base.json" and p.line >= 1 and p.column >= 1 and "\n" not in str(p) for p in error.problems
+        )
         return
     finally:
         os.chdir(here)
@@ -616,10 +785,15 @@ def test_fuzz_cache_entries(data: st.DataObject, how: str, sealed: bool) -> None
         changed = json.dumps(data.draw(st.one_of(JSON_VALUE, st.just(value), st.just([value, value])))).encode()
     else:
         at = data.draw(st.integers(0, max(0, len(body) - 1)))
-        piece = data.draw(st.sampled_from([b"0", b"1", b"-1", b"\"", b"[", b"]", b"{}", b"null", b"true", b"9" * 30, b",", b"after", b"before", b"\xff"]))
+        piece = data.draw(
+            st.sampled_from([b"0", b"1", b"-1", b'"', b"[", b"]", b"{}", b"null", b"true", b"9" * 30, b",", b"after", b"before", b"\xff"])
+        )
         changed = {
-            "replace": body[:at] + piece + body[at + len(piece):], "truncate": body[:at], "insert": body[:at] + piece + body[at:],
-            "swap": body.replace(b"after", b"before").replace(b"mean", b"sum"), "number": re.sub(rb"\d+", piece if piece.isdigit() else b"7", body, count=3),
+            "replace": body[:at] + piece + body[at + len(piece) :],
+            "truncate": body[:at],
+            "insert": body[:at] + piece + body[at:],
+            "swap": body.replace(b"after", b"before").replace(b"mean", b"sum"),
+            "number": re.sub(rb"\d+", piece if piece.isdigit() else b"7", body, count=3),
         }[how]
     event(f"{how} {kind}")
     if sealed and kind != "runs":

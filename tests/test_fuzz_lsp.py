@@ -43,10 +43,18 @@ MEMORY_KIB = 2 * 2**20  # no process over 2 GB
 # -- framing ------------------------------------------------------------------------------------
 
 BODY = st.binary(max_size=40).map(lambda b: b.replace(b"\n", b" "))
-JUNK_HEADER = st.sampled_from([
-    b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n", b"content-length: x\r\n", b"Content-Length: -3\r\n",
-    b"Content-Length:\r\n", b"X: " + b"y" * 3000 + b"\r\n", b"\r\n", b"Content-Length: 1e3\r\n", b"\xff\xfe\r\n",
-])
+JUNK_HEADER = st.sampled_from(
+    [
+        b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n",
+        b"content-length: x\r\n",
+        b"Content-Length: -3\r\n",
+        b"Content-Length:\r\n",
+        b"X: " + b"y" * 3000 + b"\r\n",
+        b"\r\n",
+        b"Content-Length: 1e3\r\n",
+        b"\xff\xfe\r\n",
+    ]
+)
 
 
 @st.composite
@@ -77,13 +85,24 @@ def test_well_framed_messages_come_out_as_they_went_in() -> None:
 DEMO = (ROOT / "fixtures" / "demo").resolve()
 FILES = ["trainer/logging_utils.py", "trainer/step.py", "metrics.yaml", "README.md", "trainer/new.py", "dash.json", "gone/x.py"]
 JSON_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=False), st.text(max_size=8))
-JSON_VALUE = st.recursive(JSON_SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8)
+JSON_VALUE = st.recursive(
+    JSON_SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8
+)
 TEXT = st.one_of(
-    st.sampled_from([
-        '"""The norm after clipping."""\n', 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # pre-clip\n',
-        "version: 1\nmetrics:\n  train/grad_norm:\n    semantics: {clipping: before}\n", "metrics: [\n", "# Metrics\n\n| a | b |\n|---|---|\n",
-        '{"panels": [{"title": "train/grad_norm", "description": "after clipping"}]}', "", "\ud800", "\x00", "\ufeff\ufeff",
-    ]),
+    st.sampled_from(
+        [
+            '"""The norm after clipping."""\n',
+            'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # pre-clip\n',
+            "version: 1\nmetrics:\n  train/grad_norm:\n    semantics: {clipping: before}\n",
+            "metrics: [\n",
+            "# Metrics\n\n| a | b |\n|---|---|\n",
+            '{"panels": [{"title": "train/grad_norm", "description": "after clipping"}]}',
+            "",
+            "\ud800",
+            "\x00",
+            "\ufeff\ufeff",
+        ]
+    ),
     st.text(max_size=60),
     st.sampled_from([text for _, text, _ in HOSTILE.values()]),
 )
@@ -94,10 +113,22 @@ def uri(draw: st.DrawFn, root: Path) -> str:
     kind = draw(st.sampled_from(["file", "file", "file", "other"]))
     if kind == "file":
         return (root / draw(st.sampled_from(FILES))).as_uri()
-    return draw(st.sampled_from([
-        "untitled:Untitled-1", "https://example.com/a.py", "file:///dev/zero", "file://host/share/a.py", "file:///etc/passwd",
-        root.as_uri() + "/../../a.py", "file:", "", "file:///%00", "file:///" + "a" * 300,
-    ]))
+    return draw(
+        st.sampled_from(
+            [
+                "untitled:Untitled-1",
+                "https://example.com/a.py",
+                "file:///dev/zero",
+                "file://host/share/a.py",
+                "file:///etc/passwd",
+                root.as_uri() + "/../../a.py",
+                "file:",
+                "",
+                "file:///%00",
+                "file:///" + "a" * 300,
+            ]
+        )
+    )
 
 
 def position(draw: st.DrawFn) -> dict[str, Any]:
@@ -113,17 +144,38 @@ def message(draw: st.DrawFn, root: Path) -> dict[str, Any] | bytes:
     document = {"uri": where, "version": draw(st.integers(-1, 10**6))}
     params = {
         "textDocument/didOpen": {"textDocument": {**document, "languageId": "python", "text": draw(TEXT)}},
-        "textDocument/didChange": {"textDocument": document, "contentChanges": draw(st.lists(st.one_of(
-            st.builds(lambda text: {"text": text}, TEXT), st.builds(lambda text: {"range": span, "text": text}, TEXT),
-        ), max_size=3))},
+        "textDocument/didChange": {
+            "textDocument": document,
+            "contentChanges": draw(
+                st.lists(
+                    st.one_of(
+                        st.builds(lambda text: {"text": text}, TEXT),
+                        st.builds(lambda text: {"range": span, "text": text}, TEXT),
+                    ),
+                    max_size=3,
+                )
+            ),
+        },
         "textDocument/didSave": {"textDocument": {"uri": where}},
         "textDocument/didClose": {"textDocument": {"uri": where}},
         "textDocument/hover": {"textDocument": {"uri": where}, "position": position(draw)},
         "textDocument/definition": {"textDocument": {"uri": where}, "position": position(draw)},
         "textDocument/references": {"textDocument": {"uri": where}, "position": position(draw), "context": {"includeDeclaration": True}},
         "textDocument/codeAction": {"textDocument": {"uri": where}, "range": span, "context": {"diagnostics": []}},
-        "workspace/didChangeConfiguration": {"settings": draw(st.one_of(JSON_VALUE, st.fixed_dictionaries({"metriclint": st.fixed_dictionaries(
-            {"registry": st.sampled_from(["metrics.yaml", "missing.yaml", "../x.yaml", "", "/dev/zero"])})})))},
+        "workspace/didChangeConfiguration": {
+            "settings": draw(
+                st.one_of(
+                    JSON_VALUE,
+                    st.fixed_dictionaries(
+                        {
+                            "metriclint": st.fixed_dictionaries(
+                                {"registry": st.sampled_from(["metrics.yaml", "missing.yaml", "../x.yaml", "", "/dev/zero"])}
+                            )
+                        }
+                    ),
+                )
+            )
+        },
         "$/cancelRequest": {"id": draw(st.integers(0, 100))},
         "$/setTrace": {"value": "verbose"},
         "metriclint/unknown": draw(JSON_VALUE),

@@ -43,7 +43,11 @@ def repository(base: Path, files: dict[str, str], untracked: dict[str, str] | No
 
 
 def found_both_ways(
-    monkeypatch: pytest.MonkeyPatch, paths: tuple[Path, ...], root: Path, exclude: tuple[str, ...] = (), asks_git: bool = True,
+    monkeypatch: pytest.MonkeyPatch,
+    paths: tuple[Path, ...],
+    root: Path,
+    exclude: tuple[str, ...] = (),
+    asks_git: bool = True,
 ) -> tuple[list[str], list[str]]:
     """What discovery finds with git's listing (which must have been used, unless `asks_git`
     is False: no folder to list) and with the walk alone, each followed by the exclude
@@ -64,24 +68,46 @@ def found_both_ways(
 
 
 def test_nested_ignore_files_negations_and_info_exclude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    project = repository(tmp_path, {
-        ".gitignore": "*_pb2.py\n!keep_pb2.py\n/logs/\ndocs/**/draft*.md\ntmp*/\n",
-        "src/.gitignore": "local.py\n!/gen/kept.py\ngen/*\n!gen/kept.py\n",
-        "src/a.py": "", "src/keep_pb2.py": "", "README.md": "",
-    }, {
-        "src/local.py": "", "src/x_pb2.py": "", "src/gen/kept.py": "", "src/gen/made.py": "", "logs/run.py": "",
-        "docs/a/b/draft1.md": "", "docs/a/b/final.md": "", "tmpdir/t.py": "", "sub/logs/run.py": "", "notes/n.md": "",
-        "data.json": "{}",
-    })
+    project = repository(
+        tmp_path,
+        {
+            ".gitignore": "*_pb2.py\n!keep_pb2.py\n/logs/\ndocs/**/draft*.md\ntmp*/\n",
+            "src/.gitignore": "local.py\n!/gen/kept.py\ngen/*\n!gen/kept.py\n",
+            "src/a.py": "",
+            "src/keep_pb2.py": "",
+            "README.md": "",
+        },
+        {
+            "src/local.py": "",
+            "src/x_pb2.py": "",
+            "src/gen/kept.py": "",
+            "src/gen/made.py": "",
+            "logs/run.py": "",
+            "docs/a/b/draft1.md": "",
+            "docs/a/b/final.md": "",
+            "tmpdir/t.py": "",
+            "sub/logs/run.py": "",
+            "notes/n.md": "",
+            "data.json": "{}",
+        },
+    )
     (project / ".git" / "info" / "exclude").write_text("notes/\n")
     with_git, walked = found_both_ways(monkeypatch, (project,), project)
     assert with_git == walked
     assert [Path(p).relative_to(project).as_posix() for p in with_git] == [
-        "README.md", "data.json", "docs/a/b/final.md", "src/a.py", "src/gen/kept.py", "src/keep_pb2.py", "sub/logs/run.py",
+        "README.md",
+        "data.json",
+        "docs/a/b/final.md",
+        "src/a.py",
+        "src/gen/kept.py",
+        "src/keep_pb2.py",
+        "sub/logs/run.py",
     ]
 
 
-def test_tracked_files_a_gitignore_ignores_are_left_out_as_the_walk_and_ruff_leave_them(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tracked_files_a_gitignore_ignores_are_left_out_as_the_walk_and_ruff_leave_them(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repository(in_tmp, {".gitignore": "logs/\n*.gen.py\n", "logs/old.py": "", "a.gen.py": "", "src/b.gen.py": "", "src/c.py": ""})
     with_git, walked = found_both_ways(monkeypatch, (Path("."),), Path("."))
     assert with_git == walked == ["src/c.py"]
@@ -129,11 +155,21 @@ def test_submodules_and_nested_repositories_are_read_as_the_walk_reads_them(in_t
 
 
 def test_tool_folders_and_environments_even_when_git_lists_their_files(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repository(in_tmp, {
-        ".gitignore": "*.cfg\n",  # the environment's marker is ignored, its files are not
-        "build/lib/x.py": "", "node_modules/p/i.json": "{}", "pkg.egg-info/x.py": "", ".hg/x.py": "",
-        "env/pyvenv.cfg": "", "env/lib/site.py": "", "conda/conda-meta/history.json": "{}", "conda/lib/c.py": "", "src/ok.py": "",
-    })
+    repository(
+        in_tmp,
+        {
+            ".gitignore": "*.cfg\n",  # the environment's marker is ignored, its files are not
+            "build/lib/x.py": "",
+            "node_modules/p/i.json": "{}",
+            "pkg.egg-info/x.py": "",
+            ".hg/x.py": "",
+            "env/pyvenv.cfg": "",
+            "env/lib/site.py": "",
+            "conda/conda-meta/history.json": "{}",
+            "conda/lib/c.py": "",
+            "src/ok.py": "",
+        },
+    )
     with_git, walked = found_both_ways(monkeypatch, (Path("."),), Path("."))
     assert with_git == walked == ["src/ok.py"]
     with_git, walked = found_both_ways(monkeypatch, (Path("build"), Path("env")), Path("."))  # named: walked into
@@ -141,10 +177,18 @@ def test_tool_folders_and_environments_even_when_git_lists_their_files(in_tmp: P
 
 
 def test_a_subfolder_a_file_and_several_paths(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repository(in_tmp, {
-        ".gitignore": "/src/gen/\nsecret.py\n", "src/a.py": "", "src/gen/g.py": "", "src/deep/b.py": "", "src/deep/secret.py": "",
-        "docs/d.md": "", "docs/secret.py": "",
-    })
+    repository(
+        in_tmp,
+        {
+            ".gitignore": "/src/gen/\nsecret.py\n",
+            "src/a.py": "",
+            "src/gen/g.py": "",
+            "src/deep/b.py": "",
+            "src/deep/secret.py": "",
+            "docs/d.md": "",
+            "docs/secret.py": "",
+        },
+    )
     for paths in [(Path("src"),), (Path("src/deep"),), (Path("src"), Path("docs"), Path("src/deep"), Path("docs/secret.py"))]:
         with_git, walked = found_both_ways(monkeypatch, paths, Path("."))
         assert with_git == walked, paths
@@ -182,15 +226,22 @@ def fake_git(folder: Path, script: str) -> str:
     return str(folder)
 
 
-@pytest.mark.parametrize(("script", "expected"), [
-    (None, ["a.py", "b.py"]),  # no git at all
-    ("exit 128", ["a.py", "b.py"]),  # fails
-    ("echo 'warning: unable to access x/.gitignore' >&2; printf 'a.py\\0'", ["a.py", "b.py"]),  # answers, with a warning
-    ("exec sleep 5", ["a.py", "b.py"]),  # hangs
-    ('case "$*" in *--others*) printf "b.py\\0";; esac', ["b.py"]),  # answers: then its answer is used
-], ids=["absent", "fails", "warns", "hangs", "answers"])
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (None, ["a.py", "b.py"]),  # no git at all
+        ("exit 128", ["a.py", "b.py"]),  # fails
+        ("echo 'warning: unable to access x/.gitignore' >&2; printf 'a.py\\0'", ["a.py", "b.py"]),  # answers, with a warning
+        ("exec sleep 5", ["a.py", "b.py"]),  # hangs
+        ('case "$*" in *--others*) printf "b.py\\0";; esac', ["b.py"]),  # answers: then its answer is used
+    ],
+    ids=["absent", "fails", "warns", "hangs", "answers"],
+)
 def test_the_walk_runs_when_git_is_missing_fails_warns_or_hangs(
-    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, script: str | None, expected: list[str],
+    in_tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    script: str | None,
+    expected: list[str],
 ) -> None:
     repository(in_tmp / "p", {"a.py": "", "b.py": ""})
     monkeypatch.chdir(in_tmp / "p")
@@ -255,11 +306,19 @@ def test_check_reports_the_same_with_and_without_git(tmp_path: Path, monkeypatch
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_the_commit_checked_out_and_whether_the_work_tree_changed(tmp_path: Path) -> None:
-    environment = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    environment = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     (tmp_path / "a.py").write_text("x = 1\n")
     for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
         subprocess.run(["git", *command], cwd=tmp_path, check=True, env=environment)
-    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"], cwd=tmp_path, check=True, capture_output=True, text=True
+    ).stdout.strip()
     assert gitls.commit(tmp_path) == head
     (tmp_path / "a.py").write_text("x = 2\n")
     assert gitls.commit(tmp_path) == head + "+"

@@ -76,8 +76,13 @@ def test_init_drafts_only_measurements_logged_outside_the_tests(field_project: P
     golden(FIELD / "metrics.yaml.expected", (field_project / "metrics.yaml").read_text())
     loaded, _ = registry.load(field_project / "metrics.yaml", "metrics.yaml", load_builtin()[0])
     assert list(loaded.metrics) == [
-        "lm loss vs samples", "rollout/{status}_count", "spec/accept_rate_pos{pos}", "train/entropy",
-        "train/grad_norm", "train/loss", "{key} validation ppl",
+        "lm loss vs samples",
+        "rollout/{status}_count",
+        "spec/accept_rate_pos{pos}",
+        "train/entropy",
+        "train/grad_norm",
+        "train/loss",
+        "{key} validation ppl",
     ]
 
 
@@ -115,7 +120,9 @@ def test_checking_against_the_draft_finds_only_the_wrong_text(field_project: Pat
         ("tooltips_read_back", ["perf/step_time", "perf/{name}_time"]),
     ],
 )
-def test_init_drafts_keys_built_at_calls_beside_their_templates(fixture: str, drafted: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_drafts_keys_built_at_calls_beside_their_templates(
+    fixture: str, drafted: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     copy_fixture(FIXTURES / fixture, tmp_path / "project", "metrics.yaml", "expected.txt")
     monkeypatch.chdir(tmp_path / "project")
     assert invoke("init", ".").exit_code == 0
@@ -126,15 +133,18 @@ def test_init_drafts_keys_built_at_calls_beside_their_templates(fixture: str, dr
 def test_a_key_built_at_a_call_is_drafted_with_what_its_template_computes(in_tmp: Path) -> None:
     """The docs call the series the process RSS; the helper that logs its template reads the
     whole system's memory: the draft writes the code's value, with the docs as the other side."""
-    write_project(in_tmp, {
-        "memory.py": (
-            "import psutil\n\n\ndef log_memory(tracker, label):\n"
-            "    used = psutil.virtual_memory().used / 1e9\n"
-            '    tracker.log({f"perf/memory_{label}_gb": used})\n\n\n'
-            'def after_step(tracker):\n    log_memory(tracker, "after_step")\n'
-        ),
-        "docs/metrics.md": "| Metric | Meaning |\n|---|---|\n| `perf/memory_after_step_gb` | process RSS after the step, in GB |\n",
-    })
+    write_project(
+        in_tmp,
+        {
+            "memory.py": (
+                "import psutil\n\n\ndef log_memory(tracker, label):\n"
+                "    used = psutil.virtual_memory().used / 1e9\n"
+                '    tracker.log({f"perf/memory_{label}_gb": used})\n\n\n'
+                'def after_step(tracker):\n    log_memory(tracker, "after_step")\n'
+            ),
+            "docs/metrics.md": "| Metric | Meaning |\n|---|---|\n| `perf/memory_after_step_gb` | process RSS after the step, in GB |\n",
+        },
+    )
     assert invoke("init", ".").exit_code == 0
     loaded, _ = registry.load(in_tmp / "metrics.yaml", "metrics.yaml", load_builtin()[0])
     assert {f: s.value for f, s in loaded.metrics["perf/memory_after_step_gb"].semantics.items()}["memory"] == "system"

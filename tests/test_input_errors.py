@@ -121,7 +121,9 @@ def test_an_internal_errors_traceback_is_printed_on_request(in_tmp: Path, monkey
         monkeypatch.setenv("METRICLINT_DEBUG", "1")
     result = invoke(*(["--verbose"] if how == "--verbose" else []), "check", ".")
     assert result.exit_code == 2
-    assert result.stderr.startswith("Traceback") and result.stderr.endswith("ZeroDivisionError: division by zero second line; please report it\n")
+    assert result.stderr.startswith("Traceback") and result.stderr.endswith(
+        "ZeroDivisionError: division by zero second line; please report it\n"
+    )
 
 
 def test_the_console_script_shows_no_traceback_for_a_hostile_registry(in_tmp: Path) -> None:

@@ -35,7 +35,9 @@ def _logged(project: Path) -> list[str]:
 CASES = {
     # the project's own logger, reached through an attribute set to an instance of it; it prefixes
     "logger through an attribute": (
-        {"pkg/tracking.py": LOGGER, "pkg/loop.py": """\
+        {
+            "pkg/tracking.py": LOGGER,
+            "pkg/loop.py": """\
             from pkg.tracking import Tracker
 
 
@@ -47,12 +49,15 @@ CASES = {
                     metrics = {"loss": loss}
                     metrics["tokens"] = 128
                     self.tracker.publish(metrics, 1)
-            """},
+            """,
+        },
         ["train/loss", "train/tokens"],
     ),
     # accumulated in one method, averaged and logged in another of a subclass
     "accumulate now, log later": (
-        {"pkg/tracking.py": LOGGER, "pkg/loop.py": """\
+        {
+            "pkg/tracking.py": LOGGER,
+            "pkg/loop.py": """\
             from collections import defaultdict
 
             from pkg.tracking import Tracker
@@ -70,12 +75,15 @@ CASES = {
             class Loop(Base):
                 def step(self, reward):
                     self.stats["reward"].append(reward)
-            """},
+            """,
+        },
         ["train/reward"],
     ),
     # a helper returns a dict another helper prefixes, a context manager fills a dict by name
     "returned, prefixed and filled": (
-        {"pkg/tracking.py": LOGGER, "pkg/stats.py": """\
+        {
+            "pkg/tracking.py": LOGGER,
+            "pkg/stats.py": """\
             import time
             from contextlib import contextmanager
 
@@ -93,7 +101,8 @@ CASES = {
                 start = time.perf_counter()
                 yield
                 times[name] = time.perf_counter() - start
-            """, "pkg/loop.py": """\
+            """,
+            "pkg/loop.py": """\
             from pkg.stats import prefixed, stopwatch, summary
             from pkg.tracking import Tracker
 
@@ -105,12 +114,14 @@ CASES = {
                 metrics = prefixed(summary(lengths), "len_")
                 metrics.update(prefixed(times, "time_"))
                 tracker.publish(metrics, 0)
-            """},
+            """,
+        },
         ["train/len_max", "train/len_mean", "train/time_forward"],
     ),
     # names listed in one function, turned into a dict's keys in another, logged with a suffix
     "a list of names": (
-        {"pkg/timers.py": """\
+        {
+            "pkg/timers.py": """\
             import wandb
 
 
@@ -136,7 +147,8 @@ CASES = {
             def set_timers():
                 global _TIMERS
                 _TIMERS = Timers()
-            """, "pkg/loop.py": """\
+            """,
+            "pkg/loop.py": """\
             from pkg.timers import get_timers
 
 
@@ -144,12 +156,14 @@ CASES = {
                 names = []
                 names.extend(["forward", "backward"])
                 get_timers().write(names)
-            """},
+            """,
+        },
         ["backward-time", "forward-time"],
     ),
     # a list of names zipped with the values, the module's or the function's own
     "names zipped with values": (
-        {"pkg/stats.py": """\
+        {
+            "pkg/stats.py": """\
             import torch
             import wandb
 
@@ -164,12 +178,14 @@ CASES = {
                 names = ["ratio/mean", "ratio/clipped"]
                 means = [ratio.mean(), clipped.float().mean()]
                 wandb.log({name: float(value) for name, value in zip(names, means)}, step=step)
-            """},
+            """
+        },
         ["loss/policy", "loss/value", "ratio/clipped", "ratio/mean"],
     ),
     # (name, value) records kept by one method, logged by another
     "records": (
-        {"pkg/buffer.py": """\
+        {
+            "pkg/buffer.py": """\
             from torch.utils.tensorboard import SummaryWriter
 
 
@@ -184,7 +200,8 @@ CASES = {
                 def flush(self, step):
                     for name, value in self.items:
                         self.writer.add_scalar(name, value, step)
-            """, "pkg/loop.py": """\
+            """,
+            "pkg/loop.py": """\
             from pkg.buffer import Buffer
 
             BUFFER = Buffer()
@@ -192,7 +209,8 @@ CASES = {
 
             def step(seconds):
                 BUFFER.record("perf/step_seconds", seconds)
-            """},
+            """,
+        },
         ["perf/step_seconds"],
     ),
 }
@@ -246,8 +264,15 @@ def test_init_drafts_every_key_the_fixture_logs(tmp_path: Path, monkeypatch: pyt
     assert invoke("init", ".").exit_code == 0
     drafted = yaml.safe_load((tmp_path / "project" / "metrics.yaml").read_text(encoding="utf-8"))["metrics"]
     assert sorted(drafted) == [
-        "grad_norm", "lengths/max", "lengths/mean", "lr", "perf/step_seconds", "perf/tokens_per_sec", "rollout/reward",
-        "time/forward", "train/loss",
+        "grad_norm",
+        "lengths/max",
+        "lengths/mean",
+        "lr",
+        "perf/step_seconds",
+        "perf/tokens_per_sec",
+        "rollout/reward",
+        "time/forward",
+        "train/loss",
     ]
 
 
@@ -269,7 +294,13 @@ def test_the_sink_examples_show_both_sides() -> None:
 def test_sources_and_explain_metric_say_what_logs_a_key_and_through_which_function(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(FIXTURES / "inventory_dataflow")
     listed = invoke("sources", "--keys", ".", "--no-cache").stdout.splitlines()
-    assert "train/loss\tlogged\ttinytrain/loop.py:19\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.loop.Trainer.step" in listed
-    assert "lengths/mean\tlogged\ttinytrain/stats.py:6\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.stats.summary" in listed
+    assert (
+        "train/loss\tlogged\ttinytrain/loop.py:19\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.loop.Trainer.step"
+        in listed
+    )
+    assert (
+        "lengths/mean\tlogged\ttinytrain/stats.py:6\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.stats.summary"
+        in listed
+    )
     explained = invoke("explain-metric", "perf/step_seconds", ".", "--no-cache").stdout
     assert "tinytrain/loop.py:25  by wandb's log (tinytrain/tracking.py:30), from tinytrain.tracking.Buffer.record" in explained

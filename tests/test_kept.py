@@ -90,7 +90,9 @@ def test_every_edit_leaves_a_warm_run_finding_what_a_whole_run_finds(tmp_path: P
 
 @pytest.mark.parametrize("name", ["know_placeholder", "tooltips_grafana", "code_evidence_registry", "built_keys", "attribution_tests"])
 def test_a_changed_module_leaves_a_warm_run_finding_what_a_whole_run_finds(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     project = copy_fixture(FIXTURES / name, tmp_path / name)
     monkeypatch.chdir(project)

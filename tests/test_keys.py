@@ -20,6 +20,9 @@ def test_key_set_finds_exactly_the_members_that_name_the_same_series(members: li
 def test_key_set_keeps_the_order_members_were_given_in() -> None:
     members = ["train/{tag}grad_norm", "eval/loss", "train/grad_norm", "train/{role}grad_norm", "{section}/grad_norm"]
     assert keys.KeySet(members).same_metric("train/grad_norm") == [
-        "train/{tag}grad_norm", "train/grad_norm", "train/{role}grad_norm", "{section}/grad_norm",
+        "train/{tag}grad_norm",
+        "train/grad_norm",
+        "train/{role}grad_norm",
+        "{section}/grad_norm",
     ]
     assert keys.KeySet(members).same_metric("train/{x}grad_norm") == ["train/{tag}grad_norm", "train/grad_norm", "train/{role}grad_norm"]

@@ -22,7 +22,12 @@ LEVELS = (
     ("metriclint.settings", "metriclint.filters", "metriclint.baseline"),
     ("metriclint.engine",),
     ("metriclint.report", "metriclint.fix", "metriclint.authoring", "metriclint.live"),
-    ("metriclint.cli", "metriclint.__main__", "metriclint.server", "metriclint.docs"),  # docs: the rules' examples run through the command line
+    (
+        "metriclint.cli",
+        "metriclint.__main__",
+        "metriclint.server",
+        "metriclint.docs",
+    ),  # docs: the rules' examples run through the command line
 )
 
 
@@ -34,8 +39,12 @@ def _name(path: Path) -> str:
 def _level(module: str) -> int:
     """The level of the longest prefix that names a stage (`metriclint` alone is level 0)."""
     best = max(
-        ((len(prefix), level) for level, prefixes in enumerate(LEVELS) for prefix in prefixes
-         if module == prefix or module.startswith(prefix + ".")),
+        (
+            (len(prefix), level)
+            for level, prefixes in enumerate(LEVELS)
+            for prefix in prefixes
+            if module == prefix or module.startswith(prefix + ".")
+        ),
     )
     return best[1]
 
@@ -78,7 +87,7 @@ def test_no_module_level_import_closes_a_circle() -> None:
         state[module] = 1
         for target in sorted(graph[module]):
             if state.get(target) == 1:
-                circles.append(trail[trail.index(target):] + [module, target] if target in trail else [module, target])
+                circles.append(trail[trail.index(target) :] + [module, target] if target in trail else [module, target])
             elif target not in state:
                 visit(target, trail + [module])
         state[module] = 2

@@ -21,8 +21,13 @@ CONTRADICTION = 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  #
 def _limited(project: Path, *args: str, given: bytes | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
     run = subprocess.run(
-        [sys.executable, "-c", LIMITED, *args], cwd=project, input=given.decode("utf-8", "surrogateescape") if given else None,
-        capture_output=True, text=True, timeout=120, check=False,
+        [sys.executable, "-c", LIMITED, *args],
+        cwd=project,
+        input=given.decode("utf-8", "surrogateescape") if given else None,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     return run, time.monotonic() - started
 

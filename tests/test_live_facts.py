@@ -35,8 +35,10 @@ def test_a_default_in_the_project_explains_but_never_disproves(in_tmp: Path) -> 
     _run(in_tmp)
     output = _check()
     assert "ML011" not in output
-    assert "ML014 train/grad_norm: registry says clipping=after; undetermined by the run: 1 of the 2 values read exceed max_grad_norm's " \
+    assert (
+        "ML014 train/grad_norm: registry says clipping=after; undetermined by the run: 1 of the 2 values read exceed max_grad_norm's "
         "default 1.0 (train.py:4), but the run does not record its own (pass --fact max_grad_norm=VALUE)" in output
+    )
 
 
 def test_the_runs_own_config_is_a_firm_fact_cited_at_its_line(in_tmp: Path) -> None:

@@ -77,6 +77,7 @@ def _seconds(folder: Path, bad: bool) -> Path:
 def _timing(folder: Path, bad: bool) -> Path:
     """Linear warmup over 10 updates to 1e-3, then linear decay to 100: the rate logged at step s
     is the schedule at s (read after the scheduler stepped) or at s-1 (before)."""
+
     def rate(step: int) -> float:
         return 1e-3 * (step / 10 if step < 10 else (100 - step) / 90)
 
@@ -127,14 +128,14 @@ def test_a_perplexity_is_paired_with_the_loss_it_is_the_exponential_of(paired: b
     from metriclint.live import check, judge
 
     registry = (
-        "version: 1\nmetrics:\n  val/loss:\n    semantics:\n      quantity: nll\n"
-        "  val/ppl:\n    semantics:\n      quantity: perplexity\n"
+        "version: 1\nmetrics:\n  val/loss:\n    semantics:\n      quantity: nll\n  val/ppl:\n    semantics:\n      quantity: perplexity\n"
     )
     write_project(in_tmp, {"train.py": "x = 1\n"}, registry)
     losses = [2.0, 1.5, 1.25]
-    json_lines(in_tmp / "run" / "log.jsonl", [
-        {"step": s, "val/loss": loss, "val/ppl": math.exp(loss if paired else loss + 0.5)} for s, loss in enumerate(losses)
-    ])
+    json_lines(
+        in_tmp / "run" / "log.jsonl",
+        [{"step": s, "val/loss": loss, "val/ppl": math.exp(loss if paired else loss + 0.5)} for s, loss in enumerate(losses)],
+    )
     analysis = engine.analyse(settings.with_speed(settings.load((".",), None, None), None, None, True))
     (read,), _, _ = check.reads(analysis, check.Runs(("run",)))
     assert judge.exp_pairs(read) == ({"val/ppl": ["equals exp(val/loss) at all 3 steps both logged"]} if paired else {})

@@ -12,7 +12,9 @@ from live_writers import json_lines, tensorboard
 pytest.importorskip("google_crc32c")
 duckdb = pytest.importorskip("duckdb")
 
-REGISTRY = "version: 1\nmetrics:\n  train/loss:\n    semantics:\n      scope: global\n  train/grad_norm:\n    semantics:\n      clipping: after\n"
+REGISTRY = (
+    "version: 1\nmetrics:\n  train/loss:\n    semantics:\n      scope: global\n  train/grad_norm:\n    semantics:\n      clipping: after\n"
+)
 
 
 def _parquet(path: Path, rows: list[tuple[str, int, float, str]]) -> None:

@@ -45,16 +45,19 @@ def test_a_lookup_cites_its_function_and_line() -> None:
 
 
 def test_an_unsafe_pattern_in_a_table_read_as_regex_is_ml900(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "a.py": 'def f(t, x, y, z):\n    t.log({"train/loss": x, "train/kl": y, "perf/step_time": z})\n',
-        "ui.js": (
-            'const HELP = [["(?=l)lo", "never"], ["kl", "KL"], ["loss", "loss"], ["time", "seconds"]];\n'
-            "function help(key) {\n"
-            "  for (const [pattern, text] of HELP) {\n"
-            "    if (new RegExp(pattern).test(key)) return text;\n"
-            "  }\n"
-            "}\n"
-        ),
-    })
+    write_project(
+        in_tmp,
+        {
+            "a.py": 'def f(t, x, y, z):\n    t.log({"train/loss": x, "train/kl": y, "perf/step_time": z})\n',
+            "ui.js": (
+                'const HELP = [["(?=l)lo", "never"], ["kl", "KL"], ["loss", "loss"], ["time", "seconds"]];\n'
+                "function help(key) {\n"
+                "  for (const [pattern, text] of HELP) {\n"
+                "    if (new RegExp(pattern).test(key)) return text;\n"
+                "  }\n"
+                "}\n"
+            ),
+        },
+    )
     result = invoke("check", ".")
     assert "ui.js:1:16: ML900 tooltip table 'HELP' not read" in result.output

@@ -45,7 +45,8 @@ def test_list_items_lead_with_their_metric() -> None:
 def test_heading_naming_a_metric_makes_its_section_a_definition() -> None:
     page = "### `train/entropy`\n\nMean entropy.\n\n#### Notes\n\nStill about it.\n\n### Other\n\nNot about it.\n"
     assert [(line, subjects) for line, _, subjects, _, _ in mentions(page)] == [
-        (3, ("train/entropy",)), (7, ("train/entropy",)),
+        (3, ("train/entropy",)),
+        (7, ("train/entropy",)),
     ]  # "Not about it." is prose outside any metric's section
 
 
@@ -66,9 +67,17 @@ def test_code_html_and_front_matter_state_nothing() -> None:
 def test_a_formula_in_backticks_names_its_operands_not_the_value() -> None:
     """`(-logprobs).sum(1)` is the negated log-probabilities: reading its words as "log-prob"
     would state the opposite of what it computes. A name in backticks says what it holds."""
-    page = "- `objective/entropy`: mean over completions of `(-logprobs).sum(1)`, `beta * kl`, `logprobs`, `log_probs.sum()`, `--per-token`\n"
+    page = (
+        "- `objective/entropy`: mean over completions of `(-logprobs).sum(1)`, `beta * kl`, `logprobs`, `log_probs.sum()`, `--per-token`\n"
+    )
     assert mentions(page) == [
-        (1, 24, ("objective/entropy",), False, f"mean over completions of {' ' * 20}, {' ' * 11}, `logprobs`, `log_probs.sum()`, `--per-token`"),
+        (
+            1,
+            24,
+            ("objective/entropy",),
+            False,
+            f"mean over completions of {' ' * 20}, {' ' * 11}, `logprobs`, `log_probs.sum()`, `--per-token`",
+        ),
     ]
 
 

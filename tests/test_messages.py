@@ -53,7 +53,7 @@ def test_a_message_not_read_whole_gives_nothing(message: str) -> None:
     assert _fields(message) == {}
 
 
-CODE = '''import logging
+CODE = """import logging
 import torch
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def step(tracker, tokens):
     logger.info(f"{other} GiB spare")
     used = 0
     print(f"{used} GB free")
-'''
+"""
 
 
 def test_a_message_speaks_for_a_value_only_where_that_value_is_logged() -> None:
@@ -95,13 +95,13 @@ def test_each_field_formats_a_value_found_without_reading_the_message(example: d
     assert all(id(field.value) in values for field in message_fields(statement.value, text))
 
 
-COMPOSED = '''def step(tracker, root, name, used):
+COMPOSED = """def step(tracker, root, name, used):
     path = f"{root}/{name}.pt"
     label = "%s at %s" % (name, root)
     line = f"{used:.1f} GB in use"
     tracker.log({"memory/used": used})
     print(line)
-'''
+"""
 
 
 def test_a_message_put_together_in_a_variable_is_read_only_once_printed(monkeypatch: pytest.MonkeyPatch) -> None:

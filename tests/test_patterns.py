@@ -35,11 +35,14 @@ def test_a_pattern_that_is_no_regex_matches_nothing() -> None:
 
 def test_a_slow_key_and_pattern_in_a_regex_table_finish_at_once(in_tmp: Path) -> None:
     key = "train/" + "x" * 40
-    write_project(in_tmp, {
-        "pyproject.toml": CONFIG,
-        "ui.js": 'const HELP = [["(x+x+)+y", "never"], ["x+$", "the norm after clipping"]];\n',
-        "log.py": f'def f(n):\n    return {{"{key}": n, "train/grad_norm": n}}\n',
-    })
+    write_project(
+        in_tmp,
+        {
+            "pyproject.toml": CONFIG,
+            "ui.js": 'const HELP = [["(x+x+)+y", "never"], ["x+$", "the norm after clipping"]];\n',
+            "log.py": f'def f(n):\n    return {{"{key}": n, "train/grad_norm": n}}\n',
+        },
+    )
     started = time.perf_counter()
     result = invoke("sources", ".")
     assert time.perf_counter() - started < 30
@@ -47,11 +50,14 @@ def test_a_slow_key_and_pattern_in_a_regex_table_finish_at_once(in_tmp: Path) ->
 
 
 def test_a_regex_table_with_a_backtracking_pattern_is_ml900_at_that_pattern(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "pyproject.toml": CONFIG,
-        "ui.js": 'const HELP = [\n  ["loss$", "training loss"],\n  ["(?=grad)grad_norm", "the norm after clipping"],\n];\n',
-        "log.py": 'def f(n):\n    return {"train/grad_norm": n, "train/loss": n}\n',
-    })
+    write_project(
+        in_tmp,
+        {
+            "pyproject.toml": CONFIG,
+            "ui.js": 'const HELP = [\n  ["loss$", "training loss"],\n  ["(?=grad)grad_norm", "the norm after clipping"],\n];\n',
+            "log.py": 'def f(n):\n    return {"train/grad_norm": n, "train/loss": n}\n',
+        },
+    )
     result = invoke("check", ".", "--format", "json", "--no-cache")
     found = [(f["rule"], f["path"], f["line"], f["message"]) for f in json.loads(result.stdout)["findings"]]
     message = "tooltip table 'HELP' not read: pattern '(?=grad)grad_norm' needs a backtracking regex engine"

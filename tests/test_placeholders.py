@@ -44,8 +44,16 @@ def test_an_argparse_option_is_off_by_default_only_when_it_stores_nothing_truthy
 
 @pytest.mark.parametrize(
     ("test", "flag"),
-    [("args.track", "args.track"), ("self.cfg.track", "self.cfg.track"), ("track", "track"), ("not args.track", ""),
-     ("args.track and x", ""), ("args.clip > 0", ""), ("f()", ""), ("args.f().x", "")],
+    [
+        ("args.track", "args.track"),
+        ("self.cfg.track", "self.cfg.track"),
+        ("track", "track"),
+        ("not args.track", ""),
+        ("args.track and x", ""),
+        ("args.clip > 0", ""),
+        ("f()", ""),
+        ("args.f().x", ""),
+    ],
 )
 def test_only_a_flag_read_by_itself_is_a_flag_test(test: str, flag: str) -> None:
     assert flags.flag_test(ast.parse(test, mode="eval").body) == flag
@@ -83,7 +91,7 @@ CLI = 'import argparse\n\n\ndef parse(p):\n    p.add_argument("--track", {how})\
         ('action="store_true"', "the maximum over slots with --track, else 0", False),  # states the condition
         ('action="store_true"', "not the maximum over slots", False),
         ('action="store_true", default=True', "the maximum over slots", False),  # the flag is on by default
-        ('type=int, default=3', "the maximum over slots", False),
+        ("type=int, default=3", "the maximum over slots", False),
     ],
 )
 def test_a_text_is_held_to_the_placeholder_only_when_the_flag_is_off_by_default(in_tmp: Path, how: str, comment: str, found: bool) -> None:
@@ -102,6 +110,7 @@ def test_a_flag_defined_twice_one_way_on_is_not_off_by_default(in_tmp: Path) -> 
 
 def test_explain_metric_says_the_value_depends_on_the_flag(in_tmp: Path) -> None:
     write_project(in_tmp, {"stats.py": WAITS}, "version: 1\nmetrics:\n  a/x: {}\n")
-    assert "  reduction: depends on the path: max when args.track is set, else the constant 0.0 (stats.py:5)" in invoke(
-        "explain-metric", "a/x", "."
-    ).output.splitlines()
+    assert (
+        "  reduction: depends on the path: max when args.track is set, else the constant 0.0 (stats.py:5)"
+        in invoke("explain-metric", "a/x", ".").output.splitlines()
+    )

@@ -17,8 +17,10 @@ import pytest
 from conftest import FIXTURES, ROOT, copy_fixture
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
 }
 DOCSTRING = "Gradient norm after clipping."
 
@@ -57,7 +59,10 @@ OFFLINE = {
 def try_repo(project: Path, hooks: Path, ref: str, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "metriclint", "--ref", ref],
-        cwd=project, capture_output=True, text=True, env={**os.environ, **GIT_ENV, **OFFLINE, "PRE_COMMIT_HOME": str(home)},
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV, **OFFLINE, "PRE_COMMIT_HOME": str(home)},
     )
 
 
@@ -129,7 +134,10 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path
 def run_hook(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`pre-commit run` on the staged files, with the project's .pre-commit-config.yaml."""
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", *args], cwd=project, capture_output=True, text=True,
+        [sys.executable, "-m", "pre_commit", "run", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
         env={**os.environ, **GIT_ENV, **OFFLINE, "PRE_COMMIT_HOME": str(home)},
     )
 
@@ -164,7 +172,10 @@ def test_adopting_the_hook_with_a_baseline_as_the_readme_says(tmp_path: Path, ho
     assert refused.returncode == 1 and "trainer/logging_utils.py:10:34: ML001" in refused.stdout, refused.stdout + refused.stderr
     # The README's adoption: record the findings, and hand the baseline to the hook.
     recorded = subprocess.run(
-        [sys.executable, "-m", "metriclint", "check", "--write-baseline", ".metriclint-baseline.json"], cwd=project, capture_output=True, text=True,
+        [sys.executable, "-m", "metriclint", "check", "--write-baseline", ".metriclint-baseline.json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
     )
     assert recorded.returncode == 0, recorded.stderr
     _config(project, hooks, ref, "[--baseline, .metriclint-baseline.json]")
@@ -172,7 +183,10 @@ def test_adopting_the_hook_with_a_baseline_as_the_readme_says(tmp_path: Path, ho
     adopted = run_hook(project, home)
     assert adopted.returncode == 0, adopted.stdout + adopted.stderr
     module = project / "trainer" / "step.py"
-    module.write_text(module.read_text(encoding="utf-8") + '\n\ndef h(grad_norm):\n    """Args:\n        grad_norm: the post-clip norm.\n    """\n', encoding="utf-8")
+    module.write_text(
+        module.read_text(encoding="utf-8") + '\n\ndef h(grad_norm):\n    """Args:\n        grad_norm: the post-clip norm.\n    """\n',
+        encoding="utf-8",
+    )
     git(project, "add", "trainer/step.py")
     new = run_hook(project, home)
     assert new.returncode == 1 and "trainer/step.py:" in new.stdout and "logging_utils.py" not in new.stdout, new.stdout

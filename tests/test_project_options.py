@@ -45,4 +45,3 @@ def test_every_analysing_command_refuses_a_bad_job_count(command: str, tmp_path:
     result = invoke(*COMMANDS[command][0], "--jobs", "0")
     assert result.exit_code == 2
     assert "--jobs: must be at least 1, not 0" in result.output
-

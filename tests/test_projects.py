@@ -33,7 +33,9 @@ def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return project
 
 
-@pytest.mark.parametrize(("cwd", "path"), [(".", "trainer"), (".", "trainer/logging_utils.py"), ("trainer", "logging_utils.py"), ("trainer", ".")])
+@pytest.mark.parametrize(
+    ("cwd", "path"), [(".", "trainer"), (".", "trainer/logging_utils.py"), ("trainer", "logging_utils.py"), ("trainer", ".")]
+)
 def test_a_subfolder_or_a_file_finds_the_registry_above_it(demo: Path, monkeypatch: pytest.MonkeyPatch, cwd: str, path: str) -> None:
     monkeypatch.chdir(demo / cwd)
     result = invoke("check", path)
@@ -65,9 +67,16 @@ def test_a_settings_file_above_the_checked_path_is_found(in_tmp: Path, name: str
 
 
 def test_a_nearer_settings_file_wins_and_the_search_stops_at_the_repository_root(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "metriclint.toml": 'ignore = ["ML001"]\n', "repo/.git/HEAD": "", "repo/pkg/x.py": AFTER, "repo/pkg/metriclint.toml": "",
-    }, None)
+    write_project(
+        in_tmp,
+        {
+            "metriclint.toml": 'ignore = ["ML001"]\n',
+            "repo/.git/HEAD": "",
+            "repo/pkg/x.py": AFTER,
+            "repo/pkg/metriclint.toml": "",
+        },
+        None,
+    )
     (in_tmp / "repo" / "metrics.yaml").write_text(REGISTRY, encoding="utf-8")
     assert _locations(invoke("check", "repo/pkg/x.py").output) == ["repo/pkg/x.py:3:25"]  # the outer ignore does not apply
     (in_tmp / "repo" / "pkg" / "metriclint.toml").unlink()
@@ -122,7 +131,9 @@ def test_outside_pre_commit_every_run_prints_its_findings(in_tmp: Path) -> None:
     assert invoke("check", "--changed-only", "a.py").output == invoke("check", "--changed-only", "a.py").output
 
 
-LOGGED_AFTER = 'def f(grad_norm, log):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n    log({"train/grad_norm": grad_norm})\n'
+LOGGED_AFTER = (
+    'def f(grad_norm, log):\n    """Args:\n        grad_norm: norm after clipping.\n    """\n    log({"train/grad_norm": grad_norm})\n'
+)
 
 
 @pytest.mark.parametrize("path", ["a", "a/x.py"])
@@ -140,10 +151,19 @@ def test_a_run_from_the_root_of_a_monorepo_applies_each_nested_projects_settings
     # As ruff applies the nearest settings to each file: pkg's own settings (which ignore ML001)
     # and registry hold for its files from the root as when pkg is checked alone, and the root
     # project does not read pkg's files with its own settings.
-    write_project(in_tmp, {
-        ".git/HEAD": "", "pyproject.toml": "[tool.metriclint]\n", "x.py": AFTER,
-        "pkg/pyproject.toml": '[tool.metriclint]\nignore = ["ML001"]\n', "pkg/metrics.yaml": REGISTRY, "pkg/y.py": AFTER, "pkg/z.py": POST_CLIP,
-    }, REGISTRY)
+    write_project(
+        in_tmp,
+        {
+            ".git/HEAD": "",
+            "pyproject.toml": "[tool.metriclint]\n",
+            "x.py": AFTER,
+            "pkg/pyproject.toml": '[tool.metriclint]\nignore = ["ML001"]\n',
+            "pkg/metrics.yaml": REGISTRY,
+            "pkg/y.py": AFTER,
+            "pkg/z.py": POST_CLIP,
+        },
+        REGISTRY,
+    )
     alone = _locations(invoke("check", "pkg").output)
     assert alone == []
     assert _locations(invoke("check", ".").output) == ["x.py:3:25"]
@@ -153,7 +173,10 @@ def test_a_run_from_the_root_of_a_monorepo_applies_each_nested_projects_settings
 @pytest.mark.parametrize("error", [errno.EROFS, errno.ENOSPC], ids=["read-only", "full"])
 @pytest.mark.parametrize("hook", [True, False], ids=["hook", "command line"])
 def test_a_cache_that_cannot_be_written_costs_the_run_nothing_but_one_warning(
-    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, error: int, hook: bool,
+    in_tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    error: int,
+    hook: bool,
 ) -> None:
     """The hook opened its lock in the cache folder unguarded: a read-only or full folder ended
     its run in a traceback, where the command line went on (issue 36). Both now run without

@@ -77,20 +77,28 @@ def _unregistered(base: Path) -> list[str]:
 def test_a_constant_of_another_module_is_found_by_the_end_of_its_import_path(in_tmp: Path) -> None:
     """The module's own name starts at its source root (`src.pkg.series`), the import names
     the package as installed (`pkg.series`)."""
-    write_project(in_tmp, {
-        "src/pkg/series.py": 'LOSS = "job_loss_latest"\n',
-        "src/pkg/exporter.py": "from prometheus_client import Gauge\nfrom pkg.series import LOSS\n\nG = Gauge(LOSS, 'Latest loss')\n",
-    }, REGISTRY)
+    write_project(
+        in_tmp,
+        {
+            "src/pkg/series.py": 'LOSS = "job_loss_latest"\n',
+            "src/pkg/exporter.py": "from prometheus_client import Gauge\nfrom pkg.series import LOSS\n\nG = Gauge(LOSS, 'Latest loss')\n",
+        },
+        REGISTRY,
+    )
     assert _unregistered(in_tmp) == ["src/pkg/exporter.py:4 job_loss_latest"]
 
 
 def test_a_constant_two_modules_could_be_or_none_defines_names_no_metric(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "a/series.py": 'LOSS = "a_loss"\n',
-        "b/series.py": 'LOSS = "b_loss"\n',
-        "exporter.py": (
-            "from prometheus_client import Gauge\nimport series\nfrom outside.names import UP\n\n"
-            "G = Gauge(series.LOSS, 'Latest loss')\nU = Gauge(UP, 'Up')\n"
-        ),
-    }, REGISTRY)
+    write_project(
+        in_tmp,
+        {
+            "a/series.py": 'LOSS = "a_loss"\n',
+            "b/series.py": 'LOSS = "b_loss"\n',
+            "exporter.py": (
+                "from prometheus_client import Gauge\nimport series\nfrom outside.names import UP\n\n"
+                "G = Gauge(series.LOSS, 'Latest loss')\nU = Gauge(UP, 'Up')\n"
+            ),
+        },
+        REGISTRY,
+    )
     assert _unregistered(in_tmp) == []

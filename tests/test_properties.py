@@ -32,11 +32,41 @@ FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 VOCABULARY = Vocabulary(*load_builtin())
 
 # Facet words and docstring syntax mixed into arbitrary text, so the parsers' paths are taken.
-WORDS = st.sampled_from([
-    "Args:", "Returns:", "Parameters", "----------", ":param x:", "grad_norm:", "x : int", "not", "after",
-    "before clipping", "mean", "per token", "sum", "in GB", "  ", "\t", "\n", "\r\n", "\r", ".", ",", "é", "名",
-    "\x0c", "\u2028", ">>>", "train/grad_norm", "(", ")", "-", "*",
-])
+WORDS = st.sampled_from(
+    [
+        "Args:",
+        "Returns:",
+        "Parameters",
+        "----------",
+        ":param x:",
+        "grad_norm:",
+        "x : int",
+        "not",
+        "after",
+        "before clipping",
+        "mean",
+        "per token",
+        "sum",
+        "in GB",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        ".",
+        ",",
+        "é",
+        "名",
+        "\x0c",
+        "\u2028",
+        ">>>",
+        "train/grad_norm",
+        "(",
+        ")",
+        "-",
+        "*",
+    ]
+)
 TEXT = st.lists(st.one_of(WORDS, st.text(max_size=8)), max_size=40).map("".join)
 
 
@@ -86,9 +116,7 @@ def test_every_quoted_character_is_where_the_position_says(docstring: str, comme
             assert lines[line - 1][column - 1] == char
 
 
-SPANS = st.builds(
-    Span, st.text(max_size=20), st.integers(1, 10**6), st.integers(1, 10**4), st.integers(1, 10**6), st.integers(1, 10**4)
-)
+SPANS = st.builds(Span, st.text(max_size=20), st.integers(1, 10**6), st.integers(1, 10**4), st.integers(1, 10**6), st.integers(1, 10**4))
 FINDINGS = st.builds(
     Finding,
     rule=st.sampled_from(["ML001", "ML002", "ML003", "ML010", "ML900"]),
@@ -122,11 +150,42 @@ def test_machine_formats_always_parse(findings: list[Finding], files: int) -> No
 
 SOURCE_BYTES = st.one_of(
     st.binary(max_size=200),
-    st.lists(st.sampled_from([
-        b'{"train/loss": "mean loss",', b'["train/grad_norm", "after clipping"],', b"const T = [", b"]", b"}", b"{",
-        b'"""', b"def f(x):\n", b"    ", b"# after clipping\n", b"\r\n", b"\r", b"\xef\xbb\xbf", b"\xff", b"\x00",
-        b"key: value\n", b"- [a, b]\n", b"| `a` | b |\n", b"|---|---|\n", b"<!-- x -->", b"\x0c", b"\xe2\x80\xa8", b"&a ", b"*a ", b"`", b"${x}", b"\\u00e9", b"\\", b"'",
-    ]), max_size=30).map(b"".join),
+    st.lists(
+        st.sampled_from(
+            [
+                b'{"train/loss": "mean loss",',
+                b'["train/grad_norm", "after clipping"],',
+                b"const T = [",
+                b"]",
+                b"}",
+                b"{",
+                b'"""',
+                b"def f(x):\n",
+                b"    ",
+                b"# after clipping\n",
+                b"\r\n",
+                b"\r",
+                b"\xef\xbb\xbf",
+                b"\xff",
+                b"\x00",
+                b"key: value\n",
+                b"- [a, b]\n",
+                b"| `a` | b |\n",
+                b"|---|---|\n",
+                b"<!-- x -->",
+                b"\x0c",
+                b"\xe2\x80\xa8",
+                b"&a ",
+                b"*a ",
+                b"`",
+                b"${x}",
+                b"\\u00e9",
+                b"\\",
+                b"'",
+            ]
+        ),
+        max_size=30,
+    ).map(b"".join),
 )
 
 
@@ -149,10 +208,28 @@ def test_every_source_reads_any_bytes_or_says_why_not(data: bytes, suffix: str) 
                 assert lines[line - 1][column - 1] == char
 
 
-FIX_WORDS = st.sampled_from([
-    "the", "norm", "after clipping", "before clipping", "post-clip", "pre-clip", "clipped", "not", "unclipped",
-    "raw", "after", "clipping", ",", ".", "(", ")", "é", "<br>",
-])
+FIX_WORDS = st.sampled_from(
+    [
+        "the",
+        "norm",
+        "after clipping",
+        "before clipping",
+        "post-clip",
+        "pre-clip",
+        "clipped",
+        "not",
+        "unclipped",
+        "raw",
+        "after",
+        "clipping",
+        ",",
+        ".",
+        "(",
+        ")",
+        "é",
+        "<br>",
+    ]
+)
 
 
 @pytest.mark.slow
@@ -178,16 +255,38 @@ def test_fix_is_idempotent_on_generated_docstrings(docstring: str, newline: str)
                 snapshots.append(Path("m.py").read_bytes())
             assert snapshots[0] == snapshots[1]
             job = extract_all.Job(Path("m.py"), "m.py", None)
-            assert not isinstance(extract_all.extract_file(job, DEFAULT_OPTIONS, partial(claims.read, vocabulary=VOCABULARY))[1], UnreadableFile)
+            assert not isinstance(
+                extract_all.extract_file(job, DEFAULT_OPTIONS, partial(claims.read, vocabulary=VOCABULARY))[1], UnreadableFile
+            )
         finally:
             os.chdir(here)
 
 
 # Pieces of a Python string literal's body: words, facet phrases and every kind of escape.
-LITERAL_PIECES = st.sampled_from([
-    "Reported in milliseconds.", "mean", " per token ", "after clipping", "é", "名", " ",
-    "\\n", "\\t", "\\\\", "\\'", '\\"', "\\x41", "\\u00e9", "\\U0001F600", "\\N{BULLET}", "\\101", "\\0", "\\d", "\\\n",
-])
+LITERAL_PIECES = st.sampled_from(
+    [
+        "Reported in milliseconds.",
+        "mean",
+        " per token ",
+        "after clipping",
+        "é",
+        "名",
+        " ",
+        "\\n",
+        "\\t",
+        "\\\\",
+        "\\'",
+        '\\"',
+        "\\x41",
+        "\\u00e9",
+        "\\U0001F600",
+        "\\N{BULLET}",
+        "\\101",
+        "\\0",
+        "\\d",
+        "\\\n",
+    ]
+)
 
 
 @FAST

@@ -26,7 +26,7 @@ HARD = {
     "docstring_with_hash": 'def f():\n    """Args:\n        x: # not a comment\n    """  # closing\n    # own line\n',
     "concatenation_hides_one": 'x = ("a"  # between the pieces\n     "b")  # after\n',
     "triple_concatenation": 'x = ("""a\n#in"""  # c1\n     """b""")\n',
-    "continuation": 'x = 1 + \\\n    2  # cont\n',
+    "continuation": "x = 1 + \\\n    2  # cont\n",
     "bytes": "x = b'#' + rb\"\\#\"  # bytes\n",
     "non_ascii": 'é = "é#é"  # café\n名 = 1  # 名前\n',
     "tabs_and_form_feed": "if x:\n\ty = 1\t# tab\n\x0c# after form feed\n",

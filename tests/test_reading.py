@@ -119,7 +119,9 @@ def test_max_sizes_must_be_positive_numbers_of_bytes(in_tmp: Path, key: str, val
     (in_tmp / "pyproject.toml").write_text(f"[tool.metriclint]\n{key} = {value}\n", encoding="utf-8")
     result = invoke("check", ".")
     column = len(f"{key} = ") + 1  # the value, as written
-    assert result.exit_code == 2 and result.stderr == f"pyproject.toml:2:{column}: '{key}' must be a positive number of bytes, not {value}\n"
+    assert (
+        result.exit_code == 2 and result.stderr == f"pyproject.toml:2:{column}: '{key}' must be a positive number of bytes, not {value}\n"
+    )
 
 
 def _lock(monkeypatch: pytest.MonkeyPatch, *folders: Path) -> None:

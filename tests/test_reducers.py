@@ -64,12 +64,27 @@ MAX = {("max", "latencies.max()")}
         ("world_size", "keys", "        combined[key] = sum(values) / len(values)", MEAN),
         ("world_size", "per_rank[0].keys()", "        combined[key] = np.mean(values)", MEAN),
         ("world_size", "per_rank[0]", "        combined[key] = torch.stack(values).mean()", MEAN),
-        ("world_size", "per_rank[0]", "        if isinstance(values[0], tuple):\n            combined[key] = 0.0\n        else:\n            combined[key] = np.mean(values)", MEAN),
+        (
+            "world_size",
+            "per_rank[0]",
+            "        if isinstance(values[0], tuple):\n            combined[key] = 0.0\n        else:\n            combined[key] = np.mean(values)",
+            MEAN,
+        ),
         # a divisor that need not count the ranks: no mean, and the max is gone too
         ("scale", "per_rank[0]", "        combined[key] = sum(values) / scale", None),
         # the key picks the reduction: unknown
-        ("world_size", "per_rank[0]", '        if key.endswith("_max"):\n            combined[key] = max(values)\n        else:\n            combined[key] = np.mean(values)', None),
-        ("world_size", "per_rank[0]", '        how = rules.get(key, "mean")\n        if how == "max":\n            combined[key] = max(values)\n        else:\n            combined[key] = np.mean(values)', None),
+        (
+            "world_size",
+            "per_rank[0]",
+            '        if key.endswith("_max"):\n            combined[key] = max(values)\n        else:\n            combined[key] = np.mean(values)',
+            None,
+        ),
+        (
+            "world_size",
+            "per_rank[0]",
+            '        how = rules.get(key, "mean")\n        if how == "max":\n            combined[key] = max(values)\n        else:\n            combined[key] = np.mean(values)',
+            None,
+        ),
         # a reduction of the ranks' maxima that is not a mean: unknown
         ("world_size", "per_rank[0]", "        combined[key] = np.mean(np.max(values))", None),
         # not a loop over the first rank's keys: the helper is no reducer, the max stays
@@ -117,7 +132,11 @@ def test_a_dict_comprehension_over_the_gathered_dicts_is_a_mean_over_the_ranks(
 
 @pytest.mark.parametrize(
     ("opening", "depth"),
-    [("    with torch.no_grad():\n", 1), ("    try:\n        pass\n    except ValueError:\n", 1), ("    match per_rank:\n        case _:\n", 2)],
+    [
+        ("    with torch.no_grad():\n", 1),
+        ("    try:\n        pass\n    except ValueError:\n", 1),
+        ("    match per_rank:\n        case _:\n", 2),
+    ],
 )
 def test_a_loop_inside_a_with_an_except_or_a_match_is_read(in_tmp: Path, opening: str, depth: int) -> None:
     """Only the function's statements are walked for the loop: those of every kind of block."""

@@ -50,17 +50,41 @@ def test_registry_facets_extend_builtins(tmp_path: Path) -> None:
         ("version: 1\nmetrics: [a]\n", "metrics.yaml:2:10: 'metrics' must be a mapping, not [a]"),
         ("version: 1\nmetrics:\n  a/b:\n    aliases: x\n", "metrics.yaml:4:14: 'aliases' must be a list of text, not x"),
         ("version: 1\nmetrics:\n  a/b:\n    description: [x]\n", "metrics.yaml:4:18: 'description' must be text, not [x]"),
-        ("version: 1\nmetrics:\n  ' a b':\n", "metrics.yaml:3:3: metric key ' a b' has white space at an end, or a tab or line break; write it as the code logs it"),
-        ("version: 1\nmetrics:\n  \"a\\tb\":\n", "metrics.yaml:3:3: metric key 'a\\tb' has white space at an end, or a tab or line break; write it as the code logs it"),
-        ("version: 1\nmetrics:\n  a/b:\n    aliases: [x]\n  c/d:\n    aliases: [x]\n", "metrics.yaml:6:15: alias 'x' is already claimed by metric 'a/b'"),
-        ("version: 1\nmetrics:\n  a/b: {}\n  c/d:\n    aliases: [a/b]\n", "metrics.yaml:5:15: alias 'a/b' is already claimed by metric 'a/b'"),
-        ("version: 1\nmetrics:\n  a/b:\n    semantics: {clipping: on}\n", "metrics.yaml:4:27: the value of 'clipping' must be text, not on; quote it"),
-        ("version: 1\nmetrics: {a/b: {semantics: {clipping: pre}}}\n", "metrics.yaml:2:39: unknown value 'pre' for facet 'clipping'; valid values: before, after"),
+        (
+            "version: 1\nmetrics:\n  ' a b':\n",
+            "metrics.yaml:3:3: metric key ' a b' has white space at an end, or a tab or line break; write it as the code logs it",
+        ),
+        (
+            'version: 1\nmetrics:\n  "a\\tb":\n',
+            "metrics.yaml:3:3: metric key 'a\\tb' has white space at an end, or a tab or line break; write it as the code logs it",
+        ),
+        (
+            "version: 1\nmetrics:\n  a/b:\n    aliases: [x]\n  c/d:\n    aliases: [x]\n",
+            "metrics.yaml:6:15: alias 'x' is already claimed by metric 'a/b'",
+        ),
+        (
+            "version: 1\nmetrics:\n  a/b: {}\n  c/d:\n    aliases: [a/b]\n",
+            "metrics.yaml:5:15: alias 'a/b' is already claimed by metric 'a/b'",
+        ),
+        (
+            "version: 1\nmetrics:\n  a/b:\n    semantics: {clipping: on}\n",
+            "metrics.yaml:4:27: the value of 'clipping' must be text, not on; quote it",
+        ),
+        (
+            "version: 1\nmetrics: {a/b: {semantics: {clipping: pre}}}\n",
+            "metrics.yaml:2:39: unknown value 'pre' for facet 'clipping'; valid values: before, after",
+        ),
         ("version: 1\nmetrics:\n  a/b: [\n", "metrics.yaml:4:1: invalid YAML: expected the node content, but found '<stream end>'"),
         ("", "metrics.yaml:1:1: the registry is empty; it needs at least 'version: 1'"),
         # a phrase of separators only would match the empty string everywhere (a hang, once)
-        ("version: 1\nfacets:\n  clipping:\n    values:\n      before: [' ']\n", "metrics.yaml:5:16: phrase ' ' has no word; write the words a text would use"),
-        ("version: 1\nfacets:\n  clipping:\n    values: {}\n    ignore: ['-_']\n", "metrics.yaml:5:14: phrase '-_' has no word; write the words a text would use"),
+        (
+            "version: 1\nfacets:\n  clipping:\n    values:\n      before: [' ']\n",
+            "metrics.yaml:5:16: phrase ' ' has no word; write the words a text would use",
+        ),
+        (
+            "version: 1\nfacets:\n  clipping:\n    values: {}\n    ignore: ['-_']\n",
+            "metrics.yaml:5:14: phrase '-_' has no word; write the words a text would use",
+        ),
     ],
 )
 def test_validation_problem(tmp_path: Path, text: str, expected: str) -> None:
@@ -83,7 +107,9 @@ def test_only_values_reached_again_through_aliases_count_against_the_limit(monke
     root, found = marked_yaml.load(written, "metrics.yaml")
     assert root is not None and found == []
     aliased = "a: &a [1, 2, 3, 4, 5, 6, 7, 8]\nb: [" + ", ".join(["*a"] * 8) + "]\n"
-    assert [p.message for p in marked_yaml.load(aliased, "metrics.yaml")[1]] == ["YAML aliases expand to more than 50 values; write the data out"]
+    assert [p.message for p in marked_yaml.load(aliased, "metrics.yaml")[1]] == [
+        "YAML aliases expand to more than 50 values; write the data out"
+    ]
 
 
 def test_python_objects_are_not_constructed(tmp_path: Path) -> None:
@@ -111,7 +137,12 @@ def test_a_code_section_declares_what_the_projects_helpers_compute(tmp_path: Pat
     )
     declared = load(tmp_path, text).code
     assert [(k.pattern, k.method, k.facts, k.says) for k in declared] == [
-        ("masked_mean()", False, (("reduction", "mean"), ("granularity", "per-token")), "averages under the mask (declared in metrics.yaml)"),
+        (
+            "masked_mean()",
+            False,
+            (("reduction", "mean"), ("granularity", "per-token")),
+            "averages under the mask (declared in metrics.yaml)",
+        ),
         ("shard_total", True, (("shard", "local"),), "adds this shard up (declared in metrics.yaml)"),
     ]
 

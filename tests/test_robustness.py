@@ -185,11 +185,24 @@ def test_links_never_leave_the_project_and_loops_end(tmp_path: Path) -> None:
 
 
 def test_tool_folders_environments_and_gitignored_paths_are_skipped(tmp_path: Path) -> None:
-    files = {name: "x = 1\n" for name in (
-        "src/keep.py", "src/generated_pb2.py", "src/keep_pb2.py", ".git/hook.py", "node_modules/pkg/index.js",
-        "build/lib/x.py", "my-env/lib/site.py", "my-env/pyvenv.cfg", "conda/conda-meta/x.json", "notes/a.py",
-        "sub/local.py", "sub/other.py", "logs/run.py",
-    )}
+    files = {
+        name: "x = 1\n"
+        for name in (
+            "src/keep.py",
+            "src/generated_pb2.py",
+            "src/keep_pb2.py",
+            ".git/hook.py",
+            "node_modules/pkg/index.js",
+            "build/lib/x.py",
+            "my-env/lib/site.py",
+            "my-env/pyvenv.cfg",
+            "conda/conda-meta/x.json",
+            "notes/a.py",
+            "sub/local.py",
+            "sub/other.py",
+            "logs/run.py",
+        )
+    }
     files[".gitignore"] = "*_pb2.py\n!keep_pb2.py\n/logs/\n"
     files["sub/.gitignore"] = "local.py\n"
     project = write_project(tmp_path / "p", files)
@@ -226,7 +239,9 @@ def test_names_that_are_not_utf8_are_matched_against_ignore_files_and_excludes(t
     """pathspec's re2 backend refused os.fsdecode's surrogates: any repository (git init's
     info/exclude holds comments, which screened every name in) with such a name ended the run."""
     odd = os.fsdecode(b"caf\xe9")
-    project = write_project(tmp_path / "p", {".gitignore": "*.gen.py\n", f"{odd}.gen.py": "", f"{odd}.py": "", f"{odd}_x.py": "", "ok.py": ""})
+    project = write_project(
+        tmp_path / "p", {".gitignore": "*.gen.py\n", f"{odd}.gen.py": "", f"{odd}.py": "", f"{odd}_x.py": "", "ok.py": ""}
+    )
     (project / ".git" / "info").mkdir(parents=True)
     (project / ".git" / "info" / "exclude").write_text("# git ls-files --others --exclude-from=.git/info/exclude\n")
     found = [p.relative_to(project).as_posix() for p in discover((project,), ("caf?_x.py",), project, (".py",))]
@@ -242,9 +257,17 @@ def test_exclude_patterns_see_where_a_path_really_is(tmp_path: Path, monkeypatch
     (project / "src" / "away").symlink_to(outside / "gen", target_is_directory=True)
     monkeypatch.chdir(project / "src")
     patterns = Patterns(("gen/",), Path(".."))
-    verdicts = {p: patterns(Path(p)) for p in ("alias.py", "b.py", "../gen/a.py", str(project / "gen" / "a.py"), "away/o.py", "..", "../src/../gen/a.py")}
+    verdicts = {
+        p: patterns(Path(p))
+        for p in ("alias.py", "b.py", "../gen/a.py", str(project / "gen" / "a.py"), "away/o.py", "..", "../src/../gen/a.py")
+    }
     assert verdicts == {
-        "alias.py": True, "b.py": False, "../gen/a.py": True, str(project / "gen" / "a.py"): True, "away/o.py": False, "..": False,
+        "alias.py": True,
+        "b.py": False,
+        "../gen/a.py": True,
+        str(project / "gen" / "a.py"): True,
+        "away/o.py": False,
+        "..": False,
         "../src/../gen/a.py": True,
     }
     assert patterns(Path("../gen"), is_dir=True) and not patterns(Path("."), is_dir=True)
@@ -258,8 +281,23 @@ def test_an_ignore_file_gives_pathspecs_verdict_on_every_name() -> None:
     rules = _IgnoreFile(spec)
     assert rules.screen is not None  # the screen is in use: the comparison below tests it
     names = [
-        "a.log", "sub/keep.log", "keep.log", "build/", "build/x/", "sub/build/", "docs/a/b/c.md", "docs/c.md", "tmpdir/",
-        "tmpfile", "x/cache", "cache/", "a1.py", "c1.py", "#odd", "src/main.py", "README.md",
+        "a.log",
+        "sub/keep.log",
+        "keep.log",
+        "build/",
+        "build/x/",
+        "sub/build/",
+        "docs/a/b/c.md",
+        "docs/c.md",
+        "tmpdir/",
+        "tmpfile",
+        "x/cache",
+        "cache/",
+        "a1.py",
+        "c1.py",
+        "#odd",
+        "src/main.py",
+        "README.md",
     ]
     assert [rules.verdict(name) for name in names] == [spec.check_file(name).include for name in names]
     assert {rules.verdict(name) for name in names} == {True, False, None}
@@ -283,7 +321,9 @@ def _looked_up(path: Path) -> str:
         return Path(os.path.relpath(path)).as_posix() if path.is_absolute() else path.as_posix()
 
 
-def test_display_works_folders_out_once_and_shows_every_path_as_a_full_look_up_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_display_works_folders_out_once_and_shows_every_path_as_a_full_look_up_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     outside = write_project(tmp_path / "outside", {"o.py": "x = 1\n"})
     project = write_project(tmp_path / "project", {"pkg/a.py": "x = 1\n", "other.py": "x = 1\n"})
     (project / "elsewhere").symlink_to(outside, target_is_directory=True)
@@ -295,7 +335,14 @@ def test_display_works_folders_out_once_and_shows_every_path_as_a_full_look_up_d
             assert display(path) == _looked_up(path), (cwd, path)
     monkeypatch.chdir(project)
     assert [display(Path(p)) for p in relative] == [
-        "pkg/a.py", "other.py", "other.py", "elsewhere/o.py", "other.py", "../outside/o.py", "pkg", "."
+        "pkg/a.py",
+        "other.py",
+        "other.py",
+        "elsewhere/o.py",
+        "other.py",
+        "../outside/o.py",
+        "pkg",
+        ".",
     ]
 
 
@@ -337,7 +384,10 @@ def test_output_is_byte_identical_across_runs_hash_seeds_and_worker_counts(tmp_p
         for form in ("json", "sarif", "text"):
             run = subprocess.run(
                 [sys.executable, "-m", "metriclint", "check", ".", "--format", form, "--jobs", jobs, "--no-cache"],
-                cwd=project, env=env, capture_output=True, check=False,
+                cwd=project,
+                env=env,
+                capture_output=True,
+                check=False,
             )
             outputs.add((form, run.returncode, run.stdout))
     assert len(outputs) == 3  # one per format
@@ -410,12 +460,12 @@ def test_the_package_has_no_way_to_run_code_or_reach_the_network() -> None:
 @pytest.mark.parametrize(
     ("pyproject", "expected"),
     [
-        (b"[tool.metriclint]\nregistry = \"caf\xe9.yaml\"\n", "pyproject.toml:1:1: the config is not UTF-8"),
+        (b'[tool.metriclint]\nregistry = "caf\xe9.yaml"\n', "pyproject.toml:1:1: the config is not UTF-8"),
         (b"[tool]\nmetriclint = 3\n", "pyproject.toml:2:14: tool.metriclint must be a table, not 3"),
         (b"tool = 3\n", "pyproject.toml:1:1: no [tool.metriclint] table"),  # --config given: it must have one
-        (b"[tool.metriclint]\nselect = [\"ML001\",\n", "pyproject.toml:3:1: invalid TOML"),
+        (b'[tool.metriclint]\nselect = ["ML001",\n', "pyproject.toml:3:1: invalid TOML"),
         (b"[tool.metriclint]\nexclude = [1]\n", "pyproject.toml:2:12: 'exclude' must be a list of strings, not 1"),
-        (b"[tool.metriclint]\nregistry = \"folder\"\n", "pyproject.toml:2:12: registry file 'folder' is not a regular file"),
+        (b'[tool.metriclint]\nregistry = "folder"\n', "pyproject.toml:2:12: registry file 'folder' is not a regular file"),
     ],
 )
 def test_configuration_errors_exit_2_with_their_place(in_tmp: Path, pyproject: bytes, expected: str) -> None:
@@ -484,7 +534,9 @@ def test_odd_file_names_keep_machine_output_utf8_and_text_output_free_of_control
     env = {**os.environ, "PYTHONIOENCODING": "utf-8:surrogateescape"}  # what the raw bytes of a name come out as
 
     def run(form: str) -> bytes:
-        done = subprocess.run([sys.executable, "-m", "metriclint", "check", ".", "--format", form], env=env, capture_output=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "metriclint", "check", ".", "--format", form], env=env, capture_output=True, check=False
+        )
         assert done.returncode == 1, done.stderr
         return done.stdout
 

@@ -16,7 +16,9 @@ AFTER = 'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping
 
 @pytest.fixture
 def project(in_tmp: Path) -> Path:
-    return write_project(in_tmp, {"a.py": AFTER, "legacy/b.py": AFTER, "pyproject.toml": '[tool.metriclint]\nexclude = ["legacy"]\n'}, REGISTRY)
+    return write_project(
+        in_tmp, {"a.py": AFTER, "legacy/b.py": AFTER, "pyproject.toml": '[tool.metriclint]\nexclude = ["legacy"]\n'}, REGISTRY
+    )
 
 
 def test_check_fix_applies_the_fixes_then_reports_what_is_left(project: Path) -> None:
@@ -35,7 +37,9 @@ def test_show_files_and_show_settings(project: Path) -> None:
 
 def test_exclude_options_on_the_command_line(project: Path) -> None:
     assert finding_lines(invoke("check", "--exclude", "nothing")) == ["ML001 a.py:3", "ML001 legacy/b.py:3"]
-    assert finding_lines(invoke("check", "--extend-exclude", "a.py")) == ["ML005 metrics.yaml:3"]  # legacy/ and a.py left out: nothing logs it
+    assert finding_lines(invoke("check", "--extend-exclude", "a.py")) == [
+        "ML005 metrics.yaml:3"
+    ]  # legacy/ and a.py left out: nothing logs it
 
 
 def test_extend_select_adds_to_the_selection(project: Path) -> None:

@@ -29,9 +29,7 @@ BAD = [(code, index, example) for code, kind, index, example in CASES if kind ==
 
 
 @pytest.mark.parametrize(("code", "index", "example"), BAD, ids=[f"{c}-bad-{i}" for c, i, _ in BAD])
-def test_rule_example_messages_and_fixes_match_golden(
-    code: str, index: int, example: Example, in_tmp: Path, golden: Golden
-) -> None:
+def test_rule_example_messages_and_fixes_match_golden(code: str, index: int, example: Example, in_tmp: Path, golden: Golden) -> None:
     write_project(in_tmp, example.files, example.registry)
     before = _contents(in_tmp)
     reported = [line for line in invoke(*example.command).output.splitlines() if line.split(": ", 1)[-1].startswith(code)]

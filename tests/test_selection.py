@@ -74,7 +74,10 @@ def test_fail_on_warning_and_exit_zero(in_tmp: Path) -> None:
             '\n[tool.metriclint.severity]\nML001 = "fatal"\n',
             'pyproject.toml:4:9: severity of ML001 must be "error" or "warning", not "fatal"',
         ),
-        ('per-file-ignores = {"tests/*" = "ML001"}\n', "pyproject.toml:2:33: 'per-file-ignores' must map globs to lists of rule codes, not \"ML001\""),
+        (
+            'per-file-ignores = {"tests/*" = "ML001"}\n',
+            "pyproject.toml:2:33: 'per-file-ignores' must map globs to lists of rule codes, not \"ML001\"",
+        ),
     ],
 )
 def test_bad_selection_config_is_exit_2_with_its_line(project: Path, body: str, expected: str) -> None:

@@ -81,7 +81,9 @@ async def _apply(client: LanguageClient, action: types.CodeAction, versions: dic
     for uri, edits in action.edit.changes.items():
         versions[uri] = versions.get(uri, 1) + 1
         changes: list[types.TextDocumentContentChangeEvent] = [types.TextDocumentContentChangePartial(e.range, e.new_text) for e in edits]
-        client.text_document_did_change(types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(versions[uri], uri), changes))
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(versions[uri], uri), changes)
+        )
 
 
 @pytest.mark.asyncio
@@ -171,7 +173,9 @@ async def test_definition_and_references(client: LanguageClient, demo: Path) -> 
 
     context = types.ReferenceContext(include_declaration=True)
     key = types.TextDocumentIdentifier(registry.as_uri())
-    refs = await client.text_document_references_async(types.ReferenceParams(context=context, text_document=key, position=types.Position(2, 5)))
+    refs = await client.text_document_references_async(
+        types.ReferenceParams(context=context, text_document=key, position=types.Position(2, 5))
+    )
     places = {(Path(r.uri.removeprefix("file://")).name, r.range.start.line) for r in refs or []}
     assert {("metrics.yaml", 2), ("logging_utils.py", 18), ("logging_utils.py", 9)} <= places
 
@@ -179,7 +183,9 @@ async def test_definition_and_references(client: LanguageClient, demo: Path) -> 
 async def _actions(client: LanguageClient, path: Path, line: int) -> list[types.CodeAction]:
     where = types.Range(types.Position(line, 0), types.Position(line, 1000))
     context = types.CodeActionContext(diagnostics=client.diagnostics.get(path.as_uri(), []))
-    found = await client.text_document_code_action_async(types.CodeActionParams(types.TextDocumentIdentifier(path.as_uri()), where, context))
+    found = await client.text_document_code_action_async(
+        types.CodeActionParams(types.TextDocumentIdentifier(path.as_uri()), where, context)
+    )
     return [a for a in found or [] if isinstance(a, types.CodeAction)]
 
 
@@ -228,7 +234,9 @@ async def test_a_failing_request_is_an_error_response_and_the_server_goes_on(cli
     await _until(lambda: source.as_uri() in client.diagnostics)  # the project is loaded
     missing = types.TextDocumentIdentifier((demo / "gone.py").as_uri())
     found = await client.text_document_references_async(  # a file that cannot be read names nothing: no error
-        types.ReferenceParams(context=types.ReferenceContext(include_declaration=False), text_document=missing, position=types.Position(0, 0))
+        types.ReferenceParams(
+            context=types.ReferenceContext(include_declaration=False), text_document=missing, position=types.Position(0, 0)
+        )
     )
     assert found is None
     with pytest.raises(JsonRpcException):
@@ -250,7 +258,12 @@ def test_malformed_messages_are_answered_with_json_rpc_errors(demo: Path) -> Non
         b"\xff\xfe",
         {"jsonrpc": "2.0", "id": 6},  # neither a request nor a response
         {"jsonrpc": "2.0", "id": 7, "method": "metriclint/no-such-method", "params": {}},
-        {"jsonrpc": "2.0", "id": 8, "method": "textDocument/hover", "params": {"textDocument": {"uri": source}, "position": {"line": 9, "character": 36}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": source}, "position": {"line": 9, "character": 36}},
+        },
     ]
     server = subprocess.Popen(SERVER.server_command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=demo)
     assert server.stdin is not None and server.stdout is not None
@@ -317,7 +330,9 @@ ALTERNATIVE = "alt.yaml"  # the demo's registry, but saying the gradient norm is
 
 def _alternative(project: Path) -> Path:
     registry = project / ALTERNATIVE
-    registry.write_text((project / "metrics.yaml").read_text(encoding="utf-8").replace("clipping: before", "clipping: after"), encoding="utf-8")
+    registry.write_text(
+        (project / "metrics.yaml").read_text(encoding="utf-8").replace("clipping: before", "clipping: after"), encoding="utf-8"
+    )
     return registry
 
 

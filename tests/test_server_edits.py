@@ -13,7 +13,13 @@ from metriclint.sources import extractor_for
 
 
 def _finding(path: str, line: int, column: int, end_column: int, rule: str = "ML001") -> Finding:
-    return Finding(rule=rule, name="registry-contradiction", severity=Severity.ERROR, span=Span(path, line, column, line, end_column), message="message")
+    return Finding(
+        rule=rule,
+        name="registry-contradiction",
+        severity=Severity.ERROR,
+        span=Span(path, line, column, line, end_column),
+        message="message",
+    )
 
 
 def _applied(text: str, insertion: Insertion) -> str:
@@ -85,9 +91,7 @@ def _registry(tmp_path: Path, text: str) -> str:
 
 def test_a_new_key_ends_the_metrics_block(tmp_path: Path) -> None:
     added = _registry(tmp_path, "version: 1\nmetrics:\n    train/loss:\n        semantics: {reduction: mean}\nfacets: {}\n")
-    assert added == (
-        'version: 1\nmetrics:\n    train/loss:\n        semantics: {reduction: mean}\n    "train/{tag}entropy":\nfacets: {}\n'
-    )
+    assert added == ('version: 1\nmetrics:\n    train/loss:\n        semantics: {reduction: mean}\n    "train/{tag}entropy":\nfacets: {}\n')
 
 
 def test_a_new_key_ends_a_file_without_a_final_line_break(tmp_path: Path) -> None:

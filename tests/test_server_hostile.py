@@ -58,7 +58,9 @@ def _alive(client: RawClient, demo: Path) -> None:
 
 
 def _open(client: RawClient, path: Path, text: str, version: int = 1, language: str = "python") -> str:
-    client.notify("textDocument/didOpen", {"textDocument": {"uri": path.as_uri(), "languageId": language, "version": version, "text": text}})
+    client.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": path.as_uri(), "languageId": language, "version": version, "text": text}}
+    )
     return path.as_uri()
 
 
@@ -142,7 +144,11 @@ def test_a_content_length_beyond_any_memory_is_read_past(client: RawClient, demo
 
 def test_a_body_shorter_than_its_length_costs_the_next_message_only(client: RawClient, demo: Path) -> None:
     source = (demo / "trainer" / "logging_utils.py").as_uri()
-    hover = {"jsonrpc": "2.0", "method": "textDocument/hover", "params": {"textDocument": {"uri": source}, "position": {"line": 9, "character": 36}}}
+    hover = {
+        "jsonrpc": "2.0",
+        "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": source}, "position": {"line": 9, "character": 36}},
+    }
     client.send(b"Content-Length: 120\r\n\r\n{}" + framed({**hover, "id": 101}) + framed({**hover, "id": 102}), raw=True)
     assert client.until(lambda m: m.get("error", {}).get("code") == -32700)["id"] is None
     assert "train/grad_norm" in client.answer(102)["result"]["contents"]["value"]
@@ -162,7 +168,9 @@ def test_unknown_methods_and_a_text_that_is_not_utf_8(client: RawClient, demo: P
 def test_a_change_to_a_document_never_opened_is_ignored(client: RawClient, demo: Path) -> None:
     """pygls raised on it, and showed the user an error for the client's slip."""
     _replace_all(client, (demo / "trainer" / "logging_utils.py").as_uri(), 2, "x = 1\n")
-    client.notify("textDocument/didChange", {"textDocument": {"uri": "file:///nowhere/x.py", "version": 2}, "contentChanges": [{"text": ""}]})
+    client.notify(
+        "textDocument/didChange", {"textDocument": {"uri": "file:///nowhere/x.py", "version": 2}, "contentChanges": [{"text": ""}]}
+    )
     _alive(client, demo)
     assert _shown(client) == []
 
@@ -173,10 +181,16 @@ def test_a_thousand_changes_in_a_second_are_analysed_together(client: RawClient,
     _alive(client, demo)
     before = client.memory()
     change = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "#"}
-    client.send(*(
-        {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]}}
-        for v in range(2, 1002)
-    ))
+    client.send(
+        *(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didChange",
+                "params": {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]},
+            }
+            for v in range(2, 1002)
+        )
+    )
     [found] = client.diagnostics(uri, version=1001)
     assert (found["code"], found["range"]["start"]["line"]) == ("ML001", 9)
     analysed = [m for m in _drained(client) if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
@@ -189,8 +203,13 @@ def test_uris_outside_the_project_or_of_another_scheme_are_left_alone(client: Ra
     outside.parent.mkdir()
     outside.write_text('"""The norm after clipping."""\n', encoding="utf-8")
     uris = [
-        "untitled:Untitled-1", "https://example.com/train.py", "file://server/share/train.py", outside.as_uri(),
-        demo.as_uri() + "/../../../../etc/passwd", "file:///dev/zero", "vscode-notebook-cell:/x.ipynb#1",
+        "untitled:Untitled-1",
+        "https://example.com/train.py",
+        "file://server/share/train.py",
+        outside.as_uri(),
+        demo.as_uri() + "/../../../../etc/passwd",
+        "file:///dev/zero",
+        "vscode-notebook-cell:/x.ipynb#1",
     ]
     for uri in uris:
         client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}})
@@ -234,7 +253,9 @@ def test_a_registry_made_invalid_while_the_server_runs(client: RawClient, demo: 
     client.notify("workspace/didChangeWorkspaceFolders", {"event": {"added": [], "removed": []}})
     source = (demo / "trainer" / "logging_utils.py").as_uri()
     client.received.clear()
-    again = client.until(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == source and m["params"]["diagnostics"])
+    again = client.until(
+        lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == source and m["params"]["diagnostics"]
+    )
     assert [d["code"] for d in again["params"]["diagnostics"]] == ["ML001"]
 
 

@@ -19,22 +19,35 @@ def _files(output: str) -> list[str]:
 
 @pytest.mark.parametrize("pattern", ["tests", "tests/", "/tests", "**/tests", "tests/*", "tests/**"])
 def test_exclude_patterns_mean_what_they_mean_in_ruff(in_tmp: Path, pattern: str) -> None:
-    write_project(in_tmp, {"pyproject.toml": f'[tool.metriclint]\ntests = []\nexclude = ["{pattern}"]\n', "tests/a.py": AFTER, "b.py": AFTER}, REGISTRY)
+    write_project(
+        in_tmp,
+        {"pyproject.toml": f'[tool.metriclint]\ntests = []\nexclude = ["{pattern}"]\n', "tests/a.py": AFTER, "b.py": AFTER},
+        REGISTRY,
+    )
     result = invoke("check", ".")
     assert _files(result.output) == ["b.py"]
     assert result.stderr == ""
 
 
 def test_a_pattern_with_a_slash_is_anchored_at_the_project_root(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "pyproject.toml": '[tool.metriclint]\ntests = []\nexclude = ["/gen"]\nextend-exclude = ["src/old.py"]\n',
-        "gen/a.py": AFTER, "src/gen/b.py": AFTER, "src/old.py": AFTER, "old.py": AFTER,
-    }, REGISTRY)
+    write_project(
+        in_tmp,
+        {
+            "pyproject.toml": '[tool.metriclint]\ntests = []\nexclude = ["/gen"]\nextend-exclude = ["src/old.py"]\n',
+            "gen/a.py": AFTER,
+            "src/gen/b.py": AFTER,
+            "src/old.py": AFTER,
+            "old.py": AFTER,
+        },
+        REGISTRY,
+    )
     assert _files(invoke("check", ".").output) == ["old.py", "src/gen/b.py"]
 
 
 def test_a_pattern_or_a_path_that_matches_nothing_is_a_warning(in_tmp: Path) -> None:
-    write_project(in_tmp, {"pyproject.toml": '[tool.metriclint]\npaths = ["srcc", "b.py"]\nexclude = ["biuld/"]\n', "b.py": AFTER}, REGISTRY)
+    write_project(
+        in_tmp, {"pyproject.toml": '[tool.metriclint]\npaths = ["srcc", "b.py"]\nexclude = ["biuld/"]\n', "b.py": AFTER}, REGISTRY
+    )
     result = invoke("check")
     assert result.exit_code == 1
     assert "warning: pyproject.toml:2:10: 'paths' entry 'srcc' matches nothing\n" in result.stderr
@@ -42,18 +55,27 @@ def test_a_pattern_or_a_path_that_matches_nothing_is_a_warning(in_tmp: Path) -> 
 
 
 def test_per_file_ignores_take_gitignore_style_patterns(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "pyproject.toml": '[tool.metriclint.per-file-ignores]\n"scripts/" = ["ML001"]\n"*_gen.py" = ["ML001"]\n',
-        "scripts/deep/a.py": AFTER, "pkg/x_gen.py": AFTER, "pkg/y.py": AFTER,
-    }, REGISTRY)
+    write_project(
+        in_tmp,
+        {
+            "pyproject.toml": '[tool.metriclint.per-file-ignores]\n"scripts/" = ["ML001"]\n"*_gen.py" = ["ML001"]\n',
+            "scripts/deep/a.py": AFTER,
+            "pkg/x_gen.py": AFTER,
+            "pkg/y.py": AFTER,
+        },
+        REGISTRY,
+    )
     assert _files(invoke("check", ".").output) == ["pkg/y.py"]
 
 
-@pytest.mark.parametrize(("name", "content"), [
-    ("lint.toml", '[tool.metriclint]\nignore = ["ML001"]\n'),
-    ("lint.toml", 'ignore = ["ML001"]\n'),
-    ("pyproject.toml", '[tool.metriclint]\nignore = ["ML001"]\n'),
-])
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("lint.toml", '[tool.metriclint]\nignore = ["ML001"]\n'),
+        ("lint.toml", 'ignore = ["ML001"]\n'),
+        ("pyproject.toml", '[tool.metriclint]\nignore = ["ML001"]\n'),
+    ],
+)
 def test_config_takes_a_top_level_table_or_tool_metriclint_in_any_toml(in_tmp: Path, name: str, content: str) -> None:
     write_project(in_tmp, {f"conf/{name}": content, "a.py": AFTER}, REGISTRY)
     result = invoke("check", ".", "--config", f"conf/{name}")
@@ -75,12 +97,15 @@ def test_snake_case_keys_are_read_with_a_deprecation_warning(in_tmp: Path) -> No
 
 
 def test_extend_starts_from_another_file_and_extend_keys_add_to_it(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "shared/base.toml": 'registry = "reg.yaml"\nignore = ["ML010"]\nextend-ignore = ["ML005"]\n',
-        "shared/reg.yaml": REGISTRY,
-        "proj/pyproject.toml": '[tool.metriclint]\nextend = "../shared/base.toml"\nextend-ignore = ["ML004"]\n',
-        "proj/a.py": AFTER + "# metriclint: ignore[ML002] stale\nx = {'train/unregistered': 1}\n",
-    })
+    write_project(
+        in_tmp,
+        {
+            "shared/base.toml": 'registry = "reg.yaml"\nignore = ["ML010"]\nextend-ignore = ["ML005"]\n',
+            "shared/reg.yaml": REGISTRY,
+            "proj/pyproject.toml": '[tool.metriclint]\nextend = "../shared/base.toml"\nextend-ignore = ["ML004"]\n',
+            "proj/a.py": AFTER + "# metriclint: ignore[ML002] stale\nx = {'train/unregistered': 1}\n",
+        },
+    )
     result = invoke("check", "proj", "--fail-on", "warning")
     assert _files(result.output) == ["proj/a.py"]  # ML001 only: ML010 ignored by the base, ML004 by the project
     assert "registry says before (shared/reg.yaml:" in result.output
@@ -108,17 +133,27 @@ def test_a_settings_file_above_a_project_counts_only_inside_one_repository(in_tm
     assert (result.exit_code, _files(result.output)) == ((0, []) if repository else (1, ["proj/a.py"]))
 
 
-@pytest.mark.parametrize(("setting", "entry"), [
-    ("paths", '["src", "../../../../etc"]'), ("registry", '"/etc/hostname"'), ("registry", '"../metrics.yaml"'),
-    ("code-knowledge", '["../metrics.yaml"]'),
-])
+@pytest.mark.parametrize(
+    ("setting", "entry"),
+    [
+        ("paths", '["src", "../../../../etc"]'),
+        ("registry", '"/etc/hostname"'),
+        ("registry", '"../metrics.yaml"'),
+        ("code-knowledge", '["../metrics.yaml"]'),
+    ],
+)
 def test_paths_and_registry_in_settings_stay_inside_the_project(in_tmp: Path, setting: str, entry: str) -> None:
-    write_project(in_tmp, {"proj/pyproject.toml": f"[tool.metriclint]\n{setting} = {entry}\n", "proj/src/a.py": AFTER, "metrics.yaml": REGISTRY})
+    write_project(
+        in_tmp, {"proj/pyproject.toml": f"[tool.metriclint]\n{setting} = {entry}\n", "proj/src/a.py": AFTER, "metrics.yaml": REGISTRY}
+    )
     result = invoke("check", "proj")
     outside = entry.split(", ")[-1].strip('[]"')
     column = 1 + len(f"{setting} = ") + entry.index(f'"{outside}"')  # where the entry is written
     assert result.exit_code == 2
-    assert f"proj/pyproject.toml:2:{column}: '{setting}' entry '{outside}' is outside the project (proj); give it on the command line instead" in result.output
+    assert (
+        f"proj/pyproject.toml:2:{column}: '{setting}' entry '{outside}' is outside the project (proj); give it on the command line instead"
+        in result.output
+    )
 
 
 def test_a_registry_outside_the_project_may_be_given_on_the_command_line(in_tmp: Path) -> None:
@@ -127,36 +162,61 @@ def test_a_registry_outside_the_project_may_be_given_on_the_command_line(in_tmp:
     assert result.exit_code == 1 and _files(result.output) == ["proj/a.py"]
 
 
-@pytest.mark.parametrize(("setting", "entry", "shown"), [
-    ("paths", '["src", "docs"]', "docs"), ("registry", '"shared/metrics.yaml"', "shared/metrics.yaml"),
-    ("code-knowledge", '["shared/helpers.yaml"]', "shared/helpers.yaml"),
-])
+@pytest.mark.parametrize(
+    ("setting", "entry", "shown"),
+    [
+        ("paths", '["src", "docs"]', "docs"),
+        ("registry", '"shared/metrics.yaml"', "shared/metrics.yaml"),
+        ("code-knowledge", '["shared/helpers.yaml"]', "shared/helpers.yaml"),
+    ],
+)
 def test_a_link_in_settings_that_leads_out_of_the_project_is_refused(in_tmp: Path, setting: str, entry: str, shown: str) -> None:
-    write_project(in_tmp, {
-        "proj/pyproject.toml": f"[tool.metriclint]\n{setting} = {entry}\n", "proj/src/a.py": AFTER, "proj/metrics.yaml": REGISTRY,
-        "elsewhere/metrics.yaml": REGISTRY, "elsewhere/helpers.yaml": "version: 1\ncode: []\n", "elsewhere/b.py": AFTER,
-    })
+    write_project(
+        in_tmp,
+        {
+            "proj/pyproject.toml": f"[tool.metriclint]\n{setting} = {entry}\n",
+            "proj/src/a.py": AFTER,
+            "proj/metrics.yaml": REGISTRY,
+            "elsewhere/metrics.yaml": REGISTRY,
+            "elsewhere/helpers.yaml": "version: 1\ncode: []\n",
+            "elsewhere/b.py": AFTER,
+        },
+    )
     (in_tmp / "proj" / "docs").symlink_to(in_tmp / "elsewhere")
     (in_tmp / "proj" / "shared").symlink_to(in_tmp / "elsewhere")
     result = invoke("check", "proj")
     column = 1 + len(f"{setting} = ") + entry.index(f'"{shown}"')
     assert result.exit_code == 2
-    assert f"proj/pyproject.toml:2:{column}: '{setting}' entry '{shown}' is outside the project (proj); give it on the command line instead" in result.output
+    assert (
+        f"proj/pyproject.toml:2:{column}: '{setting}' entry '{shown}' is outside the project (proj); give it on the command line instead"
+        in result.output
+    )
 
 
-@pytest.mark.parametrize(("settings", "expected"), [
-    ('severity = {"ML010" = [1, 2]}', 'metriclint.toml:2:23: severity of ML010 must be "error" or "warning", not [1, 2]'),
-    ('severity = { ML010 = {} }', 'metriclint.toml:2:22: severity of ML010 must be "error" or "warning", not {}'),
-    ('tooltips = ["\\u0000"]', "metriclint.toml:2:13: 'tooltips' must be an array of tables: [[tool.metriclint.tooltips]], not \"\\u0000\""),
-    ('paths = "src"  # registry = 1', 'metriclint.toml:2:9: \'paths\' must be a list of strings, not "src"'),
-    ('text = "registry = 7"\nregistry = 2020-01-01', "metriclint.toml:2:1: unknown key 'text' in [tool.metriclint]; expected one of: "),
-    ('"registry" = 2020-01-01', "metriclint.toml:2:14: 'registry' must be a string (a path), not 2020-01-01"),
-    ('tool.metriclint.max-file-size = -1', "metriclint.toml:2:33: 'max-file-size' must be a positive number of bytes, not -1"),
-    ("exclude = ['build', '!']", "metriclint.toml:2:21: 'exclude' pattern \"!\" is not a valid gitignore-style pattern"),
-    ('[tool.metriclint.per-file-ignores]\n"!" = ["ML001"]', "metriclint.toml:3:1: 'per-file-ignores' pattern \"!\" is not a valid gitignore-style pattern"),
-    ('[[tool.metriclint.tooltips]]\npath = "ui.js"\n\n[[tool.metriclint.tooltips]]\npath = "b.js"\nmatch = 1.5',
-     "metriclint.toml:7:9: unknown match mode 1.5; expected one of: "),
-])
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ('severity = {"ML010" = [1, 2]}', 'metriclint.toml:2:23: severity of ML010 must be "error" or "warning", not [1, 2]'),
+        ("severity = { ML010 = {} }", 'metriclint.toml:2:22: severity of ML010 must be "error" or "warning", not {}'),
+        (
+            'tooltips = ["\\u0000"]',
+            "metriclint.toml:2:13: 'tooltips' must be an array of tables: [[tool.metriclint.tooltips]], not \"\\u0000\"",
+        ),
+        ('paths = "src"  # registry = 1', "metriclint.toml:2:9: 'paths' must be a list of strings, not \"src\""),
+        ('text = "registry = 7"\nregistry = 2020-01-01', "metriclint.toml:2:1: unknown key 'text' in [tool.metriclint]; expected one of: "),
+        ('"registry" = 2020-01-01', "metriclint.toml:2:14: 'registry' must be a string (a path), not 2020-01-01"),
+        ("tool.metriclint.max-file-size = -1", "metriclint.toml:2:33: 'max-file-size' must be a positive number of bytes, not -1"),
+        ("exclude = ['build', '!']", "metriclint.toml:2:21: 'exclude' pattern \"!\" is not a valid gitignore-style pattern"),
+        (
+            '[tool.metriclint.per-file-ignores]\n"!" = ["ML001"]',
+            "metriclint.toml:3:1: 'per-file-ignores' pattern \"!\" is not a valid gitignore-style pattern",
+        ),
+        (
+            '[[tool.metriclint.tooltips]]\npath = "ui.js"\n\n[[tool.metriclint.tooltips]]\npath = "b.js"\nmatch = 1.5',
+            "metriclint.toml:7:9: unknown match mode 1.5; expected one of: ",
+        ),
+    ],
+)
 def test_a_bad_setting_is_reported_where_it_is_written_with_the_value_as_written(in_tmp: Path, settings: str, expected: str) -> None:
     """Found in the parsed document, not by searching the text: a key named in a comment or a
     string, a quoted or dotted key, and a value tomllib turns into a date or a list."""

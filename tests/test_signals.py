@@ -31,7 +31,10 @@ def test_a_file_that_crashes_the_parser_is_ml900_even_when_it_is_the_only_file(i
     (in_tmp / "nots.py").write_text("type X = int\nx = " + "not " * 20_000 + "1\n", encoding="utf-8")
     result = subprocess.run(
         [sys.executable, "-m", "metriclint", "check", "nots.py", "--no-cache", "--jobs", "1", "--format", "json"],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert '"rule": "ML900"' in result.stdout and '"path": "nots.py"' in result.stdout
@@ -135,9 +138,7 @@ def test_a_signal_that_lands_as_a_process_is_forked_ends_that_process_too(in_tmp
     and the line where multiprocessing lists the child: that child was never ended, and kept
     the caller's stdout and stderr open (the test above hung in CI under load, on 3.13)."""
     write_project(in_tmp, {f"m{i}.py": "x = 1\n" for i in range(4)})
-    run = subprocess.run(
-        [sys.executable, "-c", _SIGNALLED_AT_A_FORK, str(fork)], capture_output=True, text=True, timeout=60, check=False
-    )
+    run = subprocess.run([sys.executable, "-c", _SIGNALLED_AT_A_FORK, str(fork)], capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 143, run.stderr
     assert "Traceback" not in run.stderr
 
@@ -224,7 +225,6 @@ def test_a_signal_that_lands_as_a_temporary_file_is_made_leaves_none(tmp_path: P
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert sent and [p.name for p in tmp_path.iterdir()] == ["entry"]
-
 
 
 def _console_script() -> list[str]:

@@ -103,7 +103,18 @@ def test_the_command_line_forks_its_workers_while_it_runs_one_thread(tmp_path: P
     line is run here in a process of its own, with the warning shown. (As an error it is not
     raised from the fork but dropped.)"""
     project = _copy_demo(tmp_path)
-    command = [sys.executable, "-W", "always:This process:DeprecationWarning", "-m", "metriclint", "check", ".", "--no-cache", "--jobs", "2"]
+    command = [
+        sys.executable,
+        "-W",
+        "always:This process:DeprecationWarning",
+        "-m",
+        "metriclint",
+        "check",
+        ".",
+        "--no-cache",
+        "--jobs",
+        "2",
+    ]
     run = subprocess.run(command, cwd=project, capture_output=True, text=True)
     assert run.returncode == 1 and "ML001" in run.stdout
     assert "multi-threaded" not in run.stderr
@@ -233,7 +244,9 @@ def test_a_file_that_stops_being_a_test_is_read_again(tmp_path: Path, monkeypatc
     """Which files are tests is part of the cache's salt: an entry made while a file was a
     test has its texts unread, and must not stand in for it once the `tests` globs change."""
     registry = "version: 1\nmetrics:\n  train/grad_norm:\n    semantics:\n      clipping: before\n"
-    write_project(tmp_path, {"checks/log.py": 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # the norm after clipping\n'}, registry)
+    write_project(
+        tmp_path, {"checks/log.py": 'def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # the norm after clipping\n'}, registry
+    )
     monkeypatch.chdir(tmp_path)
     settings = tmp_path / "pyproject.toml"
     settings.write_text('[tool.metriclint]\ntests = ["checks/*"]\n', encoding="utf-8")
@@ -308,7 +321,7 @@ def test_the_command_line_checks_with_garbage_collection_paused_and_restores_it(
     assert during == [False] and gc.isenabled()
 
 
-NAMES_EVERYWHERE = '''
+NAMES_EVERYWHERE = """
 total = sum(w * x for w, x in zip(weights, [a, *rest]) if keep(x)) + (n := len(items))
 scale = (lambda s, *, k=base: s * k)(factor)
 label = f"{prefix!r}: {value:{width}.{digits}f}" + data[lo:hi:step]["k"]
@@ -317,7 +330,7 @@ match event:
         pass
     case [first, *others] | Point(x=first, y=others):
         pass
-'''
+"""
 
 
 def test_the_walks_own_name_reader_finds_what_ast_walk_finds() -> None:

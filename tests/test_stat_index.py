@@ -62,7 +62,9 @@ def _index(project: Path) -> Path:
     return found
 
 
-def test_an_unchanged_file_is_neither_read_nor_hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hashed: list[str], extracted: list[str]) -> None:
+def test_an_unchanged_file_is_neither_read_nor_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hashed: list[str], extracted: list[str]
+) -> None:
     _demo(tmp_path, monkeypatch)
     first = _check()
     assert FINDING in first and sorted(hashed) == SOURCES and extracted == SOURCES
@@ -74,7 +76,10 @@ def test_an_unchanged_file_is_neither_read_nor_hashed(tmp_path: Path, monkeypatc
 
 @pytest.mark.parametrize("how", ["in place", "renamed over"])
 def test_an_edit_that_keeps_the_size_and_puts_the_time_back_is_seen(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hashed: list[str], how: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    hashed: list[str],
+    how: str,
 ) -> None:
     """The change time moves whatever the edit does to the modification time."""
     project = _demo(tmp_path, monkeypatch)
@@ -98,7 +103,10 @@ def test_an_edit_that_keeps_the_size_and_puts_the_time_back_is_seen(
 
 @pytest.mark.parametrize("when", ["modified later", "changed in the tick the run started in"])
 def test_a_racy_file_is_not_recorded_and_read_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hashed: list[str], when: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    hashed: list[str],
+    when: str,
 ) -> None:
     """A file whose modification or change time is not older than the run's start could be
     edited again within the same tick, leaving its status as recorded: git's racy entries."""
@@ -118,13 +126,19 @@ def test_a_racy_file_is_not_recorded_and_read_again(
     assert hashed == ["trainer/step.py"]
 
 
-def test_an_index_made_under_another_salt_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hashed: list[str], extracted: list[str]) -> None:
+def test_an_index_made_under_another_salt_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hashed: list[str], extracted: list[str]
+) -> None:
     project = _demo(tmp_path, monkeypatch)
     _check()
     registry = project / "metrics.yaml"
-    registry.write_text(registry.read_text(encoding="utf-8").replace(
-        "version: 1\n", "version: 1\nfacets:\n  clipping:\n    values:\n      before: [ahead of the clip]\n",
-    ), encoding="utf-8")
+    registry.write_text(
+        registry.read_text(encoding="utf-8").replace(
+            "version: 1\n",
+            "version: 1\nfacets:\n  clipping:\n    values:\n      before: [ahead of the clip]\n",
+        ),
+        encoding="utf-8",
+    )
     hashed.clear()
     extracted.clear()
     assert FINDING in _check()
@@ -135,17 +149,26 @@ def _step_entry(index: dict[str, Any]) -> str:
     return str(index["files"]["trainer/step.py"][4])
 
 
-@pytest.mark.parametrize(("what", "forge"), [
-    ("not JSON", lambda index: "{"),
-    ("a list", lambda index: []),
-    ("files in a list", lambda index: {**index, "files": list(index["files"].items())}),
-    ("a status too short", lambda index: {**index, "files": {k: v[1:] for k, v in index["files"].items()}}),
-    ("another file's entry", lambda index: {**index, "files": {k: [*v[:4], _step_entry(index)] for k, v in index["files"].items()}}),
-    # c/v2/ + ".." + "../../victim.json": read, refused as an entry, then deleted, were the name not checked
-    ("an entry name that is a path", lambda index: {**index, "files": {k: [*v[:4], "../../victim.json"] for k, v in index["files"].items()}}),
-])
+@pytest.mark.parametrize(
+    ("what", "forge"),
+    [
+        ("not JSON", lambda index: "{"),
+        ("a list", lambda index: []),
+        ("files in a list", lambda index: {**index, "files": list(index["files"].items())}),
+        ("a status too short", lambda index: {**index, "files": {k: v[1:] for k, v in index["files"].items()}}),
+        ("another file's entry", lambda index: {**index, "files": {k: [*v[:4], _step_entry(index)] for k, v in index["files"].items()}}),
+        # c/v2/ + ".." + "../../victim.json": read, refused as an entry, then deleted, were the name not checked
+        (
+            "an entry name that is a path",
+            lambda index: {**index, "files": {k: [*v[:4], "../../victim.json"] for k, v in index["files"].items()}},
+        ),
+    ],
+)
 def test_a_corrupt_or_forged_index_changes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str, forge: Callable[[dict[str, Any]], object],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    what: str,
+    forge: Callable[[dict[str, Any]], object],
 ) -> None:
     project = _demo(tmp_path, monkeypatch)
     victim = tmp_path / "victim.json"

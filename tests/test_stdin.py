@@ -29,7 +29,7 @@ def test_the_buffer_is_checked_in_place_of_the_file(demo: Path) -> None:
     saved = source.read_text(encoding="utf-8")
     assert _check(saved, "--stdin-filename", "trainer/logging_utils.py", "-") == (
         1,
-        "trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after (\"after clipping\"); "
+        'trainer/logging_utils.py:10:34: ML001 train/grad_norm: docstring says clipping=after ("after clipping"); '
         "registry says before (metrics.yaml:7) [error]\nFound 1 error and 0 warnings in 1 file.\n",
     )
     fixed = saved.replace("after clipping", "before clipping")

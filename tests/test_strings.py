@@ -24,7 +24,10 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
         ('    wandb.log({"perf/%s_tflops" % "fwd": x})', ["perf/fwd_tflops"]),
         ('    wandb.log({"perf/{}_tflops".format(name): x})', ["perf/{name}_tflops"]),
         ('    key = "train/" + "entropy"\n    wandb.log({key: x})', ["train/entropy"]),
-        ('    p = ""\n    if x:\n        p = "ref_"\n    wandb.log({f"train/{p}log_probs": x})', ["train/log_probs", "train/ref_log_probs"]),
+        (
+            '    p = ""\n    if x:\n        p = "ref_"\n    wandb.log({f"train/{p}log_probs": x})',
+            ["train/log_probs", "train/ref_log_probs"],
+        ),
         # the loop variable of a comprehension is not known after it
         ('    keys = [k for k in NAMES]\n    wandb.log({f"perf/{k}_time": x})', ["perf/{k}_time"]),
         # an unknown part is a placeholder; a key that is only placeholders after its section is none
@@ -49,7 +52,9 @@ def test_a_call_passes_strings_for_the_callee_key_template() -> None:
 def test_a_key_read_back_counts_only_where_a_logged_template_with_a_fixed_section_covers_it() -> None:
     span = Span("t.py", 1, 1, 1, 2)
     logged = [KeyUse(key, span) for key in ("perf/{name}_time", "rollout/{key}", "{section}/{key}", "eval/accuracy")]
-    reads = [KeyUse(key, span) for key in ("perf/log_probs_time", "perf/log_probs_budget", "rollout/entropy", "train/entropy", "eval/accuracy")]
+    reads = [
+        KeyUse(key, span) for key in ("perf/log_probs_time", "perf/log_probs_budget", "rollout/entropy", "train/entropy", "eval/accuracy")
+    ]
     assert [use.key for use in read_back(reads, logged)] == ["perf/log_probs_time", "rollout/entropy"]
 
 

@@ -16,8 +16,12 @@ def test_words_that_only_begin_like_a_directive_are_none(comment: str) -> None:
 
 
 def test_a_bare_ignore_is_ml010_not_silently_nothing(in_tmp: Path) -> None:
-    (in_tmp / "a.py").write_text('def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """  # metriclint: ignore\n')
-    (in_tmp / "metrics.yaml").write_text("version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n")
+    (in_tmp / "a.py").write_text(
+        'def f(grad_norm):\n    """Args:\n        grad_norm: norm after clipping.\n    """  # metriclint: ignore\n'
+    )
+    (in_tmp / "metrics.yaml").write_text(
+        "version: 1\nmetrics:\n  train/grad_norm:\n    aliases: [grad_norm]\n    semantics: {clipping: before}\n"
+    )
     assert finding_lines(invoke("check", ".")) == ["ML001 a.py:3", "ML010 a.py:4"]
 
 
@@ -41,9 +45,7 @@ def test_directive_grammar(comment: str, codes: tuple[str, ...], file_wide: bool
     assert (found.codes, found.file_wide, found.reason) == (codes, file_wide, reason)
 
 
-@pytest.mark.parametrize(
-    "comment", ["norm after clipping", "see the metriclint docs", "notmetriclint: ignore[ML001]"]
-)
+@pytest.mark.parametrize("comment", ["norm after clipping", "see the metriclint docs", "notmetriclint: ignore[ML001]"])
 def test_text_without_a_directive(comment: str) -> None:
     assert directive(comment) is None
 
@@ -63,8 +65,13 @@ def test_without_the_directives_the_silenced_findings_come_back(tmp_path: Path, 
     monkeypatch.chdir(project)
     got = [line for line in finding_lines(invoke("check", ".")) if line.startswith("ML001")]
     assert got == [
-        "ML001 silenced.py:6", "ML001 silenced.py:12", "ML001 silenced.py:17",
-        "ML001 stale.py:12", "ML001 stale.py:17", "ML001 stale.py:27", "ML001 whole_file.py:6",
+        "ML001 silenced.py:6",
+        "ML001 silenced.py:12",
+        "ML001 silenced.py:17",
+        "ML001 stale.py:12",
+        "ML001 stale.py:17",
+        "ML001 stale.py:27",
+        "ML001 whole_file.py:6",
     ]
 
 

@@ -79,6 +79,6 @@ def test_a_tests_code_computes_nothing_a_metric_is(tmp_path: Path) -> None:
     """A test that logs a project helper's sum says what it expects of the helper, not what
     the project logs under that key."""
     helper = "import torch\n\n\ndef total(parts):\n    return torch.stack(parts).sum()\n"
-    check = "from stats import total\n\n\ndef test_total(tracker, parts):\n    tracker.log({\"train/loss\": total(parts)})\n"
+    check = 'from stats import total\n\n\ndef test_total(tracker, parts):\n    tracker.log({"train/loss": total(parts)})\n'
     write_project(tmp_path, {"stats.py": helper, "tests/test_stats.py": check})
     assert code_claims(tmp_path) == ()

@@ -88,15 +88,18 @@ def test_positions_on_a_minified_line_of_many_kilobytes_are_exact(suffix: str) -
     for entry in table.entries:
         number = entry.pattern.removeprefix("train/m")
         offset = entry.text.text.index(f"token {number}")
-        assert entry.text.position(offset) == (1, text.index(f"token {number}\"") + 1)
+        assert entry.text.position(offset) == (1, text.index(f'token {number}"') + 1)
         assert entry.span.column == text.index(f'"{entry.pattern}"') + 1
 
 
 def test_a_configured_table_name_that_is_not_there_is_exit_2(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "pyproject.toml": '[tool.metriclint]\n\n[[tool.metriclint.tooltips]]\npath = "ui.js"\ntable = "NOPE"\n',
-        "ui.js": 'const HELP = [["loss", "training loss"]];\n',
-    })
+    write_project(
+        in_tmp,
+        {
+            "pyproject.toml": '[tool.metriclint]\n\n[[tool.metriclint.tooltips]]\npath = "ui.js"\ntable = "NOPE"\n',
+            "ui.js": 'const HELP = [["loss", "training loss"]];\n',
+        },
+    )
     result = invoke("check", ".")
     assert result.exit_code == 2
     assert result.stderr == "pyproject.toml:3:1: no tooltip table 'NOPE' in files matching 'ui.js'; tables there: HELP\n"
@@ -106,14 +109,19 @@ def test_bad_match_mode_is_exit_2(in_tmp: Path) -> None:
     (in_tmp / "pyproject.toml").write_text('[tool.metriclint]\n[[tool.metriclint.tooltips]]\npath = "a.js"\nmatch = "fuzzy"\n')
     result = invoke("check", ".")
     assert result.exit_code == 2
-    assert result.stderr == 'pyproject.toml:4:9: unknown match mode "fuzzy"; expected one of: exact, prefix, suffix, substring, regex, glob\n'
+    assert (
+        result.stderr == 'pyproject.toml:4:9: unknown match mode "fuzzy"; expected one of: exact, prefix, suffix, substring, regex, glob\n'
+    )
 
 
 def test_sources_lists_what_was_read(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "a.py": 'def f(t, x, y, z):\n    t.log({"train/loss": x, "train/kl": y, "perf/step_time": z})\n',
-        "ui.ts": 'export const HELP = { loss: "training loss", kl: "KL", step_time: "seconds" } as const;\n',
-    })
+    write_project(
+        in_tmp,
+        {
+            "a.py": 'def f(t, x, y, z):\n    t.log({"train/loss": x, "train/kl": y, "perf/step_time": z})\n',
+            "ui.ts": 'export const HELP = { loss: "training loss", kl: "KL", step_time: "seconds" } as const;\n',
+        },
+    )
     result = invoke("sources", ".")
     assert result.exit_code == 0
     assert result.output.splitlines()[0] == (
@@ -122,18 +130,21 @@ def test_sources_lists_what_was_read(in_tmp: Path) -> None:
 
 
 def test_sources_cites_the_function_that_reads_a_table(in_tmp: Path) -> None:
-    write_project(in_tmp, {
-        "a.py": 'def f(t, x, y, z):\n    t.log({"train/loss": x, "train/kl": y, "perf/step_time": z})\n',
-        "ui.js": (
-            'const HELP = [["kl", "KL"], ["loss", "loss"], ["step", "seconds"], ["grad", "norm"]];\n'
-            "function help(key) {\n"
-            '  const rest = key.slice(key.indexOf("/") + 1);\n'
-            "  for (const [pattern, text] of HELP) {\n"
-            "    if (rest.startsWith(pattern)) return text;\n"
-            "  }\n"
-            "}\n"
-        ),
-    })
+    write_project(
+        in_tmp,
+        {
+            "a.py": 'def f(t, x, y, z):\n    t.log({"train/loss": x, "train/kl": y, "perf/step_time": z})\n',
+            "ui.js": (
+                'const HELP = [["kl", "KL"], ["loss", "loss"], ["step", "seconds"], ["grad", "norm"]];\n'
+                "function help(key) {\n"
+                '  const rest = key.slice(key.indexOf("/") + 1);\n'
+                "  for (const [pattern, text] of HELP) {\n"
+                "    if (rest.startsWith(pattern)) return text;\n"
+                "  }\n"
+                "}\n"
+            ),
+        },
+    )
     result = invoke("sources", ".")
     assert result.exit_code == 0
     assert result.output.splitlines()[0] == (

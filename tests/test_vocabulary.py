@@ -109,7 +109,9 @@ def test_phrases_finds_what_the_pattern_finds() -> None:
         "xbefore clipping beforeclipping post-clip, POST-CLIP (mean)",
         "PROCESS RSS, then process RSS",  # the screen takes all of it at 0; the pattern only "RSS" at 8
     ]
-    windows = [(text, start, end) for text in texts for start, end in ((0, len(text)), (1, len(text) - 1), (len(text) // 3, len(text) // 2))]
+    windows = [
+        (text, start, end) for text in texts for start, end in ((0, len(text)), (1, len(text) - 1), (len(text) // 3, len(text) // 2))
+    ]
     found = [[(m.start(), m.end(), m.lastgroup) for m in VOCABULARY.phrases(*window)] for window in windows]
     assert found == [[(m.start(), m.end(), m.lastgroup) for m in VOCABULARY.pattern.finditer(*window)] for window in windows]
     assert sum(map(len, found)) > len(texts)  # the texts do hold phrases: the comparison is not empty

@@ -65,11 +65,13 @@ def drafted_keys(collection: Collection) -> list[str]:
     it but does not show it logged, and in the registry its name would make every sentence
     that mentions it in passing speak for it (seen on miles: `ref_log_probs` in a list of dump
     columns)."""
-    return sorted({
-        use.key
-        for use in (*products.own_keys(collection.extractions, collection.made), *collection.made.built)
-        if use.measured and not use.from_keyword and use.span.path not in collection.tests and keys.registrable(use.key)
-    })
+    return sorted(
+        {
+            use.key
+            for use in (*products.own_keys(collection.extractions, collection.made), *collection.made.built)
+            if use.measured and not use.from_keyword and use.span.path not in collection.tests and keys.registrable(use.key)
+        }
+    )
 
 
 def _add_semantics(entry: DraftEntry, claims: list[Claim], facts: list[CodeFact]) -> None:

@@ -40,7 +40,10 @@ class Settled:
 def settle(claims: Iterable[Claim], facts: Iterable[CodeFact]) -> Settled:
     """The drafted value of one facet from the claims and code facts about it."""
     texts = [FacetPosition(c.value, c.negated, c.span, c.source, c.phrase) for c in claims]
-    code = sorted({FacetPosition(f.value, False, f.span, SourceKind.CODE, f.origin) for f in facts}, key=lambda side: (side.span, side.value, side.quote))
+    code = sorted(
+        {FacetPosition(f.value, False, f.span, SourceKind.CODE, f.origin) for f in facts},
+        key=lambda side: (side.span, side.value, side.quote),
+    )
     code_values = {side.value for side in code}
     stated = {side.value for side in texts if not side.negated} | code_values
     denied = {side.value for side in texts if side.negated}

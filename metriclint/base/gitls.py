@@ -26,15 +26,31 @@ TIMEOUT = 10.0  # seconds for both listings; a git that hangs (a hook, a locked 
 _POLL = 0.05  # seconds between looks at what a listing that has not ended waits for
 # What locates a repository other than the `.git` above the folder (`git rev-parse --local-env-vars`):
 # set by a hook that runs us (pre-commit sets GIT_INDEX_FILE), they would point git elsewhere.
-_LOCAL_ENV = frozenset({
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-    "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE",
-    "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
-    "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE", "GIT_COMMON_DIR",
-})
+_LOCAL_ENV = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_GRAFT_FILE",
+        "GIT_INDEX_FILE",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_PREFIX",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_SHALLOW_FILE",
+        "GIT_COMMON_DIR",
+    }
+)
 _CONFIG = (
-    "-c", "core.fsmonitor=false",  # a repository's config could name a program for git to run
-    "-c", "core.ignoreCase=false",  # the walk matches names as written
+    "-c",
+    "core.fsmonitor=false",  # a repository's config could name a program for git to run
+    "-c",
+    "core.ignoreCase=false",  # the walk matches names as written
 )
 
 
@@ -65,10 +81,14 @@ def commit(top: Path) -> str | None:
         return None
     program, env = found
     try:
-        head, changes = _outputs([
-            [program, "--no-pager", *_CONFIG, "rev-parse", "--short=12", "HEAD"],
-            [program, "--no-pager", *_CONFIG, "status", "--porcelain", "--untracked-files=no"],
-        ], top, env)
+        head, changes = _outputs(
+            [
+                [program, "--no-pager", *_CONFIG, "rev-parse", "--short=12", "HEAD"],
+                [program, "--no-pager", *_CONFIG, "status", "--porcelain", "--untracked-files=no"],
+            ],
+            top,
+            env,
+        )
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
     return os.fsdecode(head.strip()) + ("+" if changes.strip() else "")
@@ -105,9 +125,16 @@ def _outputs(commands: list[list[str]], folder: Path, env: dict[str, str]) -> li
     started: list[subprocess.Popen[bytes]] = []
     try:
         for command in commands:
-            started.append(subprocess.Popen(
-                command, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            ))
+            started.append(
+                subprocess.Popen(
+                    command,
+                    cwd=folder,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
+            )
         deadline = time.monotonic() + TIMEOUT
         results = [_finished(process, deadline) for process in started]
     finally:

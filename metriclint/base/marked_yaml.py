@@ -196,14 +196,21 @@ def _convert(node: yaml.Node, text: str, path: str, problems: list[Problem], bud
                 problems.append(Problem(path, key.line, key.column, f"keys must be text, not {key.written}; quote it"))
             elif key.value in items:
                 first = items[key.value][0]
-                problems.append(
-                    Problem(path, key.line, key.column, f"duplicate key '{key.value}' (first at line {first.line})")
-                )
+                problems.append(Problem(path, key.line, key.column, f"duplicate key '{key.value}' (first at line {first.line})"))
             else:
                 items[key.value] = (key, value)
         return Node(value=items, kind="mapping", line=line, column=column, style=None, source=text, start=start, end=end)
     if isinstance(node, yaml.SequenceNode):
-        return Node(value=[_convert(item, text, path, problems, budget, within) for item in node.value], kind="sequence", line=line, column=column, style=None, source=text, start=start, end=end)
+        return Node(
+            value=[_convert(item, text, path, problems, budget, within) for item in node.value],
+            kind="sequence",
+            line=line,
+            column=column,
+            style=None,
+            source=text,
+            start=start,
+            end=end,
+        )
     kind = _SCALAR_TAGS.get(node.tag, "string")
     style = (node.style or None) if isinstance(node, yaml.ScalarNode) else None  # libyaml says "" for plain
     return Node(value=_scalar(node.value, kind), kind=kind, line=line, column=column, style=style, source=text, start=start, end=end)

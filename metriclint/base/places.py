@@ -72,7 +72,6 @@ class Places:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-
 class TomlPlaces(Places):
     """A TOML document's places."""
 

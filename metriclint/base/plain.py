@@ -123,6 +123,7 @@ def _scalar(kind: type) -> Decode:
 
 def _sequence(item: Any, build: Callable[[Any], Any]) -> tuple[Encode, Decode]:
     if item in (str, int):  # names and line numbers: checked in one pass in C, not a call per item
+
         def decode_scalars(value: Any, scope: _Scope) -> Any:
             if type(value) is not list or not set(map(type, value)) <= {item}:
                 raise Invalid(f"expected a list of {item.__name__}")
@@ -160,6 +161,7 @@ def _sequence(item: Any, build: Callable[[Any], Any]) -> tuple[Encode, Decode]:
 
 def _fixed(items: tuple[Any, ...]) -> tuple[Encode, Decode]:
     if all(item is int for item in items):  # line and column pairs, by the thousand
+
         def decode_numbers(value: Any, scope: _Scope) -> Any:
             if type(value) is not list or len(value) != len(items) or not all(type(v) is int for v in value):
                 raise Invalid(f"expected {len(items)} integers")

@@ -28,4 +28,24 @@ from metriclint.checks.rule import Corpus, Example, Kind, Rule
 
 RULES: tuple[Rule, ...] = (ML001, ML002, ML003, ML004, ML005, ML006, ML007, ML008, ML010, ML011, ML012, ML013, ML014, ML900)
 
-__all__ = ["RULES", "Corpus", "Example", "Kind", "Rule", "ML001", "ML002", "ML003", "ML004", "ML005", "ML006", "ML007", "ML008", "ML010", "ML011", "ML012", "ML013", "ML014", "ML900"]
+__all__ = [
+    "RULES",
+    "Corpus",
+    "Example",
+    "Kind",
+    "Rule",
+    "ML001",
+    "ML002",
+    "ML003",
+    "ML004",
+    "ML005",
+    "ML006",
+    "ML007",
+    "ML008",
+    "ML010",
+    "ML011",
+    "ML012",
+    "ML013",
+    "ML014",
+    "ML900",
+]

@@ -18,7 +18,8 @@ def registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
     for the other (rules/code/ranks.yaml `alike`: "per GPU" of a per-rank value), as ML006 holds."""
     known = knowledge()
     return (
-        f for f in all_registry_contradictions(corpus)
+        f
+        for f in all_registry_contradictions(corpus)
         if not known.loose(f.facet, f.found, f.expected) and not known.alike_values(f.facet, f.found, f.expected)
     )
 
@@ -37,8 +38,14 @@ def all_registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
                     f"registry says {setting.value} ({setting.span.path}:{setting.span.line})"
                 )
                 yield ML001.finding(
-                    claim.span, message, metric=metric, facet=facet, found=found(claim),
-                    expected=setting.value, source=claim.source, related=(Related(setting.span, setting.text),),
+                    claim.span,
+                    message,
+                    metric=metric,
+                    facet=facet,
+                    found=found(claim),
+                    expected=setting.value,
+                    source=claim.source,
+                    related=(Related(setting.span, setting.text),),
                     phrase=claim.phrase,
                     fix=fix_for(claim, group, setting.value, corpus.vocabulary) if corpus.vocabulary else None,
                 )

@@ -147,8 +147,15 @@ def _finding(side: TextStance, others: list[TextStance]) -> Finding:
     expected = ", ".join(members[0].shown() for key, members in groups.items() if key != frozenset(side.values))
     related = tuple(Related(other.claim.span, other.claim.phrase) for other in others)
     return ML002.finding(
-        side.claim.span, message, metric=side.metric, facet=side.facet, found=side.shown(), expected=expected,
-        source=side.claim.source, related=related, phrase=side.claim.phrase,
+        side.claim.span,
+        message,
+        metric=side.metric,
+        facet=side.facet,
+        found=side.shown(),
+        expected=expected,
+        source=side.claim.source,
+        related=related,
+        phrase=side.claim.phrase,
     )
 
 
@@ -191,10 +198,8 @@ ML002 = Rule(
     kind="contradiction",
     summary="Texts state different values for a facet that the registry does not settle: each text "
     "against the majority, or one finding listing every side when there is none.",
-    why="When a docstring and a dashboard disagree, at least one of them is wrong, and nothing "
-    "tells the reader which.",
-    fix="Decide which is right, fix the other, and record the answer in the registry so the "
-    "next change is checked against it.",
+    why="When a docstring and a dashboard disagree, at least one of them is wrong, and nothing tells the reader which.",
+    fix="Decide which is right, fix the other, and record the answer in the registry so the next change is checked against it.",
     check=source_contradictions,
     good=(
         Example({"train.py": _ONE_COMMENT.format(side="before")}),

@@ -15,11 +15,14 @@ def tooltip_mismatches(corpus: Corpus) -> Iterator[Finding]:
     for item in corpus.mismatches:
         entry = item.entry
         message = (
-            f"{item.key} shows the tooltip written for {item.owner} (entry '{entry.pattern}', {item.binding.match} match); "
-            f"{advice(item)}"
+            f"{item.key} shows the tooltip written for {item.owner} (entry '{entry.pattern}', {item.binding.match} match); {advice(item)}"
         )
         yield ML003.finding(
-            entry.span, message, metric=item.key, source=SourceKind.TOOLTIP, phrase=entry.pattern,
+            entry.span,
+            message,
+            metric=item.key,
+            source=SourceKind.TOOLTIP,
+            phrase=entry.pattern,
             related=(Related(item.owner_span, item.owner), Related(entry.text.span(0, len(entry.text.text)), entry.text.text)),
         )
 
@@ -45,17 +48,18 @@ ML003 = Rule(
     "wins), or make the generic entry's text true of every key it reaches.",
     check=tooltip_mismatches,
     good=(
-        Example({
-            "pyproject.toml": TOOLTIP_CONFIG, "train.py": _LOGGED,
-            "ui/metrics.js": dedent("""\
+        Example(
+            {
+                "pyproject.toml": TOOLTIP_CONFIG,
+                "train.py": _LOGGED,
+                "ui/metrics.js": dedent("""\
                 export const DESCRIPTIONS = [
                   ["value_loss", "critic regression loss"],
                   ["value", "value-head estimate"],
                 ];
             """),
-        }),
+            }
+        ),
     ),
-    bad=(
-        Example({"pyproject.toml": TOOLTIP_CONFIG, "train.py": _LOGGED, "ui/metrics.js": _TABLE}, None, ("ML003 ui/metrics.js:3",)),
-    ),
+    bad=(Example({"pyproject.toml": TOOLTIP_CONFIG, "train.py": _LOGGED, "ui/metrics.js": _TABLE}, None, ("ML003 ui/metrics.js:3",)),),
 )

@@ -35,10 +35,7 @@ def unregistered_metrics(corpus: Corpus) -> Iterator[Finding]:
         group.sort(key=lambda s: (s.source != SourceKind.CODE, s.span))  # report where the code logs it
         first, others = group[0], group[1:]
         more = f" (and {len(others)} more place{'s' if len(others) > 1 else ''})" if others else ""
-        message = (
-            f"{metrics[0]}: {_seen(first)}{more}, but no registry key, template or alias covers it; "
-            f"add it to {registry.path}"
-        )
+        message = f"{metrics[0]}: {_seen(first)}{more}, but no registry key, template or alias covers it; add it to {registry.path}"
         related = tuple(Related(s.span, _seen(s)) for s in others[:_MORE_PLACES])
         yield ML004.finding(first.span, message, metric=metrics[0], source=first.source, related=related, phrase=first.name)
 

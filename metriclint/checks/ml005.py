@@ -17,7 +17,9 @@ def stale_registry_entries(corpus: Corpus) -> Iterator[Finding]:
     for key, entry in corpus.registry.metrics.items():
         if key not in seen:
             message = f"{key}: registered, but no checked file logs or mentions it; remove it or correct its key"
-            yield ML005.finding(entry.span, message, metric=key, source=SourceKind.REGISTRY, related=(Related(entry.span, key),), phrase=key)
+            yield ML005.finding(
+                entry.span, message, metric=key, source=SourceKind.REGISTRY, related=(Related(entry.span, key),), phrase=key
+            )
 
 
 ML005 = Rule(
@@ -40,7 +42,10 @@ ML005 = Rule(
         Example({"train.py": 'wandb.log({"train/gradient_norm": 1.0})\n'}, REGISTRY, ("ML005 metrics.yaml:3",)),
         # A tooltip pattern that would match the key if it were logged does not mention it.
         Example(
-            {"pyproject.toml": TOOLTIP_CONFIG, "ui/metrics.js": 'export const DESCRIPTIONS = [\n  ["grad_norm", "norm before clipping"],\n];\n'},
+            {
+                "pyproject.toml": TOOLTIP_CONFIG,
+                "ui/metrics.js": 'export const DESCRIPTIONS = [\n  ["grad_norm", "norm before clipping"],\n];\n',
+            },
             REGISTRY,
             ("ML005 metrics.yaml:3",),
         ),

@@ -53,7 +53,10 @@ def default_placeholder(corpus: Corpus, metric: str, facet: str) -> tuple[str, s
         f"by default the value is the constant {placeholder.constant} ({where.path}:{where.line}): {placeholder.flag} is off"
         f" unless given ({defined.path}:{defined.line}), and only then does it come from {_sites(facts)}"
     )
-    own = (Related(where, f"the constant {placeholder.constant} unless {placeholder.flag}"), Related(defined, f"{placeholder.flag} off by default"))
+    own = (
+        Related(where, f"the constant {placeholder.constant} unless {placeholder.flag}"),
+        Related(defined, f"{placeholder.flag} off by default"),
+    )
     return placeholder.constant, evidence, own + related
 
 
@@ -79,32 +82,59 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
         value, facts = computed
         evidence, related = code_evidence(facts)
         for claim in group:
-            if claim.negated == (claim.value == value) and not known.alike_values(facet, claim.value, value) and not estimated(facts, claim.value):
+            if (
+                claim.negated == (claim.value == value)
+                and not known.alike_values(facet, claim.value, value)
+                and not estimated(facts, claim.value)
+            ):
                 message = f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}'
                 yield ML006.finding(
-                    claim.span, message, metric=metric, facet=facet, found=found(claim), expected=value,
-                    source=claim.source, related=related, phrase=claim.phrase,
+                    claim.span,
+                    message,
+                    metric=metric,
+                    facet=facet,
+                    found=found(claim),
+                    expected=value,
+                    source=claim.source,
+                    related=related,
+                    phrase=claim.phrase,
                 )
-    for metric, entry in (registry.metrics.items() if registry is not None else ()):
+    for metric, entry in registry.metrics.items() if registry is not None else ():
         for facet, setting in entry.semantics.items():
             held = default_placeholder(corpus, metric, facet)
             if held is not None:
                 constant, evidence, related = held
                 yield ML006.finding(
-                    setting.span, f"{metric}: registry says {facet}={setting.value}; {evidence}", metric=metric, facet=facet,
-                    found=setting.value, expected=constant, source=SourceKind.REGISTRY, related=related, phrase=setting.text,
+                    setting.span,
+                    f"{metric}: registry says {facet}={setting.value}; {evidence}",
+                    metric=metric,
+                    facet=facet,
+                    found=setting.value,
+                    expected=constant,
+                    source=SourceKind.REGISTRY,
+                    related=related,
+                    phrase=setting.text,
                 )
                 continue
             computed = computed_value(corpus, metric, facet)
             if (
-                computed is not None and computed[0] != setting.value and not known.alike_values(facet, setting.value, computed[0])
+                computed is not None
+                and computed[0] != setting.value
+                and not known.alike_values(facet, setting.value, computed[0])
                 and not estimated(computed[1], setting.value)
             ):
                 evidence, related = code_evidence(computed[1])
                 message = f"{metric}: registry says {facet}={setting.value}; {evidence}"
                 yield ML006.finding(
-                    setting.span, message, metric=metric, facet=facet, found=setting.value, expected=computed[0],
-                    source=SourceKind.REGISTRY, related=related, phrase=setting.text,
+                    setting.span,
+                    message,
+                    metric=metric,
+                    facet=facet,
+                    found=setting.value,
+                    expected=computed[0],
+                    source=SourceKind.REGISTRY,
+                    related=related,
+                    phrase=setting.text,
                 )
 
 
@@ -115,8 +145,15 @@ def _placeholder_findings(group: list[Claim], metric: str, facet: str, held: tup
     for claim in group:
         if not claim.negated:
             yield ML006.finding(
-                claim.span, f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}', metric=metric,
-                facet=facet, found=found(claim), expected=constant, source=claim.source, related=related, phrase=claim.phrase,
+                claim.span,
+                f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}',
+                metric=metric,
+                facet=facet,
+                found=found(claim),
+                expected=constant,
+                source=claim.source,
+                related=related,
+                phrase=claim.phrase,
             )
 
 

@@ -32,14 +32,23 @@ def name_contradictions(corpus: Corpus) -> Iterator[Finding]:
         else:
             continue
         alike = knowledge().alike_values
-        against = [c for c in claims if value != c.value and value not in c.also and not alike(facet, c.value, value)]  # a key's own name first
+        against = [
+            c for c in claims if value != c.value and value not in c.also and not alike(facet, c.value, value)
+        ]  # a key's own name first
         if not against:
             continue
         first, others = against[0], tuple(Related(c.span, c.name) for c in against[1:])
         message = f'{metric}: the name {first.name} says {facet}={first.value} ("{first.part}"); {evidence}'
         yield ML007.finding(
-            first.span, message, metric=metric, facet=facet, found=first.value, expected=value, source=SourceKind.NAME,
-            related=related + others, phrase=first.name,
+            first.span,
+            message,
+            metric=metric,
+            facet=facet,
+            found=first.value,
+            expected=value,
+            source=SourceKind.NAME,
+            related=related + others,
+            phrase=first.name,
         )
 
 

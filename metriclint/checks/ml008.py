@@ -19,7 +19,11 @@ def loose_unit_names(corpus: Corpus) -> Iterator[Finding]:
     for finding in chain(all_registry_contradictions(corpus), all_contradictions(corpus)):
         if knowledge().loose(finding.facet, finding.found, finding.expected):
             yield replace(
-                finding, rule=ML008.code, name=ML008.name, severity=ML008.severity, fix=None,
+                finding,
+                rule=ML008.code,
+                name=ML008.name,
+                severity=ML008.severity,
+                fix=None,
                 message=f"{finding.message}; {finding.found} is a decimal unit and {finding.expected} a binary one, or the other way round",
             )
 

@@ -48,7 +48,10 @@ ML010 = Rule(
 
 
 def apply_suppressions(
-    findings: Iterable[Finding], suppressions: Iterable[Suppression], active: Callable[[str, str], bool], rules: Sequence[Rule],
+    findings: Iterable[Finding],
+    suppressions: Iterable[Suppression],
+    active: Callable[[str, str], bool],
+    rules: Sequence[Rule],
     command: str = "check",
 ) -> tuple[list[Finding], list[Finding]]:
     """The findings no suppression covers, and an ML010 for each code that covered nothing.

@@ -20,12 +20,19 @@ ML011 = Rule(
     "or, if the run is not the project's current code, check against a run that is.",
     check=None,  # the live check reports it (metriclint/live/)
     good=(
-        Example({"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.4, 1.0), "run/config.yaml": CONFIG},
-                REGISTRY, command=LIVE),
+        Example(
+            {"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.4, 1.0), "run/config.yaml": CONFIG},
+            REGISTRY,
+            command=LIVE,
+        ),
     ),
     bad=(
-        Example({"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.4, 2.5), "run/config.yaml": CONFIG},
-                REGISTRY, ("ML011 train.py:3",), command=LIVE),
+        Example(
+            {"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.4, 2.5), "run/config.yaml": CONFIG},
+            REGISTRY,
+            ("ML011 train.py:3",),
+            command=LIVE,
+        ),
     ),
     command="live-check",
 )

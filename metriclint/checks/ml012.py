@@ -17,10 +17,21 @@ ML012 = Rule(
     "only by a path this run did not take. Dashboards and checks built on the entry see nothing.",
     fix="Correct the entry's key or aliases to what the run logs, or check a run that takes the path that logs it.",
     check=None,
-    good=(Example({"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5, extra='"eval/loss": 2.0')},
-                  TWO_METRICS, command=LIVE),),
-    bad=(Example({"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5)}, TWO_METRICS,
-                 ("ML012 metrics.yaml:5",), command=LIVE),),
+    good=(
+        Example(
+            {"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5, extra='"eval/loss": 2.0')},
+            TWO_METRICS,
+            command=LIVE,
+        ),
+    ),
+    bad=(
+        Example(
+            {"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5)},
+            TWO_METRICS,
+            ("ML012 metrics.yaml:5",),
+            command=LIVE,
+        ),
+    ),
     by_comment=False,
     command="live-check",  # it reports a registry line, and the registry's comments are not read
 )

@@ -18,8 +18,14 @@ ML013 = Rule(
     fix="Register the key (or a template or alias covering it), or stop logging it.",
     check=None,
     good=(Example({"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5)}, REGISTRY, command=LIVE),),
-    bad=(Example({"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5, extra='"train/grad_nrom": 0.5')},
-                 REGISTRY, ("ML013 run/log.jsonl:1",), command=LIVE),),
+    bad=(
+        Example(
+            {"train.py": LOGGED.format(wording="before clipping"), "run/log.jsonl": run(0.5, extra='"train/grad_nrom": 0.5')},
+            REGISTRY,
+            ("ML013 run/log.jsonl:1",),
+            command=LIVE,
+        ),
+    ),
     by_comment=False,
     command="live-check",  # it reports a place in a run file
 )

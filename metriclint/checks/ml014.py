@@ -17,10 +17,21 @@ ML014 = Rule(
     "values kept in float32, or a run with one rank leave it open. The note says what would settle it.",
     fix="Supply what the note asks for (`--fact max_grad_norm=1.0`, a run with several ranks), or accept the statement as unchecked.",
     check=None,
-    good=(Example({"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.5), "run/config.yaml": CONFIG},
-                  REGISTRY, command=(*LIVE, "--select", "ML014")),),
-    bad=(Example({"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.5)}, REGISTRY,
-                 ("ML014 train.py:3",), command=(*LIVE, "--select", "ML014")),),
+    good=(
+        Example(
+            {"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.5), "run/config.yaml": CONFIG},
+            REGISTRY,
+            command=(*LIVE, "--select", "ML014"),
+        ),
+    ),
+    bad=(
+        Example(
+            {"train.py": LOGGED.format(wording="after clipping"), "run/log.jsonl": run(0.5)},
+            REGISTRY,
+            ("ML014 train.py:3",),
+            command=(*LIVE, "--select", "ML014"),
+        ),
+    ),
     default=False,
     command="live-check",
 )

@@ -8,6 +8,8 @@ metrics:
       clipping: before
 """
 
-TOOLTIP_CONFIG = '[tool.metriclint]\n[[tool.metriclint.tooltips]]\npath = "ui/*.js"\ntable = "DESCRIPTIONS"\nmatch = "substring"\nstrip-prefix = true\n'
+TOOLTIP_CONFIG = (
+    '[tool.metriclint]\n[[tool.metriclint.tooltips]]\npath = "ui/*.js"\ntable = "DESCRIPTIONS"\nmatch = "substring"\nstrip-prefix = true\n'
+)
 
 WANDB = 'def log(total):\n    wandb.log({"train/grad_norm": total})\n'

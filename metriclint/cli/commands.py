@@ -74,7 +74,10 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--show-settings", is_flag=True, help="Print the settings each project is checked with, and exit.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
 @click.option(
-    "--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    default="error",
+    show_default=True,
     help="Lowest severity that makes the exit status 1.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
@@ -83,18 +86,33 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--baseline", "baseline_file", metavar="FILE", help="Hide the findings recorded in FILE; report only new ones.")
 @click.option("--write-baseline", metavar="FILE", help="Record the current findings in FILE and exit 0.")
 @click.option(
-    "--changed-only", is_flag=True,
+    "--changed-only",
+    is_flag=True,
     help="PATHS are changed files (pre-commit): read the whole project, report findings touching them.",
 )
 @click.option(
-    "--stdin-filename", metavar="PATH",
+    "--stdin-filename",
+    metavar="PATH",
     help="With PATHS `-`: check the project as if PATH held standard input (an editor's buffer); report findings touching PATH.",
 )
 def check(
-    project: ProjectOptions, output_format: str, quiet: bool, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
-    fix_first: bool, show_settings: bool, show_files: bool, fail_on: str,
-    exit_zero: bool, statistics: bool, output_file: str | None, baseline_file: str | None, write_baseline: str | None,
-    changed_only: bool, stdin_filename: str | None,
+    project: ProjectOptions,
+    output_format: str,
+    quiet: bool,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    fix_first: bool,
+    show_settings: bool,
+    show_files: bool,
+    fail_on: str,
+    exit_zero: bool,
+    statistics: bool,
+    output_file: str | None,
+    baseline_file: str | None,
+    write_baseline: str | None,
+    changed_only: bool,
+    stdin_filename: str | None,
 ) -> None:
     """Check PATHS (default: the current directory) for contradicting statements about metrics."""
     buffer = None
@@ -107,7 +125,10 @@ def check(
         project, changed_only = dataclasses.replace(project, paths=(stdin_filename,)), True
         buffer = (Path(stdin_filename), sys.stdin.buffer.read())
     configs = project.each(
-        select=_codes(select), extend_select=_codes(extend_select), ignore=_codes(ignore), baseline=None if write_baseline else baseline_file,
+        select=_codes(select),
+        extend_select=_codes(extend_select),
+        ignore=_codes(ignore),
+        baseline=None if write_baseline else baseline_file,
         changed_only=changed_only,
     )
     with usage_errors():
@@ -221,7 +242,12 @@ def _example(example: Example) -> str:
 
 @main.command()
 @project_options()
-@click.option("--keys", "list_keys", is_flag=True, help="Also list each key the code logs: where, and what logs it through which of the project's functions.")
+@click.option(
+    "--keys",
+    "list_keys",
+    is_flag=True,
+    help="Also list each key the code logs: where, and what logs it through which of the project's functions.",
+)
 def sources(project: ProjectOptions, list_keys: bool) -> None:
     """List the tooltip tables read under PATHS: path, kind, table, match mode, entries, and why."""
     config = project.settings()
@@ -335,8 +361,7 @@ def init(project: ProjectOptions, output: str | None, force: bool) -> None:
     disputes = sum(len(e.disputes) for e in entries)
     settled = sum(1 for e in entries if e.semantics)
     click.echo(
-        f"Wrote {display(target)}: {count(len(entries), 'metric')}, {settled} with semantics, "
-        f"{count(disputes, 'disagreement')} to settle."
+        f"Wrote {display(target)}: {count(len(entries), 'metric')}, {settled} with semantics, {count(disputes, 'disagreement')} to settle."
     )
 
 

@@ -101,5 +101,3 @@ def _emit(content: str, output: str | None, check: bool) -> None:
         except OSError as error:
             usage_error([Problem(output, 1, 1, f"cannot write: {error.strerror or error}")])
     click.echo(f"Wrote {output}.", err=True)
-
-

@@ -23,8 +23,14 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 
 @click.command("live-check")
 @project_options()
-@click.option("--run", "runs", multiple=True, required=True, metavar="RUN",
-              help="A run's file or folder (TensorBoard, trainer_state.json, W&B, MLflow, JSON lines, a text log); repeatable.")
+@click.option(
+    "--run",
+    "runs",
+    multiple=True,
+    required=True,
+    metavar="RUN",
+    help="A run's file or folder (TensorBoard, trainer_state.json, W&B, MLflow, JSON lines, a text log); repeatable.",
+)
 @click.option("--fact", "facts", multiple=True, metavar="KEY=VALUE", help="A fact a test needs (max_grad_norm=1.0); repeatable.")
 @click.option("--step-key", metavar="KEY", help="The JSON-lines field that holds the step (default: step, _step, global_step, ...).")
 @click.option("--rank-key", default="rank", show_default=True, metavar="KEY", help="The JSON-lines field that holds the rank.")
@@ -32,14 +38,29 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress bar.")
 @click.option("--select", multiple=True, metavar="CODES", help="Run only these rules; ML014 (undetermined) only when named.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules, in addition to the config's `ignore`.")
-@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
-              help="Lowest severity that makes the exit status 1.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    default="error",
+    show_default=True,
+    help="Lowest severity that makes the exit status 1.",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--output-file", "-o", metavar="FILE", help="Write the report to FILE instead of printing it.")
 @click.option("--dask", metavar="ADDRESS", help="Read each run's files on this Dask scheduler (`local:N`: a local cluster of N workers).")
 def command(
-    project: ProjectOptions, runs: tuple[str, ...], facts: tuple[str, ...], step_key: str | None, rank_key: str, output_format: str,
-    quiet: bool, select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str, exit_zero: bool, output_file: str | None,
+    project: ProjectOptions,
+    runs: tuple[str, ...],
+    facts: tuple[str, ...],
+    step_key: str | None,
+    rank_key: str,
+    output_format: str,
+    quiet: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    fail_on: str,
+    exit_zero: bool,
+    output_file: str | None,
     dask: str | None,
 ) -> None:
     """Hold what PATHS say about their metrics against the values the runs logged."""

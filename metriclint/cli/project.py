@@ -29,11 +29,19 @@ from metriclint.report import once, progress
 
 registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
 config_option = click.option(
-    "--config", "config", multiple=True, metavar="FILE|KEY=VALUE",
-    help="A settings file (TOML: its [tool.metriclint] table, else its top level), or a setting over the files' (`select = [\"ML001\"]`); repeatable.",
+    "--config",
+    "config",
+    multiple=True,
+    metavar="FILE|KEY=VALUE",
+    help='A settings file (TOML: its [tool.metriclint] table, else its top level), or a setting over the files\' (`select = ["ML001"]`); repeatable.',
 )
 _EXCLUDE_OPTIONS = (
-    click.option("--exclude", multiple=True, metavar="PATTERNS", help="Skip these files (gitignore-style, comma-separated), instead of the settings' `exclude`."),
+    click.option(
+        "--exclude",
+        multiple=True,
+        metavar="PATTERNS",
+        help="Skip these files (gitignore-style, comma-separated), instead of the settings' `exclude`.",
+    ),
     click.option("--extend-exclude", multiple=True, metavar="PATTERNS", help="Skip these files too (gitignore-style, comma-separated)."),
 )
 _SPEED_OPTIONS = (
@@ -91,15 +99,40 @@ def project_options(*, registry: bool = True) -> Callable[[Command], Command]:
     def decorate(command: Command) -> Command:
         @functools.wraps(command)
         def with_project(
-            paths: tuple[str, ...], config: tuple[str, ...], jobs: int | None, cache_dir: str | None, no_cache: bool,
-            exclude: tuple[str, ...], extend_exclude: tuple[str, ...], registry: str | None = None, **rest: Any,
+            paths: tuple[str, ...],
+            config: tuple[str, ...],
+            jobs: int | None,
+            cache_dir: str | None,
+            no_cache: bool,
+            exclude: tuple[str, ...],
+            extend_exclude: tuple[str, ...],
+            registry: str | None = None,
+            **rest: Any,
         ) -> None:
             config_file, overrides = config_files(config)
             excluded = _patterns(exclude) if exclude else None
-            command(project=ProjectOptions(paths=paths, registry=registry, config_file=config_file, jobs=jobs, cache_dir=cache_dir, no_cache=no_cache, overrides=overrides, exclude=excluded, extend_exclude=_patterns(extend_exclude)), **rest)
+            command(
+                project=ProjectOptions(
+                    paths=paths,
+                    registry=registry,
+                    config_file=config_file,
+                    jobs=jobs,
+                    cache_dir=cache_dir,
+                    no_cache=no_cache,
+                    overrides=overrides,
+                    exclude=excluded,
+                    extend_exclude=_patterns(extend_exclude),
+                ),
+                **rest,
+            )
 
-        options = (click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True)), *([registry_option] if registry else []),
-                   config_option, *_EXCLUDE_OPTIONS, *_SPEED_OPTIONS)
+        options = (
+            click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True)),
+            *([registry_option] if registry else []),
+            config_option,
+            *_EXCLUDE_OPTIONS,
+            *_SPEED_OPTIONS,
+        )
         for option in reversed(options):
             with_project = option(with_project)
         return with_project
@@ -122,11 +155,15 @@ def _patterns(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def analyse(
-    config: settings.Config, progress: engine.Progress | None = None, buffer: Buffer | None = None, findings_only: bool = False,
+    config: settings.Config,
+    progress: engine.Progress | None = None,
+    buffer: Buffer | None = None,
+    findings_only: bool = False,
 ) -> engine.Analysis:
     """The run; with a `buffer`, its file holds the buffer's bytes instead of what is on disk.
     `findings_only`: for a command that shows the findings and the texts behind them only
     (engine.judge), not every text and code flow of every file."""
+
     def run(config: settings.Config) -> engine.Analysis:
         if buffer is None:
             return (engine.judge if findings_only else engine.analyse)(config, progress)
@@ -181,11 +218,18 @@ def cache_warnings() -> Iterator[None]:
         else:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     if unwritable is not None:
-        click.echo(printable(f"warning: the cache in {display(unwritable.directory)} cannot be written ({unwritable.reason}); "
-                             "the run went on without it"), err=True)
+        click.echo(
+            printable(
+                f"warning: the cache in {display(unwritable.directory)} cannot be written ({unwritable.reason}); the run went on without it"
+            ),
+            err=True,
+        )
     if count:
-        click.echo(f"warning: {count} cache {'file was' if count == 1 else 'files were'} not written with this machine's cache key, "
-                   "or damaged: not used, and what they held was read again from the sources", err=True)
+        click.echo(
+            f"warning: {count} cache {'file was' if count == 1 else 'files were'} not written with this machine's cache key, "
+            "or damaged: not used, and what they held was read again from the sources",
+            err=True,
+        )
 
 
 def shown_settings(config: settings.Config) -> list[str]:
@@ -221,8 +265,11 @@ def notice_no_registry(configs: list[settings.Config]) -> None:
     for config in configs:
         if config.registry is None:
             where = display(config.root)
-            click.echo(f"metriclint: no registry for {where} (no {settings.DEFAULT_REGISTRY} found, none configured); "
-                       "comparing the texts with each other only", err=True)
+            click.echo(
+                f"metriclint: no registry for {where} (no {settings.DEFAULT_REGISTRY} found, none configured); "
+                "comparing the texts with each other only",
+                err=True,
+            )
 
 
 def _warn(notes: Iterable[str]) -> None:
@@ -240,7 +287,10 @@ Buffer = tuple[Path, bytes]  # `--stdin-filename PATH -`: a file, and what an ed
 
 
 def combined_report(
-    configs: list[settings.Config], progress: engine.Progress | None = None, hook_run: str | None = None, buffer: Buffer | None = None,
+    configs: list[settings.Config],
+    progress: engine.Progress | None = None,
+    hook_run: str | None = None,
+    buffer: Buffer | None = None,
 ) -> tuple[Report, Report]:
     """The findings of every project in one report, and the report to print: the same, less
     what an earlier invocation of the same pre-commit `hook_run` printed (report/once.py)."""
@@ -295,5 +345,3 @@ def collection_paused() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
-
-

@@ -57,5 +57,3 @@ class Guarded(click.Group):
             detail = " ".join(str(error).split())
             click.echo(f"metriclint: internal error: {type(error).__name__}: {detail[:300]}; please report it", err=True)
             sys.exit(EXIT_USAGE)
-
-

@@ -34,8 +34,6 @@ def _facet(data: dict[str, Any]) -> str:
     if data.get("ignore"):
         parts.append("Phrases that state nothing: " + ", ".join(cell(p) for p in data["ignore"]) + ".\n")
     if data.get("examples"):
-        examples = "".join(
-            f"| {cell(e['text'])} | {', '.join(e['claims']) if e['claims'] else 'nothing'} |\n" for e in data["examples"]
-        )
+        examples = "".join(f"| {cell(e['text'])} | {', '.join(e['claims']) if e['claims'] else 'nothing'} |\n" for e in data["examples"])
         parts.append("| Example | States |\n|---|---|\n" + examples)
     return "\n".join(parts)

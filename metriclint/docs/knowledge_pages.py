@@ -48,7 +48,7 @@ def _section(key: yaml.Node, value: yaml.Node, lines: list[str]) -> str:
     items = value.value if isinstance(value, yaml.SequenceNode) else []
     entries = [item for item in items if isinstance(item, yaml.MappingNode) and "says" in _data(item)]
     if not entries or len(entries) != len(items):
-        return fenced("\n".join(lines[key.start_mark.line:_end(value, lines)]), "yaml")
+        return fenced("\n".join(lines[key.start_mark.line : _end(value, lines)]), "yaml")
     starts = [key.start_mark.line + 1] + [_end(item, lines) for item in entries[:-1]]  # an entry's comments may stand above it
     if any(_end(item, lines) - item.start_mark.line > TABLE_LINES for item in entries):
         return "\n".join(_whole(item, start, lines) for item, start in zip(entries, starts))
@@ -61,7 +61,7 @@ def _row(item: yaml.MappingNode, start: int, lines: list[str]) -> str:
     name = _name(data)
     facts = next((_flow(data[k]) for k in FACTS if k in data), "")
     also = "; ".join(f"{k}: {_flow(v)}" for k, v in data.items() if k not in (name, "says", *FACTS))
-    source = " ".join(line.strip().lstrip("#").strip() for line in lines[start:_end(item, lines)] if line.strip().startswith("#"))
+    source = " ".join(line.strip().lstrip("#").strip() for line in lines[start : _end(item, lines)] if line.strip().startswith("#"))
     known = f"{name} `{_flow(data[name])}`" if name else ""
     return f"| {cell(known)} | {cell(str(data['says']))} | {cell(facts)} | {cell(also)} | {cell(source)} |\n"
 
@@ -70,7 +70,7 @@ def _whole(item: yaml.MappingNode, start: int, lines: list[str]) -> str:
     data = _data(item)
     name = _name(data)
     title = f"{name} `{_flow(_first(data[name]))}`: " if name else ""
-    return f"{cell(title + str(data['says']))}\n\n" + fenced("\n".join(lines[start:_end(item, lines)]), "yaml")
+    return f"{cell(title + str(data['says']))}\n\n" + fenced("\n".join(lines[start : _end(item, lines)]), "yaml")
 
 
 def _first(value: object) -> object:
@@ -101,7 +101,7 @@ def _end(node: yaml.Node, lines: list[str]) -> int:
     """The line after `node`'s last, less the blank lines and comments that end it (those are
     about what follows)."""
     mark = node.end_mark
-    end = mark.line + 1 if mark.line < len(lines) and lines[mark.line][:mark.column].strip() else mark.line
+    end = mark.line + 1 if mark.line < len(lines) and lines[mark.line][: mark.column].strip() else mark.line
     while end > node.start_mark.line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
         end -= 1
     return end

@@ -55,6 +55,14 @@ def index(rules: Sequence[Rule]) -> str:
 def document(rule: Rule, shown: str) -> dict[str, object]:
     """`rule` as `metriclint rule --output-format json` gives it, `shown` its page."""
     return {
-        "code": rule.code, "name": rule.name, "severity": rule.severity.value, "summary": rule.summary, "why": rule.why,
-        "fix": rule.fix, "silencing": rule.silencing, "default": rule.default, "command": rule.command, "explanation": shown,
+        "code": rule.code,
+        "name": rule.name,
+        "severity": rule.severity.value,
+        "summary": rule.summary,
+        "why": rule.why,
+        "fix": rule.fix,
+        "silencing": rule.silencing,
+        "default": rule.default,
+        "command": rule.command,
+        "explanation": shown,
     }

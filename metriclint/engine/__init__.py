@@ -17,6 +17,16 @@ from metriclint.engine.warm import judge
 from metriclint.extract.runner import Progress
 
 __all__ = [
-    "Analysis", "Attributed", "Collection", "Progress", "analyse", "check", "collect", "files", "judge", "reregister", "revise",
+    "Analysis",
+    "Attributed",
+    "Collection",
+    "Progress",
+    "analyse",
+    "check",
+    "collect",
+    "files",
+    "judge",
+    "reregister",
+    "revise",
     "unchanged",
 ]

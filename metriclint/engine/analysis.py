@@ -69,7 +69,9 @@ def check(collection: Collection, config: Config, previous: Analysis | None = No
     reuse = previous is not None and previous.collection.index is collection.index
     earlier = {id(a.extraction): a for a in previous.attributed} if reuse and previous is not None else {}
     attributed = tuple(
-        a if (a := earlier.get(id(e))) is not None and a.extraction is e and a.flags == flags else Attributed(e, view_of(e.texts, collection, flags), flags)
+        a
+        if (a := earlier.get(id(e))) is not None and a.extraction is e and a.flags == flags
+        else Attributed(e, view_of(e.texts, collection, flags), flags)
         for e in collection.extractions
         if e.texts
     )
@@ -78,8 +80,13 @@ def check(collection: Collection, config: Config, previous: Analysis | None = No
 
 
 def judged(
-    collection: Collection, config: Config, code: tuple[CodeClaim, ...], file_views: Sequence[FileView], mentions: tuple[Mention, ...],
-    attributed: tuple[Attributed, ...] = (), said: dict[str, tuple[Reading, ...]] | None = None,
+    collection: Collection,
+    config: Config,
+    code: tuple[CodeClaim, ...],
+    file_views: Sequence[FileView],
+    mentions: tuple[Mention, ...],
+    attributed: tuple[Attributed, ...] = (),
+    said: dict[str, tuple[Reading, ...]] | None = None,
 ) -> Analysis:
     """The checks over the files' views, the texts that are not a file's (tooltips, registry
     descriptions) and the code facts, and what is reported of their findings. `said`: what
@@ -103,14 +110,32 @@ def judged(
     flags = tuple(f for e in collection.extractions for f in e.flags if f.span.path not in collection.tests)
     named = frozenset(span for v in every for span in v.named)
     corpus = Corpus(
-        claims=claims, registry=registry, unreadable=collection.unreadable + tuple(unsafe) + tuple(failures.values()), mismatches=mismatches, sightings=seen, vocabulary=collection.vocabulary,
-        code=code, names=names, flags=flags, naming_flags=named,
+        claims=claims,
+        registry=registry,
+        unreadable=collection.unreadable + tuple(unsafe) + tuple(failures.values()),
+        mismatches=mismatches,
+        sightings=seen,
+        vocabulary=collection.vocabulary,
+        code=code,
+        names=names,
+        flags=flags,
+        naming_flags=named,
     )
     findings = [f for rule in RULES if rule.check is not None for f in rule.check(corpus)]
     kept_findings = filters.reported(findings, config, [s for e in collection.extractions for s in e.suppressions])
     report = Report(tuple(sorted(kept_findings, key=lambda f: f.sort_key)), len(collection.files))
     facets = tuple(sorted(collection.vocabulary.facets))
-    return Analysis(report=report, registry=registry, mentions=mentions + others, claims=claims, sightings=seen, facets=facets, code=code, collection=collection, attributed=attributed)
+    return Analysis(
+        report=report,
+        registry=registry,
+        mentions=mentions + others,
+        claims=claims,
+        sightings=seen,
+        facets=facets,
+        code=code,
+        collection=collection,
+        attributed=attributed,
+    )
 
 
 def code_facts(collection: Collection) -> tuple[CodeClaim, ...]:

@@ -144,15 +144,30 @@ def extraction_settings(config: Config, vocabulary: Vocabulary, declared: tuple[
     # in for the file once the globs change and it is no test.
     reading = vocabulary.fingerprint() + repr(config.tests).encode()
     return ExtractSettings(
-        jobs=config.jobs or default_jobs(), cache_dir=config.cache_dir, options=options, read=reader, reading=reading, max_bytes=config.max_file_size,
-        project=config.root, cache_limit=config.max_cache_size, pause=pause, ready=partial(ready, vocabulary),
+        jobs=config.jobs or default_jobs(),
+        cache_dir=config.cache_dir,
+        options=options,
+        read=reader,
+        reading=reading,
+        max_bytes=config.max_file_size,
+        project=config.root,
+        cache_limit=config.max_cache_size,
+        pause=pause,
+        ready=partial(ready, vocabulary),
     )
 
 
 def assemble(
-    config: Config, files: tuple[Path, ...], results: tuple[Result, ...], folders: tuple[ReadFailure, ...],
-    registry: Registry | None, vocabulary: Vocabulary, tests: frozenset[str], index: MetricIndex | None = None,
-    declared: tuple[Known, ...] = (), made: CodeProducts | None = None,
+    config: Config,
+    files: tuple[Path, ...],
+    results: tuple[Result, ...],
+    folders: tuple[ReadFailure, ...],
+    registry: Registry | None,
+    vocabulary: Vocabulary,
+    tests: frozenset[str],
+    index: MetricIndex | None = None,
+    declared: tuple[Known, ...] = (),
+    made: CodeProducts | None = None,
 ) -> Collection:
     """The collection of these files' results: the metric index of the keys they log (`index`
     if it is that one already), and the tooltip tables bound to the known keys. What the code
@@ -171,7 +186,18 @@ def assemble(
     tables = [t for e in extractions for t in e.tables] + list(made.tables)
     bindings = tooltips.bind(tables, config.tooltips, config.root, names)
     return Collection(
-        files=files, extractions=extractions, unreadable=unreadable, registry=registry, vocabulary=vocabulary, index=index, names=names, bindings=tuple(bindings), tests=tests, results=results, folders=folders, made=made,
+        files=files,
+        extractions=extractions,
+        unreadable=unreadable,
+        registry=registry,
+        vocabulary=vocabulary,
+        index=index,
+        names=names,
+        bindings=tuple(bindings),
+        tests=tests,
+        results=results,
+        folders=folders,
+        made=made,
         declared=declared,
     )
 

@@ -72,7 +72,11 @@ def reregister(collection: Collection, config: Config, text: str) -> Collection:
 
 
 def _extracted_again(
-    collection: Collection, config: Config, registry: Registry | None, vocabulary: Vocabulary, declared: tuple[Known, ...],
+    collection: Collection,
+    config: Config,
+    registry: Registry | None,
+    vocabulary: Vocabulary,
+    declared: tuple[Known, ...],
 ) -> Collection:
     """Every file extracted again with the project's declared code knowledge: from the disk,
     then the editor's buffers on top, as `revise` took them."""

@@ -80,8 +80,19 @@ def _started(config: Config, cache_dir: Path, progress: Progress | None, pause: 
     files, folders, tests = listed(config, settings, every_file_read=not last.files)
     extracted = extract_changed(files, settings, progress, {shown: f.entry for shown, f in last.files.items()}, salt, tests)
     run = _Run(
-        config=config, cache_dir=cache_dir, registry=registry, vocabulary=vocabulary, declared=declared, settings=settings,
-        salt=salt.hex(), last=last, files=files, folders=folders, tests=tests, shown=extracted.shown, entries=extracted.entries,
+        config=config,
+        cache_dir=cache_dir,
+        registry=registry,
+        vocabulary=vocabulary,
+        declared=declared,
+        settings=settings,
+        salt=salt.hex(),
+        last=last,
+        files=files,
+        folders=folders,
+        tests=tests,
+        shown=extracted.shown,
+        entries=extracted.entries,
     )
     return run, extracted
 
@@ -99,7 +110,9 @@ def _made_by_code(run: _Run, extracted: Extracted) -> _Made:
     if code_key == last.code_key and None not in codes:
         lights = tuple(last.files[s].light if r is None else kept.light(r) for s, r in zip(run.shown, found))
         made_by_code = last.products
-        collection = assemble(*common, lights, run.folders, run.registry, run.vocabulary, run.tests, declared=run.declared, made=made_by_code)
+        collection = assemble(
+            *common, lights, run.folders, run.registry, run.vocabulary, run.tests, declared=run.declared, made=made_by_code
+        )
     else:
         found = _whole(run.files, found, run.settings, run.tests)
         results = tuple(r for r in found if r is not None)
@@ -124,7 +137,9 @@ def _stated(run: _Run, made: _Made) -> _Stated:
     index_key = kept.digest(collection.index.made_of(), sorted(flags))
     keys = {test: kept.digest(index_key, test) for test in (False, True)}
     wanted = [keys[s in run.tests] for s in run.shown]
-    reusable = [s in last.files and last.files[s].entry == e and last.files[s].index == k for s, e, k in zip(run.shown, run.entries, wanted)]
+    reusable = [
+        s in last.files and last.files[s].entry == e and last.files[s].index == k for s, e, k in zip(run.shown, run.entries, wanted)
+    ]
     found = _whole(run.files, made.found, run.settings, run.tests, skip=reusable)
     views = [
         last.files[s].view if ok else view_of(r.texts, collection, flags) if isinstance(r, Extraction) else FileView()
@@ -142,14 +157,18 @@ def _judged_and_kept(run: _Run, made: _Made, stated: _Stated) -> Analysis:
     files = zip(run.shown, run.entries, made.codes, made.collection.results, stated.wanted, stated.views)
     now = kept.Kept(
         {s: kept.File(e, c, kept.light(r), k, v) for s, e, c, r, k, v in files if e},
-        made.code_key, made.products, {m.text: said[m.text] for m in analysis.mentions[len(statements):]},
+        made.code_key,
+        made.products,
+        {m.text: said[m.text] for m in analysis.mentions[len(statements) :]},
     )
     if now != run.last:
         kept.save(run.cache_dir, run.config.root, run.salt, now)
     return analysis
 
 
-def _whole(files: list[Path], found: list[Result | None], settings: ExtractSettings, tests: frozenset[str], skip: Sequence[bool] = ()) -> list[Result | None]:
+def _whole(
+    files: list[Path], found: list[Result | None], settings: ExtractSettings, tests: frozenset[str], skip: Sequence[bool] = ()
+) -> list[Result | None]:
     """`found` with the files it has no result for extracted (from the cache, mostly), less
     those `skip` marks."""
     missing = [i for i, r in enumerate(found) if r is None and not (skip and skip[i])]

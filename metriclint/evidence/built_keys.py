@@ -19,7 +19,10 @@ from metriclint.model import CallFlow, FunctionFlow, KeyUse, ProjectClass
 
 
 def built_keys(
-    functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass] = (), instances: Mapping[str, str] = {},
+    functions: Iterable[FunctionFlow],
+    calls: Iterable[CallFlow],
+    classes: Iterable[ProjectClass] = (),
+    instances: Mapping[str, str] = {},
 ) -> Iterator[KeyUse]:
     """Every key a call makes by passing strings for a template's placeholders; one still too
     generic to name a metric (`rollout/{key}`) is for `read_back` only. `classes` resolve calls

@@ -57,7 +57,7 @@ class Callees:
         if found is not None or depth > _MAX_DEPTH or "." not in name:
             return found
         if name.startswith(UNKNOWN_OBJECT):
-            defined = self.methods.get(name[len(UNKNOWN_OBJECT):], [])
+            defined = self.methods.get(name[len(UNKNOWN_OBJECT) :], [])
             return defined[0] if len(defined) == 1 else None
         owner, method = name.rsplit(".", 1)
         held = self.held(owner, depth)

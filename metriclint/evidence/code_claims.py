@@ -29,7 +29,10 @@ class CallGraph:
     inventory does; code facts resolve only what the files name."""
 
     def __init__(
-        self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass] | None = None,
+        self,
+        functions: Iterable[FunctionFlow],
+        calls: Iterable[CallFlow],
+        classes: Iterable[ProjectClass] | None = None,
         instances: Mapping[str, str] = {},
     ) -> None:
         self.functions = {f.name: f for f in functions}
@@ -136,7 +139,9 @@ class CallGraph:
         return frozenset(found)
 
 
-def _unshadowed(flow: FunctionFlow, index: MetricIndex, own: frozenset[str], rewritten: frozenset[str]) -> list[tuple[str, frozenset[Atom]]]:
+def _unshadowed(
+    flow: FunctionFlow, index: MetricIndex, own: frozenset[str], rewritten: frozenset[str]
+) -> list[tuple[str, frozenset[Atom]]]:
     """A flow's sinks, less a framework's value that the project logs itself under one of its
     spellings (`grad_norm` by hand, and `train/grad_norm` by the framework's callbacks) or
     that a class of its own may rewrite."""
@@ -144,7 +149,8 @@ def _unshadowed(flow: FunctionFlow, index: MetricIndex, own: frozenset[str], rew
         return list(flow.sinks)
     shadowed = {atoms for key, atoms in flow.sinks if any(m in own for m in index.for_key(key))}
     return [
-        (key, atoms) for key, atoms in flow.sinks
+        (key, atoms)
+        for key, atoms in flow.sinks
         if atoms not in shadowed and not any(isinstance(a, CodeFact) and a.origin in rewritten for a in atoms)
     ]
 
@@ -172,7 +178,10 @@ def passed_at(flow: FunctionFlow, param: str, bound: bool) -> int:
 
 
 def code_claims(
-    functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], index: MetricIndex, own: frozenset[str] = frozenset(),
+    functions: Iterable[FunctionFlow],
+    calls: Iterable[CallFlow],
+    index: MetricIndex,
+    own: frozenset[str] = frozenset(),
     rewritten: frozenset[str] = frozenset(),
 ) -> tuple[CodeClaim, ...]:
     """Every code fact that reaches a metric: through a logged key, or through a parameter the

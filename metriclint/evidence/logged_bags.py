@@ -59,7 +59,11 @@ class _Families:
 
 class LoggedBags:
     def __init__(
-        self, functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass], instances: Mapping[str, str] = {},
+        self,
+        functions: Iterable[FunctionFlow],
+        calls: Iterable[CallFlow],
+        classes: Iterable[ProjectClass],
+        instances: Mapping[str, str] = {},
     ) -> None:
         classes = list(classes)
         calls = list(calls)
@@ -83,7 +87,9 @@ class LoggedBags:
                 for entry, function in self.entries(flow.name, logged.bag, 0, None):
                     for key, span in self._filled(function, entry):
                         sink = logged_by(logged.sink, logged.span, span, None if function == flow.name else function)
-                        yield LoggedEntry(KeyUse(key, span, False, entry.measured, entry.through, sink=sink), function, entry.value, entry.recorded)
+                        yield LoggedEntry(
+                            KeyUse(key, span, False, entry.measured, entry.through, sink=sink), function, entry.value, entry.recorded
+                        )
 
     def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[MetricsEntry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
@@ -116,7 +122,11 @@ class LoggedBags:
         elif held.kind == "filled":
             callee = self.project.resolve(held.name)
             call = self.at.get(held.call) if held.call is not None else None
-            param = param_at(callee, held.where, call.bound if call is not None else False) if callee is not None and held.where is not None else None
+            param = (
+                param_at(callee, held.where, call.bound if call is not None else False)
+                if callee is not None and held.where is not None
+                else None
+            )
             filled = dict(callee.fills).get(param) if callee is not None and param is not None else None
             if filled is not None:
                 yield from self.entries(callee.name, filled, hops, call)  # type: ignore[union-attr]
@@ -136,7 +146,13 @@ class LoggedBags:
         strings `call` passes for it (`{prefix}{}` for `dict_add_prefix(d, "rollout/")`)."""
         if call is None or flow is None or "{" not in template.replace("{}", ""):
             return [template]
-        given = {p: texts for p in flow.params if f"{{{p}}}" in template for where, texts in call.texts if where in (p, passed_at(flow, p, call.bound))}
+        given = {
+            p: texts
+            for p in flow.params
+            if f"{{{p}}}" in template
+            for where, texts in call.texts
+            if where in (p, passed_at(flow, p, call.bound))
+        }
         if not given or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
             return [template]
         made = []
@@ -171,7 +187,10 @@ def _rekeyed(entry: MetricsEntry, rekey: str) -> MetricsEntry:
 
 
 def logged_entries(
-    functions: Iterable[FunctionFlow], calls: Iterable[CallFlow], classes: Iterable[ProjectClass], instances: Mapping[str, str] = {},
+    functions: Iterable[FunctionFlow],
+    calls: Iterable[CallFlow],
+    classes: Iterable[ProjectClass],
+    instances: Mapping[str, str] = {},
     own_methods: frozenset[Span] = frozenset(),
 ) -> list[LoggedEntry]:
     """Every entry logged through a dict that crosses functions, once per key and place; keys
@@ -179,7 +198,3 @@ def logged_entries(
     found = LoggedBags(functions, calls, classes, instances).logged(own_methods)
     unique = {(e.use.key, e.use.span): e for e in found if not keys.too_generic(e.use.key)}
     return list(unique.values())
-
-
-
-

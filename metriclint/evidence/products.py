@@ -55,12 +55,18 @@ def own_keys(extractions: Iterable[Extraction], made: CodeProducts) -> list[KeyU
     superseded = {(use.key, use.span) for use in made.built}
     placed = {use.span for use in made.built if use.sink}
     return [
-        use for e in extractions for use in e.keys
-        if (use.via is None or use.via not in made.own_methods) and (use.key, use.span) not in superseded and (use.sink or use.span not in placed)
+        use
+        for e in extractions
+        for use in e.keys
+        if (use.via is None or use.via not in made.own_methods)
+        and (use.key, use.span) not in superseded
+        and (use.sink or use.span not in placed)
     ]
 
 
-def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index: MetricIndex, tests: frozenset[str], made: CodeProducts) -> tuple[CodeClaim, ...]:
+def code_facts(
+    extractions: Sequence[Extraction], uses: Sequence[KeyUse], index: MetricIndex, tests: frozenset[str], made: CodeProducts
+) -> tuple[CodeClaim, ...]:
     """What the code outside the test files computes for each metric: a test's arithmetic
     shows what it expects, not how the project computes the value (nor does its subclass of a
     project's trainer change what the project's own runs log). The walk of a test file makes no
@@ -71,13 +77,19 @@ def code_facts(extractions: Sequence[Extraction], uses: Sequence[KeyUse], index:
     classes = [c for e in extractions for c in e.classes]
     passed = (p for e in extractions for p in e.callbacks)
     lists = (listed for e in extractions for listed in e.callback_lists)
-    functions, classes = silence([f for e in extractions for f in e.functions], classes, silenced_files(passed, classes, lists, entries), entries)
+    functions, classes = silence(
+        [f for e in extractions for f in e.functions], classes, silenced_files(passed, classes, lists, entries), entries
+    )
     functions = _with_put_logged(functions + inherited_flows(classes, entries), made.put_logged)
     calls = [c for e in extractions for c in e.calls]
-    own = frozenset(m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key))
+    own = frozenset(
+        m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key)
+    )
     rewritten = frozenset(p for e in extractions for r in e.rewrites for p in r.entry)
     claims = code_claims(functions, calls, index, own, rewritten)
-    return tuple(sorted(claims, key=lambda c: (c.metric, c.fact.span, c.fact.facet, c.fact.value, c.fact.origin, c.fact.says)))  # sets made them: one order for every run
+    return tuple(
+        sorted(claims, key=lambda c: (c.metric, c.fact.span, c.fact.facet, c.fact.value, c.fact.origin, c.fact.says))
+    )  # sets made them: one order for every run
 
 
 def _with_put_logged(functions: list[FunctionFlow], put_logged: Iterable[tuple[str, str, frozenset[Atom]]]) -> list[FunctionFlow]:

@@ -28,15 +28,34 @@ from metriclint.base.gitls import listed
 from metriclint.base.globs import Patterns, matchable
 from metriclint.base.paths import real_path, repository_root
 
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".metriclint_cache", "build", "dist", "site-packages",
-})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".metriclint_cache",
+        "build",
+        "dist",
+        "site-packages",
+    }
+)
 ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")  # a virtual environment or conda env, whatever its name
 
 
 def discover(
-    paths: tuple[Path, ...], exclude: Patterns | tuple[str, ...], root: Path, suffixes: tuple[str, ...],
+    paths: tuple[Path, ...],
+    exclude: Patterns | tuple[str, ...],
+    root: Path,
+    suffixes: tuple[str, ...],
     on_error: Callable[[OSError], None] | None = None,
 ) -> list[Path]:
     """Files under `paths` with one of `suffixes`; a file named explicitly is always read.
@@ -139,7 +158,11 @@ class _Finder:
 
     def _skipped_dir(self, folder: str, real_folder: str, name: str, ignored: GitIgnored) -> bool:
         """Whether the folder `name` in `folder` (really `real_folder`) is left out of the walk."""
-        return _tool_folder(name) or bool(self.exclude and self.exclude(Path(folder, name), is_dir=True)) or ignored.entry(real_folder, name, is_dir=True)
+        return (
+            _tool_folder(name)
+            or bool(self.exclude and self.exclude(Path(folder, name), is_dir=True))
+            or ignored.entry(real_folder, name, is_dir=True)
+        )
 
     def _left_out(self, folder: str, real_folder: str, name: str, ignored: GitIgnored) -> bool:
         """Whether the file `name` in `folder` (really `real_folder`) is excluded or ignored."""

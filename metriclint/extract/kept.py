@@ -126,7 +126,8 @@ def save(directory: Path, project: Path, salt: str, kept: Kept) -> None:
     """Best effort: what cannot be written costs the next run time only."""
     try:
         value = {
-            "version": VERSION, "salt": salt,
+            "version": VERSION,
+            "salt": salt,
             "files": {s: [f.entry, f.code, _LIGHT.write(f.light), f.index, _VIEW.write(f.view)] for s, f in kept.files.items()},
             "code": [kept.code_key, _encode_products(kept.products)],
             "readings": [[text, _encode_readings(said)] for text, said in kept.readings.items()],

@@ -67,7 +67,9 @@ class Job:
     data: bytes | None = None  # what an editor holds for the file (its unsaved buffer), read instead of it
 
 
-def extract_all(files: list[Path], settings: ExtractSettings, progress: Progress | None = None, tests: AbstractSet[str] = frozenset()) -> list[Result]:
+def extract_all(
+    files: list[Path], settings: ExtractSettings, progress: Progress | None = None, tests: AbstractSet[str] = frozenset()
+) -> list[Result]:
     """One result per file, in the order of `files`; `tests`: the test files, as shown."""
     return extract_changed(files, settings, progress, tests=tests).results  # type: ignore[return-value]
 
@@ -85,8 +87,12 @@ class Extracted:
 
 
 def extract_changed(
-    files: list[Path], settings: ExtractSettings, progress: Progress | None = None, known: Mapping[str, str] | None = None,
-    run_salt: bytes | None = None, tests: AbstractSet[str] = frozenset(),
+    files: list[Path],
+    settings: ExtractSettings,
+    progress: Progress | None = None,
+    known: Mapping[str, str] | None = None,
+    run_salt: bytes | None = None,
+    tests: AbstractSet[str] = frozenset(),
 ) -> Extracted:
     """One result per file. A file the cache names by the entry `known` holds for it (by its
     shown path) is not read at all: its result is None, as the caller has what it needs of it.
@@ -341,4 +347,3 @@ def _internal_message(shown: str, error: str) -> ReadFailure:
 
 def _unreadable(shown: str, message: str) -> ReadFailure:
     return ReadFailure(Span(shown, 1, 1, 1, 1), message)
-

@@ -65,8 +65,13 @@ class Pool(Generic[T, R]):
     one thread at a time."""
 
     def __init__(
-        self, work: Callable[[T], R], count: int, seconds: float, memory: int,
-        start: Callable[..., None] | None = None, start_args: tuple[Any, ...] = (),
+        self,
+        work: Callable[[T], R],
+        count: int,
+        seconds: float,
+        memory: int,
+        start: Callable[..., None] | None = None,
+        start_args: tuple[Any, ...] = (),
     ) -> None:
         self.work, self.seconds, self.memory, self.start, self.start_args = work, seconds, memory, start, start_args
         self.context = multiprocessing.get_context()
@@ -116,7 +121,9 @@ class Pool(Generic[T, R]):
     def _collect(self, busy: dict[int, list[int]], done: dict[int, Any], queue: deque[list[int]]) -> None:
         """Wait for an answer, a death or a deadline, and take what came."""
         workers = {slot: self.workers[slot] for slot in busy}
-        ready = set(wait([w.answers for w in workers.values() if w] + [w.process.sentinel for w in workers.values() if w], self._timeout(busy)))
+        ready = set(
+            wait([w.answers for w in workers.values() if w] + [w.process.sentinel for w in workers.values() if w], self._timeout(busy))
+        )
         now = time.monotonic()
         for slot, worker in workers.items():
             assert worker is not None
@@ -243,8 +250,15 @@ def _spans(count: int, sizes: Iterable[int]) -> Iterator[list[int]]:
 
 
 def _serve(
-    handed: Connection, answers: Connection, progress: Any, slot: int, work: Callable[[Any], Any], seconds: float, memory: int,
-    start: Callable[..., None] | None, start_args: tuple[Any, ...],
+    handed: Connection,
+    answers: Connection,
+    progress: Any,
+    slot: int,
+    work: Callable[[Any], Any],
+    seconds: float,
+    memory: int,
+    start: Callable[..., None] | None,
+    start_args: tuple[Any, ...],
 ) -> None:
     signals.as_child()
     parent = os.getppid()

@@ -36,17 +36,69 @@ from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
 KINDS = ("call", "method", "expression", "function")
-ENTRY_KEYS = (*KINDS, "says", "facts", "norm_type", "arguments", "element", "of", "keeps", "writes", "unless", "clamps_with_number", "objects_only", "receivers", "local", "picks")
+ENTRY_KEYS = (
+    *KINDS,
+    "says",
+    "facts",
+    "norm_type",
+    "arguments",
+    "element",
+    "of",
+    "keeps",
+    "writes",
+    "unless",
+    "clamps_with_number",
+    "objects_only",
+    "receivers",
+    "local",
+    "picks",
+)
 FILE_KEYS = (
-    "results", "norm_types", "default_norm", "conversions", "kept_by_arithmetic", "kept_by_conversion", "kept_by_rate", "kept_in_lists", "derivations",
-    "schedulers", "loose_names", "log_ratios", "logging", "entry_points", "unreduced", "alike", "leave_alone", "loaders", "loader_wrappers",
-    "rates", "counts", "flops", "boundaries",
+    "results",
+    "norm_types",
+    "default_norm",
+    "conversions",
+    "kept_by_arithmetic",
+    "kept_by_conversion",
+    "kept_by_rate",
+    "kept_in_lists",
+    "derivations",
+    "schedulers",
+    "loose_names",
+    "log_ratios",
+    "logging",
+    "entry_points",
+    "unreduced",
+    "alike",
+    "leave_alone",
+    "loaders",
+    "loader_wrappers",
+    "rates",
+    "counts",
+    "flops",
+    "boundaries",
 )
 # The constructs sources/python/walk.py and code_reader.py recognise; rules/code/ says what each gives.
 CONSTRUCTS = (
-    "accumulation", "averaging", "last", "rescaling", "negation", "exponential", "after-scheduler-step", "log-ratio",
-    "reversed-log-ratio", "half-square", "exp-minus-one", "entropy-sum", "per-key-mean", "entropy-product",
-    "negated-entropy-product", "comparison-mean", "after-framework-step", "overwritten", "at-boundary",
+    "accumulation",
+    "averaging",
+    "last",
+    "rescaling",
+    "negation",
+    "exponential",
+    "after-scheduler-step",
+    "log-ratio",
+    "reversed-log-ratio",
+    "half-square",
+    "exp-minus-one",
+    "entropy-sum",
+    "per-key-mean",
+    "entropy-product",
+    "negated-entropy-product",
+    "comparison-mean",
+    "after-framework-step",
+    "overwritten",
+    "at-boundary",
 )
 
 
@@ -240,8 +292,14 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         if "kept_in_lists" in top:
             kept_in_lists.update(facet_names(reader, top["kept_in_lists"][1], facets, "'kept_in_lists'"))
         for key, into in (
-            ("kept_by_arithmetic", kept), ("kept_by_conversion", kept_by_conversion), ("kept_by_rate", kept_by_rate), ("leave_alone", leave_alone),
-            ("loaders", loaders), ("loader_wrappers", loader_wrappers), ("counts", counts), ("boundaries", boundaries),
+            ("kept_by_arithmetic", kept),
+            ("kept_by_conversion", kept_by_conversion),
+            ("kept_by_rate", kept_by_rate),
+            ("leave_alone", leave_alone),
+            ("loaders", loaders),
+            ("loader_wrappers", loader_wrappers),
+            ("counts", counts),
+            ("boundaries", boundaries),
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
@@ -279,12 +337,28 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     for derivation in derivations:
         by_construct[derivation.construct] = (*by_construct.get(derivation.construct, ()), derivation)
     return Knowledge(
-        **_indexed(entries), norm_types=norm_types, default_norm=default_norm or "l2", conversions=conversions,
-        kept_by_arithmetic=frozenset(kept), kept_by_conversion=frozenset(kept_by_conversion), kept_by_rate=frozenset(kept_by_rate),
-        kept_in_lists=frozenset(kept_in_lists), derivations=by_construct,
-        schedulers=schedulers, loose_names=frozenset(loose_names), log_ratios=log_ratios, logging=logging, entry_points=entry_points,
-        unreduced=tuple(unreduced), alike=frozenset(alike), leave_alone=frozenset(leave_alone),
-        loaders=frozenset(loaders), loader_wrappers=frozenset(loader_wrappers), rates=rates, counts=frozenset(counts), flops=tuple(flops),
+        **_indexed(entries),
+        norm_types=norm_types,
+        default_norm=default_norm or "l2",
+        conversions=conversions,
+        kept_by_arithmetic=frozenset(kept),
+        kept_by_conversion=frozenset(kept_by_conversion),
+        kept_by_rate=frozenset(kept_by_rate),
+        kept_in_lists=frozenset(kept_in_lists),
+        derivations=by_construct,
+        schedulers=schedulers,
+        loose_names=frozenset(loose_names),
+        log_ratios=log_ratios,
+        logging=logging,
+        entry_points=entry_points,
+        unreduced=tuple(unreduced),
+        alike=frozenset(alike),
+        leave_alone=frozenset(leave_alone),
+        loaders=frozenset(loaders),
+        loader_wrappers=frozenset(loader_wrappers),
+        rates=rates,
+        counts=frozenset(counts),
+        flops=tuple(flops),
         boundaries=frozenset(boundaries),
     )
 
@@ -351,9 +425,24 @@ def _entry(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Known | 
         return None
     chain = pattern if kinds[0] in ("method", "expression") else pattern + "()"
     return Known(
-        chain, kinds[0] == "method", says, tuple(facts), keyword, positions, arguments=arguments, element=element, of=of,
-        keeps=keeps, writes=writes, unless_keyword=unless_keyword, unless_position=unless_position, clamps=clamps,
-        objects_only=objects_only, receivers=receivers, local=local, picks=picks,
+        chain,
+        kinds[0] == "method",
+        says,
+        tuple(facts),
+        keyword,
+        positions,
+        arguments=arguments,
+        element=element,
+        of=of,
+        keeps=keeps,
+        writes=writes,
+        unless_keyword=unless_keyword,
+        unless_position=unless_position,
+        clamps=clamps,
+        objects_only=objects_only,
+        receivers=receivers,
+        local=local,
+        picks=picks,
     )
 
 
@@ -370,7 +459,9 @@ def _derivation(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Der
     says = reader.text(fields["says"][1], "'says'")
     gives = read_facts(reader, fields["gives"][1], facets, "'gives'")
     also = read_facts(reader, fields["also"][1], facets, "'also'") if "also" in fields else ()
-    unless = tuple(f for item in (fields["unless"][1].elements if "unless" in fields else ()) for f in read_facts(reader, item, facets, "'unless'"))
+    unless = tuple(
+        f for item in (fields["unless"][1].elements if "unless" in fields else ()) for f in read_facts(reader, item, facets, "'unless'")
+    )
     return Derivation(construct, given[0] if given else None, says or "", gives, also, unless) if says else None
 
 

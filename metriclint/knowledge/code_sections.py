@@ -100,7 +100,8 @@ def read_log_ratios(reader: NodeReader, node: Node, facets: dict[str, Facet]) ->
         if known_value(reader, key_node, facets, "policy", policy):
             policies.update((w, policy) for _, w in reader.texts(value, f"the words of '{policy}'"))
     drawn_by = tuple(
-        policy for key_node, policy in (reader.texts(fields["drawn_by"][1], "'drawn_by'") if "drawn_by" in fields else ())
+        policy
+        for key_node, policy in (reader.texts(fields["drawn_by"][1], "'drawn_by'") if "drawn_by" in fields else ())
         if known_value(reader, key_node, facets, "policy", policy)
     )
     examples = []
@@ -152,7 +153,10 @@ def read_unreduced(reader: NodeReader, node: Node) -> Unreduced | None:
         reader.error(node, "an unreduced logging call needs one of 'call' or 'method', and 'says'")
         return None
     name, says = reader.text(fields[kinds[0]][1], f"'{kinds[0]}'"), reader.text(fields["says"][1], "'says'")
-    words = {k: frozenset(v for _, v in reader.texts(fields[k][1], f"'{k}'")) if k in fields else frozenset() for k in ("receivers", "classes", "unless")}
+    words = {
+        k: frozenset(v for _, v in reader.texts(fields[k][1], f"'{k}'")) if k in fields else frozenset()
+        for k in ("receivers", "classes", "unless")
+    }
     if not name or not says:
         return None
     call, method = (name, "") if kinds[0] == "call" else ("", name)

@@ -12,8 +12,21 @@ from metriclint.knowledge.vocabulary import Facet
 from metriclint.model import CodeFact, Span
 
 _ENTRY_KEYS = (
-    "entry", "says", "source", "overrides", "unless_keywords", "callbacks", "shipped_by", "unless_defined", "unless_called", "keys",
-    "switched_on_by", "examples", "hook_logs", "hook_reads", "hook_handed_to",
+    "entry",
+    "says",
+    "source",
+    "overrides",
+    "unless_keywords",
+    "callbacks",
+    "shipped_by",
+    "unless_defined",
+    "unless_called",
+    "keys",
+    "switched_on_by",
+    "examples",
+    "hook_logs",
+    "hook_reads",
+    "hook_handed_to",
 )
 _SWITCH_KEYS = ("keywords", "sections", "flag")
 
@@ -113,14 +126,28 @@ def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -
     }
     keys = tuple(k for k in (_key(reader, item, facets) for item in reader.sequence(fields["keys"][1], "'keys'")) if k is not None)
     callbacks, hook_logs = ((reader.text(fields[k][1], f"'{k}'") or "") if k in fields else "" for k in ("callbacks", "hook_logs"))
-    examples = tuple(_example(reader, item) for item in (reader.sequence(fields["examples"][1], "'examples'") if "examples" in fields else ()))
+    examples = tuple(
+        _example(reader, item) for item in (reader.sequence(fields["examples"][1], "'examples'") if "examples" in fields else ())
+    )
     switch = _switch(reader, fields["switched_on_by"][1]) if "switched_on_by" in fields else None
     if not says or not source or not paths:
         return None
     return EntryPoint(
-        paths=paths, says=says, source=source, keys=keys, overrides=frozenset(words["overrides"]), unless_keywords=frozenset(words["unless_keywords"]), callbacks=callbacks,
-        shipped_by=tuple(words["shipped_by"]), unless_defined=frozenset(words["unless_defined"]), unless_called=frozenset(words["unless_called"]), switched_on_by=switch,
-        examples=tuple(e for e in examples if e is not None), hook_logs=hook_logs, hook_reads=frozenset(words["hook_reads"]), hook_handed_to=frozenset(words["hook_handed_to"]),
+        paths=paths,
+        says=says,
+        source=source,
+        keys=keys,
+        overrides=frozenset(words["overrides"]),
+        unless_keywords=frozenset(words["unless_keywords"]),
+        callbacks=callbacks,
+        shipped_by=tuple(words["shipped_by"]),
+        unless_defined=frozenset(words["unless_defined"]),
+        unless_called=frozenset(words["unless_called"]),
+        switched_on_by=switch,
+        examples=tuple(e for e in examples if e is not None),
+        hook_logs=hook_logs,
+        hook_reads=frozenset(words["hook_reads"]),
+        hook_handed_to=frozenset(words["hook_handed_to"]),
     )
 
 

@@ -119,7 +119,10 @@ def _shape(reader: NodeReader, node: Node) -> Shape:
     record = (0, 1)
     if "record" in fields:
         items = reader.mapping(fields["record"][1], "'record'", ("key", "value"))
-        record = tuple(int(items[k][1].value) if k in items and items[k][1].kind == "integer" else i for i, k in enumerate(("key", "value")))  # type: ignore[assignment,arg-type]
+        record = tuple(  # type: ignore[assignment]
+            int(items[k][1].value) if k in items and items[k][1].kind == "integer" else i  # type: ignore[arg-type]
+            for i, k in enumerate(("key", "value"))
+        )
     if not key and "mapping" not in argument and "records" not in argument:
         reader.error(node, "a shape needs a 'key', a 'mapping' or 'records'")
     return Shape(key, argument.get("value"), argument.get("mapping"), argument.get("records"), record)

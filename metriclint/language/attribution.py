@@ -142,7 +142,7 @@ class MetricIndex:
                 series.setdefault(metric, set()).add(word if keys.is_template(metric) and "/" in word else metric)
         if len(series) != 1:
             return None
-        (metric, written), = series.items()
+        ((metric, written),) = series.items()
         return metric if len(written) == 1 else None
 
     def registered_in(self, text: str) -> Iterator[tuple[int, int, str]]:

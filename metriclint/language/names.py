@@ -17,7 +17,10 @@ from metriclint.model import KeyUse, NameClaim
 
 
 def name_claims(
-    uses: Iterable[KeyUse], index: MetricIndex, tests: frozenset[str] = frozenset(), extra: tuple[NamePart, ...] = (),
+    uses: Iterable[KeyUse],
+    index: MetricIndex,
+    tests: frozenset[str] = frozenset(),
+    extra: tuple[NamePart, ...] = (),
 ) -> tuple[NameClaim, ...]:
     """`extra`: the parts a registry's own facets give names (knowledge/names.py custom_parts)."""
     found: dict[NameClaim, None] = {}

@@ -47,7 +47,7 @@ def stated(
 
 
 def _open_determiner(phrase: str, rules: ReadingRules) -> bool:
-    """"per response" written with spaces: its noun can be the first of a compound."""
+    """ "per response" written with spaces: its noun can be the first of a compound."""
     words = phrase.split()
     return len(words) == 2 and words[0].lower() in rules.determiners
 

@@ -75,7 +75,12 @@ def _symbol_after(text: str, vocabulary: Vocabulary, at: int) -> Reading | None:
 
 @lru_cache(maxsize=1)
 def _value_units() -> tuple[re.Pattern[str], dict[str, str]]:
-    units = {symbol: key.split(".", 1)[1] for key, symbols in word_lists("log_messages.yaml").items() if key.startswith("value_units.") for symbol in symbols}
+    units = {
+        symbol: key.split(".", 1)[1]
+        for key, symbols in word_lists("log_messages.yaml").items()
+        if key.startswith("value_units.")
+        for symbol in symbols
+    }
     alternatives = "|".join(sorted(map(re.escape, units), key=len, reverse=True))
     return re.compile(rf" ?({alternatives})(?![\w/])"), units
 
@@ -165,9 +170,7 @@ def _clause_end(text: str, start: int, end: int) -> int:
     return end if brk is None else brk.start()
 
 
-def _negation_cue(
-    text: str, floor: int, start: int, cues: re.Pattern[str] | None, reach: int, rules: ReadingRules
-) -> int | None:
+def _negation_cue(text: str, floor: int, start: int, cues: re.Pattern[str] | None, reach: int, rules: ReadingRules) -> int | None:
     """Offset of the cue that negates the phrase starting at `start`, or None."""
     if cues is None:
         return None

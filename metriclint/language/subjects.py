@@ -68,7 +68,7 @@ def opening_subject(sentence: str, words: SubjectWords) -> list[str]:
 
 
 def _without_determiners(subject: list[str], words: SubjectWords) -> list[str]:
-    """"this value" -> ["value"]; "both quantities" keeps "both": it speaks of two things."""
+    """ "this value" -> ["value"]; "both quantities" keeps "both": it speaks of two things."""
     start = 0
     while start < len(subject) and subject[start] in words.determiners:
         start += 1

@@ -112,7 +112,9 @@ def _unfound(setting: TooltipSetting, tables: list[TooltipTable], root: Path) ->
     there = sorted({t.name for t in tables if _selects(replace(setting, table=None), t, root)})
     if not there:
         return None
-    return replace(setting.origin, message=f"no tooltip table '{setting.table}' in files matching '{setting.path}'; tables there: {', '.join(there)}")
+    return replace(
+        setting.origin, message=f"no tooltip table '{setting.table}' in files matching '{setting.path}'; tables there: {', '.join(there)}"
+    )
 
 
 def _selects(setting: TooltipSetting, table: TooltipTable, root: Path) -> bool:
@@ -246,4 +248,3 @@ def advice(item: Mismatch) -> str:
     _, subject = _matched(item.binding, item.key)
     where = f" before line {item.entry.span.line}" if item.binding.first_wins else ""
     return f"add an entry for '{subject}'{where}"
-

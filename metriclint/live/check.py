@@ -37,8 +37,9 @@ def reads(analysis: Analysis, runs: Runs, store: Store | None = None) -> tuple[l
     if runs.dask is not None:
         from metriclint.live import scale
 
-        done = scale.read_runs(runs.dask, list(runs.paths), statements, names, list(runs.facts), presumed, made, analysis.code,
-                               runs.step_key, runs.rank_key)
+        done = scale.read_runs(
+            runs.dask, list(runs.paths), statements, names, list(runs.facts), presumed, made, analysis.code, runs.step_key, runs.rank_key
+        )
         return done, statements, names
     done = [
         judge.read_run(path, statements, names, list(runs.facts), presumed, made, analysis.code, runs.step_key, runs.rank_key, store)

@@ -113,8 +113,10 @@ def _timing(facts: Facts) -> tuple[object, p.Probe | None, str]:
     kind, rate, total = str(needed["lr_scheduler"].value), float(needed["learning_rate"].value), float(needed["total_steps"].value)  # type: ignore[union-attr]
     if p.schedule(kind, 0, 0, total) is None:
         return None, None, f"the {kind} schedule is not one the timing test knows (linear, cosine, constant, constant_with_warmup)"
-    steps = float(warmup.value) if warmup is not None and warmup.firm and float(warmup.value) > 0 else (
-        math.ceil(total * float(ratio.value)) if ratio is not None and ratio.firm else 0.0
+    steps = (
+        float(warmup.value)
+        if warmup is not None and warmup.firm and float(warmup.value) > 0
+        else (math.ceil(total * float(ratio.value)) if ratio is not None and ratio.firm else 0.0)
     )
     cited = ", ".join(f"{f.name} {f.value} at {f.where}" for f in (*needed.values(), warmup or ratio) if f is not None)
     return "timing", p.Timing(kind, rate, steps, total, cited), ""
@@ -147,8 +149,16 @@ class Read:
 
 
 def read_run(
-    name: str, statements: list[StatedValue], names: KeyMetrics, given: list[Fact], presumed: list[Fact], templates: list[Template],
-    code: Iterable[CodeClaim] = (), step_key: str | None = None, rank_key: str = "rank", store: Store | None = None,
+    name: str,
+    statements: list[StatedValue],
+    names: KeyMetrics,
+    given: list[Fact],
+    presumed: list[Fact],
+    templates: list[Template],
+    code: Iterable[CodeClaim] = (),
+    step_key: str | None = None,
+    rank_key: str = "rank",
+    store: Store | None = None,
     label: str | None = None,
 ) -> Read:
     """Read the run at `name` (a file or folder); `label` names the run in findings when `name`
@@ -204,7 +214,13 @@ def _feed(points: Iterable[Point], source: RunSource, routes: dict[str, list[p.P
 
 
 def _event_shard(
-    reader: EventFile, source: RunSource, store: Store, signature: str, read: Read, fresh: Callable[[], Plan], names: KeyMetrics,
+    reader: EventFile,
+    source: RunSource,
+    store: Store,
+    signature: str,
+    read: Read,
+    fresh: Callable[[], Plan],
+    names: KeyMetrics,
 ) -> Plan:
     """One event file's probes: the kept ones fed what was written since, or new ones fed the
     whole file; then kept for the next check."""
@@ -299,13 +315,29 @@ def _disproved(s: StatedValue, disproofs: list[tuple[Read, p.Outcome]]) -> Findi
     related = []
     if outcome.first is not None:
         related.append(Related(Span(outcome.first.path, 1, 1, 1, 1), f"step {outcome.first.step}: {outcome.first.value!r}"))
-    return ML011.finding(s.span, message, metric=s.metric, facet=s.facet, found=s.found, source=s.source, related=tuple(related),
-                         phrase=s.phrase or f"{s.facet}: {s.value}", expected=outcome.established[0] if outcome.established else "")
+    return ML011.finding(
+        s.span,
+        message,
+        metric=s.metric,
+        facet=s.facet,
+        found=s.found,
+        source=s.source,
+        related=tuple(related),
+        phrase=s.phrase or f"{s.facet}: {s.value}",
+        expected=outcome.established[0] if outcome.established else "",
+    )
 
 
 def _undetermined(s: StatedValue, why: str) -> Finding:
-    return ML014.finding(s.span, f"{s.metric}: {s.says}; undetermined by the run: {why}", metric=s.metric, facet=s.facet,
-                         found=s.found, source=s.source, phrase=s.phrase or f"{s.facet}: {s.value}")
+    return ML014.finding(
+        s.span,
+        f"{s.metric}: {s.says}; undetermined by the run: {why}",
+        metric=s.metric,
+        facet=s.facet,
+        found=s.found,
+        source=s.source,
+        phrase=s.phrase or f"{s.facet}: {s.value}",
+    )
 
 
 def _coverage(registry: Registry, reads: list[Read], names: KeyMetrics) -> list[Finding]:
@@ -339,4 +371,6 @@ def exp_pairs(read: Read) -> dict[str, list[str]]:
     series = {metric: probe for metric, probes in read.plan.probes.items() for probe in probes if isinstance(probe, p.Series)}
     said = read.quantities
     losses = {metric: probe for metric, probe in series.items() if "nll" in said.get(metric, ())}
-    return {metric: found for metric, probe in series.items() if "perplexity" in said.get(metric, ()) and (found := p.exp_pairs(probe, losses))}
+    return {
+        metric: found for metric, probe in series.items() if "perplexity" in said.get(metric, ()) and (found := p.exp_pairs(probe, losses))
+    }

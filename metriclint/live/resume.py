@@ -29,9 +29,22 @@ from metriclint.model import Span
 
 TAIL = 64  # bytes before the offset whose digest must match
 _CLASSES: dict[str, Any] = {
-    cls.__name__: cls for cls in (
-        p.ClipBound, p.DefinedBound, p.KlMean, p.RunningPeak, p.RanksAgree, p.UnitExact, p.DeviceCapacity, p.StepDuration,
-        p.Timing, p.Series, p.StepSketch, p.Seen, Fact, Span,
+    cls.__name__: cls
+    for cls in (
+        p.ClipBound,
+        p.DefinedBound,
+        p.KlMean,
+        p.RunningPeak,
+        p.RanksAgree,
+        p.UnitExact,
+        p.DeviceCapacity,
+        p.StepDuration,
+        p.Timing,
+        p.Series,
+        p.StepSketch,
+        p.Seen,
+        Fact,
+        Span,
     )
 }
 
@@ -80,7 +93,11 @@ class Store:
 
     def save(self, shown: str, signature: str, offset: int, keys: Iterable[str], probes: dict[str, list[p.Probe]]) -> None:
         document = {
-            "path": shown, "offset": offset, "tail": _tail(shown, offset), "signature": signature, "keys": sorted(set(keys)),
+            "path": shown,
+            "offset": offset,
+            "tail": _tail(shown, offset),
+            "signature": signature,
+            "keys": sorted(set(keys)),
             "probes": {metric: [_encoded(probe) for probe in found] for metric, found in probes.items()},
         }
         try:
@@ -93,8 +110,10 @@ class Store:
 def signature(statements: list[StatedValue], facts: Iterable[Fact], code: Iterable[object]) -> str:
     """What the probes of a run were made from: a kept state made from anything else is not used."""
     made = (
-        __version__, sorted(repr(dataclasses.astuple(s)) for s in statements),
-        sorted(repr((f.name, f.value, f.firm, f.span)) for f in facts), sorted(repr(c) for c in code),
+        __version__,
+        sorted(repr(dataclasses.astuple(s)) for s in statements),
+        sorted(repr((f.name, f.value, f.firm, f.span)) for f in facts),
+        sorted(repr(c) for c in code),
     )
     return hashlib.sha256(repr(made).encode("utf-8", "surrogateescape")).hexdigest()
 

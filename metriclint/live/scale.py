@@ -50,8 +50,16 @@ def shards(run: str) -> tuple[list[str], list[Fact]]:
 
 
 def read_runs(
-    address: str, runs: list[str], statements: list[StatedValue], names: KeyMetrics, given: list[Fact], presumed: list[Fact],
-    templates: list[Template], code: tuple[CodeClaim, ...], step_key: str | None, rank_key: str,
+    address: str,
+    runs: list[str],
+    statements: list[StatedValue],
+    names: KeyMetrics,
+    given: list[Fact],
+    presumed: list[Fact],
+    templates: list[Template],
+    code: tuple[CodeClaim, ...],
+    step_key: str | None,
+    rank_key: str,
 ) -> list[judge.Read]:
     """Every run read shard by shard on the cluster at `address`, each run's shards merged."""
     with client(address) as dask:
@@ -62,8 +70,21 @@ def read_runs(
                 done.append(judge.read_run(run, statements, names, given, presumed, templates, code, step_key, rank_key))
                 continue
             futures = [
-                dask.submit(judge.read_run, file, statements, names, [*given, *facts], presumed, templates, code, step_key, rank_key,
-                            None, run, pure=False)
+                dask.submit(
+                    judge.read_run,
+                    file,
+                    statements,
+                    names,
+                    [*given, *facts],
+                    presumed,
+                    templates,
+                    code,
+                    step_key,
+                    rank_key,
+                    None,
+                    run,
+                    pure=False,
+                )
                 for file in files
             ]
             reads = dask.gather(futures)

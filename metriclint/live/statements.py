@@ -42,11 +42,32 @@ def gathered(claims: tuple[Claim, ...], registry: Registry | None, mentions: tup
         for key, entry in registry.metrics.items():
             description = entry.description.text.lower() if entry.description is not None else ""
             for facet, setting in entry.semantics.items():
-                found.append(StatedValue(metric=key, facet=facet, value=setting.value, negated=False, span=setting.span, source=str(SourceKind.REGISTRY), phrase="", sentence=description))
+                found.append(
+                    StatedValue(
+                        metric=key,
+                        facet=facet,
+                        value=setting.value,
+                        negated=False,
+                        span=setting.span,
+                        source=str(SourceKind.REGISTRY),
+                        phrase="",
+                        sentence=description,
+                    )
+                )
     for claim in claims:
         mention = texts.get((claim.statement.path, claim.statement.line, claim.statement.column))
-        found.append(StatedValue(metric=claim.metric, facet=claim.facet, value=claim.value, negated=claim.negated, span=claim.span, source=str(claim.source), phrase=claim.phrase,
-                               sentence=_sentence(mention, claim) if mention is not None else claim.phrase.lower()))
+        found.append(
+            StatedValue(
+                metric=claim.metric,
+                facet=claim.facet,
+                value=claim.value,
+                negated=claim.negated,
+                span=claim.span,
+                source=str(claim.source),
+                phrase=claim.phrase,
+                sentence=_sentence(mention, claim) if mention is not None else claim.phrase.lower(),
+            )
+        )
     return found
 
 
@@ -83,7 +104,7 @@ class KeyMetrics:
         self.exact: dict[str, set[str]] = {}
         for metric in metrics:
             self.exact.setdefault(metric, set()).add(metric)
-        for key, entry in (registry.metrics.items() if registry is not None else ()):
+        for key, entry in registry.metrics.items() if registry is not None else ():
             for name in (key, *entry.aliases):
                 self.exact.setdefault(name, set()).add(key)
         self.templates = keys.KeySet(name for name in self.exact if keys.is_template(name))

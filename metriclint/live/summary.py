@@ -57,7 +57,9 @@ def logged(run: Path) -> dict[str, dict[str, KeyValueStats]]:
     """Every key the run logs, by file: read again where the file changed, on from the last
     offset where an event file only grew."""
     stale = {shown: f for shown, f in _READ.items() if f.offset is not None}
-    opened = open_run(str(run), ReaderOptions(Wanted(lambda key: True), offsets={shown: f.offset for shown, f in stale.items() if f.offset}))
+    opened = open_run(
+        str(run), ReaderOptions(Wanted(lambda key: True), offsets={shown: f.offset for shown, f in stale.items() if f.offset})
+    )
     found: dict[str, dict[str, KeyValueStats]] = {}
     for stream, reader in opened.streams:
         shown = stream.source.path
@@ -99,6 +101,7 @@ def hover(root: Path, patterns: tuple[str, ...], registry: Registry | None, metr
     for path, keys in sorted(logged(run).items()):
         for key, seen in sorted(keys.items()):
             if metric in names.of(key):
-                lines.append(f"  {key}: {seen.count} values, last {seen.last!r} at step {seen.step}, "
-                             f"from {seen.low!r} to {seen.high!r} ({path})")
+                lines.append(
+                    f"  {key}: {seen.count} values, last {seen.last!r} at step {seen.step}, from {seen.low!r} to {seen.high!r} ({path})"
+                )
     return [f"The last run ({run.name}) logged:", *lines] if lines else [f"The last run ({run.name}) did not log it."]

@@ -104,7 +104,9 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def file_templates(path: str, keyed: dict[tuple[str, tuple[tuple[int, int], ...]], tuple[str, ...]], read: Callable[[str], bytes | None]) -> list[Template]:
+def file_templates(
+    path: str, keyed: dict[tuple[str, tuple[tuple[int, int], ...]], tuple[str, ...]], read: Callable[[str], bytes | None]
+) -> list[Template]:
     data = read(path)
     if data is None:
         return []
@@ -139,11 +141,19 @@ def file_templates(path: str, keyed: dict[tuple[str, tuple[tuple[int, int], ...]
 def _is_message(node: ast.AST) -> bool:
     if isinstance(node, ast.JoinedStr):
         return True
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mod)
+        and isinstance(node.left, ast.Constant)
+        and isinstance(node.left.value, str)
+    ):
         return True
     return (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
-        and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
     )
 
 
@@ -151,8 +161,11 @@ def _logs_lazily(call: ast.Call) -> bool:
     """`logger.info("%.3f", x)`: a format and its values handed to a logger."""
     first = call.args[0] if call.args else None
     return (
-        isinstance(call.func, ast.Attribute) and len(call.args) > 1 and isinstance(first, ast.Constant)
-        and isinstance(first.value, str) and "log" in called_name(call.func.value).lower()
+        isinstance(call.func, ast.Attribute)
+        and len(call.args) > 1
+        and isinstance(first, ast.Constant)
+        and isinstance(first.value, str)
+        and "log" in called_name(call.func.value).lower()
     )
 
 

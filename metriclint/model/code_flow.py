@@ -186,7 +186,9 @@ class FunctionFlow:
     sinks: tuple[tuple[str, frozenset[Atom]], ...]  # (logged key, what the value may be)
     returns: tuple[tuple[int | None, frozenset[Atom]], ...]  # (tuple element or None, atoms)
     templates: tuple[str, ...] = ()  # logged keys built from a parameter: `perf/{name}_time`, `{section}/{key}`
-    handed: tuple[tuple[int, tuple[HandOver, ...]], ...] = ()  # (index in sinks, the calls the dict its value was put in is handed to after)
+    handed: tuple[
+        tuple[int, tuple[HandOver, ...]], ...
+    ] = ()  # (index in sinks, the calls the dict its value was put in is handed to after)
     reducers: tuple[Reducer, ...] = ()  # what it does to every value of a dict parameter
     logged: tuple[LoggedBag, ...] = ()  # dicts of metrics it logs whose entries it cannot all see (evidence/logged_bags.py)
     gives: Bag = Bag()  # the dict of metrics it returns
@@ -266,8 +268,6 @@ class CodeClaim:
     fact: CodeFact
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class CodeProducts:
     """What the code of all the files makes, besides what each logs itself (evidence/products.py):
@@ -280,4 +280,3 @@ class CodeProducts:
     code: tuple[CodeClaim, ...] = ()
     own_methods: frozenset[Span] = frozenset()  # calls named like a tracker's method that reach the project's own (KeyUse.via)
     put_logged: tuple[tuple[str, str, frozenset[Atom]], ...] = ()  # (function, key, value): put in a dict a sink elsewhere logs
-

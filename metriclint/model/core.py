@@ -62,7 +62,9 @@ class Mention:
     subjects: tuple[str, ...] = ()  # names the whole text speaks for (parameter, alias, key)
     flows_to: tuple[str, ...] = ()  # logged keys the documented value reaches; beats subjects
     names_metrics: bool = False  # the subjects are metric names by the file's own structure
-    below: tuple[str, ...] = ()  # keys logged on the line right below a comment, or by a call starting there: a sentence naming one speaks for it
+    below: tuple[
+        str, ...
+    ] = ()  # keys logged on the line right below a comment, or by a call starting there: a sentence naming one speaks for it
     values: tuple[int, ...] = ()  # a log message's: the offsets right after the value it formats, where a unit symbol may follow
 
     def span(self, start: int, end: int) -> Span:

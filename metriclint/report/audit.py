@@ -18,7 +18,15 @@ from metriclint.model import Claim, CodeClaim, Finding, Mention, Sighting, Sourc
 
 AGREE, CONTRADICT, SILENT = "agree", "contradict", "silent"
 # Column order of the matrix; kinds not listed follow in alphabetical order.
-SOURCE_ORDER = (SourceKind.REGISTRY, SourceKind.DOC, SourceKind.TOOLTIP, SourceKind.DOCSTRING, SourceKind.COMMENT, SourceKind.LOG, SourceKind.CODE)
+SOURCE_ORDER = (
+    SourceKind.REGISTRY,
+    SourceKind.DOC,
+    SourceKind.TOOLTIP,
+    SourceKind.DOCSTRING,
+    SourceKind.COMMENT,
+    SourceKind.LOG,
+    SourceKind.CODE,
+)
 
 
 def _checked(kind: Kind) -> frozenset[str]:
@@ -117,7 +125,9 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
     for code in codes:
         computed[code.metric].append(code)
         fact = code.fact
-        by_metric[code.metric].setdefault(fact.span, []).append(Claim(code.metric, fact.facet, fact.value, False, fact.origin, fact.span, SourceKind.CODE, fact.span))
+        by_metric[code.metric].setdefault(fact.span, []).append(
+            Claim(code.metric, fact.facet, fact.value, False, fact.origin, fact.span, SourceKind.CODE, fact.span)
+        )
     for key, entry in entries.items():
         if entry.description is not None:
             by_metric[key].setdefault(entry.description.span(0, len(entry.description.text)), [])
@@ -180,7 +190,17 @@ def _metric(
     stated = {v.facet for v in facet_views}
     silent = tuple(f for f in facets if f not in stated)
     status = CONTRADICT if contradictions else AGREE if facet_views else SILENT
-    return MetricAudit(key=key, entry=entry, logged=tuple(logged), statements=tuple(views), facets=facet_views, silent_facets=silent, findings=tuple(findings), status=status, code=tuple(code))
+    return MetricAudit(
+        key=key,
+        entry=entry,
+        logged=tuple(logged),
+        statements=tuple(views),
+        facets=facet_views,
+        silent_facets=silent,
+        findings=tuple(findings),
+        status=status,
+        code=tuple(code),
+    )
 
 
 def _code_texts(codes: list[CodeClaim]) -> dict[Span, Mention]:
@@ -192,7 +212,9 @@ def _code_texts(codes: list[CodeClaim]) -> dict[Span, Mention]:
         reasons = said.setdefault(code.fact.span, [code.fact.origin])
         if code.fact.says not in reasons:
             reasons.append(code.fact.says)
-    return {span: Mention(SourceKind.CODE, span.path, f"{r[0]}: {'; '.join(r[1:])}", ((span.line, span.column),)) for span, r in said.items()}
+    return {
+        span: Mention(SourceKind.CODE, span.path, f"{r[0]}: {'; '.join(r[1:])}", ((span.line, span.column),)) for span, r in said.items()
+    }
 
 
 def _facets(entry: MetricEntry | None, statements: list[AuditStatement], contradictions: list[Finding]) -> tuple[FacetView, ...]:

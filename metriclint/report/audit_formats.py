@@ -61,16 +61,18 @@ class AuditSummary(TypedDict):
 def summary(audit: Audit) -> AuditSummary:
     statements = Counter(s.source for m in audit.metrics for s in m.statements)
     rules = Counter(f.rule for f in audit.gaps)
-    return AuditSummary({
-        "files": audit.files,
-        "metrics": len(audit.metrics),
-        "statements": dict(sorted(statements.items())),
-        "contradicted": sum(m.status == CONTRADICT for m in audit.metrics),
-        "contradictions": sum(f.rule in CONTRADICTIONS for m in audit.metrics for f in m.findings),
-        "unregistered": rules[ML004.code],
-        "stale": rules[ML005.code],
-        "undescribed": len(audit.undescribed),
-    })
+    return AuditSummary(
+        {
+            "files": audit.files,
+            "metrics": len(audit.metrics),
+            "statements": dict(sorted(statements.items())),
+            "contradicted": sum(m.status == CONTRADICT for m in audit.metrics),
+            "contradictions": sum(f.rule in CONTRADICTIONS for m in audit.metrics for f in m.findings),
+            "unregistered": rules[ML004.code],
+            "stale": rules[ML005.code],
+            "undescribed": len(audit.undescribed),
+        }
+    )
 
 
 # -- JSON ------------------------------------------------------------------------------------
@@ -87,8 +89,7 @@ def _statement_dict(statement: AuditStatement) -> dict[str, object]:
         "text": statement.text,
         "status": statement.status,
         "claims": [
-            {"facet": c.facet, "value": c.value, "negated": c.negated, "phrase": c.phrase, **_span_dict(c.span)}
-            for c in statement.claims
+            {"facet": c.facet, "value": c.value, "negated": c.negated, "phrase": c.phrase, **_span_dict(c.span)} for c in statement.claims
         ],
     }
 
@@ -290,7 +291,12 @@ def provenance(audit: Audit, environ: Mapping[str, str] = os.environ) -> str:
     made = commit(top) if top is not None else None
     epoch = environ.get("SOURCE_DATE_EPOCH", "")
     when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
-    parts = [f"metriclint {__version__}", f"registry {registry}", *([f"commit {made}"] if made else []), when.strftime("%Y-%m-%d %H:%M UTC")]
+    parts = [
+        f"metriclint {__version__}",
+        f"registry {registry}",
+        *([f"commit {made}"] if made else []),
+        when.strftime("%Y-%m-%d %H:%M UTC"),
+    ]
     return " · ".join(parts)
 
 
@@ -333,7 +339,9 @@ def html_audit(audit: Audit, stream: TextIO) -> None:
         '<div class="controls"><label>Filter <input id="filter" type="search" placeholder="metric key"></label>'
         f'<label>Status <select id="status"><option value="">all</option>{options}</select></label></div>\n'
     )
-    stream.write('<div class="scroll">\n<table class="matrix">\n<thead><tr><th class="metric" aria-sort="ascending"><button type="button">metric</button></th>')
+    stream.write(
+        '<div class="scroll">\n<table class="matrix">\n<thead><tr><th class="metric" aria-sort="ascending"><button type="button">metric</button></th>'
+    )
     stream.write("".join(f'<th><button type="button">{_e(s)}</button></th>' for s in audit.sources) + "</tr></thead>\n<tbody>\n")
     for metric in audit.metrics:
         silent = f'<div class="loc">nobody states: {_e(", ".join(metric.silent_facets))}</div>' if metric.silent_facets else ""
@@ -347,7 +355,7 @@ def html_audit(audit: Audit, stream: TextIO) -> None:
     if audit.gaps or audit.undescribed:
         stream.write('<h2>Coverage gaps</h2>\n<ul class="gaps">\n')
         for finding in audit.gaps:
-            stream.write(f"<li><b>{finding.rule}</b> <span class=\"loc\">{_e(_where(finding.span))}</span> {_e(finding.message)}</li>\n")
+            stream.write(f'<li><b>{finding.rule}</b> <span class="loc">{_e(_where(finding.span))}</span> {_e(finding.message)}</li>\n')
         if audit.undescribed:
             stream.write(f"<li>no description anywhere: <code>{_e(', '.join(audit.undescribed))}</code></li>\n")
         stream.write("</ul>\n")

@@ -133,9 +133,7 @@ def finding_dict(finding: Finding) -> dict[str, object]:
         "expected": finding.expected,
         "source": finding.source,
         "message": finding.message,
-        "related": [
-            {"path": r.span.path, "line": r.span.line, "column": r.span.column, "text": r.text} for r in finding.related
-        ],
+        "related": [{"path": r.span.path, "line": r.span.line, "column": r.span.column, "text": r.text} for r in finding.related],
     }
 
 
@@ -222,7 +220,7 @@ def _linked(finding: Finding) -> str:
         if at < 0:
             extra.append(f"[{where}]({number})")
         else:
-            text = f"{text[:at]}[{where}]({number}){text[at + len(where):]}"
+            text = f"{text[:at]}[{where}]({number}){text[at + len(where) :]}"
     return text + (f" (see {', '.join(extra)})" if extra else "")
 
 
@@ -268,12 +266,14 @@ def sarif(report: Report, stream: TextIO, quiet: bool = False) -> None:
     document = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "metriclint", "version": __version__, "rules": rules}},
-            "results": results,
-            "columnKind": "unicodeCodePoints",
-            "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri() + "/"}},
-        }],
+        "runs": [
+            {
+                "tool": {"driver": {"name": "metriclint", "version": __version__, "rules": rules}},
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+                "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri() + "/"}},
+            }
+        ],
     }
     _dump(document, stream)
 
@@ -326,5 +326,10 @@ class Formatter(Protocol):
 
 
 FORMATS: dict[str, Formatter] = {
-    "text": text, "json": json_report, "json-lines": json_lines, "sarif": sarif, "github": github, "gitlab": gitlab,
+    "text": text,
+    "json": json_report,
+    "json-lines": json_lines,
+    "sarif": sarif,
+    "github": github,
+    "gitlab": gitlab,
 }

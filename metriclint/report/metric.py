@@ -41,8 +41,7 @@ def describe(audit: Audit, key: str) -> list[str]:
     if texts:
         lines.append("texts:")
         lines += [
-            f'  {c.facet}={"not " if c.negated else ""}{c.value}  {c.source} ({c.span.path}:{c.span.line}) "{c.phrase}"'
-            for c in texts
+            f'  {c.facet}={"not " if c.negated else ""}{c.value}  {c.source} ({c.span.path}:{c.span.line}) "{c.phrase}"' for c in texts
         ]
     findings = sorted({f for m in audit.metrics for f in m.findings}, key=lambda f: f.sort_key)
     if findings:
@@ -72,4 +71,8 @@ def _paths(code: list[tuple[CodeFact, str]]) -> list[str]:
 
 def _path(fact: CodeFact) -> str:
     held = fact.placeholder
-    return f"{fact.value} when {held.flag} is set, else the constant {held.constant} ({held.span.path}:{held.span.line})" if held else fact.value
+    return (
+        f"{fact.value} when {held.flag} is set, else the constant {held.constant} ({held.span.path}:{held.span.line})"
+        if held
+        else fact.value
+    )

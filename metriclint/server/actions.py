@@ -16,7 +16,9 @@ from metriclint.server.edits import Insertion, registry_entry, suppression
 from metriclint.server.locations import document, uri_of
 
 
-def actions(workspace: Workspace, document: TextDocument, shown: str, finding: Finding, registry: Registry | None) -> list[types.CodeAction]:
+def actions(
+    workspace: Workspace, document: TextDocument, shown: str, finding: Finding, registry: Registry | None
+) -> list[types.CodeAction]:
     """Every action that settles `finding`, the fix first."""
     found = [_fix(document, shown, finding), _suppress(document, shown, finding)]
     if finding.rule == ML004.code and registry is not None:
@@ -58,9 +60,7 @@ def _action(title: str, uri: str, edit: types.TextEdit, preferred: bool = False)
 
 
 def _inserted(document: TextDocument, insertion: Insertion) -> types.TextEdit:
-    at = document.position_codec.position_to_client_units(
-        document.lines, ServerTextPosition(insertion.line - 1, insertion.column - 1)
-    )
+    at = document.position_codec.position_to_client_units(document.lines, ServerTextPosition(insertion.line - 1, insertion.column - 1))
     return types.TextEdit(types.Range(at, at), insertion.text)
 
 

@@ -14,7 +14,8 @@ from metriclint.server.locations import location_of, range_of
 SOURCE = "metriclint"
 
 _SEVERITY = {
-    Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.NOTE: types.DiagnosticSeverity.Information,
 }
 

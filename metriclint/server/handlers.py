@@ -111,9 +111,7 @@ async def references(ls: Server, params: types.ReferenceParams) -> list[types.Lo
     return [location_of(ls.workspace, span) for span in spans]
 
 
-@server.feature(
-    types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
-)
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
 async def code_action(ls: Server, params: types.CodeActionParams) -> list[types.CodeAction] | None:
     await ls.loaded()
     found = ls.findings_in(params.text_document.uri, params.range)

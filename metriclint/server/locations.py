@@ -56,11 +56,11 @@ def range_of(workspace: Workspace, span: Span) -> types.Range:
     """`span` in the client's units, counted on the document's text (its buffer when open)."""
     found = document(workspace, uri_of(span.path))
     lines = found.lines if found is not None else []  # gone from disk: characters are the best guess
-    inner = ServerTextRange(
-        ServerTextPosition(span.line - 1, span.column - 1), ServerTextPosition(span.end_line - 1, span.end_column - 1)
-    )
-    return workspace.position_codec.range_to_client_units(lines, inner) if lines else types.Range(
-        types.Position(inner.start.line, inner.start.character), types.Position(inner.end.line, inner.end.character)
+    inner = ServerTextRange(ServerTextPosition(span.line - 1, span.column - 1), ServerTextPosition(span.end_line - 1, span.end_column - 1))
+    return (
+        workspace.position_codec.range_to_client_units(lines, inner)
+        if lines
+        else types.Range(types.Position(inner.start.line, inner.start.character), types.Position(inner.end.line, inner.end.character))
     )
 
 

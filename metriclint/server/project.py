@@ -42,7 +42,6 @@ def client_options(given: Any) -> WorkspaceOptions:
     return WorkspaceOptions(registry, config, tuple(r for r in runs if isinstance(r, str) and r) if isinstance(runs, list) else ())
 
 
-
 class WorkspaceFolder:
     """A workspace folder: its settings, what its files hold, and what the checks found."""
 

@@ -45,7 +45,9 @@ async def register(ask: Callable[[types.RegistrationParams], Awaitable[None]]) -
     try:
         await ask(registration())
     except Exception:  # noqa: BLE001 - any refusal or failure of the client's
-        log.warning("the client did not register the file watchers; files changed outside the editor are seen after a restart", exc_info=True)
+        log.warning(
+            "the client did not register the file watchers; files changed outside the editor are seen after a restart", exc_info=True
+        )
 
 
 @dataclass(frozen=True)

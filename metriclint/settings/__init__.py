@@ -32,8 +32,17 @@ from metriclint.settings.table import Located, known, tooltips
 # (a test's comment says what the test expects). Globs against the path from the project root,
 # or the file name.
 DEFAULT_TESTS = (
-    "tests/*", "test/*", "*/tests/*", "*/test/*", "__tests__/*", "*/__tests__/*",
-    "test_*.py", "*_test.py", "conftest.py", "*.test.*", "*.spec.*",
+    "tests/*",
+    "test/*",
+    "*/tests/*",
+    "*/test/*",
+    "__tests__/*",
+    "*/__tests__/*",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+    "*.test.*",
+    "*.spec.*",
 )
 CACHE_DIR = prune.DEFAULT_NAME  # at the project root; METRICLINT_CACHE_DIR moves it
 __all__ = ["DEFAULT_REGISTRY", "known"]
@@ -146,7 +155,17 @@ def projects(
     project nested in a checked folder (settings of its own) is checked as its own project.
     """
     _check_command_line((*select, *extend_select), ignore, baseline)
-    line = _CommandLine(registry=registry, select=select, ignore=ignore, baseline=baseline, changed_only=changed_only, extend_select=extend_select, exclude=exclude, extend_exclude=extend_exclude, overrides=_overrides(overrides))
+    line = _CommandLine(
+        registry=registry,
+        select=select,
+        ignore=ignore,
+        baseline=baseline,
+        changed_only=changed_only,
+        extend_select=extend_select,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        overrides=_overrides(overrides),
+    )
     folder = base or Path.cwd()
     if config_file is not None:
         file = _given_file(config_file, "settings", "--config")
@@ -160,7 +179,10 @@ def projects(
     for path, found in zip(checked, homes(checked)):
         groups.setdefault(found, []).append(path)
     inner = _split(groups, changed_only) if split else {}
-    return [_project(line, found, given, inner.get(found, ()) if found is not None else ()) for found, given in sorted(groups.items(), key=_project_order)]
+    return [
+        _project(line, found, given, inner.get(found, ()) if found is not None else ())
+        for found, given in sorted(groups.items(), key=_project_order)
+    ]
 
 
 def _split(groups: dict[Home | None, list[Path]], changed_only: bool) -> dict[Home, tuple[Home, ...]]:
@@ -232,7 +254,9 @@ def write_target(name: str, option: str = "metriclint") -> Path:
     escape = escaping_link(Path(name))
     if escape is not None:
         root, target = escape
-        message = f"{name} leads through a link out of its project ({display(root)}) to {target}; not written (name that file itself to write it)"
+        message = (
+            f"{name} leads through a link out of its project ({display(root)}) to {target}; not written (name that file itself to write it)"
+        )
         raise ConfigError([Problem(option, 0, 0, message)])
     return Path(os.path.realpath(name))
 
@@ -294,8 +318,14 @@ def _roots(inner: tuple[Home, ...]) -> tuple[Path, ...]:
 
 
 def _config(
-    line: _CommandLine, root: Path, file: Path | None, loaded: table.FileSettings, chosen: tuple[Path, ...],
-    shown: tuple[str, ...], scope: tuple[Path, ...] | None, nearest_registry: Path | None,
+    line: _CommandLine,
+    root: Path,
+    file: Path | None,
+    loaded: table.FileSettings,
+    chosen: tuple[Path, ...],
+    shown: tuple[str, ...],
+    scope: tuple[Path, ...] | None,
+    nearest_registry: Path | None,
 ) -> Config:
     """The command line over one settings file (`file`, None: defaults) of the project at `root`."""
     settings = loaded.values
@@ -326,7 +356,10 @@ def _config(
     else:
         registry_path = nearest_registry
     return Config(
-        root=root, paths=chosen, exclude=Patterns(excluded + tuple(settings.get("extend-exclude", ())) + line.extend_exclude, root), registry=registry_path,
+        root=root,
+        paths=chosen,
+        exclude=Patterns(excluded + tuple(settings.get("extend-exclude", ())) + line.extend_exclude, root),
+        registry=registry_path,
         selection=selection,
         baseline=Path(line.baseline) if line.baseline is not None else None,
         changed=shown if line.changed_only else None,
@@ -349,7 +382,8 @@ def _code_knowledge(root: Path, file: Path | None, names: list[str]) -> tuple[Pa
     found = tuple(root / name for name in names)
     problems = [
         Located(file).at(f"code knowledge file '{name}' {why}", value_of=("code-knowledge", number))
-        for number, (name, path) in enumerate(zip(names, found)) if (why := _unusable(path)) is not None
+        for number, (name, path) in enumerate(zip(names, found))
+        if (why := _unusable(path)) is not None
     ]
     if problems:
         raise ConfigError(problems)

@@ -27,10 +27,36 @@ if TYPE_CHECKING:
     from metriclint.base.places import Place, Places
 
 KEYS = (
-    "registry", "extend", "paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore",
-    "per-file-ignores", "severity", "tooltips", "log-functions", "code-knowledge", "max-file-size", "max-cache-size",
+    "registry",
+    "extend",
+    "paths",
+    "exclude",
+    "extend-exclude",
+    "tests",
+    "select",
+    "extend-select",
+    "ignore",
+    "extend-ignore",
+    "per-file-ignores",
+    "severity",
+    "tooltips",
+    "log-functions",
+    "code-knowledge",
+    "max-file-size",
+    "max-cache-size",
 )
-LISTS = ("paths", "exclude", "extend-exclude", "tests", "select", "extend-select", "ignore", "extend-ignore", "log-functions", "code-knowledge")
+LISTS = (
+    "paths",
+    "exclude",
+    "extend-exclude",
+    "tests",
+    "select",
+    "extend-select",
+    "ignore",
+    "extend-ignore",
+    "log-functions",
+    "code-knowledge",
+)
 FILES = ("paths", "registry", "code-knowledge")  # paths relative to the settings file's folder, kept inside its project
 SELECTORS = ("select", "extend-select", "ignore", "extend-ignore")
 EXTENDING = ("extend-exclude", "extend-select", "extend-ignore")  # added to what an `extend`ed file says, not replacing it
@@ -210,7 +236,8 @@ def validate(table: dict[str, Any], file: Path) -> FileSettings:
     if "tooltips" in spelled and isinstance(spelled["tooltips"], list):
         notes += [
             where.note("'strip_prefix' is deprecated; write 'strip-prefix'", "tooltips", number, "strip_prefix")
-            for number, item in enumerate(spelled["tooltips"]) if isinstance(item, dict) and "strip_prefix" in item
+            for number, item in enumerate(spelled["tooltips"])
+            if isinstance(item, dict) and "strip_prefix" in item
         ]
     if problems:
         raise ConfigError(problems)
@@ -239,11 +266,12 @@ def _problems(key: str, value: Any, where: Located) -> list[Problem]:
         return found + [p for glob, codes in value.items() for p in _list_problems(key, codes, where, glob)]
     if key == "severity":
         if not isinstance(value, dict):
-            return [where.at("'severity' must map rule codes to \"error\" or \"warning\", not {value}", value_of=(key,))]
+            return [where.at('\'severity\' must map rule codes to "error" or "warning", not {value}', value_of=(key,))]
         levels = {s.value for s in Severity}
         return [where.at(_unknown(code), key, code) for code in value if not known(code)] + [
-            where.at(f"severity of {code} must be \"error\" or \"warning\", not {{value}}", value_of=(key, code))
-            for code, level in value.items() if not (isinstance(level, str) and level in levels)
+            where.at(f'severity of {code} must be "error" or "warning", not {{value}}', value_of=(key, code))
+            for code, level in value.items()
+            if not (isinstance(level, str) and level in levels)
         ]
     return _tooltip_problems(value, where)
 
@@ -251,7 +279,11 @@ def _problems(key: str, value: Any, where: Located) -> list[Problem]:
 def _list_problems(key: str, value: Any, where: Located, within: str | None = None) -> list[Problem]:
     """A list of strings: each entry at its place (`within`: the per-file-ignores glob it is under)."""
     path: tuple[str | int, ...] = (key,) if within is None else (key, within)
-    wrong = f"'{key}' must be a list of strings, not {{value}}" if within is None else "'per-file-ignores' must map globs to lists of rule codes, not {value}"
+    wrong = (
+        f"'{key}' must be a list of strings, not {{value}}"
+        if within is None
+        else "'per-file-ignores' must map globs to lists of rule codes, not {value}"
+    )
     if not isinstance(value, list):
         return [where.at(wrong, value_of=path)]
     problems = []
@@ -292,12 +324,16 @@ def _tooltip_problems(value: Any, where: Located) -> list[Problem]:
     problems = []
     for number, item in enumerate(value):
         if not isinstance(item, dict):
-            problems.append(where.at("'tooltips' must be an array of tables: [[tool.metriclint.tooltips]], not {value}", value_of=("tooltips", number)))
+            problems.append(
+                where.at("'tooltips' must be an array of tables: [[tool.metriclint.tooltips]], not {value}", value_of=("tooltips", number))
+            )
             continue
         for written, setting in item.items():
             key, at = written.replace("_", "-"), ("tooltips", number, written)
             if key not in TOOLTIP_KEYS:
-                problems.append(where.at(f"unknown key '{key}' in [[tool.metriclint.tooltips]]; expected one of: {', '.join(TOOLTIP_KEYS)}", *at))
+                problems.append(
+                    where.at(f"unknown key '{key}' in [[tool.metriclint.tooltips]]; expected one of: {', '.join(TOOLTIP_KEYS)}", *at)
+                )
             elif key in ("path", "table") and not isinstance(setting, str):
                 problems.append(where.at(f"'{key}' must be a string, not {{value}}", value_of=at))
             elif key == "match" and not (isinstance(setting, str) and setting in MATCH_MODES):
@@ -305,7 +341,9 @@ def _tooltip_problems(value: Any, where: Located) -> list[Problem]:
             elif key == "strip-prefix" and not isinstance(setting, bool):
                 problems.append(where.at(f"'{written}' must be true or false, not {{value}}", value_of=at))
         if "path" not in item:
-            problems.append(where.at("a [[tool.metriclint.tooltips]] table needs 'path' (a glob of the files that hold it)", "tooltips", number))
+            problems.append(
+                where.at("a [[tool.metriclint.tooltips]] table needs 'path' (a glob of the files that hold it)", "tooltips", number)
+            )
     return problems
 
 
@@ -313,7 +351,10 @@ def tooltips(items: list[dict[str, Any]], file: Path) -> tuple[TooltipSetting, .
     where = Located(file)
     return tuple(
         TooltipSetting(
-            item["path"], item.get("table"), item.get("match", "exact"), item.get("strip-prefix", item.get("strip_prefix", False)),
+            item["path"],
+            item.get("table"),
+            item.get("match", "exact"),
+            item.get("strip-prefix", item.get("strip_prefix", False)),
             where.at("", "tooltips", number),
         )
         for number, item in enumerate(items)

@@ -43,7 +43,7 @@ def directive(comment: str) -> Directive | None:
     if match is None:
         return _noqa(comment)
     codes = tuple(dict.fromkeys(code.strip().upper() for code in (match.group(2) or "").split(",") if code.strip()))
-    reason = comment[match.end():].strip()
+    reason = comment[match.end() :].strip()
     for closer in _CLOSERS:
         reason = reason.removesuffix(closer).strip()
     return Directive(codes, match.group(1) == "ignore-file", match.start(), reason, match.group(1))
@@ -55,7 +55,7 @@ def _noqa(comment: str) -> Directive | None:
     if match is None:
         return None
     codes = tuple(dict.fromkeys(code.upper() for code in re.split(r"[, \t]+", match.group(1)) if _OWN.fullmatch(code.upper())))
-    return Directive(codes, False, match.start(), comment[match.end():].strip(), "noqa") if codes else None
+    return Directive(codes, False, match.start(), comment[match.end() :].strip(), "noqa") if codes else None
 
 
 def suppression(found: Directive, span: Span, lines: Iterable[int]) -> Suppression:

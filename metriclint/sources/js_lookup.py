@@ -22,7 +22,14 @@ from metriclint.model import Lookup
 from metriclint.sources.lookup_rules import Key, lookup_rules
 from metriclint.sources.tree_tables import TreeFile
 
-_FUNCTIONS = ("function_declaration", "function_expression", "arrow_function", "method_definition", "generator_function_declaration", "function")
+_FUNCTIONS = (
+    "function_declaration",
+    "function_expression",
+    "arrow_function",
+    "method_definition",
+    "generator_function_declaration",
+    "function",
+)
 _EQUALITY = ("===", "==")
 _TRACE_LIMIT = 8  # declarations followed from a subject back to the parameter
 
@@ -218,7 +225,11 @@ def _after_first_slash(source: TreeFile, call: Node) -> Node | None:
         if index is None or one is None or source.text(one) != "1" or index.type != "call_expression":
             return None
         finder = index.child_by_field_name("function")
-        if finder is None or finder.type != "member_expression" or source.text(finder.child_by_field_name("property") or finder) != "indexOf":
+        if (
+            finder is None
+            or finder.type != "member_expression"
+            or source.text(finder.child_by_field_name("property") or finder) != "indexOf"
+        ):
             return None
         searched = finder.child_by_field_name("object")
         if searched is None or source.text(searched) != source.text(receiver) or not _is_slash(source, _argument(index, 0)):

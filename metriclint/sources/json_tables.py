@@ -77,7 +77,9 @@ def _may_hold_table(data: bytes) -> bool:
         value = pending.pop()
         if isinstance(value, dict):
             items = list(value.values())
-            if items and all(isinstance(v, str) or (isinstance(v, dict) and any(isinstance(v.get(f), str) for f in text_fields)) for v in items):
+            if items and all(
+                isinstance(v, str) or (isinstance(v, dict) and any(isinstance(v.get(f), str) for f in text_fields)) for v in items
+            ):
                 return True
         elif isinstance(value, list):
             items = value
@@ -111,7 +113,9 @@ def _dashboard(source: TreeFile, root: Node) -> Node | None:
     fields = _fields(source, root)
     if "dashboard" in fields:
         return _dashboard(source, fields["dashboard"])
-    panels = _objects(fields.get("panels")) + [p for row in _objects(fields.get("rows")) for p in _objects(_fields(source, row).get("panels"))]
+    panels = _objects(fields.get("panels")) + [
+        p for row in _objects(fields.get("rows")) for p in _objects(_fields(source, row).get("panels"))
+    ]
     shaped = any({"gridPos", "targets", "type"} & _fields(source, p).keys() for p in panels)
     return root if panels and shaped and ("schemaVersion" in fields or "title" in fields) else None
 
@@ -146,7 +150,7 @@ def _panel_rows(source: TreeFile, dashboard: Node) -> Iterator[tuple[str, Mentio
         if not shown and title is not None and title.text.strip():
             shown[title.text.strip()] = source.span(fields["title"])
         if len(shown) == 1:
-            (name, span), = shown.items()
+            ((name, span),) = shown.items()
             for text in texts:
                 yield name, text, span
 
@@ -179,4 +183,3 @@ def _tables(source: TreeFile, node: Node, pointer: str) -> Iterator[TooltipTable
 
 
 _CONTAINERS = ("object", "array")  # a number or a string holds no table: its key is not even decoded
-

@@ -102,8 +102,11 @@ def find_suppressions(path: str, lines: list[str], tree: SyntaxTreeNode, env: di
             comments = [(node.content, first, set(range(first + 1, end + 2)))]
         elif node.type == "inline" and node.map is not None:
             first, end = node.map
-            comments = [(c.content, first + node.content[: node.content.find(c.content)].count("\n"), set(range(first + 1, end + 1)))
-                        for c in InlineRun(node, env).children if c.type == "html_inline"]
+            comments = [
+                (c.content, first + node.content[: node.content.find(c.content)].count("\n"), set(range(first + 1, end + 1)))
+                for c in InlineRun(node, env).children
+                if c.type == "html_inline"
+            ]
         else:
             continue
         for raw, line_index, covered in comments:
@@ -189,7 +192,13 @@ class _Walker:
         return self._inline(inline, inner.section, inner.about_metrics, offset) + self.blocks(children[1:], inner)
 
     def _table(self, table: SyntaxTreeNode, context: _Context) -> list[Mention]:
-        head = [cell.children[0].content if cell.children else "" for part in table.children if part.type == "thead" for row in part.children for cell in row.children]
+        head = [
+            cell.children[0].content if cell.children else ""
+            for part in table.children
+            if part.type == "thead"
+            for row in part.children
+            for cell in row.children
+        ]
         rows = [row for part in table.children for row in part.children if part.type == "tbody"]
         cells = [[self._run(cell.children[0]) for cell in row.children if cell.children] for row in rows]
         key_column = _key_column(cells)
@@ -211,9 +220,7 @@ class _Walker:
     def _line(self, index: int) -> str:
         return self.lines[index] if index < len(self.lines) else ""
 
-    def _inline(
-        self, inline: InlineRun, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0
-    ) -> list[Mention]:
+    def _inline(self, inline: InlineRun, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0) -> list[Mention]:
         """The text of one inline run from `offset` on, with every line mapped to the file."""
         content = _readable(inline)
         if not content[offset:].strip() or inline.map is None:
@@ -255,7 +262,7 @@ def _readable(inline: InlineRun) -> str:
         at = content.find(raw, cursor)
         if at >= 0:
             blank = "".join("\n" if c == "\n" else " " for c in raw)
-            content = content[:at] + blank + content[at + len(blank):]
+            content = content[:at] + blank + content[at + len(blank) :]
             cursor = at + len(blank)
     return content
 
@@ -328,7 +335,7 @@ def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
         return None
     if not _name_shaped(name, marked=True) or not inline.content.startswith(raw) or rest.type != "text":
         return None
-    after = inline.content[len(raw):]
+    after = inline.content[len(raw) :]
     stripped = after.lstrip()
     if not stripped or stripped[0] not in _SEPARATORS:
         return None

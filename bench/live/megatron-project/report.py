@@ -6,8 +6,15 @@ from typing import Any
 
 
 def training_log(
-    writer: Any, iteration: int, train_iters: int, elapsed_ms: float, learning_rate: float, batch_size: int, lm_loss: float,
-    loss_scale: float, grad_norm: float,
+    writer: Any,
+    iteration: int,
+    train_iters: int,
+    elapsed_ms: float,
+    learning_rate: float,
+    batch_size: int,
+    lm_loss: float,
+    loss_scale: float,
+    grad_norm: float,
 ) -> None:
     """Logs and prints one reporting interval.
 

@@ -26,6 +26,25 @@ from metriclint.live.probes.timing import StepDuration, Timing, schedule
 from metriclint.live.probes.units import DeviceCapacity, UnitExact, capacity_units
 
 __all__ = [
-    "LIMIT", "Bound", "ClipBound", "DefinedBound", "DeviceCapacity", "KlMean", "Outcome", "Probe", "RanksAgree", "RunningPeak", "Seen",
-    "Series", "StepDuration", "StepSketch", "Timing", "UnitExact", "capacity_units", "defined_bounds", "earliest", "exp_pairs", "schedule",
+    "LIMIT",
+    "Bound",
+    "ClipBound",
+    "DefinedBound",
+    "DeviceCapacity",
+    "KlMean",
+    "Outcome",
+    "Probe",
+    "RanksAgree",
+    "RunningPeak",
+    "Seen",
+    "Series",
+    "StepDuration",
+    "StepSketch",
+    "Timing",
+    "UnitExact",
+    "capacity_units",
+    "defined_bounds",
+    "earliest",
+    "exp_pairs",
+    "schedule",
 ]

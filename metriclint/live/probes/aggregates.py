@@ -97,6 +97,7 @@ class RunningPeak(Probe):
     def outcome(self) -> Outcome:
         if self.drops:
             at_least = "at least " if self.decided else ""
-            return Outcome({"max": f"{at_least}{self.drops} values fall below the value before them, which no running peak does"},
-                           first=self.first)
+            return Outcome(
+                {"max": f"{at_least}{self.drops} values fall below the value before them, which no running peak does"}, first=self.first
+            )
         return Outcome(consistent=f"none of its {self.count} values falls below the one before it")

@@ -73,9 +73,11 @@ class ClipBound(Bound):
     def outcome(self) -> Outcome:
         found = super().outcome()
         if found.ruled_out and not self.threshold.firm:
-            return Outcome(undetermined=f"{self.counted()} exceed max_grad_norm's default {shown_value(float(self.threshold.value))} "
-                           f"({self.threshold.where}), but the run does not record its own (pass --fact max_grad_norm=VALUE)",
-                           first=self.first)
+            return Outcome(
+                undetermined=f"{self.counted()} exceed max_grad_norm's default {shown_value(float(self.threshold.value))} "
+                f"({self.threshold.where}), but the run does not record its own (pass --fact max_grad_norm=VALUE)",
+                first=self.first,
+            )
         return found
 
     def disproof(self) -> str:
@@ -98,8 +100,10 @@ class DefinedBound(Bound):
     every loss lies above 0. Percent and ratio have no bound (a percent may exceed 100)."""
 
     def __init__(self, facet: str, value: str, low: float, high: float, why: str) -> None:
-        super().__init__(low - TINY * max(1.0, abs(low)) if math.isfinite(low) else low,
-                         high + TINY * max(1.0, abs(high)) if math.isfinite(high) else high)
+        super().__init__(
+            low - TINY * max(1.0, abs(low)) if math.isfinite(low) else low,
+            high + TINY * max(1.0, abs(high)) if math.isfinite(high) else high,
+        )
         self.facet, self.value, self.why = facet, value, why
         self.values = (value,)
 
@@ -127,7 +131,12 @@ def defined_bounds(facet: str, value: str, vocab: Fact | None) -> DefinedBound |
     if value == "entropy":
         if vocab is not None and vocab.firm and float(vocab.value) >= 2:
             top = math.log2(float(vocab.value))
-            return DefinedBound(facet, value, 0.0, top, f"[0, log2(vocab_size)] = [0, {top:.4g}] (vocab_size {shown_value(float(vocab.value))} "
-                                f"at {vocab.where})")
+            return DefinedBound(
+                facet,
+                value,
+                0.0,
+                top,
+                f"[0, log2(vocab_size)] = [0, {top:.4g}] (vocab_size {shown_value(float(vocab.value))} at {vocab.where})",
+            )
         return DefinedBound(facet, value, 0.0, math.inf, "[0, inf), where every entropy lies")
     return None

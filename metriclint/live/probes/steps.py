@@ -75,8 +75,9 @@ class RanksAgree(Probe):
         if differ:
             ranks = shared[differ[0]]
             shown = ", ".join(f"rank {k}: {shown_value(v)}" for k, v in sorted(ranks.items())[:4])
-            return Outcome({"global": f"ranks log different values at {len(differ)} of the {len(shared)} steps compared "
-                            f"(step {differ[0]}: {shown})"})
+            return Outcome(
+                {"global": f"ranks log different values at {len(differ)} of the {len(shared)} steps compared (step {differ[0]}: {shown})"}
+            )
         return Outcome(consistent=f"ranks agree at all {len(shared)} steps compared")
 
 

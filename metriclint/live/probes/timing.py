@@ -53,8 +53,10 @@ class StepDuration(Probe):
         if not self.timed:
             return Outcome(undetermined="the run records no wall-clock time between its values")
         if self.over >= self.LEAST and 2 * self.over >= self.timed:
-            return Outcome({"seconds": f"{self.over} of its {self.timed} timed values exceed ten times the wall-clock time since "
-                            "the record before"}, first=self.first)
+            return Outcome(
+                {"seconds": f"{self.over} of its {self.timed} timed values exceed ten times the wall-clock time since the record before"},
+                first=self.first,
+            )
         return Outcome(consistent=f"{self.timed - self.over} of {self.timed} timed values fit in the wall-clock time between records")
 
 
@@ -136,8 +138,11 @@ class Timing(Probe):
             return Outcome(undetermined="the run's steps are not known to count updates done (only a trainer state's are)")
         informative = self.current + self.next + self.neither
         if self.neither:
-            return Outcome(undetermined=f"{self.neither} of {informative} informative values match neither the schedule at their step "
-                           f"nor one step before ({self.cited}); steps may have been skipped", first=self.first_neither)
+            return Outcome(
+                undetermined=f"{self.neither} of {informative} informative values match neither the schedule at their step "
+                f"nor one step before ({self.cited}); steps may have been skipped",
+                first=self.first_neither,
+            )
         if informative < self.LEAST:
             return Outcome(undetermined=f"{informative} values fall where the schedule changes; at least {self.LEAST} are needed")
         if self.next and not self.current:

@@ -66,17 +66,23 @@ class UnitExact(Probe):
     def outcome(self) -> Outcome:
         bits = 30 if self.power == 9 else 20
         if self.only_decimal >= self.LEAST and not self.only_binary:
-            why = (f"{self.only_decimal} of its {self.count} values are a whole number of bytes divided by 10^{self.power}, "
-                   f"and none divided by 2^{bits}")
+            why = (
+                f"{self.only_decimal} of its {self.count} values are a whole number of bytes divided by 10^{self.power}, "
+                f"and none divided by 2^{bits}"
+            )
             return Outcome({self.binary: why}, established=(self.decimal, why), first=self.first_decimal)
         if self.only_binary >= self.LEAST and not self.only_decimal:
-            why = (f"{self.only_binary} of its {self.count} values are a whole number of bytes divided by 2^{bits}, "
-                   f"and none divided by 10^{self.power}")
+            why = (
+                f"{self.only_binary} of its {self.count} values are a whole number of bytes divided by 2^{bits}, "
+                f"and none divided by 10^{self.power}"
+            )
             return Outcome({self.decimal: why}, established=(self.binary, why), first=self.first_binary)
         if self.imprecise == self.count:
             return Outcome(undetermined="its values are stored as float32, which cannot tell GiB from GB")
-        return Outcome(undetermined=f"{self.only_decimal} values read as {self.decimal} only and {self.only_binary} as {self.binary} only "
-                       f"(of {self.count}); rounded values read as neither")
+        return Outcome(
+            undetermined=f"{self.only_decimal} values read as {self.decimal} only and {self.only_binary} as {self.binary} only "
+            f"(of {self.count}); rounded values read as neither"
+        )
 
 
 _BYTES = {"bytes": 1.0, "GB": 1e9, "GiB": 2.0**30, "MB": 1e6, "MiB": 2.0**20}

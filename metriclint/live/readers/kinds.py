@@ -24,9 +24,22 @@ from metriclint.live.templates import Template
 
 _RANK = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
 _CONFIGS = (".json", ".yaml", ".yml")
-_NOT_CONFIG = frozenset({hf.STATE, "wandb-summary.json", "wandb-metadata.json", "meta.yaml", "tokenizer.json", "vocab.json",
-                         "tokenizer_config.json", "special_tokens_map.json", "trainer_state.json", "all_results.json",
-                         "train_results.json", "eval_results.json"})
+_NOT_CONFIG = frozenset(
+    {
+        hf.STATE,
+        "wandb-summary.json",
+        "wandb-metadata.json",
+        "meta.yaml",
+        "tokenizer.json",
+        "vocab.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "trainer_state.json",
+        "all_results.json",
+        "train_results.json",
+        "eval_results.json",
+    }
+)
 MAX_FILES = 10_000  # files looked at under one run folder
 
 

@@ -109,7 +109,8 @@ class Database:
             wanted = [key for key in keys if self.wanted(key, self.shown)]
             for key in wanted:
                 rows = connection.execute(
-                    "SELECT step, value, is_nan, timestamp FROM metrics WHERE run_uuid = ? AND key = ? ORDER BY step, timestamp", (run, key),
+                    "SELECT step, value, is_nan, timestamp FROM metrics WHERE run_uuid = ? AND key = ? ORDER BY step, timestamp",
+                    (run, key),
                 )
                 for step, value, is_nan, timestamp in rows:
                     if not isinstance(value, (int, float)) or not isinstance(step, int):

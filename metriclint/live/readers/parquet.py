@@ -42,8 +42,8 @@ class Table:
             rank = "CAST(rank AS VARCHAR)" if "rank" in columns else "''"
             wall = "CAST(wall AS DOUBLE)" if "wall" in columns else "NULL"
             result = connection.execute(
-                f"SELECT {rank}, key, CAST(step AS BIGINT), CAST(value AS DOUBLE), {wall} FROM {source} WHERE key IN "
-                f"(SELECT unnest(?))", [kept],
+                f"SELECT {rank}, key, CAST(step AS BIGINT), CAST(value AS DOUBLE), {wall} FROM {source} WHERE key IN (SELECT unnest(?))",
+                [kept],
             )
             while batch := result.fetchmany(BATCH):
                 for found_rank, key, step, value, at in batch:

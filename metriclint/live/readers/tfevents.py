@@ -99,10 +99,14 @@ class EventFile:
                 continue
             length, checksum = unpack(buffer, at)
             if _mask(crc(buffer[at : at + 8])) != checksum:
-                raise Corrupt(f"the record at byte {self.offset} has a wrong length checksum; the file is not read past it", offset=self.offset)
+                raise Corrupt(
+                    f"the record at byte {self.offset} has a wrong length checksum; the file is not read past it", offset=self.offset
+                )
             data = buffer[at + 12 : at + 12 + length]
             if _mask(crc(data)) != footer(buffer, at + 12 + length)[0]:
-                raise Corrupt(f"the record at byte {self.offset} has a wrong data checksum; the file is not read past it", offset=self.offset)
+                raise Corrupt(
+                    f"the record at byte {self.offset} has a wrong data checksum; the file is not read past it", offset=self.offset
+                )
             at += 16 + length
             yield data
 

@@ -33,7 +33,9 @@ def rekeyed(bag: Bag, rekey: str) -> Bag:
     """The bag with each key written into `rekey` in place of "{}" (`train/{}`)."""
     if rekey == "{}":
         return bag
-    entries = tuple(MetricsEntry(rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through) for e in bag.entries)  # new keys: not recorded
+    entries = tuple(
+        MetricsEntry(rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through) for e in bag.entries
+    )  # new keys: not recorded
     return Bag(entries, tuple(Held(h.kind, h.name, rekey.replace("{}", h.rekey), h.call, h.where) for h in bag.held))
 
 
@@ -322,7 +324,9 @@ class BagReader(ValueReader):
     def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
         """`name = value`: the name holds what the value holds (with what it held, on a branch)."""
         scope = self.scopes[-1]
-        if isinstance(value, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in (*value.args, *(k.value for k in value.keywords))):
+        if isinstance(value, ast.Call) and any(
+            isinstance(a, ast.Name) and a.id == name for a in (*value.args, *(k.value for k in value.keywords))
+        ):
             self.argument_bags(value)  # `x = f(x)`: what the call is handed, before `x` is rebound
         if replaces and isinstance(value, ast.Call) and called_name(value.func) not in _COPIES:
             scope.results[name] = value  # what a call returns, a dict only maybe: read as one when used as one (`bag`)

@@ -57,7 +57,11 @@ class Bindings(Messages):
         scope = self.scopes[-1]
         loop = scope.iterating[-1] if scope.iterating else None
         container = target.value
-        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(container, ast.Name) or isinstance(target.slice, (ast.Slice, ast.Tuple)):
+        if (
+            not isinstance(loop, (ast.For, ast.AsyncFor))
+            or not isinstance(container, ast.Name)
+            or isinstance(target.slice, (ast.Slice, ast.Tuple))
+        ):
             return None
         name, held = container.id, scope.carries.get(container.id)
         if (held is None and name not in scope.params) or (held is not None and id(loop.body) in held[1]):
@@ -66,7 +70,12 @@ class Bindings(Messages):
         if shape is None:
             shape = scope.loop_shapes[id(loop)] = loop_shape(loop, self.sinks.names)
         varying, used = shape.varying, read_names(value)
-        if not used & varying or name in used | varying or read_names(target.slice) & (varying | shape.called_on) or any(test & varying for test in self.tests):
+        if (
+            not used & varying
+            or name in used | varying
+            or read_names(target.slice) & (varying | shape.called_on)
+            or any(test & varying for test in self.tests)
+        ):
             return None  # the same value, a dict of each item's, a key per item, or an item a test selects
         if shape.leaves or name in shape.logged:
             return None

@@ -34,7 +34,9 @@ def returned_callbacks(
 
 
 class _Lister:
-    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, tables: dict[str, ast.Dict], name: Callable[[ast.expr], str | None]) -> None:
+    def __init__(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, tables: dict[str, ast.Dict], name: Callable[[ast.expr], str | None]
+    ) -> None:
         self.nodes = list(_own_nodes(function))
         self.parents = {child: node for node in self.nodes for child in ast.iter_child_nodes(node)}
         self.tables = tables
@@ -124,7 +126,11 @@ def module_tables(tree: ast.Module) -> dict[str, ast.Dict]:
             for target in targets:
                 if isinstance(target, ast.Name) and statement.value is not None:
                     bound.setdefault(target.id, []).append(statement.value)
-    tables = {name: values[0] for name, values in bound.items() if len(values) == 1 and isinstance(values[0], ast.Dict) and None not in values[0].keys}
+    tables = {
+        name: values[0]
+        for name, values in bound.items()
+        if len(values) == 1 and isinstance(values[0], ast.Dict) and None not in values[0].keys
+    }
     for node in ast.walk(tree) if tables else ():
         changed = node.value if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load) else None
         if isinstance(node, ast.Attribute) and node.attr not in _READ:

@@ -176,7 +176,8 @@ class CodeReader:
         span, origin = self.text.span(self.path, node), self.origin(node)
         return frozenset(
             CodeFact(facet, value, span, origin, d.says, also=() if have & set(d.unless) else tuple(v for f, v in d.also if f == facet))
-            for d in self.knowledge.derive(construct, have) for facet, value in d.gives
+            for d in self.knowledge.derive(construct, have)
+            for facet, value in d.gives
         )
 
     def fact(self, facet: str, value: str, node: ast.AST, says: str) -> CodeFact:
@@ -254,7 +255,12 @@ class CodeReader:
             return self._constant(node.operand)
         if isinstance(node, ast.Call):
             func, given = node.func, [*node.args, *(k.value for k in node.keywords)]
-            return isinstance(func, ast.Name) and func.id == "float" and "float" not in self.defined and all(isinstance(a, ast.Constant) for a in given)
+            return (
+                isinstance(func, ast.Name)
+                and func.id == "float"
+                and "float" not in self.defined
+                and all(isinstance(a, ast.Constant) for a in given)
+            )
         return isinstance(node, ast.Constant) or numbers.value(node, self.constants.get) is not None
 
     def exponential(self, node: ast.Call, objects: dict[str, str]) -> bool:
@@ -271,9 +277,7 @@ class CodeReader:
         """One element of a value: only a project call's result can still be followed."""
         if element is None:
             return atoms
-        return frozenset(
-            replace(a, element=element[0]) for a in atoms if isinstance(a, ResultOf) and a.element is None
-        )
+        return frozenset(replace(a, element=element[0]) for a in atoms if isinstance(a, ResultOf) and a.element is None)
 
     def arithmetic(
         self,
@@ -304,7 +308,12 @@ class CodeReader:
         durations = [a for a in right if isinstance(a, CodeFact) and a.facet == "unit" and a.value in _DURATIONS]
         if op == "/" and durations:
             result |= {a for a in every if a.facet in self.knowledge.kept_by_rate} | self._rates(node, facts, durations[0])
-        if op in "*/" and by is None and (counted or last_word(right_node) in self.knowledge.counts) and not any(a.facet == "unit" for a in right if isinstance(a, CodeFact)):
+        if (
+            op in "*/"
+            and by is None
+            and (counted or last_word(right_node) in self.knowledge.counts)
+            and not any(a.facet == "unit" for a in right if isinstance(a, CodeFact))
+        ):
             result |= {a for a in facts if a.facet == "unit" and a.value in _DURATIONS}  # the time of one iteration, GPU-seconds
         for fact in facts:
             unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" and by is not None else None
@@ -335,7 +344,9 @@ class CodeReader:
         names = [n.lower().split("_") for n in factors if n]
         for flops in self.knowledge.flops:
             if flops.counts(names):
-                says = f"multiplies a parameter count by a token count ({' * '.join(n for n in factors if n)}), a FLOP count in {flops.gives}"
+                says = (
+                    f"multiplies a parameter count by a token count ({' * '.join(n for n in factors if n)}), a FLOP count in {flops.gives}"
+                )
                 return {CodeFact("unit", flops.gives, self.text.span(self.path, node), self.origin(node), says)}
         return set()
 
@@ -399,7 +410,13 @@ def _constants(body: list[ast.stmt]) -> dict[str, float]:
     bound: dict[str, int] = {}
     values: dict[str, float] = {}
     for statement in body:
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
+        targets = (
+            statement.targets
+            if isinstance(statement, ast.Assign)
+            else [statement.target]
+            if isinstance(statement, (ast.AnnAssign, ast.AugAssign))
+            else []
+        )
         for target in targets:
             if isinstance(target, ast.Name):
                 bound[target.id] = bound.get(target.id, 0) + 1

@@ -112,7 +112,9 @@ class Scope:
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
     framework_stepped: Related | None = None  # a hook its framework calls after stepping the scheduler (rules/code/schedules.yaml)
-    placeholders: dict[str, tuple[tuple[int, ...], str, Span]] = field(default_factory=dict)  # name -> (block path, constant, span) of `x = 0`
+    placeholders: dict[str, tuple[tuple[int, ...], str, Span]] = field(
+        default_factory=dict
+    )  # name -> (block path, constant, span) of `x = 0`
     owns: bool = False  # whether this rank's own values (ranks.LocalFact) were made here: else no name holds one
     batches: set[str] = field(default_factory=set)  # names that hold the batch of a loop over a data loader, or a part of a handed batch
     unknown: set[str] = field(default_factory=set)  # names that, on some path, hold a value computed in a way not known
@@ -135,7 +137,9 @@ class Scope:
     containers: set[str] = field(default_factory=set)  # parameters annotated as dicts (`timing: dict[str, float]`)
     globals: set[str] = field(default_factory=set)  # names a `global` statement makes the module's
     instances: dict[str, str] = field(default_factory=dict)
-    known: Mapping[str, str] = field(default_factory=dict)  # its instances, then the module's (set by the walk)  # name -> the class it holds an instance of, dotted as imported
+    known: Mapping[str, str] = field(
+        default_factory=dict
+    )  # its instances, then the module's (set by the walk)  # name -> the class it holds an instance of, dotted as imported
 
     def roots(self, name: str) -> frozenset[Atom]:
         return self.carries[name][0] if name in self.carries else frozenset({name})
@@ -203,7 +207,18 @@ class Scope:
         if not (self.params or sinks or returns or self.logged or self.gives or puts or fills or self.makes):
             return None
         return FunctionFlow(
-            self.name, self.params, self.bound, sinks, returns, templates, handed, tuple(self.reducers), tuple(self.logged), self.thinned(self.gives), puts, fills,
+            self.name,
+            self.params,
+            self.bound,
+            sinks,
+            returns,
+            templates,
+            handed,
+            tuple(self.reducers),
+            tuple(self.logged),
+            self.thinned(self.gives),
+            puts,
+            fills,
             self.makes or "",
         )
 

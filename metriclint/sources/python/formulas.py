@@ -177,4 +177,3 @@ def _number(node: ast.expr) -> float | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return float(node.value)
     return None
-

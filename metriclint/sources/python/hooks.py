@@ -27,7 +27,9 @@ class _Unknown(Exception):
     """A use that may write any key."""
 
 
-def keys_written(hook: ast.FunctionDef | ast.AsyncFunctionDef, entry: EntryPoint, resolve: Callable[[ast.expr], str | None]) -> frozenset[str] | None:
+def keys_written(
+    hook: ast.FunctionDef | ast.AsyncFunctionDef, entry: EntryPoint, resolve: Callable[[ast.expr], str | None]
+) -> frozenset[str] | None:
     """The keys `hook` may write into the logs it receives by the entry point's `hook_logs`
     keyword (`resolve` names a function as the file's imports do); None: any."""
     keyword = entry.hook_logs
@@ -46,7 +48,9 @@ def keys_written(hook: ast.FunctionDef | ast.AsyncFunctionDef, entry: EntryPoint
 
 
 class _Follower:
-    def __init__(self, keyword: str, names: set[str], kwargs: str | None, entry: EntryPoint, resolve: Callable[[ast.expr], str | None]) -> None:
+    def __init__(
+        self, keyword: str, names: set[str], kwargs: str | None, entry: EntryPoint, resolve: Callable[[ast.expr], str | None]
+    ) -> None:
         self.keyword = keyword
         self.names = names  # the names that may hold the dict
         self.kwargs = kwargs  # the `**kwargs` the dict arrives in, when no parameter takes it

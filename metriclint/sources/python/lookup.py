@@ -113,7 +113,9 @@ def _loop(function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, pairs
     return _tested(function, branches[0].test, pattern, ref, "a loop that returns on a match (first match)")
 
 
-def _first_of(function: ast.FunctionDef | ast.AsyncFunctionDef, generator: ast.comprehension, parents: dict[int, ast.AST], pairs: bool, ref: ast.Name) -> Lookup | None:
+def _first_of(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, generator: ast.comprehension, parents: dict[int, ast.AST], pairs: bool, ref: ast.Name
+) -> Lookup | None:
     """`next((t for p, t in T.items() if TEST), None)`: the first match wins."""
     expression = parents.get(id(generator))
     call = parents.get(id(expression)) if isinstance(expression, ast.GeneratorExp) else None
@@ -164,7 +166,13 @@ def _key(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr) -> Ke
             if value is None:
                 return None
             node = value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in rules.lower and not node.args and not key.lower:
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in rules.lower
+            and not node.args
+            and not key.lower
+        ):
             key, node = replace(key, lower=True, how=(*key.how, f"`{node.func.attr}` (lower-case)")), node.func.value
         elif not key.strip_prefix and (inner := _after_first_slash(node)) is not None:
             key, node = replace(key, strip_prefix=True, how=(*key.how, "cut after the first '/' (strip_prefix)")), inner
@@ -228,7 +236,8 @@ def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 def _assigned(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
     """The value of the one assignment to `name` in `function` (outside nested functions)."""
     values = [
-        node.value for node in _own_nodes(function)
+        node.value
+        for node in _own_nodes(function)
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
     ]
     stores = sum(1 for node in _own_nodes(function) if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store))

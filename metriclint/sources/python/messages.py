@@ -44,7 +44,11 @@ class MessageRules:
 def message_rules() -> MessageRules:
     lists = word_lists("log_messages.yaml")
     return MessageRules(
-        frozenset(lists["functions"]), frozenset(lists["methods"]), lists["receivers"], frozenset(lists["describers"]), lists["separators"],
+        frozenset(lists["functions"]),
+        frozenset(lists["methods"]),
+        lists["receivers"],
+        frozenset(lists["describers"]),
+        lists["separators"],
         frozenset(lists["joins"]),
     )
 
@@ -121,7 +125,13 @@ def call_messages(call: ast.Call, text: PythonText, extra_functions: frozenset[s
         return []
     if kind == "logs" and positional and isinstance(positional[0], ast.Constant) and len(positional) > 1:
         return percent_fields(positional[0], positional[1:], text)  # logger.info("%.1f GB", x): formatted lazily
-    if kind == "prints" and len(positional) > 1 and _joins(call) and any(_is_string(a) for a in positional) and not any(map(_formats, positional)):
+    if (
+        kind == "prints"
+        and len(positional) > 1
+        and _joins(call)
+        and any(_is_string(a) for a in positional)
+        and not any(map(_formats, positional))
+    ):
         return _joined_fields(positional, text)
     return [f for argument in positional for f in message_fields(argument, text)]
 

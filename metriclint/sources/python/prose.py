@@ -86,10 +86,7 @@ class Prose:
 
     def suppressions(self) -> list[Suppression]:
         """A directive covers its own line, and the strings it anchors (see `anchors`)."""
-        return [
-            directives.suppression(found, span, {span.line} | self.anchors.get(span.line, set()))
-            for span, found in self.directives
-        ]
+        return [directives.suppression(found, span, {span.line} | self.anchors.get(span.line, set())) for span, found in self.directives]
 
     def comment_mentions(self) -> list[Mention]:
         """Trailing comments speak for what their line logs or assigns; runs of own-line
@@ -103,7 +100,11 @@ class Prose:
                 # A logging call that starts on the next line, or a key written there (a dict entry,
                 # `m["k"] = v`): attribution keeps the one a sentence names, if the code logs it.
                 after = block[-1][0] + 1
-                below = tuple(dict.fromkeys((*self.calls_logging.get(after, ()), *self.keys_on_line.get(after, ()), *self.entries_on_line.get(after, ()))))
+                below = tuple(
+                    dict.fromkeys(
+                        (*self.calls_logging.get(after, ()), *self.keys_on_line.get(after, ()), *self.entries_on_line.get(after, ()))
+                    )
+                )
                 mentions.append(Mention(SourceKind.COMMENT, self.path, text, tuple((c[0], c[1]) for c in block), below=below))
                 block.clear()
 
@@ -134,5 +135,3 @@ def _documented(name: str, flows: dict[str, tuple[str, ...]]) -> str | None:
 
 def _with(mention: Mention, subjects: tuple[str, ...], flows_to: tuple[str, ...] = ()) -> Mention:
     return Mention(mention.source, mention.path, mention.text, mention.origins, subjects, flows_to)
-
-

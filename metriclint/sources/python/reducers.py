@@ -31,11 +31,17 @@ Facts = Callable[[ast.expr], frozenset[CodeFact]]
 _STACKS = frozenset({"stack", "tensor", "array", "asarray"})  # the ranks' values as one tensor or array, each still one rank's
 
 
-def loop_reducers(function: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple[str, ...], rules: FlowRules, facts: Facts) -> list[Reducer]:
+def loop_reducers(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple[str, ...], rules: FlowRules, facts: Facts
+) -> list[Reducer]:
     """What each loop over the keys of a gathered parameter does to every value (module doc);
     `facts` makes the facts of a mean written at a node."""
     aliases = _aliases(function.body)
-    loops = [(n, iterated) for n in _own_statements(function) if isinstance(n, ast.For) and (iterated := _iterated(n, aliases)) and iterated[0] in params]
+    loops = [
+        (n, iterated)
+        for n in _own_statements(function)
+        if isinstance(n, ast.For) and (iterated := _iterated(n, aliases)) and iterated[0] in params
+    ]
     if not loops:
         return []  # most functions: the rest is not worked out
     returned = {n.value.id for n in _own_statements(function) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
@@ -79,7 +85,12 @@ def _gathered(function: ast.AST, params: tuple[str, ...], rules: FlowRules) -> d
     gather_summaries(summary)`), and that parameter."""
     found = {}
     for node in _own_statements(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+        ):
             call = node.value
             if any(word in called_name(call.func) for word in rules.gathers):
                 given = [a for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name) and a.id in params]
@@ -184,8 +195,12 @@ class _Body:
     def _written(self, node: ast.AST) -> bool:
         """`out[key] = ...` of a dict the function returns."""
         return (
-            isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
-            and node.value.id in self.returned and isinstance(node.slice, ast.Name) and node.slice.id == self.key
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.returned
+            and isinstance(node.slice, ast.Name)
+            and node.slice.id == self.key
         )
 
     def _column(self, value: ast.expr) -> bool:
@@ -194,9 +209,15 @@ class _Body:
             return False
         loop, item = value.generators[0], value.elt
         return (
-            isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Name) and loop.iter.id == self.param and not loop.ifs
-            and isinstance(item, ast.Subscript) and isinstance(item.value, ast.Name) and item.value.id == loop.target.id
-            and isinstance(item.slice, ast.Name) and item.slice.id == self.key
+            isinstance(loop.target, ast.Name)
+            and isinstance(loop.iter, ast.Name)
+            and loop.iter.id == self.param
+            and not loop.ifs
+            and isinstance(item, ast.Subscript)
+            and isinstance(item.value, ast.Name)
+            and item.value.id == loop.target.id
+            and isinstance(item.slice, ast.Name)
+            and item.slice.id == self.key
         )
 
     def _reads_key(self, node: ast.AST) -> bool:
@@ -231,7 +252,9 @@ class _Body:
             return divisor.id in self.params and divisor.id in self.rules.rank_counts
         if isinstance(divisor, ast.Attribute):
             return divisor.attr in self.rules.group_sizes
-        counted = divisor.args[0] if isinstance(divisor, ast.Call) and called_name(divisor.func) == "len" and len(divisor.args) == 1 else None
+        counted = (
+            divisor.args[0] if isinstance(divisor, ast.Call) and called_name(divisor.func) == "len" and len(divisor.args) == 1 else None
+        )
         return isinstance(counted, ast.Name) and (counted.id in self.columns or counted.id == self.param)
 
 
@@ -240,6 +263,10 @@ def _tuple_test(test: ast.expr) -> bool:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         test = test.values[0]
     return (
-        isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2
-        and isinstance(test.args[1], ast.Name) and test.args[1].id == "tuple"
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[1], ast.Name)
+        and test.args[1].id == "tuple"
     )

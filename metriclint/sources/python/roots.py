@@ -51,7 +51,9 @@ class ValueReader(WalkState):
             found = self.code.arithmetic(value, value.op, left, right, value.right, self.counted(value.right))
             return found | self._divergence(value) | self._entropy_product(value)
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
-            entropy = self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
+            entropy = (
+                self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
+            )
             return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
 
@@ -79,7 +81,11 @@ class ValueReader(WalkState):
         formula = self.unwrapped(reduced)
         if isinstance(formula, ast.Compare) and "mean" in reductions:
             return found | self.code.derived("comparison-mean", node, found)
-        if isinstance(formula, ast.BinOp) and "sum" not in reductions and formulas.entropy_product(formula, self.code.knowledge.log_ratios) is not None:
+        if (
+            isinstance(formula, ast.BinOp)
+            and "sum" not in reductions
+            and formulas.entropy_product(formula, self.code.knowledge.log_ratios) is not None
+        ):
             return frozenset(a for a in found if not (isinstance(a, CodeFact) and a.facet == "quantity"))
         return found
 
@@ -99,7 +105,9 @@ class ValueReader(WalkState):
         if not found:
             return found
         inputs = [*node.args, *([node.func.value] if isinstance(node.func, ast.Attribute) else [])]
-        if any(self.handed(i) for i in inputs) and not any(isinstance(a, CodeFact) and a.facet == "scope" for i in inputs for a in self.roots(i)):
+        if any(self.handed(i) for i in inputs) and not any(
+            isinstance(a, CodeFact) and a.facet == "scope" for i in inputs for a in self.roots(i)
+        ):
             self.scopes[-1].owns = True
             return found
         return frozenset()
@@ -141,7 +149,10 @@ class ValueReader(WalkState):
             drew = f"{says} (the {policies[sampler]} policy drew the tokens): " if sampler is not None else ""
             signed = frozenset(replace(f, says=drew + f.says) for f in self.code.derived(construct, node, ()) if isinstance(f, CodeFact))
             return signed | {self.code.fact("policy", other, node, says)} if other else signed
-        for construct, ratio in (("half-square", formulas.half_square(node)), ("exp-minus-one", formulas.exp_minus_one(node, self._exp_argument))):
+        for construct, ratio in (
+            ("half-square", formulas.half_square(node)),
+            ("exp-minus-one", formulas.exp_minus_one(node, self._exp_argument)),
+        ):
             if ratio is not None:
                 atoms = self.roots(ratio)
                 found = self.code.derived(construct, node, atoms)
@@ -180,7 +191,9 @@ class ValueReader(WalkState):
         return self.code.derived("after-scheduler-step", value, ()) if after else frozenset()
 
     def _in_hook(self, value: ast.expr, hook: Related) -> frozenset[Atom]:
-        return frozenset(replace(f, context=hook) if isinstance(f, CodeFact) else f for f in self.code.derived("after-framework-step", value, ()))
+        return frozenset(
+            replace(f, context=hook) if isinstance(f, CodeFact) else f for f in self.code.derived("after-framework-step", value, ())
+        )
 
     def names(self, value: ast.expr) -> tuple[tuple[str, Span], ...]:
         """The names a value goes by: the variable or attribute it is read from, and the ones
@@ -275,8 +288,11 @@ def _reads_param_group_lr(node: ast.Subscript) -> bool:
     """`optimizer.param_groups[i]["lr"]`."""
     inner = node.value
     return (
-        isinstance(node.slice, ast.Constant) and node.slice.value == "lr" and isinstance(inner, ast.Subscript)
-        and isinstance(inner.value, ast.Attribute) and inner.value.attr == "param_groups"
+        isinstance(node.slice, ast.Constant)
+        and node.slice.value == "lr"
+        and isinstance(inner, ast.Subscript)
+        and isinstance(inner.value, ast.Attribute)
+        and inner.value.attr == "param_groups"
     )
 
 

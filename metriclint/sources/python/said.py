@@ -78,7 +78,13 @@ class Messages(KeyRecorder):
             self._wait(message_fields(node.value, self.text))
 
     def _record_key(
-        self, key: str, span: Span, value: ast.expr, from_keyword: bool, logging: Logging = NOT_LOGGED, atoms: frozenset[Atom] | None = None,
+        self,
+        key: str,
+        span: Span,
+        value: ast.expr,
+        from_keyword: bool,
+        logging: Logging = NOT_LOGGED,
+        atoms: frozenset[Atom] | None = None,
     ) -> None:
         super()._record_key(key, span, value, from_keyword, logging, atoms)
         handle = self._handle(value)
@@ -136,6 +142,11 @@ def formatted_values(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant):
         right = node.right
         return list(right.elts) if isinstance(right, ast.Tuple) else [right]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" and isinstance(node.func.value, ast.Constant):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+    ):
         return [*node.args, *(k.value for k in node.keywords)]
     return []

@@ -29,7 +29,11 @@ def passed(given: list[Argument], argument: Passed) -> ast.expr | None:
         if arg.keyword is not None and arg.keyword in argument.keywords:
             return arg.value
     positional = [arg for arg in given if arg.keyword is None]
-    if argument.position is not None and argument.position < len(positional) and not any(a.star for a in positional[: argument.position + 1]):
+    if (
+        argument.position is not None
+        and argument.position < len(positional)
+        and not any(a.star for a in positional[: argument.position + 1])
+    ):
         return positional[argument.position].value
     return None
 
@@ -61,8 +65,11 @@ class KeyRecorder(BagReader):
             self.tentative.append((self.via, callee))
         given = arguments(node)
         logging = Logging(
-            self._logging(node, called_name(node.func), given), ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()), node,
-            sink.says, self.span(node),
+            self._logging(node, called_name(node.func), given),
+            ranks.unreduced(self.code, node, self.scopes[-1].objects, self._bases()),
+            node,
+            sink.says,
+            self.span(node),
         )
         taken: frozenset[str] = frozenset()
         for shape in sink.shapes:
@@ -168,7 +175,9 @@ class KeyRecorder(BagReader):
         (evidence/constants.py)."""
         module = self.scopes[0]
         return tuple(
-            (f"{self.module}.{name}", found[0]) for name, found in module.strings.items() if len(found) == 1 and keys.prometheus_shaped(found[0])
+            (f"{self.module}.{name}", found[0])
+            for name, found in module.strings.items()
+            if len(found) == 1 and keys.prometheus_shaped(found[0])
         )
 
     def _bases(self) -> frozenset[str]:
@@ -176,8 +185,13 @@ class KeyRecorder(BagReader):
         return self.bases[-1] if self.bases else frozenset()
 
     def sink(
-        self, key_node: ast.expr, value: ast.expr, require_key_shape: bool, only_unshaped: bool = False,
-        logging: Logging = NOT_LOGGED, atoms: frozenset[Atom] | None = None,
+        self,
+        key_node: ast.expr,
+        value: ast.expr,
+        require_key_shape: bool,
+        only_unshaped: bool = False,
+        logging: Logging = NOT_LOGGED,
+        atoms: frozenset[Atom] | None = None,
     ) -> None:
         for key in self._keys(key_node):
             shaped = keys.looks_like_key(key)
@@ -193,7 +207,13 @@ class KeyRecorder(BagReader):
         return self.key_texts(node)
 
     def _record_key(
-        self, key: str, span: Span, value: ast.expr, from_keyword: bool, logging: Logging = NOT_LOGGED, atoms: frozenset[Atom] | None = None,
+        self,
+        key: str,
+        span: Span,
+        value: ast.expr,
+        from_keyword: bool,
+        logging: Logging = NOT_LOGGED,
+        atoms: frozenset[Atom] | None = None,
     ) -> None:
         """`logging`: what the logging call makes of the value; its `done` replaces what the value
         had for those facets, and it decides whether this rank's own value is logged as such.
@@ -213,7 +233,10 @@ class KeyRecorder(BagReader):
         if done and not isinstance(value, ast.Attribute):  # `self.accuracy`, a metric object that computes itself
             atoms = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet in replaced)) | done
         guarded = {flag for _, flag in self.guards}  # logged only when the flag is set: never the placeholder
-        atoms = frozenset(replace(a, placeholder=None) if isinstance(a, CodeFact) and a.placeholder and a.placeholder.flag in guarded else a for a in atoms)
+        atoms = frozenset(
+            replace(a, placeholder=None) if isinstance(a, CodeFact) and a.placeholder and a.placeholder.flag in guarded else a
+            for a in atoms
+        )
         self.scopes[-1].sinks.append((key, ranks.settled(self.code, atoms, logging.unreduced, logging.call or value)))
 
     def _call_flow(self, node: ast.Call) -> None:
@@ -288,7 +311,11 @@ class KeyRecorder(BagReader):
             return  # most functions: no value of theirs is this rank's own
         passed = [a.value for a in arguments(node)] + ([func.value] if isinstance(func, ast.Attribute) else [])
         names = [v.id for v in passed if isinstance(v, ast.Name) and scope.local(v.id)]
-        if not names or ranks.leaves_alone(self.code, node, scope.objects) or ranks.unreduced(self.code, node, scope.objects, self._bases()):
+        if (
+            not names
+            or ranks.leaves_alone(self.code, node, scope.objects)
+            or ranks.unreduced(self.code, node, scope.objects, self._bases())
+        ):
             return
         name = called_name(func)
         if name in self.rules.preserving_functions or name in self.rules.preserving_methods:

@@ -60,7 +60,13 @@ class WalkState:
         cls.visits = found if only is None else {kind: method for kind, method in found.items() if kind in only}
 
     def __init__(
-        self, path: str, rules: FlowRules, text: PythonText, module: ast.Module, prometheus: bool = False, code: tuple[Known, ...] = (),
+        self,
+        path: str,
+        rules: FlowRules,
+        text: PythonText,
+        module: ast.Module,
+        prometheus: bool = False,
+        code: tuple[Known, ...] = (),
         message_functions: frozenset[str] = frozenset(),
     ) -> None:
         self.path, self.rules, self.text, self.tree, self.prometheus = path, rules, text, module, prometheus
@@ -145,7 +151,25 @@ class WalkState:
 
 
 # Fields that never hold a node worth visiting: names, operators, contexts, flags.
-_SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "attr", "id", "arg", "name", "names", "module", "level", "type_comment", "kind", "conversion", "is_async", "simple"})
+_SCALAR_FIELDS = frozenset(
+    {
+        "ctx",
+        "op",
+        "ops",
+        "attr",
+        "id",
+        "arg",
+        "name",
+        "names",
+        "module",
+        "level",
+        "type_comment",
+        "kind",
+        "conversion",
+        "is_async",
+        "simple",
+    }
+)
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

@@ -40,7 +40,12 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
         if left is None and right is None:
             return None
         return _joined([left or (_placeholder(node.left),), right or (_placeholder(node.right),)])
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mod)
+        and isinstance(node.left, ast.Constant)
+        and isinstance(node.left.value, str)
+    ):
         items = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
         return _percent(node.left.value, items, name_values)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":

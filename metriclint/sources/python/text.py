@@ -152,7 +152,11 @@ class PythonText:
         tokenizer, which most literals do without."""
         raw = self.segment(node)
         prefix = raw[: len(raw) - len(raw.lstrip(_PREFIX_LETTERS))]
-        quote = raw[len(prefix) : len(prefix) + 3] if raw[len(prefix) : len(prefix) + 3] in ('"""', "'''") else raw[len(prefix) : len(prefix) + 1]
+        quote = (
+            raw[len(prefix) : len(prefix) + 3]
+            if raw[len(prefix) : len(prefix) + 3] in ('"""', "'''")
+            else raw[len(prefix) : len(prefix) + 1]
+        )
         if len(raw) < len(prefix) + 2 * len(quote) or not raw.endswith(quote):
             return None
         line, column = self.start(node)
@@ -178,7 +182,11 @@ class PythonText:
             # the segment is tokenized inside a bracket: one column more on its first row
             raw = _cut_rows(rows, (start_row, start_col - (start_row == 1)), (end_row, end_col - (end_row == 1)))
             prefix = raw[: len(raw) - len(raw.lstrip(_PREFIX_LETTERS))]
-            quote = raw[len(prefix) : len(prefix) + 3] if raw[len(prefix) : len(prefix) + 3] in ('"""', "'''") else raw[len(prefix) : len(prefix) + 1]
+            quote = (
+                raw[len(prefix) : len(prefix) + 3]
+                if raw[len(prefix) : len(prefix) + 3] in ('"""', "'''")
+                else raw[len(prefix) : len(prefix) + 1]
+            )
             if "b" in prefix.lower():
                 return None
             at = column + start_col - 1 if start_row == 1 else start_col

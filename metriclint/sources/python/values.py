@@ -17,7 +17,16 @@ from metriclint.base.builtin import word_lists
 from metriclint.sources.python.code_reader import called_name
 
 _NOT_SCALARS = (
-    ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Tuple, ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.Lambda,
+    ast.JoinedStr,
+    ast.Dict,
+    ast.List,
+    ast.Set,
+    ast.Tuple,
+    ast.DictComp,
+    ast.ListComp,
+    ast.SetComp,
+    ast.GeneratorExp,
+    ast.Lambda,
 )
 
 

@@ -35,7 +35,11 @@ from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
 
 
 def extract(
-    path: str, source: bytes, log_functions: frozenset[str] = frozenset(), code: tuple[Known, ...] = (), test: bool = False,
+    path: str,
+    source: bytes,
+    log_functions: frozenset[str] = frozenset(),
+    code: tuple[Known, ...] = (),
+    test: bool = False,
 ) -> Extraction:
     """`log_functions` adds the project's own logging helpers to rules/sinks.yaml's, `code`
     what its own helpers compute to rules/code/'s; `test`: the file is a test (`_TestCollector`)."""
@@ -59,7 +63,9 @@ def extract(
     prose = collector.prose
     return Extraction(
         unread(prose.mentions + prose.comment_mentions()),
-        tuple({(use.key, use.span): use for use in reversed(collector.keys)}.values())[::-1],  # a dict's key, and again where the dict is logged
+        tuple({(use.key, use.span): use for use in reversed(collector.keys)}.values())[
+            ::-1
+        ],  # a dict's key, and again where the dict is logged
         suppressions=tuple(prose.suppressions()),
         tables=collector.tables.read(module),
         functions=tuple(collector.functions),
@@ -73,7 +79,9 @@ def extract(
         constants=collector.constants(),
         constant_help=tuple(collector.tables.constant_help),
         tentative=tuple(collector.tentative),
-        instances=tuple((f"{collector.module}.{name}", held) for name, held in collector.scopes[0].instances.items() if not held.endswith("()")),
+        instances=tuple(
+            (f"{collector.module}.{name}", held) for name, held in collector.scopes[0].instances.items() if not held.endswith("()")
+        ),
     )
 
 
@@ -115,7 +123,9 @@ class _Collector(EntryUses):
         self._attribute_docstrings(node.body)
         self.entry_class(node)
         self.classes.append(node.name)
-        self.bases.append(frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute))))
+        self.bases.append(
+            frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute)))
+        )
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
         self.children(node)
         self.classes.pop()
@@ -134,7 +144,9 @@ class _Collector(EntryUses):
         params = tuple(a.arg for a in every)
         self.scopes.append(Scope(name, params, in_class and not static, definition=node))
         if in_class and self.code.knowledge.schedulers.stepped_before_hook(node.name, self.base_paths[-1]):
-            self.scopes[-1].framework_stepped = Related(self.span(node), f"{node.name}, which the framework calls after its loop stepped the scheduler")
+            self.scopes[-1].framework_stepped = Related(
+                self.span(node), f"{node.name}, which the framework calls after its loop stepped the scheduler"
+            )
         self.scopes[-1].known = ChainMap(self.scopes[-1].instances, self.scopes[0].instances)
         for arg in every:
             if arg.annotation is not None:
@@ -283,10 +295,21 @@ _DICT_TYPES = frozenset({"dict", "Dict", "MutableMapping", "defaultdict", "Defau
 
 # Where a test file's walk stops: the definitions (their docstrings), the literals (where the
 # comments are not) and the places a key is written (`KeyRecorder`).
-_IN_TESTS = frozenset({
-    ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Constant, ast.JoinedStr,
-    ast.Call, ast.Dict, ast.Subscript, ast.Compare, ast.Assign, ast.AnnAssign,
-})
+_IN_TESTS = frozenset(
+    {
+        ast.ClassDef,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.Constant,
+        ast.JoinedStr,
+        ast.Call,
+        ast.Dict,
+        ast.Subscript,
+        ast.Compare,
+        ast.Assign,
+        ast.AnnAssign,
+    }
+)
 
 
 class _TestCollector(_Collector, only=_IN_TESTS):
