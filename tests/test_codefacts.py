@@ -13,7 +13,8 @@ from conftest import FIXTURES, code_claims, invoke, write_project
 from metriclint.knowledge import code_knowledge as knowledge
 from metriclint.knowledge.vocabulary import load_builtin
 from metriclint.model import CodeFact, ConfigError, Span
-from metriclint.sources.python.code_reader import CodeReader, module_name
+from metriclint.sources.python.call_names import module_name
+from metriclint.sources.python.code_reader import CodeReader
 from metriclint.sources.python.text import PythonText
 
 

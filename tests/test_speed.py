@@ -338,7 +338,7 @@ def test_the_walks_own_name_reader_finds_what_ast_walk_finds() -> None:
     miss no name that `ast.walk` would find, in any expression of the fixtures' code."""
     import ast
 
-    from metriclint.sources.python.bindings import read_names
+    from metriclint.sources.python.binding_shapes import read_names
 
     sources = [NAMES_EVERYWHERE.encode()] + [p.read_bytes() for p in sorted(FIXTURES.rglob("*.py"))]
     checked = 0

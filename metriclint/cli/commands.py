@@ -17,8 +17,7 @@ import click
 from metriclint import __version__, baseline, engine, settings
 from metriclint.base import files, signals
 from metriclint.base.paths import display
-from metriclint.checks import RULES, Example, Rule
-from metriclint.cli import generate, live, rule_page
+from metriclint.cli import generate, live, rule_list, rule_page
 from metriclint.cli.project import (
     ProjectOptions,
     analyse,
@@ -31,7 +30,7 @@ from metriclint.cli.project import (
     shown_settings,
     warn_unused,
 )
-from metriclint.cli.status import EXIT_USAGE, Guarded, exit_for, usage_error, usage_errors
+from metriclint.cli.status import Guarded, exit_for, usage_error, usage_errors
 from metriclint.extract import prune
 from metriclint.model import Finding, Problem, Report, Severity
 from metriclint.report import audit, formats, once
@@ -199,45 +198,6 @@ def _write(target: Path, content: str, option: str) -> None:
 
 def _unknown_metric(key: str) -> str:
     return f"no metric '{key}' is registered, logged or named in the checked files"
-
-
-@main.command()
-def rules() -> None:
-    """List every rule: code, name, default severity, what it finds."""
-    for rule in RULES:
-        click.echo(f"{rule.code}  {rule.name:<24} {rule.severity.value:<8} {rule.summary}")
-
-
-@main.command()
-@click.argument("code")
-def explain(code: str) -> None:
-    """Explain one rule: what it finds, why it matters, examples, how to fix or silence it."""
-    rule = next((r for r in RULES if r.code == code.upper()), None)
-    if rule is None:
-        click.echo(f"unknown rule '{code}'; known rules: {', '.join(r.code for r in RULES)}", err=True)
-        sys.exit(EXIT_USAGE)
-    click.echo(_explanation(rule), nl=False)
-
-
-def _explanation(rule: Rule) -> str:
-    parts = [
-        f"{rule.code} {rule.name} ({rule.severity.value})\n\n{rule.summary}\n",
-        f"Why it matters\n\n{rule.why}\n",
-        *(f"Bad example\n\n{_example(e)}" for e in rule.bad[:1]),
-        *(f"Good example\n\n{_example(e)}" for e in rule.good[:1]),
-        f"How to fix it\n\n{rule.fix}\n\n{rule.silencing}\n",
-    ]
-    return "\n".join(parts)
-
-
-def _example(example: Example) -> str:
-    files = dict(example.files)
-    if example.registry is not None:
-        files["metrics.yaml"] = example.registry
-    shown = "".join(f"  # {name}\n" + "".join(f"    {line}\n" for line in text.splitlines()) for name, text in files.items())
-    ran = f"  $ metriclint {' '.join(example.command)}\n" if example.command != ("check", ".") else ""
-    reported = "".join(f"  -> {line}\n" for line in example.expect)
-    return shown + ran + reported
 
 
 @main.command()
@@ -419,3 +379,5 @@ def server() -> None:
 main.add_command(generate.group)
 main.add_command(live.command)
 main.add_command(rule_page.command)
+main.add_command(rule_list.rules)
+main.add_command(rule_list.explain)

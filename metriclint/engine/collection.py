@@ -20,7 +20,7 @@ from metriclint.extract.aside import aside
 from metriclint.extract.discover import discover
 from metriclint.extract.runner import ExtractSettings, Pause, Progress, Result, default_jobs, extract_all, ready_readers
 from metriclint.knowledge import registry as registry_module
-from metriclint.knowledge.code_knowledge import Known
+from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import tooltips

@@ -11,7 +11,7 @@ from pathlib import Path
 from metriclint.base.paths import display
 from metriclint.engine.collection import Collection, assemble, extraction_settings, project_knowledge, tests_among
 from metriclint.extract.runner import extract_all, extract_buffer, reread
-from metriclint.knowledge.code_knowledge import Known
+from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary
 from metriclint.language.phrases import read

@@ -16,7 +16,7 @@ from metriclint.engine.collection import Collection, assemble, extraction_settin
 from metriclint.evidence import products
 from metriclint.extract import cache, kept
 from metriclint.extract.runner import Extracted, ExtractSettings, Pause, Progress, Result, extract_all, extract_changed
-from metriclint.knowledge.code_knowledge import Known
+from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary
 from metriclint.language.attribution import registered_names

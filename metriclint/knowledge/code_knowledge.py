@@ -17,6 +17,17 @@ from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.knowledge import numbers
+from metriclint.knowledge.code_entries import (
+    Derivation,
+    Known,
+    Schedulers,
+    compact_code,
+    read_derivation,
+    read_entry,
+    read_items,
+    read_rate,
+    read_schedulers,
+)
 from metriclint.knowledge.code_sections import (
     Flops,
     LoggingEffect,
@@ -25,7 +36,6 @@ from metriclint.knowledge.code_sections import (
     facet_names,
     known_value,
     read_alike,
-    read_facts,
     read_flops,
     read_log_ratios,
     read_logged,
@@ -35,24 +45,6 @@ from metriclint.knowledge.frameworks import EntryIndex, EntryPoint, entry_index,
 from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
-KINDS = ("call", "method", "expression", "function")
-ENTRY_KEYS = (
-    *KINDS,
-    "says",
-    "facts",
-    "norm_type",
-    "arguments",
-    "element",
-    "of",
-    "keeps",
-    "writes",
-    "unless",
-    "clamps_with_number",
-    "objects_only",
-    "receivers",
-    "local",
-    "picks",
-)
 FILE_KEYS = (
     "results",
     "norm_types",
@@ -78,80 +70,6 @@ FILE_KEYS = (
     "flops",
     "boundaries",
 )
-# The constructs sources/python/walk.py and code_reader.py recognise; rules/code/ says what each gives.
-CONSTRUCTS = (
-    "accumulation",
-    "averaging",
-    "last",
-    "rescaling",
-    "negation",
-    "exponential",
-    "after-scheduler-step",
-    "log-ratio",
-    "reversed-log-ratio",
-    "half-square",
-    "exp-minus-one",
-    "entropy-sum",
-    "per-key-mean",
-    "entropy-product",
-    "negated-entropy-product",
-    "comparison-mean",
-    "after-framework-step",
-    "overwritten",
-    "at-boundary",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Known:
-    """One entry: what `pattern` computes. For a method, `pattern` is the method name, or the
-    methods called in a row (`log_softmax().gather`); for a function, its name wherever it is
-    imported from."""
-
-    pattern: str
-    method: bool
-    says: str
-    facts: tuple[tuple[str, str], ...]
-    norm_keyword: str = ""
-    norm_positions: tuple[int, ...] = ()
-    arguments: int | None = None  # a method must be called with exactly this many arguments
-    element: int | None = None  # the facts hold for this element of the returned tuple
-    of: int | None = None  # ... when the tuple is unpacked into this many names
-    keeps: tuple[str, ...] = ()  # facets of the reduced argument (or receiver) the result keeps
-    writes: int | None = None  # the facts are about this argument, which the call writes into
-    unless_keyword: str = ""  # no facts when the call passes this argument ...
-    unless_position: int | None = None  # ... by keyword or at this position
-    clamps: bool = False  # with a number among its arguments the call bounds a value: no facts
-    objects_only: bool = False  # a method matches on an object, not as a module's function (`torch.max`)
-    receivers: frozenset[str] = frozenset()  # a method's object (a function's first argument) must be named with one of these last words
-    local: str = ""  # the result is this rank's own (why): scope=per-rank while it stays on the rank (ranks.yaml)
-    picks: tuple[int, ...] = ()  # the result's elements come from these arguments (a method's object is 0), all but one constants
-
-
-@dataclass(frozen=True, slots=True)
-class Derivation:
-    """What a construct of the code (a loop, a negation) makes of a value that has `given`."""
-
-    construct: str
-    given: tuple[str, str] | None  # (facet, value) the value must have; None: any value
-    says: str
-    gives: tuple[tuple[str, str], ...]
-    also: tuple[tuple[str, str], ...] = ()  # values the result is also an estimate of: a text stating one is not ruled out
-    unless: tuple[tuple[str, str], ...] = ()  # facts of the value that take `also` back
-
-
-@dataclass(frozen=True, slots=True)
-class Schedulers:
-    step: str = "step"
-    reads: frozenset[str] = frozenset()
-    names: tuple[str, ...] = ()
-    # (method, the import paths of the classes it overrides) of the hooks a framework calls after
-    # its loop has stepped the scheduler: a rate read in one is the next step's
-    stepped_before: tuple[tuple[str, frozenset[str]], ...] = ()
-
-    def stepped_before_hook(self, method: str, bases: frozenset[str]) -> bool:
-        """Whether `method` of a class with these bases (import paths) is such a hook."""
-        return any(method == name and bases & classes for name, classes in self.stepped_before)
 
 
 @dataclass(frozen=True)
@@ -229,7 +147,7 @@ def declared(reader: NodeReader, node: Node, facets: dict[str, Facet], where: st
     fact checked against the project's facets. Every entry says where it was declared (`where`),
     so a finding quoting it points the reader there."""
     top = reader.mapping(node, what, ("results",))
-    entries = (_entry(reader, item, facets) for item in _items(reader, top, "results"))
+    entries = (read_entry(reader, item, facets) for item in read_items(reader, top, "results"))
     return tuple(replace(e, says=f"{e.says} (declared in {where})") for e in entries if e is not None)
 
 
@@ -264,18 +182,18 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         problems += load_problems
         reader = NodeReader(str(path))
         top = reader.mapping(root, "a code knowledge file", FILE_KEYS) if root is not None else {}
-        for node in _items(reader, top, "results"):
-            entry = _entry(reader, node, facets)
+        for node in read_items(reader, top, "results"):
+            entry = read_entry(reader, node, facets)
             if entry is not None:
                 entries.append(entry)
         if "norm_types" in top:
             for norm, (key_node, node) in reader.mapping(top["norm_types"][1], "'norm_types'").items():
                 known_value(reader, key_node, facets, "norm", norm)
-                norm_types.update({_compact(text): norm for _, text in reader.texts(node, f"the spellings of '{norm}'")})
+                norm_types.update({compact_code(text): norm for _, text in reader.texts(node, f"the spellings of '{norm}'")})
         if "default_norm" in top:
             default_norm = reader.text(top["default_norm"][1], "'default_norm'") or ""
             known_value(reader, top["default_norm"][1], facets, "norm", default_norm)
-        for node in _items(reader, top, "conversions"):
+        for node in read_items(reader, top, "conversions"):
             fields = reader.mapping(node, "a conversion", ("unit", "op", "by", "gives"))
             unit, op, gives = (reader.text(fields[k][1], f"'{k}'") if k in fields else None for k in ("unit", "op", "gives"))
             if unit is None or op is None or gives is None or "by" not in fields:
@@ -303,30 +221,30 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
-        for node in _items(reader, top, "rates"):
-            rate = _rate(reader, node, facets)
+        for node in read_items(reader, top, "rates"):
+            rate = read_rate(reader, node, facets)
             if rate is not None:
                 rates[rate[0]] = rate[1]
-        flops += (f for f in (read_flops(reader, node, facets) for node in _items(reader, top, "flops")) if f is not None)
-        for node in _items(reader, top, "derivations"):
-            derivation = _derivation(reader, node, facets)
+        flops += (f for f in (read_flops(reader, node, facets) for node in read_items(reader, top, "flops")) if f is not None)
+        for node in read_items(reader, top, "derivations"):
+            derivation = read_derivation(reader, node, facets)
             if derivation is not None:
                 derivations.append(derivation)
         if "schedulers" in top:
-            schedulers = _schedulers(reader, top["schedulers"][1])
-        for node in _items(reader, top, "loose_names"):
+            schedulers = read_schedulers(reader, top["schedulers"][1])
+        for node in read_items(reader, top, "loose_names"):
             pair = [v for _, v in reader.texts(node, "a pair of units")]
             if len(pair) == 2 and all(known_value(reader, node, facets, "unit", unit) for unit in pair):
                 loose_names.add(frozenset(pair))
-        for node in _items(reader, top, "logging"):
+        for node in read_items(reader, top, "logging"):
             logged = read_logged(reader, node, facets)
             if logged is not None:
                 logging[logged.method] = (*logging.get(logged.method, ()), logged)
-        unreduced += (u for u in (read_unreduced(reader, node) for node in _items(reader, top, "unreduced")) if u is not None)
-        alike.update(p for p in (read_alike(reader, node, facets) for node in _items(reader, top, "alike")) if p is not None)
+        unreduced += (u for u in (read_unreduced(reader, node) for node in read_items(reader, top, "unreduced")) if u is not None)
+        alike.update(p for p in (read_alike(reader, node, facets) for node in read_items(reader, top, "alike")) if p is not None)
         if "log_ratios" in top:
             log_ratios = read_log_ratios(reader, top["log_ratios"][1], facets)
-        for node in _items(reader, top, "entry_points"):
+        for node in read_items(reader, top, "entry_points"):
             entry_point = read_entry_point(reader, node, facets)
             if entry_point is not None:
                 entry_points.update(dict.fromkeys(entry_point.paths, entry_point))
@@ -363,18 +281,6 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     )
 
 
-def _rate(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> tuple[tuple[str, str], str] | None:
-    """`{count: tokens, per: seconds, gives: tokens/s}` -> ((tokens, seconds), tokens/s)."""
-    fields = reader.mapping(node, "a rate", ("count", "per", "gives"))
-    count, per, gives = (reader.text(fields[k][1], f"'{k}'") if k in fields else None for k in ("count", "per", "gives"))
-    if count is None or per is None or gives is None:
-        reader.error(node, "a rate needs 'count', 'per' and 'gives'")
-        return None
-    if not all(known_value(reader, node, facets, "unit", unit) for unit in (count, per, gives)):
-        return None
-    return (count, per), gives
-
-
 def _indexed(entries: list[Known]) -> dict[str, Any]:
     """The entries by how the Python source looks them up (Knowledge's first four fields)."""
     chains = {e.pattern: e for e in entries if not e.method and "." in e.pattern}
@@ -385,116 +291,3 @@ def _indexed(entries: list[Known]) -> dict[str, Any]:
         "prefixes": frozenset(chain[: i + 2] for chain in chains for i in range(len(chain) - 2) if chain[i : i + 2] == "()"),
         "local_names": frozenset(e.pattern.removesuffix("()").rsplit(".", 1)[-1] for e in entries if e.local),
     }
-
-
-def _items(reader: NodeReader, top: dict[str, tuple[Node, Node]], key: str) -> list[Node]:
-    if key not in top:
-        return []
-    return reader.sequence(top[key][1], f"'{key}'")
-
-
-def _entry(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Known | None:
-    fields = reader.mapping(node, "a knowledge entry", ENTRY_KEYS)
-    kinds = [k for k in KINDS if k in fields]
-    if len(kinds) != 1 or "says" not in fields or "facts" not in fields:
-        reader.error(node, "an entry needs one of 'call', 'method', 'expression' or 'function', and 'says' and 'facts'")
-        return None
-    pattern = reader.text(fields[kinds[0]][1], f"'{kinds[0]}'")
-    says = reader.text(fields["says"][1], "'says'")
-    facts = read_facts(reader, fields["facts"][1], facets, "'facts'")
-    local = (reader.text(fields["local"][1], "'local'") or "") if "local" in fields else ""
-    keyword = ""
-    positions: tuple[int, ...] = ()
-    if "norm_type" in fields:
-        norm = reader.mapping(fields["norm_type"][1], "'norm_type'", ("keyword", "positions"))
-        keyword = (reader.text(norm["keyword"][1], "'keyword'") or "") if "keyword" in norm else ""
-        positions = tuple(_whole(reader, n) for n in (norm["positions"][1].elements if "positions" in norm else ()))
-    arguments, element, of, writes = (
-        _whole(reader, fields[k][1]) if k in fields else None for k in ("arguments", "element", "of", "writes")
-    )
-    keeps = facet_names(reader, fields["keeps"][1], facets, "'keeps'") if "keeps" in fields else ()
-    picks = _wholes(reader, fields["picks"][1], "'picks'") if "picks" in fields else ()
-    unless_keyword, unless_position = "", None
-    if "unless" in fields:
-        unless = reader.mapping(fields["unless"][1], "'unless'", ("keyword", "position"))
-        unless_keyword = (reader.text(unless["keyword"][1], "'keyword'") or "") if "keyword" in unless else ""
-        unless_position = _whole(reader, unless["position"][1]) if "position" in unless else None
-    clamps, objects_only = (k in fields and fields[k][1].value is True for k in ("clamps_with_number", "objects_only"))
-    receivers = frozenset(v for _, v in reader.texts(fields["receivers"][1], "'receivers'")) if "receivers" in fields else frozenset()
-    if pattern is None or says is None:
-        return None
-    chain = pattern if kinds[0] in ("method", "expression") else pattern + "()"
-    return Known(
-        chain,
-        kinds[0] == "method",
-        says,
-        tuple(facts),
-        keyword,
-        positions,
-        arguments=arguments,
-        element=element,
-        of=of,
-        keeps=keeps,
-        writes=writes,
-        unless_keyword=unless_keyword,
-        unless_position=unless_position,
-        clamps=clamps,
-        objects_only=objects_only,
-        receivers=receivers,
-        local=local,
-        picks=picks,
-    )
-
-
-def _derivation(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Derivation | None:
-    fields = reader.mapping(node, "a derivation", ("construct", "from", "says", "gives", "also", "unless"))
-    if any(k not in fields for k in ("construct", "says", "gives")):
-        reader.error(node, "a derivation needs 'construct', 'says' and 'gives'")
-        return None
-    construct = reader.text(fields["construct"][1], "'construct'")
-    if construct not in CONSTRUCTS:
-        reader.error(fields["construct"][1], f"unknown construct '{construct}'; known: {', '.join(CONSTRUCTS)}")
-        return None
-    given = read_facts(reader, fields["from"][1], facets, "'from'") if "from" in fields else ()
-    says = reader.text(fields["says"][1], "'says'")
-    gives = read_facts(reader, fields["gives"][1], facets, "'gives'")
-    also = read_facts(reader, fields["also"][1], facets, "'also'") if "also" in fields else ()
-    unless = tuple(
-        f for item in (fields["unless"][1].elements if "unless" in fields else ()) for f in read_facts(reader, item, facets, "'unless'")
-    )
-    return Derivation(construct, given[0] if given else None, says or "", gives, also, unless) if says else None
-
-
-def _schedulers(reader: NodeReader, node: Node) -> Schedulers:
-    fields = reader.mapping(node, "'schedulers'", ("step", "reads", "names", "stepped_before"))
-    step = (reader.text(fields["step"][1], "'step'") or "step") if "step" in fields else "step"
-    reads = frozenset(v for _, v in reader.texts(fields["reads"][1], "'reads'")) if "reads" in fields else frozenset()
-    names = tuple(v for _, v in reader.texts(fields["names"][1], "'names'")) if "names" in fields else ()
-    hooks = []
-    for item in _items(reader, fields, "stepped_before"):
-        hook = reader.mapping(item, "a hook of 'stepped_before'", ("method", "classes"))
-        method = reader.text(hook["method"][1], "'method'") if "method" in hook else None
-        classes = frozenset(v for _, v in reader.texts(hook["classes"][1], "'classes'")) if "classes" in hook else frozenset()
-        if method and classes:
-            hooks.append((method, classes))
-        else:
-            reader.error(item, "a hook of 'stepped_before' needs a 'method' and its 'classes'")
-    return Schedulers(step, reads, names, tuple(hooks))
-
-
-def _whole(reader: NodeReader, node: Node) -> int:
-    if node.kind != "integer" or not isinstance(node.value, int):
-        reader.error(node, f"expected a whole number, not {node.written}")
-        return -1
-    return node.value
-
-
-def _wholes(reader: NodeReader, node: Node, what: str) -> tuple[int, ...]:
-    if node.kind != "sequence":
-        reader.error(node, f"{what} must be a list of whole numbers")
-        return ()
-    return tuple(_whole(reader, n) for n in node.elements)
-
-
-def _compact(code: str) -> str:
-    return "".join(code.split())

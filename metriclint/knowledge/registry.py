@@ -12,7 +12,8 @@ from pathlib import Path
 from metriclint.base import keys, marked_yaml
 from metriclint.base.files import MAX_BYTES, read_text
 from metriclint.base.marked_yaml import Node, NodeReader
-from metriclint.knowledge.code_knowledge import Known, declared
+from metriclint.knowledge.code_entries import Known
+from metriclint.knowledge.code_knowledge import declared
 from metriclint.knowledge.vocabulary import Facet, merge, phrase_conflicts, read_facet
 from metriclint.model import ConfigError, Mention, Problem, SourceKind, Span
 

@@ -29,8 +29,9 @@ from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.model import Mention, SourceKind, Span
 from metriclint.sources import Unreadable
-from metriclint.sources.python.code_reader import called_name
-from metriclint.sources.python.messages import Field, call_messages, conversion_specs, message_fields
+from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.messages import Field, call_messages, message_fields
+from metriclint.sources.python.percent_format import conversion_specs
 from metriclint.sources.python.text import PythonText
 
 _FLOAT = r"[-+]?(?:(?:\d[\d,_]*)?\.?\d+(?:[eE][-+]?\d+)?|nan|NaN|inf|Inf|infinity|Infinity)"

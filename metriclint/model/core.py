@@ -317,7 +317,7 @@ class Suppression:
     codes: tuple[str, ...]
     lines: frozenset[int]
     file_wide: bool = False
-    kind: str = "ignore"  # as written: ignore, ignore-file, or noqa (flake8's `# noqa: ML001`)
+    kind: str = "ignore"  # as written: ignore, ignore-file, or noqa (the flake8 comment `noqa: ML001`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,6 @@ its folder; in a file given with --config, against the current directory.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from metriclint.extract import prune, trust
 from metriclint.model import ConfigError, Finding, Problem, Severity, TooltipSetting
 from metriclint.settings import table
 from metriclint.settings.homes import DEFAULT_REGISTRY, Home, escaping_link, homes, nested
+from metriclint.settings.named_files import code_knowledge_files, given_file, why_unusable
 from metriclint.settings.table import Located, known, tooltips
 
 # Test files: read for the inventory, but their texts and code state nothing about a metric
@@ -168,12 +168,12 @@ def projects(
     )
     folder = base or Path.cwd()
     if config_file is not None:
-        file = _given_file(config_file, "settings", "--config")
+        file = given_file(config_file, "settings", "--config")
         loaded = _over(table.load(file), line)
         configured = tuple(folder / p for p in loaded.values.get("paths", ()))
         chosen = (configured or (folder,)) if changed_only else tuple(Path(p) for p in paths) or configured or (folder,)
         nearest = folder / DEFAULT_REGISTRY
-        return [_config(line, folder, file, loaded, chosen, paths, None, nearest if _unusable(nearest) is None else None)]
+        return [_config(line, folder, file, loaded, chosen, paths, None, nearest if why_unusable(nearest) is None else None)]
     checked = [Path(p) for p in paths] or [folder]
     groups: dict[Home | None, list[Path]] = {}
     for path, found in zip(checked, homes(checked)):
@@ -266,7 +266,7 @@ def _check_command_line(select: tuple[str, ...], ignore: tuple[str, ...], baseli
     if bad:
         raise ConfigError([Problem("metriclint", 0, 0, f"unknown rule selector '{s}'; see `metriclint rules`") for s in bad])
     if baseline is not None:
-        _given_file(baseline, "baseline", "--baseline")
+        given_file(baseline, "baseline", "--baseline")
 
 
 def _project_order(item: tuple[Home | None, list[Path]]) -> tuple[bool, str]:
@@ -345,10 +345,10 @@ def _config(
     )
     registry_path: Path | None
     if line.registry is not None:
-        registry_path = _given_file(line.registry, "registry", "--registry")
+        registry_path = given_file(line.registry, "registry", "--registry")
     elif "registry" in settings:  # a settings file's, or --config registry=...
         registry_path = root / settings["registry"]
-        why = _unusable(registry_path)
+        why = why_unusable(registry_path)
         if why is not None:
             if file is None or "registry" in dict(line.overrides):
                 raise ConfigError([Problem("--config", 0, 0, f"registry file '{settings['registry']}' {why}")])
@@ -366,47 +366,9 @@ def _config(
         tooltips=tooltips(settings.get("tooltips", []), file) if file is not None else (),
         log_functions=tuple(settings.get("log-functions", ())),
         tests=tuple(settings.get("tests", DEFAULT_TESTS)),
-        code_knowledge=_code_knowledge(root, file, settings.get("code-knowledge", ())),
+        code_knowledge=code_knowledge_files(root, file, settings.get("code-knowledge", ())),
         max_file_size=settings.get("max-file-size", MAX_BYTES),
         max_cache_size=settings.get("max-cache-size", prune.DEFAULT_LIMIT),
         scope=scope,
         notes=notes,
     )
-
-
-def _code_knowledge(root: Path, file: Path | None, names: list[str]) -> tuple[Path, ...]:
-    """The files `code-knowledge` names (only a settings file can); one that cannot be read is
-    an error at the setting's line, as a missing registry is."""
-    if file is None:
-        return ()
-    found = tuple(root / name for name in names)
-    problems = [
-        Located(file).at(f"code knowledge file '{name}' {why}", value_of=("code-knowledge", number))
-        for number, (name, path) in enumerate(zip(names, found))
-        if (why := _unusable(path)) is not None
-    ]
-    if problems:
-        raise ConfigError(problems)
-    return found
-
-
-def _given_file(name: str, what: str, option: str) -> Path:
-    """The file an option names; a ConfigError at the path, or at the option when the path
-    itself is unusable (too long for the file system), if it is not a readable file."""
-    path = Path(name)
-    why = _unusable(path)
-    if why is None:
-        return path
-    where = name if why in ("not found", "is not a regular file") else option  # else the path may be unprintable
-    raise ConfigError([Problem(where, 0, 0, f"{what} file {why} (given with {option})")])
-
-
-def _unusable(path: Path) -> str | None:
-    """Why `path` cannot be read as a file ("not found", or the system's reason), or None."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "not found"
-    except OSError as error:
-        return f"cannot be used: {error.strerror or error}"
-    return None if stat.S_ISREG(mode) else "is not a regular file"

@@ -32,7 +32,7 @@ from metriclint.model import (
 )
 
 if TYPE_CHECKING:
-    from metriclint.knowledge.code_knowledge import Known
+    from metriclint.knowledge.code_entries import Known
 
 Text = tuple[Mention, tuple[Reading, ...]]  # a text, and what it states
 

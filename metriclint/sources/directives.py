@@ -19,8 +19,9 @@ from metriclint.model import Span, Suppression
 # A bare `metriclint: ignore` (no codes) is a directive too: it silences nothing, and ML010 says so
 # rather than let it look like it works.
 _DIRECTIVE = re.compile(r"(?<![\w-])metriclint:\s*(ignore-file|ignore)(?:\[([^\]]*)\]|(?![\w\[-]))")
-# flake8's `# noqa: ML001, E501`, honoured as flake8 plugins honour it, for metriclint's codes
-# only; a bare `# noqa` (meant for a long line, say) silences no contradiction.
+# flake8's noqa comment with codes (noqa, a colon, then ML001, E501), honoured as flake8 plugins
+# honour it, for metriclint's codes only; a noqa without codes (meant for a long line, say)
+# silences no contradiction.
 _NOQA = re.compile(r"(?<![\w-])noqa:[ \t]*((?:[A-Za-z]+[0-9]+[, \t]*)+)", re.IGNORECASE)
 _OWN = re.compile(r"ML[0-9]+")
 MARK = b"metriclint:"  # a file without it holds no directive: its comments need not be looked at

@@ -19,7 +19,7 @@ from typing import Any
 from metriclint.base import keys
 from metriclint.model import Atom, Bag, Held, MetricsEntry, Span
 from metriclint.sources.python import strings
-from metriclint.sources.python.code_reader import Argument, arguments, called_name
+from metriclint.sources.python.call_names import Argument, arguments, called_name
 from metriclint.sources.python.roots import ValueReader
 from metriclint.sources.python.values import is_measurement
 

@@ -10,12 +10,23 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import replace
-from pathlib import PurePosixPath
-from typing import Callable, Iterable, Mapping, NamedTuple
+from typing import Callable, Iterable, Mapping
 
 from metriclint.knowledge import numbers
-from metriclint.knowledge.code_knowledge import Knowledge, Known
+from metriclint.knowledge.code_entries import Known
+from metriclint.knowledge.code_knowledge import Knowledge
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf
+from metriclint.sources.python.call_names import arguments, module_name
+from metriclint.sources.python.code_shapes import (
+    chained_methods,
+    defined_names,
+    is_number,
+    last_word,
+    numeric_constants,
+    product_factors,
+    subject,
+    takes_element,
+)
 from metriclint.sources.python.text import PythonText
 
 _OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.RShift: ">>"}
@@ -23,41 +34,7 @@ _ORIGIN_WIDTH = 60
 _BUILTINS = frozenset(dir(builtins))
 _EXPONENTIALS = frozenset({"torch.exp", "math.exp", "numpy.exp"})
 _DURATIONS = frozenset({"seconds", "milliseconds", "microseconds", "nanoseconds"})
-_FLOPS_PER_PARAMETER = 24  # the largest constant a FLOP estimate multiplies by (6, 8 with recomputation, 24 per layer)
 Roots = Callable[[ast.expr], frozenset[Atom]]
-
-
-class Argument(NamedTuple):
-    """One argument of a call as written: `keyword` is None for a positional one; `star` marks
-    `*args` and `**kwargs`, whose positions and names cannot be told. A named tuple, not a
-    frozen dataclass, whose init sets each field through `object.__setattr__`: the walk makes
-    one for each argument of most calls it meets."""
-
-    value: ast.expr
-    keyword: str | None = None
-    star: bool = False
-    where: ast.AST | None = None  # the `name=value` node of a keyword argument
-
-
-def arguments(call: ast.Call) -> list[Argument]:
-    """Positional arguments, then keyword ones (CPython keeps them apart)."""
-    found = [Argument(a.value, star=True) if isinstance(a, ast.Starred) else Argument(a) for a in call.args]
-    return found + [Argument(k.value, k.arg, k.arg is None, k) for k in call.keywords]
-
-
-def called_name(func: ast.expr) -> str:
-    """The last name of what a call calls: `print(x)` -> `print`, `logger.info(x)` -> `info`,
-    "" for `table[k](x)`."""
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
-def module_name(path: str) -> tuple[str, list[str]]:
-    """The dotted module a file path stands for, and its package: `pkg/mod.py` -> `pkg.mod`, [pkg]."""
-    parts = [p for p in PurePosixPath(path).with_suffix("").parts if p not in ("/", ".", "..")]
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-        return ".".join(parts), parts
-    return ".".join(parts), parts[:-1]
 
 
 class CodeReader:
@@ -67,8 +44,8 @@ class CodeReader:
         self.path, self.text, self.knowledge = path, text, known
         self.module, self.package = module_name(path)
         self.imports: dict[str, str] = {}
-        self.defined = frozenset(_defined(tree.body))
-        self.constants = _constants(tree.body)
+        self.defined = frozenset(defined_names(tree.body))
+        self.constants = numeric_constants(tree.body)
 
     # -- names ----------------------------------------------------------------------------
 
@@ -150,7 +127,7 @@ class CodeReader:
         `roots` tells what an argument is, for a reduction that keeps some of its facts."""
         entry = self._entry(node, objects)
         if entry is not None:
-            if entry.writes is not None or not _takes(entry, element) or not self._applies(entry, node):
+            if entry.writes is not None or not takes_element(entry, element) or not self._applies(entry, node):
                 return frozenset()
             return self._facts(entry, node) | self._kept(entry, node, roots)
         if self.exponential(node, objects):
@@ -200,7 +177,7 @@ class CodeReader:
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         if name in self.knowledge.functions:
             return self.knowledge.functions[name]
-        methods = _methods(node)
+        methods = chained_methods(node)
         on_module = isinstance(func, ast.Attribute) and "(" not in (self.chain(func.value, objects) or "(")
         for start in range(len(methods)):
             method = self.knowledge.methods.get("().".join(methods[start:]))
@@ -216,7 +193,7 @@ class CodeReader:
     def _applies(self, entry: Known, node: ast.Call) -> bool:
         """Whether this call is the case the entry is about: not a clamp like `max(n, 1)`, not
         a collective over a sub-group."""
-        if entry.clamps and any(_number(arg) for arg in node.args):
+        if entry.clamps and any(is_number(arg) for arg in node.args):
             return False
         if entry.receivers and last_word(subject(entry, node)) not in entry.receivers:
             return False
@@ -299,7 +276,7 @@ class CodeReader:
         if op in "*/":
             derived |= self.derived("rescaling", node, every)
         if op in "+-":
-            if _number(right_node):
+            if is_number(right_node):
                 return frozenset(facts)
             other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
             return frozenset(a for a in facts if (a.facet, a.value) in other)
@@ -338,7 +315,7 @@ class CodeReader:
         FLOP count, scaled as the parameter count is named (units.yaml `flops`)."""
         if not self.knowledge.flops or not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.Mult):
             return set()
-        factors = _factors(node)
+        factors = product_factors(node)
         if any(f is None for f in factors):
             return set()
         names = [n.lower().split("_") for n in factors if n]
@@ -389,89 +366,3 @@ class CodeReader:
     def origin(self, node: ast.AST) -> str:
         code = " ".join(self.text.segment(node).split())
         return code if len(code) <= _ORIGIN_WIDTH else code[: _ORIGIN_WIDTH - 1] + "…"
-
-
-def _defined(body: list[ast.stmt]) -> list[str]:
-    """The functions and classes a module defines, under `if` and `try` too."""
-    names = []
-    for statement in body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(statement.name)
-        elif isinstance(statement, (ast.If, ast.Try, ast.With)):
-            for block in (statement.body, getattr(statement, "orelse", []), getattr(statement, "finalbody", [])):
-                names += _defined(block)
-            for handler in getattr(statement, "handlers", []):
-                names += _defined(handler.body)
-    return names
-
-
-def _constants(body: list[ast.stmt]) -> dict[str, float]:
-    """The module's names bound once, at its top level, to a number: `GB = 1024 ** 3`."""
-    bound: dict[str, int] = {}
-    values: dict[str, float] = {}
-    for statement in body:
-        targets = (
-            statement.targets
-            if isinstance(statement, ast.Assign)
-            else [statement.target]
-            if isinstance(statement, (ast.AnnAssign, ast.AugAssign))
-            else []
-        )
-        for target in targets:
-            if isinstance(target, ast.Name):
-                bound[target.id] = bound.get(target.id, 0) + 1
-                value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) and len(targets) == 1 else None
-                number = numbers.value(value, values.get) if value is not None else None
-                if number is not None:
-                    values[target.id] = number
-    return {name: value for name, value in values.items() if bound[name] == 1}
-
-
-def _methods(node: ast.Call) -> list[str]:
-    """The methods called in a row that end in `node`: `x.log_softmax(-1).gather(-1, i)` ->
-    [log_softmax, gather]."""
-    found: list[str] = []
-    current: ast.expr = node
-    while isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
-        found.append(current.func.attr)
-        current = current.func.value
-    return found[::-1]
-
-
-def subject(entry: Known, node: ast.Call) -> ast.expr | None:
-    """What a call computes from: a method's object, else its first argument."""
-    if entry.method and isinstance(node.func, ast.Attribute):
-        return node.func.value
-    return node.args[0] if node.args else None
-
-
-def last_word(node: ast.expr | None) -> str:
-    """The last word of the name an object is read from: `batch["input_ids"]` -> `ids`."""
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-        name = node.slice.value
-    else:
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-    return name.lower().rsplit("_", 1)[-1]
-
-
-def _factors(node: ast.expr) -> list[str | None]:
-    """The names multiplied in a product, "" for a small whole number (`2`, `6`: FLOPs per
-    parameter and token), None for any other factor (a scale such as `1e3`, a call)."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _factors(node.left) + _factors(node.right)
-    if isinstance(node, ast.Constant) and type(node.value) is int and 0 < node.value <= _FLOPS_PER_PARAMETER:
-        return [""]
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-    return [name]
-
-
-def _takes(entry: Known, element: tuple[int, int] | None) -> bool:
-    """Whether the part of the result in use is the one the facts are about."""
-    index, size = element if element is not None else (None, None)
-    return entry.element == index and (entry.of is None or entry.of == size)
-
-
-def _number(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float)

@@ -22,12 +22,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from metriclint.base.builtin import word_lists
-from metriclint.sources.python.code_reader import called_name
+from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.percent_format import conversion_specs
 from metriclint.sources.python.text import Literal, PythonText
-
-_FLAGS = "#0- +"
-_LENGTH = "hlL"
-_CONVERSIONS = frozenset("diouxXeEfFgGcrsa")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +168,7 @@ def percent_fields(node: ast.Constant, values: list[ast.expr], text: PythonText)
         return []
     slots = []
     for offset, piece in written.pieces:  # no spec spans two pieces
-        found = _percent_slots(piece.text)
+        found = conversion_specs(piece.text)
         if found is None:
             return []
         slots += [(offset + start, offset + end) for start, end in found]
@@ -317,33 +314,6 @@ def _format_fields(template: ast.Constant, call: ast.Call, text: PythonText) -> 
     return _fields(written, slots)
 
 
-def _percent_slots(written: str) -> list[tuple[int, int]] | None:
-    """Where each conversion spec of a `%`-format is: `%` [flags] [width] [.precision] [length]
-    type; None for what is not read (a mapping key, a `*` width, a malformed spec)."""
-    found = []
-    at = written.find("%")
-    while at != -1:
-        end = at + 1
-        if written[end : end + 1] == "%":
-            at = written.find("%", end + 1)
-            continue
-        while written[end : end + 1] and written[end] in _FLAGS:
-            end += 1
-        while written[end : end + 1].isdigit():
-            end += 1
-        if written[end : end + 1] == ".":
-            end += 1
-            while written[end : end + 1].isdigit():
-                end += 1
-        if written[end : end + 1] and written[end] in _LENGTH:
-            end += 1
-        if written[end : end + 1] not in _CONVERSIONS or not written[end : end + 1]:
-            return None  # `%(key)s`, `%*d`, or a lone `%`
-        found.append((at, end + 1))
-        at = written.find("%", end + 1)
-    return found
-
-
 def _fields(written: _Written, slots: list[_Slot]) -> list[Field]:
     """Each slot's words: back to the separator before it and on to the one after it, never
     into the gap to a neighbour that nothing parts from it."""
@@ -402,9 +372,3 @@ def _first_stop(breaks: frozenset[int], flat: str, start: int, end: int, backwar
     if not ends:
         return None
     return max(ends) if backwards else min(ends)
-
-
-def conversion_specs(template: str) -> list[tuple[int, int]] | None:
-    """Where each conversion spec of a `%`-format string is, as (start, end) offsets; None for
-    one this module does not read. The live check inverts a message with them (live/templates.py)."""
-    return _percent_slots(template)

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from metriclint.knowledge.code_sections import Unreduced
 from metriclint.model import Atom, CodeFact
-from metriclint.sources.python.code_reader import CodeReader, called_name, last_word
+from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.code_reader import CodeReader
+from metriclint.sources.python.code_shapes import last_word
 
 
 @dataclass(frozen=True, slots=True)

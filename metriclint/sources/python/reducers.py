@@ -24,7 +24,7 @@ import ast
 from typing import Callable, Iterator
 
 from metriclint.model import CodeFact, Reducer
-from metriclint.sources.python.code_reader import called_name
+from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import FlowRules
 
 Facts = Callable[[ast.expr], frozenset[CodeFact]]

@@ -8,7 +8,8 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Related, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
-from metriclint.sources.python.code_reader import arguments, subject
+from metriclint.sources.python.call_names import arguments
+from metriclint.sources.python.code_shapes import subject
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from metriclint.base import keys
 from metriclint.model import Atom, Span
-from metriclint.sources.python.code_reader import called_name
+from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.messages import Field, call_messages, message_fields, message_rules, prints, summands
 from metriclint.sources.python.sinks import KeyRecorder
 from metriclint.sources.python.state import NOT_LOGGED, Logging

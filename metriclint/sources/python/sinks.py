@@ -16,7 +16,7 @@ from metriclint.knowledge.sinks import Shape, Sink
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span, logged_by
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.bags import BagReader
-from metriclint.sources.python.code_reader import Argument, arguments, called_name
+from metriclint.sources.python.call_names import Argument, arguments, called_name
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
 

@@ -13,7 +13,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
-from metriclint.knowledge.code_knowledge import Known, knowledge
+from metriclint.knowledge.code_entries import Known
+from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.knowledge.code_sections import Unreduced
 from metriclint.knowledge.sinks import sinks
 from metriclint.model import CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyUse, ResultOf, Span

@@ -14,7 +14,7 @@ from metriclint.base import keys
 from metriclint.model import ConstantHelp, KeyUse, Mention, SourceKind, TooltipEntry, TooltipTable
 from metriclint.sources import source_lines
 from metriclint.sources.python import lookup
-from metriclint.sources.python.code_reader import arguments
+from metriclint.sources.python.call_names import arguments
 from metriclint.sources.python.text import PythonText
 
 Resolve = Callable[[ast.expr], "str | None"]

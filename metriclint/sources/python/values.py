@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from metriclint.base.builtin import word_lists
-from metriclint.sources.python.code_reader import called_name
+from metriclint.sources.python.call_names import called_name
 
 _NOT_SCALARS = (
     ast.JoinedStr,

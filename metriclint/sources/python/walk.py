@@ -21,12 +21,12 @@ from collections import ChainMap
 from dataclasses import replace
 
 from metriclint.base import keys
-from metriclint.knowledge.code_knowledge import Known
+from metriclint.knowledge.code_entries import Known
 from metriclint.model import Atom, CodeFact, KeyUse, Related
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
-from metriclint.sources.python.bindings import assigned_name, ends_window, read_names
-from metriclint.sources.python.code_reader import called_name
+from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
+from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers

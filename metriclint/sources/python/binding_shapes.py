@@ -1,0 +1,126 @@
+"""What a statement binds and reads, which names a body reaches from others, and the shape of a loop over micro-batches: questions about one piece of syntax that the bindings walk asks."""
+
+from __future__ import annotations
+
+import ast
+
+from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.flow import LoopShape
+from metriclint.sources.python.state import child_fields
+
+
+def loop_shape(loop: ast.For | ast.AsyncFor, sink_names: frozenset[str]) -> LoopShape:
+    """One walk over the loop's body. The changing names are its target, the names counted up
+    in it (`i += 1`), and the names assigned from one of these through any number of steps."""
+    steps: list[tuple[set[str], set[str]]] = []
+    seeds, leaves = bound_names(loop.target), False
+    called: set[str] = set()
+    logged: set[str] = set()
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            written = node.targets if isinstance(node, ast.Assign) else [node.target]
+            steps.append((set().union(*(bound_names(t) for t in written)), read_names(node.value)))
+            if isinstance(node, ast.AugAssign):
+                seeds |= bound_names(node.target)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            steps.append((bound_names(node.target), read_names(node.iter)))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            steps.append((bound_names(node.optional_vars), read_names(node.context_expr)))
+        elif isinstance(node, (ast.Break, ast.Return, ast.Yield, ast.YieldFrom)):
+            leaves = True
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+                called.add(node.func.value.id)
+            if called_name(node.func) in sink_names:
+                given = (g.value if isinstance(g, ast.Starred) else g for g in [*node.args, *(k.value for k in node.keywords)])
+                logged.update(g.id for g in given if isinstance(g, ast.Name))
+    return LoopShape(frozenset(_reach(steps, seeds)), frozenset(called), frozenset(logged), leaves)
+
+
+def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
+    """`seeds` and the names assigned in `body` from one of them, through any number of steps."""
+    steps: list[tuple[set[str], set[str]]] = []
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            written = node.targets if isinstance(node, ast.Assign) else [node.target]
+            steps.append((set().union(*(bound_names(t) for t in written)), read_names(node.value)))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            steps.append((bound_names(node.target), read_names(node.iter)))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            steps.append((bound_names(node.optional_vars), read_names(node.context_expr)))
+    return _reach(steps, seeds)
+
+
+def _reach(steps: list[tuple[set[str], set[str]]], seeds: set[str]) -> set[str]:
+    varying = set(seeds)
+    grown = True
+    while grown:
+        grown = False
+        for targets, read in steps:
+            if read & varying and not targets <= varying:
+                varying |= targets
+                grown = True
+    return varying
+
+
+def bound_names(target: ast.expr) -> set[str]:
+    """The names an assignment to `target` binds: `x`, `x, (y, *z)`; none for `d[k]` or `o.a`."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Starred):
+        return bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(bound_names(t) for t in target.elts))
+    return set()
+
+
+def assigned_name(statement: ast.stmt) -> str | None:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+        return statement.target.id
+    return None
+
+
+_TYPE_ALIAS = getattr(ast, "TypeAlias", None)
+
+
+def read_names(node: ast.AST) -> set[str]:
+    """Every name under `node`. Asked of every `if` test and of each assigned value in a
+    loop's body, so it walks by the fields the walk descends into, not by `ast.walk`'s generic
+    ones: 2.4 times as fast over Megatron-LM's tests and values."""
+    found = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if type(current) is ast.Name:
+            found.add(current.id)
+            continue
+        if type(current) is _TYPE_ALIAS:  # `type X = ...` (3.12+): its `name` is a Name, not text
+            pending.append(current.name)  # type: ignore[attr-defined]
+        for field in child_fields(type(current)):
+            value = getattr(current, field)
+            if type(value) is list:
+                pending += [item for item in value if isinstance(item, ast.AST)]
+            elif isinstance(value, ast.AST):
+                pending.append(value)
+    return found
+
+
+def constant_shape(node: ast.expr) -> bool:
+    """A shape written as constants: `()`, `[]`, `1`, `(1, 1)`."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(constant_shape(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def ends_window(test: ast.expr, boundaries: frozenset[str]) -> bool:
+    """Whether an `if` test holds only where the gradient-accumulation window ends: one of
+    `boundaries` called or read (`engine.is_gradient_accumulation_boundary()`,
+    `accelerator.sync_gradients`), alone or as a term of an `and`, not negated."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for term in terms:
+        read = term.func if isinstance(term, ast.Call) and not term.args and not term.keywords else term
+        if isinstance(read, ast.Attribute) and read.attr in boundaries:
+            return True
+    return False

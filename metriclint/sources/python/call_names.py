@@ -1,0 +1,40 @@
+"""How a call and its callee are named: its arguments in order and by keyword, the dotted name of what is called, and the module a file path is."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import PurePosixPath
+from typing import NamedTuple
+
+
+class Argument(NamedTuple):
+    """One argument of a call as written: `keyword` is None for a positional one; `star` marks
+    `*args` and `**kwargs`, whose positions and names cannot be told. A named tuple, not a
+    frozen dataclass, whose init sets each field through `object.__setattr__`: the walk makes
+    one for each argument of most calls it meets."""
+
+    value: ast.expr
+    keyword: str | None = None
+    star: bool = False
+    where: ast.AST | None = None  # the `name=value` node of a keyword argument
+
+
+def arguments(call: ast.Call) -> list[Argument]:
+    """Positional arguments, then keyword ones (CPython keeps them apart)."""
+    found = [Argument(a.value, star=True) if isinstance(a, ast.Starred) else Argument(a) for a in call.args]
+    return found + [Argument(k.value, k.arg, k.arg is None, k) for k in call.keywords]
+
+
+def called_name(func: ast.expr) -> str:
+    """The last name of what a call calls: `print(x)` -> `print`, `logger.info(x)` -> `info`,
+    "" for `table[k](x)`."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def module_name(path: str) -> tuple[str, list[str]]:
+    """The dotted module a file path stands for, and its package: `pkg/mod.py` -> `pkg.mod`, [pkg]."""
+    parts = [p for p in PurePosixPath(path).with_suffix("").parts if p not in ("/", ".", "..")]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+        return ".".join(parts), parts
+    return ".".join(parts), parts[:-1]

@@ -1,0 +1,96 @@
+"""The shapes of Python code the code reader recognises: names a body defines, its numeric constants, the methods chained on a call, the subject and the factors of an expression."""
+
+from __future__ import annotations
+
+import ast
+
+from metriclint.knowledge import numbers
+from metriclint.knowledge.code_entries import Known
+
+FLOPS_PER_PARAMETER = 24  # the largest constant a FLOP estimate multiplies by (6, 8 with recomputation, 24 per layer)
+
+
+def defined_names(body: list[ast.stmt]) -> list[str]:
+    """The functions and classes a module defines, under `if` and `try` too."""
+    names = []
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(statement.name)
+        elif isinstance(statement, (ast.If, ast.Try, ast.With)):
+            for block in (statement.body, getattr(statement, "orelse", []), getattr(statement, "finalbody", [])):
+                names += defined_names(block)
+            for handler in getattr(statement, "handlers", []):
+                names += defined_names(handler.body)
+    return names
+
+
+def numeric_constants(body: list[ast.stmt]) -> dict[str, float]:
+    """The module's names bound once, at its top level, to a number: `GB = 1024 ** 3`."""
+    bound: dict[str, int] = {}
+    values: dict[str, float] = {}
+    for statement in body:
+        targets = (
+            statement.targets
+            if isinstance(statement, ast.Assign)
+            else [statement.target]
+            if isinstance(statement, (ast.AnnAssign, ast.AugAssign))
+            else []
+        )
+        for target in targets:
+            if isinstance(target, ast.Name):
+                bound[target.id] = bound.get(target.id, 0) + 1
+                value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) and len(targets) == 1 else None
+                number = numbers.value(value, values.get) if value is not None else None
+                if number is not None:
+                    values[target.id] = number
+    return {name: value for name, value in values.items() if bound[name] == 1}
+
+
+def chained_methods(node: ast.Call) -> list[str]:
+    """The methods called in a row that end in `node`: `x.log_softmax(-1).gather(-1, i)` ->
+    [log_softmax, gather]."""
+    found: list[str] = []
+    current: ast.expr = node
+    while isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+        found.append(current.func.attr)
+        current = current.func.value
+    return found[::-1]
+
+
+def subject(entry: Known, node: ast.Call) -> ast.expr | None:
+    """What a call computes from: a method's object, else its first argument."""
+    if entry.method and isinstance(node.func, ast.Attribute):
+        return node.func.value
+    return node.args[0] if node.args else None
+
+
+def last_word(node: ast.expr | None) -> str:
+    """The last word of the name an object is read from: `batch["input_ids"]` -> `ids`."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        name = node.slice.value
+    else:
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.lower().rsplit("_", 1)[-1]
+
+
+def product_factors(node: ast.expr) -> list[str | None]:
+    """The names multiplied in a product, "" for a small whole number (`2`, `6`: FLOPs per
+    parameter and token), None for any other factor (a scale such as `1e3`, a call)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return product_factors(node.left) + product_factors(node.right)
+    if isinstance(node, ast.Constant) and type(node.value) is int and 0 < node.value <= FLOPS_PER_PARAMETER:
+        return [""]
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return [name]
+
+
+def takes_element(entry: Known, element: tuple[int, int] | None) -> bool:
+    """Whether the part of the result in use is the one the facts are about."""
+    index, size = element if element is not None else (None, None)
+    return entry.element == index and (entry.of is None or entry.of == size)
+
+
+def is_number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
