@@ -17,10 +17,10 @@ CONFIG = '[tool.metriclint]\n\n[[tool.metriclint.tooltips]]\npath = "ui.js"\nmat
 
 
 def test_a_catastrophic_pattern_is_matched_in_linear_time() -> None:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU: a loaded host must not fail it
     assert not patterns.search("(x+x+)+y", "x" * 10_000)
     assert patterns.search("(x+x+)+y", "x" * 40 + "y")
-    assert time.perf_counter() - started < 1  # Python's re: over 300 s for 40 x's
+    assert time.process_time() - started < 1  # Python's re: over 300 s for 40 x's
 
 
 @pytest.mark.parametrize("pattern", ["(?=loss)loss", "(a)\\1", "(?<!x)y"])
