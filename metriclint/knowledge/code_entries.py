@@ -1,4 +1,7 @@
-"""What one entry of a code knowledge file (rules/code/*.yaml) holds, and how it is read and checked."""
+"""One entry of a code knowledge file (rules/code/*.yaml): what it holds, and how it is read.
+
+Kept apart from the loader (code_knowledge.py) so that what a user writes in an entry, and
+the errors it can get, read in one place."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The files the settings and the command line name (a registry, code knowledge): each must be a readable file, else a ConfigError at the option or the setting's line."""
+"""The files the settings and the command line name (a registry, code knowledge files).
+
+Each must be a readable file; one that is not is a ConfigError at the option or at the
+setting's line, so that the user sees where they named it rather than a failed read later."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""What a statement binds and reads, which names a body reaches from others, and the shape of a loop over micro-batches: questions about one piece of syntax that the bindings walk asks."""
+"""What one statement binds and reads, which names a body reaches from others, and the shape
+of a loop over micro-batches.
+
+Questions about one piece of syntax, asked by the bindings walk (bindings.py): apart from it,
+they can be read and tested without a walk."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""How a call and its callee are named: its arguments in order and by keyword, the dotted name of what is called, and the module a file path is."""
+"""How a call is named: its arguments in order and by keyword, the dotted name of its callee,
+and the module a file path stands for.
+
+Every walk of the Python source names calls the same way, so that a callee recorded in one
+file is found under the same name in another."""
 
 from __future__ import annotations
 

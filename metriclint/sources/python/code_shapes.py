@@ -1,4 +1,8 @@
-"""The shapes of Python code the code reader recognises: names a body defines, its numeric constants, the methods chained on a call, the subject and the factors of an expression."""
+"""Shapes of Python syntax the code reader asks about: the names a body defines, its numeric
+constants, the methods chained on a call, an expression's subject and factors.
+
+Each is a question about the syntax alone, answered without the knowledge base; the reader
+(code_reader.py) decides what the answers mean."""
 
 from __future__ import annotations
 

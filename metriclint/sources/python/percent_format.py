@@ -1,4 +1,7 @@
-"""Where the conversion specs of a printf-style (%) format string are: log messages are read with them, and the live check inverts a message with them (live/templates.py)."""
+"""Where the conversion specs of a printf-style (`%`) format string are.
+
+Log messages are read with them (messages.py), and the live check inverts a message with them
+(live/templates.py): one reading, so that both agree on what a message formats."""
 
 from __future__ import annotations
 
