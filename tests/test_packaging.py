@@ -52,3 +52,15 @@ def test_the_dependencies_whose_internals_are_used_have_upper_bounds() -> None:
     bounded = {re.split(r"[<>=;]", d, maxsplit=1)[0].strip(): d for d in PYPROJECT["project"]["dependencies"]}
     for name in ("tree-sitter", "tree-sitter-javascript", "tree-sitter-typescript", "tree-sitter-json", "pathspec"):
         assert "<" in bounded[name], bounded[name]
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    """The README's second Quick start command is the one .ci/run runs first: what a newcomer
+    types is what CI proves, extras included."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Quick start.*?```sh\n(.*?)```", readme, re.S)
+    assert block is not None
+    commands = block.group(1).splitlines()
+    assert len(commands) == 2 and "pytest" in commands[1]
+    run = [line.split("  #")[0].strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert commands[1] in run

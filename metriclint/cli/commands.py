@@ -23,10 +23,12 @@ from metriclint.cli.project import (
     analyse,
     collection_paused,
     combined_report,
+    fail_on_option,
     merged,
     notice_no_registry,
     progress_bar,
     project_options,
+    rule_codes,
     shown_settings,
     warn_unused,
 )
@@ -57,11 +59,6 @@ def main(verbose: bool) -> None:
             stream.reconfigure(errors="surrogateescape")
 
 
-def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
-    """`--select ML001,ML002 --select ML010`: repeated, comma-separated, or both."""
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
-
-
 @main.command()
 @project_options()
 @click.option("--format", "--output-format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True)
@@ -72,13 +69,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--fix", "fix_first", is_flag=True, help="Apply the fixes `metriclint fix` makes, then report what is left.")
 @click.option("--show-settings", is_flag=True, help="Print the settings each project is checked with, and exit.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning"]),
-    default="error",
-    show_default=True,
-    help="Lowest severity that makes the exit status 1.",
-)
+@fail_on_option
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has, instead of the findings.")
 @click.option("--output-file", "-o", metavar="FILE", help="Write the report to FILE instead of printing it.")
@@ -124,9 +115,9 @@ def check(
         project, changed_only = dataclasses.replace(project, paths=(stdin_filename,)), True
         buffer = (Path(stdin_filename), sys.stdin.buffer.read())
     configs = project.each(
-        select=_codes(select),
-        extend_select=_codes(extend_select),
-        ignore=_codes(ignore),
+        select=rule_codes(select),
+        extend_select=rule_codes(extend_select),
+        ignore=rule_codes(ignore),
         baseline=None if write_baseline else baseline_file,
         changed_only=changed_only,
     )

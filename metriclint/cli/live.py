@@ -11,14 +11,10 @@ from pathlib import Path
 
 import click
 
-from metriclint.cli.project import ProjectOptions, analyse, progress_bar, project_options
+from metriclint.cli.project import ProjectOptions, analyse, fail_on_option, progress_bar, project_options, rule_codes
 from metriclint.cli.status import exit_for, usage_error
 from metriclint.model import Problem, Severity
 from metriclint.report.formats import FORMATS
-
-
-def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
 
 
 @click.command("live-check")
@@ -38,13 +34,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress bar.")
 @click.option("--select", multiple=True, metavar="CODES", help="Run only these rules; ML014 (undetermined) only when named.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules, in addition to the config's `ignore`.")
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning"]),
-    default="error",
-    show_default=True,
-    help="Lowest severity that makes the exit status 1.",
-)
+@fail_on_option
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--output-file", "-o", metavar="FILE", help="Write the report to FILE instead of printing it.")
 @click.option("--dask", metavar="ADDRESS", help="Read each run's files on this Dask scheduler (`local:N`: a local cluster of N workers).")
@@ -77,7 +67,7 @@ def command(
     given, problems = fact_sources.given(facts)
     if problems:
         usage_error(problems)
-    config = project.settings(select=_codes(select), ignore=_codes(ignore))
+    config = project.settings(select=rule_codes(select), ignore=rule_codes(ignore))
     with progress_bar(quiet) as bar:
         analysis = analyse(config, bar)
     if dask is not None:

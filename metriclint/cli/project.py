@@ -28,6 +28,13 @@ from metriclint.model import ConfigError, Finding, Report
 from metriclint.report import once, progress
 
 registry_option = click.option("--registry", metavar="PATH", help="The semantics registry (default: metrics.yaml in the project root).")
+fail_on_option = click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    default="error",
+    show_default=True,
+    help="Lowest severity that makes the exit status 1.",
+)
 config_option = click.option(
     "--config",
     "config",
@@ -147,6 +154,11 @@ def config_files(given: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
     if len(files) > 1:
         raise click.BadParameter(f"give one settings file, not {len(files)}: {', '.join(files)}", param_hint="--config")
     return (files[0] if files else None), tuple(value for value in given if value not in files)
+
+
+def rule_codes(values: tuple[str, ...]) -> tuple[str, ...]:
+    """`--select ML001,ML002 --select ML010`: repeated, comma-separated, or both."""
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
 
 
 def _patterns(values: tuple[str, ...]) -> tuple[str, ...]:

@@ -120,9 +120,8 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
                 logged[metric].append(sighting)
             elif not sighting.passing:  # the text as a whole speaks for the metric
                 by_metric[metric].setdefault(sighting.span, [])
-    codes = sorted(analysis.code, key=lambda c: (c.metric, c.fact.span, c.fact.facet, c.fact.value))  # they come from sets
     computed: dict[str, list[CodeClaim]] = defaultdict(list)
-    for code in codes:
+    for code in analysis.code:  # in one order already (evidence/products.py, code_facts)
         computed[code.metric].append(code)
         fact = code.fact
         by_metric[code.metric].setdefault(fact.span, []).append(
