@@ -164,3 +164,16 @@ def test_the_audit_agrees_with_check_on_tooltip_mismatches(in_tmp: Path) -> None
     assert (document["summary"]["contradicted"], document["summary"]["contradictions"], document["gaps"]["undescribed"]) == (2, 3, [])
     one = invoke("audit", "p", "--metric", "train/value_loss")
     assert one.exit_code == 1 and "; 1 contradicted (2 findings)," in one.output
+
+
+@pytest.mark.parametrize(("fixture", "rows"), [("know_printed", 2), ("know_printed_silent", 0)])
+def test_a_printed_only_value_is_a_row_only_with_a_finding(
+    fixture: str, rows: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A console value is checked, not inventoried: a real tree prints hundreds of them, and the
+    audit lists the metrics a project logs, besides what `check` reports."""
+    project = copy_fixture(FIXTURES / fixture, tmp_path / fixture)
+    monkeypatch.chdir(project)
+    document = json.loads(invoke("audit", ".", "--format", "json").output)
+    printed = [m["key"] for m in document["metrics"] if "(printed at " in m["key"]]
+    assert len(printed) == rows and all(m["findings"] for m in document["metrics"] if m["key"] in printed)

@@ -135,7 +135,9 @@ def build(analysis: Analysis, only: str | None = None) -> Audit:
     findings = defaultdict(list)
     for finding in analysis.report.findings:
         findings[_row(finding.metric, rows, analysis)].append(finding)
-    shown = sorted(rows | {key for key, found in findings.items() if key and any(f.rule in CONTRADICTIONS for f in found)})
+    contradicted = {key for key, found in findings.items() if key and any(f.rule in CONTRADICTIONS for f in found)}
+    # a value only printed is checked, not inventoried: a row only when a finding is about it
+    shown = sorted(key for key in rows | contradicted if not keys.is_printed(key) or findings.get(key))
     if only is not None:
         shown = [k for k in shown if chosen_by(k, only, entries.get(k))]
     audits = tuple(
