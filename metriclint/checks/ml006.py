@@ -8,6 +8,7 @@ from typing import Iterator
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import allows, by_statement, found
 from metriclint.knowledge.code_knowledge import knowledge
+from metriclint.knowledge.registry import Setting
 from metriclint.model import Claim, CodeFact, Finding, Related, Severity, SourceKind
 
 
@@ -87,34 +88,12 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 and not known.alike_values(facet, claim.value, value)
                 and not estimated(facts, claim.value)
             ):
-                message = f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}'
-                yield ML006.finding(
-                    claim.span,
-                    message,
-                    metric=metric,
-                    facet=facet,
-                    found=found(claim),
-                    expected=value,
-                    source=claim.source,
-                    related=related,
-                    phrase=claim.phrase,
-                )
+                yield _text_finding(claim, metric, facet, value, evidence, related)
     for metric, entry in registry.metrics.items() if registry is not None else ():
         for facet, setting in entry.semantics.items():
             held = default_placeholder(corpus, metric, facet)
             if held is not None:
-                constant, evidence, related = held
-                yield ML006.finding(
-                    setting.span,
-                    f"{metric}: registry says {facet}={setting.value}; {evidence}",
-                    metric=metric,
-                    facet=facet,
-                    found=setting.value,
-                    expected=constant,
-                    source=SourceKind.REGISTRY,
-                    related=related,
-                    phrase=setting.text,
-                )
+                yield _registry_finding(setting, metric, facet, *held)
                 continue
             computed = computed_value(corpus, metric, facet)
             if (
@@ -123,38 +102,47 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 and not known.alike_values(facet, setting.value, computed[0])
                 and not estimated(computed[1], setting.value)
             ):
-                evidence, related = code_evidence(computed[1])
-                message = f"{metric}: registry says {facet}={setting.value}; {evidence}"
-                yield ML006.finding(
-                    setting.span,
-                    message,
-                    metric=metric,
-                    facet=facet,
-                    found=setting.value,
-                    expected=computed[0],
-                    source=SourceKind.REGISTRY,
-                    related=related,
-                    phrase=setting.text,
-                )
+                yield _registry_finding(setting, metric, facet, computed[0], *code_evidence(computed[1]))
 
 
 def _placeholder_findings(group: list[Claim], metric: str, facet: str, held: tuple[str, str, tuple[Related, ...]]) -> Iterator[Finding]:
     """A text that states what the flagged path computes, and not the flag: on the default
     path it describes a constant. A negated claim ("not the maximum") is true of it."""
-    constant, evidence, related = held
     for claim in group:
         if not claim.negated:
-            yield ML006.finding(
-                claim.span,
-                f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}',
-                metric=metric,
-                facet=facet,
-                found=found(claim),
-                expected=constant,
-                source=claim.source,
-                related=related,
-                phrase=claim.phrase,
-            )
+            yield _text_finding(claim, metric, facet, *held)
+
+
+def _text_finding(claim: Claim, metric: str, facet: str, expected: str, evidence: str, related: tuple[Related, ...]) -> Finding:
+    """A text's claim against what the code computes (`evidence` says how, `related` where)."""
+    message = f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}'
+    return ML006.finding(
+        claim.span,
+        message,
+        metric=metric,
+        facet=facet,
+        found=found(claim),
+        expected=expected,
+        source=claim.source,
+        related=related,
+        phrase=claim.phrase,
+    )
+
+
+def _registry_finding(setting: Setting, metric: str, facet: str, expected: str, evidence: str, related: tuple[Related, ...]) -> Finding:
+    """A registry setting against what the code computes."""
+    message = f"{metric}: registry says {facet}={setting.value}; {evidence}"
+    return ML006.finding(
+        setting.span,
+        message,
+        metric=metric,
+        facet=facet,
+        found=setting.value,
+        expected=expected,
+        source=SourceKind.REGISTRY,
+        related=related,
+        phrase=setting.text,
+    )
 
 
 _CLIPPED = """import torch
