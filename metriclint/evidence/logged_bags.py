@@ -64,8 +64,10 @@ class LoggedBags:
         calls: Iterable[CallFlow],
         classes: Iterable[ProjectClass],
         instances: Mapping[str, str] = {},
+        name_lists: Mapping[str, Bag] = {},
     ) -> None:
         classes = list(classes)
+        self.name_lists = Dotted(name_lists)  # module-level lists of names, by import path
         calls = list(calls)
         self.project = CallGraph(functions, calls, classes, instances)
         self.families = _Families(classes)
@@ -130,6 +132,10 @@ class LoggedBags:
             filled = dict(callee.fills).get(param) if callee is not None and param is not None else None
             if filled is not None:
                 yield from self.entries(callee.name, filled, hops, call)  # type: ignore[union-attr]
+        elif held.kind == "constant":
+            names = self.name_lists.resolve(held.name)
+            if names is not None:
+                yield from self.entries(f"{held.name.rsplit('.', 1)[0]}.<module>", names, hops, None)
         elif held.kind == "attribute":
             owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
@@ -192,9 +198,10 @@ def logged_entries(
     classes: Iterable[ProjectClass],
     instances: Mapping[str, str] = {},
     own_methods: frozenset[Span] = frozenset(),
+    name_lists: Mapping[str, Bag] = {},
 ) -> list[LoggedEntry]:
     """Every entry logged through a dict that crosses functions, once per key and place; keys
     still too generic to name a metric (`{name}`, `train/{key}`) are left out."""
-    found = LoggedBags(functions, calls, classes, instances).logged(own_methods)
+    found = LoggedBags(functions, calls, classes, instances, name_lists).logged(own_methods)
     unique = {(e.use.key, e.use.span): e for e in found if not keys.too_generic(e.use.key)}
     return list(unique.values())

@@ -90,8 +90,9 @@ class Held:
     parameter), what a project call returns ("result", `name` the callee as the file's imports
     name it, `call` where the call is, whose arguments fill the callee's parameters), or what a
     class's attribute holds ("attribute", `name` module.Class.attr), put in by any method of the
-    class or of a class it extends or is extended by), or what a project call puts in the dict
-    it is handed ("filled", `name` the callee, `call` where, `where` the argument it is)."""
+    class or of a class it extends or is extended by), what a project call puts in the dict
+    it is handed ("filled", `name` the callee, `call` where, `where` the argument it is), or
+    the names of another module's list of names ("constant", `name` its import path)."""
 
     kind: str
     name: str

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from metriclint.model import (
+    Bag,
     CallbackList,
     CallFlow,
     ConstantHelp,
@@ -63,6 +64,9 @@ class Extraction:
     # the help texts of metrics named by another module's constant (evidence/constants.py)
     constants: tuple[tuple[str, str], ...] = ()
     constant_help: tuple[ConstantHelp, ...] = ()
+    # module-level lists of names under a constant's name, by import path (`pkg.phases.SHOWN`):
+    # another module may hand one to a logger keyed by them (evidence/logged_bags.py)
+    name_lists: tuple[tuple[str, Bag], ...] = ()
     # module-level names that hold an instance of a class, by import path (`pkg.mod.tracker` ->
     # `pkg.trackers.Tracker`), so that a call of one of its methods reaches the method (evidence/callees.py)
     instances: tuple[tuple[str, str], ...] = ()

@@ -69,6 +69,7 @@ class BagReader(ValueReader):
         self.call_bags: dict[int, tuple[tuple[int | str, Bag], ...]] = {}  # call node id -> its arguments' bags
         self._held_bags: dict[tuple[str, str], Bag] = {}
         self._result_bags: dict[int, Bag] = {}  # call node id -> what it returns, as a bag
+        self.name_lists: dict[str, Bag] = {}  # module-level names bound to a list of strings (`module_bound`)
 
     def bag(self, node: ast.expr) -> Bag:
         """What `node` holds as a dict of metrics (or a list of (key, value, ...) records); the
@@ -80,7 +81,7 @@ class BagReader(ValueReader):
                 return scope.bags[name]
             if name in scope.results:
                 return self._result(scope.results[name])
-            return self._one("param", name) if self.is_param(name) else _EMPTY
+            return self._one("param", name) if self.is_param(name) else self._named_list(name)
         if type(node) is ast.Attribute:
             attribute = self._attribute(node)
             return self._one("attribute", attribute) if attribute is not None else _EMPTY
@@ -106,6 +107,25 @@ class BagReader(ValueReader):
                 found |= self.bag(value)
             return found
         return _EMPTY
+
+    def _named_list(self, name: str) -> Bag:
+        """A list of names bound at the module's top level (`PHASES = ["rollout", "update"]`),
+        here or, imported under a constant's name (upper case, as PEP 8 writes constants), in
+        another module, which the project-wide step looks up (evidence/logged_bags.py): a
+        logger keyed by the names it is handed logs under each. A local name hides the module's."""
+        if len(self.scopes) > 1 and name in self.scopes[-1].carries:
+            return _EMPTY
+        if name in self.name_lists:
+            return self.name_lists[name]
+        imported = self.code.imports.get(name)
+        return self._one("constant", imported) if imported is not None and imported.rsplit(".", 1)[-1].isupper() else _EMPTY
+
+    def module_bound(self, name: str, value: ast.expr) -> None:
+        """`name = value` at the module's top level: a list or tuple of strings only is a list of names."""
+        if isinstance(value, (ast.List, ast.Tuple)) and strings.literal_collection(value):
+            self.name_lists[name] = self._records(value.elts)
+        else:
+            self.name_lists.pop(name, None)
 
     def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when

@@ -185,6 +185,8 @@ class Bindings(Messages):
             if not (len(self.scopes) == 1 and self.classes):  # a class attribute is no module name
                 scope.bind_strings(target.id, strings.values(value, self.string), path)
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
+                if len(self.scopes) == 1:
+                    self.module_bound(target.id, value)
             came = self.names(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
             scope.named[target.id] = ((target.id, self.span(target)), *came)
             atoms, unknown = self.branch(value)

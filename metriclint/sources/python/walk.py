@@ -78,6 +78,7 @@ def extract(
         callback_lists=tuple(collector.callback_lists),
         constants=collector.constants(),
         constant_help=tuple(collector.tables.constant_help),
+        name_lists=tuple((f"{collector.module}.{name}", bag) for name, bag in collector.name_lists.items() if name.isupper()),
         tentative=tuple(collector.tentative),
         instances=tuple(
             (f"{collector.module}.{name}", held) for name, held in collector.scopes[0].instances.items() if not held.endswith("()")
