@@ -182,6 +182,39 @@ CASES = {
         },
         ["loss/policy", "loss/value", "ratio/clipped", "ratio/mean"],
     ),
+    # an item of what a call returns: a dict packed under a key, or under a keyword of a maker
+    "an item of a returned dict": (
+        {
+            "pkg/work.py": """\
+            class Packet:
+                def __init__(self, data=None, extra=None):
+                    self.data, self.extra = data, extra
+
+
+            def evaluate(batch):
+                scores = {"accuracy": batch.mean()}
+                return {"metrics": scores, "count": 3}
+
+
+            def train(batch):
+                stats = {"loss": batch.sum()}
+                return Packet(data=batch, extra={"metrics": stats})
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.work import evaluate, train
+
+
+            def step(batch):
+                out = evaluate(batch)
+                wandb.log({f"eval/{k}": v for k, v in out["metrics"].items()})
+                packet = train(batch)
+                wandb.log({f"train/{k}": v for k, v in packet.extra.get("metrics").items()})
+            """,
+        },
+        ["eval/accuracy", "train/loss"],
+    ),
     # (name, value) records kept by one method, logged by another
     "records": (
         {

@@ -19,6 +19,7 @@ from typing import Any
 from metriclint.base import keys
 from metriclint.model import Atom, Bag, Held, MetricsEntry, Span
 from metriclint.sources.python import strings
+from metriclint.sources.python.bag_items import ITEM_READS, item_key, nested, packed, rekeyed, remote_method, selected
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 from metriclint.sources.python.roots import ValueReader
 from metriclint.sources.python.values import is_measurement
@@ -29,18 +30,8 @@ _COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "
 _ADDS = frozenset({"update", "append", "extend", "insert", "add"})
 
 
-def rekeyed(bag: Bag, rekey: str) -> Bag:
-    """The bag with each key written into `rekey` in place of "{}" (`train/{}`)."""
-    if rekey == "{}":
-        return bag
-    entries = tuple(
-        MetricsEntry(rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through) for e in bag.entries
-    )  # new keys: not recorded
-    return Bag(entries, tuple(Held(h.kind, h.name, rekey.replace("{}", h.rekey), h.call, h.where) for h in bag.held))
-
-
 # The expressions a dict of metrics may be written as: what `bag` reads.
-_BAGGED = (ast.Name, ast.Attribute, ast.Dict, ast.DictComp, ast.List, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp, ast.Call)
+_BAGGED = (ast.Name, ast.Attribute, ast.Dict, ast.DictComp, ast.List, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp, ast.Call, ast.Subscript)
 
 
 _EMPTY = Bag()
@@ -69,6 +60,7 @@ class BagReader(ValueReader):
         self.call_bags: dict[int, tuple[tuple[int | str, Bag], ...]] = {}  # call node id -> its arguments' bags
         self._held_bags: dict[tuple[str, str], Bag] = {}
         self._result_bags: dict[int, Bag] = {}  # call node id -> what it returns, as a bag
+        self._fetch_names = frozenset(path.rsplit(".", 1)[-1] for path in self.rules.fetches)
 
     def bag(self, node: ast.expr) -> Bag:
         """What `node` holds as a dict of metrics (or a list of (key, value, ...) records); the
@@ -86,11 +78,14 @@ class BagReader(ValueReader):
             return self._one("attribute", attribute) if attribute is not None else _EMPTY
         if type(node) is ast.Call:
             return self._called(node)
+        if type(node) is ast.Subscript:
+            item = item_key(node.slice)
+            return self._item(node.value, (item,)) if item is not None else _EMPTY
         if type(node) is ast.Dict:
             found = _EMPTY
             table = self.tables.holds(node)
             for key, value in zip(node.keys, node.values):
-                found |= self.bag(value) if key is None else self.entry(key, value, recorded=not table)
+                found |= self.bag(value) if key is None else self.entry(key, value, recorded=not table) | nested(key, value, self.bag)
             return found
         if type(node) is ast.DictComp:
             return self._comprehended(node)
@@ -106,6 +101,14 @@ class BagReader(ValueReader):
                 found |= self.bag(value)
             return found
         return _EMPTY
+
+    def _item(self, owner: ast.expr, path: tuple[str, ...]) -> Bag:
+        """What `owner[path...]` holds: an item of a dict, or of an attribute of an object a call
+        returned (`out.meta["metrics"]`), one step of the path per attribute."""
+        while isinstance(owner, ast.Attribute) and self._attribute(owner) is None:
+            path = (owner.attr, *path)
+            owner = owner.value
+        return selected(self.bag(owner), path)
 
     def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
@@ -209,7 +212,8 @@ class BagReader(ValueReader):
             self.scopes[-1].strings[target.id] = found
 
     def _called(self, node: ast.Call) -> Bag:
-        """`dict(stats, lr=lr)`, `stats.copy()`, `deepcopy(stats)`, or what a project call returns."""
+        """`dict(stats, lr=lr)`, `stats.copy()`, `deepcopy(stats)`, `out.get("metrics")`,
+        `out.cpu()`, or what a project call returns, with the dicts it packs (`_packed`)."""
         func, name = node.func, called_name(node.func)
         if name == "zip" and len(node.args) == 2 and not node.keywords:
             return self._valued(self.named_keys(node.args[0]), node.args[1])  # `dict(zip(names, values))`
@@ -220,9 +224,25 @@ class BagReader(ValueReader):
                 return found
         result = self._result_bags.get(id(node))
         if result is None:  # made once per call: a name bound to its result is read each time it is used
-            site = self.site(node)
-            result = self._result_bags[id(node)] = Bag(held=(Held("result", site.callee, call=self.span(node)),)) if site.callee else _EMPTY
+            result = self._result_bags[id(node)] = self._returned(node)
         return result
+
+    def _returned(self, node: ast.Call) -> Bag:
+        func = node.func
+        if node.args and called_name(func) in self._fetch_names and self.code.chain(func, {}) in self.rules.fetches:
+            return self.bag(node.args[0])  # `ray.get(ref)`: what the remote call returned
+        if isinstance(func, ast.Attribute):
+            key = item_key(node.args[0]) if node.args else None
+            if func.attr in ITEM_READS and key is not None:
+                return self._item(func.value, (key,))
+            if func.attr in self.rules.preserving_methods:  # `out.cpu()`: the same object
+                return self.bag(func.value)
+            dispatched = remote_method(func, self.rules.remote_calls)
+            if dispatched is not None:
+                return Bag(held=(Held("result", dispatched, call=self.span(node)),))
+        site = self.site(node)
+        found = Bag(held=(Held("result", site.callee, call=self.span(node)),)) if site.callee else _EMPTY
+        return found | packed(node, self.bag) if node.keywords else found
 
     def argument_bags(self, node: ast.Call, given: list[Argument] | None = None) -> tuple[tuple[int | str, Bag], ...]:
         """The dicts of metrics each argument holds, for a callee that logs them: read once,

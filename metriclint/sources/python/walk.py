@@ -79,6 +79,7 @@ def extract(
         constants=collector.constants(),
         constant_help=tuple(collector.tables.constant_help),
         tentative=tuple(collector.tentative),
+        dispatched=tuple(dict.fromkeys(collector.dispatched)),
         instances=tuple(
             (f"{collector.module}.{name}", held) for name, held in collector.scopes[0].instances.items() if not held.endswith("()")
         ),
