@@ -215,6 +215,41 @@ CASES = {
         },
         ["eval/accuracy", "train/loss"],
     ),
+    # the second element of a returned tuple, kept under a key, read back from a parameter, filtered
+    "an element of a returned tuple, through a parameter": (
+        {
+            "pkg/work.py": """\
+            def prepare(batch):
+                summary = {"batch_size": len(batch), "tokens": 10}
+                summary["reward_mean"] = sum(batch) / len(batch)
+                return batch, summary
+
+
+            def train_step(batch):
+                batch, summary = prepare(batch)
+                return {"data": summary, "loss": 0.5}
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.work import train_step
+
+            COUNTED = {"tokens"}
+
+
+            def report(info, step):
+                data = info.get("data", {})
+                shown = {k: v for k, v in data.items() if k not in COUNTED}
+                wandb.log({f"data/{k}": v for k, v in shown.items()}, step=step)
+
+
+            def loop(batches):
+                for step, batch in enumerate(batches):
+                    report(train_step(batch), step)
+            """,
+        },
+        ["data/batch_size", "data/reward_mean"],
+    ),
     # (name, value) records kept by one method, logged by another
     "records": (
         {

@@ -105,7 +105,8 @@ class LoggedBags:
         for held in bag.held if hops < MAX_HOPS else ():
             for rekey in self._given_texts(flow, held.rekey, call):
                 for entry, where in self._held(function, held, hops + 1, call):
-                    found.append((_rekeyed(entry, rekey), where))
+                    if entry.key not in held.without:
+                        found.append((_rekeyed(entry, rekey), where))
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
 

@@ -104,6 +104,7 @@ class Held:
     call: Span | None = None
     where: int | str | None = None
     item: tuple[str, ...] = ()
+    without: tuple[str, ...] = ()  # its entries under these keys are left out (`if k not in SKIPPED`)
 
 
 @dataclass(frozen=True, slots=True)

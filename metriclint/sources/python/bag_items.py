@@ -11,6 +11,8 @@ from dataclasses import replace
 from typing import Callable
 
 from metriclint.model import REMOTE_CALL, Bag, Item, MetricsEntry
+from metriclint.sources.python import strings
+from metriclint.sources.python.roots import ValueReader
 
 # Methods that read one item of a dict by its key (`out.get("metrics")`, `out.pop("metrics", {})`).
 ITEM_READS = frozenset({"get", "pop"})
@@ -27,18 +29,24 @@ def rekeyed(bag: Bag, rekey: str) -> Bag:
     return Bag(entries, tuple(replace(h, rekey=rekey.replace("{}", h.rekey)) for h in bag.held))  # its items keep no key
 
 
+def left_out(bag: Bag, names: tuple[str, ...]) -> Bag:
+    """The bag less the entries under `names`, here and in what it holds of elsewhere."""
+    entries = tuple(e for e in bag.entries if e.key not in names)
+    return Bag(entries, tuple(replace(h, without=h.without + names) for h in bag.held), bag.items)
+
+
 def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     """The dicts `bag` holds at `path` (`out.meta["metrics"]`: ("meta", "metrics")): its items
     of that name, and the same item of what a call returns, which the project-wide step finds.
-    Only a call's result is followed so: an item of a parameter's dict (`batch["input_ids"]`)
-    is most often no dict of metrics, and following each would cost every call that passes one."""
+    Only what a call returns or a caller passes is followed so, not a class's attribute, whose
+    items are put in it by key (`self.stats[mode][key] = v` puts in `self.stats`)."""
     found, size = _EMPTY, len(path)
     for item in bag.items:
         if item.path == path:
             found |= Bag(item.entries, item.held)
         elif item.path[:size] == path:
             found |= Bag(items=(Item(item.path[size:], item.entries, item.held),))
-    held = tuple(replace(h, item=h.item + path) for h in bag.held if h.kind == "result" and h.rekey == "{}")
+    held = tuple(replace(h, item=h.item + path) for h in bag.held if h.kind in ("result", "param") and h.rekey == "{}")
     return found | Bag(held=held) if held else found
 
 
@@ -46,6 +54,11 @@ def under(name: str, bag: Bag) -> Bag:
     """`bag` as the item `name` of a dict that holds it."""
     items = (Item((name,), bag.entries, bag.held),) if bag.entries or bag.held else ()
     return Bag(items=items + tuple(replace(i, path=(name, *i.path)) for i in bag.items))
+
+
+def element(index: int) -> str:
+    """The item a tuple's element is kept as (`return batches, stats`: "#1" is `stats`)."""
+    return f"#{index}"
 
 
 def item_key(node: ast.expr) -> str | None:
@@ -83,3 +96,58 @@ def remote_method(func: ast.Attribute, remote_calls: frozenset[str]) -> str | No
     if func.attr in remote_calls and isinstance(func.value, ast.Attribute):
         return f"{REMOTE_CALL}{func.value.attr}"
     return None
+
+
+class ItemReader(ValueReader):
+    """Reads the dicts inside other values, for BagReader, which says what a value holds (`bag`)."""
+
+    def bag(self, node: ast.expr) -> Bag:
+        raise NotImplementedError
+
+    def _attribute(self, node: ast.expr) -> str | None:
+        raise NotImplementedError
+
+    def _item(self, owner: ast.expr, path: tuple[str, ...]) -> Bag:
+        """What `owner[path...]` holds: an item of a dict, or of an attribute of an object a call
+        returned (`out.meta["metrics"]`), one step of the path per attribute."""
+        while isinstance(owner, ast.Attribute) and self._attribute(owner) is None:
+            path = (owner.attr, *path)
+            owner = owner.value
+        return selected(self.bag(owner), path)
+
+    def elements(self, value: ast.Tuple) -> Bag:
+        """`return batches, stats`: each element's dict as the item "#i" (bag_items.element)."""
+        found = _EMPTY
+        for index, part in enumerate(value.elts):
+            inner = self.bag(part) if isinstance(part, (ast.Name, ast.Dict, ast.DictComp)) else _EMPTY
+            found |= under(element(index), inner) if inner else _EMPTY
+        return found
+
+    def unpacked(self, targets: list[ast.expr], value: ast.Call) -> None:
+        """`batches, stats = prepare(...)`: `stats` holds the dict the call returns as its second element."""
+        scope = self.scopes[-1]
+        for index, target in enumerate(targets):
+            if isinstance(target, ast.Name):
+                found = selected(self.bag(value), (element(index),))
+                scope.results.pop(target.id, None)
+                if found:
+                    scope.bags[target.id] = found
+                else:
+                    scope.bags.pop(target.id, None)
+
+    def filtered(self, generator: ast.comprehension) -> None:
+        """`{k: v for k, v in stats.items() if k not in SKIPPED}` (or `k != "x"`): the loop's
+        key stands for the dict's entries less those (a set, list or tuple of strings, or a
+        name bound to one)."""
+        scope = self.scopes[-1]
+        for test in generator.ifs:
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+                continue
+            key, op, other = test.left.id, test.ops[0], test.comparators[0]
+            if key not in scope.keyvars:
+                continue
+            names = strings.loop_values(other, self.collection) if isinstance(op, ast.NotIn) else None
+            if isinstance(op, ast.NotEq) and isinstance(other, ast.Constant) and isinstance(other.value, str):
+                names = (other.value,)
+            if names:
+                scope.keyvars[key] = left_out(scope.keyvars[key], names)

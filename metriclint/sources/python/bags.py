@@ -19,9 +19,8 @@ from typing import Any
 from metriclint.base import keys
 from metriclint.model import Atom, Bag, Held, MetricsEntry, Span
 from metriclint.sources.python import strings
-from metriclint.sources.python.bag_items import ITEM_READS, item_key, nested, packed, rekeyed, remote_method, selected
+from metriclint.sources.python.bag_items import ITEM_READS, ItemReader, item_key, nested, packed, rekeyed, remote_method
 from metriclint.sources.python.call_names import Argument, arguments, called_name
-from metriclint.sources.python.roots import ValueReader
 from metriclint.sources.python.values import is_measurement
 
 # Calls that return the dict they are given, or one with the same items.
@@ -51,7 +50,7 @@ def _container(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and called_name(node.func) in ("dict", "defaultdict", "OrderedDict", "list")
 
 
-class BagReader(ValueReader):
+class BagReader(ItemReader):
     """What a dict-valued expression holds, and where the walk puts what it adds."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -101,14 +100,6 @@ class BagReader(ValueReader):
                 found |= self.bag(value)
             return found
         return _EMPTY
-
-    def _item(self, owner: ast.expr, path: tuple[str, ...]) -> Bag:
-        """What `owner[path...]` holds: an item of a dict, or of an attribute of an object a call
-        returned (`out.meta["metrics"]`), one step of the path per attribute."""
-        while isinstance(owner, ast.Attribute) and self._attribute(owner) is None:
-            path = (owner.attr, *path)
-            owner = owner.value
-        return selected(self.bag(owner), path)
 
     def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
@@ -197,6 +188,7 @@ class BagReader(ValueReader):
         for generator in node.generators:
             self.loop_strings(generator.target, generator.iter)
             self.iterated(generator.target, generator.iter)
+            self.filtered(generator)
         found = self.entry(node.key, node.value, recorded=True)
         scope.keyvars, scope.strings = saved
         return found

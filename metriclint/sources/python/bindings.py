@@ -201,6 +201,8 @@ class Bindings(Messages):
             for t, v in zip(target.elts, value.elts):
                 self._assign(t, v)
         elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, ast.Call):
+                self.unpacked(target.elts, value)
             count, handed = len(target.elts), self.handed(value)
             for i, element in enumerate(target.elts):
                 if isinstance(element, ast.Name):
