@@ -250,6 +250,28 @@ CASES = {
         },
         ["data/batch_size", "data/reward_mean"],
     ),
+    # a name rebound to what a call of its own method returns: read once, not without end
+    "a name rebound to its own item": (
+        {
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.work import run
+
+
+            def step(batch):
+                out = run(batch)
+                out = out.cpu()
+                out = out.get("metrics", out)
+                wandb.log({f"run/{k}": v for k, v in out.items()})
+            """,
+            "pkg/work.py": """\
+            def run(batch):
+                return {"metrics": {"reward": batch.mean()}}
+            """,
+        },
+        ["run/reward"],
+    ),
     # (name, value) records kept by one method, logged by another
     "records": (
         {

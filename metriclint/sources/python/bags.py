@@ -216,6 +216,7 @@ class BagReader(ItemReader):
                 return found
         result = self._result_bags.get(id(node))
         if result is None:  # made once per call: a name bound to its result is read each time it is used
+            self._result_bags[id(node)] = _EMPTY  # `x = x.cpu()`: reading x reads this call again
             result = self._result_bags[id(node)] = self._returned(node)
         return result
 
@@ -341,6 +342,11 @@ class BagReader(ItemReader):
         ):
             self.argument_bags(value)  # `x = f(x)`: what the call is handed, before `x` is rebound
         if replaces and isinstance(value, ast.Call) and called_name(value.func) not in _COPIES:
+            owner = value.func
+            while isinstance(owner, (ast.Attribute, ast.Call)):
+                owner = owner.value if isinstance(owner, ast.Attribute) else owner.func
+            if isinstance(owner, ast.Name) and owner.id == name:
+                self._called(value)  # `x = x.get("metrics")`: an item of what x held, read before x is rebound
             scope.results[name] = value  # what a call returns, a dict only maybe: read as one when used as one (`bag`)
             scope.bags.pop(name, None)
             return
