@@ -272,6 +272,35 @@ CASES = {
         },
         ["run/reward"],
     ),
+    # a loop over an item of what a call returns: its keys are not known here, the template stays
+    "a loop over an item of a returned dict": (
+        {
+            "pkg/loop.py": """\
+            from torch.utils.tensorboard import SummaryWriter
+
+            from pkg.data import evaluate
+
+
+            class Report:
+                def __init__(self):
+                    self.writer = SummaryWriter()
+
+                def report(self, step):
+                    losses, _ = evaluate()
+                    for name in losses:
+                        self.writer.add_scalar(f"{name} validation", losses[name], step)
+                    sets = evaluate()[1]
+                    for name in sets["splits"]:
+                        self.writer.add_scalar(f"{name} samples", 1.0, step)
+            """,
+            "pkg/data.py": """\
+            def evaluate():
+                losses = {}
+                return losses, {"splits": {}}
+            """,
+        },
+        ["{name} samples", "{name} validation"],
+    ),
     # (name, value) records kept by one method, logged by another
     "records": (
         {

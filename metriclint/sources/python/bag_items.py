@@ -50,6 +50,12 @@ def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     return found | Bag(held=held) if held else found
 
 
+def unseen(bag: Bag) -> bool:
+    """Only items of dicts of elsewhere (`for key in out["losses"]`): mostly data filled at run
+    time (a dict of datasets, of losses), so a key built over its keys stays a template too."""
+    return not (bag.entries or bag.items) and all(h.item for h in bag.held)
+
+
 def under(name: str, bag: Bag) -> Bag:
     """`bag` as the item `name` of a dict that holds it."""
     items = (Item((name,), bag.entries, bag.held),) if bag.entries or bag.held else ()

@@ -19,7 +19,7 @@ from typing import Any
 from metriclint.base import keys
 from metriclint.model import Atom, Bag, Held, MetricsEntry, Span
 from metriclint.sources.python import strings
-from metriclint.sources.python.bag_items import ITEM_READS, ItemReader, item_key, nested, packed, rekeyed, remote_method
+from metriclint.sources.python.bag_items import ITEM_READS, ItemReader, item_key, nested, packed, rekeyed, remote_method, unseen
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 from metriclint.sources.python.values import is_measurement
 
@@ -117,7 +117,8 @@ class BagReader(ItemReader):
             over = next((name for name in scope.keyvars if f"{{{name}}}" in text), None)
             if over is not None:  # the other dict's keys, or, where they cannot be known, the template
                 made |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"))
-            if over is None or keys.looks_like_key(text.replace(f"{{{over}}}", "x")) and not keys.too_generic(text):
+            kept = over is not None and (keys.looks_like_key(text.replace(f"{{{over}}}", "x")) or unseen(scope.keyvars[over]))
+            if over is None or kept and not keys.too_generic(text):
                 span = self.span(key)
                 self.valued[span] = value
                 shaped = recorded and keys.looks_like_key(text) and not keys.too_generic(text)
