@@ -182,6 +182,125 @@ CASES = {
         },
         ["loss/policy", "loss/value", "ratio/clipped", "ratio/mean"],
     ),
+    # an item of what a call returns: a dict packed under a key, or under a keyword of a maker
+    "an item of a returned dict": (
+        {
+            "pkg/work.py": """\
+            class Packet:
+                def __init__(self, data=None, extra=None):
+                    self.data, self.extra = data, extra
+
+
+            def evaluate(batch):
+                scores = {"accuracy": batch.mean()}
+                return {"metrics": scores, "count": 3}
+
+
+            def train(batch):
+                stats = {"loss": batch.sum()}
+                return Packet(data=batch, extra={"metrics": stats})
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.work import evaluate, train
+
+
+            def step(batch):
+                out = evaluate(batch)
+                wandb.log({f"eval/{k}": v for k, v in out["metrics"].items()})
+                packet = train(batch)
+                wandb.log({f"train/{k}": v for k, v in packet.extra.get("metrics").items()})
+            """,
+        },
+        ["eval/accuracy", "train/loss"],
+    ),
+    # the second element of a returned tuple, kept under a key, read back from a parameter, filtered
+    "an element of a returned tuple, through a parameter": (
+        {
+            "pkg/work.py": """\
+            def prepare(batch):
+                summary = {"batch_size": len(batch), "tokens": 10}
+                summary["reward_mean"] = sum(batch) / len(batch)
+                return batch, summary
+
+
+            def train_step(batch):
+                batch, summary = prepare(batch)
+                return {"data": summary, "loss": 0.5}
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.work import train_step
+
+            COUNTED = {"tokens"}
+
+
+            def report(info, step):
+                data = info.get("data", {})
+                shown = {k: v for k, v in data.items() if k not in COUNTED}
+                wandb.log({f"data/{k}": v for k, v in shown.items()}, step=step)
+
+
+            def loop(batches):
+                for step, batch in enumerate(batches):
+                    report(train_step(batch), step)
+            """,
+        },
+        ["data/batch_size", "data/reward_mean"],
+    ),
+    # a name rebound to what a call of its own method returns: read once, not without end
+    "a name rebound to its own item": (
+        {
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.work import run
+
+
+            def step(batch):
+                out = run(batch)
+                out = out.cpu()
+                out = out.get("metrics", out)
+                wandb.log({f"run/{k}": v for k, v in out.items()})
+            """,
+            "pkg/work.py": """\
+            def run(batch):
+                return {"metrics": {"reward": batch.mean()}}
+            """,
+        },
+        ["run/reward"],
+    ),
+    # a loop over an item of what a call returns: its keys are not known here, the template stays
+    "a loop over an item of a returned dict": (
+        {
+            "pkg/loop.py": """\
+            from torch.utils.tensorboard import SummaryWriter
+
+            from pkg.data import evaluate
+
+
+            class Report:
+                def __init__(self):
+                    self.writer = SummaryWriter()
+
+                def report(self, step):
+                    losses, _ = evaluate()
+                    for name in losses:
+                        self.writer.add_scalar(f"{name} validation", losses[name], step)
+                    sets = evaluate()[1]
+                    for name in sets["splits"]:
+                        self.writer.add_scalar(f"{name} samples", 1.0, step)
+            """,
+            "pkg/data.py": """\
+            def evaluate():
+                losses = {}
+                return losses, {"splits": {}}
+            """,
+        },
+        ["{name} samples", "{name} validation"],
+    ),
     # (name, value) records kept by one method, logged by another
     "records": (
         {

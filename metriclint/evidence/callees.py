@@ -23,9 +23,16 @@ _MAX_DEPTH = 8
 
 class Callees:
     """`instances`: module-level names that hold an instance of a class (`pkg.mod.tracker` ->
-    `pkg.trackers.Tracker`)."""
+    `pkg.trackers.Tracker`); `dispatched`: classes whose methods run elsewhere, called by name
+    through a handle or a group of handles (`ray.remote(Worker)`, rules/dataflow.yaml `dispatch`)."""
 
-    def __init__(self, functions: Mapping[str, FunctionFlow], classes: Iterable[ProjectClass], instances: Mapping[str, str] = {}) -> None:
+    def __init__(
+        self,
+        functions: Mapping[str, FunctionFlow],
+        classes: Iterable[ProjectClass],
+        instances: Mapping[str, str] = {},
+        dispatched: Iterable[str] = (),
+    ) -> None:
         self.named = Dotted(functions)
         self.instances = Dotted(instances).resolve
         self.hierarchy = Hierarchy(classes, {})
@@ -35,6 +42,44 @@ class Callees:
             if owner in self.hierarchy.classes:
                 self.methods.setdefault(last_part(name), []).append(flow)
         self.memo: dict[str, FunctionFlow | None] = {}
+        self.remote = self._remote_methods(functions.values(), dispatched)
+
+    def _remote_methods(self, functions: Iterable[FunctionFlow], dispatched: Iterable[str]) -> dict[str, tuple[FunctionFlow, ...]]:
+        """The methods each dispatched class has, its own and then its bases' in order, by name."""
+        classes = [c for c in (self.hierarchy.base(name) for name in dispatched) if c is not None]
+        if not classes:
+            return {}
+        owned: dict[str, list[FunctionFlow]] = {}
+        for flow in functions:
+            owned.setdefault(flow.name.rsplit(".", 1)[0], []).append(flow)
+        found: dict[str, dict[str, FunctionFlow]] = {}
+        for project_class in classes:
+            has: set[str] = set()
+            for owner in self._lineage(project_class, 0):
+                for flow in owned.get(owner, ()):
+                    method = last_part(flow.name)
+                    if method not in has:
+                        has.add(method)
+                        found.setdefault(method, {})[flow.name] = flow
+        return {method: tuple(flows.values()) for method, flows in found.items()}
+
+    def _lineage(self, project_class: ProjectClass, depth: int) -> list[str]:
+        """The class and the project classes it extends, depth first, each once."""
+        found = [project_class.name]
+        for base, _ in project_class.bases if depth <= _MAX_DEPTH else ():
+            parent = self.hierarchy.base(base)
+            found += [name for name in self._lineage(parent, depth + 1) if name not in found] if parent is not None else []
+        return found
+
+    def targets(self, name: str) -> tuple[FunctionFlow, ...]:
+        """The functions a call may run: the one `resolve` finds; else, for a method whose
+        receiver's class neither defines nor inherits it (an object no file names, a group
+        whose class runs the same-named method of its workers), or a handle's `.remote` call
+        (model.REMOTE_CALL), the methods of that name of the classes whose methods run elsewhere."""
+        found = self.resolve(name)
+        if found is not None:
+            return (found,)
+        return self.remote.get(last_part(name), ()) if "." in name else ()
 
     def resolve(self, name: str) -> FunctionFlow | None:
         if name not in self.memo:

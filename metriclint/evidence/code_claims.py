@@ -34,10 +34,12 @@ class CallGraph:
         calls: Iterable[CallFlow],
         classes: Iterable[ProjectClass] | None = None,
         instances: Mapping[str, str] = {},
+        dispatched: Iterable[str] = (),
     ) -> None:
         self.functions = {f.name: f for f in functions}
         # an absolute import may omit a source root
-        self.resolve = Dotted(self.functions).resolve if classes is None else Callees(self.functions, classes, instances).resolve
+        self.callees = None if classes is None else Callees(self.functions, classes, instances, dispatched)
+        self.resolve = Dotted(self.functions).resolve if self.callees is None else self.callees.resolve
         self.callers: dict[str, list[CallFlow]] = defaultdict(list)
         for call in calls:
             callee = self.resolve(call.callee)

@@ -64,12 +64,14 @@ class LoggedBags:
         calls: Iterable[CallFlow],
         classes: Iterable[ProjectClass],
         instances: Mapping[str, str] = {},
+        dispatched: Iterable[str] = (),
         name_lists: Mapping[str, Bag] = {},
     ) -> None:
         classes = list(classes)
         self.name_lists = Dotted(name_lists)  # module-level lists of names, by import path
         calls = list(calls)
-        self.project = CallGraph(functions, calls, classes, instances)
+        self.project = CallGraph(functions, calls, classes, instances, dispatched)
+        self.targets = self.project.callees.targets if self.project.callees is not None else lambda name: ()
         self.families = _Families(classes)
         self.at: dict[Span, CallFlow] = {call.span: call for call in calls}  # a result's call, by where it is
         self.puts: dict[tuple[str, str], list[tuple[str, Bag]]] = defaultdict(list)  # (family, attribute) -> (function, bag put in it)
@@ -105,41 +107,68 @@ class LoggedBags:
         for held in bag.held if hops < MAX_HOPS else ():
             for rekey in self._given_texts(flow, held.rekey, call):
                 for entry, where in self._held(function, held, hops + 1, call):
-                    found.append((_rekeyed(entry, rekey), where))
+                    if entry.key not in held.without:
+                        found.append((_rekeyed(entry, rekey), where))
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
 
     def _held(self, function: str, held: Held, hops: int, call: CallFlow | None) -> Iterator[tuple[MetricsEntry, str]]:
+        for where, bag, at in self._sources(function, held, hops, call):
+            for inner, (owner, read_for) in self._at(where, bag, held.item, hops, at):
+                yield from self.entries(owner, inner, hops, read_for)
+
+    def _at(
+        self, function: str, bag: Bag, path: tuple[str, ...], hops: int, call: CallFlow | None
+    ) -> Iterator[tuple[Bag, tuple[str, CallFlow | None]]]:
+        """The dicts `bag` (of `function`, read for `call`) holds at `path`, each with the
+        function and call it is to be read for: its items of that name, or that item of what a
+        dict it holds of elsewhere holds (an item of an item a callee returns)."""
+        if not path:
+            yield bag, (function, call)
+            return
+        deeper = [(held, path) for held in bag.held]
+        for item in bag.items:
+            if item.path == path:
+                yield Bag(item.entries, item.held), (function, call)
+            elif path[: len(item.path)] == item.path:
+                deeper += [(held, path[len(item.path) :]) for held in item.held]
+        for held, rest in deeper if hops < MAX_HOPS else ():
+            if held.rekey == "{}":
+                for where, found, at in self._sources(function, held, hops + 1, call):
+                    yield from self._at(where, found, held.item + rest, hops + 1, at)
+
+    def _sources(self, function: str, held: Held, hops: int, call: CallFlow | None) -> Iterator[tuple[str, Bag, CallFlow | None]]:
+        """The dicts `held` stands for, each with the function it is of and the call it is read for."""
         if held.kind == "param":
             flow = self.project.functions.get(function)
             callers = [call] if call is not None else self.project.callers.get(function, ()) if flow is not None else ()
             for caller in callers:
                 for where, bag in caller.bags:
                     if param_at(flow, where, caller.bound) == held.name:  # type: ignore[arg-type]
-                        yield from self.entries(caller.caller, bag, hops, None)
+                        yield caller.caller, bag, None
         elif held.kind == "result":
-            callee = self.project.resolve(held.name)
-            if callee is not None:
-                yield from self.entries(callee.name, callee.gives, hops, self.at.get(held.call) if held.call is not None else None)
+            at = self.at.get(held.call) if held.call is not None else None
+            for target in self.targets(held.name):
+                yield target.name, target.gives, at
         elif held.kind == "filled":
             callee = self.project.resolve(held.name)
-            call = self.at.get(held.call) if held.call is not None else None
+            at = self.at.get(held.call) if held.call is not None else None
             param = (
-                param_at(callee, held.where, call.bound if call is not None else False)
+                param_at(callee, held.where, at.bound if at is not None else False)
                 if callee is not None and held.where is not None
                 else None
             )
             filled = dict(callee.fills).get(param) if callee is not None and param is not None else None
-            if filled is not None:
-                yield from self.entries(callee.name, filled, hops, call)  # type: ignore[union-attr]
+            if callee is not None and filled is not None:
+                yield callee.name, filled, at
         elif held.kind == "constant":
             names = self.name_lists.resolve(held.name)
             if names is not None:
-                yield from self.entries(f"{held.name.rsplit('.', 1)[0]}.<module>", names, hops, None)
+                yield f"{held.name.rsplit('.', 1)[0]}.<module>", names, None
         elif held.kind == "attribute":
             owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
-                yield from self.entries(where, bag, hops, None)
+                yield where, bag, None
 
     def _given(self, flow: FunctionFlow | None, entries: Iterable[MetricsEntry], call: CallFlow | None) -> Iterator[MetricsEntry]:
         """Entries whose keys name `flow`'s parameters, filled with what `call` passes for them."""
@@ -198,10 +227,11 @@ def logged_entries(
     classes: Iterable[ProjectClass],
     instances: Mapping[str, str] = {},
     own_methods: frozenset[Span] = frozenset(),
+    dispatched: Iterable[str] = (),
     name_lists: Mapping[str, Bag] = {},
 ) -> list[LoggedEntry]:
     """Every entry logged through a dict that crosses functions, once per key and place; keys
     still too generic to name a metric (`{name}`, `train/{key}`) are left out."""
-    found = LoggedBags(functions, calls, classes, instances, name_lists).logged(own_methods)
+    found = LoggedBags(functions, calls, classes, instances, dispatched, name_lists).logged(own_methods)
     unique = {(e.use.key, e.use.span): e for e in found if not keys.too_generic(e.use.key)}
     return list(unique.values())

@@ -36,8 +36,9 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     # an entry logged where it was put is the file's own; one only written there (a dict literal's
     # key shaped like one) is replaced by what the project-wide step says logs it (`own_keys`)
     seen = {(use.key, use.span) for use in uses if use.via not in own_methods and use.sink}
+    dispatched = [name for e in extractions for name in e.dispatched]
     name_lists = dict(named for e in extractions for named in e.name_lists)
-    logged = list(logged_entries(functions, calls, classes, instances, own_methods, name_lists))
+    logged = list(logged_entries(functions, calls, classes, instances, own_methods, dispatched, name_lists))
     through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
     made = [*built_keys(functions, calls, classes, instances), *named, *through]
     built = tuple(use for use in made if not keys.too_generic(use.key))

@@ -8,6 +8,7 @@ computes.
 
 from metriclint.model.code_flow import (
     FRAMEWORKS,
+    REMOTE_CALL,
     UNKNOWN_OBJECT,
     Atom,
     Bag,
@@ -20,6 +21,7 @@ from metriclint.model.code_flow import (
     FunctionFlow,
     HandOver,
     Held,
+    Item,
     LoggedBag,
     MetricsEntry,
     PassedCallback,
@@ -79,6 +81,7 @@ __all__ = [
     "FunctionFlow",
     "HandOver",
     "Held",
+    "Item",
     "KeyUse",
     "logged_by",
     "LoggedBag",
@@ -105,5 +108,6 @@ __all__ = [
     "TooltipEntry",
     "TooltipSetting",
     "TooltipTable",
+    "REMOTE_CALL",
     "UNKNOWN_OBJECT",
 ]

@@ -63,6 +63,9 @@ class ResultOf:
 # (`writer.record(...)`: `?.record`); the project-wide step may still find the one method of that
 # name (evidence/callees.py).
 UNKNOWN_OBJECT = "?."
+# How a call of a method through a handle's `.remote` is written (`handle.update.remote(batch)`:
+# `?remote.update`): only the methods of classes whose methods run elsewhere answer it (evidence/callees.py).
+REMOTE_CALL = "?remote."
 
 
 # What a value may be, as far as one file can tell: a parameter of the enclosing function (its
@@ -92,32 +95,50 @@ class Held:
     class's attribute holds ("attribute", `name` module.Class.attr), put in by any method of the
     class or of a class it extends or is extended by), what a project call puts in the dict
     it is handed ("filled", `name` the callee, `call` where, `where` the argument it is), or
-    the names of another module's list of names ("constant", `name` its import path)."""
+    the names of another module's list of names ("constant", `name` its import path).
+    `item`: the dict held is not that one but its item (or attribute) at this path, as
+    `out.meta["metrics"]` selects ("meta", "metrics") of what a call returns."""
 
     kind: str
     name: str
     rekey: str = "{}"
     call: Span | None = None
     where: int | str | None = None
+    item: tuple[str, ...] = ()
+    without: tuple[str, ...] = ()  # its entries under these keys are left out (`if k not in SKIPPED`)
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A dict a dict of metrics holds at `path` (`{"meta": {"metrics": stats}}`: ("meta",
+    "metrics")): its entries and what it holds of elsewhere, as a Bag's own (kept flat, since
+    the cache writes no type that holds itself)."""
+
+    path: tuple[str, ...]
+    entries: tuple[MetricsEntry, ...] = ()
+    held: tuple[Held, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Bag:
     """What a dict of metrics (or a list of records) may hold, as far as one function can tell:
-    the entries put in it here, and the dicts of elsewhere whose entries it holds."""
+    the entries put in it here, and the dicts of elsewhere whose entries it holds. `items`: the
+    dicts it holds under a key (`{"metrics": stats}`) or a call packs under a keyword
+    (`Output(meta={"metrics": stats})`), for a reader that selects one (`out.meta["metrics"]`)."""
 
     entries: tuple[MetricsEntry, ...] = ()
     held: tuple[Held, ...] = ()
+    items: tuple[Item, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.entries or self.held)
+        return bool(self.entries or self.held or self.items)
 
     def __or__(self, other: Bag) -> Bag:
-        if not (other.entries or other.held):
+        if not other:
             return self
-        if not (self.entries or self.held):
+        if not self:
             return other
-        return Bag(_joined(self.entries, other.entries), _joined(self.held, other.held))
+        return Bag(_joined(self.entries, other.entries), _joined(self.held, other.held), _joined(self.items, other.items))
 
 
 T = TypeVar("T")

@@ -70,6 +70,9 @@ class Extraction:
     # module-level names that hold an instance of a class, by import path (`pkg.mod.tracker` ->
     # `pkg.trackers.Tracker`), so that a call of one of its methods reaches the method (evidence/callees.py)
     instances: tuple[tuple[str, str], ...] = ()
+    # classes whose methods run elsewhere, called by name through a handle or a group of them
+    # (`ray.remote(Worker)`, rules/dataflow.yaml `dispatch`), dotted as imported (evidence/callees.py)
+    dispatched: tuple[str, ...] = ()
     # calls matched by a tracker's method name that may reach a method of the project's own
     # (`self.board.log(metrics)`): their span and callee, as the file names it (KeyUse.via)
     tentative: tuple[tuple[Span, str], ...] = ()

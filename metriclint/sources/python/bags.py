@@ -19,8 +19,20 @@ from typing import Any
 from metriclint.base import keys
 from metriclint.model import Atom, Bag, Held, MetricsEntry, Span
 from metriclint.sources.python import strings
+from metriclint.sources.python.bag_items import (
+    ITEM_READS,
+    ItemReader,
+    container,
+    item_key,
+    nested,
+    packed,
+    rekeyed,
+    remote_method,
+    unseen,
+    unwrapped,
+)
 from metriclint.sources.python.call_names import Argument, arguments, called_name
-from metriclint.sources.python.roots import ValueReader
+from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement
 
 # Calls that return the dict they are given, or one with the same items.
@@ -29,38 +41,14 @@ _COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "
 _ADDS = frozenset({"update", "append", "extend", "insert", "add"})
 
 
-def rekeyed(bag: Bag, rekey: str) -> Bag:
-    """The bag with each key written into `rekey` in place of "{}" (`train/{}`)."""
-    if rekey == "{}":
-        return bag
-    entries = tuple(
-        MetricsEntry(rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through) for e in bag.entries
-    )  # new keys: not recorded
-    return Bag(entries, tuple(Held(h.kind, h.name, rekey.replace("{}", h.rekey), h.call, h.where) for h in bag.held))
-
-
 # The expressions a dict of metrics may be written as: what `bag` reads.
-_BAGGED = (ast.Name, ast.Attribute, ast.Dict, ast.DictComp, ast.List, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp, ast.Call)
+_BAGGED = (ast.Name, ast.Attribute, ast.Dict, ast.DictComp, ast.List, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp, ast.Call, ast.Subscript)
 
 
 _EMPTY = Bag()
 
 
-def _unwrapped(node: ast.expr) -> ast.expr:
-    """What `sorted(x)`, `list(x)` or `reversed(x)` iterate over in the same order or another."""
-    while isinstance(node, ast.Call) and called_name(node.func) in ("sorted", "list", "reversed", "tuple") and node.args:
-        node = node.args[0]
-    return node
-
-
-def _container(node: ast.expr) -> bool:
-    """`{}`, `[]`, `dict()`, `defaultdict(list)`, `OrderedDict()`: a dict or list made empty."""
-    if isinstance(node, (ast.Dict, ast.List)):
-        return True
-    return isinstance(node, ast.Call) and called_name(node.func) in ("dict", "defaultdict", "OrderedDict", "list")
-
-
-class BagReader(ValueReader):
+class BagReader(ItemReader):
     """What a dict-valued expression holds, and where the walk puts what it adds."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -69,7 +57,8 @@ class BagReader(ValueReader):
         self.call_bags: dict[int, tuple[tuple[int | str, Bag], ...]] = {}  # call node id -> its arguments' bags
         self._held_bags: dict[tuple[str, str], Bag] = {}
         self._result_bags: dict[int, Bag] = {}  # call node id -> what it returns, as a bag
-        self.name_lists: dict[str, Bag] = {}  # module-level names bound to a list of strings (`module_bound`)
+        self._fetch_names = frozenset(path.rsplit(".", 1)[-1] for path in self.rules.fetches)
+        self.name_lists = NameLists(self.module, self.code.imports, self.span)
 
     def bag(self, node: ast.expr) -> Bag:
         """What `node` holds as a dict of metrics (or a list of (key, value, ...) records); the
@@ -81,17 +70,23 @@ class BagReader(ValueReader):
                 return scope.bags[name]
             if name in scope.results:
                 return self._result(scope.results[name])
-            return self._one("param", name) if self.is_param(name) else self._named_list(name)
+            if self.is_param(name):
+                return self._one("param", name)
+            hidden = len(self.scopes) > 1 and name in scope.carries  # a local hides the module's
+            return _EMPTY if hidden else self.name_lists.named(name)
         if type(node) is ast.Attribute:
             attribute = self._attribute(node)
             return self._one("attribute", attribute) if attribute is not None else _EMPTY
         if type(node) is ast.Call:
             return self._called(node)
+        if type(node) is ast.Subscript:
+            item = item_key(node.slice)
+            return self._item(node.value, (item,)) if item is not None else _EMPTY
         if type(node) is ast.Dict:
             found = _EMPTY
             table = self.tables.holds(node)
             for key, value in zip(node.keys, node.values):
-                found |= self.bag(value) if key is None else self.entry(key, value, recorded=not table)
+                found |= self.bag(value) if key is None else self.entry(key, value, recorded=not table) | nested(key, value, self.bag)
             return found
         if type(node) is ast.DictComp:
             return self._comprehended(node)
@@ -107,25 +102,6 @@ class BagReader(ValueReader):
                 found |= self.bag(value)
             return found
         return _EMPTY
-
-    def _named_list(self, name: str) -> Bag:
-        """A list of names bound at the module's top level (`PHASES = ["rollout", "update"]`),
-        here or, imported under a constant's name (upper case, as PEP 8 writes constants), in
-        another module, which the project-wide step looks up (evidence/logged_bags.py): a
-        logger keyed by the names it is handed logs under each. A local name hides the module's."""
-        if len(self.scopes) > 1 and name in self.scopes[-1].carries:
-            return _EMPTY
-        if name in self.name_lists:
-            return self.name_lists[name]
-        imported = self.code.imports.get(name)
-        return self._one("constant", imported) if imported is not None and imported.rsplit(".", 1)[-1].isupper() else _EMPTY
-
-    def module_bound(self, name: str, value: ast.expr) -> None:
-        """`name = value` at the module's top level: a list or tuple of strings only is a list of names."""
-        if isinstance(value, (ast.List, ast.Tuple)) and strings.literal_collection(value):
-            self.name_lists[name] = self._records(value.elts)
-        else:
-            self.name_lists.pop(name, None)
 
     def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
@@ -143,7 +119,8 @@ class BagReader(ValueReader):
             over = next((name for name in scope.keyvars if f"{{{name}}}" in text), None)
             if over is not None:  # the other dict's keys, or, where they cannot be known, the template
                 made |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"))
-            if over is None or keys.looks_like_key(text.replace(f"{{{over}}}", "x")) and not keys.too_generic(text):
+            kept = over is not None and (keys.looks_like_key(text.replace(f"{{{over}}}", "x")) or unseen(scope.keyvars[over]))
+            if over is None or kept and not keys.too_generic(text):
                 span = self.span(key)
                 self.valued[span] = value
                 shaped = recorded and keys.looks_like_key(text) and not keys.too_generic(text)
@@ -214,6 +191,7 @@ class BagReader(ValueReader):
         for generator in node.generators:
             self.loop_strings(generator.target, generator.iter)
             self.iterated(generator.target, generator.iter)
+            self.filtered(generator)
         found = self.entry(node.key, node.value, recorded=True)
         scope.keyvars, scope.strings = saved
         return found
@@ -229,7 +207,8 @@ class BagReader(ValueReader):
             self.scopes[-1].strings[target.id] = found
 
     def _called(self, node: ast.Call) -> Bag:
-        """`dict(stats, lr=lr)`, `stats.copy()`, `deepcopy(stats)`, or what a project call returns."""
+        """`dict(stats, lr=lr)`, `stats.copy()`, `deepcopy(stats)`, `out.get("metrics")`,
+        `out.cpu()`, or what a project call returns, with the dicts it packs (`_packed`)."""
         func, name = node.func, called_name(node.func)
         if name == "zip" and len(node.args) == 2 and not node.keywords:
             return self._valued(self.named_keys(node.args[0]), node.args[1])  # `dict(zip(names, values))`
@@ -240,9 +219,26 @@ class BagReader(ValueReader):
                 return found
         result = self._result_bags.get(id(node))
         if result is None:  # made once per call: a name bound to its result is read each time it is used
-            site = self.site(node)
-            result = self._result_bags[id(node)] = Bag(held=(Held("result", site.callee, call=self.span(node)),)) if site.callee else _EMPTY
+            self._result_bags[id(node)] = _EMPTY  # `x = x.cpu()`: reading x reads this call again
+            result = self._result_bags[id(node)] = self._returned(node)
         return result
+
+    def _returned(self, node: ast.Call) -> Bag:
+        func = node.func
+        if node.args and called_name(func) in self._fetch_names and self.code.chain(func, {}) in self.rules.fetches:
+            return self.bag(node.args[0])  # `ray.get(ref)`: what the remote call returned
+        if isinstance(func, ast.Attribute):
+            key = item_key(node.args[0]) if node.args else None
+            if func.attr in ITEM_READS and key is not None:
+                return self._item(func.value, (key,))
+            if func.attr in self.rules.preserving_methods:  # `out.cpu()`: the same object
+                return self.bag(func.value)
+            dispatched = remote_method(func, self.rules.remote_calls)
+            if dispatched is not None:
+                return Bag(held=(Held("result", dispatched, call=self.span(node)),))
+        site = self.site(node)
+        found = Bag(held=(Held("result", site.callee, call=self.span(node)),)) if site.callee else _EMPTY
+        return found | packed(node, self.bag) if node.keywords else found
 
     def argument_bags(self, node: ast.Call, given: list[Argument] | None = None) -> tuple[tuple[int | str, Bag], ...]:
         """The dicts of metrics each argument holds, for a callee that logs them: read once,
@@ -281,11 +277,11 @@ class BagReader(ValueReader):
         """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`,
         `for i, name in enumerate(names)`, `for name, t in zip(names, times)`: `k` (`name`) is
         the key of each of that bag's entries, inside the loop."""
-        over, key, zipped = _unwrapped(iterated), target, False
+        over, key, zipped = unwrapped(iterated), target, False
         if isinstance(over, ast.Call) and called_name(over.func) == "enumerate" and over.args:
-            over, key = _unwrapped(over.args[0]), key.elts[1] if isinstance(key, ast.Tuple) and len(key.elts) == 2 else None  # type: ignore[assignment]
+            over, key = unwrapped(over.args[0]), key.elts[1] if isinstance(key, ast.Tuple) and len(key.elts) == 2 else None  # type: ignore[assignment]
         elif isinstance(over, ast.Call) and called_name(over.func) == "zip" and over.args:
-            over, zipped = _unwrapped(over.args[0]), True
+            over, zipped = unwrapped(over.args[0]), True
         elif isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr in ("items", "keys") and not over.args:
             over = over.func.value
         if isinstance(key, ast.Tuple):
@@ -349,6 +345,11 @@ class BagReader(ValueReader):
         ):
             self.argument_bags(value)  # `x = f(x)`: what the call is handed, before `x` is rebound
         if replaces and isinstance(value, ast.Call) and called_name(value.func) not in _COPIES:
+            owner = value.func
+            while isinstance(owner, (ast.Attribute, ast.Call)):
+                owner = owner.value if isinstance(owner, ast.Attribute) else owner.func
+            if isinstance(owner, ast.Name) and owner.id == name:
+                self._called(value)  # `x = x.get("metrics")`: an item of what x held, read before x is rebound
             scope.results[name] = value  # what a call returns, a dict only maybe: read as one when used as one (`bag`)
             scope.bags.pop(name, None)
             return
@@ -356,7 +357,7 @@ class BagReader(ValueReader):
         if not replaces:  # on a branch: what it held before stays possible
             found = (scope.bags.get(name) or self._result(scope.results.get(name))) | found
         scope.results.pop(name, None)
-        if found or _container(value):
+        if found or container(value):
             scope.bags[name] = found  # an empty dict too: a function it is handed may fill it
         else:
             scope.bags.pop(name, None)

@@ -186,7 +186,7 @@ class Bindings(Messages):
                 scope.bind_strings(target.id, strings.values(value, self.string), path)
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
                 if len(self.scopes) == 1:
-                    self.module_bound(target.id, value)
+                    self.name_lists.module_bound(target.id, value)
             came = self.names(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
             scope.named[target.id] = ((target.id, self.span(target)), *came)
             atoms, unknown = self.branch(value)
@@ -203,6 +203,8 @@ class Bindings(Messages):
             for t, v in zip(target.elts, value.elts):
                 self._assign(t, v)
         elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, ast.Call):
+                self.unpacked(target.elts, value)
             count, handed = len(target.elts), self.handed(value)
             for i, element in enumerate(target.elts):
                 if isinstance(element, ast.Name):

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Iterable, Mapping
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, Reducer, Related, Span
+from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, MetricsEntry, Reducer, Related, Span
 from metriclint.sources.python.ranks import LocalFact
 
 
@@ -28,6 +28,9 @@ class FlowRules:
     group_sizes: frozenset[str] = frozenset()  # a process group's attributes for its number of ranks
     zeros: frozenset[str] = frozenset()  # calls that make a zero tensor of a constant shape (a placeholder)
     zero_tensors: frozenset[str] = frozenset()  # calls that make a tensor of the number given (`tensor(0.0)`)
+    dispatchers: frozenset[str] = frozenset()  # calls and decorators that make a class's methods run elsewhere (`ray.remote`)
+    remote_calls: frozenset[str] = frozenset()  # `handle.method.remote(...)`: the method's own name is one step up
+    fetches: frozenset[str] = frozenset()  # calls that return what a remote call's reference stands for (`ray.get`)
 
 
 @lru_cache(maxsize=1)
@@ -42,6 +45,9 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("per_key.group_sizes", ())),
         frozenset(lists.get("placeholders.zeros", ())),
         frozenset(lists.get("placeholders.tensors", ())),
+        frozenset(lists.get("dispatch.wrappers", ())),
+        frozenset(lists.get("dispatch.calls", ())),
+        frozenset(lists.get("dispatch.fetches", ())),
     )
 
 
@@ -223,8 +229,14 @@ class Scope:
         )
 
     def thinned(self, bag: Bag) -> Bag:
-        """The bag as the project-wide step can follow it: its values `kept`."""
-        return Bag(tuple(replace(e, value=self.kept(e.value)) for e in bag.entries), bag.held) if bag.entries else bag
+        """The bag as the project-wide step can follow it: its values `kept`, its items' too."""
+        if not (bag.entries or bag.items):
+            return bag
+        items = tuple(replace(i, entries=self._thinned(i.entries)) for i in bag.items)
+        return Bag(self._thinned(bag.entries), bag.held, items)
+
+    def _thinned(self, entries: tuple[MetricsEntry, ...]) -> tuple[MetricsEntry, ...]:
+        return tuple(replace(e, value=self.kept(e.value)) for e in entries)
 
     def hands_on(self, name: str) -> bool:
         """Whether `hand_over` of `name` would change anything: values were put in it, or it is

@@ -45,6 +45,8 @@ class EntryUses(Bindings):
         self.project_classes: list[ProjectClass] = []
         self.passed: list[PassedCallback] = []
         self.callback_lists: list[CallbackList] = []
+        self.dispatched: list[str] = []  # classes whose methods run elsewhere (`ray.remote(Worker)`), dotted as imported
+        self._dispatch_names = frozenset(path.rsplit(".", 1)[-1] for path in self.rules.dispatchers)
         self._tables: dict[str, ast.Dict] | None = None  # the module's dicts written out, once a function needs them
         self._classes: list[tuple[str, Span, tuple[tuple[str, Span], ...], frozenset[str]]] = []
         self._class_rewrites: list[frozenset[str]] = []
@@ -95,7 +97,16 @@ class EntryUses(Bindings):
         entry = self._entry(node.func)
         if entry is not None:
             self.entry_uses.append(_Use(*entry, self.span(node.func), None, self._changes_logs(entry[0], node)))
+        if node.args and self._dispatches(node.func):
+            path = self._callback_path(node.args[0])
+            self.dispatched += [path] if path is not None else []
         return super()._visit_Call(node)
+
+    def _dispatches(self, node: ast.expr) -> bool:
+        """`ray.remote` (rules/dataflow.yaml `dispatch`), as a call or a decorator, bare or called."""
+        node = node.func if isinstance(node, ast.Call) else node
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        return name in self._dispatch_names and self.code.chain(node, {}) in self.rules.dispatchers
 
     def entry_class(self, node: ast.ClassDef) -> None:
         """A class that names an entry point among its bases, or that extends another class of
@@ -115,6 +126,7 @@ class EntryUses(Bindings):
             if name is not None:
                 bases.append((name, self.span(base)))
         name = ".".join((self.module, *self.classes, node.name))  # every class: one the project cannot place is another package's
+        self.dispatched += [name] if any(self._dispatches(d) for d in node.decorator_list) else []
         self._classes.append((name, self.span(node), tuple(bases), defined & self._overridable))
         self._class_rewrites.append(rewrites)
 

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from metriclint.base import keys
 from metriclint.knowledge.code_entries import Known
-from metriclint.model import Atom, CodeFact, KeyUse, Related
+from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
@@ -78,8 +78,9 @@ def extract(
         callback_lists=tuple(collector.callback_lists),
         constants=collector.constants(),
         constant_help=tuple(collector.tables.constant_help),
-        name_lists=tuple((f"{collector.module}.{name}", bag) for name, bag in collector.name_lists.items() if name.isupper()),
+        name_lists=collector.name_lists.exported(),
         tentative=tuple(collector.tentative),
+        dispatched=tuple(dict.fromkeys(collector.dispatched)),
         instances=tuple(
             (f"{collector.module}.{name}", held) for name, held in collector.scopes[0].instances.items() if not held.endswith("()")
         ),
@@ -254,7 +255,7 @@ class _Collector(EntryUses):
         returns = scope.returns
         value = node.value
         if value is not None and len(self.scopes) > 1:
-            scope.gives |= self.bag(value)
+            scope.gives |= self.bag(value) | (self.elements(value) if isinstance(value, ast.Tuple) else Bag())
             self._makes(scope, value)
         parts = list(enumerate(value.elts)) if isinstance(value, ast.Tuple) else [(None, value)]
         for element, part in parts:

@@ -1,0 +1,174 @@
+"""Dicts of metrics inside other values, for the walk (sources/python/bags.py): a dict held
+under a key of another (`{"metrics": stats}`), packed by a call under a keyword
+(`Reply(meta={"metrics": stats})`), read back by its path (`out.meta["metrics"]`,
+`out.get("metrics")`) from what a call returns, and a call through a handle's `.remote`, which
+the project-wide step answers with the methods of the classes whose methods run elsewhere."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Callable
+
+from metriclint.model import REMOTE_CALL, Bag, Item, MetricsEntry
+from metriclint.sources.python import strings
+from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.roots import ValueReader
+
+# Methods that read one item of a dict by its key (`out.get("metrics")`, `out.pop("metrics", {})`).
+ITEM_READS = frozenset({"get", "pop"})
+_EMPTY = Bag()
+
+
+def rekeyed(bag: Bag, rekey: str) -> Bag:
+    """The bag with each key written into `rekey` in place of "{}" (`train/{}`)."""
+    if rekey == "{}":
+        return bag
+    entries = tuple(
+        MetricsEntry(rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through) for e in bag.entries
+    )  # new keys: not recorded
+    return Bag(entries, tuple(replace(h, rekey=rekey.replace("{}", h.rekey)) for h in bag.held))  # its items keep no key
+
+
+def left_out(bag: Bag, names: tuple[str, ...]) -> Bag:
+    """The bag less the entries under `names`, here and in what it holds of elsewhere."""
+    entries = tuple(e for e in bag.entries if e.key not in names)
+    return Bag(entries, tuple(replace(h, without=h.without + names) for h in bag.held), bag.items)
+
+
+def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
+    """The dicts `bag` holds at `path` (`out.meta["metrics"]`: ("meta", "metrics")): its items
+    of that name, and the same item of what a call returns, which the project-wide step finds.
+    Only what a call returns or a caller passes is followed so, not a class's attribute, whose
+    items are put in it by key (`self.stats[mode][key] = v` puts in `self.stats`)."""
+    found, size = _EMPTY, len(path)
+    for item in bag.items:
+        if item.path == path:
+            found |= Bag(item.entries, item.held)
+        elif item.path[:size] == path:
+            found |= Bag(items=(Item(item.path[size:], item.entries, item.held),))
+    held = tuple(replace(h, item=h.item + path) for h in bag.held if h.kind in ("result", "param") and h.rekey == "{}")
+    return found | Bag(held=held) if held else found
+
+
+def unseen(bag: Bag) -> bool:
+    """Only items of dicts of elsewhere (`for key in out["losses"]`): mostly data filled at run
+    time (a dict of datasets, of losses), so a key built over its keys stays a template too."""
+    return not (bag.entries or bag.items) and all(h.item for h in bag.held)
+
+
+def under(name: str, bag: Bag) -> Bag:
+    """`bag` as the item `name` of a dict that holds it."""
+    items = (Item((name,), bag.entries, bag.held),) if bag.entries or bag.held else ()
+    return Bag(items=items + tuple(replace(i, path=(name, *i.path)) for i in bag.items))
+
+
+def element(index: int) -> str:
+    """The item a tuple's element is kept as (`return batches, stats`: "#1" is `stats`)."""
+    return f"#{index}"
+
+
+def item_key(node: ast.expr) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def nested(key: ast.expr, value: ast.expr, bag: Callable[[ast.expr], Bag]) -> Bag:
+    """`{"metrics": stats}`: the dict `stats` as the item "metrics", for a reader that
+    selects it (`selected`); nothing when the key is no string or the value no dict."""
+    name = item_key(key)
+    if name is None or not isinstance(value, (ast.Name, ast.Dict, ast.DictComp, ast.Attribute)):
+        return _EMPTY
+    inner = bag(value)
+    return under(name, inner) if inner else _EMPTY
+
+
+def packed(node: ast.Call, bag: Callable[[ast.expr], Bag]) -> Bag:
+    """The dicts a call packs into what it makes, under their keywords (`Output(meta={"metrics":
+    stats})`, `make(extra={"metrics": stats})`); a dict written as a keyword's value gives its
+    items as the result's own too, whatever the keyword (`out["metrics"]` of `make(extra=
+    {"metrics": stats})`), since a maker that takes several dicts keeps their items side by side."""
+    found = _EMPTY
+    for keyword in node.keywords:
+        if keyword.arg is None or not isinstance(keyword.value, (ast.Name, ast.Dict)):
+            continue
+        inner = bag(keyword.value)
+        if inner:
+            found |= under(keyword.arg, inner) | (Bag(items=inner.items) if isinstance(keyword.value, ast.Dict) else _EMPTY)
+    return found
+
+
+def remote_method(func: ast.Attribute, remote_calls: frozenset[str]) -> str | None:
+    """`handle.update.remote(batch)`: a call of the method `update` of whatever class the
+    handle runs elsewhere (rules/dataflow.yaml `dispatch`), as evidence/callees.py finds it."""
+    if func.attr in remote_calls and isinstance(func.value, ast.Attribute):
+        return f"{REMOTE_CALL}{func.value.attr}"
+    return None
+
+
+def unwrapped(node: ast.expr) -> ast.expr:
+    """What `sorted(x)`, `list(x)` or `reversed(x)` iterate over in the same order or another."""
+    while isinstance(node, ast.Call) and called_name(node.func) in ("sorted", "list", "reversed", "tuple") and node.args:
+        node = node.args[0]
+    return node
+
+
+def container(node: ast.expr) -> bool:
+    """`{}`, `[]`, `dict()`, `defaultdict(list)`, `OrderedDict()`: a dict or list made empty."""
+    if isinstance(node, (ast.Dict, ast.List)):
+        return True
+    return isinstance(node, ast.Call) and called_name(node.func) in ("dict", "defaultdict", "OrderedDict", "list")
+
+
+class ItemReader(ValueReader):
+    """Reads the dicts inside other values, for BagReader, which says what a value holds (`bag`)."""
+
+    def bag(self, node: ast.expr) -> Bag:
+        raise NotImplementedError
+
+    def _attribute(self, node: ast.expr) -> str | None:
+        raise NotImplementedError
+
+    def _item(self, owner: ast.expr, path: tuple[str, ...]) -> Bag:
+        """What `owner[path...]` holds: an item of a dict, or of an attribute of an object a call
+        returned (`out.meta["metrics"]`), one step of the path per attribute."""
+        while isinstance(owner, ast.Attribute) and self._attribute(owner) is None:
+            path = (owner.attr, *path)
+            owner = owner.value
+        return selected(self.bag(owner), path)
+
+    def elements(self, value: ast.Tuple) -> Bag:
+        """`return batches, stats`: each element's dict as the item "#i" (bag_items.element)."""
+        found = _EMPTY
+        for index, part in enumerate(value.elts):
+            inner = self.bag(part) if isinstance(part, (ast.Name, ast.Dict, ast.DictComp)) else _EMPTY
+            found |= under(element(index), inner) if inner else _EMPTY
+        return found
+
+    def unpacked(self, targets: list[ast.expr], value: ast.Call) -> None:
+        """`batches, stats = prepare(...)`: `stats` holds the dict the call returns as its second element."""
+        scope = self.scopes[-1]
+        for index, target in enumerate(targets):
+            if isinstance(target, ast.Name):
+                found = selected(self.bag(value), (element(index),))
+                scope.results.pop(target.id, None)
+                if found:
+                    scope.bags[target.id] = found
+                else:
+                    scope.bags.pop(target.id, None)
+
+    def filtered(self, generator: ast.comprehension) -> None:
+        """`{k: v for k, v in stats.items() if k not in SKIPPED}` (or `k != "x"`): the loop's
+        key stands for the dict's entries less those (a set, list or tuple of strings, or a
+        name bound to one)."""
+        scope = self.scopes[-1]
+        for test in generator.ifs:
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+                continue
+            key, op, other = test.left.id, test.ops[0], test.comparators[0]
+            if key not in scope.keyvars:
+                continue
+            names = strings.loop_values(other, self.collection) if isinstance(op, ast.NotIn) else None
+            if isinstance(op, ast.NotEq) and isinstance(other, ast.Constant) and isinstance(other.value, str):
+                names = (other.value,)
+            if names:
+                scope.keyvars[key] = left_out(scope.keyvars[key], names)
