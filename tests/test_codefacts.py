@@ -167,6 +167,13 @@ def test_explain_metric_shows_code_facts_with_their_sites(monkeypatch: pytest.Mo
             " and logged only when the gradient-accumulation window ends, so it is the last micro-batch's value",
         ),
         (
+            "know_held",
+            "phase/stages",
+            '  unit=seconds  timers("stages").elapsed() / 1000.0 (phasekit/engine.py:25) converts milliseconds to seconds'
+            " (deepspeed.utils.timer.SynchronizedWallClockTimer()().elapsed reads a DeepSpeed wall-clock timer, in milliseconds"
+            " (CUDA events, DeepSpeed 0.6.2 on))",
+        ),
+        (
             "know_hook_lr",
             "optim/lr",
             '  timing=next-step  trainer.optimizers[0].param_groups[0]["lr"] (monitor.py:9) is read in a hook its framework calls'
@@ -178,7 +185,8 @@ def test_explain_metric_shows_what_loops_gates_and_hooks_make_of_a_value(
     project: str, metric: str, line: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 30: a dict item stored in a loop, a value logged where the accumulation window ends,
-    a rate read in a hook the framework calls after stepping the scheduler."""
+    a timer group a class keeps on `self` read in a subclass's method, a rate read in a hook the
+    framework calls after stepping the scheduler."""
     monkeypatch.chdir(FIXTURES / project)
     result = invoke("explain-metric", metric)
     assert line in result.output.splitlines(), result.output
