@@ -205,6 +205,15 @@ def test_a_rate_read_in_a_framework_hook_names_the_hook_as_evidence(monkeypatch:
     assert related[("metrics.yaml", 6)][-1][:2] == ("monitor.py", 14)
 
 
+def test_a_rate_read_in_a_method_called_after_the_scheduler_stepped_names_the_step_as_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30 item 5: the step is in the caller; the read alone is the current rate."""
+    monkeypatch.chdir(FIXTURES / "know_stepped_methods")
+    report = json.loads(invoke("check", ".", "--format", "json").stdout)
+    related = {(f["path"], f["line"]): [(r["path"], r["line"], r["text"]) for r in f["related"]] for f in report["findings"]}
+    assert related[("metrics.yaml", 6)][-1] == ("worker.py", 13, "report, which finish_step calls after self.scheduler.step()")
+    assert related[("worker.py", 21)][-1] == ("worker.py", 13, "report, which finish_step calls after self.scheduler.step()")
+
+
 def test_explain_metric_of_an_unknown_metric_is_a_usage_error_as_in_audit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(FIXTURES / "code_evidence_registry")
     result = invoke("explain-metric", "train/unknown")

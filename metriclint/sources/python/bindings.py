@@ -317,7 +317,7 @@ class Bindings(Messages):
             scope.bind(name, old | facts, tuple(self.blocks))
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == self.code.knowledge.schedulers.step:
-            scope.stepped.add(self.text.segment(func.value))
+            scope.stepped[self.text.segment(func.value)] = None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in scope.lists:
             appended = func.attr == "append" and len(node.args) == 1 and not node.keywords
             self._collect(func.value.id, node.args[0] if appended else None)

@@ -1,4 +1,5 @@
-"""Objects a class keeps on `self` across its methods (issue 30, flow across methods).
+"""What holds across a class's methods (issue 30, flow across methods): the objects it keeps
+on `self`, and the methods it calls only after stepping its scheduler.
 
 A timer group made in `__init__` (`self.timers = Timers()`) and read in another method
 (`self.timers("step").elapsed()`) is the same object wherever it is read. The walk visits one
@@ -6,8 +7,12 @@ method at a time, so it asks this module first, at the class: each attribute who
 assignment in the class's methods makes the same knowledge-base object (rules/code/, a chain
 such as `pkg.Timers()`), which then resolves in every method as a local holding it would.
 
-Only statements are searched, not expressions: an attribute is assigned by a statement, and a
-class's statements are a small part of its nodes.
+A method that reads the learning rate (`self.scheduler.get_last_lr()`) and that the class
+calls only after `self.scheduler.step()` reads the next step's rate, as a read after the step in
+the same method does.
+
+Only statements are searched, not expressions, unless a method steps a scheduler: an attribute
+is assigned by a statement, and a class's statements are a small part of its nodes.
 """
 
 from __future__ import annotations
@@ -66,3 +71,65 @@ def _targets(target: ast.expr, value: ast.expr | None, own: str) -> Iterator[tup
     elif isinstance(target, (ast.Tuple, ast.List)):
         for element in target.elts:
             yield from _targets(element, None, own)
+
+
+def stepped_callees(node: ast.ClassDef, step: str, words: tuple[str, ...]) -> dict[str, tuple[str, ast.Call, str]]:
+    """Methods that the class's methods call (`self.report()`) only after they stepped a
+    scheduler kept on `self` (`self.scheduler.step()` earlier in the same block or an enclosing
+    one), where a rate read is the next step's: method -> (the scheduler as written, its step
+    call, the calling method). A method also called where no step came before is left out.
+    Calls from outside the class are not seen."""
+    methods = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not any(_step_call(s, step, words) for m in methods for s in _statements(m.body)):
+        return {}  # most classes step no scheduler: only their statements are read
+    names = frozenset(m.name for m in methods)
+    after: dict[str, tuple[str, ast.Call, str]] = {}
+    before: set[str] = set()
+    for method in methods:
+        for called, stepped in _self_calls(method.body, None, names, step, words):
+            if stepped is None:
+                before.add(called)
+            else:
+                after.setdefault(called, (*stepped, method.name))
+    return {name: found for name, found in after.items() if name not in before}
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for statement in body:
+        yield statement
+        for name in _BODIES:
+            yield from _statements(getattr(statement, name, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            yield from _statements(handler.body)
+
+
+def _step_call(statement: ast.stmt, step: str, words: tuple[str, ...]) -> tuple[str, ast.Call] | None:
+    """`self.scheduler.step(...)` as a statement: (`self.scheduler`, the call)."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != step:
+        return None
+    receiver = call.func.value
+    if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+        if any(word in receiver.attr.lower() for word in words):
+            return f"self.{receiver.attr}", call
+    return None
+
+
+def _self_calls(
+    body: list[ast.stmt], stepped: tuple[str, ast.Call] | None, names: frozenset[str], step: str, words: tuple[str, ...]
+) -> Iterator[tuple[str, tuple[str, ast.Call] | None]]:
+    """(method called on self, the step that came before it in this block or an enclosing one, or None)."""
+    for statement in body:
+        nested = [getattr(statement, name, None) or [] for name in _BODIES]
+        nested += [handler.body for handler in getattr(statement, "handlers", None) or []]
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue  # run later, or by another object
+        heads = [statement] if not any(nested) else [v for v in ast.iter_child_nodes(statement) if isinstance(v, ast.expr)]
+        for head in heads:
+            for found in ast.walk(head):
+                if isinstance(found, ast.Call) and isinstance(found.func, ast.Attribute) and found.func.attr in names:
+                    if isinstance(found.func.value, ast.Name) and found.func.value.id == "self":
+                        yield found.func.attr, stepped
+        for inner in nested:
+            yield from _self_calls(inner, stepped, names, step, words)
+        stepped = _step_call(statement, step, words) or stepped
