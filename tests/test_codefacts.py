@@ -214,6 +214,24 @@ def test_a_rate_read_in_a_method_called_after_the_scheduler_stepped_names_the_st
     assert related[("worker.py", 21)][-1] == ("worker.py", 13, "report, which finish_step calls after self.scheduler.step()")
 
 
+@pytest.mark.parametrize(
+    ("where", "known"),
+    [
+        ("module", True),  # a module's name: its functions read it
+        ("class", False),  # a class attribute is no name of the module's functions
+    ],
+)
+def test_an_object_a_module_keeps_resolves_in_its_functions(in_tmp: Path, where: str, known: bool) -> None:
+    made = "clock = SynchronizedWallClockTimer()\n"
+    source = (
+        "from deepspeed.utils.timer import SynchronizedWallClockTimer\n\n"
+        + (made if where == "module" else "class Holder:\n    " + made)
+        + "\n\ndef report(tracker):\n    tracker.log({'time/step': clock('step').elapsed()})\n"
+    )
+    write_project(in_tmp, {"report.py": source})
+    assert bool(_facts(in_tmp)) == known
+
+
 def test_explain_metric_of_an_unknown_metric_is_a_usage_error_as_in_audit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(FIXTURES / "code_evidence_registry")
     result = invoke("explain-metric", "train/unknown")
