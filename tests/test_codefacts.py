@@ -167,6 +167,13 @@ def test_explain_metric_shows_code_facts_with_their_sites(monkeypatch: pytest.Mo
             " and logged only when the gradient-accumulation window ends, so it is the last micro-batch's value",
         ),
         (
+            "know_held",
+            "phase/stages",
+            '  unit=seconds  timers("stages").elapsed() / 1000.0 (phasekit/engine.py:25) converts milliseconds to seconds'
+            " (deepspeed.utils.timer.SynchronizedWallClockTimer()().elapsed reads a DeepSpeed wall-clock timer, in milliseconds"
+            " (CUDA events, DeepSpeed 0.6.2 on))",
+        ),
+        (
             "know_hook_lr",
             "optim/lr",
             '  timing=next-step  trainer.optimizers[0].param_groups[0]["lr"] (monitor.py:9) is read in a hook its framework calls'
@@ -178,7 +185,8 @@ def test_explain_metric_shows_what_loops_gates_and_hooks_make_of_a_value(
     project: str, metric: str, line: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 30: a dict item stored in a loop, a value logged where the accumulation window ends,
-    a rate read in a hook the framework calls after stepping the scheduler."""
+    a timer group a class keeps on `self` read in a subclass's method, a rate read in a hook the
+    framework calls after stepping the scheduler."""
     monkeypatch.chdir(FIXTURES / project)
     result = invoke("explain-metric", metric)
     assert line in result.output.splitlines(), result.output
@@ -195,6 +203,33 @@ def test_a_rate_read_in_a_framework_hook_names_the_hook_as_evidence(monkeypatch:
         "on_train_batch_end, which the framework calls after its loop stepped the scheduler",
     )
     assert related[("metrics.yaml", 6)][-1][:2] == ("monitor.py", 14)
+
+
+def test_a_rate_read_in_a_method_called_after_the_scheduler_stepped_names_the_step_as_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30 item 5: the step is in the caller; the read alone is the current rate."""
+    monkeypatch.chdir(FIXTURES / "know_stepped_methods")
+    report = json.loads(invoke("check", ".", "--format", "json").stdout)
+    related = {(f["path"], f["line"]): [(r["path"], r["line"], r["text"]) for r in f["related"]] for f in report["findings"]}
+    assert related[("metrics.yaml", 6)][-1] == ("worker.py", 13, "report, which finish_step calls after self.scheduler.step()")
+    assert related[("worker.py", 21)][-1] == ("worker.py", 13, "report, which finish_step calls after self.scheduler.step()")
+
+
+@pytest.mark.parametrize(
+    ("where", "known"),
+    [
+        ("module", True),  # a module's name: its functions read it
+        ("class", False),  # a class attribute is no name of the module's functions
+    ],
+)
+def test_an_object_a_module_keeps_resolves_in_its_functions(in_tmp: Path, where: str, known: bool) -> None:
+    made = "clock = SynchronizedWallClockTimer()\n"
+    source = (
+        "from deepspeed.utils.timer import SynchronizedWallClockTimer\n\n"
+        + (made if where == "module" else "class Holder:\n    " + made)
+        + "\n\ndef report(tracker):\n    tracker.log({'time/step': clock('step').elapsed()})\n"
+    )
+    write_project(in_tmp, {"report.py": source})
+    assert bool(_facts(in_tmp)) == known
 
 
 def test_explain_metric_of_an_unknown_metric_is_a_usage_error_as_in_audit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -103,6 +103,7 @@ class Derivation:
 class Schedulers:
     step: str = "step"
     reads: frozenset[str] = frozenset()
+    group_reads: frozenset[str] = frozenset()  # reads called with the optimizer's param group whose rate they compute
     names: tuple[str, ...] = ()
     # (method, the import paths of the classes it overrides) of the hooks a framework calls after
     # its loop has stepped the scheduler: a rate read in one is the next step's
@@ -204,9 +205,11 @@ def read_derivation(reader: NodeReader, node: Node, facets: dict[str, Facet]) ->
 
 
 def read_schedulers(reader: NodeReader, node: Node) -> Schedulers:
-    fields = reader.mapping(node, "'schedulers'", ("step", "reads", "names", "stepped_before"))
+    fields = reader.mapping(node, "'schedulers'", ("step", "reads", "group_reads", "names", "stepped_before"))
     step = (reader.text(fields["step"][1], "'step'") or "step") if "step" in fields else "step"
-    reads = frozenset(v for _, v in reader.texts(fields["reads"][1], "'reads'")) if "reads" in fields else frozenset()
+    reads, group_reads = (
+        frozenset(v for _, v in reader.texts(fields[k][1], f"'{k}'")) if k in fields else frozenset() for k in ("reads", "group_reads")
+    )
     names = tuple(v for _, v in reader.texts(fields["names"][1], "'names'")) if "names" in fields else ()
     hooks = []
     for item in read_items(reader, fields, "stepped_before"):
@@ -217,7 +220,7 @@ def read_schedulers(reader: NodeReader, node: Node) -> Schedulers:
             hooks.append((method, classes))
         else:
             reader.error(item, "a hook of 'stepped_before' needs a 'method' and its 'classes'")
-    return Schedulers(step, reads, names, tuple(hooks))
+    return Schedulers(step, reads, group_reads, names, tuple(hooks))
 
 
 def _whole(reader: NodeReader, node: Node) -> int:

@@ -177,12 +177,13 @@ class Bindings(Messages):
         scope, path = self.scopes[-1], tuple(self.blocks)
         self.module_table(target, value)
         if isinstance(target, ast.Name):
+            class_body = len(self.scopes) == 1 and bool(self.classes)  # a class attribute is no module name
             self.bound(target.id, value, scope.replaces(target.id, path))
             self._instance((self.scopes[0] if target.id in scope.globals else scope).instances, target.id, value)
             self.compose(target.id, value, extend=False)
             scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
             self._gathered(scope, target.id, value)
-            if not (len(self.scopes) == 1 and self.classes):  # a class attribute is no module name
+            if not class_body:
                 scope.bind_strings(target.id, strings.values(value, self.string), path)
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
                 if len(self.scopes) == 1:
@@ -194,7 +195,7 @@ class Bindings(Messages):
             if isinstance(value, ast.List):
                 scope.lists[target.id] = bool(value.elts)
             chain = self.code.chain(value, scope.objects)
-            if chain in self.code.knowledge.prefixes:
+            if chain in self.code.knowledge.prefixes and not class_body:
                 scope.objects[target.id] = chain
             else:
                 scope.objects.pop(target.id, None)
@@ -321,7 +322,7 @@ class Bindings(Messages):
             scope.bind(name, old | facts, tuple(self.blocks))
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == self.code.knowledge.schedulers.step:
-            scope.stepped.add(self.text.segment(func.value))
+            scope.stepped[self.text.segment(func.value)] = None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in scope.lists:
             appended = func.attr == "append" and len(node.args) == 1 and not node.keywords
             self._collect(func.value.id, node.args[0] if appended else None)

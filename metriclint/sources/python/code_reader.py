@@ -69,13 +69,15 @@ class CodeReader:
 
     def chain(self, node: ast.expr, objects: dict[str, str]) -> str | None:
         """`psutil.Process(pid).memory_info()` -> `psutil.Process().memory_info()`, through imports
-        and local names that hold a knowledge-base object; None when the head is unknown."""
+        and local names (or `self.X`, held.py) that hold a knowledge-base object; None when the head is unknown."""
         if isinstance(node, ast.Name):
             found = objects.get(node.id) or self.imports.get(node.id)
             if found is None and node.id in _BUILTINS and node.id not in self.defined:
                 return f"builtins.{node.id}"
             return found
         if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self" and f"self.{node.attr}" in objects:
+                return objects[f"self.{node.attr}"]  # an object the class keeps (held.py)
             base = self.chain(node.value, objects)
             return f"{base}.{node.attr}" if base else None
         if isinstance(node, ast.Call):

@@ -116,7 +116,9 @@ class Scope:
     loop_shapes: dict[int, LoopShape] = field(default_factory=dict)  # loop id -> what its body does (bindings.loop_shape), once asked
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
-    stepped: set[str] = field(default_factory=set)  # receivers of a scheduler step() seen so far, as written
+    stepped: dict[str, Related | None] = field(
+        default_factory=dict
+    )  # receivers of a scheduler step() seen so far, as written -> the caller's step when it came before the call (held.py)
     framework_stepped: Related | None = None  # a hook its framework calls after stepping the scheduler (rules/code/schedules.yaml)
     placeholders: dict[str, tuple[tuple[int, ...], str, Span]] = field(
         default_factory=dict

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from metriclint.knowledge.code_entries import Schedulers
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Related, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.call_names import arguments
@@ -172,24 +173,30 @@ class ValueReader(WalkState):
 
     def _learning_rate(self, value: ast.Call | ast.Subscript) -> frozenset[Atom]:
         """A learning rate read after the scheduler stepped in this function: the next step's.
-        `sched.get_last_lr()` after `sched.step()` (a read takes no arguments: `get_lr(step)`
-        computes a schedule's rate at a step); `opt.param_groups[i]["lr"]` after the step
+        `sched.get_last_lr()` after `sched.step()` (a read takes no arguments, or one param
+        group: `get_lr(step)` computes a schedule's rate at a step); `opt.param_groups[i]["lr"]` after the step
         of a receiver named as a scheduler. In a hook its framework calls after stepping the
         scheduler (`on_train_batch_end` of a Lightning callback), any such read is."""
         scope, rules = self.scopes[-1], self.code.knowledge.schedulers
         stepped = scope.stepped
         if isinstance(value, ast.Call):
             func = value.func
-            if not isinstance(func, ast.Attribute) or func.attr not in rules.reads or value.args or value.keywords:
+            if not isinstance(func, ast.Attribute) or not _reads_rate(value, func.attr, rules):
                 return frozenset()
             if scope.framework_stepped is not None:
                 return self._in_hook(value, scope.framework_stepped)
-            after = self.text.segment(func.value) in stepped
+            receivers = [self.text.segment(func.value)] if self.text.segment(func.value) in stepped else []
         elif scope.framework_stepped is not None:
             return self._in_hook(value, scope.framework_stepped)
         else:
-            after = any(word in receiver.lower() for receiver in stepped for word in rules.names)
-        return self.code.derived("after-scheduler-step", value, ()) if after else frozenset()
+            receivers = [receiver for receiver in stepped if any(word in receiver.lower() for word in rules.names)]
+        if not receivers:
+            return frozenset()
+        caller = None if any(stepped[r] is None for r in receivers) else stepped[receivers[0]]  # stepped here, or by the caller
+        return frozenset(
+            replace(f, context=caller) if isinstance(f, CodeFact) and caller else f
+            for f in self.code.derived("after-scheduler-step", value, ())
+        )
 
     def _in_hook(self, value: ast.expr, hook: Related) -> frozenset[Atom]:
         return frozenset(
@@ -306,3 +313,21 @@ def _handed_on(call: ast.Call, functions: frozenset[str]) -> ast.expr | None:
     if call.args:
         return call.args[0] if not isinstance(call.args[0], ast.Starred) else None
     return call.keywords[0].value if len(call.keywords) == 1 and call.keywords[0].arg is not None else None
+
+
+def _reads_rate(call: ast.Call, method: str, rules: Schedulers) -> bool:
+    """`sched.get_last_lr()`, or `sched.get_lr(opt.param_groups[0])` for a read that takes the
+    param group it computes the rate of (rules/code/schedules.yaml `group_reads`)."""
+    if call.keywords:
+        return False
+    if not call.args:
+        return method in rules.reads
+    (group,) = call.args if len(call.args) == 1 else (None,)
+    return method in rules.group_reads and _param_group(group)
+
+
+def _param_group(node: ast.expr | None) -> bool:
+    """`opt.param_groups[0]`, or a name holding one (`for group in opt.param_groups`)."""
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Attribute) and node.value.attr == "param_groups"
+    return isinstance(node, ast.Name) and "group" in node.id

@@ -102,6 +102,11 @@ class WalkState:
         self.printed_as: dict[int, str] = {}  # id of a waiting message field -> the key it is checked under if never logged (said.py)
         self.tentative: list[tuple[Span, str]] = []  # sink calls by a method name that may be the project's own (sinks.py)
         self.via: Span | None = None  # the tentative sink call whose keys are being recorded
+        self.held: list[dict[str, str]] = []  # per class the walk is in: `self.X` -> the knowledge-base object it holds (held.py)
+        self.class_held: dict[str, dict[str, str]] = {}  # the same, by the name of each class of the module
+        self.stepped_calls: list[
+            dict[str, tuple[str, ast.Call, str]]
+        ] = []  # per class: methods it calls only after a scheduler step (held.py)
         self.attribute_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class its methods set it to an instance of
 
     def string(self, name: str) -> tuple[str, ...] | None:

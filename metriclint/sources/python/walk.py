@@ -29,6 +29,7 @@ from metriclint.sources.python.binding_shapes import assigned_name, ends_window,
 from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
+from metriclint.sources.python.held import held_objects, stepped_callees
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
 from metriclint.sources.python.state import Logging
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
@@ -129,7 +130,14 @@ class _Collector(EntryUses):
             frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute)))
         )
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
+        inherited = {k: v for b in node.bases if isinstance(b, ast.Name) for k, v in self.class_held.get(b.id, {}).items()}
+        self.held.append(held_objects(node, lambda value: self.code.chain(value, {}), self.code.knowledge.prefixes, inherited))
+        self.class_held[node.name] = self.held[-1]
+        schedulers = self.code.knowledge.schedulers
+        self.stepped_calls.append(stepped_callees(node, schedulers.step, schedulers.names))
         self.children(node)
+        self.stepped_calls.pop()
+        self.held.pop()
         self.classes.pop()
         self.bases.pop()
         self.base_paths.pop()
@@ -144,7 +152,14 @@ class _Collector(EntryUses):
         self.defined_here(node)
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
         params = tuple(a.arg for a in every)
+        outer = self.scopes[-1].objects
         self.scopes.append(Scope(name, params, in_class and not static, definition=node))
+        self.scopes[-1].objects.update((k, v) for k, v in outer.items() if k not in params)  # the module's, a closure's
+        if in_class and not static:
+            self.scopes[-1].objects.update((f"self.{attribute}", made) for attribute, made in self.held[-1].items())
+            if node.name in self.stepped_calls[-1]:
+                receiver, step, caller = self.stepped_calls[-1][node.name]
+                self.scopes[-1].stepped[receiver] = Related(self.span(step), f"{node.name}, which {caller} calls after {receiver}.step()")
         if in_class and self.code.knowledge.schedulers.stepped_before_hook(node.name, self.base_paths[-1]):
             self.scopes[-1].framework_stepped = Related(
                 self.span(node), f"{node.name}, which the framework calls after its loop stepped the scheduler"

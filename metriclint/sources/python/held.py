@@ -1,0 +1,135 @@
+"""What holds across a class's methods (issue 30, flow across methods): the objects it keeps
+on `self`, and the methods it calls only after stepping its scheduler.
+
+A timer group made in `__init__` (`self.timers = Timers()`) and read in another method
+(`self.timers("step").elapsed()`) is the same object wherever it is read. The walk visits one
+method at a time, so it asks this module first, at the class: each attribute whose every
+assignment in the class's methods makes the same knowledge-base object (rules/code/, a chain
+such as `pkg.Timers()`), which then resolves in every method as a local holding it would.
+
+A method that reads the learning rate (`self.scheduler.get_last_lr()`) and that the class
+calls only after `self.scheduler.step()` reads the next step's rate, as a read after the step in
+the same method does.
+
+Only statements are searched, not expressions, unless a method steps a scheduler: an attribute
+is assigned by a statement, and a class's statements are a small part of its nodes.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Iterator, Mapping
+
+_BODIES = ("body", "orelse", "finalbody")
+
+
+def held_objects(
+    node: ast.ClassDef, chain: Callable[[ast.expr], str | None], objects: frozenset[str], inherited: Mapping[str, str]
+) -> dict[str, str]:
+    """`self.X` -> the knowledge-base object every assignment of it in the class's methods
+    makes (`chain`: what an expression is as the file's imports name it; `objects`: the chains
+    worth following). `inherited`: what the class's bases in the same module hold, unless the
+    class assigns the attribute itself. An attribute also assigned anything else, or set in a
+    way other than a plain assignment (`self.a, self.b = pair`, `self.t += 1`), holds nothing known."""
+    assigned: dict[str, set[str | None]] = {}
+    for method in node.body:
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args:
+            own = method.args.args[0].arg
+            for target, value in _attribute_writes(method.body, own):
+                if not (isinstance(value, ast.Constant) and value.value is None):  # `None` until it is set
+                    assigned.setdefault(target, set()).add(chain(value) if value is not None else None)
+    held = {name: made for name, made in inherited.items() if name not in assigned}
+    for name, made in assigned.items():
+        (only,) = made if len(made) == 1 else (None,)
+        if only is not None and only in objects:
+            held[name] = only
+    return held
+
+
+def _attribute_writes(body: list[ast.stmt], own: str) -> Iterator[tuple[str, ast.expr | None]]:
+    """(attribute of `own`, the value assigned, or None when not plainly assigned) for each write."""
+    for statement in body:
+        if isinstance(statement, ast.ClassDef):
+            continue  # another class's `self`
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                yield from _targets(target, statement.value, own)
+        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and statement.value is not None:
+            plain = statement.value if isinstance(statement, ast.AnnAssign) else None
+            yield from _targets(statement.target, plain, own)
+        for name in _BODIES:
+            yield from _attribute_writes(getattr(statement, name, None) or [], own)
+        for handler in getattr(statement, "handlers", None) or []:
+            yield from _attribute_writes(handler.body, own)
+        for case in getattr(statement, "cases", None) or []:
+            yield from _attribute_writes(case.body, own)
+
+
+def _targets(target: ast.expr, value: ast.expr | None, own: str) -> Iterator[tuple[str, ast.expr | None]]:
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == own:
+        yield target.attr, value
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _targets(element, None, own)
+
+
+def stepped_callees(node: ast.ClassDef, step: str, words: tuple[str, ...]) -> dict[str, tuple[str, ast.Call, str]]:
+    """Methods that the class's methods call (`self.report()`) only after they stepped a
+    scheduler kept on `self` (`self.scheduler.step()` earlier in the same block or an enclosing
+    one), where a rate read is the next step's: method -> (the scheduler as written, its step
+    call, the calling method). A method also called where no step came before is left out.
+    Calls from outside the class are not seen."""
+    methods = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not any(_step_call(s, step, words) for m in methods for s in _statements(m.body)):
+        return {}  # most classes step no scheduler: only their statements are read
+    names = frozenset(m.name for m in methods)
+    after: dict[str, tuple[str, ast.Call, str]] = {}
+    before: set[str] = set()
+    for method in methods:
+        for called, stepped in _self_calls(method.body, None, names, step, words):
+            if stepped is None:
+                before.add(called)
+            else:
+                after.setdefault(called, (*stepped, method.name))
+    return {name: found for name, found in after.items() if name not in before}
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for statement in body:
+        yield statement
+        for name in _BODIES:
+            yield from _statements(getattr(statement, name, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            yield from _statements(handler.body)
+
+
+def _step_call(statement: ast.stmt, step: str, words: tuple[str, ...]) -> tuple[str, ast.Call] | None:
+    """`self.scheduler.step(...)` as a statement: (`self.scheduler`, the call)."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != step:
+        return None
+    receiver = call.func.value
+    if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+        if any(word in receiver.attr.lower() for word in words):
+            return f"self.{receiver.attr}", call
+    return None
+
+
+def _self_calls(
+    body: list[ast.stmt], stepped: tuple[str, ast.Call] | None, names: frozenset[str], step: str, words: tuple[str, ...]
+) -> Iterator[tuple[str, tuple[str, ast.Call] | None]]:
+    """(method called on self, the step that came before it in this block or an enclosing one, or None)."""
+    for statement in body:
+        nested = [getattr(statement, name, None) or [] for name in _BODIES]
+        nested += [handler.body for handler in getattr(statement, "handlers", None) or []]
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue  # run later, or by another object
+        heads = [statement] if not any(nested) else [v for v in ast.iter_child_nodes(statement) if isinstance(v, ast.expr)]
+        for head in heads:
+            for found in ast.walk(head):
+                if isinstance(found, ast.Call) and isinstance(found.func, ast.Attribute) and found.func.attr in names:
+                    if isinstance(found.func.value, ast.Name) and found.func.value.id == "self":
+                        yield found.func.attr, stepped
+        for inner in nested:
+            yield from _self_calls(inner, stepped, names, step, words)
+        stepped = _step_call(statement, step, words) or stepped
