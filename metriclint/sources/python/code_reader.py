@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from fnmatch import fnmatchcase
 from dataclasses import replace
 from typing import Callable, Iterable, Mapping
 
@@ -249,6 +250,17 @@ class CodeReader:
     def expression(self, node: ast.Attribute, objects: dict[str, str]) -> frozenset[Atom]:
         entry = self.knowledge.chains.get(self.chain(node, objects) or "")
         return self._facts(entry, node) if entry is not None else frozenset()
+
+    def item(self, node: ast.Subscript, objects: dict[str, str]) -> frozenset[Atom]:
+        """An item read by a constant key from a known call's dict (`torch.cuda.memory_stats()["x"]`,
+        or from a name bound to that call): the entry whose key pattern it matches."""
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        if not isinstance(key, str):
+            return frozenset()
+        for pattern, entry in self.knowledge.keyed.get(self.chain(node.value, objects) or "", ()):
+            if fnmatchcase(key, pattern):
+                return self._facts(entry, node)
+        return frozenset()
 
     def element(self, atoms: frozenset[Atom], element: tuple[int, int] | None) -> frozenset[Atom]:
         """One element of a value: only a project call's result can still be followed."""

@@ -35,7 +35,7 @@ class ValueReader(WalkState):
             return self._learning_rate(value)
         if isinstance(value, ast.Subscript) and element is None:
             index = self.code.constant_index(value)
-            return self.roots(value.value, (index, -1)) if index is not None else frozenset()
+            return self.roots(value.value, (index, -1)) if index is not None else self.code.item(value, scope.objects)
         if isinstance(value, ast.Call):
             func = value.func
             handed = _handed_on(value, self.rules.preserving_functions)
