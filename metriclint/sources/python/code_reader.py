@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-from fnmatch import fnmatchcase
 from dataclasses import replace
+from fnmatch import fnmatchcase
 from typing import Callable, Iterable, Mapping
 
 from metriclint.knowledge import numbers
@@ -291,6 +291,9 @@ class CodeReader:
             if is_number(right_node):
                 return frozenset(facts)
             other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
+            if op == "-" and not other and isinstance(right_node, (ast.Name, ast.Attribute, ast.Subscript)):
+                # `time() - start`: a clock read now less a reading kept from before (units.yaml)
+                return frozenset(a for a in facts if a.facet == "unit" and a.value in _DURATIONS)
             return frozenset(a for a in facts if (a.facet, a.value) in other)
         by = numbers.value(right_node, self.constants.get)
         result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived | self._flops(node)

@@ -35,7 +35,9 @@ class ValueReader(WalkState):
             return self._learning_rate(value)
         if isinstance(value, ast.Subscript) and element is None:
             index = self.code.constant_index(value)
-            return self.roots(value.value, (index, -1)) if index is not None else self.code.item(value, scope.objects)
+            return (
+                self.roots(value.value, (index, -1)) if index is not None else self.code.item(value, scope.objects) or self._put_here(value)
+            )
         if isinstance(value, ast.Call):
             func = value.func
             handed = _handed_on(value, self.rules.preserving_functions)
@@ -57,6 +59,15 @@ class ValueReader(WalkState):
             )
             return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
+
+    def _put_here(self, node: ast.Subscript) -> frozenset[Atom]:
+        """`d["perf/train_time"]` of a dict this function put that key in once: what it put
+        there (a timing read back to compute a rate). Put in twice, on two branches, it is
+        either: nothing is known."""
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        bag = self.scopes[-1].bags.get(node.value.id) if isinstance(key, str) and isinstance(node.value, ast.Name) else None
+        put = [entry.value for entry in bag.entries if entry.key == key] if bag else []
+        return put[0] if len(put) == 1 else frozenset()
 
     def logged(self, value: ast.expr) -> frozenset[Atom]:
         """What a value logged or put in a dict of metrics is: `roots`, and what the test it is
