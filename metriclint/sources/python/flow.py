@@ -28,6 +28,8 @@ class FlowRules:
     group_sizes: frozenset[str] = frozenset()  # a process group's attributes for its number of ranks
     zeros: frozenset[str] = frozenset()  # calls that make a zero tensor of a constant shape (a placeholder)
     zero_tensors: frozenset[str] = frozenset()  # calls that make a tensor of the number given (`tensor(0.0)`)
+    wrappers: frozenset[str] = frozenset()  # calls that put one value in a tensor or an array (`torch.tensor([x])`)
+    wrapper_names: frozenset[str] = frozenset()  # their last names, asked first: most calls are none of them
 
 
 @lru_cache(maxsize=1)
@@ -42,6 +44,8 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("per_key.group_sizes", ())),
         frozenset(lists.get("placeholders.zeros", ())),
         frozenset(lists.get("placeholders.tensors", ())),
+        frozenset(lists.get("value_preserving.wrappers", ())),
+        frozenset(w.rsplit(".", 1)[-1] for w in lists.get("value_preserving.wrappers", ())),
     )
 
 

@@ -41,6 +41,13 @@ class ValueReader(WalkState):
         if isinstance(value, ast.Call):
             func = value.func
             handed = _handed_on(value, self.rules.preserving_functions)
+            if (
+                handed is None
+                and isinstance(func, ast.Attribute)
+                and func.attr in self.rules.wrapper_names
+                and self.code.chain(func, scope.objects) in self.rules.wrappers
+            ):
+                handed = _wrapped(value)
             if handed is not None:
                 return self.roots(handed, element)
             if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
@@ -317,3 +324,12 @@ def _handed_on(call: ast.Call, functions: frozenset[str]) -> ast.expr | None:
     if call.args:
         return call.args[0] if not isinstance(call.args[0], ast.Starred) else None
     return call.keywords[0].value if len(call.keywords) == 1 and call.keywords[0].arg is not None else None
+
+
+def _wrapped(call: ast.Call) -> ast.expr | None:
+    """The one value a tensor or an array is made of (rules/dataflow.yaml `wrappers`):
+    `torch.tensor(x)`, `torch.tensor([x], device=d)`; None for several values or none."""
+    data = call.args[0] if call.args else None
+    if isinstance(data, (ast.List, ast.Tuple)):
+        data = data.elts[0] if len(data.elts) == 1 else None
+    return None if data is None or isinstance(data, ast.Starred) else data
