@@ -36,8 +36,8 @@ class CallGraph:
         instances: Mapping[str, str] = {},
     ) -> None:
         self.functions = {f.name: f for f in functions}
-        # an absolute import may omit a source root
-        self.resolve = Dotted(self.functions).resolve if classes is None else Callees(self.functions, classes, instances).resolve
+        # an absolute import may omit a source root, or name the package that re-exports a function
+        self.resolve = Dotted(self.functions).through_packages if classes is None else Callees(self.functions, classes, instances).resolve
         self.callers: dict[str, list[CallFlow]] = defaultdict(list)
         for call in calls:
             callee = self.resolve(call.callee)
