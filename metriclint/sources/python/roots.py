@@ -328,8 +328,9 @@ def _handed_on(call: ast.Call, functions: frozenset[str]) -> ast.expr | None:
 
 def _wrapped(call: ast.Call) -> ast.expr | None:
     """The one value a tensor or an array is made of (rules/dataflow.yaml `wrappers`):
-    `torch.tensor(x)`, `torch.tensor([x], device=d)`; None for several values or none."""
+    `torch.tensor(x)`, `torch.tensor([x], device=d)`; None for several values or none, and
+    for a constant: `torch.tensor(0.0)` makes a new value (a placeholder, bindings.py)."""
     data = call.args[0] if call.args else None
     if isinstance(data, (ast.List, ast.Tuple)):
         data = data.elts[0] if len(data.elts) == 1 else None
-    return None if data is None or isinstance(data, ast.Starred) else data
+    return None if data is None or isinstance(data, (ast.Starred, ast.Constant, ast.UnaryOp)) else data
