@@ -90,12 +90,7 @@ class Callees:
     def direct(self, name: str) -> FunctionFlow | None:
         """The definition a name reaches, as imports spell it, or through a package above its
         module that re-exports it (`from pkg.utils import timer`, defined in pkg/utils/profile.py)."""
-        found = self.named.resolve(name)
-        if found is not None or "." not in name:
-            return found
-        package = "." + name.rsplit(".", 1)[0] + "."
-        above = [f for f in self.named.named_like(name) if package in "." + f.name]
-        return above[0] if len(above) == 1 else None
+        return self.named.through_packages(name)
 
     def _resolved(self, name: str, depth: int) -> FunctionFlow | None:
         found = self.direct(name)

@@ -37,9 +37,9 @@ class CallGraph:
         dispatched: Iterable[str] = (),
     ) -> None:
         self.functions = {f.name: f for f in functions}
-        # an absolute import may omit a source root
+        # an absolute import may omit a source root, or name the package that re-exports a function
         self.callees = None if classes is None else Callees(self.functions, classes, instances, dispatched)
-        self.resolve = Dotted(self.functions).resolve if self.callees is None else self.callees.resolve
+        self.resolve = Dotted(self.functions).through_packages if self.callees is None else self.callees.resolve
         self.callers: dict[str, list[CallFlow]] = defaultdict(list)
         for call in calls:
             callee = self.resolve(call.callee)

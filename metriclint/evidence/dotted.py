@@ -29,6 +29,17 @@ class Dotted(Generic[T]):
             self.by_suffix[name] = self.named[found[0]] if len(found) == 1 else None
         return self.by_suffix[name]
 
+    def through_packages(self, name: str) -> T | None:
+        """`resolve`, or the one definition of that last name inside the package the name is
+        imported from, which re-exports it (`from pkg.utils import timer`, defined in
+        pkg/utils/profile.py and imported in pkg/utils/__init__.py)."""
+        found = self.resolve(name)
+        if found is not None or "." not in name:
+            return found
+        package = "." + name.rsplit(".", 1)[0] + "."
+        above = [n for n in self.by_last_part.get(last_part(name), ()) if package in "." + n]
+        return self.named[above[0]] if len(above) == 1 else None
+
     def named_like(self, name: str) -> list[T]:
         """The definitions whose own last part is the name's."""
         return [self.named[n] for n in self.by_last_part.get(last_part(name), ())]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
@@ -75,6 +75,7 @@ FILE_KEYS = (
 @dataclass(frozen=True)
 class Knowledge:
     chains: dict[str, Known]  # `torch.nn.utils.clip_grad_norm_()`, `psutil.virtual_memory().used`
+    keyed: dict[str, tuple[tuple[str, Known], ...]]  # `torch.cuda.memory_stats()` -> (key pattern, entry) of its items
     methods: dict[str, Known]  # by method name, or `first().second` for methods in a row
     functions: dict[str, Known]  # by the function's own name
     prefixes: frozenset[str]  # chain prefixes worth following through a local name
@@ -281,11 +282,23 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     )
 
 
+def _keyed(chains: Iterable[Known]) -> dict[str, tuple[tuple[str, Known], ...]]:
+    """Expressions that read an item of a call's result by key (`memory_stats()["*_bytes.*.peak"]`),
+    by the call's chain: each key a shell-style pattern."""
+    found: dict[str, tuple[tuple[str, Known], ...]] = {}
+    for entry in chains:
+        base, bracket, key = entry.pattern.partition('["')
+        if bracket and key.endswith('"]'):
+            found[base] = (*found.get(base, ()), (key[:-2], entry))
+    return found
+
+
 def _indexed(entries: list[Known]) -> dict[str, Any]:
     """The entries by how the Python source looks them up (Knowledge's first four fields)."""
     chains = {e.pattern: e for e in entries if not e.method and "." in e.pattern}
     return {
         "chains": chains,
+        "keyed": _keyed(chains.values()),
         "methods": {e.pattern: e for e in entries if e.method},
         "functions": {e.pattern.removesuffix("()"): e for e in entries if not e.method and "." not in e.pattern},
         "prefixes": frozenset(chain[: i + 2] for chain in chains for i in range(len(chain) - 2) if chain[i : i + 2] == "()"),

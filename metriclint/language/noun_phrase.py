@@ -39,7 +39,7 @@ def stated(
             return longer, after.end()
         if head in rules.compound_heads:
             return None
-    if entry.phrase.lower() in rules.superlatives and _domain(text, match.end(), limit, rules.domain, rules.domain_reach) is None:
+    if entry.phrase.lower() in rules.superlatives and not _reduces(text, entry.phrase.lower(), match.end(), limit, rules):
         return None
     if entry.phrase.lower() in rules.totals and _names_combined(text, entry, match.end(), limit, vocabulary, rules):
         return None
@@ -50,6 +50,13 @@ def _open_determiner(phrase: str, rules: ReadingRules) -> bool:
     """ "per response" written with spaces: its noun can be the first of a compound."""
     words = phrase.split()
     return len(words) == 2 and words[0].lower() in rules.determiners
+
+
+def _reduces(text: str, phrase: str, start: int, limit: int, rules: ReadingRules) -> bool:
+    """Whether a domain follows the superlative (or "mean") that ends at `start`."""
+    if _domain(text, start, limit, rules.domain, rules.domain_reach) is not None:
+        return True
+    return phrase in rules.wide and _domain(text, start, limit, rules.wide_domain, rules.domain_reach) is not None
 
 
 def _domain(text: str, start: int, limit: int, domains: re.Pattern[str], reach: int) -> re.Match[str] | None:

@@ -7,6 +7,7 @@ they can be read and tested without a walk."""
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import LoopShape
@@ -128,3 +129,24 @@ def ends_window(test: ast.expr, boundaries: frozenset[str]) -> bool:
         if isinstance(read, ast.Attribute) and read.attr in boundaries:
             return True
     return False
+
+
+def added_to(target: ast.Subscript, value: ast.expr, segment: Callable[[ast.AST], str]) -> ast.expr | None:
+    """`d[k] = d[k] + x` or `d[k] = d.get(k, 0) + x`, either way round: `x`, what `d[k] += x`
+    written out adds to the item (a timer adding each reading to its total). `segment` is the
+    source text of a node, so that the item read and the item written compare as written."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return None
+    for total, added in ((value.left, value.right), (value.right, value.left)):
+        if isinstance(total, ast.Subscript) and segment(total) == segment(target):
+            return added
+        if (
+            isinstance(total, ast.Call)
+            and isinstance(total.func, ast.Attribute)
+            and total.func.attr == "get"
+            and total.args
+            and segment(total.func.value) == segment(target.value)
+            and segment(total.args[0]) == segment(target.slice)
+        ):
+            return added
+    return None

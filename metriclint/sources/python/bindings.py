@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
-from metriclint.sources.python.binding_shapes import assigned_name, constant_shape, loop_shape, reached, read_names
+from metriclint.sources.python.binding_shapes import added_to, assigned_name, constant_shape, loop_shape, reached, read_names
 from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.flow import Scope, shared
 from metriclint.sources.python.said import Messages
@@ -212,6 +212,8 @@ class Bindings(Messages):
                     scope.bind(element.id, self.roots(value, (i, count)), path)
                     if handed:  # `x, y = batch`: the parts of the data the function is handed
                         scope.batches.add(element.id)
+        elif isinstance(target, ast.Subscript) and (added := added_to(target, value, self.text.segment)) is not None:
+            self.stored(target, added, recorded=False)  # `d[k] = d.get(k, 0) + x`, as `d[k] += x`
         elif isinstance(target, ast.Subscript):
             overwritten = self._overwritten(target, value)
             self.item_stored(target, value, overwritten)

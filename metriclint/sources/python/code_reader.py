@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import replace
+from fnmatch import fnmatchcase
 from typing import Callable, Iterable, Mapping
 
 from metriclint.knowledge import numbers
@@ -252,6 +253,17 @@ class CodeReader:
         entry = self.knowledge.chains.get(self.chain(node, objects) or "")
         return self._facts(entry, node) if entry is not None else frozenset()
 
+    def item(self, node: ast.Subscript, objects: dict[str, str]) -> frozenset[Atom]:
+        """An item read by a constant key from a known call's dict (`torch.cuda.memory_stats()["x"]`,
+        or from a name bound to that call): the entry whose key pattern it matches."""
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        if not isinstance(key, str):
+            return frozenset()
+        for pattern, entry in self.knowledge.keyed.get(self.chain(node.value, objects) or "", ()):
+            if fnmatchcase(key, pattern):
+                return self._facts(entry, node)
+        return frozenset()
+
     def element(self, atoms: frozenset[Atom], element: tuple[int, int] | None) -> frozenset[Atom]:
         """One element of a value: only a project call's result can still be followed."""
         if element is None:
@@ -281,6 +293,9 @@ class CodeReader:
             if is_number(right_node):
                 return frozenset(facts)
             other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
+            if op == "-" and not other and isinstance(right_node, (ast.Name, ast.Attribute, ast.Subscript)):
+                # `time() - start`: a clock read now less a reading kept from before (units.yaml)
+                return frozenset(a for a in facts if a.facet == "unit" and a.value in _DURATIONS)
             return frozenset(a for a in facts if (a.facet, a.value) in other)
         by = numbers.value(right_node, self.constants.get)
         result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived | self._flops(node)

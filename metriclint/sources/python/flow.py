@@ -31,6 +31,8 @@ class FlowRules:
     dispatchers: frozenset[str] = frozenset()  # calls and decorators that make a class's methods run elsewhere (`ray.remote`)
     remote_calls: frozenset[str] = frozenset()  # `handle.method.remote(...)`: the method's own name is one step up
     fetches: frozenset[str] = frozenset()  # calls that return what a remote call's reference stands for (`ray.get`)
+    wrappers: frozenset[str] = frozenset()  # calls that put one value in a tensor or an array (`torch.tensor([x])`)
+    wrapper_names: frozenset[str] = frozenset()  # their last names, asked first: most calls are none of them
 
 
 @lru_cache(maxsize=1)
@@ -48,6 +50,8 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("dispatch.wrappers", ())),
         frozenset(lists.get("dispatch.calls", ())),
         frozenset(lists.get("dispatch.fetches", ())),
+        frozenset(lists.get("value_preserving.wrappers", ())),
+        frozenset(w.rsplit(".", 1)[-1] for w in lists.get("value_preserving.wrappers", ())),
     )
 
 

@@ -36,10 +36,19 @@ class ValueReader(WalkState):
             return self._learning_rate(value)
         if isinstance(value, ast.Subscript) and element is None:
             index = self.code.constant_index(value)
-            return self.roots(value.value, (index, -1)) if index is not None else frozenset()
+            return (
+                self.roots(value.value, (index, -1)) if index is not None else self.code.item(value, scope.objects) or self._put_here(value)
+            )
         if isinstance(value, ast.Call):
             func = value.func
             handed = _handed_on(value, self.rules.preserving_functions)
+            if (
+                handed is None
+                and isinstance(func, ast.Attribute)
+                and func.attr in self.rules.wrapper_names
+                and self.code.chain(func, scope.objects) in self.rules.wrappers
+            ):
+                handed = _wrapped(value)
             if handed is not None:
                 return self.roots(handed, element)
             if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
@@ -58,6 +67,15 @@ class ValueReader(WalkState):
             )
             return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
+
+    def _put_here(self, node: ast.Subscript) -> frozenset[Atom]:
+        """`d["perf/train_time"]` of a dict this function put that key in once: what it put
+        there (a timing read back to compute a rate). Put in twice, on two branches, it is
+        either: nothing is known."""
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        bag = self.scopes[-1].bags.get(node.value.id) if isinstance(key, str) and isinstance(node.value, ast.Name) else None
+        put = [entry.value for entry in bag.entries if entry.key == key] if bag else []
+        return put[0] if len(put) == 1 else frozenset()
 
     def logged(self, value: ast.expr) -> frozenset[Atom]:
         """What a value logged or put in a dict of metrics is: `roots`, and what the test it is
@@ -331,3 +349,13 @@ def _param_group(node: ast.expr | None) -> bool:
     if isinstance(node, ast.Subscript):
         return isinstance(node.value, ast.Attribute) and node.value.attr == "param_groups"
     return isinstance(node, ast.Name) and "group" in node.id
+
+
+def _wrapped(call: ast.Call) -> ast.expr | None:
+    """The one value a tensor or an array is made of (rules/dataflow.yaml `wrappers`):
+    `torch.tensor(x)`, `torch.tensor([x], device=d)`; None for several values or none, and
+    for a constant: `torch.tensor(0.0)` makes a new value (a placeholder, bindings.py)."""
+    data = call.args[0] if call.args else None
+    if isinstance(data, (ast.List, ast.Tuple)):
+        data = data.elts[0] if len(data.elts) == 1 else None
+    return None if data is None or isinstance(data, (ast.Starred, ast.Constant, ast.UnaryOp)) else data

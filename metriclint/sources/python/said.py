@@ -64,12 +64,15 @@ class Messages(KeyRecorder):
 
     def _said_composed(self, parts: list[tuple[ast.expr, dict[int, tuple[Any, ...]]]]) -> None:
         """The fields of a printed variable's message parts, each by the handle its value had
-        where the part was written."""
+        where the part was written; a value still bound as it was then is checked as printed
+        (`_printed`) as it is in a message printed at once."""
         for part, handles in parts:
             for field in message_fields(part, self.text):
                 handle = handles.get(id(field.value))
                 if handle is not None:
                     self.waiting.append((field, handle))
+                    if self._handle(field.value) == handle:
+                        self._printed(field, handle)
 
     def returned_message(self, node: ast.Return) -> None:
         """`return f"..."` in `__str__`/`__repr__`: the object describes its own fields."""
