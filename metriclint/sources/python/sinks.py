@@ -123,7 +123,7 @@ class KeyRecorder(BagReader):
         self.log_bag(self.bag(mapping), sink, node, logging, fresh=isinstance(mapping, (ast.Dict, ast.DictComp)))
         return _taken((argument,) if argument is not None else (), None) | {_FITS}
 
-    def log_bag(self, bag: Bag, sink: Sink, node: ast.Call, logging: Logging, fresh: bool = True) -> None:
+    def log_bag(self, bag: Bag, sink: Sink, node: ast.AST, logging: Logging, fresh: bool = True) -> None:
         """A dict of metrics reaches a sink: each entry put in it here is logged here; what it
         holds of elsewhere, the project-wide step follows (evidence/logged_bags.py). Unless the
         dict is written in the call (`fresh`), a call it went through may have reduced its

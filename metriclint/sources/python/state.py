@@ -20,6 +20,7 @@ from metriclint.knowledge.sinks import sinks
 from metriclint.model import CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources.python.code_reader import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
+from metriclint.sources.python.logged_returns import Hooked
 from metriclint.sources.python.messages import Field
 from metriclint.sources.python.prose import Prose
 from metriclint.sources.python.tables import Tables
@@ -84,6 +85,7 @@ class WalkState:
         self.classes: list[str] = []
         self.bases: list[frozenset[str]] = []  # the last names of each class's bases, as the classes nest
         self.base_paths: list[frozenset[str]] = []  # each class's bases by import path, where the imports name them
+        self.hooked: list[Hooked] = []  # each class's methods whose return a framework logs (logged_returns.py)
         self.blocks: list[int] = []
         self.tests: list[set[str]] = []  # the names the tests of the `if` statements the walk is in read
         self.guards: list[tuple[tuple[int, ...], str]] = []  # (body's block path, flag) of each `if FLAG:` the walk is in

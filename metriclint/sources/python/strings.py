@@ -33,6 +33,9 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
         return (node.value,) if isinstance(node.value, str) else None
     if isinstance(node, ast.Name):
         return name_values(node.id)
+    if isinstance(node, ast.IfExp):  # `"eval_" if evaluating else ""`: either
+        body, orelse = values(node.body, name_values), values(node.orelse, name_values)
+        return tuple(dict.fromkeys((*body, *orelse))) if body is not None and orelse is not None else None
     if isinstance(node, ast.JoinedStr):
         return _joined([_fstring_part(part, name_values) for part in node.values])
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
