@@ -28,6 +28,7 @@ class FlowRules:
     group_sizes: frozenset[str] = frozenset()  # a process group's attributes for its number of ranks
     zeros: frozenset[str] = frozenset()  # calls that make a zero tensor of a constant shape (a placeholder)
     zero_tensors: frozenset[str] = frozenset()  # calls that make a tensor of the number given (`tensor(0.0)`)
+    deferred: frozenset[str] = frozenset()  # calls that call their first argument with the rest (`pool.submit(f, x)`)
 
 
 @lru_cache(maxsize=1)
@@ -42,6 +43,7 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("per_key.group_sizes", ())),
         frozenset(lists.get("placeholders.zeros", ())),
         frozenset(lists.get("placeholders.tensors", ())),
+        frozenset(lists.get("deferred", ())),
     )
 
 
