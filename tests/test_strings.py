@@ -31,6 +31,7 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
         # a conditional between two strings is either; with an unknown side, a placeholder
         ('    head = "eval_" if x else ""\n    wandb.log({f"{head}loss": x})', ["eval_loss", "loss"]),
         ('    head = "eval_" if x else name\n    wandb.log({f"{head}loss": x})', ["{head}loss"]),
+        ('    tag = "" if name == "actor" else f"{name}-"\n    wandb.log({f"train/{tag}loss": x})', ["train/{tag}loss"]),
         # the loop variable of a comprehension is not known after it
         ('    keys = [k for k in NAMES]\n    wandb.log({f"perf/{k}_time": x})', ["perf/{k}_time"]),
         # an unknown part is a placeholder; a key that is only placeholders after its section is none

@@ -48,6 +48,7 @@ def dumped_lines(body: list[ast.stmt], resolve: Resolve) -> Iterable[int]:
             and following.func.attr == "write"
             and len(following.args) == 1
             and _newline(following.args[0])
+            and not _indented(call)
             and ast.dump(following.func.value) == ast.dump(call.args[1])
             and resolve(call.func) in _DUMPERS
         ):
@@ -55,30 +56,70 @@ def dumped_lines(body: list[ast.stmt], resolve: Resolve) -> Iterable[int]:
 
 
 def reads_loop_items(record: ast.expr, values: Iterable[ast.expr], loops: Iterable[ast.AST]) -> bool:
-    """Whether a record written in these loops is made of their items: the item itself, or a
-    dict whose values read it (`{"prompt": item["prompt"]}`): a row of data, not metrics."""
-    items = {name.id for loop in loops if isinstance(loop, (ast.For, ast.AsyncFor)) for name in _names(_items(loop))}
-    if not items:
+    """Whether a record written in these loops is made of their items: the item itself, a
+    dict whose values read it (`{"prompt": item["prompt"]}`), or a name the loop derives from it
+    (`text = sample.get("text")`); with a counter loop, a row a counter indexes (`v[i]`). A row
+    of data, not metrics."""
+    fors = [loop for loop in loops if isinstance(loop, (ast.For, ast.AsyncFor))]
+    items: set[str] = set()
+    counters: set[str] = set()
+    for loop in fors:
+        item, counter = _targets(loop)
+        items.update(n.id for n in _names(item))
+        counters.update(n.id for n in _names(counter))
+    if not items and not counters:
         return False
-    return any(name.id in items for part in (record, *values) for name in _names(part))
+    assigned = [node for loop in fors for node in ast.walk(loop) if isinstance(node, ast.Assign)]
+    parts = [record, *values]
+    for _ in range(2):  # a name derived from a derived name, in either order
+        for node in assigned:
+            names = {n.id for target in node.targets for n in _names(target)}
+            if _reads(node.value, items, counters):
+                items |= names
+            if isinstance(record, ast.Name) and record.id in names:
+                parts.append(node.value)
+    return any(_reads(part, items, counters) for part in parts)
 
 
-def _items(loop: ast.For | ast.AsyncFor) -> ast.AST:
-    """What a loop's target holds of a collection: nothing for a counter (`for step in
-    range(n)`), the item for `for i, item in enumerate(rows)`."""
-    over = loop.iter
+def _reads(node: ast.AST, items: set[str], counters: set[str]) -> bool:
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id in items:
+            return True
+        if isinstance(inner, ast.Subscript) and counters and any(n.id in counters for n in _names(inner.slice)):
+            return True
+    return False
+
+
+def nested_keys(function: ast.AST) -> Iterable[ast.expr]:
+    """The keys a function writes one level down (`info[name]["mem_gb"].append(x)`,
+    `info[name]["mem_gb"] = x`): a record's entry, for a dict of dicts, is the outer key; the
+    inner ones are no keys of the line it is written as."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Subscript):
+            yield node.slice
+
+
+def _targets(loop: ast.For | ast.AsyncFor) -> tuple[ast.AST, ast.AST]:
+    """What a loop's target holds of a collection, and what only counts: `for step in
+    range(n)` only counts, `for i, item in enumerate(rows)` has both, `for row in rows` items."""
+    over, nothing = loop.iter, ast.Tuple(elts=[], ctx=ast.Load())
     name = over.func.id if isinstance(over, ast.Call) and isinstance(over.func, ast.Name) else ""
     if name in ("range", "count"):
-        return ast.Tuple(elts=[], ctx=ast.Load())
+        return nothing, loop.target
     if name == "enumerate" and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2:
-        return loop.target.elts[1]
-    return loop.target
+        return loop.target.elts[1], loop.target.elts[0]
+    return loop.target, nothing
 
 
 def _serialised(node: ast.expr, resolve: Resolve) -> ast.expr | None:
-    if isinstance(node, ast.Call) and node.args and resolve(node.func) in _SERIALISERS:
+    if isinstance(node, ast.Call) and node.args and not _indented(node) and resolve(node.func) in _SERIALISERS:
         return node.args[0]
     return None
+
+
+def _indented(call: ast.Call) -> bool:
+    """`json.dumps(d, indent=2)`: a document laid out over lines, not one line's record."""
+    return any(k.arg == "indent" and not (isinstance(k.value, ast.Constant) and k.value.value is None) for k in call.keywords)
 
 
 def _newline(node: ast.expr) -> bool:

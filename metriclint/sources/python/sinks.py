@@ -18,7 +18,7 @@ from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, Hand
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.call_names import Argument, arguments, called_name
-from metriclint.sources.python.line_records import dumped_lines, reads_loop_items, written_record
+from metriclint.sources.python.line_records import dumped_lines, nested_keys, reads_loop_items, written_record
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
 
@@ -136,7 +136,11 @@ class KeyRecorder(BagReader):
                 return frozenset()
             if isinstance(record, ast.Dict):
                 self.logged_with[id(record)] = logging
-            self.log_bag(self.bag(record), sink, node, logging, fresh=isinstance(record, (ast.Dict, ast.DictComp)))
+            bag, function = self.bag(record), self.scopes[-1].definition
+            if bag.entries and function is not None:
+                inner = {self.span(key) for key in nested_keys(function)}
+                bag = Bag(tuple(e for e in bag.entries if e.span not in inner), bag.held)
+            self.log_bag(bag, sink, node, logging, fresh=isinstance(record, (ast.Dict, ast.DictComp)))
             return _taken((shape.line_record,), None) | {_FITS}
         argument = shape.mapping or shape.records
         mapping = passed(given, argument) if argument is not None else None

@@ -33,9 +33,11 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
         return (node.value,) if isinstance(node.value, str) else None
     if isinstance(node, ast.Name):
         return name_values(node.id)
-    if isinstance(node, ast.IfExp):  # `"eval_" if evaluating else ""`: either
+    if isinstance(node, ast.IfExp):  # `"eval_" if evaluating else ""`: either, when both are known whole
         body, orelse = values(node.body, name_values), values(node.orelse, name_values)
-        return tuple(dict.fromkeys((*body, *orelse))) if body is not None and orelse is not None else None
+        if body is None or orelse is None or any("{" in text for text in (*body, *orelse)):
+            return None  # `"" if role == "actor" else f"{role}-"`: filling `{role}` would undo the test
+        return tuple(dict.fromkeys((*body, *orelse)))
     if isinstance(node, ast.JoinedStr):
         return _joined([_fstring_part(part, name_values) for part in node.values])
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
