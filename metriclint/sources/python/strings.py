@@ -33,6 +33,8 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
         return (node.value,) if isinstance(node.value, str) else None
     if isinstance(node, ast.Name):
         return name_values(node.id)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return name_values(f"self.{node.attr}")  # the class's own attribute (attribute_strings.py)
     if isinstance(node, ast.IfExp):  # `"eval_" if evaluating else ""`: either, when both are known whole
         body, orelse = values(node.body, name_values), values(node.orelse, name_values)
         if body is None or orelse is None or any("{" in text for text in (*body, *orelse)):
