@@ -51,6 +51,11 @@ class Sink:
     shapes: tuple[Shape, ...]
     keywords: bool = False  # each keyword argument that is no option is a key
 
+    @property
+    def lines_only(self) -> bool:
+        """Whether every shape is a line record: a `write` of anything else is no sink at all."""
+        return all(shape.line_record is not None for shape in self.shapes)
+
 
 @dataclass(frozen=True)
 class Sinks:

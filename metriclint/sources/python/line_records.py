@@ -22,6 +22,17 @@ _DUMPERS = frozenset({"json.dump"})
 _NEWLINES = frozenset({"\n", "\r\n"})
 
 
+def may_be_line(call: ast.Call, dumped: set[int]) -> bool:
+    """Whether a `write` or `json.dump` call may write a line record, asked before anything else
+    is read of it: most `write` calls write text."""
+    if id(call) in dumped:
+        return True
+    written = call.args[0] if call.args else None
+    if isinstance(written, ast.BinOp):
+        return _newline(written.right)
+    return isinstance(written, ast.JoinedStr) and bool(written.values) and _newline(written.values[-1])
+
+
 def written_record(written: ast.expr, resolve: Resolve) -> ast.expr | None:
     """The dict a `write` argument serialises as one line: `json.dumps(d) + "\\n"`, or
     `f"{json.dumps(d)}\\n"`; None for anything else (text, a record without its newline)."""

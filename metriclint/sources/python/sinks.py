@@ -18,7 +18,7 @@ from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, Hand
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.call_names import Argument, arguments, called_name
-from metriclint.sources.python.line_records import dumped_lines, nested_keys, reads_loop_items, written_record
+from metriclint.sources.python.line_records import dumped_lines, may_be_line, nested_keys, reads_loop_items, written_record
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
 
@@ -55,10 +55,11 @@ class KeyRecorder(BagReader):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.line_dumps: set[int] = set()  # `json.dump(d, f)` calls a newline follows (line_records.py)
+        self.json_lines = "dump" in self.text.text  # no `json.dump(s)`, no line record: most files
         self.deferred_calls: list[ast.Call] = []
 
     def block(self, body: list[ast.stmt]) -> None:
-        if len(body) > 1:
+        if self.json_lines and len(body) > 1:
             self.line_dumps.update(dumped_lines(body, self._import_path))
         super().block(body)
 
@@ -72,7 +73,7 @@ class KeyRecorder(BagReader):
             if help_key is not None:
                 self.keys.append(help_key)
         sink, by_name = self._sink(node.func)
-        if sink is None:
+        if sink is None or sink.lines_only and not (self.json_lines and may_be_line(node, self.line_dumps)):
             return
         callee = self.site(node).callee if by_name else ""
         self.via = self.span(node) if callee and not callee.startswith(UNKNOWN_OBJECT) else None
