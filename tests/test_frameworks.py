@@ -18,6 +18,8 @@ from metriclint.sources.python import extract
 
 ENTRY_POINTS = list(dict.fromkeys(knowledge().entry_points.values()))
 EXAMPLES = [(entry.paths[0], code, logs) for entry in ENTRY_POINTS for code, logs in entry.examples]
+LOGGED_RETURNS = list(dict.fromkeys(hook for hooks in knowledge().logged_returns.values() for hook in hooks))
+RETURN_EXAMPLES = [(f"{hook.bases[0]}.{hook.method}", code, logs) for hook in LOGGED_RETURNS for code, logs in hook.examples]
 
 
 def test_every_entry_point_has_examples_that_must_and_must_not_match() -> None:
@@ -29,6 +31,19 @@ def test_every_entry_point_has_examples_that_must_and_must_not_match() -> None:
 def test_an_entry_point_logs_its_keys_as_its_examples_say(entry: str, code: str, logs: tuple[str, ...]) -> None:
     extraction = extract("train.py", textwrap.dedent(code).encode())
     assert [use.key for use in extraction.keys if not use.measured] == list(logs)
+
+
+def test_every_logged_return_has_examples_that_must_and_must_not_match() -> None:
+    assert LOGGED_RETURNS
+    for hook in LOGGED_RETURNS:
+        assert any(logs for _, logs in hook.examples) and any(not logs for _, logs in hook.examples), hook.method
+
+
+@pytest.mark.parametrize(("hook", "code", "logs"), RETURN_EXAMPLES, ids=[f"{h}-{i}" for i, (h, _, _) in enumerate(RETURN_EXAMPLES)])
+def test_a_method_whose_return_a_framework_logs_logs_its_keys_as_its_examples_say(hook: str, code: str, logs: tuple[str, ...]) -> None:
+    """Keys with a sink: the framework's own keys (the Trainer's `loss`) come with none."""
+    extraction = extract("train.py", textwrap.dedent(code).encode())
+    assert sorted(use.key for use in extraction.keys if use.sink) == sorted(logs)
 
 
 def test_a_framework_key_carries_its_facts_with_the_use_and_the_source(in_tmp: Path) -> None:

@@ -53,6 +53,30 @@ CASES = {
         },
         ["train/loss", "train/tokens"],
     ),
+    # handed to an executor, which calls the project's method with the rest of the arguments
+    "called later by an executor": (
+        {
+            "pkg/tracking.py": LOGGER,
+            "pkg/loop.py": """\
+            from concurrent.futures import ThreadPoolExecutor
+
+            from pkg.tracking import Tracker
+
+
+            class Loop:
+                def __init__(self):
+                    self.tracker = Tracker()
+                    self.pool = ThreadPoolExecutor(max_workers=1)
+
+                def _send(self, scalars, step):
+                    self.tracker.publish(scalars, step)
+
+                def step(self, loss):
+                    self.pool.submit(self._send, {"loss": loss}, 3)
+            """,
+        },
+        ["train/loss"],
+    ),
     # accumulated in one method, averaged and logged in another of a subclass
     "accumulate now, log later": (
         {

@@ -28,6 +28,10 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
             '    p = ""\n    if x:\n        p = "ref_"\n    wandb.log({f"train/{p}log_probs": x})',
             ["train/log_probs", "train/ref_log_probs"],
         ),
+        # a conditional between two strings is either; with an unknown side, a placeholder
+        ('    head = "eval_" if x else ""\n    wandb.log({f"{head}loss": x})', ["eval_loss", "loss"]),
+        ('    head = "eval_" if x else name\n    wandb.log({f"{head}loss": x})', ["{head}loss"]),
+        ('    tag = "" if name == "actor" else f"{name}-"\n    wandb.log({f"train/{tag}loss": x})', ["train/{tag}loss"]),
         # the loop variable of a comprehension is not known after it
         ('    keys = [k for k in NAMES]\n    wandb.log({f"perf/{k}_time": x})', ["perf/{k}_time"]),
         # an unknown part is a placeholder; a key that is only placeholders after its section is none
@@ -70,3 +74,35 @@ def test_a_key_read_back_keeps_its_entry_alive_but_is_no_unregistered_metric(in_
     )
     write_project(in_tmp, {"perf.py": code}, "version: 1\nmetrics:\n  perf/log_probs_time: {}\n")
     assert finding_lines(invoke("check", ".", "--select", "ML004,ML005")) == []
+
+
+ATTRIBUTES = """\
+import wandb
+
+
+class Rates:
+    KIND = "device"
+
+    def __init__(self, separator: str = "/", scope=None):
+        self.separator = separator
+        self.scope = scope
+
+    def report(self, x):
+        wandb.log({f"{self.KIND}{self.separator}mfu": x, f"{self.scope}/flops": x})
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (ATTRIBUTES, ["device/mfu", "{scope}/flops"]),  # a parameter with no string default is not known
+        # assigned something else elsewhere in the class: not known
+        (
+            ATTRIBUTES.replace("self.scope = scope", "self.scope = scope\n        self.separator = pick()"),
+            ["device{separator}mfu", "{scope}/flops"],
+        ),
+    ],
+    ids=["stored", "reassigned"],
+)
+def test_a_key_built_from_the_classs_own_attribute(source: str, expected: list[str]) -> None:
+    assert [use.key for use in python.extract("t.py", source.encode()).keys] == expected

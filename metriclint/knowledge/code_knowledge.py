@@ -42,6 +42,7 @@ from metriclint.knowledge.code_sections import (
     read_unreduced,
 )
 from metriclint.knowledge.frameworks import EntryIndex, EntryPoint, entry_index, read_entry_point
+from metriclint.knowledge.logged_returns import LoggedReturn, read_logged_return
 from metriclint.knowledge.vocabulary import Facet, load_builtin
 from metriclint.model import ConfigError, Problem
 
@@ -60,6 +61,7 @@ FILE_KEYS = (
     "log_ratios",
     "logging",
     "entry_points",
+    "logged_returns",
     "unreduced",
     "alike",
     "leave_alone",
@@ -93,6 +95,7 @@ class Knowledge:
     log_ratios: LogRatios = LogRatios()
     logging: dict[str, tuple[LoggingEffect, ...]] = field(default_factory=dict)  # by the logging method's name
     entry_points: dict[str, EntryPoint] = field(default_factory=dict)  # by each of its full import paths
+    logged_returns: dict[str, tuple[LoggedReturn, ...]] = field(default_factory=dict)  # by each of their bases' full import paths
     unreduced: tuple[Unreduced, ...] = ()  # logging calls that log each process's own value (ranks.yaml)
     alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
@@ -173,6 +176,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     log_ratios = LogRatios()
     logging: dict[str, tuple[LoggingEffect, ...]] = {}
     entry_points: dict[str, EntryPoint] = {}
+    logged_returns: dict[str, tuple[LoggedReturn, ...]] = {}
     unreduced: list[Unreduced] = []
     alike: set[frozenset[tuple[str, str]]] = set()
     rates: dict[tuple[str, str], str] = {}
@@ -249,6 +253,10 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             entry_point = read_entry_point(reader, node, facets)
             if entry_point is not None:
                 entry_points.update(dict.fromkeys(entry_point.paths, entry_point))
+        for node in read_items(reader, top, "logged_returns"):
+            returned = read_logged_return(reader, node)
+            for base in returned.bases if returned is not None else ():
+                logged_returns[base] = (*logged_returns.get(base, ()), returned)  # type: ignore[arg-type]
         problems += reader.problems
     if problems:
         raise ConfigError(problems)
@@ -270,6 +278,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         log_ratios=log_ratios,
         logging=logging,
         entry_points=entry_points,
+        logged_returns=logged_returns,
         unreduced=tuple(unreduced),
         alike=frozenset(alike),
         leave_alone=frozenset(leave_alone),

@@ -18,7 +18,7 @@ from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError
 
 _ENTRY_KEYS = ("says", "functions", "methods", "shapes", "keywords", "source")
-_SHAPE_KEYS = ("key", "value", "mapping", "records", "record")
+_SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record")
 # The entry whose shapes the project's own `log-functions` take: a tracker's `log`.
 _GENERIC = "log"
 
@@ -41,6 +41,7 @@ class Shape:
     mapping: ArgumentPlace | None = None
     records: ArgumentPlace | None = None
     record: tuple[int, int] = (0, 1)  # (key, value) items of each record
+    line_record: ArgumentPlace | None = None  # one JSON record and its newline, written to a file (sources/python/line_records.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,11 @@ class Sink:
     source: str
     shapes: tuple[Shape, ...]
     keywords: bool = False  # each keyword argument that is no option is a key
+
+    @property
+    def lines_only(self) -> bool:
+        """Whether every shape is a line record: a `write` of anything else is no sink at all."""
+        return all(shape.line_record is not None for shape in self.shapes)
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,7 @@ def _read(reader: NodeReader, root: Node) -> Sinks:
 
 def _shape(reader: NodeReader, node: Node) -> Shape:
     fields = reader.mapping(node, "a shape", _SHAPE_KEYS)
-    argument = {k: _argument(reader, fields[k][1]) for k in ("value", "mapping", "records") if k in fields}
+    argument = {k: _argument(reader, fields[k][1]) for k in ("value", "mapping", "records", "line_record") if k in fields}
     key: tuple[ArgumentPlace, ...] = ()
     if "key" in fields:
         written = fields["key"][1]
@@ -123,9 +129,9 @@ def _shape(reader: NodeReader, node: Node) -> Shape:
             int(items[k][1].value) if k in items and items[k][1].kind == "integer" else i  # type: ignore[arg-type]
             for i, k in enumerate(("key", "value"))
         )
-    if not key and "mapping" not in argument and "records" not in argument:
-        reader.error(node, "a shape needs a 'key', a 'mapping' or 'records'")
-    return Shape(key, argument.get("value"), argument.get("mapping"), argument.get("records"), record)
+    if not key and "mapping" not in argument and "records" not in argument and "line_record" not in argument:
+        reader.error(node, "a shape needs a 'key', a 'mapping', 'records' or a 'line_record'")
+    return Shape(key, argument.get("value"), argument.get("mapping"), argument.get("records"), record, argument.get("line_record"))
 
 
 def _argument(reader: NodeReader, node: Node) -> ArgumentPlace:

@@ -33,6 +33,7 @@ class FlowRules:
     fetches: frozenset[str] = frozenset()  # calls that return what a remote call's reference stands for (`ray.get`)
     wrappers: frozenset[str] = frozenset()  # calls that put one value in a tensor or an array (`torch.tensor([x])`)
     wrapper_names: frozenset[str] = frozenset()  # their last names, asked first: most calls are none of them
+    deferred: frozenset[str] = frozenset()  # calls that call their first argument with the rest (`pool.submit(f, x)`)
 
 
 @lru_cache(maxsize=1)
@@ -52,6 +53,7 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("dispatch.fetches", ())),
         frozenset(lists.get("value_preserving.wrappers", ())),
         frozenset(w.rsplit(".", 1)[-1] for w in lists.get("value_preserving.wrappers", ())),
+        frozenset(lists.get("deferred", ())),
     )
 
 

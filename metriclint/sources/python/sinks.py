@@ -8,6 +8,7 @@ import ast
 import itertools
 from dataclasses import replace
 from functools import lru_cache
+from typing import Any
 
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
@@ -17,6 +18,7 @@ from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, Hand
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.call_names import Argument, arguments, called_name
+from metriclint.sources.python.line_records import dumped_lines, may_be_line, nested_keys, reads_loop_items, written_record
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement
 
@@ -50,6 +52,20 @@ def _prometheus_metrics() -> frozenset[str]:
 class KeyRecorder(BagReader):
     """Records each key with the value logged under it."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.line_dumps: set[int] = set()  # `json.dump(d, f)` calls a newline follows (line_records.py)
+        self.json_lines = "dump" in self.text.text  # no `json.dump(s)`, no line record: most files
+        self.deferred_calls: list[ast.Call] = []
+
+    def block(self, body: list[ast.stmt]) -> None:
+        if self.json_lines and len(body) > 1:
+            self.line_dumps.update(dumped_lines(body, self._import_path))
+        super().block(body)
+
+    def _import_path(self, func: ast.expr) -> str | None:
+        return self.code.chain(func, {})
+
     def _log_call(self, node: ast.Call) -> None:
         """A call of a sink (rules/sinks.yaml): what it logs, in the first of its shapes that fits."""
         if self.prometheus and self.code.chain(node.func, {}) in _prometheus_metrics():
@@ -57,7 +73,7 @@ class KeyRecorder(BagReader):
             if help_key is not None:
                 self.keys.append(help_key)
         sink, by_name = self._sink(node.func)
-        if sink is None:
+        if sink is None or sink.lines_only and not (self.json_lines and may_be_line(node, self.line_dumps)):
             return
         callee = self.site(node).callee if by_name else ""
         self.via = self.span(node) if callee and not callee.startswith(UNKNOWN_OBJECT) else None
@@ -114,6 +130,19 @@ class KeyRecorder(BagReader):
                 for key in joined[: keys.MAX_VALUES]:
                     self._record_key(key, self.span(parts[0]), value, from_keyword=False, logging=logging)  # type: ignore[arg-type]
             return _taken(shape.key, shape.value) | {_FITS}
+        if shape.line_record is not None:
+            written = passed(given, shape.line_record)
+            record = self._line_record(node, written) if written is not None else None
+            if record is None:
+                return frozenset()
+            if isinstance(record, ast.Dict):
+                self.logged_with[id(record)] = logging
+            bag, function = self.bag(record), self.scopes[-1].definition
+            if bag.entries and function is not None:
+                inner = {self.span(key) for key in nested_keys(function)}
+                bag = Bag(tuple(e for e in bag.entries if e.span not in inner), bag.held)
+            self.log_bag(bag, sink, node, logging, fresh=isinstance(record, (ast.Dict, ast.DictComp)))
+            return _taken((shape.line_record,), None) | {_FITS}
         argument = shape.mapping or shape.records
         mapping = passed(given, argument) if argument is not None else None
         if mapping is None or strings.values(mapping, self.string) is not None or isinstance(mapping, ast.Constant):
@@ -123,7 +152,20 @@ class KeyRecorder(BagReader):
         self.log_bag(self.bag(mapping), sink, node, logging, fresh=isinstance(mapping, (ast.Dict, ast.DictComp)))
         return _taken((argument,) if argument is not None else (), None) | {_FITS}
 
-    def log_bag(self, bag: Bag, sink: Sink, node: ast.Call, logging: Logging, fresh: bool = True) -> None:
+    def _line_record(self, node: ast.Call, written: ast.expr) -> ast.expr | None:
+        """The dict a call writes as one JSON line (line_records.py), unless it is a row of data:
+        written in a loop from the loop's items."""
+        if called_name(node.func) == "dump":
+            record = written if id(node) in self.line_dumps else None
+        else:
+            record = written_record(written, self._import_path)
+        loops = self.scopes[-1].iterating
+        if record is None or not loops:
+            return record
+        values = [self.valued[e.span] for e in self.bag(record).entries if e.span in self.valued]
+        return None if reads_loop_items(record, values, loops) else record
+
+    def log_bag(self, bag: Bag, sink: Sink, node: ast.AST, logging: Logging, fresh: bool = True) -> None:
         """A dict of metrics reaches a sink: each entry put in it here is logged here; what it
         holds of elsewhere, the project-wide step follows (evidence/logged_bags.py). Unless the
         dict is written in the call (`fresh`), a call it went through may have reduced its
@@ -291,9 +333,18 @@ class KeyRecorder(BagReader):
         if (defined := flags.option(node, self.span)) is not None:
             self.flags.append(defined)
         self._call_flow(node)
+        if node.args and called_name(node.func) in self.rules.deferred and not isinstance(node.args[0], ast.Starred):
+            self._deferred(node)
         self.call_keys(node)
         self._taken(node)
         return True
+
+    def _deferred(self, node: ast.Call) -> None:
+        """`pool.submit(self._write, path, logs)` calls `self._write(path, logs)` (dataflow.yaml
+        `deferred`): the project-wide step follows it as that call, made where `submit` is."""
+        called = ast.copy_location(ast.Call(func=node.args[0], args=node.args[1:], keywords=node.keywords), node)
+        self.deferred_calls.append(called)  # kept: the walk caches what it reads of a call by its id
+        self._call_flow(called)
 
     def call_keys(self, node: ast.Call) -> None:
         """The keys a call logs (`log("k", v)`) or reads back (`d.get("k")`)."""

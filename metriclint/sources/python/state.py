@@ -18,8 +18,10 @@ from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.knowledge.code_sections import Unreduced
 from metriclint.knowledge.sinks import sinks
 from metriclint.model import CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyUse, ResultOf, Span
+from metriclint.sources.python.attribute_strings import attribute_strings
 from metriclint.sources.python.code_reader import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
+from metriclint.sources.python.logged_returns import Hooked
 from metriclint.sources.python.messages import Field
 from metriclint.sources.python.prose import Prose
 from metriclint.sources.python.tables import Tables
@@ -84,6 +86,9 @@ class WalkState:
         self.classes: list[str] = []
         self.bases: list[frozenset[str]] = []  # the last names of each class's bases, as the classes nest
         self.base_paths: list[frozenset[str]] = []  # each class's bases by import path, where the imports name them
+        self.class_nodes: list[ast.ClassDef] = []  # the classes the walk is in
+        self._class_strings: dict[int, dict[str, tuple[str, ...]]] = {}  # by class node id, read when a key asks
+        self.hooked: list[Hooked] = []  # each class's methods whose return a framework logs (logged_returns.py)
         self.blocks: list[int] = []
         self.tests: list[set[str]] = []  # the names the tests of the `if` statements the walk is in read
         self.guards: list[tuple[tuple[int, ...], str]] = []  # (body's block path, flag) of each `if FLAG:` the walk is in
@@ -110,8 +115,20 @@ class WalkState:
         self.attribute_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class its methods set it to an instance of
 
     def string(self, name: str) -> tuple[str, ...] | None:
-        """The strings `name` may be here: bound in this function, else at module level."""
+        """The strings `name` may be here: bound in this function, else at module level; for
+        `self.attr` in a method, what the class stores in it (attribute_strings.py)."""
+        if name.startswith("self."):
+            return self._attribute_string(name[5:])
         return self._visible(name, lambda scope: scope.strings)
+
+    def _attribute_string(self, attribute: str) -> tuple[str, ...] | None:
+        if not self.class_nodes or len(self.scopes) != 2 or "self" not in self.scopes[-1].params:
+            return None
+        owner = self.class_nodes[-1]
+        table = self._class_strings.get(id(owner))
+        if table is None:
+            table = self._class_strings[id(owner)] = attribute_strings(owner)
+        return table.get(attribute)
 
     def collection(self, name: str) -> tuple[str, ...] | None:
         return self._visible(name, lambda scope: scope.collections)

@@ -33,10 +33,15 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
         return (node.value,) if isinstance(node.value, str) else None
     if isinstance(node, ast.Name):
         return name_values(node.id)
+    if isinstance(node, ast.IfExp):  # `"eval_" if evaluating else ""`: either, when both are known whole
+        body, orelse = values(node.body, name_values), values(node.orelse, name_values)
+        if body is None or orelse is None or any("{" in text for text in (*body, *orelse)):
+            return None  # `"" if role == "actor" else f"{role}-"`: filling `{role}` would undo the test
+        return tuple(dict.fromkeys((*body, *orelse)))
     if isinstance(node, ast.JoinedStr):
         return _joined([_fstring_part(part, name_values) for part in node.values])
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = values(node.left, name_values), values(node.right, name_values)
+        left, right = _part(node.left, name_values), _part(node.right, name_values)
         if left is None and right is None:
             return None
         return _joined([left or (_placeholder(node.left),), right or (_placeholder(node.right),)])
@@ -83,9 +88,18 @@ def literal_collection(node: ast.expr) -> tuple[str, ...] | None:
 def _fstring_part(part: ast.expr, name_values: Lookup) -> tuple[str, ...]:
     if isinstance(part, ast.FormattedValue):
         plain = part.conversion == -1 and part.format_spec is None  # `!r` adds quotes, a spec pads
-        known = values(part.value, name_values) if plain else None
+        known = _part(part.value, name_values) if plain else None
         return known or (_placeholder(part.value),)
     return (str(part.value),) if isinstance(part, ast.Constant) else ("{value}",)
+
+
+def _part(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
+    """A part of a key being built; there, `self.sep` is what the class stores in it
+    (attribute_strings.py). Only there: asked of every call's arguments, reading each class's
+    attributes cost more than the keys it finds."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return name_values(f"self.{node.attr}")
+    return values(node, name_values)
 
 
 def _percent(template: str, items: list[ast.expr], name_values: Lookup) -> tuple[str, ...] | None:

@@ -22,6 +22,8 @@ from dataclasses import replace
 
 from metriclint.base import keys
 from metriclint.knowledge.code_entries import Known
+from metriclint.knowledge.logged_returns import LoggedReturn
+from metriclint.knowledge.sinks import Sink
 from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
@@ -30,6 +32,7 @@ from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.held import held_objects, stepped_callees
+from metriclint.sources.python.logged_returns import hooked_methods, returned_part
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
 from metriclint.sources.python.state import Logging
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
@@ -135,12 +138,16 @@ class _Collector(EntryUses):
         self.class_held[node.name] = self.held[-1]
         schedulers = self.code.knowledge.schedulers
         self.stepped_calls.append(stepped_callees(node, schedulers.step, schedulers.names))
+        self.hooked.append(hooked_methods(node, self.base_paths[-1], self._logged_returns))
+        self.class_nodes.append(node)
         self.children(node)
+        self.class_nodes.pop()
         self.stepped_calls.pop()
         self.held.pop()
         self.classes.pop()
         self.bases.pop()
         self.base_paths.pop()
+        self.hooked.pop()
         self._owner(node)
         return False
 
@@ -272,11 +279,28 @@ class _Collector(EntryUses):
         if value is not None and len(self.scopes) > 1:
             scope.gives |= self.bag(value) | (self.elements(value) if isinstance(value, ast.Tuple) else Bag())
             self._makes(scope, value)
+            self._hook_returned(scope, value, node)
         parts = list(enumerate(value.elts)) if isinstance(value, ast.Tuple) else [(None, value)]
         for element, part in parts:
             if part is not None:
                 returns[element] = returns.get(element, frozenset()) | self.roots(part)
         return True
+
+    def _logged_returns(self, base: str) -> tuple[LoggedReturn, ...]:
+        return self.code.knowledge.logged_returns.get(base, ())
+
+    def _hook_returned(self, scope: Scope, value: ast.expr, node: ast.Return) -> None:
+        """A method whose return its framework logs (logged_returns.py): the dict it returns is
+        logged here, less the keys the class's own logging method consumes."""
+        hooked = self.hooked[-1] if self.hooked and len(self.scopes) == 2 else None
+        found = hooked.get(scope.name.rsplit(".", 1)[-1]) if hooked else None
+        part = returned_part(value, found[0].element) if found is not None else None
+        if found is None or part is None:
+            return
+        hook, consumed = found
+        bag = self.bag(part)
+        kept = Bag(tuple(e for e in bag.entries if e.key not in consumed), bag.held)
+        self.log_bag(kept, Sink(hook.says, hook.source, ()), node, Logging(sink=hook.says, at=self.span(node)), fresh=False)
 
     def _makes(self, scope: Scope, value: ast.expr) -> None:
         """What instance the function returns: a class's (`return Timers()`), what another call

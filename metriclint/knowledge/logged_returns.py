@@ -1,0 +1,65 @@
+"""Methods a framework calls and whose return it logs (rules/code/frameworks.yaml
+`logged_returns`): a project that overrides such a method in a subclass of the framework's class
+writes no logging call, yet every key of the dict it returns is logged (TRL's DPOTrainer stores
+what `get_batch_loss_metrics` returns and its `log()` adds each stored key's mean to the logs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metriclint.base.marked_yaml import Node, NodeReader
+
+_KEYS = ("bases", "method", "element", "says", "source", "overrides", "logged_by", "examples")
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedReturn:
+    """`method` of a class that names one of `bases` among its own (full import paths): the
+    framework logs the dict it returns (its tuple's `element`, when it returns a tuple).
+
+    A subclass that defines one of `overrides` changes how the dict is kept, so nothing is
+    logged from it. One that defines `logged_by` (the framework's method that logs what was
+    kept) logs the keys only if that method hands its logs on to the framework's (it calls a
+    method of that name), and not the keys it reads by name: those it turns into others (a
+    sum and a count into a mean) or drops (sources/python/logged_returns.py)."""
+
+    bases: tuple[str, ...]
+    method: str
+    element: int | None
+    says: str
+    source: str
+    overrides: frozenset[str] = frozenset()
+    logged_by: str = ""
+    examples: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (code, the keys it logs), run by the tests
+
+
+def read_logged_return(reader: NodeReader, node: Node) -> LoggedReturn | None:
+    fields = reader.mapping(node, "a logged return", _KEYS)
+    if any(k not in fields for k in ("bases", "method", "says", "source", "examples")):
+        reader.error(node, "a logged return needs 'bases', 'method', 'says', 'source' and 'examples'")
+        return None
+    bases = tuple(path for _, path in reader.texts(fields["bases"][1], "'bases'"))
+    method, says, source = (reader.text(fields[k][1], f"'{k}'") for k in ("method", "says", "source"))
+    element = None
+    if "element" in fields:
+        written = fields["element"][1]
+        if written.kind != "integer" or not isinstance(written.value, int):
+            reader.error(written, "'element' is the position of the dict in the tuple the method returns")
+        else:
+            element = written.value
+    overrides = frozenset(word for _, word in reader.texts(fields["overrides"][1], "'overrides'")) if "overrides" in fields else frozenset()
+    logged_by = (reader.text(fields["logged_by"][1], "'logged_by'") or "") if "logged_by" in fields else ""
+    examples = tuple(e for e in (_example(reader, item) for item in reader.sequence(fields["examples"][1], "'examples'")) if e is not None)
+    if not bases or not method or not says or not source:
+        return None
+    return LoggedReturn(bases, method, element, says, source, overrides, logged_by, examples)
+
+
+def _example(reader: NodeReader, node: Node) -> tuple[str, tuple[str, ...]] | None:
+    fields = reader.mapping(node, "an example", ("code", "logs"))
+    if "code" not in fields or "logs" not in fields:
+        reader.error(node, "an example needs 'code' and 'logs'")
+        return None
+    code = reader.text(fields["code"][1], "'code'")
+    return (code, tuple(key for _, key in reader.texts(fields["logs"][1], "'logs'"))) if code is not None else None

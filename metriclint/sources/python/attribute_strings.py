@@ -1,0 +1,57 @@
+"""The strings a class's own attributes hold, for keys built in its methods: `f"device{self.
+separator}mfu"` with `separator: str = "/"` stored by `__init__` is `device/mfu`.
+
+An attribute is known when every assignment the class makes to it is: a string in the class
+body (`SEPARATOR = "/"`), or in a method `self.sep = "/"` or `self.sep = sep` of a parameter
+whose default is a string (what the class logs unless a caller passes another). Any other
+assignment of it, anywhere in the class, leaves it unknown. Read only when a key asks for one.
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+def attribute_strings(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
+    found: dict[str, list[str]] = {}
+    unknown: set[str] = set()
+    for statement in node.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            _add(found, unknown, statement.targets[0].id, _string(statement.value))
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defaults = _string_defaults(statement.args)
+            for inner in ast.walk(statement):
+                for target, value in _assigned(inner):
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        text = _string(value) if value is not None else None
+                        if text is None and isinstance(value, ast.Name):
+                            text = defaults.get(value.id)
+                        _add(found, unknown, target.attr, text)
+    return {name: tuple(dict.fromkeys(texts)) for name, texts in found.items() if name not in unknown}
+
+
+def _assigned(node: ast.AST) -> list[tuple[ast.expr, ast.expr | None]]:
+    if isinstance(node, ast.Assign):
+        return [(target, node.value) for target in node.targets]
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        return [(node.target, node.value if isinstance(node, ast.AnnAssign) else None)]
+    return []
+
+
+def _add(found: dict[str, list[str]], unknown: set[str], name: str, text: str | None) -> None:
+    if text is None:
+        unknown.add(name)
+    else:
+        found.setdefault(name, []).append(text)
+
+
+def _string(node: ast.expr) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _string_defaults(args: ast.arguments) -> dict[str, str]:
+    """Each parameter whose default is a string written out."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    pairs += [(arg, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None]
+    return {arg.arg: text for arg, default in pairs if (text := _string(default)) is not None}
