@@ -150,7 +150,10 @@ class WalkState:
             self.children(node)
 
     def children(self, node: ast.AST) -> None:
-        """The node's children, less the names: a third of all nodes, with nothing below them."""
+        """The node's children, less the names: a third of all nodes, with nothing below them.
+        Each child is visited here rather than through `visit`: one call less for each of the
+        hundreds of thousands of nodes a tree has."""
+        visits = self.visits
         for name in child_fields(type(node)):
             value = getattr(node, name)
             if type(value) is list:
@@ -159,17 +162,24 @@ class WalkState:
                     continue
                 for item in value:
                     if item is not None and type(item) is not ast.Name:  # `{**rest}` has a None key
-                        self.visit(item)
+                        visit = visits.get(type(item))
+                        if visit is None or visit(self, item):
+                            self.children(item)
             elif value is not None and type(value) is not ast.Name:
-                self.visit(value)
+                visit = visits.get(type(value))
+                if visit is None or visit(self, value):
+                    self.children(value)
 
     def block(self, body: list[ast.stmt]) -> None:
         """An indented body: where a value is assigned decides whether it replaces the old one."""
         self.blocks.append(id(body))
         if self.scopes[-1].body is None:
             self.scopes[-1].body = tuple(self.blocks)
+        visits = self.visits
         for statement in body:
-            self.visit(statement)
+            visit = visits.get(type(statement))
+            if visit is None or visit(self, statement):
+                self.children(statement)
         self.blocks.pop()
 
 
