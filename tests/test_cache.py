@@ -54,11 +54,15 @@ def test_entries_are_json_and_the_package_never_unpickles() -> None:
         assert not imported & {"pickle", "marshal", "shelve", "dill"}, path
 
 
-def test_an_extraction_comes_back_equal_from_its_plain_form() -> None:
-    source = (FIXTURES / "demo" / "trainer" / "logging_utils.py").read_bytes()
-    extraction = extractor_for(".py", DEFAULT_OPTIONS)("trainer/logging_utils.py", source)  # type: ignore[misc]
+@pytest.mark.parametrize(
+    ("project", "shown"),
+    [("demo", "trainer/logging_utils.py"), ("inventory_workers", "crew/workers.py")],  # the second returns dicts in dicts (model.Item)
+)
+def test_an_extraction_comes_back_equal_from_its_plain_form(project: str, shown: str) -> None:
+    source = (FIXTURES / project / shown).read_bytes()
+    extraction = extractor_for(".py", DEFAULT_OPTIONS)(shown, source)  # type: ignore[misc]
     assert extraction.texts and extraction.functions
-    back = plain.decoder(cache.Entry)(json.loads(json.dumps(plain.encoder(cache.Entry)(extraction))), "trainer/logging_utils.py")
+    back = plain.decoder(cache.Entry)(json.loads(json.dumps(plain.encoder(cache.Entry)(extraction))), shown)
     assert back == extraction
 
 

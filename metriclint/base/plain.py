@@ -245,7 +245,7 @@ def _dataclass(kind: type) -> tuple[Encode, Decode]:
     picked = operator.itemgetter(*single) if len(single) > 1 else lambda value: tuple(value[i] for i in single)
     either = [(i, kinds) for i, kinds in enumerate(allowed) if kinds is not None and len(kinds) > 1]
     nested = [(i, _codec(hints[name])[1]) for i, name in enumerate(names) if allowed[i] is None]
-    where = names.index("path") if "path" in names else None
+    where = names.index("path") if hints.get("path") is str else None  # a file's path: a value about another file is refused
     count = len(names)
 
     def encode(value: Any, seen: Seen) -> Any:

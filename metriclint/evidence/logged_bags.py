@@ -128,10 +128,10 @@ class LoggedBags:
             return
         deeper = [(held, path) for held in bag.held]
         for item in bag.items:
-            if item.path == path:
+            if item.keys == path:
                 yield Bag(item.entries, item.held), (function, call)
-            elif path[: len(item.path)] == item.path:
-                deeper += [(held, path[len(item.path) :]) for held in item.held]
+            elif path[: len(item.keys)] == item.keys:
+                deeper += [(held, path[len(item.keys) :]) for held in item.held]
         for held, rest in deeper if hops < MAX_HOPS else ():
             if held.rekey == "{}":
                 for where, found, at in self._sources(function, held, hops + 1, call):

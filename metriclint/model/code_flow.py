@@ -110,11 +110,12 @@ class Held:
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """A dict a dict of metrics holds at `path` (`{"meta": {"metrics": stats}}`: ("meta",
+    """A dict a dict of metrics holds under `keys` (`{"meta": {"metrics": stats}}`: ("meta",
     "metrics")): its entries and what it holds of elsewhere, as a Bag's own (kept flat, since
-    the cache writes no type that holds itself)."""
+    the cache writes no type that holds itself). Not named `path`: the cache takes a field of
+    that name for the file the value is about (base/plain.py)."""
 
-    path: tuple[str, ...]
+    keys: tuple[str, ...]
     entries: tuple[MetricsEntry, ...] = ()
     held: tuple[Held, ...] = ()
 

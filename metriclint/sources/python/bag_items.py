@@ -43,10 +43,10 @@ def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     items are put in it by key (`self.stats[mode][key] = v` puts in `self.stats`)."""
     found, size = _EMPTY, len(path)
     for item in bag.items:
-        if item.path == path:
+        if item.keys == path:
             found |= Bag(item.entries, item.held)
-        elif item.path[:size] == path:
-            found |= Bag(items=(Item(item.path[size:], item.entries, item.held),))
+        elif item.keys[:size] == path:
+            found |= Bag(items=(Item(item.keys[size:], item.entries, item.held),))
     held = tuple(replace(h, item=h.item + path) for h in bag.held if h.kind in ("result", "param") and h.rekey == "{}")
     return found | Bag(held=held) if held else found
 
@@ -60,7 +60,7 @@ def unseen(bag: Bag) -> bool:
 def under(name: str, bag: Bag) -> Bag:
     """`bag` as the item `name` of a dict that holds it."""
     items = (Item((name,), bag.entries, bag.held),) if bag.entries or bag.held else ()
-    return Bag(items=items + tuple(replace(i, path=(name, *i.path)) for i in bag.items))
+    return Bag(items=items + tuple(replace(i, keys=(name, *i.keys)) for i in bag.items))
 
 
 def element(index: int) -> str:
