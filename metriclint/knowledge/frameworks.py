@@ -127,7 +127,7 @@ def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -
     keys = tuple(k for k in (_key(reader, item, facets) for item in reader.sequence(fields["keys"][1], "'keys'")) if k is not None)
     callbacks, hook_logs = ((reader.text(fields[k][1], f"'{k}'") or "") if k in fields else "" for k in ("callbacks", "hook_logs"))
     examples = tuple(
-        _example(reader, item) for item in (reader.sequence(fields["examples"][1], "'examples'") if "examples" in fields else ())
+        read_example(reader, item) for item in (reader.sequence(fields["examples"][1], "'examples'") if "examples" in fields else ())
     )
     switch = _switch(reader, fields["switched_on_by"][1]) if "switched_on_by" in fields else None
     if not says or not source or not paths:
@@ -172,7 +172,8 @@ def _key(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> FrameworkK
     return FrameworkKey(keys, says, facts, frozenset(_words(reader, fields, "overrides"))) if keys and says else None
 
 
-def _example(reader: NodeReader, node: Node) -> tuple[str, tuple[str, ...]] | None:
+def read_example(reader: NodeReader, node: Node) -> tuple[str, tuple[str, ...]] | None:
+    """An example of rules/code/frameworks.yaml: code, and the keys it logs."""
     fields = reader.mapping(node, "an example", ("code", "logs"))
     if "code" not in fields or "logs" not in fields:
         reader.error(node, "an example needs 'code' and 'logs'")

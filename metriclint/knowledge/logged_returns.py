@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from metriclint.base.marked_yaml import Node, NodeReader
+from metriclint.knowledge.frameworks import read_example
 
 _KEYS = ("bases", "method", "element", "says", "source", "overrides", "logged_by", "examples")
 
@@ -50,16 +51,9 @@ def read_logged_return(reader: NodeReader, node: Node) -> LoggedReturn | None:
             element = written.value
     overrides = frozenset(word for _, word in reader.texts(fields["overrides"][1], "'overrides'")) if "overrides" in fields else frozenset()
     logged_by = (reader.text(fields["logged_by"][1], "'logged_by'") or "") if "logged_by" in fields else ""
-    examples = tuple(e for e in (_example(reader, item) for item in reader.sequence(fields["examples"][1], "'examples'")) if e is not None)
+    examples = tuple(
+        e for e in (read_example(reader, item) for item in reader.sequence(fields["examples"][1], "'examples'")) if e is not None
+    )
     if not bases or not method or not says or not source:
         return None
     return LoggedReturn(bases, method, element, says, source, overrides, logged_by, examples)
-
-
-def _example(reader: NodeReader, node: Node) -> tuple[str, tuple[str, ...]] | None:
-    fields = reader.mapping(node, "an example", ("code", "logs"))
-    if "code" not in fields or "logs" not in fields:
-        reader.error(node, "an example needs 'code' and 'logs'")
-        return None
-    code = reader.text(fields["code"][1], "'code'")
-    return (code, tuple(key for _, key in reader.texts(fields["logs"][1], "'logs'"))) if code is not None else None
