@@ -21,7 +21,9 @@ class NameLists:
     def module_bound(self, name: str, value: ast.expr) -> None:
         """`name = value` at the module's top level: a list or tuple of strings only is a list of names."""
         if isinstance(value, (ast.List, ast.Tuple)) and strings.literal_collection(value):
-            self.bound[name] = Bag(tuple(MetricsEntry(item.value, self.span(item), frozenset()) for item in value.elts))  # type: ignore[attr-defined]
+            # every item is a string, as literal_collection says; the test is for the type checker
+            texts = [(item, item.value) for item in value.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+            self.bound[name] = Bag(tuple(MetricsEntry(text, self.span(item), frozenset()) for item, text in texts))
         else:
             self.bound.pop(name, None)
 
