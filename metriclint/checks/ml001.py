@@ -8,7 +8,7 @@ from typing import Iterator
 from metriclint.checks.rewording import fix_for
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.snippets import REGISTRY
-from metriclint.checks.statements import allows, by_statement, found
+from metriclint.checks.statements import allows, by_statement, claim_finding
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.model import Finding, Related, Severity
 
@@ -33,22 +33,9 @@ def all_registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
             continue
         for claim in group:
             if claim.negated == (claim.value == setting.value):
-                message = (
-                    f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); '
-                    f"registry says {setting.value} ({setting.span.path}:{setting.span.line})"
-                )
-                yield ML001.finding(
-                    claim.span,
-                    message,
-                    metric=metric,
-                    facet=facet,
-                    found=found(claim),
-                    expected=setting.value,
-                    source=claim.source,
-                    related=(Related(setting.span, setting.text),),
-                    phrase=claim.phrase,
-                    fix=fix_for(claim, group, setting.value, corpus.vocabulary) if corpus.vocabulary else None,
-                )
+                evidence = f"registry says {setting.value} ({setting.span.path}:{setting.span.line})"
+                fix = fix_for(claim, group, setting.value, corpus.vocabulary) if corpus.vocabulary else None
+                yield claim_finding(ML001, claim, facet, setting.value, evidence, (Related(setting.span, setting.text),), fix)
 
 
 # A docstring that says which side of clipping its `grad_norm` argument is.

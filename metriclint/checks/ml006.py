@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from metriclint.checks.rule import Corpus, Example, Rule
-from metriclint.checks.statements import allows, by_statement, found
+from metriclint.checks.statements import allows, by_statement, claim_finding
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.knowledge.registry import Setting
 from metriclint.model import Claim, CodeFact, Finding, Related, Severity, SourceKind
@@ -88,7 +88,7 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
                 and not known.alike_values(facet, claim.value, value)
                 and not estimated(facts, claim.value)
             ):
-                yield _text_finding(claim, metric, facet, value, evidence, related)
+                yield claim_finding(ML006, claim, facet, value, evidence, related)
     for metric, entry in registry.metrics.items() if registry is not None else ():
         for facet, setting in entry.semantics.items():
             held = default_placeholder(corpus, metric, facet)
@@ -110,23 +110,7 @@ def _placeholder_findings(group: list[Claim], metric: str, facet: str, held: tup
     path it describes a constant. A negated claim ("not the maximum") is true of it."""
     for claim in group:
         if not claim.negated:
-            yield _text_finding(claim, metric, facet, *held)
-
-
-def _text_finding(claim: Claim, metric: str, facet: str, expected: str, evidence: str, related: tuple[Related, ...]) -> Finding:
-    """A text's claim against what the code computes (`evidence` says how, `related` where)."""
-    message = f'{metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}'
-    return ML006.finding(
-        claim.span,
-        message,
-        metric=metric,
-        facet=facet,
-        found=found(claim),
-        expected=expected,
-        source=claim.source,
-        related=related,
-        phrase=claim.phrase,
-    )
+            yield claim_finding(ML006, claim, facet, *held)
 
 
 def _registry_finding(setting: Setting, metric: str, facet: str, expected: str, evidence: str, related: tuple[Related, ...]) -> Finding:

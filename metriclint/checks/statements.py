@@ -5,11 +5,32 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from metriclint.model import Claim, Span
+from metriclint.checks.rule import Rule
+from metriclint.model import Claim, Finding, Fix, Related, Span
 
 
 def found(claim: Claim) -> str:
     return f"not {claim.value}" if claim.negated else claim.value
+
+
+def claim_finding(
+    rule: Rule, claim: Claim, facet: str, expected: str, evidence: str, related: tuple[Related, ...], fix: Fix | None = None
+) -> Finding:
+    """A text's claim held against `expected`, which `evidence` says where from: the registry
+    (ML001) or the code (ML006). The message quotes the text's words, then the other side."""
+    message = f'{claim.metric}: {claim.source} says {facet}={found(claim)} ("{claim.phrase}"); {evidence}'
+    return rule.finding(
+        claim.span,
+        message,
+        metric=claim.metric,
+        facet=facet,
+        found=found(claim),
+        expected=expected,
+        source=claim.source,
+        related=related,
+        phrase=claim.phrase,
+        fix=fix,
+    )
 
 
 def by_statement(claims: tuple[Claim, ...]) -> dict[tuple[str, str, Span], list[Claim]]:
