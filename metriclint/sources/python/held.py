@@ -48,21 +48,13 @@ def held_objects(
 
 def _attribute_writes(body: list[ast.stmt], own: str) -> Iterator[tuple[str, ast.expr | None]]:
     """(attribute of `own`, the value assigned, or None when not plainly assigned) for each write."""
-    for statement in body:
-        if isinstance(statement, ast.ClassDef):
-            continue  # another class's `self`
+    for statement in _statements(body):
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
                 yield from _targets(target, statement.value, own)
         elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and statement.value is not None:
             plain = statement.value if isinstance(statement, ast.AnnAssign) else None
             yield from _targets(statement.target, plain, own)
-        for name in _BODIES:
-            yield from _attribute_writes(getattr(statement, name, None) or [], own)
-        for handler in getattr(statement, "handlers", None) or []:
-            yield from _attribute_writes(handler.body, own)
-        for case in getattr(statement, "cases", None) or []:
-            yield from _attribute_writes(case.body, own)
 
 
 def _targets(target: ast.expr, value: ast.expr | None, own: str) -> Iterator[tuple[str, ast.expr | None]]:
@@ -95,12 +87,16 @@ def stepped_callees(node: ast.ClassDef, step: str, words: tuple[str, ...]) -> di
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in `body` and the blocks inside it, but not in a nested class (whose
+    `self` is another object)."""
     for statement in body:
+        if isinstance(statement, ast.ClassDef):
+            continue
         yield statement
         for name in _BODIES:
             yield from _statements(getattr(statement, name, None) or [])
-        for handler in getattr(statement, "handlers", None) or []:
-            yield from _statements(handler.body)
+        for branch in (*(getattr(statement, "handlers", None) or ()), *(getattr(statement, "cases", None) or ())):
+            yield from _statements(branch.body)
 
 
 def _step_call(statement: ast.stmt, step: str, words: tuple[str, ...]) -> tuple[str, ast.Call] | None:
