@@ -101,8 +101,13 @@ class Rates:
             ATTRIBUTES.replace("self.scope = scope", "self.scope = scope\n        self.separator = pick()"),
             ["device{separator}mfu", "{scope}/flops"],
         ),
+        # assigned as part of a tuple elsewhere: what it holds then is not known either
+        (
+            ATTRIBUTES.replace("self.scope = scope", "self.scope = scope\n        self.separator, self.width = pick()"),
+            ["device{separator}mfu", "{scope}/flops"],
+        ),
     ],
-    ids=["stored", "reassigned"],
+    ids=["stored", "reassigned", "unpacked"],
 )
 def test_a_key_built_from_the_classs_own_attribute(source: str, expected: list[str]) -> None:
     assert [use.key for use in python.extract("t.py", source.encode()).keys] == expected

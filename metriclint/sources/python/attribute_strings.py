@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from metriclint.sources.python.held import attribute_writes
+
 
 def attribute_strings(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
     found: dict[str, list[str]] = {}
@@ -20,22 +22,12 @@ def attribute_strings(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
             _add(found, unknown, statement.targets[0].id, _string(statement.value))
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defaults = _string_defaults(statement.args)
-            for inner in ast.walk(statement):
-                for target, value in _assigned(inner):
-                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                        text = _string(value) if value is not None else None
-                        if text is None and isinstance(value, ast.Name):
-                            text = defaults.get(value.id)
-                        _add(found, unknown, target.attr, text)
+            for attribute, value in attribute_writes(statement):
+                text = _string(value) if value is not None else None
+                if text is None and isinstance(value, ast.Name):
+                    text = defaults.get(value.id)
+                _add(found, unknown, attribute, text)
     return {name: tuple(dict.fromkeys(texts)) for name, texts in found.items() if name not in unknown}
-
-
-def _assigned(node: ast.AST) -> list[tuple[ast.expr, ast.expr | None]]:
-    if isinstance(node, ast.Assign):
-        return [(target, node.value) for target in node.targets]
-    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-        return [(node.target, node.value if isinstance(node, ast.AnnAssign) else None)]
-    return []
 
 
 def _add(found: dict[str, list[str]], unknown: set[str], name: str, text: str | None) -> None:

@@ -33,9 +33,8 @@ def held_objects(
     way other than a plain assignment (`self.a, self.b = pair`, `self.t += 1`), holds nothing known."""
     assigned: dict[str, set[str | None]] = {}
     for method in node.body:
-        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args:
-            own = method.args.args[0].arg
-            for target, value in _attribute_writes(method.body, own):
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for target, value in attribute_writes(method):
                 if not (isinstance(value, ast.Constant) and value.value is None):  # `None` until it is set
                     assigned.setdefault(target, set()).add(chain(value) if value is not None else None)
     held = {name: made for name, made in inherited.items() if name not in assigned}
@@ -46,9 +45,13 @@ def held_objects(
     return held
 
 
-def _attribute_writes(body: list[ast.stmt], own: str) -> Iterator[tuple[str, ast.expr | None]]:
-    """(attribute of `own`, the value assigned, or None when not plainly assigned) for each write."""
-    for statement in _statements(body):
+def attribute_writes(method: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, ast.expr | None]]:
+    """(attribute of the method's own object, the value assigned, or None when not plainly
+    assigned: `self.a, self.b = pair`, `self.t += 1`) for each write in the method."""
+    if not method.args.args:
+        return
+    own = method.args.args[0].arg
+    for statement in _statements(method.body):
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
                 yield from _targets(target, statement.value, own)
