@@ -14,6 +14,7 @@ a class's attribute (model.Held), which the project-wide step resolves
 from __future__ import annotations
 
 import ast
+from functools import partial
 from typing import Any
 
 from metriclint.base import keys
@@ -58,7 +59,9 @@ class BagReader(ItemReader):
         self._held_bags: dict[tuple[str, str], Bag] = {}
         self._result_bags: dict[int, Bag] = {}  # call node id -> what it returns, as a bag
         self._fetch_names = frozenset(path.rsplit(".", 1)[-1] for path in self.rules.fetches)
-        self.name_lists = NameLists(self.module, self.code.imports, self.span)
+        # the text's span, not the walk's bound one: held here, that made every file's tree a
+        # reference cycle, freed only by a collection (tests/test_speed.py)
+        self.name_lists = NameLists(self.module, self.code.imports, partial(self.text.span, self.path))
 
     def bag(self, node: ast.expr) -> Bag:
         """What `node` holds as a dict of metrics (or a list of (key, value, ...) records); the

@@ -98,3 +98,25 @@ def is_number(node: ast.expr) -> bool:
     if isinstance(node, ast.UnaryOp):
         node = node.operand
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def same_expression(a: ast.AST, b: ast.AST) -> bool:
+    """Whether two expressions are written alike (where they are written aside). `ast.dump`
+    answers the same, but each call leaves a reference cycle (its nested formatter), and the
+    garbage of every comparison in a file made a collection necessary (tests/test_speed.py)."""
+    if type(a) is not type(b):
+        return False
+    for name in a._fields:
+        x, y = getattr(a, name, None), getattr(b, name, None)
+        if isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y) or not all(_same_field(p, q) for p, q in zip(x, y)):
+                return False
+        elif not _same_field(x, y):
+            return False
+    return True
+
+
+def _same_field(x: object, y: object) -> bool:
+    if isinstance(x, ast.AST) and isinstance(y, ast.AST):
+        return same_expression(x, y)
+    return type(x) is type(y) and x == y

@@ -16,6 +16,7 @@ import ast
 from typing import Callable
 
 from metriclint.knowledge.code_sections import LogRatios, words_of
+from metriclint.sources.python.code_shapes import same_expression
 
 _PROBABILITY_WORDS = ("p", "probs", "prob", "probabilities", "probas")
 _LOG_WORDS = ("log_p", "log_probs", "log_prob", "logp", "logps", "logprob", "logprobs", "log_ps")
@@ -68,7 +69,7 @@ def exp_minus_one(node: ast.BinOp, exponential: Callable[[ast.expr], ast.expr | 
     argument, (sign, other) = exps[0][1], rest[0]
     negated = isinstance(argument, ast.UnaryOp) and isinstance(argument.op, ast.USub)
     inner = argument.operand if isinstance(argument, ast.UnaryOp) and negated else argument
-    if ast.dump(inner) != ast.dump(other) or sign != (1 if negated else -1):
+    if not same_expression(inner, other) or sign != (1 if negated else -1):
         return None
     return argument
 
@@ -138,7 +139,7 @@ def _argument(node: ast.expr) -> ast.expr | None:
 
 
 def _same(a: ast.expr | None, b: ast.expr | None) -> bool:
-    return a is not None and b is not None and ast.dump(a) == ast.dump(b)
+    return a is not None and b is not None and same_expression(a, b)
 
 
 def _method(node: ast.expr) -> str:

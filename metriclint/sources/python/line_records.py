@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterable
 
+from metriclint.sources.python.code_shapes import same_expression
+
 # How the file's imports resolve a call (`json.dumps`), or None.
 Resolve = Callable[[ast.expr], "str | None"]
 
@@ -60,7 +62,7 @@ def dumped_lines(body: list[ast.stmt], resolve: Resolve) -> Iterable[int]:
             and len(following.args) == 1
             and _newline(following.args[0])
             and not _indented(call)
-            and ast.dump(following.func.value) == ast.dump(call.args[1])
+            and same_expression(following.func.value, call.args[1])
             and resolve(call.func) in _DUMPERS
         ):
             yield id(call)
