@@ -18,7 +18,7 @@ from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError
 
 _ENTRY_KEYS = ("says", "functions", "methods", "serialisers", "shapes", "keywords", "source")
-_SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record")
+_SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record", "description")
 # The entry whose shapes the project's own `log-functions` take: a tracker's `log`.
 _GENERIC = "log"
 
@@ -42,6 +42,7 @@ class Shape:
     records: ArgumentPlace | None = None
     record: tuple[int, int] = (0, 1)  # (key, value) items of each record
     line_record: ArgumentPlace | None = None  # one JSON record and its newline, written to a file (sources/python/line_records.py)
+    description: ArgumentPlace | None = None  # the key's own description, which a dashboard shows for it (a tooltip)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +139,7 @@ def _read(reader: NodeReader, root: Node) -> Sinks:
 
 def _shape(reader: NodeReader, node: Node) -> Shape:
     fields = reader.mapping(node, "a shape", _SHAPE_KEYS)
-    argument = {k: _argument(reader, fields[k][1]) for k in ("value", "mapping", "records", "line_record") if k in fields}
+    argument = {k: _argument(reader, fields[k][1]) for k in ("value", "mapping", "records", "line_record", "description") if k in fields}
     key: tuple[ArgumentPlace, ...] = ()
     if "key" in fields:
         written = fields["key"][1]
@@ -153,7 +154,17 @@ def _shape(reader: NodeReader, node: Node) -> Shape:
         )
     if not key and "mapping" not in argument and "records" not in argument and "line_record" not in argument:
         reader.error(node, "a shape needs a 'key', a 'mapping', 'records' or a 'line_record'")
-    return Shape(key, argument.get("value"), argument.get("mapping"), argument.get("records"), record, argument.get("line_record"))
+    if "description" in argument and not key:
+        reader.error(fields["description"][0], "a 'description' belongs to a shape with a 'key'")
+    return Shape(
+        key,
+        argument.get("value"),
+        argument.get("mapping"),
+        argument.get("records"),
+        record,
+        argument.get("line_record"),
+        argument.get("description"),
+    )
 
 
 def _argument(reader: NodeReader, node: Node) -> ArgumentPlace:

@@ -118,18 +118,23 @@ class KeyRecorder(BagReader):
         (`{"<fits>"}` when it took none), or nothing when it does not fit."""
         if shape.key:
             parts = [passed(given, argument) for argument in shape.key]
-            value = passed(given, shape.value) if shape.value is not None else None
+            # no value: the call makes an instrument the values are recorded with later (OpenTelemetry)
+            value = passed(given, shape.value) if shape.value is not None else node
             if value is None or any(part is None or not (self._keys(part) or self.over_loop_key(part)) for part in parts):
                 return frozenset()
             if len(parts) == 1 and self.over_loop_key(parts[0]):  # type: ignore[arg-type]
                 self.log_bag(self.entry(parts[0], value), sink, node, logging)  # type: ignore[arg-type]
             elif len(parts) == 1:
                 self.sink(parts[0], value, require_key_shape=False, logging=logging)  # type: ignore[arg-type]
+                described = passed(given, shape.description) if shape.description is not None else None
+                for key in self._keys(parts[0]) if described is not None else ():  # type: ignore[arg-type]
+                    if not keys.is_template(key):
+                        self.tables.described(key, described, self.span(parts[0]))  # type: ignore[arg-type]
             else:
                 joined = ["/".join(texts) for texts in itertools.product(*(self._keys(p) for p in parts))]  # type: ignore[arg-type]
                 for key in joined[: keys.MAX_VALUES]:
                     self._record_key(key, self.span(parts[0]), value, from_keyword=False, logging=logging)  # type: ignore[arg-type]
-            return _taken(shape.key, shape.value) | {_FITS}
+            return _taken((*shape.key, *([shape.description] if shape.description else [])), shape.value) | {_FITS}
         if shape.line_record is not None:
             written = passed(given, shape.line_record)
             record = self._line_record(node, written) if written is not None else None

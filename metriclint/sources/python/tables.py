@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Callable
 
 from metriclint.base import keys
-from metriclint.model import ConstantHelp, KeyUse, Mention, SourceKind, TooltipEntry, TooltipTable
+from metriclint.model import ConstantHelp, KeyUse, Mention, SourceKind, Span, TooltipEntry, TooltipTable
 from metriclint.sources import source_lines
 from metriclint.sources.python import lookup
 from metriclint.sources.python.call_names import arguments
@@ -30,6 +30,7 @@ class Tables:
         self.table_dicts: set[int] = set()  # dicts read as tooltip tables: their keys are not logged
         self.help_entries: list[TooltipEntry] = []
         self.constant_help: list[ConstantHelp] = []  # help texts of metrics another module's constant names
+        self.descriptions: list[TooltipEntry] = []  # descriptions a sink call gives its key (`described`)
 
     def holds(self, node: ast.Dict) -> bool:
         """Whether the dict was read as a table: its keys are patterns, not logged keys."""
@@ -78,6 +79,13 @@ class Tables:
         self.help_entries.append(TooltipEntry(full, text, span, len(self.help_entries)))
         return KeyUse(full, span)
 
+    def described(self, key: str, node: ast.expr, span: Span) -> None:
+        """A metric's own description where the code makes it (an OpenTelemetry instrument's
+        `description`, rules/sinks.yaml): the key's tooltip, as a dashboard shows it."""
+        text = self._string_mention(node)
+        if text is not None:
+            self.descriptions.append(TooltipEntry(key, text, span, len(self.descriptions)))
+
     def _string_mention(self, node: ast.expr) -> Mention | None:
         """A plain string literal as a tooltip text, positioned exactly (see `Literal.text`)."""
         string = self.text.literal(node)
@@ -91,8 +99,11 @@ class Tables:
         """Every table, each dict with how `module`'s functions look keys up in it."""
         lookups = lookup.infer(module, {t.name for t in self.dict_tables}, self.text.lines) if self.dict_tables else {}
         tables = [replace(t, lookup=lookups.get(t.name)) for t in self.dict_tables]
-        help_table = TooltipTable(self.path, "prometheus", "prometheus_client", tuple(self.help_entries), shape=True)
-        return (*tables, help_table) if self.help_entries else tuple(tables)
+        if self.help_entries:
+            tables.append(TooltipTable(self.path, "prometheus", "prometheus_client", tuple(self.help_entries), shape=True))
+        if self.descriptions:
+            tables.append(TooltipTable(self.path, "python", "descriptions", tuple(self.descriptions), shape=True))
+        return tuple(tables)
 
 
 def _help_arguments(node: ast.Call) -> dict[str, ast.expr]:
