@@ -27,6 +27,13 @@ def test_every_entry_point_has_examples_that_must_and_must_not_match() -> None:
         assert any(logs for _, logs in entry.examples) and any(not logs for _, logs in entry.examples), entry.paths[0]
 
 
+# The metrics the Trainer's own keys with facts are logged as (rules/code/frameworks.yaml).
+ALL = {
+    *("grad_norm", "train/grad_norm", "loss", "train/loss", "train_loss", "train/train_loss"),
+    *("train_runtime", "train/train_runtime", "train_samples_per_second", "train/train_samples_per_second"),
+}
+
+
 @pytest.mark.parametrize(("entry", "code", "logs"), EXAMPLES, ids=[f"{e}-{i}" for i, (e, _, _) in enumerate(EXAMPLES)])
 def test_an_entry_point_logs_its_keys_as_its_examples_say(entry: str, code: str, logs: tuple[str, ...]) -> None:
     extraction = extract("train.py", textwrap.dedent(code).encode())
@@ -49,16 +56,15 @@ def test_a_method_whose_return_a_framework_logs_logs_its_keys_as_its_examples_sa
 def test_a_framework_key_carries_its_facts_with_the_use_and_the_source(in_tmp: Path) -> None:
     write_project(in_tmp, {"train.py": "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"})
     facts = _facts(in_tmp, with_says=True)
-    assert sorted({(metric, facet, value) for metric, facet, value, _ in facts}) == [
-        ("grad_norm", "clipping", "before"),
-        ("grad_norm", "norm", "l2"),
-        ("loss", "reduction", "mean"),
-        ("loss", "scope", "global"),
-        ("train/grad_norm", "clipping", "before"),
-        ("train/grad_norm", "norm", "l2"),
-        ("train/loss", "reduction", "mean"),
-        ("train/loss", "scope", "global"),
-    ]
+    facets = {
+        "grad_norm": [("clipping", "before"), ("norm", "l2")],
+        "loss": [("reduction", "mean"), ("scope", "global")],
+        "train_loss": [("reduction", "mean")],
+        "train_runtime": [("unit", "seconds")],
+        "train_samples_per_second": [("unit", "samples/s")],
+    }
+    expected = [(spelling, *fact) for key, facts_of in facets.items() for spelling in (key, f"train/{key}") for fact in facts_of]
+    assert sorted({(metric, facet, value) for metric, facet, value, _ in facts}) == sorted(expected)
     assert all(origin.startswith("transformers.Trainer") and "src/transformers/trainer.py" in origin for *_, origin in facts)
 
 
@@ -66,7 +72,7 @@ def test_a_framework_value_is_left_out_under_every_spelling_when_the_project_log
     trainer = "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"
     own = "import wandb\n\n\ndef report(norm):\n    wandb.log({'train/grad_norm': norm.recomputed()})\n"
     write_project(in_tmp, {"train.py": trainer, "report.py": own})
-    assert sorted({metric for metric, *_ in _facts(in_tmp)}) == ["loss", "train/loss"]
+    assert {metric for metric, *_ in _facts(in_tmp)} == ALL - {"grad_norm", "train/grad_norm"}
 
 
 def test_a_broken_entry_point_is_reported_with_its_position(tmp_path: Path) -> None:
@@ -112,7 +118,7 @@ def test_explain_metric_shows_a_framework_key_with_its_use_and_source(in_tmp: Pa
 def test_a_subclass_that_logs_a_framework_key_itself_keeps_only_the_others(in_tmp: Path) -> None:
     trainer = "from transformers import Trainer\n\n\nclass Own(Trainer):\n    def training_step(self, model, inputs, n=None):\n        self.log({'grad_norm': model.norm()})\n"
     write_project(in_tmp, {"train.py": trainer})
-    assert sorted({metric for metric, *_ in _facts(in_tmp)}) == ["loss", "train/loss"]
+    assert {metric for metric, *_ in _facts(in_tmp)} == ALL - {"grad_norm", "train/grad_norm"}
 
 
 @pytest.mark.parametrize(
@@ -145,7 +151,7 @@ def test_a_test_files_callback_silences_nothing(in_tmp: Path) -> None:
     trainer = "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"
     callback = "from transformers import TrainerCallback\n\n\nclass Rewrite(TrainerCallback):\n    def on_log(self, args, state, control, logs=None, **kw):\n        logs.clear()\n"
     write_project(in_tmp, {"train.py": trainer, "tests/test_callbacks.py": callback})
-    assert {metric for metric, *_ in _facts(in_tmp)} == {"grad_norm", "train/grad_norm", "loss", "train/loss"}
+    assert {metric for metric, *_ in _facts(in_tmp)} == ALL
 
 
 BASE = "from transformers import Trainer\n\n\nclass Base(Trainer):\n    def _save_checkpoint(self, model, trial):\n        return None\n"
@@ -177,7 +183,7 @@ def test_a_subclass_of_a_project_trainer_logs_the_framework_keys_where_it_names_
             {
                 "tuned.py": "from base import Base\n\n\nclass Tuned(Base):\n    def _nested_gather(self, tensors, name=None):\n        return tensors\n"
             },
-            ["grad_norm", "train/grad_norm"],
+            sorted(ALL - {"loss", "train/loss"}),
         ),
         (
             {
@@ -221,7 +227,7 @@ def test_a_base_re_exported_by_its_package_is_found(in_tmp: Path) -> None:
 def test_a_test_files_subclass_leaves_the_projects_trainer_a_trainer(in_tmp: Path) -> None:
     fake = "from base import Base\n\n\nclass Fake(Base):\n    def log(self, logs, start_time=None):\n        pass\n"
     write_project(in_tmp, {"base.py": BASE, "tests/test_base.py": fake})
-    assert {metric for metric, *_ in _facts(in_tmp)} == {"grad_norm", "train/grad_norm", "loss", "train/loss"}
+    assert {metric for metric, *_ in _facts(in_tmp)} == ALL
     assert all(line.split("  ", 1)[1].startswith("transformers.Trainer (base.py:4)") for line in _code_lines(in_tmp, "loss"))
 
 
@@ -256,10 +262,9 @@ def test_a_mixin_of_the_project_with_no_base_is_no_foreign_class(in_tmp: Path) -
     mixins = "class Seeded:\n    def seed(self):\n        return 0\n"
     tuned = "from base import Base\nfrom mixins import Seeded\n\n\nclass Tuned(Seeded, Base):\n    pass\n"
     write_project(in_tmp, {"base.py": BASE, "mixins.py": mixins, "tuned.py": tuned})
-    assert {metric for metric, *_ in _facts(in_tmp)} == {"grad_norm", "train/grad_norm", "loss", "train/loss"}
+    assert {metric for metric, *_ in _facts(in_tmp)} == ALL
 
 
-ALL = {"grad_norm", "train/grad_norm", "loss", "train/loss"}
 REPLACED = "from transformers import Trainer\n\nTrainer._maybe_log_save_evaluate = patched_log_save_evaluate\n"
 
 
