@@ -12,10 +12,7 @@ import pytest
 import yaml
 from conftest import FIXTURES, copy_fixture, invoke, write_project
 
-from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
-from metriclint.base.marked_yaml import NodeReader
-from metriclint.knowledge import sinks
 from metriclint.sources import python
 
 LOGGER = """\
@@ -435,32 +432,6 @@ def test_rule_file_example(example: dict[str, object]) -> None:
 
 def test_the_sink_examples_show_both_sides() -> None:
     assert any(e["logs"] for e in SINK_EXAMPLES) and any(not e["logs"] for e in SINK_EXAMPLES)
-
-
-def test_the_calls_that_write_a_json_line_are_the_rules_not_the_walks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A serialiser added to rules/sinks.yaml's JSON-lines entry (here ujson's dumps) makes a
-    record written with it a logged one; without it, the same write logs nothing."""
-    source = b"import ujson\n\n\ndef report(f, loss):\n    f.write(ujson.dumps({'loss': loss}) + '\\n')\n"
-    assert python.extract("t.py", source).keys == ()
-    shipped = sinks._shipped()
-    lines = sinks.LineWriters(shipped.lines.dumpers, shipped.lines.serialisers | {"ujson.dumps"})
-    monkeypatch.setattr(sinks, "_shipped", lambda: sinks.Sinks(shipped.functions, shipped.methods, shipped.options, lines))
-    sinks.sinks.cache_clear()
-    try:
-        assert [use.key for use in python.extract("t.py", source).keys] == ["loss"]
-    finally:
-        sinks.sinks.cache_clear()
-
-
-def test_serialisers_belong_to_a_sink_that_writes_json_lines() -> None:
-    text = "sinks:\n  - says: a tracker\n    methods: [log]\n    serialisers: [json.dumps]\n    shapes: [{mapping: 0}]\n    source: here\n"
-    root, problems = marked_yaml.load(text, "sinks.yaml", shipped=True)
-    reader = NodeReader("sinks.yaml")
-    assert root is not None and not problems
-    sinks._read(reader, root)
-    assert [str(problem) for problem in reader.problems] == [
-        "sinks.yaml:4:5: 'serialisers' are for a sink whose shapes are all 'line_record'"
-    ]
 
 
 def test_sources_and_explain_metric_say_what_logs_a_key_and_through_which_function(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,6 +20,7 @@ from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf
 from metriclint.sources.python.call_names import arguments, module_name
 from metriclint.sources.python.code_shapes import (
     chained_methods,
+    counts_devices,
     defined_names,
     is_number,
     last_word,
@@ -154,11 +155,13 @@ class CodeReader:
         """The facts a construct (rules/code/ `derivations`) makes of a value with these atoms."""
         have = frozenset((a.facet, a.value) for a in atoms if isinstance(a, CodeFact))
         span, origin = self.text.span(self.path, node), self.origin(node)
-        return frozenset(
-            CodeFact(facet, value, span, origin, d.says, also=() if have & set(d.unless) else tuple(v for f, v in d.also if f == facet))
-            for d in self.knowledge.derive(construct, have)
-            for facet, value in d.gives
-        )
+        found: set[Atom] = set()
+        for d in self.knowledge.derive(construct, have):
+            for facet, value in d.gives:
+                also = () if have & set(d.unless) else tuple(v for f, v in d.also if f == facet)
+                needs = tuple(f"{f}={v}" for f, v in d.also_with) if also else ()
+                found.add(CodeFact(facet, value, span, origin, d.says, also=also, also_with=needs))
+        return frozenset(found)
 
     def fact(self, facet: str, value: str, node: ast.AST, says: str) -> CodeFact:
         """A fact the walk works out itself (which policies a log-ratio compares), made here."""
@@ -309,6 +312,13 @@ class CodeReader:
             and not any(a.facet == "unit" for a in right if isinstance(a, CodeFact))
         ):
             result |= {a for a in facts if a.facet == "unit" and a.value in _DURATIONS}  # the time of one iteration, GPU-seconds
+        if (
+            op == "/"
+            and counts_devices(right_node, self.knowledge.devices, self.knowledge.subgroups)
+            and not any(a.facet == "scope" and a.value == "global" for a in every)
+        ):
+            kept = facts if not isinstance(right_node, ast.BinOp) else []  # `x / world_size` alone: in x's unit
+            result |= set(kept) | self.derived("share", node, every)
         for fact in facts:
             unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" and by is not None else None
             if unit is not None:
