@@ -73,6 +73,8 @@ FILE_KEYS = (
     "boundaries",
     "devices",
     "subgroups",
+    "kept_by_index",
+    "kept_when_shared",
 )
 
 
@@ -109,6 +111,8 @@ class Knowledge:
     flops: tuple[Flops, ...] = ()  # products that count FLOPs (units.yaml)
     devices: frozenset[str] = frozenset()  # names of the number of devices a value is shared out over (ranks.yaml)
     subgroups: frozenset[str] = frozenset()  # ... unless after one of these words: a model-parallel group's size
+    kept_by_index: frozenset[str] = frozenset()  # facets one element of a value keeps (elements.yaml)
+    kept_when_shared: frozenset[str] = frozenset()  # ... and arithmetic keeps when both operands have them
 
     @cached_property
     def entry_index(self) -> EntryIndex:
@@ -176,6 +180,8 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     boundaries: set[str] = set()
     devices: set[str] = set()
     subgroups: set[str] = set()
+    kept_by_index: set[str] = set()
+    kept_when_shared: set[str] = set()
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
@@ -231,6 +237,8 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             ("boundaries", boundaries),
             ("devices", devices),
             ("subgroups", subgroups),
+            ("kept_by_index", kept_by_index),
+            ("kept_when_shared", kept_when_shared),
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
@@ -298,6 +306,8 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         boundaries=frozenset(boundaries),
         devices=frozenset(devices),
         subgroups=frozenset(subgroups),
+        kept_by_index=frozenset(kept_by_index),
+        kept_when_shared=frozenset(kept_when_shared),
     )
 
 
