@@ -3,13 +3,14 @@ computing the metric rules out."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Iterator
 
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.statements import allows, by_statement, claim_finding
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.knowledge.registry import Setting
-from metriclint.model import Claim, CodeFact, Finding, Related, Severity, SourceKind
+from metriclint.model import Claim, CodeFact, Finding, Related, Severity, SourceKind, Span
 
 
 def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[CodeFact]] | None:
@@ -22,10 +23,20 @@ def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[C
     return values.pop(), sorted(facts, key=lambda f: (f.span, f.origin))
 
 
-def estimated(facts: list[CodeFact], value: str) -> bool:
+def estimated(facts: list[CodeFact], value: str, stated: frozenset[str] = frozenset()) -> bool:
     """Whether every computing site's value is also an estimate of `value` (rules/code/ `also`):
-    a policy's NLL of the tokens it drew is an estimate of its entropy."""
-    return bool(facts) and all(value in fact.also for fact in facts)
+    a policy's NLL of the tokens it drew is an estimate of its entropy. Some hold only of a text
+    that `stated` more (`also_with`): one device's share of a total is the mean over the devices."""
+    return bool(facts) and all(value in fact.also and stated.issuperset(fact.also_with) for fact in facts)
+
+
+def statements(claims: tuple[Claim, ...]) -> dict[tuple[str, Span], frozenset[str]]:
+    """What each text states of each metric, as `facet=value` (negated claims left out)."""
+    stated: dict[tuple[str, Span], set[str]] = defaultdict(set)
+    for claim in claims:
+        if not claim.negated:
+            stated[(claim.metric, claim.statement)].add(f"{claim.facet}={claim.value}")
+    return {key: frozenset(values) for key, values in stated.items()}
 
 
 def code_evidence(facts: list[CodeFact]) -> tuple[str, tuple[Related, ...]]:
@@ -69,7 +80,7 @@ def code_contradictions(corpus: Corpus) -> Iterator[Finding]:
 def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
     """Texts and registry settings against what the code computes. A text that the registry
     already contradicts with the code's own value is left to ML001: one phrase, one finding."""
-    registry, known = corpus.registry, knowledge()
+    registry, known, stated = corpus.registry, knowledge(), statements(corpus.claims)
     for (metric, facet, statement), group in by_statement(corpus.claims).items():
         held = default_placeholder(corpus, metric, facet)
         if held is not None:
@@ -86,7 +97,7 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
             if (
                 claim.negated == (claim.value == value)
                 and not known.alike_values(facet, claim.value, value)
-                and not estimated(facts, claim.value)
+                and not estimated(facts, claim.value, stated[(metric, statement)])
             ):
                 yield claim_finding(ML006, claim, facet, value, evidence, related)
     for metric, entry in registry.metrics.items() if registry is not None else ():

@@ -58,6 +58,7 @@ CONSTRUCTS = (
     "after-framework-step",
     "overwritten",
     "at-boundary",
+    "share",
 )
 
 
@@ -97,6 +98,7 @@ class Derivation:
     gives: tuple[tuple[str, str], ...]
     also: tuple[tuple[str, str], ...] = ()  # values the result is also an estimate of: a text stating one is not ruled out
     unless: tuple[tuple[str, str], ...] = ()  # facts of the value that take `also` back
+    also_with: tuple[tuple[str, str], ...] = ()  # what a text must state too for `also` to hold of it
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +188,7 @@ def read_entry(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Know
 
 
 def read_derivation(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Derivation | None:
-    fields = reader.mapping(node, "a derivation", ("construct", "from", "says", "gives", "also", "unless"))
+    fields = reader.mapping(node, "a derivation", ("construct", "from", "says", "gives", "also", "with", "unless"))
     if any(k not in fields for k in ("construct", "says", "gives")):
         reader.error(node, "a derivation needs 'construct', 'says' and 'gives'")
         return None
@@ -198,10 +200,11 @@ def read_derivation(reader: NodeReader, node: Node, facets: dict[str, Facet]) ->
     says = reader.text(fields["says"][1], "'says'")
     gives = read_facts(reader, fields["gives"][1], facets, "'gives'")
     also = read_facts(reader, fields["also"][1], facets, "'also'") if "also" in fields else ()
+    also_with = read_facts(reader, fields["with"][1], facets, "'with'") if "with" in fields else ()
     unless = tuple(
         f for item in (fields["unless"][1].elements if "unless" in fields else ()) for f in read_facts(reader, item, facets, "'unless'")
     )
-    return Derivation(construct, given[0] if given else None, says or "", gives, also, unless) if says else None
+    return Derivation(construct, given[0] if given else None, says or "", gives, also, unless, also_with) if says else None
 
 
 def read_schedulers(reader: NodeReader, node: Node) -> Schedulers:

@@ -71,6 +71,10 @@ FILE_KEYS = (
     "counts",
     "flops",
     "boundaries",
+    "devices",
+    "subgroups",
+    "kept_by_index",
+    "kept_when_shared",
 )
 
 
@@ -105,6 +109,10 @@ class Knowledge:
     rates: dict[tuple[str, str], str] = field(default_factory=dict)  # (count's unit, duration's unit) -> the rate's unit
     counts: frozenset[str] = frozenset()  # last words of the names of counts a duration stays a duration by
     flops: tuple[Flops, ...] = ()  # products that count FLOPs (units.yaml)
+    devices: frozenset[str] = frozenset()  # names of the number of devices a value is shared out over (ranks.yaml)
+    subgroups: frozenset[str] = frozenset()  # ... unless after one of these words: a model-parallel group's size
+    kept_by_index: frozenset[str] = frozenset()  # facets one element of a value keeps (elements.yaml)
+    kept_when_shared: frozenset[str] = frozenset()  # ... and arithmetic keeps when both operands have them
 
     @cached_property
     def entry_index(self) -> EntryIndex:
@@ -170,6 +178,10 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     loaders: set[str] = set()
     loader_wrappers: set[str] = set()
     boundaries: set[str] = set()
+    devices: set[str] = set()
+    subgroups: set[str] = set()
+    kept_by_index: set[str] = set()
+    kept_when_shared: set[str] = set()
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
@@ -223,6 +235,10 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             ("loader_wrappers", loader_wrappers),
             ("counts", counts),
             ("boundaries", boundaries),
+            ("devices", devices),
+            ("subgroups", subgroups),
+            ("kept_by_index", kept_by_index),
+            ("kept_when_shared", kept_when_shared),
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
@@ -288,6 +304,10 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         counts=frozenset(counts),
         flops=tuple(flops),
         boundaries=frozenset(boundaries),
+        devices=frozenset(devices),
+        subgroups=frozenset(subgroups),
+        kept_by_index=frozenset(kept_by_index),
+        kept_when_shared=frozenset(kept_when_shared),
     )
 
 

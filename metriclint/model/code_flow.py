@@ -46,6 +46,7 @@ class CodeFact:
     placeholder: Placeholder | None = None  # only when its flag is set; else the value is a constant
     also: tuple[str, ...] = ()  # values of the facet the value is also an estimate of, which a text may state (rules/code/ `also`)
     context: Related | None = None  # where what gives the fact is, when not at the value (the framework hook it is read in)
+    also_with: tuple[str, ...] = ()  # `also` holds only of a text that states these too ("reduction=mean")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf
 from metriclint.sources.python.call_names import arguments, module_name
 from metriclint.sources.python.code_shapes import (
     chained_methods,
+    counts_devices,
     defined_names,
     is_number,
     last_word,
@@ -154,11 +155,13 @@ class CodeReader:
         """The facts a construct (rules/code/ `derivations`) makes of a value with these atoms."""
         have = frozenset((a.facet, a.value) for a in atoms if isinstance(a, CodeFact))
         span, origin = self.text.span(self.path, node), self.origin(node)
-        return frozenset(
-            CodeFact(facet, value, span, origin, d.says, also=() if have & set(d.unless) else tuple(v for f, v in d.also if f == facet))
-            for d in self.knowledge.derive(construct, have)
-            for facet, value in d.gives
-        )
+        found: set[Atom] = set()
+        for d in self.knowledge.derive(construct, have):
+            for facet, value in d.gives:
+                also = () if have & set(d.unless) else tuple(v for f, v in d.also if f == facet)
+                needs = tuple(f"{f}={v}" for f, v in d.also_with) if also else ()
+                found.add(CodeFact(facet, value, span, origin, d.says, also=also, also_with=needs))
+        return frozenset(found)
 
     def fact(self, facet: str, value: str, node: ast.AST, says: str) -> CodeFact:
         """A fact the walk works out itself (which policies a log-ratio compares), made here."""
@@ -265,10 +268,12 @@ class CodeReader:
         return frozenset()
 
     def element(self, atoms: frozenset[Atom], element: tuple[int, int] | None) -> frozenset[Atom]:
-        """One element of a value: only a project call's result can still be followed."""
+        """One element of a value: a project call's result can still be followed, and what the
+        element shares with the whole (rules/code/elements.yaml `kept_by_index`) is known."""
         if element is None:
             return atoms
-        return frozenset(replace(a, element=element[0]) for a in atoms if isinstance(a, ResultOf) and a.element is None)
+        followed = frozenset(replace(a, element=element[0]) for a in atoms if isinstance(a, ResultOf) and a.element is None)
+        return followed | frozenset(a for a in atoms if isinstance(a, CodeFact) and a.facet in self.knowledge.kept_by_index)
 
     def arithmetic(
         self,
@@ -279,24 +284,26 @@ class CodeReader:
         right_node: ast.expr,
         counted: bool = False,
     ) -> frozenset[Atom]:
-        """Sums, differences and unit conversions keep the facets listed in units.yaml; a sum
-        divided by a count (`counted`) is a mean, a rescaled last value still the last one."""
+        """Sums, differences and unit conversions keep the facets listed in units.yaml, and what
+        both operands share of elements.yaml's `kept_when_shared`; a sum divided by a count
+        (`counted`) is a mean, a rescaled last value still the last one."""
         op = _OPERATORS.get(type(operator))
         every = [a for a in left if isinstance(a, CodeFact)]
         facts = [a for a in every if a.facet in self.knowledge.kept_by_arithmetic]
         if op is None:
             return frozenset()
-        derived = self.derived("averaging", node, every) if op == "/" and counted else frozenset()
+        other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
+        shared = frozenset(a for a in every if a.facet in self.knowledge.kept_when_shared and (a.facet, a.value) in other)
+        derived = shared | (self.derived("averaging", node, every) if op == "/" and counted else frozenset())
         if op in "*/":
             derived |= self.derived("rescaling", node, every)
         if op in "+-":
             if is_number(right_node):
                 return frozenset(facts)
-            other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
             if op == "-" and not other and isinstance(right_node, (ast.Name, ast.Attribute, ast.Subscript)):
                 # `time() - start`: a clock read now less a reading kept from before (units.yaml)
                 return frozenset(a for a in facts if a.facet == "unit" and a.value in _DURATIONS)
-            return frozenset(a for a in facts if (a.facet, a.value) in other)
+            return frozenset(a for a in facts if (a.facet, a.value) in other) | shared
         by = numbers.value(right_node, self.constants.get)
         result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived | self._flops(node)
         durations = [a for a in right if isinstance(a, CodeFact) and a.facet == "unit" and a.value in _DURATIONS]
@@ -309,6 +316,9 @@ class CodeReader:
             and not any(a.facet == "unit" for a in right if isinstance(a, CodeFact))
         ):
             result |= {a for a in facts if a.facet == "unit" and a.value in _DURATIONS}  # the time of one iteration, GPU-seconds
+        if op == "/" and not any(a.facet == "scope" and a.value == "global" for a in every) and self._shares(right_node):
+            kept = facts if not isinstance(right_node, ast.BinOp) else []  # `x / world_size` alone: in x's unit
+            result |= set(kept) | self.derived("share", node, every)
         for fact in facts:
             unit = self.knowledge.conversions.get((fact.value, op, by)) if fact.facet == "unit" and by is not None else None
             if unit is not None:
@@ -316,6 +326,9 @@ class CodeReader:
                 result.add(CodeFact("unit", unit, self.text.span(self.path, node), self.origin(node), says))
                 result |= {a for a in every if a.facet in self.knowledge.kept_by_conversion}
         return frozenset(result)
+
+    def _shares(self, divisor: ast.expr) -> bool:
+        return counts_devices(divisor, self.knowledge.devices, self.knowledge.subgroups)
 
     def _rates(self, node: ast.AST, counts: list[CodeFact], duration: CodeFact) -> set[Atom]:
         """A count over a duration: a rate in the count's unit per second (units.yaml `rates`)."""

@@ -120,3 +120,19 @@ def _same_field(x: object, y: object) -> bool:
     if isinstance(x, ast.AST) and isinstance(y, ast.AST):
         return same_expression(x, y)
     return type(x) is type(y) and x == y
+
+
+def counts_devices(divisor: ast.expr, devices: frozenset[str], subgroups: frozenset[str]) -> bool:
+    """Whether a divisor is, or has as a factor, the number of devices of the run, by its name
+    (rules/code/ranks.yaml `devices`): `world_size`, `args.rollout_num_gpus`, `dist.get_world_size()`;
+    not a model-parallel group's (`tp_world_size`, `get_tensor_model_parallel_world_size()`)."""
+    if isinstance(divisor, ast.BinOp) and isinstance(divisor.op, ast.Mult):
+        return counts_devices(divisor.left, devices, subgroups) or counts_devices(divisor.right, devices, subgroups)
+    if isinstance(divisor, ast.Call) and not divisor.args and not divisor.keywords:
+        divisor = divisor.func
+    name = divisor.id if isinstance(divisor, ast.Name) else divisor.attr if isinstance(divisor, ast.Attribute) else ""
+    words = name.lower().split("_")
+    for size in range(1, min(len(words), 3) + 1):
+        if "_".join(words[-size:]) in devices:
+            return not set(words[:-size]) & subgroups
+    return False

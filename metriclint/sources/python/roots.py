@@ -10,7 +10,7 @@ from metriclint.knowledge.code_entries import Schedulers
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Related, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.call_names import arguments
-from metriclint.sources.python.code_shapes import subject
+from metriclint.sources.python.code_shapes import counts_devices, same_expression, subject
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState
 
@@ -26,6 +26,8 @@ class ValueReader(WalkState):
         if isinstance(value, ast.Name):
             return self.code.element(scope.roots(value.id), element)
         if isinstance(value, ast.IfExp):
+            if element is None and self._shared_else_whole(value):
+                return self.roots(value.body)
             return either(self.branch(value.body, element), self.branch(value.orelse, element))[0]
         if isinstance(value, (ast.Tuple, ast.List)) and element is not None and element[0] < len(value.elts):
             part = value.elts[element[0]]
@@ -67,6 +69,18 @@ class ValueReader(WalkState):
             )
             return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
+
+    def _shared_else_whole(self, node: ast.IfExp) -> bool:
+        """`x / dist.get_world_size() if dist.is_initialized() else x`: one device's share, or,
+        where the test finds no devices to share among, the value of the one process there is;
+        either way what one device has (rules/code/ranks.yaml `devices`)."""
+        share = node.body
+        return (
+            isinstance(share, ast.BinOp)
+            and isinstance(share.op, ast.Div)
+            and same_expression(share.left, node.orelse)
+            and counts_devices(share.right, self.code.knowledge.devices, self.code.knowledge.subgroups)
+        )
 
     def _put_here(self, node: ast.Subscript) -> frozenset[Atom]:
         """`d["perf/train_time"]` of a dict this function put that key in once: what it put
