@@ -17,13 +17,8 @@ from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError
 
-<<<<<<< HEAD
 _ENTRY_KEYS = ("says", "functions", "methods", "serialisers", "shapes", "keywords", "source")
 _SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record", "description")
-=======
-_ENTRY_KEYS = ("says", "functions", "methods", "shapes", "keywords", "source")
-_SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record")
->>>>>>> know-g
 # The entry whose shapes the project's own `log-functions` take: a tracker's `log`.
 _GENERIC = "log"
 
@@ -64,10 +59,26 @@ class Sink:
 
 
 @dataclass(frozen=True)
+class LineWriters:
+    """The calls that write a JSON-lines record (sources/python/line_records.py): `dumpers`
+    write a record to a file (`json.dump`), `serialisers` make it one line's text (`json.dumps`),
+    both by import path."""
+
+    dumpers: frozenset[str] = frozenset()
+    serialisers: frozenset[str] = frozenset()
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        """Their last names: a file that holds none of them writes no record."""
+        return frozenset(path.rsplit(".", 1)[-1] for path in self.dumpers | self.serialisers)
+
+
+@dataclass(frozen=True)
 class Sinks:
     functions: dict[str, Sink]  # by import path
     methods: dict[str, Sink]  # by method name
     options: frozenset[str]  # keyword arguments that are options, never keys
+    lines: LineWriters = LineWriters()
 
     @cached_property
     def names(self) -> frozenset[str]:
@@ -80,7 +91,7 @@ class Sinks:
             return self
         generic = self.methods[_GENERIC]
         own = {name: Sink(f"the project's log function {name}", "the log-functions setting", generic.shapes, True) for name in names}
-        return Sinks(self.functions, {**self.methods, **own}, self.options)
+        return Sinks(self.functions, {**self.methods, **own}, self.options, self.lines)
 
 
 @lru_cache(maxsize=8)
@@ -105,6 +116,7 @@ def _read(reader: NodeReader, root: Node) -> Sinks:
     options = frozenset(text for _, text in reader.texts(fields["options"][1], "'options'")) if "options" in fields else frozenset()
     functions: dict[str, Sink] = {}
     methods: dict[str, Sink] = {}
+    serialisers: set[str] = set()
     for node in fields["sinks"][1].elements if "sinks" in fields else ():
         entry = reader.mapping(node, "a sink", _ENTRY_KEYS)
         if any(k not in entry for k in ("says", "shapes", "source")) or not ("functions" in entry or "methods" in entry):
@@ -117,7 +129,12 @@ def _read(reader: NodeReader, root: Node) -> Sinks:
         for kind, table in (("functions", functions), ("methods", methods)):
             for _, name in reader.texts(entry[kind][1], f"'{kind}'") if kind in entry else ():
                 table[name] = sink
-    return Sinks(functions, methods, options)
+        if "serialisers" in entry:
+            if not sink.lines_only:
+                reader.error(entry["serialisers"][0], "'serialisers' are for a sink whose shapes are all 'line_record'")
+            serialisers.update(name for _, name in reader.texts(entry["serialisers"][1], "'serialisers'"))
+    dumpers = frozenset(path for path, sink in functions.items() if sink.lines_only)
+    return Sinks(functions, methods, options, LineWriters(dumpers, frozenset(serialisers)))
 
 
 def _shape(reader: NodeReader, node: Node) -> Shape:

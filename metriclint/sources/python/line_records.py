@@ -14,13 +14,12 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterable
 
+from metriclint.knowledge.sinks import LineWriters
 from metriclint.sources.python.code_shapes import same_expression
 
 # How the file's imports resolve a call (`json.dumps`), or None.
 Resolve = Callable[[ast.expr], "str | None"]
 
-_SERIALISERS = frozenset({"json.dumps"})
-_DUMPERS = frozenset({"json.dump"})
 _NEWLINES = frozenset({"\n", "\r\n"})
 
 
@@ -35,24 +34,29 @@ def may_be_line(call: ast.Call, dumped: set[int]) -> bool:
     return isinstance(written, ast.JoinedStr) and bool(written.values) and _newline(written.values[-1])
 
 
-def written_record(written: ast.expr, resolve: Resolve) -> ast.expr | None:
+def written_record(written: ast.expr, resolve: Resolve, writers: LineWriters) -> ast.expr | None:
     """The dict a `write` argument serialises as one line: `json.dumps(d) + "\\n"`, or
     `f"{json.dumps(d)}\\n"`; None for anything else (text, a record without its newline)."""
     if isinstance(written, ast.BinOp) and isinstance(written.op, ast.Add) and _newline(written.right):
-        return _serialised(written.left, resolve)
+        return _serialised(written.left, resolve, writers)
     if isinstance(written, ast.JoinedStr) and len(written.values) == 2 and _newline(written.values[1]):
         first = written.values[0]
         if isinstance(first, ast.FormattedValue) and first.conversion == -1 and first.format_spec is None:
-            return _serialised(first.value, resolve)
+            return _serialised(first.value, resolve, writers)
     return None
 
 
-def dumped_lines(body: list[ast.stmt], resolve: Resolve) -> Iterable[int]:
+def dumped_lines(body: list[ast.stmt], resolve: Resolve, writers: LineWriters) -> Iterable[int]:
     """The `json.dump(d, f)` calls of a block (their node ids) that the next statement ends
     with a newline written to the same file: each is one line's record."""
     for statement, after in zip(body, body[1:]):
         call = statement.value if type(statement) is ast.Expr else None
-        if type(call) is not ast.Call or not isinstance(call.func, ast.Attribute) or call.func.attr != "dump" or len(call.args) < 2:
+        if (
+            type(call) is not ast.Call
+            or not isinstance(call.func, ast.Attribute)
+            or call.func.attr not in writers.names
+            or len(call.args) < 2
+        ):
             continue
         following = after.value if type(after) is ast.Expr else None
         if (
@@ -63,7 +67,7 @@ def dumped_lines(body: list[ast.stmt], resolve: Resolve) -> Iterable[int]:
             and _newline(following.args[0])
             and not _indented(call)
             and same_expression(following.func.value, call.args[1])
-            and resolve(call.func) in _DUMPERS
+            and resolve(call.func) in writers.dumpers
         ):
             yield id(call)
 
@@ -124,8 +128,8 @@ def _targets(loop: ast.For | ast.AsyncFor) -> tuple[ast.AST, ast.AST]:
     return loop.target, nothing
 
 
-def _serialised(node: ast.expr, resolve: Resolve) -> ast.expr | None:
-    if isinstance(node, ast.Call) and node.args and not _indented(node) and resolve(node.func) in _SERIALISERS:
+def _serialised(node: ast.expr, resolve: Resolve, writers: LineWriters) -> ast.expr | None:
+    if isinstance(node, ast.Call) and node.args and not _indented(node) and resolve(node.func) in writers.serialisers:
         return node.args[0]
     return None
 

@@ -55,12 +55,12 @@ class KeyRecorder(BagReader):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.line_dumps: set[int] = set()  # `json.dump(d, f)` calls a newline follows (line_records.py)
-        self.json_lines = "dump" in self.text.text  # no `json.dump(s)`, no line record: most files
+        self.json_lines = any(name in self.text.text for name in self.sinks.lines.names)  # no `json.dump(s)`, no line record: most files
         self.deferred_calls: list[ast.Call] = []
 
     def block(self, body: list[ast.stmt]) -> None:
         if self.json_lines and len(body) > 1:
-            self.line_dumps.update(dumped_lines(body, self._import_path))
+            self.line_dumps.update(dumped_lines(body, self._import_path, self.sinks.lines))
         super().block(body)
 
     def _import_path(self, func: ast.expr) -> str | None:
@@ -160,10 +160,12 @@ class KeyRecorder(BagReader):
     def _line_record(self, node: ast.Call, written: ast.expr) -> ast.expr | None:
         """The dict a call writes as one JSON line (line_records.py), unless it is a row of data:
         written in a loop from the loop's items."""
-        if called_name(node.func) == "dump":
-            record = written if id(node) in self.line_dumps else None
+        if id(node) in self.line_dumps:
+            record = written
+        elif self._import_path(node.func) in self.sinks.lines.dumpers:
+            record = None  # a record dumped with no newline after it
         else:
-            record = written_record(written, self._import_path)
+            record = written_record(written, self._import_path, self.sinks.lines)
         loops = self.scopes[-1].iterating
         if record is None or not loops:
             return record

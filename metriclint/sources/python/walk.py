@@ -32,7 +32,7 @@ from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.held import held_objects, stepped_callees
-from metriclint.sources.python.logged_returns import hooked_methods, returned_part
+from metriclint.sources.python.logged_returns import Hooked, hooked_methods, returned_part
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
 from metriclint.sources.python.state import Logging
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
@@ -133,12 +133,11 @@ class _Collector(EntryUses):
             frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute)))
         )
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
-        inherited = {k: v for b in node.bases if isinstance(b, ast.Name) for k, v in self.class_held.get(b.id, {}).items()}
-        self.held.append(held_objects(node, lambda value: self.code.chain(value, {}), self.code.knowledge.prefixes, inherited))
-        self.class_held[node.name] = self.held[-1]
-        schedulers = self.code.knowledge.schedulers
-        self.stepped_calls.append(stepped_callees(node, schedulers.step, schedulers.names))
-        self.hooked.append(hooked_methods(node, self.base_paths[-1], self._logged_returns))
+        held, stepped, hooked = self.class_facts(node)
+        self.held.append(held)
+        self.class_held[node.name] = held
+        self.stepped_calls.append(stepped)
+        self.hooked.append(hooked)
         self.class_nodes.append(node)
         self.children(node)
         self.class_nodes.pop()
@@ -150,6 +149,15 @@ class _Collector(EntryUses):
         self.hooked.pop()
         self._owner(node)
         return False
+
+    def class_facts(self, node: ast.ClassDef) -> tuple[dict[str, str], dict[str, tuple[str, ast.Call, str]], Hooked]:
+        """What a class's methods share: the objects it keeps on `self`, the methods it calls
+        only after a scheduler step, and the methods whose return a framework logs."""
+        inherited = {k: v for b in node.bases if isinstance(b, ast.Name) for k, v in self.class_held.get(b.id, {}).items()}
+        held = held_objects(node, lambda value: self.code.chain(value, {}), self.code.knowledge.prefixes, inherited)
+        schedulers = self.code.knowledge.schedulers
+        stepped = stepped_callees(node, schedulers.step, schedulers.names)
+        return held, stepped, hooked_methods(node, self.base_paths[-1], self._logged_returns)
 
     def _visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         args = node.args
@@ -384,6 +392,10 @@ class _TestCollector(_Collector, only=_IN_TESTS):
 
     def entry_class(self, node: ast.ClassDef) -> None:
         """A test's subclass of a trainer is no trainer of the project's."""
+
+    def class_facts(self, node: ast.ClassDef) -> tuple[dict[str, str], dict[str, tuple[str, ast.Call, str]], Hooked]:
+        """Nor do its methods share values the project logs (three walks of each test class: miles)."""
+        return {}, {}, {}
 
     def defined_here(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """Nor does a test's function list the project's callbacks or rewrite its logs."""
