@@ -71,6 +71,7 @@ FILE_KEYS = (
     "counts",
     "flops",
     "boundaries",
+    "masks",
 )
 
 
@@ -100,6 +101,7 @@ class Knowledge:
     alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
     boundaries: frozenset[str] = frozenset()  # calls and attributes true on the last micro-batch of an accumulation window (loops.yaml)
+    masks: frozenset[str] = frozenset()  # last words of the names of masks, whose sum counts what they keep (loops.yaml)
     loaders: frozenset[str] = frozenset()  # last words of the names of data loaders (ranks.yaml) ...
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
     rates: dict[tuple[str, str], str] = field(default_factory=dict)  # (count's unit, duration's unit) -> the rate's unit
@@ -170,6 +172,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     loaders: set[str] = set()
     loader_wrappers: set[str] = set()
     boundaries: set[str] = set()
+    masks: set[str] = set()
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
@@ -223,6 +226,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             ("loader_wrappers", loader_wrappers),
             ("counts", counts),
             ("boundaries", boundaries),
+            ("masks", masks),
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
@@ -288,6 +292,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         counts=frozenset(counts),
         flops=tuple(flops),
         boundaries=frozenset(boundaries),
+        masks=frozenset(masks),
     )
 
 

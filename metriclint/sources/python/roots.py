@@ -11,6 +11,7 @@ from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Related, ResultOf, 
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.call_names import arguments
 from metriclint.sources.python.code_shapes import subject
+from metriclint.sources.python.counts import counts_items
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState
 
@@ -246,10 +247,9 @@ class ValueReader(WalkState):
         return value
 
     def counted(self, divisor: ast.expr) -> bool:
-        """Whether a divisor is a number of items: `len(...)`, or a name counted up in a loop."""
-        if isinstance(divisor, ast.Name):
-            return divisor.id in self.scopes[-1].counters
-        return isinstance(divisor, ast.Call) and isinstance(divisor.func, ast.Name) and divisor.func.id == "len"
+        """Whether a divisor is a number of items (counts.py): `len(...)`, a name counted up in a
+        loop or bound to `len(...)`, the sum of a mask."""
+        return counts_items(divisor, self.scopes[-1].counters, self.code.knowledge.masks)
 
     def selected(self, name: str, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """Under a test that reads the name itself (`if best is None or x > best: best = x`)
