@@ -204,12 +204,14 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
 def _below(sentence: str, below: tuple[str, ...], index: MetricIndex) -> str | None:
     """The one key, of those the logging call right below a comment logs, that a sentence of
     the comment names: written as the key (`# grad-norm: ...` above `add_scalar("grad-norm", ...)`)
-    or as its last segment. The call pins which metric the name is, as a docs table's row does."""
+    or as its last segment. The call pins which metric the name is, as a docs table's row does.
+    A dict entry's key that is logged under a section added elsewhere (`m["kl"] = v`, logged as
+    `policy/kl`) is the one logged metric that name stands for (`MetricIndex.for_name`)."""
     if not below:
         return None
     names = {name: key for key in below for name in (key, keys.literal(keys.last_segment(key)))}
     found = {names[word] for match in _TOKEN.finditer(sentence) if (word := (match.group(1) or match.group(2)).strip(".,:;")) in names}
-    metrics = {metric for key in found for metric in index.for_key(key)}
+    metrics = {metric for key in found for metric in index.for_key(key) or index.for_name(key)}
     return metrics.pop() if len(found) == 1 and len(metrics) == 1 else None
 
 
