@@ -319,7 +319,8 @@ def _names(inline: InlineRun) -> list[str] | None:
 
 
 def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
-    """`name` and the offset its definition starts at, for "`name`: text" or "**name** — text"."""
+    """`name` and the offset its definition starts at, for "`name`: text", "**name** — text" or
+    "**`name`**: text"."""
     if not inline.content.startswith(_LEADING_MARKS):
         return None  # the run cannot start with its name's markup: no need to parse it
     children = [c for c in inline.children if c.type != "text" or c.content]  # the parser leaves empty text nodes
@@ -328,9 +329,11 @@ def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
     head, rest = children[0], children[1]
     if head.type == "code_inline":
         name, raw = head.content, head.markup + head.content + head.markup
-    elif head.type == "strong" and len(head.children) == 1 and head.children[0].type == "text":
-        name = head.children[0].content
-        raw = head.markup + name + head.markup
+    elif head.type == "strong" and len(head.children) == 1 and head.children[0].type in ("text", "code_inline"):
+        inner = head.children[0]
+        name = inner.content
+        code = inner.markup if inner.type == "code_inline" else ""
+        raw = head.markup + code + name + code + head.markup
     else:
         return None
     if not _name_shaped(name, marked=True) or not inline.content.startswith(raw) or rest.type != "text":
