@@ -183,7 +183,10 @@ class Bindings(Messages):
             self._instance((self.scopes[0] if target.id in scope.globals else scope).instances, target.id, value)
             self.compose(target.id, value, extend=False)
             scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
-            (scope.counters.add if is_len(value) else scope.counters.discard)(target.id)  # `n = len(samples)` counts them
+            if isinstance(value, ast.Call) and is_len(value):
+                scope.counters.add(target.id)  # `n = len(samples)` counts them
+            elif scope.counters:
+                scope.counters.discard(target.id)
             self._gathered(scope, target.id, value)
             if not class_body:
                 scope.bind_strings(target.id, strings.values(value, self.string), path)

@@ -60,7 +60,8 @@ class ValueReader(WalkState):
             return self.code.expression(value, scope.objects)
         if isinstance(value, ast.BinOp) and element is None:
             left, right = self.roots(value.left), self.roots(value.right)
-            found = self.code.arithmetic(value, value.op, left, right, value.right, self.counted(value.right))
+            counted = isinstance(value.op, (ast.Div, ast.Mult)) and self.counted(value.right)
+            found = self.code.arithmetic(value, value.op, left, right, value.right, counted)
             return found | self._divergence(value) | self._entropy_product(value)
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
             entropy = (
