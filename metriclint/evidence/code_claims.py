@@ -17,7 +17,7 @@ from typing import Iterable, Mapping
 from metriclint.evidence.callees import Callees
 from metriclint.evidence.dotted import Dotted
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import FRAMEWORKS, Atom, CallFlow, CodeClaim, CodeFact, FunctionFlow, HandOver, ProjectClass, ResultOf
+from metriclint.model import FRAMEWORKS, Atom, CallFlow, CodeClaim, CodeFact, Derived, FunctionFlow, HandOver, ProjectClass, ResultOf
 
 MAX_HOPS = 12
 Facts = frozenset[CodeFact]
@@ -89,7 +89,18 @@ class CallGraph:
                 found |= self.parameter(function, atom, hops + 1)
             elif hops < MAX_HOPS and isinstance(atom, ResultOf):
                 found |= self.result(atom, hops + 1)
+            elif hops < MAX_HOPS and isinstance(atom, Derived):
+                found |= self.derived(function, atom, hops + 1)
         return frozenset(found)
+
+    def derived(self, function: str, atom: Derived, hops: int) -> Facts:
+        """What a construct made of values now resolved: each fact it gives where they have the
+        fact it needs, and their facts of the facets it keeps."""
+        values = self.facts(function, atom.atoms, hops)
+        have = {(f.facet, f.value) for f in values}
+        return frozenset(
+            {f for f in values if f.facet in atom.keeps} | {fact for facet, value, fact in atom.gives if (facet, value) in have}
+        )
 
     def parameter(self, function: str, param: str, hops: int) -> Facts:
         """What the callers of `function` pass for `param`."""

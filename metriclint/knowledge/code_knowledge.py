@@ -75,6 +75,7 @@ FILE_KEYS = (
     "subgroups",
     "kept_by_index",
     "kept_when_shared",
+    "masks",
 )
 
 
@@ -104,6 +105,7 @@ class Knowledge:
     alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
     boundaries: frozenset[str] = frozenset()  # calls and attributes true on the last micro-batch of an accumulation window (loops.yaml)
+    masks: frozenset[str] = frozenset()  # last words of the names of masks, whose sum counts what they keep (loops.yaml)
     loaders: frozenset[str] = frozenset()  # last words of the names of data loaders (ranks.yaml) ...
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
     rates: dict[tuple[str, str], str] = field(default_factory=dict)  # (count's unit, duration's unit) -> the rate's unit
@@ -182,6 +184,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     subgroups: set[str] = set()
     kept_by_index: set[str] = set()
     kept_when_shared: set[str] = set()
+    masks: set[str] = set()
     derivations: list[Derivation] = []
     schedulers = Schedulers()
     loose_names: set[frozenset[str]] = set()
@@ -239,6 +242,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             ("subgroups", subgroups),
             ("kept_by_index", kept_by_index),
             ("kept_when_shared", kept_when_shared),
+            ("masks", masks),
         ):
             if key in top:
                 into.update(v for _, v in reader.texts(top[key][1], f"'{key}'"))
@@ -308,6 +312,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         subgroups=frozenset(subgroups),
         kept_by_index=frozenset(kept_by_index),
         kept_when_shared=frozenset(kept_when_shared),
+        masks=frozenset(masks),
     )
 
 

@@ -49,6 +49,7 @@ class MetricIndex:
         # to `train/grad_norm`), so each answer is kept.
         self._keys: dict[str, tuple[str, ...]] = {}
         self._names: dict[tuple[str, bool], tuple[str, ...]] = {}  # likewise every parameter named `grad_norm`
+        self._sections: dict[str, list[str]] | None = None  # logged keys by what follows each of their "/" (`sectioned`)
 
     def made_of(self) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
         """All the index is made of, as plain values: what a file's claims under it depend on
@@ -73,6 +74,19 @@ class MetricIndex:
             pinned = [r for r in registered if keys.fixed_length(r) == longest]
             return tuple(pinned) if keys.is_template(key) or len(pinned) == 1 else ()
         return (key,) if key in self.logged or keys.is_printed(key) else ()
+
+    def sectioned(self, key: str) -> tuple[str, ...]:
+        """The one logged metric that is `key` under sections added before it elsewhere
+        (`kl` or `policy/kl`, logged as `actor/policy/kl`); () when none or several are."""
+        if self._sections is None:
+            self._sections = {}
+            for logged in sorted(self.logged):
+                at = logged.find("/")
+                while at != -1:
+                    self._sections.setdefault(logged[at + 1 :], []).append(logged)
+                    at = logged.find("/", at + 1)
+        found = self._sections.get(key, [])
+        return (found[0],) if len(found) == 1 else ()
 
     def for_name(self, name: str, naming: bool = False) -> tuple[str, ...]:
         """`_metrics_of_name`, each answer kept."""
@@ -204,12 +218,14 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
 def _below(sentence: str, below: tuple[str, ...], index: MetricIndex) -> str | None:
     """The one key, of those the logging call right below a comment logs, that a sentence of
     the comment names: written as the key (`# grad-norm: ...` above `add_scalar("grad-norm", ...)`)
-    or as its last segment. The call pins which metric the name is, as a docs table's row does."""
+    or as its last segment. The call pins which metric the name is, as a docs table's row does.
+    A dict entry's key that is logged under a section added elsewhere (`m["kl"] = v`, logged as
+    `policy/kl`) is that metric, when it is the only one so logged (`MetricIndex.sectioned`)."""
     if not below:
         return None
     names = {name: key for key in below for name in (key, keys.literal(keys.last_segment(key)))}
     found = {names[word] for match in _TOKEN.finditer(sentence) if (word := (match.group(1) or match.group(2)).strip(".,:;")) in names}
-    metrics = {metric for key in found for metric in index.for_key(key)}
+    metrics = {metric for key in found for metric in index.for_key(key) or index.sectioned(key)}
     return metrics.pop() if len(found) == 1 and len(metrics) == 1 else None
 
 

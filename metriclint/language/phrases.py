@@ -21,7 +21,9 @@ from metriclint.knowledge.vocabulary import PhraseEntry, Vocabulary
 from metriclint.language import noun_phrase
 from metriclint.model import Reading
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*]|$)|\n\s*\n")
+# A sentence ends at ".", "!" or "?" before a capital, or at the end of a line before a line
+# that leads with a name and a colon ("weights.\nkl_mean: the mean KL"), and at a blank line.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*]|$)|(?<=[.!?])[ \t]*\n\s*(?=[A-Za-z_{][\w/{}.-]*:\s)|\n\s*\n")
 _CLAUSE_BREAK = re.compile(r"[,;:()\[\]—–]|\s-\s|(?<!\w)(?:but|however|whereas|while)(?!\w)", re.IGNORECASE)
 _WORD = re.compile(r"[\w']+")
 # "the current and the reference policy": the word before "and"/"or" shares the phrase's tail.

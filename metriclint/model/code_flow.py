@@ -60,6 +60,18 @@ class ResultOf:
     bound: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """What a construct of the code makes of values only the project-wide step can tell: a project
+    call's result divided by a count (`masked_sum(x, mask) / mask.sum()`) is a mean when that
+    call's result is a sum. Each of `gives` is (facet, value, fact): the fact holds when the
+    values have that facet's value; the values' facts of `keeps` hold too."""
+
+    atoms: frozenset[Atom]
+    gives: tuple[tuple[str, str, CodeFact], ...]
+    keeps: tuple[str, ...] = ()
+
+
 # How a call's callee is written when the call is a method of an object nothing in its file names
 # (`writer.record(...)`: `?.record`); the project-wide step may still find the one method of that
 # name (evidence/callees.py).
@@ -70,8 +82,9 @@ REMOTE_CALL = "?remote."
 
 
 # What a value may be, as far as one file can tell: a parameter of the enclosing function (its
-# name), a code fact, or the result of a call that the project-wide step resolves.
-Atom = Union[str, CodeFact, ResultOf]
+# name), a code fact, the result of a call that the project-wide step resolves, or what a
+# construct makes of such results.
+Atom = Union[str, CodeFact, ResultOf, Derived]
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,8 @@ _LEADING_MARKS = ("`", "**", "__")
 _NAME_MARKS = ("`", "*", "_", "/", "&")
 # Words allowed between the names of a key cell: "`rollout_time` / `train_time`".
 _JOINERS = frozenset({"", "/", ",", "and", "or", "&"})
+# The most words a label before a colon has, in a list item of a metric's: "Token-level RS: ...".
+_LABEL_WORDS = 4
 # Longer code spans are not parsed to be told formulas: a page cannot make the reader parse at length.
 _FORMULA_WIDTH = 200
 
@@ -185,6 +187,9 @@ class _Walker:
             return self.blocks(children, context)
         inline = self._run(children[0].children[0])
         lead = _leading_name(inline)
+        if lead is None and context.section:
+            label = _label_end(inline.content)  # "- Token-level RS: ..." in a metric's item: one case of it
+            return self._inline(inline, context.section, context.about_metrics, label) + self.blocks(children[1:], context)
         if lead is None:
             return self.blocks(children, context)
         name, offset = lead
@@ -319,7 +324,8 @@ def _names(inline: InlineRun) -> list[str] | None:
 
 
 def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
-    """`name` and the offset its definition starts at, for "`name`: text" or "**name** — text"."""
+    """`name` and the offset its definition starts at, for "`name`: text", "**name** — text" or
+    "**`name`**: text"."""
     if not inline.content.startswith(_LEADING_MARKS):
         return None  # the run cannot start with its name's markup: no need to parse it
     children = [c for c in inline.children if c.type != "text" or c.content]  # the parser leaves empty text nodes
@@ -328,9 +334,11 @@ def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
     head, rest = children[0], children[1]
     if head.type == "code_inline":
         name, raw = head.content, head.markup + head.content + head.markup
-    elif head.type == "strong" and len(head.children) == 1 and head.children[0].type == "text":
-        name = head.children[0].content
-        raw = head.markup + name + head.markup
+    elif head.type == "strong" and len(head.children) == 1 and head.children[0].type in ("text", "code_inline"):
+        inner = head.children[0]
+        name = inner.content
+        code = inner.markup if inner.type == "code_inline" else ""
+        raw = head.markup + code + name + code + head.markup
     else:
         return None
     if not _name_shaped(name, marked=True) or not inline.content.startswith(raw) or rest.type != "text":
@@ -341,6 +349,16 @@ def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
         return None
     body = stripped[1:]
     return name, len(inline.content) - len(body)
+
+
+def _label_end(content: str) -> int:
+    """Where the text after a short label and its colon starts ("Token-level RS: rejects the
+    sequence" -> after "RS: "), else 0. In a metric's item such a label names one case or one
+    aspect of it ("**Formula**", "Geometric mode"), and a facet phrase in it is about that case:
+    two cases of one metric are no contradiction."""
+    colon = content.find(": ")
+    label = content[:colon]
+    return colon + 2 if 0 < colon and len(label.split()) <= _LABEL_WORDS and not any(c in label for c in ".;!?\n") else 0
 
 
 def _name_shaped(word: str, marked: bool) -> bool:

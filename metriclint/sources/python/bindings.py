@@ -10,6 +10,7 @@ from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.binding_shapes import added_to, assigned_name, constant_shape, loop_shape, reached, read_names
 from metriclint.sources.python.call_names import arguments, called_name
+from metriclint.sources.python.counts import is_len
 from metriclint.sources.python.flow import Scope, shared
 from metriclint.sources.python.said import Messages
 
@@ -182,6 +183,10 @@ class Bindings(Messages):
             self._instance((self.scopes[0] if target.id in scope.globals else scope).instances, target.id, value)
             self.compose(target.id, value, extend=False)
             scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
+            if isinstance(value, ast.Call) and is_len(value):
+                scope.counters.add(target.id)  # `n = len(samples)` counts them
+            elif scope.counters:
+                scope.counters.discard(target.id)
             self._gathered(scope, target.id, value)
             if not class_body:
                 scope.bind_strings(target.id, strings.values(value, self.string), path)

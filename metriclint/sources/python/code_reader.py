@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Mapping
 from metriclint.knowledge import numbers
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.code_knowledge import Knowledge
-from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, ResultOf
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, ResultOf
 from metriclint.sources.python.call_names import arguments, module_name
 from metriclint.sources.python.code_shapes import (
     chained_methods,
@@ -294,9 +294,8 @@ class CodeReader:
             return frozenset()
         other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
         shared = frozenset(a for a in every if a.facet in self.knowledge.kept_when_shared and (a.facet, a.value) in other)
-        derived = shared | (self.derived("averaging", node, every) if op == "/" and counted else frozenset())
-        if op in "*/":
-            derived |= self.derived("rescaling", node, every)
+        constructs = (("averaging",) if op == "/" and counted else ()) + (("rescaling",) if op in "*/" else ())
+        derived = shared | frozenset().union(*(self.derived(c, node, every) for c in constructs)) | self._deferred(node, constructs, left)
         if op in "+-":
             if is_number(right_node):
                 return frozenset(facts)
@@ -329,6 +328,23 @@ class CodeReader:
 
     def _shares(self, divisor: ast.expr) -> bool:
         return counts_devices(divisor, self.knowledge.devices, self.knowledge.subgroups)
+
+    def _deferred(self, node: ast.AST, constructs: tuple[str, ...], left: frozenset[Atom]) -> frozenset[Atom]:
+        """What these constructs make of a project call's result, which only the project-wide step
+        can tell (model.Derived): `kept_total(x, mask) / mask.sum()` is a mean when that call's
+        result is a sum."""
+        results = frozenset(a for a in left if isinstance(a, Derived) or (isinstance(a, ResultOf) and a.callee))
+        if not results or not constructs:
+            return frozenset()
+        span, origin = self.text.span(self.path, node), self.origin(node)
+        gives = tuple(
+            (*d.given, CodeFact(facet, value, span, origin, d.says))
+            for construct in constructs
+            for d in self.knowledge.derivations.get(construct, ())
+            if d.given is not None
+            for facet, value in d.gives
+        )
+        return frozenset({Derived(results, gives, tuple(sorted(self.knowledge.kept_by_arithmetic - {"unit"})))}) if gives else frozenset()
 
     def _rates(self, node: ast.AST, counts: list[CodeFact], duration: CodeFact) -> set[Atom]:
         """A count over a duration: a rate in the count's unit per second (units.yaml `rates`)."""

@@ -11,6 +11,7 @@ from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Related, ResultOf, 
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.call_names import arguments
 from metriclint.sources.python.code_shapes import counts_devices, same_expression, subject
+from metriclint.sources.python.counts import counts_items
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState
 
@@ -61,7 +62,8 @@ class ValueReader(WalkState):
             return self.code.expression(value, scope.objects)
         if isinstance(value, ast.BinOp) and element is None:
             left, right = self.roots(value.left), self.roots(value.right)
-            found = self.code.arithmetic(value, value.op, left, right, value.right, self.counted(value.right))
+            counted = isinstance(value.op, (ast.Div, ast.Mult)) and self.counted(value.right)
+            found = self.code.arithmetic(value, value.op, left, right, value.right, counted)
             return found | self._divergence(value) | self._entropy_product(value)
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
             entropy = (
@@ -260,10 +262,9 @@ class ValueReader(WalkState):
         return value
 
     def counted(self, divisor: ast.expr) -> bool:
-        """Whether a divisor is a number of items: `len(...)`, or a name counted up in a loop."""
-        if isinstance(divisor, ast.Name):
-            return divisor.id in self.scopes[-1].counters
-        return isinstance(divisor, ast.Call) and isinstance(divisor.func, ast.Name) and divisor.func.id == "len"
+        """Whether a divisor is a number of items (counts.py): `len(...)`, a name counted up in a
+        loop or bound to `len(...)`, the sum of a mask."""
+        return counts_items(divisor, self.scopes[-1].counters, self.code.knowledge.masks)
 
     def selected(self, name: str, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """Under a test that reads the name itself (`if best is None or x > best: best = x`)
