@@ -71,6 +71,14 @@ def code_claims(project: Path) -> tuple[CodeClaim, ...]:
             os.chdir(cwd)
 
 
+# The metrics the Hugging Face Trainer's own keys with code facts are logged as (rules/code/frameworks.yaml).
+TRAINER_FACT_KEYS = frozenset(
+    {
+        *("grad_norm", "train/grad_norm", "loss", "train/loss", "train_loss", "train/train_loss"),
+        *("train_runtime", "train/train_runtime", "train_samples_per_second", "train/train_samples_per_second"),
+    }
+)
+
 TWIN = "twin.yaml"
 
 

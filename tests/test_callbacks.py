@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_project
+from conftest import TRAINER_FACT_KEYS, write_project
 from test_codefacts import _facts
 
 from metriclint.sources.python import extract
 
 TRAINER = "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n"
-ALL = {"grad_norm", "train/grad_norm", "loss", "train/loss"}
+ALL = TRAINER_FACT_KEYS
 
 
 def _callback(body: str, signature: str = "self, args, state, control, logs=None, **kwargs", head: str = "") -> str:
@@ -31,7 +31,7 @@ READ_ONLY = {
     "copy-changed": "shown = {k: round(v, 2) for k, v in logs.items()}\nshown['loss'] = 0.0\nprint(shown)",
     "rebound-to-copy": "logs = dict(logs)\nlogs.pop('loss', None)\nprint(logs)",
     "other-key-added": "if logs is not None:\n    logs['restarts'] = self.restarts",
-    "other-key-popped": "_ = logs.pop('total_flos', None)",
+    "other-key-popped": "_ = logs.pop('epoch', None)",
     "other-keys-updated": "logs.update({'restarts': self.restarts})",
     "alias-read": "seen = logs or {}\nself.count += len(seen)",
     "unpacked-into-call": "self.tracker.log(step=state.global_step, **logs)",

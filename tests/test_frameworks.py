@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import invoke, write_project
+from conftest import TRAINER_FACT_KEYS, invoke, write_project
 from test_codefacts import _facts
 
 from metriclint.knowledge.code_knowledge import knowledge, load
@@ -27,11 +27,7 @@ def test_every_entry_point_has_examples_that_must_and_must_not_match() -> None:
         assert any(logs for _, logs in entry.examples) and any(not logs for _, logs in entry.examples), entry.paths[0]
 
 
-# The metrics the Trainer's own keys with facts are logged as (rules/code/frameworks.yaml).
-ALL = {
-    *("grad_norm", "train/grad_norm", "loss", "train/loss", "train_loss", "train/train_loss"),
-    *("train_runtime", "train/train_runtime", "train_samples_per_second", "train/train_samples_per_second"),
-}
+ALL = TRAINER_FACT_KEYS
 
 
 @pytest.mark.parametrize(("entry", "code", "logs"), EXAMPLES, ids=[f"{e}-{i}" for i, (e, _, _) in enumerate(EXAMPLES)])
