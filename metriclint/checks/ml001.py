@@ -5,7 +5,7 @@ from __future__ import annotations
 from textwrap import dedent
 from typing import Iterator
 
-from metriclint.checks.ml006 import computed_value, estimated, statements
+from metriclint.checks.ml006 import computed_value, restated, statements
 from metriclint.checks.rewording import fix_for
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.snippets import REGISTRY
@@ -36,8 +36,8 @@ def all_registry_contradictions(corpus: Corpus) -> Iterator[Finding]:
         computed = computed_value(corpus, metric, facet)
         for claim in group:
             if claim.negated == (claim.value == setting.value) and not (
-                computed is not None and computed[0] == setting.value and estimated(computed[1], claim.value, stated[(metric, statement)])
-            ):  # the registry's value is the code's, and the text states what that also is
+                computed is not None and computed[0] == setting.value and restated(computed[1], claim.value, stated[(metric, statement)])
+            ):  # the registry's value is the code's, and the text states the same number in other words
                 evidence = f"registry says {setting.value} ({setting.span.path}:{setting.span.line})"
                 fix = fix_for(claim, group, setting.value, corpus.vocabulary) if corpus.vocabulary else None
                 yield claim_finding(ML001, claim, facet, setting.value, evidence, (Related(setting.span, setting.text),), fix)

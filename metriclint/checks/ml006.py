@@ -30,6 +30,14 @@ def estimated(facts: list[CodeFact], value: str, stated: frozenset[str] = frozen
     return bool(facts) and all(value in fact.also and stated.issuperset(fact.also_with) for fact in facts)
 
 
+def restated(facts: list[CodeFact], value: str, stated: frozenset[str]) -> bool:
+    """Whether a text that states `value` (and `stated`) says the same number as every computing
+    site's value in other words: an `also` that holds only of a text stating more (`also_with`:
+    a mean over the devices is one device's share). An estimate (an NLL for an entropy) is
+    another number, which a registry's own word rules out (ML001)."""
+    return estimated(facts, value, stated) and all(fact.also_with for fact in facts)
+
+
 def statements(claims: tuple[Claim, ...]) -> dict[tuple[str, Span], frozenset[str]]:
     """What each text states of each metric, as `facet=value` (negated claims left out)."""
     stated: dict[tuple[str, Span], set[str]] = defaultdict(set)
