@@ -466,3 +466,62 @@ def test_a_sink_the_walk_cannot_read_as_written_is_a_rules_error(shapes: str, pr
     assert root is not None and not problems
     sinks._read(reader, root)
     assert [str(found) for found in reader.problems] == [f"sinks.yaml:{problem}"]
+
+
+def test_sources_and_explain_metric_say_what_logs_a_key_and_through_which_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES / "inventory_dataflow")
+    listed = invoke("sources", "--keys", ".", "--no-cache").stdout.splitlines()
+    assert (
+        "train/loss\tlogged\ttinytrain/loop.py:19\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.loop.Trainer.step"
+        in listed
+    )
+    assert (
+        "lengths/mean\tlogged\ttinytrain/stats.py:6\ta TensorBoard SummaryWriter's add_scalar (tinytrain/tracking.py:13), from tinytrain.stats.summary"
+        in listed
+    )
+    explained = invoke("explain-metric", "perf/step_seconds", ".", "--no-cache").stdout
+    assert "tinytrain/loop.py:25  by wandb's log (tinytrain/tracking.py:30), from tinytrain.tracking.Buffer.record" in explained
+
+
+CLOCKS = """\
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Clocks:
+    def __init__(self):
+        self.spent = {}
+
+    def _longest(self, names):
+        return {name: self.spent.get(name, 0.0) for name in names}
+
+    def write(self, names, writer, step):
+        longest = self._longest(names)
+        for name in longest:
+            writer.add_scalar(name + "-time", longest[name], step)
+"""
+PHASES = 'SHOWN_PHASES = [\n    "rollout",\n    "update",\n]\nHIDDEN = ["idle"]\n'
+REPORT = """\
+from pkg.clocks import Clocks
+from pkg.phases import SHOWN_PHASES
+
+OWN_PHASES = ("sync",)
+
+
+def report(clocks: Clocks, writer, step):
+    shown = ["forward"]
+    shown.extend(SHOWN_PHASES)
+    clocks.write(shown, writer, step)
+    clocks.write(OWN_PHASES, writer, step)
+"""
+
+
+def test_a_module_level_list_of_names_handed_to_a_logger_names_its_keys(tmp_path: Path) -> None:
+    """A list of names written once at module level, in this module or imported from another,
+    is what a logger that keys its values by those names logs; a list nobody hands to one
+    names nothing, nor does a logger that only prints."""
+    files = {"pkg/clocks.py": CLOCKS, "pkg/phases.py": PHASES, "pkg/report.py": REPORT}
+    write_project(tmp_path / "logged", files)
+    printed = CLOCKS.replace('writer.add_scalar(name + "-time", longest[name], step)', 'print(name + "-time", longest[name], step)')
+    write_project(tmp_path / "printed", {**files, "pkg/clocks.py": printed})
+    assert _logged(tmp_path / "logged") == ["forward-time", "rollout-time", "sync-time", "update-time"]
+    assert _logged(tmp_path / "printed") == []
