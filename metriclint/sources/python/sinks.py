@@ -126,10 +126,8 @@ class KeyRecorder(BagReader):
                 self.log_bag(self.entry(parts[0], value), sink, node, logging)  # type: ignore[arg-type]
             elif len(parts) == 1:
                 self.sink(parts[0], value, require_key_shape=False, logging=logging)  # type: ignore[arg-type]
-                described = passed(given, shape.description) if shape.description is not None else None
-                for key in self._keys(parts[0]) if described is not None else ():  # type: ignore[arg-type]
-                    if not keys.is_template(key):
-                        self.tables.described(key, described, self.span(parts[0]))  # type: ignore[arg-type]
+                if shape.description is not None:
+                    self._described(parts[0], passed(given, shape.description))  # type: ignore[arg-type]
             else:
                 joined = ["/".join(texts) for texts in itertools.product(*(self._keys(p) for p in parts))]  # type: ignore[arg-type]
                 for key in joined[: keys.MAX_VALUES]:
@@ -156,6 +154,15 @@ class KeyRecorder(BagReader):
             self.logged_with[id(mapping)] = logging  # for its shaped keys, recorded where the dict is visited
         self.log_bag(self.bag(mapping), sink, node, logging, fresh=isinstance(mapping, (ast.Dict, ast.DictComp)))
         return _taken((argument,) if argument is not None else (), None) | {_FITS}
+
+    def _described(self, key_node: ast.expr, text: ast.expr | None) -> None:
+        """The description a sink call gives its key (an OpenTelemetry instrument's): the key's
+        tooltip, for each key the name may be that is known whole."""
+        if text is None:
+            return
+        for key in self._keys(key_node):
+            if not keys.is_template(key):
+                self.tables.described(key, text, self.span(key_node))
 
     def _line_record(self, node: ast.Call, written: ast.expr) -> ast.expr | None:
         """The dict a call writes as one JSON line (line_records.py), unless it is a row of data:
