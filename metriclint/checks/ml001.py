@@ -5,11 +5,11 @@ from __future__ import annotations
 from textwrap import dedent
 from typing import Iterator
 
-from metriclint.checks.ml006 import computed_value, restated, statements
+from metriclint.checks.ml006 import computed_value, restated
 from metriclint.checks.rewording import fix_for
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.checks.snippets import REGISTRY
-from metriclint.checks.statements import allows, by_statement, claim_finding
+from metriclint.checks.statements import allows, by_statement, claim_finding, statements
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.model import Finding, Related, Severity
 

@@ -3,14 +3,13 @@ computing the metric rules out."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Iterator
 
 from metriclint.checks.rule import Corpus, Example, Rule
-from metriclint.checks.statements import allows, by_statement, claim_finding
+from metriclint.checks.statements import allows, by_statement, claim_finding, statements
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.knowledge.registry import Setting
-from metriclint.model import Claim, CodeFact, Finding, Related, Severity, SourceKind, Span
+from metriclint.model import Claim, CodeFact, Finding, Related, Severity, SourceKind
 
 
 def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[CodeFact]] | None:
@@ -36,15 +35,6 @@ def restated(facts: list[CodeFact], value: str, stated: frozenset[str]) -> bool:
     a mean over the devices is one device's share). An estimate (an NLL for an entropy) is
     another number, which a registry's own word rules out (ML001)."""
     return estimated(facts, value, stated) and all(fact.also_with for fact in facts)
-
-
-def statements(claims: tuple[Claim, ...]) -> dict[tuple[str, Span], frozenset[str]]:
-    """What each text states of each metric, as `facet=value` (negated claims left out)."""
-    stated: dict[tuple[str, Span], set[str]] = defaultdict(set)
-    for claim in claims:
-        if not claim.negated:
-            stated[(claim.metric, claim.statement)].add(f"{claim.facet}={claim.value}")
-    return {key: frozenset(values) for key, values in stated.items()}
 
 
 def code_evidence(facts: list[CodeFact]) -> tuple[str, tuple[Related, ...]]:

@@ -46,3 +46,12 @@ def allows(values: list[Claim], value: str) -> bool:
     positive = {c.value for c in values if not c.negated}
     negated = {c.value for c in values if c.negated}
     return value not in negated and (not positive or value in positive)
+
+
+def statements(claims: tuple[Claim, ...]) -> dict[tuple[str, Span], frozenset[str]]:
+    """What each text states of each metric, as `facet=value` (negated claims left out)."""
+    stated: dict[tuple[str, Span], set[str]] = defaultdict(set)
+    for claim in claims:
+        if not claim.negated:
+            stated[(claim.metric, claim.statement)].add(f"{claim.facet}={claim.value}")
+    return {key: frozenset(values) for key, values in stated.items()}

@@ -315,7 +315,7 @@ class CodeReader:
             and not any(a.facet == "unit" for a in right if isinstance(a, CodeFact))
         ):
             result |= {a for a in facts if a.facet == "unit" and a.value in _DURATIONS}  # the time of one iteration, GPU-seconds
-        if op == "/" and not any(a.facet == "scope" and a.value == "global" for a in every) and self._shares(right_node):
+        if op == "/" and not any(a.facet == "scope" and a.value == "global" for a in every) and self.shares(right_node):
             kept = facts if not isinstance(right_node, ast.BinOp) else []  # `x / world_size` alone: in x's unit
             result |= set(kept) | self.derived("share", node, every)
         for fact in facts:
@@ -326,7 +326,8 @@ class CodeReader:
                 result |= {a for a in every if a.facet in self.knowledge.kept_by_conversion}
         return frozenset(result)
 
-    def _shares(self, divisor: ast.expr) -> bool:
+    def shares(self, divisor: ast.expr) -> bool:
+        """Whether dividing by `divisor` takes one device's share (rules/code/ranks.yaml `devices`)."""
         return counts_devices(divisor, self.knowledge.devices, self.knowledge.subgroups)
 
     def _deferred(self, node: ast.AST, constructs: tuple[str, ...], left: frozenset[Atom]) -> frozenset[Atom]:

@@ -35,8 +35,8 @@ def unguarded(node: ast.expr) -> ast.expr:
     while True:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _small(node.right):
             node = node.left
-        elif isinstance(node, ast.Call) and _guard(node) is not None:
-            node = _guard(node)  # type: ignore[assignment]
+        elif isinstance(node, ast.Call) and (guarded := _guard(node)) is not None:
+            node = guarded
         elif _cast(node):
             node = node.func.value  # type: ignore[attr-defined]
         else:

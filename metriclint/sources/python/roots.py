@@ -10,7 +10,7 @@ from metriclint.knowledge.code_entries import Schedulers
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Related, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.call_names import arguments
-from metriclint.sources.python.code_shapes import counts_devices, same_expression, subject
+from metriclint.sources.python.code_shapes import same_expression, subject
 from metriclint.sources.python.counts import counts_items
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState
@@ -81,7 +81,7 @@ class ValueReader(WalkState):
             isinstance(share, ast.BinOp)
             and isinstance(share.op, ast.Div)
             and same_expression(share.left, node.orelse)
-            and counts_devices(share.right, self.code.knowledge.devices, self.code.knowledge.subgroups)
+            and self.code.shares(share.right)
         )
 
     def _put_here(self, node: ast.Subscript) -> frozenset[Atom]:
