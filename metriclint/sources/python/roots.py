@@ -317,12 +317,19 @@ class ValueReader(WalkState):
 
 def reads_a_value(node: ast.expr) -> bool:
     """Whether an expression reads a variable, as a constant (`0.0`, `-1`, `float("nan")`)
-    does not: a function called is no value read."""
-    if isinstance(node, ast.Name):
-        return True
-    if isinstance(node, ast.Call):
-        return any(reads_a_value(a) for a in (*node.args, *(k.value for k in node.keywords)))
-    return any(reads_a_value(child) for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
+    does not: a function called is no value read. Asked of every value nothing is known
+    about, so it keeps a stack of its own rather than a generator per node."""
+    stack: list[ast.AST] = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is ast.Name:
+            return True
+        if type(current) is ast.Call:
+            stack += current.args
+            stack += [k.value for k in current.keywords]
+        else:
+            stack += [child for child in ast.iter_child_nodes(current) if isinstance(child, ast.expr)]
+    return False
 
 
 def _reads_param_group_lr(node: ast.Subscript) -> bool:
