@@ -525,3 +525,14 @@ def test_a_module_level_list_of_names_handed_to_a_logger_names_its_keys(tmp_path
     write_project(tmp_path / "printed", {**files, "pkg/clocks.py": printed})
     assert _logged(tmp_path / "logged") == ["forward-time", "rollout-time", "sync-time", "update-time"]
     assert _logged(tmp_path / "printed") == []
+
+
+def test_a_timer_picked_at_import_fills_a_dict_only_where_every_choice_fills_it(tmp_path: Path) -> None:
+    """A name a package picks among the project's definitions at import time (fixtures/
+    inventory_relay) is read as each of them: where one of them leaves the dict alone, the
+    call fills it with nothing metriclint can name."""
+    project = copy_fixture(FIXTURES / "inventory_relay", tmp_path / "project", "metrics.yaml", "expected.txt")
+    assert _logged(project) == ["seconds/load", "seconds/update", "train/loss"]
+    marked = project / "steps" / "clocks" / "marked.py"
+    marked.write_text(marked.read_text(encoding="utf-8").replace("    yield from accumulate(label, into)\n", "    yield\n"), encoding="utf-8")
+    assert _logged(project) == ["train/loss"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
@@ -80,6 +81,7 @@ class LoggedBags:
                 owner, name = attribute.rsplit(".", 1)
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
         self.memo: dict[tuple[str, Bag, int, Span | None], tuple[tuple[MetricsEntry, str], ...]] = {}
+        self.by_last_part: dict[str, list[FunctionFlow]] | None = None  # made when a filling call reaches no one definition
 
     def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
         """Every entry a sink logs through a dict it cannot see whole, keyed as it is logged; not
@@ -103,11 +105,15 @@ class LoggedBags:
             return self.memo[memo]
         self.memo[memo] = ()  # a cycle adds nothing
         flow = self.project.functions.get(function)
-        found: list[tuple[MetricsEntry, str]] = [(entry, function) for entry in self._given(flow, bag.entries, call)]
+        found: list[tuple[MetricsEntry, str]] = list(self._read_for(flow, function, bag.entries, call))
         for held in bag.held if hops < MAX_HOPS else ():
             for rekey in self._given_texts(flow, held.rekey, call):
                 for entry, where in self._held(function, held, hops + 1, call):
-                    if entry.key not in held.without:
+                    if entry.key in held.without:
+                        continue
+                    if where == function and call is not None and keys.is_template(entry.key):
+                        found.extend(self._read_for(flow, function, (_rekeyed(entry, rekey),), call))  # a key a callee named by our parameter
+                    else:
                         found.append((_rekeyed(entry, rekey), where))
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
@@ -151,15 +157,8 @@ class LoggedBags:
             for target in self.targets(held.name):
                 yield target.name, target.gives, at
         elif held.kind == "filled":
-            callee = self.project.resolve(held.name)
             at = self.at.get(held.call) if held.call is not None else None
-            param = (
-                param_at(callee, held.where, at.bound if at is not None else False)
-                if callee is not None and held.where is not None
-                else None
-            )
-            filled = dict(callee.fills).get(param) if callee is not None and param is not None else None
-            if callee is not None and filled is not None:
+            for callee, filled in self._fillers(held, at):
                 yield callee.name, filled, at
         elif held.kind == "constant":
             names = self.name_lists.resolve(held.name)
@@ -169,6 +168,50 @@ class LoggedBags:
             owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
                 yield where, bag, None
+
+    def _read_for(
+        self, flow: FunctionFlow | None, function: str, entries: Iterable[MetricsEntry], call: CallFlow | None
+    ) -> Iterator[tuple[MetricsEntry, str]]:
+        """Entries of `function` read for `call`, each with the function whose parameters its key
+        names: the caller's, when the call passes one of the caller's own parameters for a
+        parameter the key names (`_timer(name, timings)` in `def marked(name, timings)`), so that
+        the caller's callers fill it (`with marked("gen", timings)`)."""
+        caller = self.project.functions.get(call.caller) if call is not None else None
+        for entry in self._given(flow, entries, call):
+            named = _passed_on(flow, entry.key, call, caller) if caller is not None and keys.is_template(entry.key) else None
+            if named is None:
+                yield entry, function
+            else:
+                yield MetricsEntry(named, entry.span, entry.value, entry.measured, entry.through), caller.name  # type: ignore[union-attr]
+
+    def _fillers(self, held: Held, at: CallFlow | None) -> list[tuple[FunctionFlow, Bag]]:
+        """The functions a call that fills a dict (`held`) runs, each with what it puts in the
+        dict. A name that reaches no one definition (a package that picks one of several at
+        import time and re-exports it with `import *`) runs one of the project's functions of
+        that name under the package it is imported from: all of them, when every one fills
+        the dict; none, when one does not."""
+        found = self.project.resolve(held.name)
+        named = [found] if found is not None else self._named_like(held.name)
+        fillers = []
+        for callee in named:
+            param = param_at(callee, held.where, at.bound if at is not None else False) if held.where is not None else None
+            filled = dict(callee.fills).get(param) if param is not None else None
+            if filled is None:
+                return []
+            fillers.append((callee, filled))
+        return fillers
+
+    def _named_like(self, name: str) -> list[FunctionFlow]:
+        """The project's functions named as `name` ends, under its top package (`pkg.utils.timer`
+        for `pkg.debug.timer`)."""
+        if "." not in name:
+            return []
+        if self.by_last_part is None:
+            self.by_last_part = defaultdict(list)
+            for flow in self.project.functions.values():
+                self.by_last_part[flow.name.rsplit(".", 1)[-1]].append(flow)
+        package = "." + name.split(".", 1)[0] + "."
+        return [flow for flow in self.by_last_part.get(name.rsplit(".", 1)[-1], ()) if package in "." + flow.name]
 
     def _given(self, flow: FunctionFlow | None, entries: Iterable[MetricsEntry], call: CallFlow | None) -> Iterator[MetricsEntry]:
         """Entries whose keys name `flow`'s parameters, filled with what `call` passes for them."""
@@ -215,6 +258,28 @@ class LoggedBags:
                     key = key.replace(f"{{{param}}}", text)
                 made.append((key, call.span))
         return made or [(entry.key, entry.span)]
+
+
+def _passed_on(flow: FunctionFlow | None, template: str, call: CallFlow | None, caller: FunctionFlow) -> str | None:
+    """`template` with each placeholder that names a parameter of `flow` for which `call` passes
+    a parameter of `caller` as it is renamed to that one; None when it names none such."""
+    if flow is None or call is None:
+        return None
+    renamed: dict[str, str] = {}
+    for param in flow.params:
+        if f"{{{param}}}" not in template:
+            continue
+        for where, bag in call.bags:
+            if where in (param, passed_at(flow, param, call.bound)):
+                held = bag.held[0] if len(bag.held) == 1 and not bag.entries and not bag.items else None
+                if held is not None and held.kind == "param" and held.rekey == "{}" and not held.item and held.name in caller.params:
+                    renamed[param] = held.name
+    if not renamed:
+        return None
+    return _PLACEHOLDER.sub(lambda m: "{" + renamed.get(m.group(1), m.group(1)) + "}", template)
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 def _rekeyed(entry: MetricsEntry, rekey: str) -> MetricsEntry:
