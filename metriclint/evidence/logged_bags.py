@@ -36,6 +36,7 @@ class LoggedEntry:
     function: str
     value: frozenset[Atom]
     recorded: bool = False  # its key is logged where it is written too, with the value its file sees there
+    labelled: bool = False  # its last segment is a label a caller passed for it (`timer("gen", times)`): no name of its value
 
 
 class _Families:
@@ -82,6 +83,7 @@ class LoggedBags:
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
         self.memo: dict[tuple[str, Bag, int, Span | None], tuple[tuple[MetricsEntry, str], ...]] = {}
         self.by_last_part: dict[str, list[FunctionFlow]] | None = None  # made when a filling call reaches no one definition
+        self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
 
     def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
         """Every entry a sink logs through a dict it cannot see whole, keyed as it is logged; not
@@ -93,9 +95,10 @@ class LoggedBags:
                 for entry, function in self.entries(flow.name, logged.bag, 0, None):
                     for key, span in self._filled(function, entry):
                         sink = logged_by(logged.sink, logged.span, span, None if function == flow.name else function)
-                        yield LoggedEntry(
-                            KeyUse(key, span, False, entry.measured, entry.through, sink=sink), function, entry.value, entry.recorded
-                        )
+                        owner = self.project.functions.get(function)
+                        labelled = entry in self.labelled or (key != entry.key and _label_filled(owner, entry, key))
+                        use = KeyUse(key, span, False, entry.measured, entry.through, sink=sink)
+                        yield LoggedEntry(use, function, entry.value, entry.recorded, labelled)
 
     def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[MetricsEntry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
@@ -112,9 +115,11 @@ class LoggedBags:
                     if entry.key in held.without:
                         continue
                     if where == function and call is not None and keys.is_template(entry.key):
-                        found.extend(self._read_for(flow, function, (_rekeyed(entry, rekey),), call))  # a key a callee named by our parameter
+                        found.extend(
+                            self._read_for(flow, function, (self._rekeyed(entry, rekey),), call)
+                        )  # a key a callee named by our parameter
                     else:
-                        found.append((_rekeyed(entry, rekey), where))
+                        found.append((self._rekeyed(entry, rekey), where))
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
 
@@ -182,7 +187,7 @@ class LoggedBags:
             if named is None:
                 yield entry, function
             else:
-                yield MetricsEntry(named, entry.span, entry.value, entry.measured, entry.through), caller.name  # type: ignore[union-attr]
+                yield self._kept(entry, MetricsEntry(named, entry.span, entry.value, entry.measured, entry.through)), caller.name  # type: ignore[union-attr]
 
     def _fillers(self, held: Held, at: CallFlow | None) -> list[tuple[FunctionFlow, Bag]]:
         """The functions a call that fills a dict (`held`) runs, each with what it puts in the
@@ -217,7 +222,24 @@ class LoggedBags:
         """Entries whose keys name `flow`'s parameters, filled with what `call` passes for them."""
         for entry in entries:
             for key in self._given_texts(flow, entry.key, call):
-                yield entry if key == entry.key else MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through)
+                if key == entry.key:
+                    yield entry
+                    continue
+                made = self._kept(entry, MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through))
+                if _label_filled(flow, entry, key):
+                    self.labelled.add(made)
+                yield made
+
+    def _kept(self, entry: MetricsEntry, made: MetricsEntry) -> MetricsEntry:
+        """`made`, from `entry`, labelled as `entry` is."""
+        if entry in self.labelled:
+            self.labelled.add(made)
+        return made
+
+    def _rekeyed(self, entry: MetricsEntry, rekey: str) -> MetricsEntry:
+        if rekey == "{}":
+            return entry
+        return self._kept(entry, MetricsEntry(rekey.replace("{}", entry.key), entry.span, entry.value, entry.measured, entry.through))
 
     def _given_texts(self, flow: FunctionFlow | None, template: str, call: CallFlow | None) -> list[str]:
         """`template` with each placeholder that names a parameter of `flow` filled with the
@@ -282,8 +304,17 @@ def _passed_on(flow: FunctionFlow | None, template: str, call: CallFlow | None, 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-def _rekeyed(entry: MetricsEntry, rekey: str) -> MetricsEntry:
-    return entry if rekey == "{}" else MetricsEntry(rekey.replace("{}", entry.key), entry.span, entry.value, entry.measured, entry.through)
+def _label_filled(flow: FunctionFlow | None, entry: MetricsEntry, key: str) -> bool:
+    """Whether filling the entry's key made `key` by putting a caller's text in place of its
+    whole last segment (`times[name] = elapsed` in `def timer(name, times)`), for a value the
+    function measures itself: the text labels what was measured (a stage), and names no value a
+    text may document under it. A value the caller passes with its name (`def record(name,
+    value)`) is named by it."""
+    last = entry.key.rsplit("/", 1)[-1]
+    if flow is None or not (last.startswith("{") and last.endswith("}") and last[1:-1] in flow.params) or "{" in key.rsplit("/", 1)[-1]:
+        return False
+    filled = {param for param, _ in flow.fills}
+    return not any(isinstance(atom, str) and atom in flow.params and atom != last[1:-1] and atom not in filled for atom in entry.value)
 
 
 def logged_entries(
