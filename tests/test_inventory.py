@@ -525,3 +525,37 @@ def test_a_module_level_list_of_names_handed_to_a_logger_names_its_keys(tmp_path
     write_project(tmp_path / "printed", {**files, "pkg/clocks.py": printed})
     assert _logged(tmp_path / "logged") == ["forward-time", "rollout-time", "sync-time", "update-time"]
     assert _logged(tmp_path / "printed") == []
+
+
+def test_a_timer_picked_at_import_fills_a_dict_only_where_every_choice_fills_it(tmp_path: Path) -> None:
+    """A name a package picks among the project's definitions at import time (fixtures/
+    inventory_relay) is read as each of them: where one of them leaves the dict alone, the
+    call fills it with nothing metriclint can name."""
+    project = copy_fixture(FIXTURES / "inventory_relay", tmp_path / "project", "metrics.yaml", "expected.txt")
+    assert _logged(project) == ["seconds/load", "seconds/old_logprobs", "seconds/update", "train/loss"]
+    marked = project / "steps" / "clocks" / "marked.py"
+    marked.write_text(
+        marked.read_text(encoding="utf-8").replace("    yield from accumulate(label, into)\n", "    yield\n"), encoding="utf-8"
+    )
+    assert _logged(project) == ["train/loss"]
+
+
+def test_a_label_a_timer_is_given_names_no_value_but_a_name_a_logger_is_given_does(tmp_path: Path) -> None:
+    """`seconds/old_logprobs` of fixtures/inventory_relay times a stage its caller labels: the
+    docstrings of parameters named `old_logprobs` speak of log-probabilities, not of it, so
+    their disagreement is no finding of the metric. A logger handed the value with its name
+    (`record("old_logprobs", value)`) logs that value under it: the same docstrings speak for it."""
+    project = copy_fixture(FIXTURES / "inventory_relay", tmp_path / "timed", "expected.txt")
+
+    def contradictions(root: Path) -> list[tuple[str, str]]:
+        report = json.loads(invoke("check", str(root), "--format", "json", "--no-cache").stdout)
+        return [(f["rule"], f["metric"]) for f in report["findings"] if f["rule"] != "ML004"]
+
+    assert contradictions(project) == []
+    run = project / "steps" / "run.py"
+    run.write_text(
+        run.read_text(encoding="utf-8")
+        + '\n\ndef record(name, value):\n    wandb.log({f"seconds/{name}": value})\n\n\ndef score(model, batch):\n    record("old_logprobs", model.score(batch))\n',
+        encoding="utf-8",
+    )
+    assert contradictions(project) == [("ML002", "seconds/old_logprobs")]

@@ -177,8 +177,8 @@ def assemble(
     written = [use for e in extractions for use in e.keys if not use.from_keyword]
     made = made if made is not None else products.made_keys(extractions, written)
     uses = [use for use in products.own_keys(extractions, made) if not use.from_keyword] + list(made.built + made.read)
-    if index is None or index.registry is not registry or index.logged != {use.key for use in uses}:
-        index = MetricIndex(registry, [use.key for use in uses])
+    if index is None or index.registry is not registry or index.logged != {use.key for use in uses} or index.unnamed != made.labelled:
+        index = MetricIndex(registry, [use.key for use in uses], made.labelled)
     spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
     for use in uses:
         spans.setdefault(use.key, use.span)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
@@ -35,6 +36,7 @@ class LoggedEntry:
     function: str
     value: frozenset[Atom]
     recorded: bool = False  # its key is logged where it is written too, with the value its file sees there
+    labelled: bool = False  # its last segment is a label a caller passed for it (`timer("gen", times)`): no name of its value
 
 
 class _Families:
@@ -80,6 +82,8 @@ class LoggedBags:
                 owner, name = attribute.rsplit(".", 1)
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
         self.memo: dict[tuple[str, Bag, int, Span | None], tuple[tuple[MetricsEntry, str], ...]] = {}
+        self.by_last_part: dict[str, list[FunctionFlow]] | None = None  # made when a filling call reaches no one definition
+        self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
 
     def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
         """Every entry a sink logs through a dict it cannot see whole, keyed as it is logged; not
@@ -91,9 +95,10 @@ class LoggedBags:
                 for entry, function in self.entries(flow.name, logged.bag, 0, None):
                     for key, span in self._filled(function, entry):
                         sink = logged_by(logged.sink, logged.span, span, None if function == flow.name else function)
-                        yield LoggedEntry(
-                            KeyUse(key, span, False, entry.measured, entry.through, sink=sink), function, entry.value, entry.recorded
-                        )
+                        owner = self.project.functions.get(function)
+                        labelled = entry in self.labelled or (key != entry.key and _label_filled(owner, entry, key))
+                        use = KeyUse(key, span, False, entry.measured, entry.through, sink=sink)
+                        yield LoggedEntry(use, function, entry.value, entry.recorded, labelled)
 
     def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[MetricsEntry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
@@ -103,12 +108,18 @@ class LoggedBags:
             return self.memo[memo]
         self.memo[memo] = ()  # a cycle adds nothing
         flow = self.project.functions.get(function)
-        found: list[tuple[MetricsEntry, str]] = [(entry, function) for entry in self._given(flow, bag.entries, call)]
+        found: list[tuple[MetricsEntry, str]] = list(self._read_for(flow, function, bag.entries, call))
         for held in bag.held if hops < MAX_HOPS else ():
             for rekey in self._given_texts(flow, held.rekey, call):
                 for entry, where in self._held(function, held, hops + 1, call):
-                    if entry.key not in held.without:
-                        found.append((_rekeyed(entry, rekey), where))
+                    if entry.key in held.without:
+                        continue
+                    if where == function and call is not None and keys.is_template(entry.key):
+                        found.extend(
+                            self._read_for(flow, function, (self._rekeyed(entry, rekey),), call)
+                        )  # a key a callee named by our parameter
+                    else:
+                        found.append((self._rekeyed(entry, rekey), where))
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
 
@@ -151,15 +162,8 @@ class LoggedBags:
             for target in self.targets(held.name):
                 yield target.name, target.gives, at
         elif held.kind == "filled":
-            callee = self.project.resolve(held.name)
             at = self.at.get(held.call) if held.call is not None else None
-            param = (
-                param_at(callee, held.where, at.bound if at is not None else False)
-                if callee is not None and held.where is not None
-                else None
-            )
-            filled = dict(callee.fills).get(param) if callee is not None and param is not None else None
-            if callee is not None and filled is not None:
+            for callee, filled in self._fillers(held, at):
                 yield callee.name, filled, at
         elif held.kind == "constant":
             names = self.name_lists.resolve(held.name)
@@ -170,11 +174,72 @@ class LoggedBags:
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
                 yield where, bag, None
 
+    def _read_for(
+        self, flow: FunctionFlow | None, function: str, entries: Iterable[MetricsEntry], call: CallFlow | None
+    ) -> Iterator[tuple[MetricsEntry, str]]:
+        """Entries of `function` read for `call`, each with the function whose parameters its key
+        names: the caller's, when the call passes one of the caller's own parameters for a
+        parameter the key names (`_timer(name, timings)` in `def marked(name, timings)`), so that
+        the caller's callers fill it (`with marked("gen", timings)`)."""
+        caller = self.project.functions.get(call.caller) if call is not None else None
+        for entry in self._given(flow, entries, call):
+            named = _passed_on(flow, entry.key, call, caller) if caller is not None and keys.is_template(entry.key) else None
+            if named is None:
+                yield entry, function
+            else:
+                yield self._kept(entry, MetricsEntry(named, entry.span, entry.value, entry.measured, entry.through)), caller.name  # type: ignore[union-attr]
+
+    def _fillers(self, held: Held, at: CallFlow | None) -> list[tuple[FunctionFlow, Bag]]:
+        """The functions a call that fills a dict (`held`) runs, each with what it puts in the
+        dict. A name that reaches no one definition (a package that picks one of several at
+        import time and re-exports it with `import *`) runs one of the project's functions of
+        that name under the package it is imported from: all of them, when every one fills
+        the dict; none, when one does not."""
+        found = self.project.resolve(held.name)
+        named = [found] if found is not None else self._named_like(held.name)
+        fillers = []
+        for callee in named:
+            param = param_at(callee, held.where, at.bound if at is not None else False) if held.where is not None else None
+            filled = dict(callee.fills).get(param) if param is not None else None
+            if filled is None:
+                return []
+            fillers.append((callee, filled))
+        return fillers
+
+    def _named_like(self, name: str) -> list[FunctionFlow]:
+        """The project's functions named as `name` ends, under its top package (`pkg.utils.timer`
+        for `pkg.debug.timer`)."""
+        if "." not in name:
+            return []
+        if self.by_last_part is None:
+            self.by_last_part = defaultdict(list)
+            for flow in self.project.functions.values():
+                self.by_last_part[flow.name.rsplit(".", 1)[-1]].append(flow)
+        package = "." + name.split(".", 1)[0] + "."
+        return [flow for flow in self.by_last_part.get(name.rsplit(".", 1)[-1], ()) if package in "." + flow.name]
+
     def _given(self, flow: FunctionFlow | None, entries: Iterable[MetricsEntry], call: CallFlow | None) -> Iterator[MetricsEntry]:
         """Entries whose keys name `flow`'s parameters, filled with what `call` passes for them."""
         for entry in entries:
             for key in self._given_texts(flow, entry.key, call):
-                yield entry if key == entry.key else MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through)
+                if key == entry.key:
+                    yield entry
+                    continue
+                made = self._kept(entry, MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through))
+                if _label_filled(flow, entry, key):
+                    self.labelled.add(made)
+                yield made
+
+    def _kept(self, entry: MetricsEntry, made: MetricsEntry) -> MetricsEntry:
+        """`made`, from `entry`, labelled as `entry` is."""
+        if entry in self.labelled:
+            self.labelled.add(made)
+        return made
+
+    def _rekeyed(self, entry: MetricsEntry, rekey: str) -> MetricsEntry:
+        if rekey == "{}":
+            return entry
+        return self._kept(entry, MetricsEntry(rekey.replace("{}", entry.key), entry.span, entry.value, entry.measured, entry.through))
 
     def _given_texts(self, flow: FunctionFlow | None, template: str, call: CallFlow | None) -> list[str]:
         """`template` with each placeholder that names a parameter of `flow` filled with the
@@ -217,8 +282,39 @@ class LoggedBags:
         return made or [(entry.key, entry.span)]
 
 
-def _rekeyed(entry: MetricsEntry, rekey: str) -> MetricsEntry:
-    return entry if rekey == "{}" else MetricsEntry(rekey.replace("{}", entry.key), entry.span, entry.value, entry.measured, entry.through)
+def _passed_on(flow: FunctionFlow | None, template: str, call: CallFlow | None, caller: FunctionFlow) -> str | None:
+    """`template` with each placeholder that names a parameter of `flow` for which `call` passes
+    a parameter of `caller` as it is renamed to that one; None when it names none such."""
+    if flow is None or call is None:
+        return None
+    renamed: dict[str, str] = {}
+    for param in flow.params:
+        if f"{{{param}}}" not in template:
+            continue
+        for where, bag in call.bags:
+            if where in (param, passed_at(flow, param, call.bound)):
+                held = bag.held[0] if len(bag.held) == 1 and not bag.entries and not bag.items else None
+                if held is not None and held.kind == "param" and held.rekey == "{}" and not held.item and held.name in caller.params:
+                    renamed[param] = held.name
+    if not renamed:
+        return None
+    return _PLACEHOLDER.sub(lambda m: "{" + renamed.get(m.group(1), m.group(1)) + "}", template)
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def _label_filled(flow: FunctionFlow | None, entry: MetricsEntry, key: str) -> bool:
+    """Whether filling the entry's key made `key` by putting a caller's text in place of its
+    whole last segment (`times[name] = elapsed` in `def timer(name, times)`), for a value the
+    function measures itself: the text labels what was measured (a stage), and names no value a
+    text may document under it. A value the caller passes with its name (`def record(name,
+    value)`) is named by it."""
+    last = entry.key.rsplit("/", 1)[-1]
+    if flow is None or not (last.startswith("{") and last.endswith("}") and last[1:-1] in flow.params) or "{" in key.rsplit("/", 1)[-1]:
+        return False
+    filled = {param for param, _ in flow.fills}
+    return not any(isinstance(atom, str) and atom in flow.params and atom != last[1:-1] and atom not in filled for atom in entry.value)
 
 
 def logged_entries(

@@ -26,9 +26,10 @@ _TOKEN = re.compile(r"`([^`\s]+)`|(?<![\w/{}.-])([A-Za-z_{][\w/{}.-]*[\w}])")
 class MetricIndex:
     """Every metric known to the run: registry keys and aliases, and the keys the code logs."""
 
-    def __init__(self, registry: Registry | None, logged: Iterable[str]) -> None:
+    def __init__(self, registry: Registry | None, logged: Iterable[str], unnamed: Iterable[str] = ()) -> None:
         self.registry = registry
         self.logged = frozenset(logged)
+        self.unnamed = frozenset(unnamed)  # keys whose last segment labels a stage, not the value (model.CodeProducts.labelled)
         self.by_alias: dict[str, str] = {}
         if registry is not None:
             for key, entry in registry.metrics.items():
@@ -42,8 +43,8 @@ class MetricIndex:
         for key, entry in registry.metrics.items() if registry is not None else ():
             for name in (key, *entry.aliases) if _written_out(key) else entry.aliases:
                 self.spoken[name] = key
-        self._registered_by_name = _by_prose_name(self.registry.metrics if self.registry else ())
-        self._logged_by_name = _by_prose_name(self.logged)
+        self._registered_by_name = _by_prose_name(k for k in (self.registry.metrics if self.registry else ()) if k not in self.unnamed)
+        self._logged_by_name = _by_prose_name(self.logged - self.unnamed)
         self._registered = keys.KeySet(registry.metrics if registry is not None else ())
         # A run asks about the same few keys thousands of times (every text whose value flows
         # to `train/grad_norm`), so each answer is kept.
@@ -51,10 +52,10 @@ class MetricIndex:
         self._names: dict[tuple[str, bool], tuple[str, ...]] = {}  # likewise every parameter named `grad_norm`
         self._sections: dict[str, list[str]] | None = None  # logged keys by what follows each of their "/" (`sectioned`)
 
-    def made_of(self) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
+    def made_of(self) -> tuple[list[tuple[str, tuple[str, ...]]], list[str], list[str]]:
         """All the index is made of, as plain values: what a file's claims under it depend on
         besides the file (extract/kept.py)."""
-        return registered_names(self.registry), sorted(self.logged)
+        return registered_names(self.registry), sorted(self.logged), sorted(self.unnamed)
 
     def for_key(self, key: str) -> tuple[str, ...]:
         """The metrics a logged key (possibly a template) is: registered ones first."""
