@@ -59,6 +59,7 @@ CONSTRUCTS = (
     "overwritten",
     "at-boundary",
     "share",
+    "smoothing",
 )
 
 

@@ -69,6 +69,7 @@ FILE_KEYS = (
     "loader_wrappers",
     "rates",
     "counts",
+    "sample_counts",
     "flops",
     "boundaries",
     "devices",
@@ -110,6 +111,7 @@ class Knowledge:
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
     rates: dict[tuple[str, str], str] = field(default_factory=dict)  # (count's unit, duration's unit) -> the rate's unit
     counts: frozenset[str] = frozenset()  # last words of the names of counts a duration stays a duration by
+    sample_counts: frozenset[str] = frozenset()  # last words of the names of counts of samples, as a rate's count (units.yaml)
     flops: tuple[Flops, ...] = ()  # products that count FLOPs (units.yaml)
     devices: frozenset[str] = frozenset()  # names of the number of devices a value is shared out over (ranks.yaml)
     subgroups: frozenset[str] = frozenset()  # ... unless after one of these words: a model-parallel group's size
@@ -196,6 +198,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     alike: set[frozenset[tuple[str, str]]] = set()
     rates: dict[tuple[str, str], str] = {}
     counts: set[str] = set()
+    sample_counts: set[str] = set()
     flops: list[Flops] = []
     for path in paths:
         root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
@@ -237,6 +240,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             ("loaders", loaders),
             ("loader_wrappers", loader_wrappers),
             ("counts", counts),
+            ("sample_counts", sample_counts),
             ("boundaries", boundaries),
             ("devices", devices),
             ("subgroups", subgroups),
@@ -306,6 +310,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         loader_wrappers=frozenset(loader_wrappers),
         rates=rates,
         counts=frozenset(counts),
+        sample_counts=frozenset(sample_counts),
         flops=tuple(flops),
         boundaries=frozenset(boundaries),
         devices=frozenset(devices),
