@@ -369,9 +369,11 @@ class CodeReader:
 
     def _tokens(self, node: ast.AST, op: str, facts: list[CodeFact]) -> set[Atom]:
         """A sample rate times a sequence length: a token rate (units.yaml `token_rates`)."""
-        if op != "*" or not isinstance(node, ast.BinOp) or not ends_with(node.right, self.knowledge.sample_tokens):
+        if op != "*" or not isinstance(node, ast.BinOp):
             return set()
         rates = [(f, self.knowledge.token_rates[f.value]) for f in facts if f.facet == "unit" and f.value in self.knowledge.token_rates]
+        if not rates or not ends_with(node.right, self.knowledge.sample_tokens):
+            return set()
         span, origin = self.text.span(self.path, node), self.origin(node)
         says = "multiplies a rate in {} ({} {}) by the tokens in a sample ({}), a rate in {}"
         tokens = self.origin(node.right)
