@@ -59,6 +59,7 @@ CONSTRUCTS = (
     "overwritten",
     "at-boundary",
     "share",
+    "smoothing",
 )
 
 
@@ -126,6 +127,18 @@ def read_rate(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> tuple
     if not all(known_value(reader, node, facets, "unit", unit) for unit in (count, per, gives)):
         return None
     return (count, per), gives
+
+
+def read_token_rate(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> tuple[str, str] | None:
+    """`{rate: samples/s, gives: tokens/s}` -> (samples/s, tokens/s)."""
+    fields = reader.mapping(node, "a token rate", ("rate", "gives"))
+    rate, gives = (reader.text(fields[k][1], f"'{k}'") if k in fields else None for k in ("rate", "gives"))
+    if rate is None or gives is None:
+        reader.error(node, "a token rate needs 'rate' and 'gives'")
+        return None
+    if not all(known_value(reader, node, facets, "unit", unit) for unit in (rate, gives)):
+        return None
+    return rate, gives
 
 
 def read_items(reader: NodeReader, top: dict[str, tuple[Node, Node]], key: str) -> list[Node]:

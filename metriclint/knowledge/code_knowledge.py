@@ -27,6 +27,7 @@ from metriclint.knowledge.code_entries import (
     read_items,
     read_rate,
     read_schedulers,
+    read_token_rate,
 )
 from metriclint.knowledge.code_sections import (
     Flops,
@@ -69,6 +70,9 @@ FILE_KEYS = (
     "loader_wrappers",
     "rates",
     "counts",
+    "sample_counts",
+    "sample_tokens",
+    "token_rates",
     "flops",
     "boundaries",
     "devices",
@@ -110,6 +114,9 @@ class Knowledge:
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
     rates: dict[tuple[str, str], str] = field(default_factory=dict)  # (count's unit, duration's unit) -> the rate's unit
     counts: frozenset[str] = frozenset()  # last words of the names of counts a duration stays a duration by
+    sample_counts: frozenset[str] = frozenset()  # last words of the names of counts of samples, as a rate's count (units.yaml)
+    sample_tokens: frozenset[str] = frozenset()  # ... of the number of tokens in a sample (a sequence length)
+    token_rates: dict[str, str] = field(default_factory=dict)  # a sample rate -> the token rate it gives times that number
     flops: tuple[Flops, ...] = ()  # products that count FLOPs (units.yaml)
     devices: frozenset[str] = frozenset()  # names of the number of devices a value is shared out over (ranks.yaml)
     subgroups: frozenset[str] = frozenset()  # ... unless after one of these words: a model-parallel group's size
@@ -210,6 +217,9 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     alike: set[frozenset[tuple[str, str]]] = set()
     rates: dict[tuple[str, str], str] = {}
     counts: set[str] = set()
+    sample_counts: set[str] = set()
+    sample_tokens: set[str] = set()
+    token_rates: dict[str, str] = {}
     flops: list[Flops] = []
     for path in paths:
         root, load_problems = marked_yaml.load(read_text(path), str(path), shipped=True)
@@ -251,6 +261,8 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             ("loaders", loaders),
             ("loader_wrappers", loader_wrappers),
             ("counts", counts),
+            ("sample_counts", sample_counts),
+            ("sample_tokens", sample_tokens),
             ("boundaries", boundaries),
             ("devices", devices),
             ("subgroups", subgroups),
@@ -264,6 +276,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             rate = read_rate(reader, node, facets)
             if rate is not None:
                 rates[rate[0]] = rate[1]
+        token_rates.update(r for r in (read_token_rate(reader, node, facets) for node in read_items(reader, top, "token_rates")) if r is not None)
         flops += (f for f in (read_flops(reader, node, facets) for node in read_items(reader, top, "flops")) if f is not None)
         for node in read_items(reader, top, "derivations"):
             derivation = read_derivation(reader, node, facets)
@@ -320,6 +333,9 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         loader_wrappers=frozenset(loader_wrappers),
         rates=rates,
         counts=frozenset(counts),
+        sample_counts=frozenset(sample_counts),
+        sample_tokens=frozenset(sample_tokens),
+        token_rates=token_rates,
         flops=tuple(flops),
         boundaries=frozenset(boundaries),
         devices=frozenset(devices),

@@ -150,3 +150,20 @@ def added_to(target: ast.Subscript, value: ast.expr, segment: Callable[[ast.AST]
         ):
             return added
     return None
+
+
+def smoothed(name: str, value: ast.BinOp) -> bool:
+    """`x = x * 0.9 + 0.1 * y`, `decay * x + (1 - decay) * y`: `name`'s old value weighted, plus a
+    weighted new value that does not read it (rules/code/loops.yaml `smoothing`)."""
+    if not isinstance(value.op, ast.Add):
+        return False
+    terms = (value.left, value.right)
+    if not all(isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult) for t in terms):
+        return False
+    reads = [name in read_names(t) for t in terms]
+    if reads.count(True) != 1:
+        return False
+    old = terms[reads.index(True)]
+    assert isinstance(old, ast.BinOp)
+    sides = (old.left, old.right)
+    return any(isinstance(s, ast.Name) and s.id == name for s in sides) and not all(name in read_names(s) for s in sides)

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder
 from metriclint.sources.python import flags, ranks, strings
-from metriclint.sources.python.binding_shapes import added_to, assigned_name, constant_shape, loop_shape, reached, read_names
+from metriclint.sources.python.binding_shapes import added_to, assigned_name, constant_shape, loop_shape, reached, read_names, smoothed
 from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.counts import is_len
 from metriclint.sources.python.flow import Scope, shared
@@ -196,6 +196,8 @@ class Bindings(Messages):
             came = self.named_at(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
             scope.named[target.id] = ((target.id, target), *came)
             atoms, unknown = self.branch(value)
+            if scope.loops and isinstance(value, ast.BinOp) and (ema := self._smoothing(target.id, value, atoms)):
+                atoms, unknown = ema, False
             scope.bind(target.id, self._placeheld(target.id, value, self.selected(target.id, atoms), path), path, unknown)
             if isinstance(value, ast.List):
                 scope.lists[target.id] = bool(value.elts)
@@ -229,6 +231,16 @@ class Bindings(Messages):
                 self._instance(self.attribute_types.setdefault(".".join((self.module, *self.classes)), {}), target.attr, value)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in scope.lists:
             self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
+
+    def _smoothing(self, name: str, value: ast.BinOp, atoms: frozenset[Atom]) -> frozenset[Atom]:
+        """`avg = avg * 0.9 + 0.1 * x` in a loop, `avg` bound before it: an exponential moving
+        average (rules/code/loops.yaml `smoothing`), whatever reduction `x` had. Empty if not."""
+        scope = self.scopes[-1]
+        held = scope.carries.get(name)
+        if held is None or scope.loops[-1] in held[1] or not smoothed(name, value):
+            return frozenset()
+        kept = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet == "reduction"))
+        return kept | self.code.derived("smoothing", value, kept)
 
     def _instance(self, held: dict[str, str], name: str, value: ast.expr) -> None:
         """`tracker = Tracker(...)`, `self.tracker = tracker`, `timers = get_timers()`: what class

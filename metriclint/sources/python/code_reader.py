@@ -22,6 +22,7 @@ from metriclint.sources.python.code_shapes import (
     chained_methods,
     counts_devices,
     defined_names,
+    ends_with,
     is_number,
     last_word,
     numeric_constants,
@@ -327,10 +328,11 @@ class CodeReader:
                 return frozenset(a for a in facts if a.facet == "unit" and a.value in _DURATIONS)
             return frozenset(a for a in facts if (a.facet, a.value) in other) | shared
         by = numbers.value(right_node, self.constants.get)
-        result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived | self._flops(node)
+        result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived | self._flops(node) | self._tokens(node, op, facts)
         durations = [a for a in right if isinstance(a, CodeFact) and a.facet == "unit" and a.value in _DURATIONS]
         if op == "/" and durations:
-            result |= {a for a in every if a.facet in self.knowledge.kept_by_rate} | self._rates(node, facts, durations[0])
+            counts = facts or self._samples(node)
+            result |= {a for a in every if a.facet in self.knowledge.kept_by_rate} | self._rates(node, counts, durations[0])
         if (
             op in "*/"
             and by is None
@@ -379,6 +381,26 @@ class CodeReader:
                 says = f"divides {count.value} ({count.origin} {count.says}) by a duration in {duration.value} ({duration.origin}), a rate in {unit}"
                 found.add(CodeFact("unit", unit, self.text.span(self.path, node), self.origin(node), says))
         return found
+
+    def _samples(self, node: ast.AST) -> list[CodeFact]:
+        """A dividend of no unit named as a batch size: a number of samples (units.yaml `sample_counts`)."""
+        left = node.left if isinstance(node, ast.BinOp) else None
+        if left is None or not ends_with(left, self.knowledge.sample_counts):
+            return []
+        says = "is named as a batch size, a number of samples"
+        return [CodeFact("unit", "samples", self.text.span(self.path, left), self.origin(left), says)]
+
+    def _tokens(self, node: ast.AST, op: str, facts: list[CodeFact]) -> set[Atom]:
+        """A sample rate times a sequence length: a token rate (units.yaml `token_rates`)."""
+        if op != "*" or not isinstance(node, ast.BinOp):
+            return set()
+        rates = [(f, self.knowledge.token_rates[f.value]) for f in facts if f.facet == "unit" and f.value in self.knowledge.token_rates]
+        if not rates or not ends_with(node.right, self.knowledge.sample_tokens):
+            return set()
+        span, origin = self.text.span(self.path, node), self.origin(node)
+        says = "multiplies a rate in {} ({} {}) by the tokens in a sample ({}), a rate in {}"
+        tokens = self.origin(node.right)
+        return {CodeFact("unit", gives, span, origin, says.format(f.value, f.origin, f.says, tokens, gives)) for f, gives in rates}
 
     def _flops(self, node: ast.AST) -> set[Atom]:
         """A product of a parameter count and a token count, times constants and factors: a

@@ -122,6 +122,14 @@ def _same_field(x: object, y: object) -> bool:
     return type(x) is type(y) and x == y
 
 
+def ends_with(node: ast.expr, suffixes: frozenset[str]) -> bool:
+    """Whether the name `node` is read from ends with one of `suffixes`, by whole words:
+    `global_batch_size` and `args.batch_size` end with `batch_size`, `batch_sizes` does not."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    words = name.lower().split("_")
+    return any("_".join(words[-len(s.split("_")) :]) == s for s in suffixes)
+
+
 def counts_devices(divisor: ast.expr, devices: frozenset[str], subgroups: frozenset[str]) -> bool:
     """Whether a divisor is, or has as a factor, the number of devices of the run, by its name
     (rules/code/ranks.yaml `devices`): `world_size`, `args.rollout_num_gpus`, `dist.get_world_size()`;
