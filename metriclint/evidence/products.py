@@ -46,7 +46,11 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     # a key written where it is put is a sink of its function already
     put_logged = tuple((entry.function, entry.use.key, entry.value) for entry in logged if not entry.recorded)
     # a key is a label's only where nothing logs it as a value's name
-    named_too = {use.key for use in uses} | {use.key for use in made} - set(e.use.key for e in logged) | {e.use.key for e in logged if not e.labelled}
+    named_too = (
+        {use.key for use in uses}
+        | {use.key for use in made} - set(e.use.key for e in logged)
+        | {e.use.key for e in logged if not e.labelled}
+    )
     labelled = frozenset(entry.use.key for entry in logged if entry.labelled) - named_too
     return CodeProducts(built, read, help_tables, own_methods=own_methods, put_logged=put_logged, labelled=labelled)
 

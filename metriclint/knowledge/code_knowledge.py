@@ -276,7 +276,9 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             rate = read_rate(reader, node, facets)
             if rate is not None:
                 rates[rate[0]] = rate[1]
-        token_rates.update(r for r in (read_token_rate(reader, node, facets) for node in read_items(reader, top, "token_rates")) if r is not None)
+        token_rates.update(
+            r for r in (read_token_rate(reader, node, facets) for node in read_items(reader, top, "token_rates")) if r is not None
+        )
         flops += (f for f in (read_flops(reader, node, facets) for node in read_items(reader, top, "flops")) if f is not None)
         for node in read_items(reader, top, "derivations"):
             derivation = read_derivation(reader, node, facets)
