@@ -546,27 +546,3 @@ def test_explain_metric_of_a_key_a_template_registers(in_tmp: Path) -> None:
         "  loop.py:5  by a tracker's log (Lightning, wandb's Run, Accelerate, the Hugging Face Trainer)",
         "  and 2 places in test files",
     ]
-
-
-@pytest.mark.parametrize(
-    ("arguments", "expected"),
-    [
-        ("", {"mean"}),
-        (', reduction="sum"', {"sum"}),
-        (', reduction="mean"', {"mean"}),
-        (', None, None, -100, None, "sum"', {"sum"}),
-        # no reduction, one not written out, or the deprecated arguments that override it: none known
-        (', reduction="none"', set()),
-        (", reduction=how", set()),
-        (", reduce=False", set()),
-        (", size_average=False", set()),
-        (", **options", set()),
-    ],
-)
-def test_a_loss_function_is_reduced_as_its_reduction_argument_says(in_tmp: Path, arguments: str, expected: set[str]) -> None:
-    code = (
-        "import torch.nn.functional as F\nimport wandb\n\n\n"
-        f"def step(logits, labels, how, options):\n    wandb.log({{'train/ce': F.cross_entropy(logits, labels{arguments})}})\n"
-    )
-    write_project(in_tmp, {"train.py": code})
-    assert {value for _, facet, value, _ in _facts(in_tmp) if facet == "reduction"} == expected

@@ -34,7 +34,6 @@ ENTRY_KEYS = (
     "receivers",
     "local",
     "picks",
-    "keyword",
 )
 
 
@@ -66,19 +65,6 @@ CONSTRUCTS = (
 
 
 @dataclass(frozen=True, slots=True)
-class KeywordFacts:
-    """Facts a call has as one of its arguments says (`reduction="sum"` of a loss function):
-    those `values` gives for a string written out, or for `default` when it is not passed; none
-    when another value is passed, or any of `unless` (arguments that take its place)."""
-
-    name: str
-    position: int | None
-    default: str
-    unless: tuple[str, ...]
-    values: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
-
-
-@dataclass(frozen=True, slots=True)
 class Known:
     """One entry: what `pattern` computes. For a method, `pattern` is the method name, or the
     methods called in a row (`log_softmax().gather`); for a function, its name wherever it is
@@ -102,7 +88,6 @@ class Known:
     receivers: frozenset[str] = frozenset()  # a method's object (a function's first argument) must be named with one of these last words
     local: str = ""  # the result is this rank's own (why): scope=per-rank while it stays on the rank (ranks.yaml)
     picks: tuple[int, ...] = ()  # the result's elements come from these arguments (a method's object is 0), all but one constants
-    keyword: KeywordFacts | None = None  # facts an argument of the call decides
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +164,6 @@ def read_entry(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Know
         unless_position = _whole(reader, unless["position"][1]) if "position" in unless else None
     clamps, objects_only = (k in fields and fields[k][1].value is True for k in ("clamps_with_number", "objects_only"))
     receivers = frozenset(v for _, v in reader.texts(fields["receivers"][1], "'receivers'")) if "receivers" in fields else frozenset()
-    chosen = read_keyword(reader, fields["keyword"][1], facets) if "keyword" in fields else None
     if pattern is None or says is None:
         return None
     chain = pattern if kinds[0] in ("method", "expression") else pattern + "()"
@@ -202,25 +186,7 @@ def read_entry(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Know
         receivers=receivers,
         local=local,
         picks=picks,
-        keyword=chosen,
     )
-
-
-def read_keyword(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> KeywordFacts | None:
-    """`{name: reduction, position: 6, default: mean, unless: [reduce], values: {sum: {...}}}`."""
-    fields = reader.mapping(node, "'keyword'", ("name", "position", "default", "unless", "values"))
-    name = reader.text(fields["name"][1], "'name'") if "name" in fields else None
-    if not name:
-        reader.error(node, "'keyword' needs 'name'")
-        return None
-    position = _whole(reader, fields["position"][1]) if "position" in fields else None
-    unless = tuple(w for _, w in reader.texts(fields["unless"][1], "'unless'")) if "unless" in fields else ()
-    default = (reader.text(fields["default"][1], "'default'") or "") if "default" in fields else ""
-    values = tuple(
-        (written, read_facts(reader, facts, facets, f"the facts of '{written}'"))
-        for written, (_, facts) in (reader.mapping(fields["values"][1], "'values'") if "values" in fields else {}).items()
-    )
-    return KeywordFacts(name, position, default, unless, values)
 
 
 def read_derivation(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Derivation | None:

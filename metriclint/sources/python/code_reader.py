@@ -17,7 +17,6 @@ from metriclint.knowledge import numbers
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.code_knowledge import Knowledge
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, ResultOf
-from metriclint.sources.python import keyword_facts
 from metriclint.sources.python.call_names import arguments, module_name
 from metriclint.sources.python.code_shapes import (
     chained_methods,
@@ -384,9 +383,6 @@ class CodeReader:
     def _facts(self, entry: Known, node: ast.AST) -> frozenset[Atom]:
         span, origin = self.text.span(self.path, node), self._named(entry, node)
         facts: set[Atom] = {CodeFact(facet, value, span, origin, entry.says) for facet, value in entry.facts}
-        if entry.keyword is not None and isinstance(node, ast.Call):
-            chosen, written = keyword_facts.chosen(entry.keyword, node)
-            facts |= {CodeFact(facet, value, span, origin, f"{entry.says}, {written}") for facet, value in chosen}
         if isinstance(node, ast.Call) and (entry.norm_keyword or entry.norm_positions):
             norm = self._norm(entry, node)
             if norm is not None:
