@@ -97,15 +97,8 @@ def _tables(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str,
         if (default is not None and not (isinstance(default, ast.Constant) and default.value is None)) or rebound.count(param) > 1:
             continue
         bound = aliases.get(param)
-        emptied = (
-            isinstance(bound, ast.BoolOp)
-            and isinstance(bound.op, ast.Or)
-            and len(bound.values) == 2
-            and isinstance(bound.values[0], ast.Name)
-            and bound.values[0].id == param
-            and isinstance(bound.values[1], ast.Dict)
-            and not bound.values[1].keys
-        )
+        either = bound.values if isinstance(bound, ast.BoolOp) and isinstance(bound.op, ast.Or) else []
+        emptied = [type(e) for e in either] == [ast.Name, ast.Dict] and either[0].id == param and not either[1].keys  # type: ignore[attr-defined]
         if (bound is None and param not in rebound) or emptied:
             found.add(param)
     return frozenset(found)
