@@ -73,14 +73,14 @@ def _tabled(body: _Body, facts: Facts) -> Reducer | None:
     selected = {when for _, when in body.writes}
     if selected == {None}:
         return None
-    choices = []
+    choices: dict[str, tuple[str, ast.expr]] = {}
     for value, when in body.writes:
         construct = body.reduction(value)
-        if body.keyed or when is None or construct is None:
+        if body.keyed or when is None or construct is None or choices.setdefault(when, (construct, value))[0] != construct:
             return Reducer(body.param, False, frozenset(), body.rules.replaced_per_key)
-        choices.append((when, facts(construct, value)))
     table, default = body.selected
-    return Reducer(body.param, True, frozenset(), body.rules.replaced_per_key, table=table, default=default, choices=tuple(choices))
+    made = tuple((when, facts(construct, value)) for when, (construct, value) in choices.items())
+    return Reducer(body.param, True, frozenset(), body.rules.replaced_per_key, table=table, default=default, choices=made)
 
 
 def _tables(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, ast.expr], params: tuple[str, ...]) -> frozenset[str]:
