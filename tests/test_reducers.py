@@ -145,3 +145,63 @@ def test_a_loop_inside_a_with_an_except_or_a_match_is_read(in_tmp: Path, opening
     pool = POOL.split("    keys = ")[0] + opening + inner + "    return combined\n\n\n" + POOL.split("    return combined\n\n\n")[1]
     write_project(in_tmp, {"caller.py": CALLER, "pool.py": pool.format(divisor="world_size")})
     assert _reductions(in_tmp)["serve/latency_max"] == MEAN
+
+
+TABLED = """\
+import wandb
+from transport import gather_summaries
+
+
+def combine(per_rank, world_size, rules{default}):
+    combined = {{}}
+    for key in per_rank[0]:
+        values = [one[key] for one in per_rank]
+        how = rules.get(key, "mean")
+        if how == "mean":
+            combined[key] = sum(values) / world_size
+        else:
+{other}
+    return combined
+
+
+def publish(summary, rules=None):
+    everyone = gather_summaries(summary)
+    wandb.log(combine(everyone, len(everyone), rules))
+"""
+
+
+MAX_OTHERWISE = "            combined[key] = max(values)"
+
+
+@pytest.mark.parametrize(
+    ("default", "passed", "expected", "other"),
+    [
+        ("=None", '{"serve/latency_max": "max"}', {("max", "publish")}, MAX_OTHERWISE),
+        # two reductions for one looked-up value: not known
+        (
+            "=None",
+            '{"serve/latency_max": "max"}',
+            None,
+            "            if world_size > 1:\n                combined[key] = max(values)\n            else:\n                combined[key] = min(values)",
+        ),
+        ("=None", "TABLE", {("max", "publish")}, MAX_OTHERWISE),
+        ("", "rules=TABLE", {("max", "publish")}, MAX_OTHERWISE),
+        # the table names other keys, or none is passed: the lookup's default
+        ("=None", '{"serve/other_max": "max"}', MEAN, MAX_OTHERWISE),
+        ("=None", "None", MEAN, MAX_OTHERWISE),
+        # a table not known, passed through *args, or a default table the function keeps: not known
+        ("=None", "make_rules()", None, MAX_OTHERWISE),
+        ("=None", "*extra", None, MAX_OTHERWISE),
+        ("=TABLE", "TABLE", None, MAX_OTHERWISE),
+    ],
+)
+def test_a_helper_reduces_each_key_as_the_table_its_callers_pass_says(
+    in_tmp: Path, default: str, passed: str, expected: set[tuple[str, str]] | None, other: str
+) -> None:
+    caller = CALLER.replace("publish(summary)", f"publish(summary, {passed})").replace(
+        "from pool import publish", 'from pool import publish\n\nTABLE = {"serve/latency_max": "max"}\nextra = ()'
+    )
+    write_project(in_tmp, {"caller.py": caller, "pool.py": TABLED.format(default=default, other=other)})
+    found = _reductions(in_tmp)
+    assert found.get("serve/latency_max") == expected
+    assert found.get("serve/late_max") == MAX

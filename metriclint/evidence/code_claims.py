@@ -17,11 +17,26 @@ from typing import Iterable, Mapping
 from metriclint.evidence.callees import Callees
 from metriclint.evidence.dotted import Dotted
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import FRAMEWORKS, Atom, CallFlow, CodeClaim, CodeFact, Derived, FunctionFlow, HandOver, ProjectClass, ResultOf
+from metriclint.model import (
+    ANY_PLACE,
+    FRAMEWORKS,
+    Atom,
+    CallFlow,
+    CodeClaim,
+    CodeFact,
+    Derived,
+    FunctionFlow,
+    HandOver,
+    KeyTable,
+    ProjectClass,
+    Reducer,
+    ResultOf,
+)
 
 MAX_HOPS = 12
 Facts = frozenset[CodeFact]
 Reduction = tuple[bool, Facts, frozenset[str]]  # (known, the facts it gives, the facets it replaces)
+Tables = tuple[tuple[str, KeyTable], ...]  # a function's parameters -> what its caller passed for them (key_tables.py)
 
 
 class CallGraph:
@@ -47,14 +62,14 @@ class CallGraph:
                 self.callers[callee.name].append(call)
         self.memo: dict[tuple[str, str, str], Facts] = {}
         self.returned: dict[tuple[str, str, int | None], tuple[Facts, frozenset[str]]] = {}
-        self.reductions: dict[HandOver, Reduction | None] = {}
+        self.reductions: dict[tuple[HandOver, str, Tables], Reduction | None] = {}
 
-    def handed(self, facts: Facts, overs: Iterable[HandOver]) -> Facts:
-        """What a value put in a dict is after the dict is handed to these calls, in turn: a call
-        whose function reduces every value of it (model.Reducer) replaces its facts of the facets
-        that reduction replaces, with the reduction's own, said to come from that call."""
+    def handed(self, facts: Facts, overs: Iterable[HandOver], key: str = "") -> Facts:
+        """What a value put in a dict under `key` is after the dict is handed to these calls, in
+        turn: a call whose function reduces every value of it (model.Reducer) replaces its facts
+        of the facets that reduction replaces, with the reduction's own, said to come from that call."""
         for over in overs:
-            reduction = self.reduction(over)
+            reduction = self.reduction(over, key)
             if reduction is None:
                 continue
             known, reduced, replaces = reduction
@@ -63,22 +78,46 @@ class CallGraph:
                 facts |= {CodeFact(f.facet, f.value, over.span, over.origin, _where(over, f)) for f in reduced}
         return facts
 
-    def reduction(self, over: HandOver) -> Reduction | None:
-        """What the function a dict is handed to does to every value of it: None when it leaves
-        them alone; not known (False) when two of its ways disagree."""
-        if over in self.reductions:
-            return self.reductions[over]
-        self.reductions[over] = None  # a cycle adds nothing
+    def reduction(self, over: HandOver, key: str = "", tables: Tables = ()) -> Reduction | None:
+        """What the function a dict is handed to does to its value under `key`: None when it
+        leaves them alone; not known (False) when two of its ways disagree. `tables`: what the
+        call that handed the dict to the function `over` is in passes for that function's
+        parameters, which `over` may pass on (key_tables.py)."""
+        memo = (over, key, tables)
+        if memo in self.reductions:
+            return self.reductions[memo]
+        self.reductions[memo] = None  # a cycle adds nothing
         flow = self.resolve(over.callee)
         param = param_at(flow, over.where, over.bound) if flow is not None else None
         found: set[Reduction] = set()
         for reducer in flow.reducers if flow is not None else ():
-            if reducer.param == param:
-                got = self.reduction(reducer.then) if reducer.then is not None else (reducer.known, reducer.facts, reducer.replaces)
-                found |= {got} if got is not None else set()
+            got = self._reduced(flow, reducer, over, key, tables) if flow is not None and reducer.param == param else None
+            found |= {got} if got is not None else set()
         outcome = found.pop() if len(found) == 1 else (False, frozenset(), frozenset().union(*(r[2] for r in found))) if found else None
-        self.reductions[over] = outcome
+        self.reductions[memo] = outcome
         return outcome
+
+    def _reduced(self, flow: FunctionFlow, reducer: Reducer, over: HandOver, key: str, tables: Tables) -> Reduction | None:
+        """What one of the reducers of the function `over` hands the dict to does to its value under `key`."""
+        if reducer.then is not None:
+            return self.reduction(reducer.then, key, tuple(self._given(flow, over, tables).items()))
+        if reducer.table:
+            return _by_table(reducer, key, self._given(flow, over, tables).get(reducer.table))
+        return (reducer.known, reducer.facts, reducer.replaces)
+
+    def _given(self, flow: FunctionFlow, over: HandOver, tables: Tables) -> dict[str, KeyTable]:
+        """What `over` passes for each parameter of `flow` beside the dict: a table written out,
+        or what its own caller passed for the parameter it passes on (`tables`); a parameter
+        of no known place maps to a table not known."""
+        outer = dict(tables)
+        given: dict[str, KeyTable] = {}
+        for where, table in over.tables:
+            if where == ANY_PLACE:
+                return {p: KeyTable() for p in flow.params}
+            param = param_at(flow, where, over.bound)
+            if param is not None:
+                given[param] = outer.get(table.param, KeyTable()) if table.param else table
+        return given
 
     def facts(self, function: str, atoms: Iterable[Atom], hops: int = 0) -> Facts:
         found: set[CodeFact] = set()
@@ -168,6 +207,18 @@ def _unshadowed(
     ]
 
 
+def _by_table(reducer: Reducer, key: str, table: KeyTable | None) -> Reduction:
+    """How a helper that looks each key's reduction up in a table reduces `key`'s value, with
+    `table` passed (None: not passed, so the lookup's default)."""
+    not_known: Reduction = (False, frozenset(), reducer.replaces)
+    if table is not None and not table.known:
+        return not_known
+    chosen = dict(table.entries).get(key, reducer.default) if table is not None else reducer.default
+    choices = dict(reducer.choices)
+    facts = choices.get(chosen, choices.get("")) if chosen else None
+    return (True, facts, reducer.replaces) if facts is not None else not_known
+
+
 def _where(over: HandOver, reduced: CodeFact) -> str:
     """What the call a dict is handed to does to its values, and where the helper reduces them."""
     at = f"{reduced.span.path}:{reduced.span.line}"
@@ -211,7 +262,7 @@ def code_claims(
             logged |= {a for a in atoms if isinstance(a, str)}
             metrics = index.for_key(key)
             facts = project.facts(flow.name, atoms) if metrics else frozenset()
-            facts = project.handed(facts, handed[at]) if at in handed and facts else facts
+            facts = project.handed(facts, handed[at], key) if at in handed and facts else facts
             claims.update((CodeClaim(metric, fact), None) for metric in metrics for fact in facts)
         if not project.callers.get(flow.name):
             continue

@@ -52,6 +52,8 @@ CONSTRUCTS = (
     "exp-minus-one",
     "entropy-sum",
     "per-key-mean",
+    "per-key-max",
+    "per-key-min",
     "entropy-product",
     "negated-entropy-product",
     "comparison-mean",

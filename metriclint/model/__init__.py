@@ -7,6 +7,7 @@ computes.
 """
 
 from metriclint.model.code_flow import (
+    ANY_PLACE,
     FRAMEWORKS,
     REMOTE_CALL,
     UNKNOWN_OBJECT,
@@ -23,6 +24,7 @@ from metriclint.model.code_flow import (
     HandOver,
     Held,
     Item,
+    KeyTable,
     LoggedBag,
     MetricsEntry,
     PassedCallback,
@@ -75,6 +77,7 @@ __all__ = [
     "ConfigError",
     "ConstantHelp",
     "MetricsEntry",
+    "ANY_PLACE",
     "FRAMEWORKS",
     "FileView",
     "Finding",
@@ -84,6 +87,7 @@ __all__ = [
     "HandOver",
     "Held",
     "Item",
+    "KeyTable",
     "KeyUse",
     "logged_by",
     "LoggedBag",

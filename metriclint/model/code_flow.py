@@ -184,17 +184,34 @@ class LoggedBag:
 FRAMEWORKS = "<frameworks>"
 
 
+ANY_PLACE = "*"  # where a call passes `*args` or `**kwargs` (HandOver.tables): what it passes at each place is not known
+
+
+@dataclass(frozen=True, slots=True)
+class KeyTable:
+    """What a call passes beside a dict it hands over, which the callee may look each key's
+    reduction up in (sources/python/key_tables.py): a table written out, `{"len_max": "max"}`
+    (`entries`, `known`; None is a `known` table with no entries), the caller's own parameter
+    (`param`), to be filled by its callers, or neither: a value not known."""
+
+    entries: tuple[tuple[str, str], ...] = ()
+    known: bool = False
+    param: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class HandOver:
     """A dict of metric values handed to a project function: `callee` (dotted, as imported) is
     passed it at `where` (a position, a method's object not counted when `bound`, or a keyword)
-    by the call at `span`, written there as `origin`."""
+    by the call at `span`, written there as `origin`. `tables`: what the call passes at each of
+    its other places, for a callee that reduces each key as a table says (model.Reducer)."""
 
     callee: str
     where: int | str
     bound: bool
     span: Span
     origin: str
+    tables: tuple[tuple[int | str, KeyTable], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +229,12 @@ class Reducer:
     facts: frozenset[CodeFact]
     replaces: frozenset[str]
     then: HandOver | None = None
+    # Or each key's reduction is looked up in the table the function is passed as `table`
+    # (`how = table.get(key, "mean")`), `default` where the table has no such key or none is
+    # passed, and each value of the lookup gives the facts of `choices` ("" for any other value).
+    table: str = ""
+    default: str = ""
+    choices: tuple[tuple[str, frozenset[CodeFact]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

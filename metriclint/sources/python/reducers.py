@@ -14,8 +14,12 @@ pg.size for k in summary}`):
   the number of ranks (rules/dataflow.yaml `per_key`): a mean over the ranks (rules/code/loops.yaml `per-key-mean`);
 - a branch on `isinstance(..., tuple)` of a value holds for values that are tuples (a sum and a
   count), never for a number that a code fact is about: only its other branch is read;
-- a branch that reads the key (`if key.endswith("_max")`, a reduction looked up by key) may
-  reduce a value another way: the value is then unknown, as is any other write of a key's value.
+- a reduction looked up by key in a table the function is passed (`how = rule_by_key.get(key,
+  "mean")`, the parameter None unless given), then branches on its value (`if how == "mean":
+  ... elif how == "min": ... else: ...`), each writing a mean, `min(values)` or `max(values)`:
+  each key is reduced as the table its callers pass says (model.Reducer `table`, key_tables.py);
+- any other branch that reads the key (`if key.endswith("_max")`) may reduce a value another
+  way: the value is then unknown, as is any other write of a key's value.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from metriclint.model import CodeFact, Reducer
 from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import FlowRules
 
-Facts = Callable[[ast.expr], frozenset[CodeFact]]
+Facts = Callable[[str, ast.expr], frozenset[CodeFact]]  # the facts a construct (rules/code/loops.yaml) makes at a node
+_EXTREMES = {"max": "per-key-max", "min": "per-key-min"}  # builtins.max(values): the largest of the ranks' values
 _STACKS = frozenset({"stack", "tensor", "array", "asarray"})  # the ranks' values as one tensor or array, each still one rank's
 
 
@@ -35,7 +40,7 @@ def loop_reducers(
     function: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple[str, ...], rules: FlowRules, facts: Facts
 ) -> list[Reducer]:
     """What each loop over the keys of a gathered parameter does to every value (module doc);
-    `facts` makes the facts of a mean written at a node."""
+    `facts` makes the facts of a reduction written at a node."""
     aliases = _aliases(function.body)
     loops = [
         (n, iterated)
@@ -48,13 +53,64 @@ def loop_reducers(
     found = []
     for loop, iterated in loops:
         body = _Body(iterated[0], iterated[1], returned, params, rules)
+        body.tables = _tables(function, aliases, params)
         body.read(loop.body)
         if not body.writes:
             continue
-        means = [w for w in body.writes if body.mean(w)]
-        known = not body.keyed and len(means) == len(body.writes)
-        found.append(Reducer(iterated[0], known, facts(means[0]) if known else frozenset(), rules.replaced_per_key))
+        found.append(_tabled(body, facts) or _same_for_every_key(body, facts))
     return found
+
+
+def _same_for_every_key(body: _Body, facts: Facts) -> Reducer:
+    means = [w for w, _ in body.writes if body.mean(w)]
+    known = not body.keyed and len(means) == len(body.writes)
+    return Reducer(body.param, known, facts("per-key-mean", means[0]) if known else frozenset(), body.rules.replaced_per_key)
+
+
+def _tabled(body: _Body, facts: Facts) -> Reducer | None:
+    """Each key reduced as the value looked up in a table parameter says (module doc); None
+    when no write depends on such a value."""
+    selected = {when for _, when in body.writes}
+    if selected == {None}:
+        return None
+    choices: dict[str, tuple[str, ast.expr]] = {}
+    for value, when in body.writes:
+        construct = body.reduction(value)
+        if body.keyed or when is None or construct is None or choices.setdefault(when, (construct, value))[0] != construct:
+            return Reducer(body.param, False, frozenset(), body.rules.replaced_per_key)
+    table, default = body.selected
+    made = tuple((when, facts(construct, value)) for when, (construct, value) in choices.items())
+    return Reducer(body.param, True, frozenset(), body.rules.replaced_per_key, table=table, default=default, choices=made)
+
+
+def _tables(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, ast.expr], params: tuple[str, ...]) -> frozenset[str]:
+    """The parameters a reduction may be looked up in: None unless passed (or always passed),
+    and not rebound but to themselves or an empty dict (`rule_by_key = rule_by_key or {}`)."""
+    given = function.args
+    positional = [*given.posonlyargs, *given.args]
+    defaults = {a.arg: d for a, d in zip(positional[len(positional) - len(given.defaults) :], given.defaults)}
+    defaults.update({a.arg: d for a, d in zip(given.kwonlyargs, given.kw_defaults) if d is not None})
+    rebound = [t.id for n in _own_statements(function) for t in _targets(n) if isinstance(t, ast.Name) and t.id in params]
+    found = set()
+    for param in params:
+        default = defaults.get(param)
+        if (default is not None and not (isinstance(default, ast.Constant) and default.value is None)) or rebound.count(param) > 1:
+            continue
+        bound = aliases.get(param)
+        either = bound.values if isinstance(bound, ast.BoolOp) and isinstance(bound.op, ast.Or) else []
+        emptied = [type(e) for e in either] == [ast.Name, ast.Dict] and either[0].id == param and not either[1].keys  # type: ignore[attr-defined]
+        if (bound is None and param not in rebound) or emptied:
+            found.add(param)
+    return frozenset(found)
+
+
+def _targets(statement: ast.stmt) -> list[ast.AST]:
+    """What an assignment statement binds (a `for` loop's target too)."""
+    if isinstance(statement, ast.Assign):
+        return [n for t in statement.targets for n in ast.walk(t)]
+    if isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return list(ast.walk(statement.target))
+    return []
 
 
 def comprehension_reducers(
@@ -76,7 +132,7 @@ def comprehension_reducers(
         for collected in (name for name, source in gathered.items() if source == param):
             body = _Body(collected, loop.target.id, set(), params, rules)
             if body.mean(node.value):
-                found.append(Reducer(param, True, facts(node.value), rules.replaced_per_key))
+                found.append(Reducer(param, True, facts("per-key-mean", node.value), rules.replaced_per_key))
     return found
 
 
@@ -164,13 +220,19 @@ class _Body:
         self.param, self.key, self.returned, self.params, self.rules = param, key, returned, params, rules
         self.columns: set[str] = set()  # names bound to `[d[key] for d in gathered]`
         self.chosen: set[str] = {key}  # names that depend on the key, not as an index of a rank's dict
-        self.writes: list[ast.expr] = []
+        self.writes: list[tuple[ast.expr, str | None]] = []  # each with the looked-up value it is written for (`when`)
         self.keyed = False  # a branch reads the key: a value may be reduced another way
+        self.tables: frozenset[str] = frozenset()  # parameters a reduction may be looked up in (_tables)
+        self.lookups: dict[str, tuple[str, str]] = {}  # name -> (table, default) of `how = table.get(key, "mean")`
+        self.selected: tuple[str, str] = ("", "")  # the lookup the branches test
+        self.when: str | None = None  # the looked-up value the statements read run for ("": any other); None: any
 
     def read(self, statements: list[ast.stmt]) -> None:
         for statement in statements:
             if isinstance(statement, ast.Assign):
                 self._assign(statement)
+            elif isinstance(statement, ast.If) and self._selects(statement):
+                continue
             elif isinstance(statement, ast.If):
                 if self._reads_key(statement.test):
                     self.keyed = True
@@ -185,12 +247,55 @@ class _Body:
     def _assign(self, statement: ast.Assign) -> None:
         for target in statement.targets:
             if self._written(target):
-                self.writes.append(statement.value)
+                self.writes.append((statement.value, self.when))
             elif isinstance(target, ast.Name):
+                lookup = self._lookup(statement.value)
                 if self._column(statement.value):
                     self.columns.add(target.id)
+                elif lookup is not None and self.when is None:
+                    self.lookups[target.id] = lookup
                 elif self._reads_key(statement.value):
                     self.chosen.add(target.id)
+
+    def _lookup(self, value: ast.expr) -> tuple[str, str] | None:
+        """(table, default) of `table.get(key, "mean")`, `table.get(key)` or `table[key]`."""
+        default: object = ""
+        if isinstance(value, ast.Subscript):
+            table, key = value.value, value.slice
+        elif (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "get"
+            and 0 < len(value.args) < 3
+            and not value.keywords
+        ):
+            table, key = value.func.value, value.args[0]
+            default = value.args[1].value if len(value.args) == 2 and isinstance(value.args[1], ast.Constant) else None
+        else:
+            return None
+        found = isinstance(table, ast.Name) and table.id in self.tables and isinstance(key, ast.Name) and key.id == self.key
+        return (table.id, default) if found and isinstance(table, ast.Name) and isinstance(default, str) else None
+
+    def _selects(self, statement: ast.If) -> bool:
+        """Reads a branch on a looked-up value: `if how == "mean":` runs its body for that value,
+        its `else` for the others; a test that only raises or passes (`if how not in (...): raise`)
+        changes nothing. False for a branch that tests no looked-up value."""
+        names = {n.id for n in ast.walk(statement.test) if isinstance(n, ast.Name) and n.id in self.lookups}
+        if not names:
+            return False
+        value = _compared(statement.test, names)
+        lookup = self.lookups[names.pop()]
+        if value is None or self.selected not in (("", ""), lookup) or self.when not in (None, ""):
+            if any(self._written(n) for part in (statement.body, statement.orelse) for s in part for n in ast.walk(s)):
+                self.keyed = True
+            return True
+        self.selected, outer = lookup, self.when
+        self.when = value
+        self.read(statement.body)
+        self.when = ""
+        self.read(statement.orelse)
+        self.when = outer
+        return True
 
     def _written(self, node: ast.AST) -> bool:
         """`out[key] = ...` of a dict the function returns."""
@@ -228,6 +333,15 @@ class _Body:
             return node.id in self.chosen
         return any(self._reads_key(child) for child in ast.iter_child_nodes(node))
 
+    def reduction(self, value: ast.expr) -> str | None:
+        """The construct (rules/code/loops.yaml) a write of a key's value is: a mean over the
+        ranks, or the largest or smallest of the ranks' values; None for anything else."""
+        if self.mean(value):
+            return "per-key-mean"
+        if isinstance(value, ast.Call) and called_name(value.func) in _EXTREMES and self._of_column(value):
+            return _EXTREMES[called_name(value.func)]
+        return None
+
     def mean(self, value: ast.expr) -> bool:
         """`sum(values) / N` with N the number of ranks, or a mean call of the values."""
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
@@ -256,6 +370,16 @@ class _Body:
             divisor.args[0] if isinstance(divisor, ast.Call) and called_name(divisor.func) == "len" and len(divisor.args) == 1 else None
         )
         return isinstance(counted, ast.Name) and (counted.id in self.columns or counted.id == self.param)
+
+
+def _compared(test: ast.expr, names: set[str]) -> str | None:
+    """ "mean" of `how == "mean"` (either way round) where `how` is one of `names`; else None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    sides = (test.left, test.comparators[0])
+    named = [s for s in sides if isinstance(s, ast.Name) and s.id in names]
+    written = [s.value for s in sides if isinstance(s, ast.Constant) and isinstance(s.value, str)]
+    return written[0] if named and written else None
 
 
 def _tuple_test(test: ast.expr) -> bool:

@@ -15,7 +15,7 @@ from metriclint.base.builtin import word_lists
 from metriclint.knowledge.sinks import ArgumentPlace as Passed
 from metriclint.knowledge.sinks import Shape, Sink
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span, logged_by
-from metriclint.sources.python import flags, ranks, strings
+from metriclint.sources.python import flags, key_tables, ranks, strings
 from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 from metriclint.sources.python.line_records import dumped_lines, may_be_line, nested_keys, reads_loop_items, written_record
@@ -57,6 +57,7 @@ class KeyRecorder(BagReader):
         self.line_dumps: set[int] = set()  # `json.dump(d, f)` calls a newline follows (line_records.py)
         self.json_lines = any(name in self.text.text for name in self.sinks.lines.names)  # no `json.dump(s)`, no line record: most files
         self.deferred_calls: list[ast.Call] = []
+        self.key_tables = key_tables.ModuleTables(self.tree)  # a reduction by key a hand-over passes a table for
 
     def block(self, body: list[ast.stmt]) -> None:
         if self.json_lines and len(body) > 1:
@@ -318,7 +319,9 @@ class KeyRecorder(BagReader):
         for position, arg in enumerate(given):
             positional = positional and not arg.star
             if isinstance(arg.value, ast.Name) and not arg.star and (arg.keyword or positional) and scope.hands_on(arg.value.id):
-                over = HandOver(callee, arg.keyword or position, bound, self.span(node), self.text.segment(node.func))
+                where = arg.keyword or position
+                tables = key_tables.passed(given, where, arg.value.id, scope, self.key_tables)
+                over = HandOver(callee, where, bound, self.span(node), self.text.segment(node.func), tables)
                 scope.hand_over(arg.value.id, over, self.rules.replaced_per_key)
 
     def _argument_strings(self, given: list[Argument]) -> tuple[tuple[int | str, tuple[str, ...]], ...]:

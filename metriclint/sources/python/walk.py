@@ -208,15 +208,15 @@ class _Collector(EntryUses):
         the walk found it hands on. Its statements are searched for a loop, and its expressions
         for a comprehension, only when the walk met a `for` or a gather call in it: most
         functions have neither, and searching each function's body was most of reducers.py's cost."""
-        found = loop_reducers(node, scope.params, self.rules, self._per_key_mean) if scope.looped else []
+        found = loop_reducers(node, scope.params, self.rules, self._per_key) if scope.looped else []
         if scope.gathering:
-            found += comprehension_reducers(node, scope.params, self.rules, self._per_key_mean)
+            found += comprehension_reducers(node, scope.params, self.rules, self._per_key)
         scope.reducers[:0] = found
 
-    def _per_key_mean(self, node: ast.expr) -> frozenset[CodeFact]:
-        """The facts of a helper's mean of each key's values over the ranks, named by the helper."""
+    def _per_key(self, construct: str, node: ast.expr) -> frozenset[CodeFact]:
+        """The facts of a helper's reduction of each key's values over the ranks, named by the helper."""
         function = self.scopes[-1].name.rsplit(".", 1)[-1]
-        return frozenset(replace(a, origin=function) for a in self.code.derived("per-key-mean", node, ()) if isinstance(a, CodeFact))
+        return frozenset(replace(a, origin=function) for a in self.code.derived(construct, node, ()) if isinstance(a, CodeFact))
 
     def _owner(self, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         string = self._leading_string(node.body)
