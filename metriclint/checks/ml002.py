@@ -142,11 +142,14 @@ def _against_name(name: TextStance, text: TextStance) -> bool:
     """A text disagrees with a key's own name unless it states one of the name's values, its
     loose name (GB for GiB: ML008's), or may say the same number in other words: "across all
     GPUs" of `tokens_per_gpu` may be the mean over the GPUs unless the text states another
-    reduction. Two names are never sides against each other."""
+    reduction. A unit is held against a unit of the same measure only (seconds against
+    milliseconds, not the 30 seconds a `tokens_per_sec` is measured over). Two names are never
+    sides against each other."""
     if text.named:
         return False
     known = knowledge()
-    if any(known.loose(name.facet, stated, value) for stated in text.values for value in name.values):
+    pairs = [(stated, value) for stated in text.values for value in name.values]
+    if any(known.loose(name.facet, *pair) for pair in pairs) or not all(known.convertible(name.facet, *pair) for pair in pairs):
         return False
     restated = frozenset(also for also, needs in name.restated if all(_leaves_room(text.stated, need) for need in needs))
     return _incomparable(_kinds(name) | frozenset(known.alike_kind(name.facet, v) for v in restated), _kinds(text))
