@@ -51,7 +51,7 @@ def words(name: str) -> tuple[str, ...]:
     """`perf/cpuMemory_{label}_GiB` -> (perf, cpu, memory, gib): placeholders left out, split at
     separators and camelCase humps (but a part's own word such as `GiB` stays whole),
     lower-cased."""
-    known = {word for part in parts() for word in part.words}
+    known = _part_words()
     chunks = _SEPARATORS.split(keys.literal(name))
     return tuple(w.lower() for chunk in chunks for w in ((chunk,) if chunk.lower() in known else _HUMP.split(chunk)) if w)
 
@@ -87,6 +87,11 @@ def custom_parts(facets: dict[str, Facet]) -> tuple[NamePart, ...]:
                 if len(part) > 1 or len(part) == 1 and len(part[0]) > _SHORT_WORD:
                     found.append(NamePart(part, "any", facet.name, value))
     return tuple(found)
+
+
+@lru_cache(maxsize=1)
+def _part_words() -> frozenset[str]:
+    return frozenset(word for part in parts() for word in part.words)
 
 
 @lru_cache(maxsize=1)
