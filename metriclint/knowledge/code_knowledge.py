@@ -117,6 +117,20 @@ class Knowledge:
     kept_when_shared: frozenset[str] = frozenset()  # ... and arithmetic keeps when both operands have them
 
     @cached_property
+    def call_names(self) -> frozenset[str]:
+        """The last name of every call an entry may match (`all_reduce` of
+        `torch.distributed.all_reduce()`, `gather` of `log_softmax().gather`): a call named
+        otherwise matches none, which the walk tells before it spells out the call's chain."""
+        called = (chain.removesuffix("()").rsplit(".", 1)[-1] for chain in self.chains if chain.endswith("()"))
+        return frozenset((*called, *self.functions, *(method.rsplit(".", 1)[-1] for method in self.methods)))
+
+    @cached_property
+    def attribute_names(self) -> frozenset[str]:
+        """The last name of every attribute read an entry may match (`used` of
+        `psutil.virtual_memory().used`)."""
+        return frozenset(chain.rsplit(".", 1)[-1] for chain in self.chains if not chain.endswith(")"))
+
+    @cached_property
     def entry_index(self) -> EntryIndex:
         return entry_index(self.entry_points)
 

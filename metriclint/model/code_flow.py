@@ -149,9 +149,10 @@ class Bag:
         return bool(self.entries or self.held or self.items)
 
     def __or__(self, other: Bag) -> Bag:
-        if not other:
+        # the fields tested here, not through __bool__: the walk joins bags at most dict reads
+        if not (other.entries or other.held or other.items):
             return self
-        if not self:
+        if not (self.entries or self.held or self.items):
             return other
         return Bag(_joined(self.entries, other.entries), _joined(self.held, other.held), _joined(self.items, other.items))
 

@@ -46,7 +46,7 @@ _ADDS = frozenset({"update", "append", "extend", "insert", "add"})
 _BAGGED = (ast.Name, ast.Attribute, ast.Dict, ast.DictComp, ast.List, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp, ast.Call, ast.Subscript)
 
 
-_EMPTY = Bag()
+_EMPTY = Bag()  # frozen: the one empty bag every empty result shares
 
 
 class BagReader(ItemReader):
@@ -116,8 +116,8 @@ class BagReader(ItemReader):
             return self._valued(scope.keyvars[key.id], value)
         found = self._entry_keys(key)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
         if not found:
-            return Bag()
-        made = Bag()
+            return _EMPTY
+        made = _EMPTY
         for text in found:
             over = next((name for name in scope.keyvars if f"{{{name}}}" in text), None)
             if over is not None:  # the other dict's keys, or, where they cannot be known, the template
@@ -159,7 +159,7 @@ class BagReader(ItemReader):
     def _records(self, items: list[ast.expr]) -> Bag:
         """A list of (key, value, ...) records, as DeepSpeed's monitors take them, or of names
         (`["forward-compute", "backward-compute"]`), whose values a dict built from it holds."""
-        found = Bag()
+        found = _EMPTY
         for item in items:
             if isinstance(item, ast.Tuple) and len(item.elts) >= 2:
                 found |= self.entry(item.elts[0], item.elts[1])
@@ -265,7 +265,7 @@ class BagReader(ItemReader):
 
     def _given(self, given: list[Argument]) -> Bag:
         """What a call's arguments hold: its dicts, and each keyword as a key (`dict(a, lr=lr)`)."""
-        found = Bag()
+        found = _EMPTY
         for arg in given:
             if arg.keyword is None:
                 found |= self.bag(arg.value)
@@ -309,11 +309,11 @@ class BagReader(ItemReader):
         if isinstance(container, ast.Name):
             scope.bags[container.id] = self.bag(container) | added
             if self.is_param(container.id):
-                scope.fills[container.id] = scope.fills.get(container.id, Bag()) | added  # the caller's dict
+                scope.fills[container.id] = scope.fills.get(container.id, _EMPTY) | added  # the caller's dict
             return
         attribute = self._attribute(container)
         if attribute is not None:
-            scope.puts[attribute] = scope.puts.get(attribute, Bag()) | added
+            scope.puts[attribute] = scope.puts.get(attribute, _EMPTY) | added
 
     def added(self, call: ast.Call) -> None:
         """A call that adds to a dict or a list of records: `d.update(other)`, `d.update(k=v)`,

@@ -11,7 +11,7 @@ from typing import Callable
 
 from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import LoopShape
-from metriclint.sources.python.state import child_fields
+from metriclint.sources.python.state import child_fields, descendants
 
 
 def loop_shape(loop: ast.For | ast.AsyncFor, sink_names: frozenset[str]) -> LoopShape:
@@ -21,7 +21,7 @@ def loop_shape(loop: ast.For | ast.AsyncFor, sink_names: frozenset[str]) -> Loop
     seeds, leaves = bound_names(loop.target), False
     called: set[str] = set()
     logged: set[str] = set()
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+    for node in descendants(loop.body):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             written = node.targets if isinstance(node, ast.Assign) else [node.target]
             steps.append((set().union(*(bound_names(t) for t in written)), read_names(node.value)))
@@ -45,7 +45,7 @@ def loop_shape(loop: ast.For | ast.AsyncFor, sink_names: frozenset[str]) -> Loop
 def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
     """`seeds` and the names assigned in `body` from one of them, through any number of steps."""
     steps: list[tuple[set[str], set[str]]] = []
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for node in descendants(body):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             written = node.targets if isinstance(node, ast.Assign) else [node.target]
             steps.append((set().union(*(bound_names(t) for t in written)), read_names(node.value)))

@@ -193,8 +193,8 @@ class Bindings(Messages):
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
                 if len(self.scopes) == 1:
                     self.name_lists.module_bound(target.id, value)
-            came = self.names(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
-            scope.named[target.id] = ((target.id, self.span(target)), *came)
+            came = self.named_at(value) if scope.replaces(target.id, path) else ()  # in a branch: not the only way
+            scope.named[target.id] = ((target.id, target), *came)
             atoms, unknown = self.branch(value)
             scope.bind(target.id, self._placeheld(target.id, value, self.selected(target.id, atoms), path), path, unknown)
             if isinstance(value, ast.List):

@@ -17,7 +17,7 @@ from metriclint.knowledge import numbers
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.code_knowledge import Knowledge
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, ResultOf
-from metriclint.sources.python.call_names import arguments, module_name
+from metriclint.sources.python.call_names import arguments, called_name, module_name
 from metriclint.sources.python.code_shapes import (
     chained_methods,
     counts_devices,
@@ -176,10 +176,12 @@ class CodeReader:
     def _entry(self, node: ast.Call, objects: dict[str, str]) -> Known | None:
         """The knowledge-base entry a call matches: its full name, its function's own name, or
         its methods, longest run first (`log_softmax().gather` before `gather`)."""
+        func = node.func
+        if not self._may_match(func, objects):
+            return None
         entry = self.knowledge.chains.get(self.chain(node, objects) or "")
         if entry is not None:
             return entry
-        func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         if name in self.knowledge.functions:
             return self.knowledge.functions[name]
@@ -190,6 +192,21 @@ class CodeReader:
             if method is not None and (method.arguments is None or method.arguments == len(node.args) + len(node.keywords)):
                 return None if method.objects_only and on_module else method
         return None
+
+    def _may_match(self, func: ast.expr, objects: dict[str, str]) -> bool:
+        """Whether a call may match an entry, by the last name its chain would end in: the
+        called name, the imported one for an alias; a name or `self.X` holding a known object
+        ends in that object's chain, and a call of a call's result in anything."""
+        if isinstance(func, ast.Attribute):
+            owner = func.value
+            if isinstance(owner, ast.Name) and owner.id == "self" and f"self.{func.attr}" in objects:
+                return True
+            return func.attr in self.knowledge.call_names
+        if isinstance(func, ast.Name):
+            if func.id in objects:
+                return True
+            return func.id in self.knowledge.call_names or self.imports.get(func.id, "").rsplit(".", 1)[-1] in self.knowledge.call_names
+        return True
 
     def applying(self, node: ast.Call, objects: dict[str, str]) -> Known | None:
         """The knowledge-base entry this call is a case of, if any."""
@@ -248,11 +265,17 @@ class CodeReader:
 
     def exponential(self, node: ast.Call, objects: dict[str, str]) -> bool:
         """`torch.exp(x)`, `math.exp(x)`, `numpy.exp(x)` or `x.exp()`."""
+        if called_name(node.func) != "exp" and not (isinstance(node.func, ast.Name) and node.func.id in self.imports):
+            return False  # every one of them is called `exp`, or imported under another name
         if isinstance(node.func, ast.Attribute) and node.func.attr == "exp" and not node.args and not node.keywords:
             return (self.chain(node.func.value, objects) or "") not in ("torch", "math", "numpy")
         return (self.chain(node.func, objects) or "") in _EXPONENTIALS and len(node.args) == 1
 
     def expression(self, node: ast.Attribute, objects: dict[str, str]) -> frozenset[Atom]:
+        owner = node.value
+        held = isinstance(owner, ast.Name) and owner.id == "self" and f"self.{node.attr}" in objects
+        if not held and node.attr not in self.knowledge.attribute_names:
+            return frozenset()  # most attributes read are no entry's: told before the chain is spelt out
         entry = self.knowledge.chains.get(self.chain(node, objects) or "")
         return self._facts(entry, node) if entry is not None else frozenset()
 

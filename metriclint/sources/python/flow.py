@@ -113,7 +113,8 @@ class Scope:
     returns: dict[int | None, frozenset[Atom]] = field(default_factory=dict)
     strings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings it may be (strings.py)
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings a loop over it yields
-    named: dict[str, tuple[tuple[str, Span], ...]] = field(default_factory=dict)  # name -> the names its value went by
+    # name -> the names its value went by, each with the node it is written at (its span made when asked: roots.py `names`)
+    named: dict[str, tuple[tuple[str, ast.Name | ast.Attribute], ...]] = field(default_factory=dict)
     loops: list[int] = field(default_factory=list)  # ids of the bodies of the loops the walk is in
     iterating: list[ast.For | ast.AsyncFor | ast.While] = field(default_factory=list)  # the loops the walk is in
     definition: ast.FunctionDef | ast.AsyncFunctionDef | None = None
@@ -211,10 +212,10 @@ class Scope:
     def flow(self) -> FunctionFlow | None:
         """The function's summary for the project-wide step; None when nothing leaves it."""
         kept = self.kept
-        leaving = [(index, key, kept(atoms)) for index, (key, atoms) in enumerate(self.sinks) if kept(atoms)]
+        leaving = [(index, key, left) for index, (key, atoms) in enumerate(self.sinks) if (left := kept(atoms))]
         sinks = tuple((key, atoms) for _, key, atoms in leaving)
         handed = tuple((n, tuple(self.handed[index])) for n, (index, _, _) in enumerate(leaving) if index in self.handed)
-        returns = tuple((element, kept(atoms)) for element, atoms in self.returns.items() if kept(atoms))
+        returns = tuple((element, left) for element, atoms in self.returns.items() if (left := kept(atoms)))
         templates = tuple(dict.fromkeys([*(key for key, _ in self.sinks if any(f"{{{p}}}" in key for p in self.params)), *self.generic]))
         puts = tuple((attribute, self.thinned(bag)) for attribute, bag in self.puts.items())
         fills = tuple((param, self.thinned(bag)) for param, bag in self.fills.items())

@@ -89,17 +89,22 @@ def stepped_callees(node: ast.ClassDef, step: str, words: tuple[str, ...]) -> di
     return {name: found for name, found in after.items() if name not in before}
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement in `body` and the blocks inside it, but not in a nested class (whose
-    `self` is another object)."""
+def _statements(body: list[ast.stmt], found: list[ast.stmt] | None = None) -> list[ast.stmt]:
+    """Every statement in `body` and the blocks inside it, in source order, but not in a nested
+    class (whose `self` is another object). A list, not a generator: a generator's items pass
+    through every level of the nesting, and each class's statements are read twice."""
+    found = [] if found is None else found
     for statement in body:
         if isinstance(statement, ast.ClassDef):
             continue
-        yield statement
+        found.append(statement)
         for name in _BODIES:
-            yield from _statements(getattr(statement, name, None) or [])
+            inner = getattr(statement, name, None)
+            if inner:
+                _statements(inner, found)
         for branch in (*(getattr(statement, "handlers", None) or ()), *(getattr(statement, "cases", None) or ())):
-            yield from _statements(branch.body)
+            _statements(branch.body, found)
+    return found
 
 
 def _step_call(statement: ast.stmt, step: str, words: tuple[str, ...]) -> tuple[str, ast.Call] | None:

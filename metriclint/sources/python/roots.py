@@ -13,7 +13,7 @@ from metriclint.sources.python.call_names import arguments
 from metriclint.sources.python.code_shapes import same_expression, subject
 from metriclint.sources.python.counts import counts_items
 from metriclint.sources.python.flow import Branch, either, shared
-from metriclint.sources.python.state import WalkState
+from metriclint.sources.python.state import WalkState, child_fields
 
 
 class ValueReader(WalkState):
@@ -240,13 +240,23 @@ class ValueReader(WalkState):
     def names(self, value: ast.expr) -> tuple[tuple[str, Span], ...]:
         """The names a value goes by: the variable or attribute it is read from, and the ones
         that variable was assigned from, through value-preserving steps only (float(x), x.item())."""
+        return tuple((name, self._name_span(node)) for name, node in self.named_at(value))
+
+    def named_at(self, value: ast.expr) -> tuple[tuple[str, ast.Name | ast.Attribute], ...]:
+        """`names`, each with the node it is written at: every assignment keeps these, and only
+        the few values logged or put in a dict need their spans."""
         value = self.unwrapped(value)
         if isinstance(value, ast.Name):
-            return self.scopes[-1].named.get(value.id, ((value.id, self.span(value)),))
+            return self.scopes[-1].named.get(value.id, ((value.id, value),))
         if isinstance(value, ast.Attribute):
-            end = self.text.span(self.path, value)  # the attribute's name ends the expression
-            return ((value.attr, Span(self.path, end.end_line, end.end_column - len(value.attr), end.end_line, end.end_column)),)
+            return ((value.attr, value),)
         return ()
+
+    def _name_span(self, node: ast.Name | ast.Attribute) -> Span:
+        if isinstance(node, ast.Name):
+            return self.span(node)
+        end = self.text.span(self.path, node)  # the attribute's name ends the expression
+        return Span(self.path, end.end_line, end.end_column - len(node.attr), end.end_line, end.end_column)
 
     def unwrapped(self, value: ast.expr) -> ast.expr:
         """The value under its value-preserving steps: `float(x.item())` is `x`."""
@@ -317,12 +327,24 @@ class ValueReader(WalkState):
 
 def reads_a_value(node: ast.expr) -> bool:
     """Whether an expression reads a variable, as a constant (`0.0`, `-1`, `float("nan")`)
-    does not: a function called is no value read."""
-    if isinstance(node, ast.Name):
-        return True
-    if isinstance(node, ast.Call):
-        return any(reads_a_value(a) for a in (*node.args, *(k.value for k in node.keywords)))
-    return any(reads_a_value(child) for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
+    does not: a function called is no value read. Asked of every value nothing is known
+    about, so it keeps a stack of its own rather than a generator per node."""
+    stack: list[ast.AST] = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is ast.Name:
+            return True
+        if type(current) is ast.Call:
+            stack += current.args
+            stack += [k.value for k in current.keywords]
+        else:
+            for field in child_fields(type(current)):
+                child = getattr(current, field)
+                if type(child) is list:
+                    stack += [item for item in child if isinstance(item, ast.expr)]
+                elif isinstance(child, ast.expr):
+                    stack.append(child)
+    return False
 
 
 def _reads_param_group_lr(node: ast.Subscript) -> bool:

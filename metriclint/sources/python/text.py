@@ -119,9 +119,13 @@ class PythonText:
         return offset if columns is None else columns.at(offset)
 
     def start(self, node: ast.AST) -> tuple[int, int]:
+        if self._ascii:  # most files: the offset is the column, asked for without a call
+            return node.lineno, node.col_offset  # type: ignore[attr-defined]
         return node.lineno, self.column(node.lineno, node.col_offset)  # type: ignore[attr-defined]
 
     def end(self, node: ast.AST) -> tuple[int, int]:
+        if self._ascii:
+            return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
         return node.end_lineno, self.column(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
 
     def span(self, path: str, node: ast.AST) -> Span:

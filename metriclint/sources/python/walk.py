@@ -285,7 +285,9 @@ class _Collector(EntryUses):
         returns = scope.returns
         value = node.value
         if value is not None and len(self.scopes) > 1:
-            scope.gives |= self.bag(value) | (self.elements(value) if isinstance(value, ast.Tuple) else Bag())
+            scope.gives |= self.bag(value)
+            if isinstance(value, ast.Tuple):
+                scope.gives |= self.elements(value)
             self._makes(scope, value)
             self._hook_returned(scope, value, node)
         parts = list(enumerate(value.elts)) if isinstance(value, ast.Tuple) else [(None, value)]
