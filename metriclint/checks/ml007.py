@@ -70,7 +70,8 @@ ML007 = Rule(
     "`host_memory_gib` divided by 1e9 is read as GiB and is 7% off, `step_time_ms` that holds "
     "seconds is off by a thousand. The parts a name is read by, with examples, are in "
     "`rules/names.yaml`; a part used loosely in practice (`gb` for GiB) is not held to the letter. "
-    "A name never contradicts a text: it is the weakest statement.",
+    "A name is the weakest statement: only a logged key's own name, and only for a unit or a scope, "
+    "is held against a text, as one more side of ML002.",
     fix="Rename the key (keep the old name as a registry alias while dashboards use it) or the "
     "variable, or change the computation to match the name.",
     check=name_contradictions,

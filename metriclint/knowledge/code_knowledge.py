@@ -141,6 +141,30 @@ class Knowledge:
     def entry_index(self) -> EntryIndex:
         return entry_index(self.entry_points)
 
+    @cached_property
+    def _dimensions(self) -> dict[str, str]:
+        """Each unit a conversion reaches, by the first unit (in order) it converts to and from:
+        seconds and milliseconds measure one thing, tokens/s and seconds two."""
+        group: dict[str, str] = {}
+
+        def root(unit: str) -> str:
+            while group.setdefault(unit, unit) != unit:
+                unit = group[unit]
+            return unit
+
+        for (unit, _, _), gives in self.conversions.items():
+            a, b = sorted((root(unit), root(gives)))
+            group[b] = a
+        return {unit: root(unit) for unit in group}
+
+    def convertible(self, facet: str, a: str, b: str) -> bool:
+        """Whether two values of a facet measure one thing (units a conversion of units.yaml
+        joins); any two values of another facet do."""
+        if facet != "unit":
+            return True
+        dimensions = self._dimensions
+        return a in dimensions and dimensions.get(a) == dimensions.get(b)
+
     def loose(self, facet: str, stated: str, computed: str) -> bool:
         """Whether a stated value is the loose name of the other (GB for a value in GiB)."""
         return facet == "unit" and frozenset((stated.removeprefix("not "), computed)) in self.loose_names

@@ -51,7 +51,7 @@ def words(name: str) -> tuple[str, ...]:
     """`perf/cpuMemory_{label}_GiB` -> (perf, cpu, memory, gib): placeholders left out, split at
     separators and camelCase humps (but a part's own word such as `GiB` stays whole),
     lower-cased."""
-    known = {word for part in parts() for word in part.words}
+    known = _part_words()
     chunks = _SEPARATORS.split(keys.literal(name))
     return tuple(w.lower() for chunk in chunks for w in ((chunk,) if chunk.lower() in known else _HUMP.split(chunk)) if w)
 
@@ -90,6 +90,11 @@ def custom_parts(facets: dict[str, Facet]) -> tuple[NamePart, ...]:
 
 
 @lru_cache(maxsize=1)
+def _part_words() -> frozenset[str]:
+    return frozenset(word for part in parts() for word in part.words)
+
+
+@lru_cache(maxsize=1)
 def _reductions() -> dict[str, NamePart]:
     """The one-word reduction parts, by their word, as they would read at a name's end."""
     return {part.words[0]: part for part in parts() if part.facet == "reduction" and len(part.words) == 1}
@@ -102,14 +107,27 @@ def _matches(part: NamePart, found: tuple[str, ...]) -> bool:
     return any(found[i : i + size] == part.words for i in range(len(found) - size + 1))
 
 
-@lru_cache(maxsize=1)
 def parts() -> tuple[NamePart, ...]:
+    return _loaded()[0]
+
+
+def against_texts() -> frozenset[str]:
+    """The facets a logged key's own name is held against texts for (ML002)."""
+    return _loaded()[1]
+
+
+@lru_cache(maxsize=1)
+def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str]]:
     path = rules_dir() / FILE
     root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
     reader = NodeReader(str(path))
     facets, _, _ = load_builtin()
     found: list[NamePart] = []
-    top = reader.mapping(root, "the names file", ("parts", "examples")) if root is not None else {}
+    top = reader.mapping(root, "the names file", ("against_texts", "parts", "examples")) if root is not None else {}
+    held = reader.texts(top["against_texts"][1], "'against_texts'") if "against_texts" in top else []
+    for node, facet in held:
+        if facet not in facets:
+            reader.error(node, f"unknown facet {facet!r} in 'against_texts'")
     for node in top["parts"][1].elements if "parts" in top else ():
         fields = reader.mapping(node, "a name part", ("part", "at", "states", "also"))
         text = reader.text(fields["part"][1], "'part'") if "part" in fields else None
@@ -129,4 +147,4 @@ def parts() -> tuple[NamePart, ...]:
         found.append(NamePart(tuple(text.split("_")), at, facet, value, also))
     if problems or reader.problems:
         raise ConfigError(problems + reader.problems)
-    return tuple(found)
+    return tuple(found), frozenset(facet for _, facet in held)

@@ -2,8 +2,9 @@
 its value went by, say about the metric (the parts are in knowledge/names.py).
 
 A name is the weakest statement there is, so its claims are kept apart from the texts' claims:
-ML007 holds them against the code and the registry only, and no text is ever contradicted by a
-name. A name in a test file states nothing, as a test's texts do not.
+ML007 holds them against the code and the registry, and ML002 holds a text against a logged
+key's own name only where the name states a facet names are sure of (rules/names.yaml
+`against_texts`). A name in a test file states nothing, as a test's texts do not.
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ def name_claims(
 
 
 def _claims(use: KeyUse, metric: str, extra: tuple[NamePart, ...]) -> Iterator[NameClaim]:
-    for name, span in ((keys.last_segment(use.key), use.span), *use.through):
+    named = ((keys.last_segment(use.key), use.span, True), *((name, span, False) for name, span in use.through))
+    for name, span, own in named:
         for said in stated(name, extra):
             part = said.part
-            yield NameClaim(metric=metric, facet=part.facet, value=part.value, also=part.also, name=name, part=said.phrase, span=span)
+            yield NameClaim(
+                metric=metric, facet=part.facet, value=part.value, also=part.also, name=name, part=said.phrase, span=span, own=own
+            )

@@ -113,7 +113,8 @@ def logged_by(says: str, at: Span, key: Span, through: str | None = None) -> str
 @dataclass(frozen=True, kw_only=True, slots=True)
 class NameClaim:
     """What a name states about the value it names (knowledge/names.py): the weakest statement,
-    held only against the code and the registry (ML007), never against a text."""
+    held against the code and the registry (ML007), and against a text only where it is a logged
+    key's own (`own`) and states a facet names are sure of (ML002)."""
 
     metric: str
     facet: str
@@ -122,6 +123,7 @@ class NameClaim:
     name: str  # as written: a key's last segment, a variable, an attribute, a parameter
     part: str  # the words of the name that state it: "gb"
     span: Span
+    own: bool = False  # the logged key's own last segment, not a name its value passed through
 
 
 @dataclass(frozen=True, slots=True)
