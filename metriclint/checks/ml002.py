@@ -264,11 +264,11 @@ _THREE_SAY_BEFORE = dedent('''\
         b = {"train/grad_norm": norm}  # unclipped
         c = {"train/grad_norm": norm}  # ''')
 # A comment on a key whose name states its unit.
-_NAMED = dedent('''\
+_NAMED = dedent("""\
     def log(tracker, step_time):
         # perf/step_time_ms: wall time of one step, in {unit}
         tracker.log({{"perf/step_time_ms": step_time}})
-''')
+""")
 
 ML002 = Rule(
     code="ML002",
