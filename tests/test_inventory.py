@@ -559,3 +559,44 @@ def test_a_label_a_timer_is_given_names_no_value_but_a_name_a_logger_is_given_do
         encoding="utf-8",
     )
     assert contradictions(project) == [("ML002", "seconds/old_logprobs")]
+
+
+def test_a_helper_that_fills_a_dict_by_calling_itself_adds_no_keys_of_its_own_template(tmp_path: Path) -> None:
+    """A helper that recurses into nested outputs, naming each level after the last
+    (`self.describe(stats, f"{label}_{i}", ...)`), fills the dict through another helper with
+    its own template: its recursive call is no caller that fills the template again (each
+    level would add `_{i}` once more, up to the depth the project-wide step follows)."""
+    root = tmp_path / "project"
+    (root / "probe").mkdir(parents=True)
+    (root / "probe" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "probe" / "tracking.py").write_text(
+        "import wandb\n\n\nclass Tracker:\n    def log_metrics(self, metrics):\n        wandb.log(metrics)\n", encoding="utf-8"
+    )
+    (root / "probe" / "hooks.py").write_text(
+        textwrap.dedent(
+            """\
+            from probe.tracking import Tracker
+
+
+            class Probe:
+                def on_forward(self, tracker: Tracker, module, outputs):
+                    name = self.names[module]
+                    stats = {}
+                    for i, out in enumerate(outputs):
+                        self.describe(stats, name, f"_out.{i}", out)
+                    tracker.log_metrics(stats)
+
+                def describe(self, stats: dict, label: str, suffix: str, part):
+                    if isinstance(part, (list, tuple)):
+                        for i, inner in enumerate(part):
+                            self.describe(stats, f"{label}_{i}", suffix, inner)
+                        return
+                    self.record(stats, label, suffix, part)
+
+                def record(self, stats: dict, label: str, suffix: str, part):
+                    stats[f"outputs/mean/{label}{suffix}"] = part.mean().item()
+            """
+        ),
+        encoding="utf-8",
+    )
+    assert _logged(root) == ["outputs/mean/{label}_out.{i}"]

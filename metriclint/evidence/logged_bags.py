@@ -154,6 +154,8 @@ class LoggedBags:
             flow = self.project.functions.get(function)
             callers = [call] if call is not None else self.project.callers.get(function, ()) if flow is not None else ()
             for caller in callers:
+                if caller.caller == function:
+                    continue  # a recursive call hands the function what it was handed: its own callers say what
                 for where, bag in caller.bags:
                     if param_at(flow, where, caller.bound) == held.name:  # type: ignore[arg-type]
                         yield caller.caller, bag, None
@@ -164,7 +166,8 @@ class LoggedBags:
         elif held.kind == "filled":
             at = self.at.get(held.call) if held.call is not None else None
             for callee, filled in self._fillers(held, at):
-                yield callee.name, filled, at
+                if callee.name != function:  # a recursive call fills the dict with the function's own keys, no others
+                    yield callee.name, filled, at
         elif held.kind == "constant":
             names = self.name_lists.resolve(held.name)
             if names is not None:
@@ -271,6 +274,8 @@ class LoggedBags:
         named = [p for p in flow.params if f"{{{p}}}" in entry.key] if flow is not None and keys.is_template(entry.key) else []
         made: list[tuple[str, Span]] = []
         for call in self.project.callers.get(function, ()) if named else ():
+            if call.caller == function:
+                continue  # a recursive call passes the function's own parameter on: it names no key of its own
             given = {p: texts for p in named for where, texts in call.texts if where in (p, passed_at(flow, p, call.bound))}  # type: ignore[arg-type]
             if len(given) != len(named) or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
                 continue
