@@ -11,7 +11,7 @@ from typing import Callable
 
 from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import LoopShape
-from metriclint.sources.python.state import child_fields, descendants
+from metriclint.sources.python.state import child_nodes, descendants
 
 
 def loop_shape(loop: ast.For | ast.AsyncFor, sink_names: frozenset[str]) -> LoopShape:
@@ -103,12 +103,7 @@ def read_names(node: ast.AST) -> set[str]:
             continue
         if type(current) is _TYPE_ALIAS:  # `type X = ...` (3.12+): its `name` is a Name, not text
             pending.append(current.name)  # type: ignore[attr-defined]
-        for field in child_fields(type(current)):
-            value = getattr(current, field)
-            if type(value) is list:
-                pending += [item for item in value if isinstance(item, ast.AST)]
-            elif isinstance(value, ast.AST):
-                pending.append(value)
+        pending += child_nodes(current)
     return found
 
 

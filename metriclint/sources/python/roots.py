@@ -13,7 +13,7 @@ from metriclint.sources.python.call_names import arguments
 from metriclint.sources.python.code_shapes import same_expression, subject
 from metriclint.sources.python.counts import counts_items
 from metriclint.sources.python.flow import Branch, either, shared
-from metriclint.sources.python.state import WalkState, child_fields
+from metriclint.sources.python.state import WalkState, child_nodes
 
 
 class ValueReader(WalkState):
@@ -338,12 +338,7 @@ def reads_a_value(node: ast.expr) -> bool:
             stack += current.args
             stack += [k.value for k in current.keywords]
         else:
-            for field in child_fields(type(current)):
-                child = getattr(current, field)
-                if type(child) is list:
-                    stack += [item for item in child if isinstance(item, ast.expr)]
-                elif isinstance(child, ast.expr):
-                    stack.append(child)
+            stack += [child for child in child_nodes(current) if isinstance(child, ast.expr)]
     return False
 
 

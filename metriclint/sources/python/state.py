@@ -217,20 +217,28 @@ def child_fields(kind: type) -> tuple[str, ...]:
     return found
 
 
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The nodes right under `node` that the walk descends into: not its contexts or
+    operators. The searches below a node that ask often keep a stack of these rather than go
+    through `ast.walk`'s three generators per node."""
+    found: list[ast.AST] = []
+    kind = type(node)
+    for field in _FIELDS.get(kind) or child_fields(kind):
+        value = getattr(node, field)
+        if type(value) is list:
+            found += [item for item in value if isinstance(item, ast.AST)]
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
 def descendants(body: list[ast.stmt]) -> list[ast.AST]:
-    """Every node under these statements that the walk descends into (not contexts or
-    operators), in no set order: `ast.walk` goes through three generators per node, and loops
-    are searched this way once each."""
+    """Every node under these statements that the walk descends into, in no set order (loops
+    are searched this way once each)."""
     found: list[ast.AST] = []
     pending: list[ast.AST] = list(body)
     while pending:
         current = pending.pop()
         found.append(current)
-        kind = type(current)
-        for field in _FIELDS.get(kind) or child_fields(kind):
-            value = getattr(current, field)
-            if type(value) is list:
-                pending += [item for item in value if isinstance(item, ast.AST)]
-            elif isinstance(value, ast.AST):
-                pending.append(value)
+        pending += child_nodes(current)
     return found
