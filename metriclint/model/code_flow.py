@@ -341,6 +341,5 @@ class CodeProducts:
     code: tuple[CodeClaim, ...] = ()
     own_methods: frozenset[Span] = frozenset()  # calls named like a tracker's method that reach the project's own (KeyUse.via)
     put_logged: tuple[tuple[str, str, frozenset[Atom]], ...] = ()  # (function, key, value): put in a dict a sink elsewhere logs
-    labelled: frozenset[str] = (
-        frozenset()
-    )  # keys whose last segment labels what a function measured (`timer("gen", times)`): no value's name
+    # keys whose last segment labels what a function measured (`timer("gen", times)`): no value's name
+    labelled: frozenset[str] = frozenset()

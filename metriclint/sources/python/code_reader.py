@@ -183,7 +183,7 @@ class CodeReader:
         entry = self.knowledge.chains.get(self.chain(node, objects) or "")
         if entry is not None:
             return entry
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        name = called_name(func)
         if name in self.knowledge.functions:
             return self.knowledge.functions[name]
         methods = chained_methods(node)

@@ -10,6 +10,7 @@ import ast
 
 from metriclint.knowledge import numbers
 from metriclint.knowledge.code_entries import Known
+from metriclint.sources.python.call_names import called_name
 
 FLOPS_PER_PARAMETER = 24  # the largest constant a FLOP estimate multiplies by (6, 8 with recomputation, 24 per layer)
 
@@ -73,7 +74,7 @@ def last_word(node: ast.expr | None) -> str:
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
         name = node.slice.value
     else:
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        name = called_name(node) if node is not None else ""
     return name.lower().rsplit("_", 1)[-1]
 
 
@@ -125,9 +126,18 @@ def _same_field(x: object, y: object) -> bool:
 def ends_with(node: ast.expr, suffixes: frozenset[str]) -> bool:
     """Whether the name `node` is read from ends with one of `suffixes`, by whole words:
     `global_batch_size` and `args.batch_size` end with `batch_size`, `batch_sizes` does not."""
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return _words_before(called_name(node), suffixes) is not None
+
+
+def _words_before(name: str, suffixes: frozenset[str]) -> list[str] | None:
+    """The words of `name` before the shortest of `suffixes` it ends with, by whole words; None
+    when it ends with none of them."""
     words = name.lower().split("_")
-    return any("_".join(words[-len(s.split("_")) :]) == s for s in suffixes)
+    for suffix in sorted(suffixes, key=lambda s: (s.count("_"), s)):
+        size = suffix.count("_") + 1
+        if size <= len(words) and "_".join(words[-size:]) == suffix:
+            return words[:-size]
+    return None
 
 
 def counts_devices(divisor: ast.expr, devices: frozenset[str], subgroups: frozenset[str]) -> bool:
@@ -138,9 +148,5 @@ def counts_devices(divisor: ast.expr, devices: frozenset[str], subgroups: frozen
         return counts_devices(divisor.left, devices, subgroups) or counts_devices(divisor.right, devices, subgroups)
     if isinstance(divisor, ast.Call) and not divisor.args and not divisor.keywords:
         divisor = divisor.func
-    name = divisor.id if isinstance(divisor, ast.Name) else divisor.attr if isinstance(divisor, ast.Attribute) else ""
-    words = name.lower().split("_")
-    for size in range(1, min(len(words), 3) + 1):
-        if "_".join(words[-size:]) in devices:
-            return not set(words[:-size]) & subgroups
-    return False
+    before = _words_before(called_name(divisor), devices)
+    return before is not None and not set(before) & subgroups
