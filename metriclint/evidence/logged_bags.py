@@ -82,7 +82,6 @@ class LoggedBags:
                 owner, name = attribute.rsplit(".", 1)
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
         self.memo: dict[tuple[str, Bag, int, Span | None], tuple[tuple[MetricsEntry, str], ...]] = {}
-        self.by_last_part: dict[str, list[FunctionFlow]] | None = None  # made when a filling call reaches no one definition
         self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
 
     def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
@@ -212,14 +211,11 @@ class LoggedBags:
     def _named_like(self, name: str) -> list[FunctionFlow]:
         """The project's functions named as `name` ends, under its top package (`pkg.utils.timer`
         for `pkg.debug.timer`)."""
-        if "." not in name:
+        callees = self.project.callees
+        if "." not in name or callees is None:
             return []
-        if self.by_last_part is None:
-            self.by_last_part = defaultdict(list)
-            for flow in self.project.functions.values():
-                self.by_last_part[flow.name.rsplit(".", 1)[-1]].append(flow)
         package = "." + name.split(".", 1)[0] + "."
-        return [flow for flow in self.by_last_part.get(name.rsplit(".", 1)[-1], ()) if package in "." + flow.name]
+        return [flow for flow in callees.named.named_like(name) if package in "." + flow.name]
 
     def _given(self, flow: FunctionFlow | None, entries: Iterable[MetricsEntry], call: CallFlow | None) -> Iterator[MetricsEntry]:
         """Entries whose keys name `flow`'s parameters, filled with what `call` passes for them."""
