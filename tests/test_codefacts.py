@@ -119,6 +119,22 @@ def test_a_project_function_named_like_a_builtin_is_still_followed(in_tmp: Path)
     ]
 
 
+def test_a_standard_library_call_is_not_followed_into_a_project_module_of_that_name(in_tmp: Path) -> None:
+    """`import logging` imports Python's own module, whatever file of the project ends in
+    logging.py: its calls reach no project function (and are not read, which saves time)."""
+    helper = "import torch\n\n\ndef info(p):\n    return torch.nn.utils.clip_grad_norm_(p, 1.0)\n"
+    source = "import logging\n\n\ndef step(p):\n    return {'train/grad_norm': logging.info(p)}\n"
+    write_project(in_tmp, {"tools/logging.py": helper, "tools/train.py": source})
+    assert _facts(in_tmp) == []
+
+
+def test_a_project_package_named_like_a_standard_module_is_followed(in_tmp: Path) -> None:
+    helper = "import torch\n\n\ndef norm(p):\n    return torch.nn.utils.clip_grad_norm_(p, 1.0)\n"
+    source = "from code.clip import norm\n\n\ndef step(p):\n    return {'train/grad_norm': norm(p)}\n"
+    write_project(in_tmp, {"code/clip.py": helper, "code/train.py": source})
+    assert ("train/grad_norm", "clipping", "before", "torch.nn.utils.clip_grad_norm_") in _facts(in_tmp)
+
+
 def test_a_cycle_of_calls_ends(in_tmp: Path) -> None:
     source = "def a(x):\n    return b(x)\n\n\ndef b(x):\n    return a(x)\n\n\ndef c():\n    return {'train/x': a(1)}\n"
     write_project(in_tmp, {"loop.py": source})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Callable, Iterable, Mapping
@@ -35,6 +36,7 @@ from metriclint.sources.python.text import PythonText
 _OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.RShift: ">>"}
 _ORIGIN_WIDTH = 60
 _BUILTINS = frozenset(dir(builtins))
+_STANDARD_LIBRARY = frozenset(sys.stdlib_module_names)
 _EXPONENTIALS = frozenset({"torch.exp", "math.exp", "numpy.exp"})
 _DURATIONS = frozenset({"seconds", "milliseconds", "microseconds", "nanoseconds"})
 Roots = Callable[[ast.expr], frozenset[Atom]]
@@ -46,11 +48,19 @@ class CodeReader:
     def __init__(self, path: str, tree: ast.Module, text: PythonText, known: Knowledge) -> None:
         self.path, self.text, self.knowledge = path, text, known
         self.module, self.package = module_name(path)
+        self.package_head = self.module.split(".", 1)[0]
         self.imports: dict[str, str] = {}
         self.defined = frozenset(defined_names(tree.body))
         self.constants = numeric_constants(tree.body)
 
     # -- names ----------------------------------------------------------------------------
+
+    def standard(self, callee: str) -> bool:
+        """Whether a callee is the standard library's (`os.path.join`, `json.dump`): what it is
+        handed never reaches a project function, as a builtin's does not. A module of the
+        project's own top package by the same name (`code/`) keeps its calls followed."""
+        head = callee.split(".", 1)[0]
+        return head in _STANDARD_LIBRARY and head != self.package_head
 
     def imported(self, node: ast.Import) -> None:
         for alias in node.names:

@@ -304,7 +304,7 @@ class ValueReader(WalkState):
         scope = self.scopes[-1]
         func = node.func
         callee = self.code.callee(func, self.classes, scope.known)
-        if callee is None:
+        if callee is None or self.code.standard(callee):
             return self._unfollowed(scope.name)  # nothing to follow: what it is passed does not matter
         owner = self.code.chain(func.value, {}) if isinstance(func, ast.Attribute) else ""
         bound = owner is None or "(" in (owner or "")  # a method of an object (`x.m()`, `make().m()`), not a module's function
