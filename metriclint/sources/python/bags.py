@@ -43,7 +43,7 @@ from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement
 
 # Calls that return the dict they are given, or one with the same items.
-_COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "sorted", "list", "reversed", "tuple"})
+_COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "sorted", "list", "reversed", "tuple", "set", "frozenset"})
 # Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
 _ADDS = frozenset({"update", "append", "extend", "insert", "add"})
 
@@ -53,6 +53,16 @@ _BAGGED = (*LIST_ITEMS, ast.Attribute, ast.List, ast.ListComp, ast.Tuple, ast.Bi
 
 
 _EMPTY = Bag()  # frozen: the one empty bag every empty result shares
+
+
+def _shared(left: Bag, right: Bag) -> Bag:
+    """The keys two dicts both have (`set(a) & set(b)`): those of the one whose every key is
+    written out here, each of which may be one; none, when neither is (either may hold keys
+    the other lacks)."""
+    for side in (left, right):
+        if side.entries and not side.held:  # its items are dicts under keys it has as entries
+            return Bag(side.entries)
+    return _EMPTY
 
 
 class BagReader(ListReader):
@@ -107,6 +117,8 @@ class BagReader(ListReader):
             return self.list_of(node)
         if type(node) is ast.BinOp and isinstance(node.op, (ast.BitOr, ast.Add)):
             return self.bag(node.left) | self.bag(node.right)
+        if type(node) is ast.BinOp and isinstance(node.op, ast.BitAnd):  # `set(a) & set(b)`: keys both have
+            return _shared(self.bag(node.left), self.bag(node.right))
         if type(node) is ast.IfExp:
             return self.bag(node.body) | self.bag(node.orelse)
         if type(node) is ast.Await:  # `await self.evaluate(batch)`: what the coroutine returns
@@ -168,16 +180,18 @@ class BagReader(ListReader):
             return key.id in keyvars
         return any(f"{{{name}}}" in text for text in self.key_texts(key) for name in keyvars)
 
-    def _records(self, items: list[ast.expr]) -> Bag:
-        """A list of (key, value, ...) records, as DeepSpeed's monitors take them, or of names
-        (`["forward-compute", "backward-compute"]`), whose values a dict built from it holds."""
+    def _records(self, items: list[ast.expr], calls: bool = False) -> Bag:
+        """A list of (key, value, ...) records, as DeepSpeed's monitors take them, of names
+        (`["forward-compute", "backward-compute"]`), whose values a dict built from it holds, or
+        of dicts of metrics; `calls`: what a call returns may be one (`refs.append(w.run.remote())`),
+        asked only of a list the function made or keeps in an attribute."""
         found = _EMPTY
         for item in items:
             if isinstance(item, ast.Tuple) and len(item.elts) >= 2:
                 found |= self.entry(item.elts[0], item.elts[1])
             elif isinstance(item, ast.Constant) and isinstance(item.value, str):
                 found |= Bag((MetricsEntry(item.value, self.span(item), frozenset()),))
-            elif isinstance(item, LIST_ITEMS):
+            elif isinstance(item, LIST_ITEMS) and (calls or type(item) is not ast.Call):
                 found |= self.list_element(item)
         return found
 
@@ -245,7 +259,8 @@ class BagReader(ListReader):
         name = called_name(func)
         if node.args and name in self._fetch_names and self.code.chain(func, {}) in self.rules.fetches:
             return self.bag(node.args[0])  # `ray.get(ref)`: what the remote call returned
-        if any(word in name.split("_") for word in self.rules.gathers):  # `all_gather_object`, not `reduce_gathered`
+        gathers = self.rules.gathers
+        if any(word in name for word in gathers) and any(word in name.split("_") for word in gathers):  # not `reduce_gathered`
             gathered = self.gathered_list(node)
             if gathered:
                 return gathered
@@ -253,8 +268,13 @@ class BagReader(ListReader):
             key = item_key(node.args[0]) if node.args else None
             if func.attr in ITEM_READS and key is not None:
                 return self._item(func.value, (key,))
-            if func.attr in self.rules.preserving_methods or (func.attr == "keys" and not node.args):
-                return self.bag(func.value)  # `out.cpu()`: the same object; `names = stats.keys()`, iterated as it is
+            if func.attr in self.rules.preserving_methods or (
+                func.attr == "keys" and not node.args and self._attribute(func.value) is None
+            ):
+                # `out.cpu()`: the same object; `names = stats.keys()`, iterated as it is. Not a
+                # class's attribute's keys: its methods put entries in it under keys their
+                # callers name (`self.stats[name] = ...`), which a list of them does not tell apart
+                return self.bag(func.value)
             dispatched = remote_method(func, self.rules.remote_calls)
             if dispatched is not None:
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
@@ -357,7 +377,8 @@ class BagReader(ListReader):
             if inner is not None:
                 self.put(inner, self.entry(owner.args[0], call.args[0]))
         elif func.attr in ("append", "insert") and call.args:
-            self.put(owner, self._records([call.args[-1]]))
+            made = isinstance(owner, ast.Name) and owner.id in self.scopes[-1].bags or self._attribute(owner) is not None
+            self.put(owner, self._records([call.args[-1]], made))
         elif func.attr == "extend" and call.args:
             self.put(owner, self.bag(call.args[0]))
 
@@ -369,7 +390,8 @@ class BagReader(ListReader):
     def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
         """`name = value`: the name holds what the value holds (with what it held, on a branch)."""
         scope = self.scopes[-1]
-        if isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
+        holds = name in scope.bags or name in scope.results or self.is_param(name)
+        if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
             self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
         if replaces and isinstance(value, ast.Call) and called_name(value.func) not in _COPIES:
             owner = value.func
