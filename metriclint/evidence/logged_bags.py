@@ -26,6 +26,11 @@ from metriclint.model import Atom, Bag, CallFlow, FunctionFlow, Held, KeyUse, Me
 
 MAX_HOPS = 12
 
+# The calls a function's callers are read for, outermost first: reading a caller's dict that a
+# callee returns or fills goes down into the callee for that call, and a parameter of the callee
+# comes back up to the caller as it was read (the caller's own call), not as any of its callers'.
+Outer = tuple[CallFlow | None, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class LoggedEntry:
@@ -81,7 +86,7 @@ class LoggedBags:
             for attribute, bag in flow.stored:
                 owner, name = attribute.rsplit(".", 1)
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
-        self.memo: dict[tuple[str, Bag, int, Span | None], tuple[tuple[MetricsEntry, str], ...]] = {}
+        self.memo: dict[tuple[str, Bag, int, Span | None, tuple[Span | None, ...]], tuple[tuple[MetricsEntry, str], ...]] = {}
         self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
 
     def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
@@ -99,56 +104,74 @@ class LoggedBags:
                         use = KeyUse(key, span, False, entry.measured, entry.through, sink=sink)
                         yield LoggedEntry(use, function, entry.value, entry.recorded, labelled)
 
-    def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None) -> tuple[tuple[MetricsEntry, str], ...]:
+    def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None, outer: Outer = ()) -> tuple[tuple[MetricsEntry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
-        the call `function` is read for (its result's), whose arguments alone fill its parameters."""
-        memo = (function, bag, hops, call.span if call is not None else None)
+        the call `function` is read for (its result's), whose arguments alone fill its parameters;
+        `outer`: the calls its caller, and that one's, are read for, in turn (`Outer`)."""
+        memo = (function, bag, hops, call.span if call is not None else None, tuple(c.span if c is not None else None for c in outer))
         if memo in self.memo:
             return self.memo[memo]
         self.memo[memo] = ()  # a cycle adds nothing
         flow = self.project.functions.get(function)
         found: list[tuple[MetricsEntry, str]] = list(self._read_for(flow, function, bag.entries, call))
         for held in bag.held if hops < MAX_HOPS else ():
-            for rekey in self._given_texts(flow, held.rekey, call):
-                for entry, where in self._held(function, held, hops + 1, call):
-                    if entry.key in held.without:
-                        continue
-                    if where == function and call is not None and keys.is_template(entry.key):
-                        found.extend(
-                            self._read_for(flow, function, (self._rekeyed(entry, rekey),), call)
-                        )  # a key a callee named by our parameter
-                    else:
-                        found.append((self._rekeyed(entry, rekey), where))
+            for at in self._calls_for(flow, held.rekey, call):
+                for rekey in self._given_texts(flow, held.rekey, at):
+                    for entry, where in self._held(function, held, hops + 1, at, outer if at is call else ()):
+                        if entry.key in held.without:
+                            continue
+                        if where == function and at is not None and keys.is_template(entry.key):
+                            found.extend(
+                                self._read_for(flow, function, (self._rekeyed(entry, rekey),), at)
+                            )  # a key a callee named by our parameter
+                        else:
+                            found.append((self._rekeyed(entry, rekey), where))
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
 
-    def _held(self, function: str, held: Held, hops: int, call: CallFlow | None) -> Iterator[tuple[MetricsEntry, str]]:
-        for where, bag, at in self._sources(function, held, hops, call):
-            for inner, (owner, read_for) in self._at(where, bag, held.item, hops, at):
-                yield from self.entries(owner, inner, hops, read_for)
+    def _calls_for(self, flow: FunctionFlow | None, rekey: str, call: CallFlow | None) -> list[CallFlow | None]:
+        """The calls to read `flow` for, to fill a re-keying that names its parameters
+        (`f"{section}/{k}"` over the items of a dict its caller passes): `call`, when given;
+        else each of its callers in turn, whose strings fill the names and whose dicts alone
+        are the parameters' (`gather("rollout", stats)` and `gather("eval", scores)` make
+        `rollout/` keys of the one and `eval/` keys of the other)."""
+        if call is not None or flow is None or "{" not in rekey.replace("{}", "") or not any(f"{{{p}}}" in rekey for p in flow.params):
+            return [call]
+        callers = [c for c in self.project.callers.get(flow.name, ()) if c.caller != flow.name]
+        return list(callers) or [None]
+
+    def _held(self, function: str, held: Held, hops: int, call: CallFlow | None, outer: Outer) -> Iterator[tuple[MetricsEntry, str]]:
+        for where, bag, at, back in self._sources(function, held, hops, call, outer):
+            for inner, (owner, read_for, read_outer) in self._at(where, bag, held.item, hops, at, back):
+                yield from self.entries(owner, inner, hops, read_for, read_outer)
 
     def _at(
-        self, function: str, bag: Bag, path: tuple[str, ...], hops: int, call: CallFlow | None
-    ) -> Iterator[tuple[Bag, tuple[str, CallFlow | None]]]:
+        self, function: str, bag: Bag, path: tuple[str, ...], hops: int, call: CallFlow | None, outer: Outer
+    ) -> Iterator[tuple[Bag, tuple[str, CallFlow | None, Outer]]]:
         """The dicts `bag` (of `function`, read for `call`) holds at `path`, each with the
         function and call it is to be read for: its items of that name, or that item of what a
         dict it holds of elsewhere holds (an item of an item a callee returns)."""
         if not path:
-            yield bag, (function, call)
+            yield bag, (function, call, outer)
             return
         deeper = [(held, path) for held in bag.held]
         for item in bag.items:
             if item.keys == path:
-                yield Bag(item.entries, item.held), (function, call)
+                yield Bag(item.entries, item.held), (function, call, outer)
             elif path[: len(item.keys)] == item.keys:
                 deeper += [(held, path[len(item.keys) :]) for held in item.held]
         for held, rest in deeper if hops < MAX_HOPS else ():
             if held.rekey == "{}":
-                for where, found, at in self._sources(function, held, hops + 1, call):
-                    yield from self._at(where, found, held.item + rest, hops + 1, at)
+                for where, found, at, back in self._sources(function, held, hops + 1, call, outer):
+                    yield from self._at(where, found, held.item + rest, hops + 1, at, back)
 
-    def _sources(self, function: str, held: Held, hops: int, call: CallFlow | None) -> Iterator[tuple[str, Bag, CallFlow | None]]:
-        """The dicts `held` stands for, each with the function it is of and the call it is read for."""
+    def _sources(
+        self, function: str, held: Held, hops: int, call: CallFlow | None, outer: Outer
+    ) -> Iterator[tuple[str, Bag, CallFlow | None, Outer]]:
+        """The dicts `held` stands for, each with the function it is of, the call it is read for
+        and what that one's callers are (`Outer`): a parameter of a function read for a call
+        is what that call's caller passes, read as it was read when it made the call."""
+        back: tuple[CallFlow | None, Outer] = (outer[-1], outer[:-1]) if call is not None and outer else (None, ())
         if held.kind == "param":
             flow = self.project.functions.get(function)
             callers = [call] if call is not None else self.project.callers.get(function, ()) if flow is not None else ()
@@ -157,24 +180,24 @@ class LoggedBags:
                     continue  # a recursive call hands the function what it was handed: its own callers say what
                 for where, bag in caller.bags:
                     if param_at(flow, where, caller.bound) == held.name:  # type: ignore[arg-type]
-                        yield caller.caller, bag, None
+                        yield caller.caller, bag, *back
         elif held.kind == "result":
             at = self.at.get(held.call) if held.call is not None else None
             for target in self.targets(held.name):
-                yield target.name, target.gives, at
+                yield target.name, target.gives, at, (*outer, call)
         elif held.kind == "filled":
             at = self.at.get(held.call) if held.call is not None else None
             for callee, filled in self._fillers(held, at):
                 if callee.name != function:  # a recursive call fills the dict with the function's own keys, no others
-                    yield callee.name, filled, at
+                    yield callee.name, filled, at, (*outer, call)
         elif held.kind == "constant":
             names = self.name_lists.resolve(held.name)
             if names is not None:
-                yield f"{held.name.rsplit('.', 1)[0]}.<module>", names, None
+                yield f"{held.name.rsplit('.', 1)[0]}.<module>", names, None, ()
         elif held.kind == "attribute":
             owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
-                yield where, bag, None
+                yield where, bag, None, ()
 
     def _read_for(
         self, flow: FunctionFlow | None, function: str, entries: Iterable[MetricsEntry], call: CallFlow | None

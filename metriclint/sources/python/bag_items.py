@@ -12,7 +12,7 @@ from typing import Callable
 
 from metriclint.model import REMOTE_CALL, Bag, Item, MetricsEntry
 from metriclint.sources.python import strings
-from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.roots import ValueReader
 
 # Methods that read one item of a dict by its key (`out.get("metrics")`, `out.pop("metrics", {})`).
@@ -68,15 +68,39 @@ def element(index: int) -> str:
     return f"#{index}"
 
 
+# The item a list of dicts keeps its dicts' entries as (`rows.append(stats)`), which a loop over
+# it (`for row in rows`) or an index (`rows[0]`) selects: one item for every element, since a
+# list's dicts are put in one at a time and read back one at a time.
+LISTED = "[]"
+
+
+# What an element of a list may be written as to be a dict of metrics: a name, a dict, what a
+# call returns (`rows.append(worker.report())`), an item of another dict.
+LIST_ITEMS = (ast.Name, ast.Dict, ast.DictComp, ast.Call, ast.Subscript, ast.Await)
+
+
+def indexes(node: ast.expr) -> bool:
+    """Whether a subscript's index picks an element of a list: a number, or a name (`rows[i]`)."""
+    return (type(node) is ast.Constant and type(node.value) is int) or type(node) is ast.Name
+
+
+def reads(node: ast.expr, name: str) -> bool:
+    """Whether `node` is `name` or an item or attribute of it (`out`, `out["metrics"]`, `out.meta`)."""
+    while type(node) is ast.Subscript or type(node) is ast.Attribute:
+        node = node.value
+    return type(node) is ast.Name and node.id == name
+
+
 def item_key(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def nested(key: ast.expr, value: ast.expr, bag: Callable[[ast.expr], Bag]) -> Bag:
-    """`{"metrics": stats}`: the dict `stats` as the item "metrics", for a reader that
-    selects it (`selected`); nothing when the key is no string or the value no dict."""
+    """`{"metrics": stats}`, `{"reports": ray.get(refs)}`: the dict (or list of dicts) as the
+    item "metrics", for a reader that selects it (`selected`); nothing when the key is no
+    string or the value no dict."""
     name = item_key(key)
-    if name is None or not isinstance(value, (ast.Name, ast.Dict, ast.DictComp, ast.Attribute)):
+    if name is None or not isinstance(value, (ast.Name, ast.Dict, ast.DictComp, ast.Attribute, ast.Call, ast.ListComp)):
         return _EMPTY
     inner = bag(value)
     return under(name, inner) if inner else _EMPTY
@@ -125,6 +149,9 @@ class ItemReader(ValueReader):
     def bag(self, node: ast.expr) -> Bag:
         raise NotImplementedError
 
+    def iterated(self, target: ast.expr, iterated: ast.expr) -> None:
+        raise NotImplementedError
+
     def _attribute(self, node: ast.expr) -> str | None:
         raise NotImplementedError
 
@@ -160,15 +187,61 @@ class ItemReader(ValueReader):
         """`{k: v for k, v in stats.items() if k not in SKIPPED}` (or `k != "x"`): the loop's
         key stands for the dict's entries less those (a set, list or tuple of strings, or a
         name bound to one)."""
-        scope = self.scopes[-1]
         for test in generator.ifs:
-            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
-                continue
-            key, op, other = test.left.id, test.ops[0], test.comparators[0]
-            if key not in scope.keyvars:
-                continue
-            names = strings.loop_values(other, self.collection) if isinstance(op, ast.NotIn) else None
-            if isinstance(op, ast.NotEq) and isinstance(other, ast.Constant) and isinstance(other.value, str):
-                names = (other.value,)
-            if names:
-                scope.keyvars[key] = left_out(scope.keyvars[key], names)
+            self._left_out(test, ast.NotIn, ast.NotEq)
+
+    def skipped(self, body: list[ast.stmt]) -> None:
+        """`for k, v in stats.items(): if k in SKIPPED: continue` (or `k == "x"`), the tests a
+        loop's body starts with: the loop's key stands for the dict's entries less those."""
+        for statement in body:
+            if not (isinstance(statement, ast.If) and not statement.orelse and [type(s) for s in statement.body] == [ast.Continue]):
+                return
+            self._left_out(statement.test, ast.In, ast.Eq)
+
+    def _left_out(self, test: ast.expr, among: type[ast.cmpop], equal: type[ast.cmpop]) -> None:
+        """Leaves out of a loop key's entries the names `test` compares it with by `among` (a
+        collection of names) or `equal` (one name)."""
+        scope = self.scopes[-1]
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+            return
+        key, op, other = test.left.id, test.ops[0], test.comparators[0]
+        if key not in scope.keyvars:
+            return
+        names = strings.loop_values(other, self.collection) if isinstance(op, among) else None
+        if isinstance(op, equal) and isinstance(other, ast.Constant) and isinstance(other.value, str):
+            names = (other.value,)
+        if names:
+            scope.keyvars[key] = left_out(scope.keyvars[key], names)
+
+
+class ListReader(ItemReader):
+    """Lists of dicts of metrics, for BagReader: each dict put in a list (`rows.append(stats)`,
+    `[w.report() for w in workers]`, every rank's copy a gather returns) is the list's item
+    LISTED, which a loop over the list or an index selects."""
+
+    def list_element(self, node: ast.expr) -> Bag:
+        """A dict of metrics as one element of a list: the list's item LISTED."""
+        inner = self.bag(node)
+        return under(LISTED, inner) if inner else _EMPTY
+
+    def list_of(self, node: ast.ListComp) -> Bag:
+        """`[worker.report() for worker in workers]`: a list of the dicts its element is, with
+        the comprehension's loop variables bound inside it only."""
+        if not isinstance(node.elt, LIST_ITEMS):
+            return _EMPTY
+        scope = self.scopes[-1]
+        saved = (dict(scope.keyvars), dict(scope.strings), dict(scope.bags))
+        for generator in node.generators:
+            self.iterated(generator.target, generator.iter)
+        found = self.list_element(node.elt)
+        scope.keyvars, scope.strings, scope.bags = saved
+        return found
+
+    def gathered_list(self, node: ast.Call) -> Bag:
+        """`all_gather_object(stats)`: a call named as a gather returns every rank's copy of the
+        dict it is handed, a list of that dict (rules/dataflow.yaml `per_key.gathers`)."""
+        found = _EMPTY
+        for arg in arguments(node):
+            if not arg.star and isinstance(arg.value, (ast.Name, ast.Dict, ast.Attribute)):
+                found |= self.list_element(arg.value)
+        return found

@@ -22,13 +22,19 @@ from metriclint.model import Atom, Bag, Held, MetricsEntry, Span
 from metriclint.sources.python import strings
 from metriclint.sources.python.bag_items import (
     ITEM_READS,
-    ItemReader,
+    LIST_ITEMS,
+    LISTED,
+    ListReader,
     container,
+    indexes,
     item_key,
     nested,
     packed,
+    reads,
     rekeyed,
     remote_method,
+    selected,
+    under,
     unseen,
     unwrapped,
 )
@@ -37,19 +43,29 @@ from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement
 
 # Calls that return the dict they are given, or one with the same items.
-_COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "sorted", "list", "reversed", "tuple"})
+_COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "sorted", "list", "reversed", "tuple", "set", "frozenset"})
 # Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
 _ADDS = frozenset({"update", "append", "extend", "insert", "add"})
 
 
 # The expressions a dict of metrics may be written as: what `bag` reads.
-_BAGGED = (ast.Name, ast.Attribute, ast.Dict, ast.DictComp, ast.List, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp, ast.Call, ast.Subscript)
+_BAGGED = (*LIST_ITEMS, ast.Attribute, ast.List, ast.ListComp, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp)
 
 
 _EMPTY = Bag()  # frozen: the one empty bag every empty result shares
 
 
-class BagReader(ItemReader):
+def _shared(left: Bag, right: Bag) -> Bag:
+    """The keys two dicts both have (`set(a) & set(b)`): those of the one whose every key is
+    written out here, each of which may be one; none, when neither is (either may hold keys
+    the other lacks)."""
+    for side in (left, right):
+        if side.entries and not side.held:  # its items are dicts under keys it has as entries
+            return Bag(side.entries)
+    return _EMPTY
+
+
+class BagReader(ListReader):
     """What a dict-valued expression holds, and where the walk puts what it adds."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -84,6 +100,8 @@ class BagReader(ItemReader):
             return self._called(node)
         if type(node) is ast.Subscript:
             item = item_key(node.slice)
+            if item is None and indexes(node.slice):  # `rows[0]`, `rows[i]`: one of a list's dicts
+                item = LISTED
             return self._item(node.value, (item,)) if item is not None else _EMPTY
         if type(node) is ast.Dict:
             found = _EMPTY
@@ -95,10 +113,16 @@ class BagReader(ItemReader):
             return self._comprehended(node)
         if type(node) is ast.List or type(node) is ast.Tuple:
             return self._records(node.elts)
+        if type(node) is ast.ListComp:
+            return self.list_of(node)
         if type(node) is ast.BinOp and isinstance(node.op, (ast.BitOr, ast.Add)):
             return self.bag(node.left) | self.bag(node.right)
+        if type(node) is ast.BinOp and isinstance(node.op, ast.BitAnd):  # `set(a) & set(b)`: keys both have
+            return _shared(self.bag(node.left), self.bag(node.right))
         if type(node) is ast.IfExp:
             return self.bag(node.body) | self.bag(node.orelse)
+        if type(node) is ast.Await:  # `await self.evaluate(batch)`: what the coroutine returns
+            return self.bag(node.value)
         if type(node) is ast.BoolOp:  # `extra or {}`
             found = _EMPTY
             for value in node.values:
@@ -156,15 +180,19 @@ class BagReader(ItemReader):
             return key.id in keyvars
         return any(f"{{{name}}}" in text for text in self.key_texts(key) for name in keyvars)
 
-    def _records(self, items: list[ast.expr]) -> Bag:
-        """A list of (key, value, ...) records, as DeepSpeed's monitors take them, or of names
-        (`["forward-compute", "backward-compute"]`), whose values a dict built from it holds."""
+    def _records(self, items: list[ast.expr], calls: bool = False) -> Bag:
+        """A list of (key, value, ...) records, as DeepSpeed's monitors take them, of names
+        (`["forward-compute", "backward-compute"]`), whose values a dict built from it holds, or
+        of dicts of metrics; `calls`: what a call returns may be one (`refs.append(w.run.remote())`),
+        asked only of a list the function made or keeps in an attribute."""
         found = _EMPTY
         for item in items:
             if isinstance(item, ast.Tuple) and len(item.elts) >= 2:
                 found |= self.entry(item.elts[0], item.elts[1])
             elif isinstance(item, ast.Constant) and isinstance(item.value, str):
                 found |= Bag((MetricsEntry(item.value, self.span(item), frozenset()),))
+            elif isinstance(item, LIST_ITEMS) and (calls or type(item) is not ast.Call):
+                found |= self.list_element(item)
         return found
 
     def named_keys(self, names: ast.expr) -> Bag:
@@ -228,13 +256,24 @@ class BagReader(ItemReader):
 
     def _returned(self, node: ast.Call) -> Bag:
         func = node.func
-        if node.args and called_name(func) in self._fetch_names and self.code.chain(func, {}) in self.rules.fetches:
+        name = called_name(func)
+        if node.args and name in self._fetch_names and self.code.chain(func, {}) in self.rules.fetches:
             return self.bag(node.args[0])  # `ray.get(ref)`: what the remote call returned
+        gathers = self.rules.gathers
+        if any(word in name for word in gathers) and any(word in name.split("_") for word in gathers):  # not `reduce_gathered`
+            gathered = self.gathered_list(node)
+            if gathered:
+                return gathered
         if isinstance(func, ast.Attribute):
             key = item_key(node.args[0]) if node.args else None
             if func.attr in ITEM_READS and key is not None:
                 return self._item(func.value, (key,))
-            if func.attr in self.rules.preserving_methods:  # `out.cpu()`: the same object
+            if func.attr in self.rules.preserving_methods or (
+                func.attr == "keys" and not node.args and self._attribute(func.value) is None
+            ):
+                # `out.cpu()`: the same object; `names = stats.keys()`, iterated as it is. Not a
+                # class's attribute's keys: its methods put entries in it under keys their
+                # callers name (`self.stats[name] = ...`), which a list of them does not tell apart
                 return self.bag(func.value)
             dispatched = remote_method(func, self.rules.remote_calls)
             if dispatched is not None:
@@ -280,19 +319,23 @@ class BagReader(ItemReader):
         """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`,
         `for i, name in enumerate(names)`, `for name, t in zip(names, times)`: `k` (`name`) is
         the key of each of that bag's entries, inside the loop."""
-        over, key, zipped = unwrapped(iterated), target, False
+        over, key, zipped, keyed = unwrapped(iterated), target, False, False
         if isinstance(over, ast.Call) and called_name(over.func) == "enumerate" and over.args:
             over, key = unwrapped(over.args[0]), key.elts[1] if isinstance(key, ast.Tuple) and len(key.elts) == 2 else None  # type: ignore[assignment]
         elif isinstance(over, ast.Call) and called_name(over.func) == "zip" and over.args:
             over, zipped = unwrapped(over.args[0]), True
         elif isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr in ("items", "keys") and not over.args:
-            over = over.func.value
+            over, keyed = over.func.value, True
+        item = key if isinstance(key, ast.Name) and not (zipped or keyed) else None  # what the loop binds to each element
         if isinstance(key, ast.Tuple):
             key = key.elts[0] if key.elts else None  # type: ignore[assignment]
         if not isinstance(key, ast.Name):
             return
         scope = self.scopes[-1]
         found = self.named_keys(over) if zipped else self.bag(over)
+        element = selected(found, (LISTED,)) if found and item is not None else _EMPTY
+        if element:  # `for row in rows`: each of a list's dicts, were the loop's item one
+            scope.bags[key.id] = element
         if found:
             scope.keyvars[key.id] = found
         else:
@@ -326,12 +369,16 @@ class BagReader(ItemReader):
             self.put(owner, self._given(arguments(call)))
         elif isinstance(owner, ast.Subscript) and call.args and not isinstance(owner.slice, ast.Slice):
             self.put(owner.value, self.entry(owner.slice, call.args[0]))  # `d[k].append(v)`: v under k
+            name = item_key(owner.slice) if func.attr == "append" and isinstance(call.args[0], LIST_ITEMS) else None
+            if name is not None:  # `log["rows"].append(stats)`: a list of dicts under "rows"
+                self.put(owner.value, under(name, self.list_element(call.args[0])))
         elif isinstance(owner, ast.Call) and called_name(owner.func) == "setdefault" and owner.args and call.args:
             inner = owner.func.value if isinstance(owner.func, ast.Attribute) else None
             if inner is not None:
                 self.put(inner, self.entry(owner.args[0], call.args[0]))
         elif func.attr in ("append", "insert") and call.args:
-            self.put(owner, self._records([call.args[-1]]))
+            made = isinstance(owner, ast.Name) and owner.id in self.scopes[-1].bags or self._attribute(owner) is not None
+            self.put(owner, self._records([call.args[-1]], made))
         elif func.attr == "extend" and call.args:
             self.put(owner, self.bag(call.args[0]))
 
@@ -343,10 +390,9 @@ class BagReader(ItemReader):
     def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
         """`name = value`: the name holds what the value holds (with what it held, on a branch)."""
         scope = self.scopes[-1]
-        if isinstance(value, ast.Call) and any(
-            isinstance(a, ast.Name) and a.id == name for a in (*value.args, *(k.value for k in value.keywords))
-        ):
-            self.argument_bags(value)  # `x = f(x)`: what the call is handed, before `x` is rebound
+        holds = name in scope.bags or name in scope.results or self.is_param(name)
+        if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
+            self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
         if replaces and isinstance(value, ast.Call) and called_name(value.func) not in _COPIES:
             owner = value.func
             while isinstance(owner, (ast.Attribute, ast.Call)):

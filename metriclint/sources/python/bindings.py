@@ -28,6 +28,7 @@ class Bindings(Messages):
         self.loop_strings(node.target, node.iter)
         keyvars = dict(scope.keyvars)
         self.iterated(node.target, node.iter)
+        self.skipped(node.body)
         self._loop(node)
         scope.keyvars = keyvars
         self._last(node)

@@ -331,14 +331,24 @@ class _Collector(EntryUses):
             self.guards.append(((*self.blocks, id(node.body)), flag))
         boundary = int(ends_window(node.test, self.code.knowledge.boundaries))
         self.scopes[-1].at_boundary += boundary
-        self.block(node.body)
+        self._branch(node.body)
         self.scopes[-1].at_boundary -= boundary
         if flag:
             self.guards.pop()
         if node.orelse:
-            self.block(node.orelse)
+            self._branch(node.orelse)
         self.tests.pop()
         return False
+
+    def _branch(self, body: list[ast.stmt]) -> None:
+        """One branch of an `if`. One that ends by leaving the function (`log(stats); return`)
+        hands what its calls put in the function's dicts to no code after it."""
+        scope = self.scopes[-1]
+        leaves = type(body[-1]) is ast.Return or type(body[-1]) is ast.Raise
+        before = dict(scope.bags) if leaves and scope.bags else None
+        self.block(body)
+        if before is not None:
+            scope.bags = before
 
 
 _DICT_TYPES = frozenset({"dict", "Dict", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict", "Counter"})
