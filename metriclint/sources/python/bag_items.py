@@ -17,7 +17,7 @@ from metriclint.sources.python.roots import ValueReader
 
 # Methods that read one item of a dict by its key (`out.get("metrics")`, `out.pop("metrics", {})`).
 ITEM_READS = frozenset({"get", "pop"})
-_EMPTY = Bag()
+EMPTY = Bag()
 
 
 def rekeyed(bag: Bag, rekey: str) -> Bag:
@@ -41,7 +41,7 @@ def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     of that name, and the same item of what a call returns, which the project-wide step finds.
     Only what a call returns or a caller passes is followed so, not a class's attribute, whose
     items are put in it by key (`self.stats[mode][key] = v` puts in `self.stats`)."""
-    found, size = _EMPTY, len(path)
+    found, size = EMPTY, len(path)
     for item in bag.items:
         if item.keys == path:
             found |= Bag(item.entries, item.held)
@@ -101,9 +101,9 @@ def nested(key: ast.expr, value: ast.expr, bag: Callable[[ast.expr], Bag]) -> Ba
     string or the value no dict."""
     name = item_key(key)
     if name is None or not isinstance(value, (ast.Name, ast.Dict, ast.DictComp, ast.Attribute, ast.Call, ast.ListComp)):
-        return _EMPTY
+        return EMPTY
     inner = bag(value)
-    return under(name, inner) if inner else _EMPTY
+    return under(name, inner) if inner else EMPTY
 
 
 def packed(node: ast.Call, bag: Callable[[ast.expr], Bag]) -> Bag:
@@ -111,13 +111,13 @@ def packed(node: ast.Call, bag: Callable[[ast.expr], Bag]) -> Bag:
     stats})`, `make(extra={"metrics": stats})`); a dict written as a keyword's value gives its
     items as the result's own too, whatever the keyword (`out["metrics"]` of `make(extra=
     {"metrics": stats})`), since a maker that takes several dicts keeps their items side by side."""
-    found = _EMPTY
+    found = EMPTY
     for keyword in node.keywords:
         if keyword.arg is None or not isinstance(keyword.value, (ast.Name, ast.Dict)):
             continue
         inner = bag(keyword.value)
         if inner:
-            found |= under(keyword.arg, inner) | (Bag(items=inner.items) if isinstance(keyword.value, ast.Dict) else _EMPTY)
+            found |= under(keyword.arg, inner) | (Bag(items=inner.items) if isinstance(keyword.value, ast.Dict) else EMPTY)
     return found
 
 
@@ -165,10 +165,10 @@ class ItemReader(ValueReader):
 
     def elements(self, value: ast.Tuple) -> Bag:
         """`return batches, stats`: each element's dict as the item "#i" (bag_items.element)."""
-        found = _EMPTY
+        found = EMPTY
         for index, part in enumerate(value.elts):
-            inner = self.bag(part) if isinstance(part, (ast.Name, ast.Dict, ast.DictComp)) else _EMPTY
-            found |= under(element(index), inner) if inner else _EMPTY
+            inner = self.bag(part) if isinstance(part, (ast.Name, ast.Dict, ast.DictComp)) else EMPTY
+            found |= under(element(index), inner) if inner else EMPTY
         return found
 
     def unpacked(self, targets: list[ast.expr], value: ast.Call) -> None:
@@ -222,13 +222,13 @@ class ListReader(ItemReader):
     def list_element(self, node: ast.expr) -> Bag:
         """A dict of metrics as one element of a list: the list's item LISTED."""
         inner = self.bag(node)
-        return under(LISTED, inner) if inner else _EMPTY
+        return under(LISTED, inner) if inner else EMPTY
 
     def list_of(self, node: ast.ListComp) -> Bag:
         """`[worker.report() for worker in workers]`: a list of the dicts its element is, with
         the comprehension's loop variables bound inside it only."""
         if not isinstance(node.elt, LIST_ITEMS):
-            return _EMPTY
+            return EMPTY
         scope = self.scopes[-1]
         saved = (dict(scope.keyvars), dict(scope.strings), dict(scope.bags))
         for generator in node.generators:
@@ -240,7 +240,7 @@ class ListReader(ItemReader):
     def gathered_list(self, node: ast.Call) -> Bag:
         """`all_gather_object(stats)`: a call named as a gather returns every rank's copy of the
         dict it is handed, a list of that dict (rules/dataflow.yaml `per_key.gathers`)."""
-        found = _EMPTY
+        found = EMPTY
         for arg in arguments(node):
             if not arg.star and isinstance(arg.value, (ast.Name, ast.Dict, ast.Attribute)):
                 found |= self.list_element(arg.value)

@@ -21,20 +21,18 @@ from metriclint.base import keys
 from metriclint.model import Atom, Bag, Held, MetricsEntry, Span
 from metriclint.sources.python import strings
 from metriclint.sources.python.bag_items import (
+    EMPTY,
     ITEM_READS,
     LIST_ITEMS,
     LISTED,
     ListReader,
-    container,
     indexes,
     item_key,
     nested,
     packed,
-    reads,
     rekeyed,
     remote_method,
     selected,
-    under,
     unseen,
     unwrapped,
 )
@@ -43,16 +41,11 @@ from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement
 
 # Calls that return the dict they are given, or one with the same items.
-_COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "sorted", "list", "reversed", "tuple", "set", "frozenset"})
-# Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
-_ADDS = frozenset({"update", "append", "extend", "insert", "add"})
+COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "sorted", "list", "reversed", "tuple", "set", "frozenset"})
 
 
 # The expressions a dict of metrics may be written as: what `bag` reads.
 _BAGGED = (*LIST_ITEMS, ast.Attribute, ast.List, ast.ListComp, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp)
-
-
-_EMPTY = Bag()  # frozen: the one empty bag every empty result shares
 
 
 def _shared(left: Bag, right: Bag) -> Bag:
@@ -62,11 +55,11 @@ def _shared(left: Bag, right: Bag) -> Bag:
     for side in (left, right):
         if side.entries and not side.held:  # its items are dicts under keys it has as entries
             return Bag(side.entries)
-    return _EMPTY
+    return EMPTY
 
 
 class BagReader(ListReader):
-    """What a dict-valued expression holds, and where the walk puts what it adds."""
+    """What a dict-valued expression holds (bag_puts.py: where the walk puts what it adds)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -92,19 +85,19 @@ class BagReader(ListReader):
             if self.is_param(name):
                 return self._one("param", name)
             hidden = len(self.scopes) > 1 and name in scope.carries  # a local hides the module's
-            return _EMPTY if hidden else self.name_lists.named(name)
+            return EMPTY if hidden else self.name_lists.named(name)
         if type(node) is ast.Attribute:
             attribute = self._attribute(node)
-            return self._one("attribute", attribute) if attribute is not None else _EMPTY
+            return self._one("attribute", attribute) if attribute is not None else EMPTY
         if type(node) is ast.Call:
             return self._called(node)
         if type(node) is ast.Subscript:
             item = item_key(node.slice)
             if item is None and indexes(node.slice):  # `rows[0]`, `rows[i]`: one of a list's dicts
                 item = LISTED
-            return self._item(node.value, (item,)) if item is not None else _EMPTY
+            return self._item(node.value, (item,)) if item is not None else EMPTY
         if type(node) is ast.Dict:
-            found = _EMPTY
+            found = EMPTY
             table = self.tables.holds(node)
             for key, value in zip(node.keys, node.values):
                 found |= self.bag(value) if key is None else self.entry(key, value, recorded=not table) | nested(key, value, self.bag)
@@ -124,11 +117,11 @@ class BagReader(ListReader):
         if type(node) is ast.Await:  # `await self.evaluate(batch)`: what the coroutine returns
             return self.bag(node.value)
         if type(node) is ast.BoolOp:  # `extra or {}`
-            found = _EMPTY
+            found = EMPTY
             for value in node.values:
                 found |= self.bag(value)
             return found
-        return _EMPTY
+        return EMPTY
 
     def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
@@ -140,8 +133,8 @@ class BagReader(ListReader):
             return self._valued(scope.keyvars[key.id], value)
         found = self._entry_keys(key)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
         if not found:
-            return _EMPTY
-        made = _EMPTY
+            return EMPTY
+        made = EMPTY
         for text in found:
             over = next((name for name in scope.keyvars if f"{{{name}}}" in text), None)
             if over is not None:  # the other dict's keys, or, where they cannot be known, the template
@@ -185,7 +178,7 @@ class BagReader(ListReader):
         (`["forward-compute", "backward-compute"]`), whose values a dict built from it holds, or
         of dicts of metrics; `calls`: what a call returns may be one (`refs.append(w.run.remote())`),
         asked only of a list the function made or keeps in an attribute."""
-        found = _EMPTY
+        found = EMPTY
         for item in items:
             if isinstance(item, ast.Tuple) and len(item.elts) >= 2:
                 found |= self.entry(item.elts[0], item.elts[1])
@@ -237,20 +230,46 @@ class BagReader(ListReader):
         if isinstance(target, ast.Name) and found:
             self.scopes[-1].strings[target.id] = found
 
+    def iterated(self, target: ast.expr, iterated: ast.expr) -> None:
+        """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`,
+        `for i, name in enumerate(names)`, `for name, t in zip(names, times)`: `k` (`name`) is
+        the key of each of that bag's entries, inside the loop."""
+        over, key, zipped, keyed = unwrapped(iterated), target, False, False
+        if isinstance(over, ast.Call) and called_name(over.func) == "enumerate" and over.args:
+            over, key = unwrapped(over.args[0]), key.elts[1] if isinstance(key, ast.Tuple) and len(key.elts) == 2 else None  # type: ignore[assignment]
+        elif isinstance(over, ast.Call) and called_name(over.func) == "zip" and over.args:
+            over, zipped = unwrapped(over.args[0]), True
+        elif isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr in ("items", "keys") and not over.args:
+            over, keyed = over.func.value, True
+        item = key if isinstance(key, ast.Name) and not (zipped or keyed) else None  # what the loop binds to each element
+        if isinstance(key, ast.Tuple):
+            key = key.elts[0] if key.elts else None  # type: ignore[assignment]
+        if not isinstance(key, ast.Name):
+            return
+        scope = self.scopes[-1]
+        found = self.named_keys(over) if zipped else self.bag(over)
+        element = selected(found, (LISTED,)) if found and item is not None else EMPTY
+        if element:  # `for row in rows`: each of a list's dicts, were the loop's item one
+            scope.bags[key.id] = element
+        if found:
+            scope.keyvars[key.id] = found
+        else:
+            scope.keyvars.pop(key.id, None)
+
     def _called(self, node: ast.Call) -> Bag:
         """`dict(stats, lr=lr)`, `stats.copy()`, `deepcopy(stats)`, `out.get("metrics")`,
         `out.cpu()`, or what a project call returns, with the dicts it packs (`_packed`)."""
         func, name = node.func, called_name(node.func)
         if name == "zip" and len(node.args) == 2 and not node.keywords:
             return self._valued(self.named_keys(node.args[0]), node.args[1])  # `dict(zip(names, values))`
-        if name in _COPIES:
+        if name in COPIES:
             given = arguments(node)
             found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self._given(given)
             if found:
                 return found
         result = self._result_bags.get(id(node))
         if result is None:  # made once per call: a name bound to its result is read each time it is used
-            self._result_bags[id(node)] = _EMPTY  # `x = x.cpu()`: reading x reads this call again
+            self._result_bags[id(node)] = EMPTY  # `x = x.cpu()`: reading x reads this call again
             result = self._result_bags[id(node)] = self._returned(node)
         return result
 
@@ -279,7 +298,7 @@ class BagReader(ListReader):
             if dispatched is not None:
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
         site = self.site(node)
-        found = Bag(held=(Held("result", site.callee, call=self.span(node)),)) if site.callee else _EMPTY
+        found = Bag(held=(Held("result", site.callee, call=self.span(node)),)) if site.callee else EMPTY
         return found | packed(node, self.bag) if node.keywords else found
 
     def argument_bags(self, node: ast.Call, given: list[Argument] | None = None) -> tuple[tuple[int | str, Bag], ...]:
@@ -304,7 +323,7 @@ class BagReader(ListReader):
 
     def _given(self, given: list[Argument]) -> Bag:
         """What a call's arguments hold: its dicts, and each keyword as a key (`dict(a, lr=lr)`)."""
-        found = _EMPTY
+        found = EMPTY
         for arg in given:
             if arg.keyword is None:
                 found |= self.bag(arg.value)
@@ -315,104 +334,8 @@ class BagReader(ListReader):
                 found |= Bag((MetricsEntry(arg.keyword, span, self.roots(arg.value), is_measurement(arg.value), self.names(arg.value)),))
         return found
 
-    def iterated(self, target: ast.expr, iterated: ast.expr) -> None:
-        """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`,
-        `for i, name in enumerate(names)`, `for name, t in zip(names, times)`: `k` (`name`) is
-        the key of each of that bag's entries, inside the loop."""
-        over, key, zipped, keyed = unwrapped(iterated), target, False, False
-        if isinstance(over, ast.Call) and called_name(over.func) == "enumerate" and over.args:
-            over, key = unwrapped(over.args[0]), key.elts[1] if isinstance(key, ast.Tuple) and len(key.elts) == 2 else None  # type: ignore[assignment]
-        elif isinstance(over, ast.Call) and called_name(over.func) == "zip" and over.args:
-            over, zipped = unwrapped(over.args[0]), True
-        elif isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr in ("items", "keys") and not over.args:
-            over, keyed = over.func.value, True
-        item = key if isinstance(key, ast.Name) and not (zipped or keyed) else None  # what the loop binds to each element
-        if isinstance(key, ast.Tuple):
-            key = key.elts[0] if key.elts else None  # type: ignore[assignment]
-        if not isinstance(key, ast.Name):
-            return
-        scope = self.scopes[-1]
-        found = self.named_keys(over) if zipped else self.bag(over)
-        element = selected(found, (LISTED,)) if found and item is not None else _EMPTY
-        if element:  # `for row in rows`: each of a list's dicts, were the loop's item one
-            scope.bags[key.id] = element
-        if found:
-            scope.keyvars[key.id] = found
-        else:
-            scope.keyvars.pop(key.id, None)
-
-    def put(self, container: ast.expr, added: Bag) -> None:
-        """Adds to the dict `container` names: a local, or `self.attr`, through any subscripts
-        (`self.stats[mode][key].append(v)` adds to `self.stats`)."""
-        if not added:
-            return
-        while isinstance(container, ast.Subscript):
-            container = container.value
-        scope = self.scopes[-1]
-        if isinstance(container, ast.Name):
-            scope.bags[container.id] = self.bag(container) | added
-            if self.is_param(container.id):
-                scope.fills[container.id] = scope.fills.get(container.id, _EMPTY) | added  # the caller's dict
-            return
-        attribute = self._attribute(container)
-        if attribute is not None:
-            scope.puts[attribute] = scope.puts.get(attribute, _EMPTY) | added
-
-    def added(self, call: ast.Call) -> None:
-        """A call that adds to a dict or a list of records: `d.update(other)`, `d.update(k=v)`,
-        `events.append(("loss", loss, step))`, `d[k].append(v)`, `d.setdefault(k, []).append(v)`."""
-        func = call.func
-        if not isinstance(func, ast.Attribute) or func.attr not in _ADDS:
-            return
-        owner = func.value
-        if func.attr == "update":
-            self.put(owner, self._given(arguments(call)))
-        elif isinstance(owner, ast.Subscript) and call.args and not isinstance(owner.slice, ast.Slice):
-            self.put(owner.value, self.entry(owner.slice, call.args[0]))  # `d[k].append(v)`: v under k
-            name = item_key(owner.slice) if func.attr == "append" and isinstance(call.args[0], LIST_ITEMS) else None
-            if name is not None:  # `log["rows"].append(stats)`: a list of dicts under "rows"
-                self.put(owner.value, under(name, self.list_element(call.args[0])))
-        elif isinstance(owner, ast.Call) and called_name(owner.func) == "setdefault" and owner.args and call.args:
-            inner = owner.func.value if isinstance(owner.func, ast.Attribute) else None
-            if inner is not None:
-                self.put(inner, self.entry(owner.args[0], call.args[0]))
-        elif func.attr in ("append", "insert") and call.args:
-            made = isinstance(owner, ast.Name) and owner.id in self.scopes[-1].bags or self._attribute(owner) is not None
-            self.put(owner, self._records([call.args[-1]], made))
-        elif func.attr == "extend" and call.args:
-            self.put(owner, self.bag(call.args[0]))
-
-    def stored(self, target: ast.Subscript, value: ast.expr, recorded: bool, atoms: frozenset[Atom] | None = None) -> None:
-        """`d[k] = v`, `self.stats[k] = v`, `d[k] += v`; `recorded` and `atoms`: as `entry` says."""
-        if not isinstance(target.slice, (ast.Slice, ast.Tuple)):
-            self.put(target.value, self.entry(target.slice, value, recorded, atoms))
-
-    def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
-        """`name = value`: the name holds what the value holds (with what it held, on a branch)."""
-        scope = self.scopes[-1]
-        holds = name in scope.bags or name in scope.results or self.is_param(name)
-        if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
-            self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
-        if replaces and isinstance(value, ast.Call) and called_name(value.func) not in _COPIES:
-            owner = value.func
-            while isinstance(owner, (ast.Attribute, ast.Call)):
-                owner = owner.value if isinstance(owner, ast.Attribute) else owner.func
-            if isinstance(owner, ast.Name) and owner.id == name:
-                self._called(value)  # `x = x.get("metrics")`: an item of what x held, read before x is rebound
-            scope.results[name] = value  # what a call returns, a dict only maybe: read as one when used as one (`bag`)
-            scope.bags.pop(name, None)
-            return
-        found = self.bag(value)
-        if not replaces:  # on a branch: what it held before stays possible
-            found = (scope.bags.get(name) or self._result(scope.results.get(name))) | found
-        scope.results.pop(name, None)
-        if found or container(value):
-            scope.bags[name] = found  # an empty dict too: a function it is handed may fill it
-        else:
-            scope.bags.pop(name, None)
-
     def _result(self, call: ast.Call | None) -> Bag:
-        return self._called(call) if call is not None else _EMPTY
+        return self._called(call) if call is not None else EMPTY
 
     def _one(self, kind: str, name: str) -> Bag:
         """The bag of one parameter's or attribute's dict, made once per file: every call that
@@ -426,21 +349,6 @@ class BagReader(ListReader):
         """Whether `name` still holds what the function's caller passed for it."""
         scope = self.scopes[-1]
         return name in scope.params and name not in scope.carries and name not in ("self", "cls")
-
-    def handed_to(self, callee: str, call: ast.Call, given: list[Argument]) -> None:
-        """A dict handed to a project function holds, after the call, what the function puts
-        in it (`self._compute_metrics(batch, metrics)`), as the project-wide step knows."""
-        scope, positional = self.scopes[-1], True
-        if not (scope.bags or scope.containers or self.classes):
-            return  # no dict to fill here: most functions
-        for position, arg in enumerate(given):
-            positional = positional and not arg.star
-            if arg.star or not (arg.keyword or positional):
-                continue
-            value = arg.value
-            named = isinstance(value, ast.Name) and (value.id in scope.bags or (value.id in scope.containers and self.is_param(value.id)))
-            if named or self._attribute(value) is not None:
-                self.put(value, Bag(held=(Held("filled", callee, call=self.span(call), where=arg.keyword or position),)))
 
     def _attribute(self, node: ast.expr) -> str | None:
         """`self.stats` in a method: the class's attribute, as module.Class.stats."""

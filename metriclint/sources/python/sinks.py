@@ -16,7 +16,7 @@ from metriclint.knowledge.sinks import ArgumentPlace as Passed
 from metriclint.knowledge.sinks import Shape, Sink
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span, logged_by
 from metriclint.sources.python import flags, key_tables, ranks, strings
-from metriclint.sources.python.bags import BagReader
+from metriclint.sources.python.bag_puts import BagWriter
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 from metriclint.sources.python.line_records import dumped_lines, may_be_line, nested_keys, reads_loop_items, written_record
 from metriclint.sources.python.state import NOT_LOGGED, Logging
@@ -49,7 +49,7 @@ def _prometheus_metrics() -> frozenset[str]:
     return frozenset(word_lists("tooltips.yaml").get("prometheus_metrics", ()))
 
 
-class KeyRecorder(BagReader):
+class KeyRecorder(BagWriter):
     """Records each key with the value logged under it."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -1,0 +1,105 @@
+"""Dicts of metrics, for the walk: where it puts what a statement adds to a dict or a list of
+records (`d[k] = v`, `d.update(...)`, `rows.append(stats)`, `x = {...}`, a dict handed to a
+project function that fills it). What an expression holds is read by bags.py's BagReader.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from metriclint.model import Atom, Bag, Held
+from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, container, item_key, reads, under
+from metriclint.sources.python.bags import COPIES, BagReader
+from metriclint.sources.python.call_names import Argument, arguments, called_name
+
+# Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
+_ADDS = frozenset({"update", "append", "extend", "insert", "add"})
+
+
+class BagWriter(BagReader):
+    """Where the walk puts what a statement adds to a dict of metrics."""
+
+    def put(self, container: ast.expr, added: Bag) -> None:
+        """Adds to the dict `container` names: a local, or `self.attr`, through any subscripts
+        (`self.stats[mode][key].append(v)` adds to `self.stats`)."""
+        if not added:
+            return
+        while isinstance(container, ast.Subscript):
+            container = container.value
+        scope = self.scopes[-1]
+        if isinstance(container, ast.Name):
+            scope.bags[container.id] = self.bag(container) | added
+            if self.is_param(container.id):
+                scope.fills[container.id] = scope.fills.get(container.id, EMPTY) | added  # the caller's dict
+            return
+        attribute = self._attribute(container)
+        if attribute is not None:
+            scope.puts[attribute] = scope.puts.get(attribute, EMPTY) | added
+
+    def added(self, call: ast.Call) -> None:
+        """A call that adds to a dict or a list of records: `d.update(other)`, `d.update(k=v)`,
+        `events.append(("loss", loss, step))`, `d[k].append(v)`, `d.setdefault(k, []).append(v)`."""
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _ADDS:
+            return
+        owner = func.value
+        if func.attr == "update":
+            self.put(owner, self._given(arguments(call)))
+        elif isinstance(owner, ast.Subscript) and call.args and not isinstance(owner.slice, ast.Slice):
+            self.put(owner.value, self.entry(owner.slice, call.args[0]))  # `d[k].append(v)`: v under k
+            name = item_key(owner.slice) if func.attr == "append" and isinstance(call.args[0], LIST_ITEMS) else None
+            if name is not None:  # `log["rows"].append(stats)`: a list of dicts under "rows"
+                self.put(owner.value, under(name, self.list_element(call.args[0])))
+        elif isinstance(owner, ast.Call) and called_name(owner.func) == "setdefault" and owner.args and call.args:
+            inner = owner.func.value if isinstance(owner.func, ast.Attribute) else None
+            if inner is not None:
+                self.put(inner, self.entry(owner.args[0], call.args[0]))
+        elif func.attr in ("append", "insert") and call.args:
+            made = isinstance(owner, ast.Name) and owner.id in self.scopes[-1].bags or self._attribute(owner) is not None
+            self.put(owner, self._records([call.args[-1]], made))
+        elif func.attr == "extend" and call.args:
+            self.put(owner, self.bag(call.args[0]))
+
+    def stored(self, target: ast.Subscript, value: ast.expr, recorded: bool, atoms: frozenset[Atom] | None = None) -> None:
+        """`d[k] = v`, `self.stats[k] = v`, `d[k] += v`; `recorded` and `atoms`: as `entry` says."""
+        if not isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            self.put(target.value, self.entry(target.slice, value, recorded, atoms))
+
+    def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
+        """`name = value`: the name holds what the value holds (with what it held, on a branch)."""
+        scope = self.scopes[-1]
+        holds = name in scope.bags or name in scope.results or self.is_param(name)
+        if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
+            self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
+        if replaces and isinstance(value, ast.Call) and called_name(value.func) not in COPIES:
+            owner = value.func
+            while isinstance(owner, (ast.Attribute, ast.Call)):
+                owner = owner.value if isinstance(owner, ast.Attribute) else owner.func
+            if isinstance(owner, ast.Name) and owner.id == name:
+                self._called(value)  # `x = x.get("metrics")`: an item of what x held, read before x is rebound
+            scope.results[name] = value  # what a call returns, a dict only maybe: read as one when used as one (`bag`)
+            scope.bags.pop(name, None)
+            return
+        found = self.bag(value)
+        if not replaces:  # on a branch: what it held before stays possible
+            found = (scope.bags.get(name) or self._result(scope.results.get(name))) | found
+        scope.results.pop(name, None)
+        if found or container(value):
+            scope.bags[name] = found  # an empty dict too: a function it is handed may fill it
+        else:
+            scope.bags.pop(name, None)
+
+    def handed_to(self, callee: str, call: ast.Call, given: list[Argument]) -> None:
+        """A dict handed to a project function holds, after the call, what the function puts
+        in it (`self._compute_metrics(batch, metrics)`), as the project-wide step knows."""
+        scope, positional = self.scopes[-1], True
+        if not (scope.bags or scope.containers or self.classes):
+            return  # no dict to fill here: most functions
+        for position, arg in enumerate(given):
+            positional = positional and not arg.star
+            if arg.star or not (arg.keyword or positional):
+                continue
+            value = arg.value
+            named = isinstance(value, ast.Name) and (value.id in scope.bags or (value.id in scope.containers and self.is_param(value.id)))
+            if named or self._attribute(value) is not None:
+                self.put(value, Bag(held=(Held("filled", callee, call=self.span(call), where=arg.keyword or position),)))
