@@ -15,7 +15,6 @@ from metriclint.knowledge.reading_rules import ReadingRules
 from metriclint.knowledge.vocabulary import PhraseEntry, Vocabulary
 
 _NEXT_WORD = re.compile(r"([ \t]+|[ \t]*-[ \t]*)([A-Za-z]+)\b")
-_WORD = re.compile(r"[\w']+")
 _COMPOUND_WORD = re.compile(r"[\w'-]+")  # "per-token" qualifies a loss as one word
 
 
@@ -61,9 +60,10 @@ def _reduces(text: str, phrase: str, start: int, limit: int, rules: ReadingRules
 
 def _domain(text: str, start: int, limit: int, domains: re.Pattern[str], reach: int) -> re.Match[str] | None:
     """The domain ("over ranks") that follows within `reach` words, so a superlative or a total
-    reduces, or None."""
+    reduces, or None. A hyphenated word is one word: "the largest number of kept log-probs of
+    any batch"."""
     domain = domains.search(text, start, limit)
-    return domain if domain is not None and len(_WORD.findall(text, start, domain.start())) <= reach else None
+    return domain if domain is not None and len(_COMPOUND_WORD.findall(text, start, domain.start())) <= reach else None
 
 
 def _names_combined(text: str, entry: PhraseEntry, start: int, limit: int, vocabulary: Vocabulary, rules: ReadingRules) -> bool:
