@@ -19,10 +19,12 @@ _COMPOUND_WORD = re.compile(r"[\w'-]+")  # "per-token" qualifies a loss as one w
 
 
 def stated(
-    text: str, entry: PhraseEntry, match: re.Match[str], limit: int, vocabulary: Vocabulary, rules: ReadingRules
+    text: str, entry: PhraseEntry, match: re.Match[str], limit: int, vocabulary: Vocabulary, rules: ReadingRules, opens: bool = False
 ) -> tuple[PhraseEntry, int] | None:
     """The entry the phrase at `match` states and where its words end, or None when the noun
-    phrase around it says none; `limit` is the end of the phrase's clause.
+    phrase around it says none; `limit` is the end of the phrase's clause. `opens`: the phrase
+    opens its sentence or the definition after a name's colon, where "mean" is no verb ("Mean
+    absolute log-ratio", "kl_max: mean staleness of the dropped samples").
 
     Only a phrase that can modify a noun (one word, "global", "per-token", or an open
     determiner phrase) can be part of a name: "mean over ranks" ends in a preposition, and
@@ -38,7 +40,8 @@ def stated(
             return longer, after.end()
         if head in rules.compound_heads:
             return None
-    if entry.phrase.lower() in rules.superlatives and not _reduces(text, entry.phrase.lower(), match.end(), limit, rules):
+    lower = entry.phrase.lower()
+    if lower in rules.superlatives and not (opens and lower in rules.wide) and not _reduces(text, lower, match.end(), limit, rules):
         return None
     if entry.phrase.lower() in rules.totals and _names_combined(text, entry, match.end(), limit, vocabulary, rules):
         return None
