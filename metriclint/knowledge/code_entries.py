@@ -171,7 +171,8 @@ def read_entry(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Know
     )
     keeps = facet_names(reader, fields["keeps"][1], facets, "'keeps'") if "keeps" in fields else ()
     picks = _wholes(reader, fields["picks"][1], "'picks'") if "picks" in fields else ()
-    unless_keyword, unless_position, unless_facets = "", None, ()
+    unless_keyword, unless_position = "", None
+    unless_facets: tuple[str, ...] = ()
     if "unless" in fields:
         unless = reader.mapping(fields["unless"][1], "'unless'", ("keyword", "position", "facets"))
         unless_keyword = (reader.text(unless["keyword"][1], "'keyword'") or "") if "keyword" in unless else ""
