@@ -280,9 +280,12 @@ class KeyRecorder(BagReader):
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         if logging.call is not None:
             self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)  # type: ignore[attr-defined]
-        self.value_logged(key, value, logging, atoms)
+        site = replace(span, line=logging.call.lineno) if logging.call is not None else span  # type: ignore[attr-defined]
+        self.value_logged(key, value, logging, atoms, site)
 
-    def value_logged(self, key: str, value: ast.expr, logging: Logging, atoms: frozenset[Atom] | None = None) -> None:
+    def value_logged(
+        self, key: str, value: ast.expr, logging: Logging, atoms: frozenset[Atom] | None = None, site: Span | None = None
+    ) -> None:
         """What the value logged under `key` is, for the function's flow (evidence/code_claims.py)."""
         done = logging.done
         replaced = {fact.facet for fact in done}
@@ -294,7 +297,10 @@ class KeyRecorder(BagReader):
             replace(a, placeholder=None) if isinstance(a, CodeFact) and a.placeholder and a.placeholder.flag in guarded else a
             for a in atoms
         )
-        self.scopes[-1].sinks.append((key, ranks.settled(self.code, atoms, logging.unreduced, logging.call or value)))
+        scope = self.scopes[-1]
+        if site is not None:  # where a comment may speak for this one value (checks/ml006.py)
+            scope.sites[len(scope.sinks)] = site
+        scope.sinks.append((key, ranks.settled(self.code, atoms, logging.unreduced, logging.call or value)))
 
     def _call_flow(self, node: ast.Call) -> None:
         """A call of what may be a project function, with what its arguments carry."""
