@@ -41,6 +41,7 @@ ENTRY_KEYS = (
 CONSTRUCTS = (
     "accumulation",
     "averaging",
+    "terms-mean",
     "last",
     "rescaling",
     "negation",

@@ -323,7 +323,10 @@ class CodeReader:
             return frozenset()
         other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
         shared = frozenset(a for a in every if a.facet in self.knowledge.kept_when_shared and (a.facet, a.value) in other)
+        by = numbers.value(right_node, self.constants.get)
         constructs = (("averaging",) if op == "/" and counted else ()) + (("rescaling",) if op in "*/" else ())
+        if op == "/" and by is not None and isinstance(node, ast.BinOp) and 1 < _added_terms(node.left) == by:
+            constructs += ("terms-mean",)  # `(real + fake) / 2`
         derived = shared | frozenset().union(*(self.derived(c, node, every) for c in constructs)) | self._deferred(node, constructs, left)
         if op in "+-":
             if is_number(right_node):
@@ -332,7 +335,6 @@ class CodeReader:
                 # `time() - start`: a clock read now less a reading kept from before (units.yaml)
                 return frozenset(a for a in facts if a.facet == "unit" and a.value in _DURATIONS)
             return frozenset(a for a in facts if (a.facet, a.value) in other) | shared
-        by = numbers.value(right_node, self.constants.get)
         result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived | self._flops(node) | self._tokens(node, op, facts)
         durations = [a for a in right if isinstance(a, CodeFact) and a.facet == "unit" and a.value in _DURATIONS]
         if op == "/" and durations:
@@ -470,3 +472,11 @@ def _passes_unless(entry: Known, node: ast.Call) -> bool:
     if entry.unless_keyword and any(k.arg == entry.unless_keyword for k in node.keywords):
         return True
     return entry.unless_position is not None and len(node.args) > entry.unless_position
+
+
+def _added_terms(node: ast.expr) -> int:
+    """How many terms `a + b + c` adds, none of them a number (0: not such a sum)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _added_terms(node.left), _added_terms(node.right)
+        return left + right if left and right else 0
+    return 0 if is_number(node) else 1
