@@ -280,7 +280,8 @@ class KeyRecorder(BagReader):
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         if logging.call is not None:
             self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)  # type: ignore[attr-defined]
-        site = replace(span, line=logging.call.lineno) if logging.call is not None else span  # type: ignore[attr-defined]
+        line = logging.call.lineno if logging.call is not None else span.line  # type: ignore[attr-defined]
+        site = span if line == span.line else Span(span.path, line, span.column, span.end_line, span.end_column)
         self.value_logged(key, value, logging, atoms, site)
 
     def value_logged(
