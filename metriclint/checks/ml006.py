@@ -22,6 +22,20 @@ def computed_value(corpus: Corpus, metric: str, facet: str) -> tuple[str, list[C
     return values.pop(), sorted(facts, key=lambda f: (f.span, f.origin))
 
 
+def at_site(corpus: Corpus, claim: Claim) -> tuple[str, list[CodeFact]] | None:
+    """Where the code computes a metric differently on different paths, the one value of the
+    path a comment sits at: right above the call or key that logs it, or trailing it. Another
+    trainer's way of computing the same key says nothing about this one."""
+    if claim.source is not SourceKind.COMMENT:
+        return None
+    where = claim.statement
+    for line in dict.fromkeys((where.end_line + 1, where.line)):
+        facts = dict.fromkeys(corpus.code_facts_at(claim.metric, claim.facet, where.path, line))
+        if {fact.value for fact in facts} and len({fact.value for fact in facts}) == 1:
+            return next(iter(facts)).value, sorted(facts, key=lambda f: (f.span, f.origin))
+    return None
+
+
 def estimated(facts: list[CodeFact], value: str, stated: frozenset[str] = frozenset()) -> bool:
     """Whether every computing site's value is also an estimate of `value` (rules/code/ `also`):
     a policy's NLL of the tokens it drew is an estimate of its entropy. Some hold only of a text
@@ -87,6 +101,8 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
             continue
         computed = computed_value(corpus, metric, facet)
         setting = registry.setting(metric, facet) if registry is not None else None
+        if computed is None:
+            computed = at_site(corpus, group[0])
         if computed is None or allows(group, computed[0]) or (setting is not None and setting.value == computed[0]):
             continue
         value, facts = computed

@@ -46,6 +46,18 @@ class Corpus:
         index, facts = self._code_by_facet[facet]
         return [fact for key in index.same_metric(metric) for fact in facts[key]]
 
+    def code_facts_at(self, metric: str, facet: str, path: str, line: int) -> list[CodeFact]:
+        """What the code computes for the facet of `metric` as it is logged at one line."""
+        return [c.fact for c in self._code_by_site.get((path, line), ()) if c.metric == metric and c.fact.facet == facet]
+
+    @cached_property
+    def _code_by_site(self) -> dict[tuple[str, int], list[CodeClaim]]:
+        grouped: dict[tuple[str, int], list[CodeClaim]] = defaultdict(list)
+        for claim in self.code:
+            for site in claim.sites:
+                grouped[site.path, site.line].append(claim)
+        return grouped
+
     @cached_property
     def _code_by_facet(self) -> dict[str, tuple[keys.KeySet, dict[str, list[CodeFact]]]]:
         """The code facts by facet and metric, each facet's metrics indexed: the checks ask

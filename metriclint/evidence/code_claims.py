@@ -31,6 +31,7 @@ from metriclint.model import (
     ProjectClass,
     Reducer,
     ResultOf,
+    Span,
 )
 
 MAX_HOPS = 12
@@ -254,20 +255,23 @@ def code_claims(
     value may be another one, which the code need not show; so are the facts of an entry point
     whose logs a class of the project may rewrite (`rewritten`, its import paths)."""
     project = CallGraph(functions, calls)
-    claims: dict[CodeClaim, None] = {}
+    claims: dict[tuple[str, CodeFact], set[Span]] = {}
     for flow in project.functions.values():
         logged = set()
         handed = dict(flow.handed)  # by index in the sinks, which only a framework's flow thins out, and it hands nothing
+        sites = dict(flow.sites)  # likewise
         for at, (key, atoms) in enumerate(_unshadowed(flow, index, own, rewritten)):
             logged |= {a for a in atoms if isinstance(a, str)}
             metrics = index.for_key(key)
             facts = project.facts(flow.name, atoms) if metrics else frozenset()
             facts = project.handed(facts, handed[at], key) if at in handed and facts else facts
-            claims.update((CodeClaim(metric, fact), None) for metric in metrics for fact in facts)
+            for claim in ((metric, fact) for metric in metrics for fact in facts):
+                claims.setdefault(claim, set()).update((sites[at],) if at in sites else ())
         if not project.callers.get(flow.name):
             continue
         for param in flow.params:  # the name first: most parameters name no metric, and their callers need not be followed
             metrics = index.for_name(param) if param not in logged else ()
             facts = project.parameter(flow.name, param, 0) if metrics else frozenset()
-            claims.update((CodeClaim(metric, fact), None) for metric in metrics for fact in facts)
-    return tuple(claims)
+            for claim in ((metric, fact) for metric in metrics for fact in facts):
+                claims.setdefault(claim, set())
+    return tuple(CodeClaim(metric, fact, frozenset(at)) for (metric, fact), at in claims.items())

@@ -41,6 +41,7 @@ ENTRY_KEYS = (
 CONSTRUCTS = (
     "accumulation",
     "averaging",
+    "terms-mean",
     "last",
     "rescaling",
     "negation",
@@ -84,6 +85,7 @@ class Known:
     writes: int | None = None  # the facts are about this argument, which the call writes into
     unless_keyword: str = ""  # no facts when the call passes this argument ...
     unless_position: int | None = None  # ... by keyword or at this position
+    unless_facets: tuple[str, ...] = ()  # ... only these facts, when listed (a loss's reduction=)
     clamps: bool = False  # with a number among its arguments the call bounds a value: no facts
     objects_only: bool = False  # a method matches on an object, not as a module's function (`torch.max`)
     receivers: frozenset[str] = frozenset()  # a method's object (a function's first argument) must be named with one of these last words
@@ -171,10 +173,12 @@ def read_entry(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Know
     keeps = facet_names(reader, fields["keeps"][1], facets, "'keeps'") if "keeps" in fields else ()
     picks = _wholes(reader, fields["picks"][1], "'picks'") if "picks" in fields else ()
     unless_keyword, unless_position = "", None
+    unless_facets: tuple[str, ...] = ()
     if "unless" in fields:
-        unless = reader.mapping(fields["unless"][1], "'unless'", ("keyword", "position"))
+        unless = reader.mapping(fields["unless"][1], "'unless'", ("keyword", "position", "facets"))
         unless_keyword = (reader.text(unless["keyword"][1], "'keyword'") or "") if "keyword" in unless else ""
         unless_position = _whole(reader, unless["position"][1]) if "position" in unless else None
+        unless_facets = facet_names(reader, unless["facets"][1], facets, "'facets'") if "facets" in unless else ()
     clamps, objects_only = (k in fields and fields[k][1].value is True for k in ("clamps_with_number", "objects_only"))
     receivers = frozenset(v for _, v in reader.texts(fields["receivers"][1], "'receivers'")) if "receivers" in fields else frozenset()
     if pattern is None or says is None:
@@ -194,6 +198,7 @@ def read_entry(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Know
         writes=writes,
         unless_keyword=unless_keyword,
         unless_position=unless_position,
+        unless_facets=unless_facets,
         clamps=clamps,
         objects_only=objects_only,
         receivers=receivers,

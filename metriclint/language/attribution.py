@@ -82,11 +82,16 @@ class MetricIndex:
         if self._sections is None:
             self._sections = {}
             for logged in sorted(self.logged):
-                at = logged.find("/")
-                while at != -1:
-                    self._sections.setdefault(logged[at + 1 :], []).append(logged)
-                    at = logged.find("/", at + 1)
+                for tail in _tails(logged):
+                    self._sections.setdefault(tail, []).append(logged)
         found = self._sections.get(key, [])
+        return (found[0],) if len(found) == 1 else ()
+
+    def filled(self, template: str) -> tuple[str, ...]:
+        """The one logged key that a template fills, itself or under sections added before it
+        elsewhere (`stats_{kind}_mean`, logged as `filter/stats_ratio_mean`); () when none or
+        several are."""
+        found = [key for key in self.logged if keys.covers(template, key) or any(keys.covers(template, tail) for tail in _tails(key))]
         return (found[0],) if len(found) == 1 else ()
 
     def for_name(self, name: str, naming: bool = False) -> tuple[str, ...]:
@@ -225,9 +230,38 @@ def _below(sentence: str, below: tuple[str, ...], index: MetricIndex) -> str | N
     if not below:
         return None
     names = {name: key for key in below for name in (key, keys.literal(keys.last_segment(key)))}
-    found = {names[word] for match in _TOKEN.finditer(sentence) if (word := (match.group(1) or match.group(2)).strip(".,:;")) in names}
-    metrics = {metric for key in found for metric in index.for_key(key) or index.sectioned(key)}
+    found = set()
+    for match in _TOKEN.finditer(sentence):
+        word = (match.group(1) or match.group(2)).strip(".,:;")
+        if word in names:
+            found.add(names[word])
+        elif "{" in word:
+            found.update(_written_as(word, below))
+    metrics = {metric for key in found for metric in index.for_key(key) or index.sectioned(key) or _filled(key, index)}
     return metrics.pop() if len(found) == 1 and len(metrics) == 1 else None
+
+
+def _filled(key: str, index: MetricIndex) -> tuple[str, ...]:
+    return index.filled(key) if keys.is_template(key) else ()
+
+
+def _tails(key: str) -> Iterator[str]:
+    """What follows each "/" of a key."""
+    at = key.find("/")
+    while at != -1:
+        yield key[at + 1 :]
+        at = key.find("/", at + 1)
+
+
+def _written_as(template: str, below: tuple[str, ...]) -> list[str]:
+    """The one key below that a comment names as the code writes it, with the code's own
+    placeholders (`{prefix}_mean` above `m[f"{prefix}_mean"]`, whose key is built as
+    `rollout_{kind}_mean`); none when the template's fixed text is no word of its own
+    (`{prefix}`), or when it fits several."""
+    if not keys.literal(template).strip("_-./"):
+        return []
+    fitting = [key for key in below if keys.covers(template, key) or keys.covers(template, keys.last_segment(key))]
+    return fitting if len(fitting) == 1 else []
 
 
 def _about_the_value(mention: Mention, readings: Sequence[Reading]) -> list[Reading]:

@@ -15,15 +15,16 @@ from metriclint.knowledge.reading_rules import ReadingRules
 from metriclint.knowledge.vocabulary import PhraseEntry, Vocabulary
 
 _NEXT_WORD = re.compile(r"([ \t]+|[ \t]*-[ \t]*)([A-Za-z]+)\b")
-_WORD = re.compile(r"[\w']+")
 _COMPOUND_WORD = re.compile(r"[\w'-]+")  # "per-token" qualifies a loss as one word
 
 
 def stated(
-    text: str, entry: PhraseEntry, match: re.Match[str], limit: int, vocabulary: Vocabulary, rules: ReadingRules
+    text: str, entry: PhraseEntry, match: re.Match[str], limit: int, vocabulary: Vocabulary, rules: ReadingRules, opens: bool = False
 ) -> tuple[PhraseEntry, int] | None:
     """The entry the phrase at `match` states and where its words end, or None when the noun
-    phrase around it says none; `limit` is the end of the phrase's clause.
+    phrase around it says none; `limit` is the end of the phrase's clause. `opens`: the phrase
+    opens its sentence or the definition after a name's colon, where "mean" is no verb ("Mean
+    absolute log-ratio", "kl_max: mean staleness of the dropped samples").
 
     Only a phrase that can modify a noun (one word, "global", "per-token", or an open
     determiner phrase) can be part of a name: "mean over ranks" ends in a preposition, and
@@ -39,7 +40,8 @@ def stated(
             return longer, after.end()
         if head in rules.compound_heads:
             return None
-    if entry.phrase.lower() in rules.superlatives and not _reduces(text, entry.phrase.lower(), match.end(), limit, rules):
+    lower = entry.phrase.lower()
+    if lower in rules.superlatives and not (opens and lower in rules.wide) and not _reduces(text, lower, match.end(), limit, rules):
         return None
     if entry.phrase.lower() in rules.totals and _names_combined(text, entry, match.end(), limit, vocabulary, rules):
         return None
@@ -61,9 +63,10 @@ def _reduces(text: str, phrase: str, start: int, limit: int, rules: ReadingRules
 
 def _domain(text: str, start: int, limit: int, domains: re.Pattern[str], reach: int) -> re.Match[str] | None:
     """The domain ("over ranks") that follows within `reach` words, so a superlative or a total
-    reduces, or None."""
+    reduces, or None. A hyphenated word is one word: "the largest number of kept log-probs of
+    any batch"."""
     domain = domains.search(text, start, limit)
-    return domain if domain is not None and len(_WORD.findall(text, start, domain.start())) <= reach else None
+    return domain if domain is not None and len(_COMPOUND_WORD.findall(text, start, domain.start())) <= reach else None
 
 
 def _names_combined(text: str, entry: PhraseEntry, start: int, limit: int, vocabulary: Vocabulary, rules: ReadingRules) -> bool:

@@ -26,6 +26,9 @@ from metriclint.model import Reading
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*]|$)|(?<=[.!?])[ \t]*\n\s*(?=[A-Za-z_{][\w/{}.-]*:\s)|\n\s*\n")
 _CLAUSE_BREAK = re.compile(r"[,;:()\[\]—–]|\s-\s|(?<!\w)(?:but|however|whereas|while)(?!\w)", re.IGNORECASE)
 _WORD = re.compile(r"[\w']+")
+# What may come before a phrase that opens its sentence: nothing, or the name a definition
+# defines and its colon (`kl_max: `, "**`rollout_is_mean`**: ").
+_LEAD = re.compile(r"[\s*_`'\"-]*(?:[\w/{}.-]+[*_`'\"]*\s*:\s*)?")
 # "the current and the reference policy": the word before "and"/"or" shares the phrase's tail.
 _COORDINATED = re.compile(r"(?<![\w-])([\w-]+)\s+(?:and|or|&)\s+(?:the\s+)?$", re.IGNORECASE)
 
@@ -99,7 +102,8 @@ def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
             entry = vocabulary.entry_of(match)
             if not entry.value:
                 continue
-            in_phrase = noun_phrase.stated(text, entry, match, _clause_end(text, match.end(), sentence[1]), vocabulary, rules)
+            opens = _LEAD.fullmatch(text, sentence[0], match.start()) is not None
+            in_phrase = noun_phrase.stated(text, entry, match, _clause_end(text, match.end(), sentence[1]), vocabulary, rules, opens)
             if in_phrase is None:
                 continue
             found = [(in_phrase[0], match.start(), in_phrase[1])]

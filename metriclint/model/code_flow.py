@@ -3,7 +3,7 @@ summaries, and what the project's code makes together (model/__init__.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, Union
 
 from metriclint.model.core import KeyUse, Related, Span, TooltipTable
@@ -256,6 +256,7 @@ class FunctionFlow:
     stored: tuple[tuple[str, Bag], ...] = ()  # what it puts in a class's attribute (module.Class.attr)
     fills: tuple[tuple[str, Bag], ...] = ()  # what it puts in the dict a parameter is
     makes: str = ""  # the class it returns an instance of, or the module-level name of the instance it returns
+    sites: tuple[tuple[int, Span], ...] = ()  # (index in sinks, where this file logs it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +328,10 @@ class CodeClaim:
 
     metric: str
     fact: CodeFact
+    # Where the value is logged with this fact, when a call or key of the project's logs it
+    # there: a comment at one of them speaks for that path alone (checks/ml006.py). Not part of
+    # what the claim is: the same fact logged at two places is one claim.
+    sites: frozenset[Span] = field(default=frozenset(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

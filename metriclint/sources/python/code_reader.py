@@ -142,9 +142,10 @@ class CodeReader:
         `roots` tells what an argument is, for a reduction that keeps some of its facts."""
         entry = self._entry(node, objects)
         if entry is not None:
-            if entry.writes is not None or not takes_element(entry, element) or not self._applies(entry, node):
+            applied = self._applied(entry, node)
+            if entry.writes is not None or not takes_element(entry, element) or applied is None:
                 return frozenset()
-            return self._facts(entry, node) | self._kept(entry, node, roots)
+            return self._facts(applied, node) | self._kept(applied, node, roots)
         if self.exponential(node, objects):
             return self.derived("exponential", node, roots(node.args[0] if node.args else node.func.value))  # type: ignore[attr-defined]
         if not site.callee or site.callee.startswith(UNKNOWN_OBJECT):
@@ -154,8 +155,9 @@ class CodeReader:
     def writes(self, node: ast.Call, objects: dict[str, str]) -> tuple[str, frozenset[CodeFact]] | None:
         """A call that writes its result into a named argument (`all_reduce(t)`): that name and
         what it holds afterwards, as far as the knowledge base says."""
-        entry = self._entry(node, objects)
-        if entry is None or entry.writes is None or not self._applies(entry, node) or len(node.args) <= entry.writes:
+        found = self._entry(node, objects)
+        entry = self._applied(found, node) if found is not None else None
+        if entry is None or entry.writes is None or len(node.args) <= entry.writes:
             return None
         target = node.args[entry.writes]
         if not isinstance(target, ast.Name):
@@ -220,20 +222,23 @@ class CodeReader:
         return True
 
     def applying(self, node: ast.Call, objects: dict[str, str]) -> Known | None:
-        """The knowledge-base entry this call is a case of, if any."""
+        """The knowledge-base entry this call is a case of, if any (`_applied`)."""
         entry = self._entry(node, objects)
-        return entry if entry is not None and self._applies(entry, node) else None
+        return self._applied(entry, node) if entry is not None else None
 
-    def _applies(self, entry: Known, node: ast.Call) -> bool:
-        """Whether this call is the case the entry is about: not a clamp like `max(n, 1)`, not
-        a collective over a sub-group."""
+    def _applied(self, entry: Known, node: ast.Call) -> Known | None:
+        """The entry as this call is a case of it, or None when it is not: not a clamp like
+        `max(n, 1)`, not a collective over a sub-group; without the facts its `unless` takes
+        back when the call passes that argument (`reduction="sum"` to a loss)."""
         if entry.clamps and any(is_number(arg) for arg in node.args):
-            return False
+            return None
         if entry.receivers and last_word(subject(entry, node)) not in entry.receivers:
-            return False
-        if entry.unless_keyword and any(k.arg == entry.unless_keyword for k in node.keywords):
-            return False
-        return entry.unless_position is None or len(node.args) <= entry.unless_position
+            return None
+        if not _passes_unless(entry, node):
+            return entry
+        if not entry.unless_facets:
+            return None
+        return replace(entry, facts=tuple(f for f in entry.facts if f[0] not in entry.unless_facets))
 
     def _kept(self, entry: Known, node: ast.Call, roots: Roots) -> frozenset[Atom]:
         """The facts of the reduced value (the receiver of a method, else the first argument)
@@ -328,7 +333,10 @@ class CodeReader:
             return frozenset()
         other = {(a.facet, a.value) for a in right if isinstance(a, CodeFact)}
         shared = frozenset(a for a in every if a.facet in self.knowledge.kept_when_shared and (a.facet, a.value) in other)
+        by = numbers.value(right_node, self.constants.get)
         constructs = (("averaging",) if op == "/" and counted else ()) + (("rescaling",) if op in "*/" else ())
+        if op == "/" and by is not None and isinstance(node, ast.BinOp) and 1 < _added_terms(node.left) == by:
+            constructs += ("terms-mean",)  # `(real + fake) / 2`
         derived = shared | frozenset().union(*(self.derived(c, node, every) for c in constructs)) | self._deferred(node, constructs, left)
         if op in "+-":
             if is_number(right_node):
@@ -337,7 +345,6 @@ class CodeReader:
                 # `time() - start`: a clock read now less a reading kept from before (units.yaml)
                 return frozenset(a for a in facts if a.facet == "unit" and a.value in _DURATIONS)
             return frozenset(a for a in facts if (a.facet, a.value) in other) | shared
-        by = numbers.value(right_node, self.constants.get)
         result: set[Atom] = {a for a in facts if a.facet != "unit"} | derived | self._flops(node) | self._tokens(node, op, facts)
         durations = [a for a in right if isinstance(a, CodeFact) and a.facet == "unit" and a.value in _DURATIONS]
         if op == "/" and durations:
@@ -468,3 +475,18 @@ class CodeReader:
     def origin(self, node: ast.AST) -> str:
         code = " ".join(self.text.segment(node).split())
         return code if len(code) <= _ORIGIN_WIDTH else code[: _ORIGIN_WIDTH - 1] + "…"
+
+
+def _passes_unless(entry: Known, node: ast.Call) -> bool:
+    """Whether the call passes the argument the entry's `unless` names."""
+    if entry.unless_keyword and any(k.arg == entry.unless_keyword for k in node.keywords):
+        return True
+    return entry.unless_position is not None and len(node.args) > entry.unless_position
+
+
+def _added_terms(node: ast.expr) -> int:
+    """How many terms `a + b + c` adds, none of them a number (0: not such a sum)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _added_terms(node.left), _added_terms(node.right)
+        return left + right if left and right else 0
+    return 0 if is_number(node) else 1

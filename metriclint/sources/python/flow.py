@@ -110,6 +110,7 @@ class Scope:
     carries: dict[str, tuple[frozenset[Atom], tuple[int, ...]]] = field(default_factory=dict)
     objects: dict[str, str] = field(default_factory=dict)  # local -> knowledge-base chain it holds
     sinks: list[tuple[str, frozenset[Atom]]] = field(default_factory=list)  # (key, value logged)
+    sites: dict[int, Span] = field(default_factory=dict)  # sink -> where it is logged, when a call or key of this file logs it
     returns: dict[int | None, frozenset[Atom]] = field(default_factory=dict)
     strings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings it may be (strings.py)
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings a loop over it yields
@@ -215,6 +216,7 @@ class Scope:
         leaving = [(index, key, left) for index, (key, atoms) in enumerate(self.sinks) if (left := kept(atoms))]
         sinks = tuple((key, atoms) for _, key, atoms in leaving)
         handed = tuple((n, tuple(self.handed[index])) for n, (index, _, _) in enumerate(leaving) if index in self.handed)
+        sites = tuple((n, self.sites[index]) for n, (index, _, _) in enumerate(leaving) if index in self.sites)
         returns = tuple((element, left) for element, atoms in self.returns.items() if (left := kept(atoms)))
         templates = tuple(dict.fromkeys([*(key for key, _ in self.sinks if any(f"{{{p}}}" in key for p in self.params)), *self.generic]))
         puts = tuple((attribute, self.thinned(bag)) for attribute, bag in self.puts.items())
@@ -235,6 +237,7 @@ class Scope:
             puts,
             fills,
             self.makes or "",
+            sites,
         )
 
     def thinned(self, bag: Bag) -> Bag:

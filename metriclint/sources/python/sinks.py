@@ -280,9 +280,13 @@ class KeyRecorder(BagWriter):
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         if logging.call is not None:
             self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)  # type: ignore[attr-defined]
-        self.value_logged(key, value, logging, atoms)
+        line = logging.call.lineno if logging.call is not None else span.line  # type: ignore[attr-defined]
+        site = span if line == span.line else Span(span.path, line, span.column, span.end_line, span.end_column)
+        self.value_logged(key, value, logging, atoms, site)
 
-    def value_logged(self, key: str, value: ast.expr, logging: Logging, atoms: frozenset[Atom] | None = None) -> None:
+    def value_logged(
+        self, key: str, value: ast.expr, logging: Logging, atoms: frozenset[Atom] | None = None, site: Span | None = None
+    ) -> None:
         """What the value logged under `key` is, for the function's flow (evidence/code_claims.py)."""
         done = logging.done
         replaced = {fact.facet for fact in done}
@@ -294,7 +298,10 @@ class KeyRecorder(BagWriter):
             replace(a, placeholder=None) if isinstance(a, CodeFact) and a.placeholder and a.placeholder.flag in guarded else a
             for a in atoms
         )
-        self.scopes[-1].sinks.append((key, ranks.settled(self.code, atoms, logging.unreduced, logging.call or value)))
+        scope = self.scopes[-1]
+        if site is not None:  # where a comment may speak for this one value (checks/ml006.py)
+            scope.sites[len(scope.sinks)] = site
+        scope.sinks.append((key, ranks.settled(self.code, atoms, logging.unreduced, logging.call or value)))
 
     def _call_flow(self, node: ast.Call) -> None:
         """A call of what may be a project function, with what its arguments carry."""

@@ -24,7 +24,7 @@ from metriclint.base import keys
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.logged_returns import LoggedReturn
 from metriclint.knowledge.sinks import Sink
-from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related
+from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related, Span
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
@@ -399,7 +399,9 @@ class _TestCollector(_Collector, only=_IN_TESTS):
     def key_texts(self, node: ast.expr) -> tuple[str, ...]:
         return tuple(key for key in super().key_texts(node) if not keys.is_template(key))
 
-    def value_logged(self, key: str, value: ast.expr, logging: Logging, atoms: frozenset[Atom] | None = None) -> None:
+    def value_logged(
+        self, key: str, value: ast.expr, logging: Logging, atoms: frozenset[Atom] | None = None, site: Span | None = None
+    ) -> None:
         """A test's values are none of the project's."""
 
     def entry_class(self, node: ast.ClassDef) -> None:
