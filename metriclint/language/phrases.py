@@ -29,6 +29,9 @@ _WORD = re.compile(r"[\w']+")
 # What may come before a phrase that opens its sentence: nothing, or the name a definition
 # defines and its colon (`kl_max: `, "**`rollout_is_mean`**: ").
 _LEAD = re.compile(r"[\s*_`'\"-]*(?:[\w/{}.-]+[*_`'\"]*\s*:\s*)?")
+# What follows a phrase joined with another (`Mean or max reward`): the opening phrase then
+# names one of several, and the others, not opening, would be left unread.
+_JOINED = re.compile(r"\s*(?:[,/&]|(?:and|or|nor)(?!\w))", re.IGNORECASE)
 # "the current and the reference policy": the word before "and"/"or" shares the phrase's tail.
 _COORDINATED = re.compile(r"(?<![\w-])([\w-]+)\s+(?:and|or|&)\s+(?:the\s+)?$", re.IGNORECASE)
 
@@ -102,7 +105,7 @@ def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
             entry = vocabulary.entry_of(match)
             if not entry.value:
                 continue
-            opens = _LEAD.fullmatch(text, sentence[0], match.start()) is not None
+            opens = _LEAD.fullmatch(text, sentence[0], match.start()) is not None and not _JOINED.match(text, match.end())
             in_phrase = noun_phrase.stated(text, entry, match, _clause_end(text, match.end(), sentence[1]), vocabulary, rules, opens)
             if in_phrase is None:
                 continue
