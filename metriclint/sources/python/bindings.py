@@ -106,7 +106,13 @@ class Bindings(Messages):
         finding cites beside it."""
 
         def before(a: Atom) -> bool:
-            return isinstance(a, CodeFact) and a.facet == "reduction" and a.value == "last" and a.context is None and a.span.end_line < value.lineno
+            return (
+                isinstance(a, CodeFact)
+                and a.facet == "reduction"
+                and a.value == "last"
+                and a.context is None
+                and a.span.end_line < value.lineno
+            )
 
         if not any(before(a) for a in atoms):
             return atoms
