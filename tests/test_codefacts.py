@@ -230,6 +230,16 @@ def test_a_rate_read_in_a_method_called_after_the_scheduler_stepped_names_the_st
     assert related[("worker.py", 21)][-1] == ("worker.py", 13, "report, which finish_step calls after self.scheduler.step()")
 
 
+def test_a_last_iteration_value_names_where_it_is_read_after_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read after the loop is half the evidence: read inside the loop, the same value is each
+    iteration's. The finding cites the assignment and the read (issue 30, item 1)."""
+    monkeypatch.chdir(FIXTURES / "know_last_read")
+    report = json.loads(invoke("check", ".", "--format", "json").stdout)
+    related = {(f["path"], f["line"]): [(r["path"], r["line"], r["text"]) for r in f["related"]] for f in report["findings"]}
+    assert [place[:2] for place in related[("metrics.yaml", 6)]] == [("sft.py", 8), ("sft.py", 11)]
+    assert related[("metrics.yaml", 6)][-1][2] == "loss.item(), which reads it after the loop"
+
+
 @pytest.mark.parametrize(
     ("where", "known"),
     [

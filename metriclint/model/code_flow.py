@@ -4,7 +4,7 @@ summaries, and what the project's code makes together (model/__init__.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeVar, Union
+from typing import Iterable, TypeVar, Union
 
 from metriclint.model.core import KeyUse, Related, Span, TooltipTable
 
@@ -70,6 +70,14 @@ class Derived:
     atoms: frozenset[Atom]
     gives: tuple[tuple[str, str, CodeFact], ...]
     keeps: tuple[str, ...] = ()
+
+    @staticmethod
+    def later(keeps: Iterable[str], atoms: frozenset[Atom]) -> frozenset[Atom]:
+        """What a step that keeps some facets (a reduction's `keeps`, a mask) keeps of the
+        values only the project-wide step can tell, a parameter or a project call's result:
+        `torch.sum(x)` of a parameter x is in x's unit, of x's quantity, as the callers pass it."""
+        later = frozenset(a for a in atoms if isinstance(a, (str, Derived)) or (isinstance(a, ResultOf) and a.callee))
+        return frozenset({Derived(later, (), tuple(keeps))}) if later else frozenset()
 
 
 # How a call's callee is written when the call is a method of an object nothing in its file names

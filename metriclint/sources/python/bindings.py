@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder, Related
 from metriclint.sources.python import flags, ranks, strings
 from metriclint.sources.python.binding_shapes import added_to, assigned_name, constant_shape, loop_shape, reached, read_names, smoothed
 from metriclint.sources.python.call_names import arguments, called_name
@@ -90,7 +90,9 @@ class Bindings(Messages):
         `at-boundary`), unless it already has a reduction."""
         atoms = self.roots(value)
         scope = self.scopes[-1]
-        if not scope.at_boundary or scope.definition is None or any(isinstance(a, CodeFact) and a.facet == "reduction" for a in atoms):
+        if any(isinstance(a, CodeFact) and a.facet == "reduction" for a in atoms):
+            return self._read_after_loop(value, atoms)
+        if not scope.at_boundary or scope.definition is None:
             return atoms
         if scope.from_handed is None:
             handed = {p for p in scope.params if p not in ("self", "cls")} | scope.batches
@@ -98,6 +100,25 @@ class Bindings(Messages):
         if not read_names(value) & scope.from_handed:
             return atoms
         return atoms | self.code.derived("at-boundary", value, atoms)
+
+    def _read_after_loop(self, value: ast.expr, atoms: frozenset[Atom]) -> frozenset[Atom]:
+        """A loop's last value (loops.yaml `last`, `overwritten`) is half its evidence where it is
+        assigned, half where it is read after the loop: the read is the fact's context, which a
+        finding cites beside it."""
+
+        def before(a: Atom) -> bool:
+            return (
+                isinstance(a, CodeFact)
+                and a.facet == "reduction"
+                and a.value == "last"
+                and a.context is None
+                and a.span.end_line < value.lineno
+            )
+
+        if not any(before(a) for a in atoms):
+            return atoms
+        read = Related(self.span(value), f"{self.code.origin(value)}, which reads it after the loop")
+        return frozenset(replace(a, context=read) if isinstance(a, CodeFact) and before(a) else a for a in atoms)
 
     def _last(self, node: ast.For | ast.AsyncFor) -> None:
         """A name assigned in every iteration from the loop's item holds, after the loop, the

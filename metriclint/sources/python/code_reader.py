@@ -248,11 +248,12 @@ class CodeReader:
         reduced = self._picked(entry, node) if entry.picks else subject(entry, node)
         if not entry.keeps or reduced is None:
             return frozenset()
-        kept = frozenset(a for a in roots(reduced) if isinstance(a, CodeFact) and a.facet in entry.keeps)
+        atoms = roots(reduced)
+        kept = frozenset(a for a in atoms if isinstance(a, CodeFact) and a.facet in entry.keeps)
         if entry.facts:
-            return kept
+            return kept | Derived.later(entry.keeps, atoms)
         step = f"; then {self._named(entry, node)} (line {self.text.span(self.path, node).line}) {entry.says}"
-        return frozenset(replace(a, says=a.says + step) for a in kept)
+        return frozenset(replace(a, says=a.says + step) for a in kept) | Derived.later(entry.keeps, atoms)
 
     def _picked(self, entry: Known, node: ast.Call) -> ast.expr | None:
         """The one argument among `entry.picks` that is not a constant, which the result takes

@@ -72,6 +72,13 @@ def _cast(node: ast.expr) -> bool:
     )
 
 
+def unmasked(node: ast.BinOp, masks: Container[str]) -> ast.expr | None:
+    """The value a product masks, `x` of `x * mask` or `mask.float() * x`; None for another product."""
+    if not isinstance(node.op, ast.Mult):
+        return None
+    return node.left if _masked(node.right, masks) else node.right if _masked(node.left, masks) else None
+
+
 def _mask_sum(call: ast.Call, masks: Container[str]) -> bool:
     """`mask.sum(...)`, `torch.sum(mask, ...)`, `mask.count_nonzero()` of a name ending in a mask word."""
     func = call.func

@@ -7,11 +7,11 @@ import ast
 from dataclasses import replace
 
 from metriclint.knowledge.code_entries import Schedulers
-from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Related, ResultOf, Span
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, Related, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
 from metriclint.sources.python.call_names import arguments
 from metriclint.sources.python.code_shapes import same_expression, subject
-from metriclint.sources.python.counts import counts_items
+from metriclint.sources.python.counts import counts_items, unmasked
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState, child_nodes
 
@@ -64,7 +64,7 @@ class ValueReader(WalkState):
             left, right = self.roots(value.left), self.roots(value.right)
             counted = isinstance(value.op, (ast.Div, ast.Mult)) and self.counted(value.right)
             found = self.code.arithmetic(value, value.op, left, right, value.right, counted)
-            return found | self._divergence(value) | self._entropy_product(value)
+            return found | self._divergence(value) | self._entropy_product(value) | self._masked(value, left, right)
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
             entropy = (
                 self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
@@ -124,6 +124,12 @@ class ValueReader(WalkState):
         ):
             return frozenset(a for a in found if not (isinstance(a, CodeFact) and a.facet == "quantity"))
         return found
+
+    def _masked(self, node: ast.BinOp, left: frozenset[Atom], right: frozenset[Atom]) -> frozenset[Atom]:
+        """`x * mask` keeps x where the mask is 1: each element kept is what it was, as with masked_fill (elements.yaml)."""
+        kept, elementwise = unmasked(node, self.code.knowledge.masks), self.code.knowledge.kept_in_lists
+        atoms = frozenset() if kept is None else left if kept is node.left else right
+        return frozenset(a for a in atoms if isinstance(a, CodeFact) and a.facet in elementwise) | Derived.later(elementwise, atoms)
 
     def _entropy_product(self, node: ast.BinOp) -> frozenset[Atom]:
         """`p * log_p` is the negative entropy of each element, `-p * log_p` its entropy."""
