@@ -11,6 +11,7 @@ import ast
 import json
 import multiprocessing
 import os
+import pickle
 import socket
 import subprocess
 import sys
@@ -402,6 +403,28 @@ def test_the_audit_of_code_evidence_does_not_depend_on_string_hashing(fixture: s
     runs = [subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True) for seed in "123456"]
     assert len({(run.returncode, run.stdout) for run in runs}) == 1
     assert runs[0].returncode == 1 and b'"source": "code"' in runs[0].stdout  # 1: the fixture has contradictions
+
+
+_EXTRACT_ONE = (
+    "import pickle, sys; from pathlib import Path; from metriclint.extract import runner; from metriclint.sources import Options; "
+    "path = Path(sys.argv[1]); "
+    "sys.stdout.buffer.write(pickle.dumps(runner.extract_bytes('.py', str(path), path.read_bytes(), Options(), lambda t, values=(): ())[1]))"
+)
+
+
+@pytest.mark.slow
+def test_an_extraction_is_the_same_in_every_process() -> None:
+    """A file's extraction is cached, and its digest decides what a warm run works out again:
+    it may not depend on string hashing (a tuple made in a set's order did: Derived.later)."""
+    for path in sorted((FIXTURES / "know_kept_params").rglob("*.py")):
+        runs = [
+            subprocess.run(
+                [sys.executable, "-c", _EXTRACT_ONE, str(path)], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, check=True
+            )
+            for seed in "123"
+        ]
+        first, *others = (pickle.loads(run.stdout) for run in runs)
+        assert all(other == first for other in others), path
 
 
 def test_no_network_and_no_project_code_runs(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -77,7 +77,7 @@ class Derived:
         values only the project-wide step can tell, a parameter or a project call's result:
         `torch.sum(x)` of a parameter x is in x's unit, of x's quantity, as the callers pass it."""
         later = frozenset(a for a in atoms if isinstance(a, (str, Derived)) or (isinstance(a, ResultOf) and a.callee))
-        return frozenset({Derived(later, (), tuple(keeps))}) if later else frozenset()
+        return frozenset({Derived(later, (), tuple(sorted(keeps)))}) if later else frozenset()  # sorted: the same in every process
 
 
 # How a call's callee is written when the call is a method of an object nothing in its file names
