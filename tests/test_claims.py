@@ -64,6 +64,17 @@ def test_free_text_needs_exactly_one_named_metric() -> None:
     assert claims_of(mention("train/grad_norm and perf/step_time are measured after clipping.")) == []
 
 
+def test_a_word_that_is_its_own_item_of_a_list_is_not_the_metric_s() -> None:
+    """Parallel clauses, each with its own subject and the same verb, list items: "entropy"
+    names one, the key another (miles: a docstring listing optional dump columns)."""
+    text = "Columns that depend on the run (entropy needs a flag, `perf/step_time` needs a sync) are None when absent."
+    assert claims_of(mention(text)) == []
+    assert claims_of(mention("`perf/step_time` needs a sync, and it is summed over ranks.")) == [
+        ("perf/step_time", "reduction", "sum"),
+        ("perf/step_time", "scope", "global"),
+    ]
+
+
 def test_free_text_bare_names_count_only_when_registered() -> None:
     """Megatron: "Each batch takes data_parallel_size samples (1 per rank)" is about the
     variable, not a metric that happens to share its name."""

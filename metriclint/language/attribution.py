@@ -17,6 +17,7 @@ from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.base.spaced import SpacedNames
 from metriclint.knowledge.registry import Registry
+from metriclint.language.phrases import clauses
 from metriclint.language.subjects import speaks_for
 from metriclint.model import Claim, Mention, Reading
 
@@ -216,9 +217,27 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
             sentence = mention.text[slice(*reading.sentence)]
             named[reading.sentence] = index.one_named_in(sentence) or _below(sentence, mention.below, index)
         metric = named[reading.sentence]
-        if metric is not None:
+        if metric is not None and not _own_item(mention.text, reading):
             claims.append(_claim(mention, reading, metric))
     return claims
+
+
+def _own_item(text: str, reading: Reading) -> bool:
+    """Whether the reading is the subject of its own item in a sentence that lists items in
+    parallel clauses, each its own subject and the same verb ("entropy needs a flag,
+    `ref_log_probs` needs a KL term"): it names that item, not the metric another item names."""
+    openers = [_opening(text, start, end) for start, end in clauses(text, *reading.sentence)]
+    own = next((o for o in openers if o is not None and o[0] == reading.start), None)
+    return own is not None and any(o is not None and o[0] != own[0] and o[1] == own[1] for o in openers)
+
+
+_OPENING = re.compile(r"\s*(`*[\w/{}.-]+`*)\s+(\w+)")
+
+
+def _opening(text: str, start: int, end: int) -> tuple[int, str] | None:
+    """Where a clause's first word starts, and the word after it (lower-cased)."""
+    match = _OPENING.match(text, start, end)
+    return (match.start(1), match.group(2).lower()) if match is not None else None
 
 
 def _below(sentence: str, below: tuple[str, ...], index: MetricIndex) -> str | None:

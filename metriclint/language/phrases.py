@@ -174,6 +174,15 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
 
 
+def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The clauses of `text[start:end]`, as they bound a negation's scope."""
+    found, at = [], start
+    for brk in _CLAUSE_BREAK.finditer(text, start, end):
+        found.append((at, brk.start()))
+        at = brk.end()
+    return [*found, (at, end)]
+
+
 def _clause_end(text: str, start: int, end: int) -> int:
     brk = _CLAUSE_BREAK.search(text, start, end)
     return end if brk is None else brk.start()
