@@ -26,6 +26,7 @@ from metriclint.model import Mention, SourceKind
         ("It is not a clipped value, but it is post-clip in spirit", ["before", "after"]),  # "but" ends the scope
         ("Not averaged. Summed over tokens.", ["not mean", "sum"]),  # negation stays in its sentence
         ("the norm, computed after all ranks reported, before clipping", ["before"]),
+        ("logged with --log-entropy-mean, summed over tokens", ["sum"]),  # a flag's words state nothing
     ],
 )
 def test_polarity(text: str, expected: list[str]) -> None:

@@ -29,6 +29,9 @@ _WORD = re.compile(r"[\w']+")
 # What may come before a phrase that opens its sentence: nothing, or the name a definition
 # defines and its colon (`kl_max: `, "**`rollout_is_mean`**: ").
 _LEAD = re.compile(r"[\s*_`'\"-]*(?:[\w/{}.-]+[*_`'\"]*\s*:\s*)?")
+# The start of a command-line flag that a phrase is part of (`--use-rollout-entropy`): a name,
+# whose words state nothing about the value.
+_IN_FLAG = re.compile(r"(?<![\w-])--[\w-]*\Z")
 # What follows a phrase joined with another (`Mean or max reward`): the opening phrase then
 # names one of several, and the others, not opening, would be left unread.
 _JOINED = re.compile(r"\s*(?:[,/&]|(?:and|or|nor)(?!\w))", re.IGNORECASE)
@@ -103,7 +106,7 @@ def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
         in_sentence: list[Reading] = []
         for match in vocabulary.phrases(text, *sentence):
             entry = vocabulary.entry_of(match)
-            if not entry.value:
+            if not entry.value or _IN_FLAG.search(text[max(sentence[0], match.start() - 80) : match.start()]):
                 continue
             opens = _LEAD.fullmatch(text, sentence[0], match.start()) is not None and not _JOINED.match(text, match.end())
             in_phrase = noun_phrase.stated(text, entry, match, _clause_end(text, match.end(), sentence[1]), vocabulary, rules, opens)
