@@ -600,3 +600,43 @@ def test_a_helper_that_fills_a_dict_by_calling_itself_adds_no_keys_of_its_own_te
         encoding="utf-8",
     )
     assert _logged(root) == ["outputs/mean/{label}_out.{i}"]
+
+
+def test_a_loop_key_tested_against_names_stands_for_those_names_in_the_branch_and_the_rest_in_the_other(tmp_path: Path) -> None:
+    """`if key in PER_DEVICE:` in a loop over every rank's dict: the branch keys those entries
+    per rank, the other branch the rest as they are; neither makes the other's keys."""
+    root = tmp_path / "project"
+    (root / "usage").mkdir(parents=True)
+    (root / "usage" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "usage" / "probe.py").write_text(
+        textwrap.dedent(
+            """\
+            import wandb
+
+            PER_DEVICE = ["device_busy", "device_heat"]
+
+
+            def sample(reader):
+                readings = {}
+                readings["device_busy"] = reader.busy()
+                readings["device_heat"] = reader.heat()
+                readings["host_load"] = reader.load()
+                return readings
+
+
+            def publish(reader, gather_all):
+                mine = sample(reader)
+                every = gather_all(mine)
+                out = {}
+                for rank, readings in enumerate(every):
+                    for key, value in readings.items():
+                        if key in PER_DEVICE:
+                            out[f"{key}_rank_{rank}"] = value
+                        else:
+                            out[key] = value
+                wandb.log(out)
+            """
+        ),
+        encoding="utf-8",
+    )
+    assert _logged(root) == ["device_busy_rank_{rank}", "device_heat_rank_{rank}", "host_load"]

@@ -118,7 +118,7 @@ class LoggedBags:
             for at in self._calls_for(flow, held.rekey, call):
                 for rekey in self._given_texts(flow, held.rekey, at):
                     for entry, where in self._held(function, held, hops + 1, at, outer if at is call else ()):
-                        if entry.key in held.without:
+                        if entry.key in held.without or (held.only and entry.key not in held.only):
                             continue
                         if where == function and at is not None and keys.is_template(entry.key):
                             found.extend(

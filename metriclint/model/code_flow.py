@@ -128,6 +128,7 @@ class Held:
     where: int | str | None = None
     item: tuple[str, ...] = ()
     without: tuple[str, ...] = ()  # its entries under these keys are left out (`if k not in SKIPPED`)
+    only: tuple[str, ...] = ()  # when any, its entries under other keys are left out (`if k in KEPT`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,12 @@ def left_out(bag: Bag, names: tuple[str, ...]) -> Bag:
     return Bag(entries, tuple(replace(h, without=h.without + names) for h in bag.held), bag.items)
 
 
+def kept_only(bag: Bag, names: tuple[str, ...]) -> Bag:
+    """The bag's entries under `names`, here and in what it holds of elsewhere."""
+    kept = [(h, tuple(n for n in names if not h.only or n in h.only)) for h in bag.held]
+    return Bag(tuple(e for e in bag.entries if e.key in names), tuple(replace(h, only=only) for h, only in kept if only), bag.items)
+
+
 def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     """The dicts `bag` holds at `path` (`out.meta["metrics"]`: ("meta", "metrics")): its items
     of that name, and the same item of what a call returns, which the project-wide step finds.
@@ -197,6 +203,20 @@ class ItemReader(ValueReader):
             if not (isinstance(statement, ast.If) and not statement.orelse and [type(s) for s in statement.body] == [ast.Continue]):
                 return
             self._left_out(statement.test, ast.In, ast.Eq)
+
+    def branch_keys(self, test: ast.expr) -> tuple[str, Bag, Bag, Bag] | None:
+        """`if k in NAMES:` in a loop over a dict's keys: the loop's key, what it stands for
+        before the test, in the branch (the entries under those names) and in the other one
+        (the rest); `not in` the other way round. None for any other test."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+            return None
+        key, op = test.left.id, test.ops[0]
+        found = self.scopes[-1].keyvars.get(key)
+        names = strings.loop_values(test.comparators[0], self.collection) if found and isinstance(op, (ast.In, ast.NotIn)) else None
+        if found is None or not names:
+            return None
+        among, others = kept_only(found, names), left_out(found, names)
+        return (key, found, among, others) if isinstance(op, ast.In) else (key, found, others, among)
 
     def _left_out(self, test: ast.expr, among: type[ast.cmpop], equal: type[ast.cmpop]) -> None:
         """Leaves out of a loop key's entries the names `test` compares it with by `among` (a

@@ -330,13 +330,20 @@ class _Collector(EntryUses):
         if flag:
             self.guards.append(((*self.blocks, id(node.body)), flag))
         boundary = int(ends_window(node.test, self.code.knowledge.boundaries))
-        self.scopes[-1].at_boundary += boundary
+        scope, keyed = self.scopes[-1], self.branch_keys(node.test) if self.scopes[-1].keyvars else None
+        scope.at_boundary += boundary
+        if keyed:  # `if key in NAMES:` the loop's key is one of them in the branch, none of them in the other
+            scope.keyvars[keyed[0]] = keyed[2]
         self._branch(node.body)
-        self.scopes[-1].at_boundary -= boundary
+        scope.at_boundary -= boundary
         if flag:
             self.guards.pop()
+        if keyed:
+            scope.keyvars[keyed[0]] = keyed[3]
         if node.orelse:
             self._branch(node.orelse)
+        if keyed:
+            scope.keyvars[keyed[0]] = keyed[1]
         self.tests.pop()
         return False
 
