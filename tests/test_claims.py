@@ -76,6 +76,15 @@ def test_a_word_that_is_its_own_item_of_a_list_is_not_the_metric_s() -> None:
     ]
 
 
+def test_a_key_written_without_the_sections_logged_before_it_names_the_logged_key() -> None:
+    """A reduction table's row names `raw/len_max`, which a helper logs as `multi/raw/len_max`."""
+    index = MetricIndex(None, ["multi/raw/len_max", "train/loss"])
+    text = "raw/len_max: the mean over the samples."
+    assert [(c.metric, c.facet, c.value) for c in attribute(mention(text), read(text, VOCABULARY), index)] == [
+        ("multi/raw/len_max", "reduction", "mean")
+    ]
+
+
 def test_free_text_bare_names_count_only_when_registered() -> None:
     """Megatron: "Each batch takes data_parallel_size samples (1 per rank)" is about the
     variable, not a metric that happens to share its name."""

@@ -142,7 +142,8 @@ class MetricIndex:
     def one_named_in(self, text: str) -> str | None:
         """The one metric a sentence names, or None if it names none or several.
 
-        Names are full keys, registry aliases, and registry keys' names (see `for_name`) that are
+        Names are full keys (or a logged key written without the sections the code puts before
+        it elsewhere, `sectioned`), registry aliases, and registry keys' names (see `for_name`) that are
         compound words or written in backticks. In prose a bare `data_parallel_size` is far more
         often the variable than a metric that shares its name, so logged names do not count here
         (seen on Megatron-LM). Each written name is one series: `rollout/aborted_count` and
@@ -154,7 +155,7 @@ class MetricIndex:
         for match in _TOKEN.finditer(text):
             word = (match.group(1) or match.group(2)).strip(".,:;")
             if "/" in word:
-                metrics = self.for_key(word)
+                metrics = self.for_key(word) or self.sectioned(word)
             elif match.group(1) or specific(word):
                 metrics = self._registered_name(word)
             else:
