@@ -208,30 +208,37 @@ class ItemReader(ValueReader):
         """`if k in NAMES:` in a loop over a dict's keys: the loop's key, what it stands for
         before the test, in the branch (the entries under those names) and in the other one
         (the rest); `not in` the other way round. None for any other test."""
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+        compared = self._compared(test)
+        if compared is None or not isinstance(compared[1], (ast.In, ast.NotIn)):
             return None
-        key, op = test.left.id, test.ops[0]
-        found = self.scopes[-1].keyvars.get(key)
-        names = strings.loop_values(test.comparators[0], self.collection) if found and isinstance(op, (ast.In, ast.NotIn)) else None
-        if found is None or not names:
-            return None
+        key, op, names = compared
+        found = self.scopes[-1].keyvars[key]
         among, others = kept_only(found, names), left_out(found, names)
         return (key, found, among, others) if isinstance(op, ast.In) else (key, found, others, among)
 
     def _left_out(self, test: ast.expr, among: type[ast.cmpop], equal: type[ast.cmpop]) -> None:
         """Leaves out of a loop key's entries the names `test` compares it with by `among` (a
         collection of names) or `equal` (one name)."""
-        scope = self.scopes[-1]
+        compared = self._compared(test)
+        if compared is not None and isinstance(compared[1], (among, equal)):
+            key, _, names = compared
+            self.scopes[-1].keyvars[key] = left_out(self.scopes[-1].keyvars[key], names)
+
+    def _compared(self, test: ast.expr) -> tuple[str, ast.cmpop, tuple[str, ...]] | None:
+        """A loop's key compared with names: `k in NAMES`, `k not in SKIPPED` (a set, list or
+        tuple of strings, or a name bound to one), `k == "x"`, `k != "x"`; the key, the
+        operator and the names. None for any other test."""
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
-            return
+            return None
         key, op, other = test.left.id, test.ops[0], test.comparators[0]
-        if key not in scope.keyvars:
-            return
-        names = strings.loop_values(other, self.collection) if isinstance(op, among) else None
-        if isinstance(op, equal) and isinstance(other, ast.Constant) and isinstance(other.value, str):
+        if key not in self.scopes[-1].keyvars:
+            return None
+        names: tuple[str, ...] | None = None
+        if isinstance(op, (ast.In, ast.NotIn)):
+            names = strings.loop_values(other, self.collection)
+        elif isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(other, ast.Constant) and isinstance(other.value, str):
             names = (other.value,)
-        if names:
-            scope.keyvars[key] = left_out(scope.keyvars[key], names)
+        return (key, op, names) if names else None
 
 
 class ListReader(ItemReader):
