@@ -45,12 +45,11 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
     # a key written where it is put is a sink of its function already
     put_logged = tuple((entry.function, entry.use.key, entry.value) for entry in logged if not entry.recorded)
-    # a key is a label's only where nothing logs it as a value's name
-    named_too = (
-        {use.key for use in uses}
-        | {use.key for use in made} - set(e.use.key for e in logged)
-        | {e.use.key for e in logged if not e.labelled}
-    )
+    # a key is a label's only where nothing logs it as a value's name: written in a file, built
+    # or named by a constant (but not through a dict), or logged through a dict unlabelled
+    through_dicts = {entry.use.key for entry in logged}
+    written_or_built = {use.key for use in uses} | ({use.key for use in made} - through_dicts)
+    named_too = written_or_built | {entry.use.key for entry in logged if not entry.labelled}
     labelled = frozenset(entry.use.key for entry in logged if entry.labelled) - named_too
     return CodeProducts(built, read, help_tables, own_methods=own_methods, put_logged=put_logged, labelled=labelled)
 
