@@ -236,8 +236,8 @@ def test_one_changed_file_is_the_only_one_extracted(tmp_path: Path, monkeypatch:
 
 
 def test_a_test_files_texts_are_left_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str]) -> None:
-    """A test's texts state nothing (views.view), so its worker does not read them: on miles
-    that was 0.07 of a cold run's CPU seconds. Its texts are still there, for the sightings."""
+    """A test's texts state and name nothing, so its worker neither reads them (on miles that
+    was 0.07 of a cold run's CPU seconds) nor keeps them."""
     source = tmp_path / "m.py"
     source.write_text('def f(grad_norm):\n    return {"train/grad_norm": grad_norm}  # the norm after clipping\n', encoding="utf-8")
     read: list[str] = []
@@ -248,7 +248,7 @@ def test_a_test_files_texts_are_left_unread(tmp_path: Path, monkeypatch: pytest.
 
     for test in (True, False):
         _, result, _ = runner.extract_file(runner.Job(source, "m.py", None, test=test), Options(), reader)
-        assert isinstance(result, Extraction) and result.texts
+        assert isinstance(result, Extraction) and bool(result.texts) is not test
         assert read == ([] if test else [m.text for m in result.mentions])
     write_project(tmp_path, {"tests/test_a.py": "x = 1\n", "a.py": "x = 1\n"})
     monkeypatch.chdir(tmp_path)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, code_claims, copy_fixture, finding_lines, invoke, write_project
 
-from metriclint.sources.python import walk
+from metriclint.sources.python import test_files, walk
 
 PROJECT = FIXTURES / "attribution_tests"
 
@@ -82,3 +82,76 @@ def test_a_tests_code_computes_nothing_a_metric_is(tmp_path: Path) -> None:
     check = 'from stats import total\n\n\ndef test_total(tracker, parts):\n    tracker.log({"train/loss": total(parts)})\n'
     write_project(tmp_path, {"stats.py": helper, "tests/test_stats.py": check})
     assert code_claims(tmp_path) == ()
+
+
+def test_a_test_files_texts_name_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test's comment says what the test expects, not that the metric exists: a registry key
+    it names but no code logs is stale. Its silent twin, a key the test writes out, is above."""
+    check = (
+        'def test_rates(tracker, rate):\n    """Checks eval/win_rate."""\n    tracker.log({"eval/draw_rate": rate})  # and eval/win_rate\n'
+    )
+    entries = "".join(f"  eval/{name}:\n    description: Share of games.\n" for name in ("win_rate", "draw_rate"))
+    write_project(tmp_path, {"tests/test_games.py": check}, f"version: 1\nmetrics:\n{entries}")
+    monkeypatch.chdir(tmp_path)
+    assert finding_lines(invoke("check", ".", "--select", "ML005")) == ["ML005 metrics.yaml:3"]
+
+
+def test_a_test_file_that_writes_no_key_is_not_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a test that may write a key is parsed (test_files.py), so one that cannot be parsed
+    is reported only then; a suppression comment is read in any test."""
+    broken = "def test_broken(:\n"
+    files = {
+        "tests/test_plain.py": broken,
+        "tests/test_keyed.py": broken + 'LOGGED = ["eval/acc"]\n',
+        "tests/test_logging.py": broken + "wandb.log(stats)\n",
+        "tests/test_suppressed.py": broken + "x = 1  # metriclint: ignore[ML001]\n",
+    }
+    write_project(tmp_path, files)
+    monkeypatch.chdir(tmp_path)
+    assert finding_lines(invoke("check", ".", "--select", "ML900")) == [
+        "ML900 tests/test_keyed.py:1",
+        "ML900 tests/test_logging.py:1",
+        "ML900 tests/test_suppressed.py:1",
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'logs["eval/acc"] = acc',
+        "'eval/acc' in logs",
+        'key = "eval/" + name',  # a key's start, or its end
+        'key = name + "/acc"',
+        'key = f"{split}/acc"',
+        'key = "eval" "/acc"',
+        'key = "eval\\x2facc"',  # an escaped slash
+        "tracker.log(stats)",  # a sink's call: its keys may have no slash
+        "writer.add_scalar ('loss', loss)",
+        'REGISTRY = """eval/acc"""',
+        "x = 1  # metriclint: ignore[ML001]",
+        "from prometheus_client import Gauge",
+    ],
+)
+def test_a_test_that_may_write_a_key_is_parsed(source: str) -> None:
+    assert test_files.may_hold_keys(source.encode(), frozenset())
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'DATA = "fixtures/batch.json"',  # a file
+        'URL = "https://example.org/a/b"',
+        "ratio = hits / total",
+        "half = n/2  # n/2 steps",
+        'name = "logits"',
+        "logger.info(x)",
+        "self.logged = log_prob",
+    ],
+)
+def test_a_test_that_cannot_write_a_key_is_skipped(source: str) -> None:
+    assert not test_files.may_hold_keys(source.encode(), frozenset())
+
+
+def test_a_projects_own_logging_function_is_a_sink_in_tests_too() -> None:
+    assert test_files.may_hold_keys(b"record_metric(stats)", frozenset({"pkg.metrics.record_metric"}))
+    assert not test_files.may_hold_keys(b"record_metric(stats)", frozenset())

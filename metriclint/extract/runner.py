@@ -63,7 +63,7 @@ class Job:
     shown: str
     salt: bytes | None  # None: no cache
     max_bytes: int = MAX_BYTES
-    test: bool = False  # a test: its texts are left unread, its code walked for keys only (Options.test)
+    test: bool = False  # a test: its texts are dropped, its code walked for keys only (Options.test)
     data: bytes | None = None  # what an editor holds for the file (its unsaved buffer), read instead of it
 
 
@@ -302,8 +302,9 @@ def extract_buffer(path: Path, data: bytes, settings: ExtractSettings, test: boo
 
 
 def extract_bytes(suffix: str, shown: str, data: bytes, options: Options, read: Reader) -> tuple[bool, Result]:
-    """A file's extraction from its bytes, its texts read with `read` unless it is a test's
-    (a test states nothing: language/views.py), and whether it may be cached.
+    """A file's extraction from its bytes, its texts read with `read`, and whether it may be
+    cached. A test's texts and tables are dropped: a test states and names nothing, and shows
+    no dashboard's tooltips (docs/configuration.md, Test files).
 
     This is the one place a file's failure becomes ML900: an error the sources foresee
     (`Unreadable`), nesting deeper than Python's recursion limit (which any recursive
@@ -314,7 +315,7 @@ def extract_bytes(suffix: str, shown: str, data: bytes, options: Options, read: 
         return True, Extraction()
     try:
         extraction = extractor(shown, data)
-        return True, extraction if options.test else _read_texts(extraction, read)
+        return True, replace(extraction, texts=(), tables=()) if options.test else _read_texts(extraction, read)
     except Unreadable as error:
         return True, ReadFailure(Span(shown, error.line, error.column, error.line, error.column), error.message)
     except RecursionError:

@@ -35,6 +35,7 @@ from metriclint.sources.python.held import held_objects, stepped_callees
 from metriclint.sources.python.logged_returns import Hooked, hooked_methods, returned_part
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
 from metriclint.sources.python.state import Logging
+from metriclint.sources.python.test_files import may_hold_keys
 from metriclint.sources.python.text import TOO_DEEP, Literal, PythonText
 
 
@@ -47,6 +48,8 @@ def extract(
 ) -> Extraction:
     """`log_functions` adds the project's own logging helpers to rules/sinks.yaml's, `code`
     what its own helpers compute to rules/code/'s; `test`: the file is a test (`_TestCollector`)."""
+    if test and not may_hold_keys(source, log_functions):
+        return Extraction()
     text = PythonText(source)
     try:
         module = text.parse()
