@@ -69,12 +69,12 @@ def extract(
         raise Unreadable(TOO_DEEP) from None
     prose = collector.prose
     return Extraction(
-        unread(prose.mentions + prose.comment_mentions()),
+        () if test else unread(prose.mentions + prose.comment_mentions()),  # a test's texts are dropped (extract/runner.py)
         tuple({(use.key, use.span): use for use in reversed(collector.keys)}.values())[
             ::-1
         ],  # a dict's key, and again where the dict is logged
         suppressions=tuple(prose.suppressions()),
-        tables=collector.tables.read(module),
+        tables=() if test else collector.tables.read(module),
         functions=tuple(collector.functions),
         calls=tuple(collector.calls),
         reads=tuple(collector.reads),
@@ -390,6 +390,24 @@ class _TestCollector(_Collector, only=_IN_TESTS):
     arithmetic shows what it expects: evidence/products.py), so the walk follows no value, call
     or class; that was half of a test file's time (miles). It binds no names either, so a key
     with a part held in a variable (`f"{prefix}/loss"`) is left out rather than made a template."""
+
+    _suppressing = False  # the file has a suppression comment, which its docstrings may anchor (prose.py)
+
+    def read(self) -> None:
+        """A test's texts are dropped: its docstrings, messages and comments are read only for
+        its suppression comments, where it writes any."""
+        self._suppressing = "metriclint" in self.text.text
+        if self._suppressing:
+            super().read()
+            return
+        for statement in self.tree.body:
+            self.visit(statement)
+        self._summarize(self.scopes[0])
+        self.framework_keys()
+
+    def _docstring(self, body: list[ast.stmt], function: str = "", scope: Scope | None = None) -> None:
+        if self._suppressing:
+            super()._docstring(body, function, scope)
 
     def _visit_Call(self, node: ast.Call) -> bool:
         self.call_keys(node)
