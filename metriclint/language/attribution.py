@@ -211,7 +211,12 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
         )
         if not metrics:
             return []
-        return [_claim(mention, r, metric) for r in _about_the_value(mention, readings) for metric in metrics if _said_of(metric, r)]
+        return [
+            _claim(mention, r, metric)
+            for r in _about_the_value(mention, readings)
+            for metric in metrics
+            if _said_of(metric, r) and not _in_own_name(mention.text, r, metric)
+        ]
     claims: list[Claim] = []
     named: dict[tuple[int, int], tuple[str, ...]] = {}
     for reading in readings:
@@ -220,8 +225,26 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
             one = index.one_named_in(sentence)
             named[reading.sentence] = (one,) if one is not None else _below(sentence, mention.below, index)
         if named[reading.sentence] and not _own_item(mention.text, reading):
-            claims.extend(_claim(mention, reading, metric) for metric in named[reading.sentence])
+            claims.extend(_claim(mention, reading, m) for m in named[reading.sentence] if not _in_own_name(mention.text, reading, m))
     return claims
+
+
+def _in_own_name(text: str, reading: Reading, metric: str) -> bool:
+    """Whether a reading lies inside a word that writes the metric's own key (`# mem-pinned-bytes:
+    pinned memory, in GiB`): those words are the key's name, which a name is read for
+    (rules/names.yaml, held against the text by ML002), not what the text states of the value."""
+    before, after = text[reading.start - 1 : reading.start], text[reading.end : reading.end + 1]
+    if before not in _JOINERS and after not in _JOINERS:
+        return False  # a phrase with a space or a sentence's edge on both sides: not inside a key
+    for match in _TOKEN.finditer(text, *reading.sentence):
+        if match.start() <= reading.start and reading.end <= match.end():
+            word = (match.group(1) or match.group(2)).strip(".,:;")
+            named = (metric, keys.literal(keys.last_segment(metric)))
+            return word in named or ("{" in word and any(_written(word).fullmatch(n) for n in named))
+    return False
+
+
+_JOINERS = frozenset("-_/.{}")
 
 
 def _own_item(text: str, reading: Reading) -> bool:
