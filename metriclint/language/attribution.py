@@ -21,6 +21,7 @@ from metriclint.language.phrases import clauses
 from metriclint.language.subjects import speaks_for
 from metriclint.model import Claim, Mention, Reading
 
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _TOKEN = re.compile(r"`([^`\s]+)`|(?<![\w/{}.-])([A-Za-z_{][\w/{}.-]*[\w}])")
 
 
@@ -210,17 +211,40 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
         )
         if not metrics:
             return []
-        return [_claim(mention, r, metric) for r in _about_the_value(mention, readings) for metric in metrics if _said_of(metric, r)]
-    claims = []
-    named: dict[tuple[int, int], str | None] = {}
+        return [
+            _claim(mention, r, metric)
+            for r in _about_the_value(mention, readings)
+            for metric in metrics
+            if _said_of(metric, r) and not _in_own_name(mention.text, r, metric)
+        ]
+    claims: list[Claim] = []
+    named: dict[tuple[int, int], tuple[str, ...]] = {}
     for reading in readings:
         if reading.sentence not in named:
             sentence = mention.text[slice(*reading.sentence)]
-            named[reading.sentence] = index.one_named_in(sentence) or _below(sentence, mention.below, index)
-        metric = named[reading.sentence]
-        if metric is not None and not _own_item(mention.text, reading):
-            claims.append(_claim(mention, reading, metric))
+            one = index.one_named_in(sentence)
+            named[reading.sentence] = (one,) if one is not None else _below(sentence, mention.below, index)
+        if named[reading.sentence] and not _own_item(mention.text, reading):
+            claims.extend(_claim(mention, reading, m) for m in named[reading.sentence] if not _in_own_name(mention.text, reading, m))
     return claims
+
+
+def _in_own_name(text: str, reading: Reading, metric: str) -> bool:
+    """Whether a reading lies inside a word that writes the metric's own key (`# mem-pinned-bytes:
+    pinned memory, in GiB`): those words are the key's name, which a name is read for
+    (rules/names.yaml, held against the text by ML002), not what the text states of the value."""
+    before, after = text[reading.start - 1 : reading.start], text[reading.end : reading.end + 1]
+    if before not in _JOINERS and after not in _JOINERS:
+        return False  # a phrase with a space or a sentence's edge on both sides: not inside a key
+    for match in _TOKEN.finditer(text, *reading.sentence):
+        if match.start() <= reading.start and reading.end <= match.end():
+            word = (match.group(1) or match.group(2)).strip(".,:;")
+            named = (metric, keys.literal(keys.last_segment(metric)))
+            return word in named or ("{" in word and any(_written(word).fullmatch(n) for n in named))
+    return False
+
+
+_JOINERS = frozenset("-_/.{}")
 
 
 def _own_item(text: str, reading: Reading) -> bool:
@@ -241,24 +265,28 @@ def _opening(text: str, start: int, end: int) -> tuple[int, str] | None:
     return (match.start(1), match.group(2).lower()) if match is not None else None
 
 
-def _below(sentence: str, below: tuple[str, ...], index: MetricIndex) -> str | None:
-    """The one key, of those the logging call right below a comment logs, that a sentence of
-    the comment names: written as the key (`# grad-norm: ...` above `add_scalar("grad-norm", ...)`)
-    or as its last segment. The call pins which metric the name is, as a docs table's row does.
-    A dict entry's key that is logged under a section added elsewhere (`m["kl"] = v`, logged as
-    `policy/kl`) is that metric, when it is the only one so logged (`MetricIndex.sectioned`)."""
+def _below(sentence: str, below: tuple[str, ...], index: MetricIndex) -> tuple[str, ...]:
+    """The keys, of those the logging call right below a comment logs, that a sentence of the
+    comment names: written as the key (`# grad-norm: ...` above `add_scalar("grad-norm", ...)`)
+    or as its last segment, or as the code writes it, with its placeholders (`_written_as`). The
+    call pins which metric the name is, as a docs table's row does. A dict entry's key that is
+    logged under a section added elsewhere (`m["kl"] = v`, logged as `policy/kl`) is that metric,
+    when it is the only one so logged (`MetricIndex.sectioned`). A sentence that names two
+    different things below names none for sure."""
     if not below:
-        return None
+        return ()
     names = {name: key for key in below for name in (key, keys.literal(keys.last_segment(key)))}
-    found = set()
+    named: set[tuple[str, ...]] = set()
     for match in _TOKEN.finditer(sentence):
         word = (match.group(1) or match.group(2)).strip(".,:;")
         if word in names:
-            found.add(names[word])
-        elif "{" in word:
-            found.update(_written_as(word, below))
-    metrics = {metric for key in found for metric in index.for_key(key) or index.sectioned(key) or _filled(key, index)}
-    return metrics.pop() if len(found) == 1 and len(metrics) == 1 else None
+            named.add((names[word],))
+        elif "{" in word and (written := _written_as(word, below)):
+            named.add(written)
+    if len(named) != 1:
+        return ()
+    metrics = [index.for_key(key) or index.sectioned(key) or _filled(key, index) for key in named.pop()]
+    return tuple(dict.fromkeys(found[0] for found in metrics)) if all(len(found) == 1 for found in metrics) else ()
 
 
 def _filled(key: str, index: MetricIndex) -> tuple[str, ...]:
@@ -273,15 +301,24 @@ def _tails(key: str) -> Iterator[str]:
         at = key.find("/", at + 1)
 
 
-def _written_as(template: str, below: tuple[str, ...]) -> list[str]:
-    """The one key below that a comment names as the code writes it, with the code's own
-    placeholders (`{prefix}_mean` above `m[f"{prefix}_mean"]`, whose key is built as
-    `rollout_{kind}_mean`); none when the template's fixed text is no word of its own
-    (`{prefix}`), or when it fits several."""
+def _written_as(template: str, below: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys below that a comment names as the code writes them, with the code's own
+    placeholders: `{prefix}_mean` above `m[f"{prefix}_mean"]`, whose key is built as
+    `rollout_{kind}_mean`; `{split}pairs/nll` above a key built as `heldout_pairs/nll` and as
+    `pairs/nll`, one comment for each value the placeholder takes; `node{sep}flops` above
+    `node/flops`, where the placeholder is the "/" between sections. None when the template's
+    fixed text is no word of its own (`{prefix}`)."""
     if not keys.literal(template).strip("_-./"):
-        return []
-    fitting = [key for key in below if keys.covers(template, key) or keys.covers(template, keys.last_segment(key))]
-    return fitting if len(fitting) == 1 else []
+        return ()
+    written = _written(template)
+    return tuple(key for key in below if written.fullmatch(key) or written.fullmatch(keys.last_segment(key)))
+
+
+@lru_cache(maxsize=1024)
+def _written(template: str) -> re.Pattern[str]:
+    """A template as a comment writes it: each placeholder stands for text within a section, or
+    for the "/" that joins two."""
+    return re.compile("(?:[^/]*|/)".join(re.escape(part) for part in _PLACEHOLDER.split(template)))
 
 
 def _about_the_value(mention: Mention, readings: Sequence[Reading]) -> list[Reading]:
