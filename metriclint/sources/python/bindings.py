@@ -7,7 +7,7 @@ import ast
 from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder, Related
-from metriclint.sources.python import flags, ranks, strings
+from metriclint.sources.python import flags, kept_values, ranks, strings
 from metriclint.sources.python.binding_shapes import added_to, assigned_name, constant_shape, loop_shape, reached, read_names, smoothed
 from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.counts import is_len
@@ -171,6 +171,8 @@ class Bindings(Messages):
             self.stored(node.target, node.value, recorded=False)  # `stats[key] += v`
         elif isinstance(node.op, ast.BitOr):
             self.put(node.target, self.bag(node.value))  # `stats |= more`
+        if isinstance(node.target, ast.Attribute):
+            self._kept_total(node.target, node)
         if isinstance(node.target, ast.Name):
             scope, name = self.scopes[-1], node.target.id
             left = scope.roots(name)
@@ -220,7 +222,10 @@ class Bindings(Messages):
             atoms, unknown = self.branch(value)
             if scope.loops and isinstance(value, ast.BinOp) and (ema := self._smoothing(target.id, value, atoms)):
                 atoms, unknown = ema, False
+            part = isinstance(value, (ast.Subscript, ast.Call)) and self.part_of_handed(value)
             scope.bind(target.id, self._placeheld(target.id, value, self.selected(target.id, atoms), path), path, unknown)
+            if part:
+                scope.batches.add(target.id)  # `labels = batch.pop("labels").to(device)`: a part of the data handed
             if isinstance(value, ast.List):
                 scope.lists[target.id] = bool(value.elts)
             chain = self.code.chain(value, scope.objects)
@@ -248,11 +253,35 @@ class Bindings(Messages):
             self.item_stored(target, value, overwritten)
             self.stored(target, value, recorded=True, atoms=overwritten)
         elif isinstance(target, ast.Attribute):
+            self._kept(target, value)
             self.put(target, self.bag(value))  # `self.stats = stats`
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.classes:
                 self._instance(self.attribute_types.setdefault(".".join((self.module, *self.classes)), {}), target.attr, value)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in scope.lists:
             self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
+
+    def _kept(self, target: ast.Attribute, value: ast.expr) -> None:
+        """`self.start = time.perf_counter()`: what a method puts in its object's attribute, for
+        the class's other methods (kept_values.py)."""
+        own = self.own_name()
+        if own is None or not isinstance(target.value, ast.Name) or target.value.id != own:
+            return
+        if kept_values.fresh(value):
+            return
+        atoms, unknown = self.branch(value)
+        facts = frozenset(a for a in atoms if isinstance(a, CodeFact))
+        self.kept[-1].wrote(target.attr, None if unknown else facts)
+
+    def _kept_total(self, target: ast.Attribute, node: ast.AugAssign) -> None:
+        """`self.tokens += n`: a total of such values, which is what each of them is but not how
+        each was reduced (kept_values.py)."""
+        own = self.own_name()
+        if own is None or not isinstance(target.value, ast.Name) or target.value.id != own:
+            return
+        facets = self.code.knowledge.kept_in_lists
+        added = self.roots(node.value) if isinstance(node.op, ast.Add) else None
+        facts = frozenset(a for a in added if isinstance(a, CodeFact) and a.facet in facets) if added is not None else None
+        self.kept[-1].wrote(target.attr, facts)
 
     def _smoothing(self, name: str, value: ast.BinOp, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """`avg = avg * 0.9 + 0.1 * x` in a loop, `avg` bound before it: an exponential moving
