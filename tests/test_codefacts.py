@@ -596,8 +596,13 @@ class Counted(pl.LightningModule):
     [
         ((), {("perf/tokens", "scope", "per-rank"), ("perf/tokens", "unit", "tokens")}),
         # another method all-reduces the count in place: no longer this rank's own, still tokens
-        (("        self.count = 0\n", "        self.count = 0\n\n    def on_train_epoch_end(self):\n        dist.all_reduce(self.count)\n"),
-         {("perf/tokens", "unit", "tokens")}),
+        (
+            (
+                "        self.count = 0\n",
+                "        self.count = 0\n\n    def on_train_epoch_end(self):\n        dist.all_reduce(self.count)\n",
+            ),
+            {("perf/tokens", "unit", "tokens")},
+        ),
         # read above a write the walk has not met: what that write puts there is not known
         (("    def training_step(self, batch, batch_idx):", "    def training_step(self, batch, batch_idx, count=0):"), set()),
         # a write of something not known: nothing is
