@@ -642,3 +642,28 @@ def test_a_name_bound_to_a_part_of_the_batch_counts_this_ranks_own_tokens(in_tmp
     write_project(in_tmp, {"step.py": source})
     found = {(facet, value) for _, facet, value, _ in _facts(in_tmp)}
     assert (("scope", "per-rank") in found) is local
+
+
+@pytest.mark.parametrize(
+    ("reads", "logs", "last"),
+    [
+        ("self.trainer.accumulate_grad_batches", 'self.log("train/loss", loss)', True),
+        ("self.trainer.max_steps", 'self.log("train/loss", loss)', False),  # no sign of accumulation: the micro-batch is the step
+        ("self.trainer.accumulate_grad_batches", 'self.log("train/loss", loss, on_step=False, on_epoch=True)', False),
+        ("self.trainer.accumulate_grad_batches", 'wandb.log({"train/loss": loss})', False),  # written at every micro-batch
+    ],
+    ids=["accumulating", "not accumulating", "per epoch", "another logger"],
+)
+def test_a_value_logged_per_micro_batch_is_the_windows_last(in_tmp: Path, reads: str, logs: str, last: bool) -> None:
+    """Issue 30 item 6: Lightning writes a training_step's step values where the accumulation window ends."""
+    source = (
+        "import wandb\n\n\nclass Model(Base):\n"
+        "    def training_step(self, batch, batch_idx):\n"
+        '        loss = self.net(batch["input_ids"]).loss\n'
+        f"        {logs}\n"
+        "        return loss\n\n"
+        "    def window(self):\n"
+        f"        return {reads}\n"
+    )
+    write_project(in_tmp, {"model.py": source})
+    assert (("train/loss", "reduction", "last") in {f[:3] for f in _facts(in_tmp)}) is last

@@ -84,22 +84,46 @@ class Bindings(Messages):
         atoms = self.roots(value)
         return atoms | self.code.derived("overwritten", target, atoms)
 
-    def logged(self, value: ast.expr) -> frozenset[Atom]:
-        """Under a test that the accumulation window ends (`ends_window`), a value computed from
+    def logged(self, value: ast.expr, call: ast.AST | None = None) -> frozenset[Atom]:
+        """Under a test that the accumulation window ends (`ends_window`), or logged by `call`
+        where a framework writes what it logs only there (`_window_log`), a value computed from
         what this call of the function is handed is the last micro-batch's (rules/code/loops.yaml
-        `at-boundary`), unless it already has a reduction."""
+        `at-boundary`, `per-micro-batch`), unless it already has a reduction."""
         atoms = self.roots(value)
         scope = self.scopes[-1]
         if any(isinstance(a, CodeFact) and a.facet == "reduction" for a in atoms):
             return self._read_after_loop(value, atoms)
-        if not scope.at_boundary or scope.definition is None:
+        construct = "at-boundary" if scope.at_boundary else "per-micro-batch" if self._window_log(call) else ""
+        if not construct or scope.definition is None:
             return atoms
         if scope.from_handed is None:
             handed = {p for p in scope.params if p not in ("self", "cls")} | scope.batches
             scope.from_handed = reached(scope.definition.body, handed)
         if not read_names(value) & scope.from_handed:
             return atoms
-        return atoms | self.code.derived("at-boundary", value, atoms)
+        return atoms | self.code.derived(construct, value, atoms)
+
+    def _window_log(self, call: ast.AST | None) -> bool:
+        """`self.log("k", v)` in a training_step, in a class that reads
+        `self.trainer.accumulate_grad_batches` (rules/code/loops.yaml `per-micro-batch`)."""
+        known, own = self.code.knowledge, self.own_name()
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr not in known.window_logs:
+            return False
+        method = self.scopes[1].definition if own is not None else None
+        if (
+            method is None
+            or method.name not in known.window_hooks
+            or not isinstance(call.func.value, ast.Name)
+            or call.func.value.id != own
+        ):
+            return False
+        if any(k.arg == "on_step" and not _true(k.value) for k in call.keywords):
+            return False
+        node = self.class_nodes[-1]
+        if id(node) not in self._accumulates:
+            read = (self.text.segment(n) for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in known.accumulated)
+            self._accumulates[id(node)] = any(text.removeprefix(f"{own}.") in known.accumulating for text in read)
+        return self._accumulates[id(node)]
 
     def _read_after_loop(self, value: ast.expr, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """A loop's last value (loops.yaml `last`, `overwritten`) is half its evidence where it is
@@ -413,3 +437,7 @@ class Bindings(Messages):
             self._in_place(node.value)
             self.added(node.value)
         return True
+
+
+def _true(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is True

@@ -129,9 +129,9 @@ class ValueReader(WalkState):
         put = [entry.value for entry in bag.entries if entry.key == key] if bag else []
         return put[0] if len(put) == 1 else frozenset()
 
-    def logged(self, value: ast.expr) -> frozenset[Atom]:
-        """What a value logged or put in a dict of metrics is: `roots`, and what the test it is
-        logged under makes of it (bindings.py)."""
+    def logged(self, value: ast.expr, call: ast.AST | None = None) -> frozenset[Atom]:
+        """What a value logged (by `call`, when known) or put in a dict of metrics is: `roots`,
+        and what the test it is logged under, or the call, makes of it (bindings.py)."""
         return self.roots(value)
 
     def branch(self, value: ast.expr, element: tuple[int, int] | None = None) -> Branch:

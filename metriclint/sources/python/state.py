@@ -110,6 +110,7 @@ class WalkState:
         self.via: Span | None = None  # the tentative sink call whose keys are being recorded
         self.held: list[dict[str, str]] = []  # per class the walk is in: `self.X` -> the knowledge-base object it holds (held.py)
         self.class_held: dict[str, dict[str, str]] = {}  # the same, by the name of each class of the module
+        self._accumulates: dict[int, bool] = {}  # class node id -> whether it reads how many micro-batches a step accumulates
         self.kept: list[KeptValues] = []  # per class the walk is in: what its methods put in its attributes (kept_values.py)
         self.stepped_calls: list[
             dict[str, tuple[str, ast.Call, str]]
