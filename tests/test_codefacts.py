@@ -572,3 +572,98 @@ def test_explain_metric_of_a_key_a_template_registers(in_tmp: Path) -> None:
         "  loop.py:5  by a tracker's log (Lightning, wandb's Run, Accelerate, the Hugging Face Trainer)",
         "  and 2 places in test files",
     ]
+
+
+_KEPT = """import time
+
+import torch.distributed as dist
+import lightning.pytorch as pl
+
+
+class Counted(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        self.count += batch["input_ids"].numel()
+        return batch
+
+    def on_before_optimizer_step(self, optimizer):
+        self.log("perf/tokens", self.count)
+        self.count = 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "facts"),
+    [
+        ((), {("perf/tokens", "scope", "per-rank"), ("perf/tokens", "unit", "tokens")}),
+        # another method all-reduces the count in place: no longer this rank's own, still tokens
+        (
+            (
+                "        self.count = 0\n",
+                "        self.count = 0\n\n    def on_train_epoch_end(self):\n        dist.all_reduce(self.count)\n",
+            ),
+            {("perf/tokens", "unit", "tokens")},
+        ),
+        # read above a write the walk has not met: what that write puts there is not known
+        (("    def training_step(self, batch, batch_idx):", "    def training_step(self, batch, batch_idx, count=0):"), set()),
+        # a write of something not known: nothing is
+        (("        self.count = 0\n", "        self.count = len(optimizer.param_groups) * 2\n"), set()),
+    ],
+    ids=["kept", "all-reduced elsewhere", "read above a write", "written otherwise"],
+)
+def test_what_a_class_keeps_in_an_attribute_is_known_in_its_other_methods(
+    in_tmp: Path, edit: tuple[str, str] | tuple[()], facts: set[tuple[str, str, str]]
+) -> None:
+    """Issue 30 item 5: a count added up on `self` in one method and logged in another."""
+    source = _KEPT.replace(*edit) if edit else _KEPT
+    if "count=0" in source:  # the hook that logs the count first, the method that adds it up below it
+        step, hook = source.split("    def on_before_optimizer_step")
+        head, step = step.split("    def training_step")
+        source = head + "    def on_before_optimizer_step" + hook + "\n    def training_step" + step
+    write_project(in_tmp, {"counted.py": source})
+    found = {(metric, facet, value) for metric, facet, value, _ in _facts(in_tmp)}
+    assert found == facts
+
+
+@pytest.mark.parametrize(
+    ("bound", "local"),
+    [
+        ('labels = batch.pop("labels").to(self.device)\n        labels = labels.view(-1)', True),
+        ('labels = batch["labels"]', True),
+        ("labels = self.collect(batch)", False),  # a call of the project's own may gather every rank's
+    ],
+)
+def test_a_name_bound_to_a_part_of_the_batch_counts_this_ranks_own_tokens(in_tmp: Path, bound: str, local: bool) -> None:
+    source = (
+        "import lightning.pytorch as pl\n\n\nclass Step(pl.LightningModule):\n"
+        "    def training_step(self, batch, batch_idx):\n"
+        f"        {bound}\n"
+        '        self.log("train/tokens", labels.numel())\n'
+    )
+    write_project(in_tmp, {"step.py": source})
+    found = {(facet, value) for _, facet, value, _ in _facts(in_tmp)}
+    assert (("scope", "per-rank") in found) is local
+
+
+@pytest.mark.parametrize(
+    ("reads", "logs", "last"),
+    [
+        ("self.trainer.accumulate_grad_batches", 'self.log("train/loss", loss)', True),
+        ("self.trainer.max_steps", 'self.log("train/loss", loss)', False),  # no sign of accumulation: the micro-batch is the step
+        ("self.trainer.accumulate_grad_batches", 'self.log("train/loss", loss, on_step=False, on_epoch=True)', False),
+        ("self.trainer.accumulate_grad_batches", 'wandb.log({"train/loss": loss})', False),  # written at every micro-batch
+    ],
+    ids=["accumulating", "not accumulating", "per epoch", "another logger"],
+)
+def test_a_value_logged_per_micro_batch_is_the_windows_last(in_tmp: Path, reads: str, logs: str, last: bool) -> None:
+    """Issue 30 item 6: Lightning writes a training_step's step values where the accumulation window ends."""
+    source = (
+        "import wandb\n\n\nclass Model(Base):\n"
+        "    def training_step(self, batch, batch_idx):\n"
+        '        loss = self.net(batch["input_ids"]).loss\n'
+        f"        {logs}\n"
+        "        return loss\n\n"
+        "    def window(self):\n"
+        f"        return {reads}\n"
+    )
+    write_project(in_tmp, {"model.py": source})
+    assert (("train/loss", "reduction", "last") in {f[:3] for f in _facts(in_tmp)}) is last

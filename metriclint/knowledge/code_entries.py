@@ -61,6 +61,7 @@ CONSTRUCTS = (
     "after-framework-step",
     "overwritten",
     "at-boundary",
+    "per-micro-batch",
     "share",
     "smoothing",
 )

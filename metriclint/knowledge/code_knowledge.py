@@ -75,6 +75,9 @@ FILE_KEYS = (
     "token_rates",
     "flops",
     "boundaries",
+    "window_hooks",
+    "window_logs",
+    "accumulating",
     "devices",
     "subgroups",
     "kept_by_index",
@@ -109,6 +112,11 @@ class Knowledge:
     alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
     boundaries: frozenset[str] = frozenset()  # calls and attributes true on the last micro-batch of an accumulation window (loops.yaml)
+    window_hooks: frozenset[str] = frozenset()  # hooks a framework calls once per micro-batch (loops.yaml `per-micro-batch`) ...
+    window_logs: frozenset[str] = frozenset()  # ... whose logging methods write only where the accumulation window ends ...
+    accumulating: frozenset[str] = (
+        frozenset()
+    )  # ... in a class that reads one of these of its own object (`trainer.accumulate_grad_batches`)
     masks: frozenset[str] = frozenset()  # last words of the names of masks, whose sum counts what they keep (loops.yaml)
     loaders: frozenset[str] = frozenset()  # last words of the names of data loaders (ranks.yaml) ...
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in
@@ -136,6 +144,11 @@ class Knowledge:
         """The last name of every attribute read an entry may match (`used` of
         `psutil.virtual_memory().used`)."""
         return frozenset(chain.rsplit(".", 1)[-1] for chain in self.chains if not chain.endswith(")"))
+
+    @cached_property
+    def accumulated(self) -> frozenset[str]:
+        """The last name of each of `accumulating` (`accumulate_grad_batches`), asked first."""
+        return frozenset(read.rsplit(".", 1)[-1] for read in self.accumulating)
 
     @cached_property
     def entry_index(self) -> EntryIndex:
@@ -225,6 +238,9 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     loaders: set[str] = set()
     loader_wrappers: set[str] = set()
     boundaries: set[str] = set()
+    window_hooks: set[str] = set()
+    window_logs: set[str] = set()
+    accumulating: set[str] = set()
     devices: set[str] = set()
     subgroups: set[str] = set()
     kept_by_index: set[str] = set()
@@ -288,6 +304,9 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
             ("sample_counts", sample_counts),
             ("sample_tokens", sample_tokens),
             ("boundaries", boundaries),
+            ("window_hooks", window_hooks),
+            ("window_logs", window_logs),
+            ("accumulating", accumulating),
             ("devices", devices),
             ("subgroups", subgroups),
             ("kept_by_index", kept_by_index),
@@ -364,6 +383,9 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         token_rates=token_rates,
         flops=tuple(flops),
         boundaries=frozenset(boundaries),
+        window_hooks=frozenset(window_hooks),
+        window_logs=frozenset(window_logs),
+        accumulating=frozenset(accumulating),
         devices=frozenset(devices),
         subgroups=frozenset(subgroups),
         kept_by_index=frozenset(kept_by_index),

@@ -7,7 +7,7 @@ import ast
 from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder, Related
-from metriclint.sources.python import flags, ranks, strings
+from metriclint.sources.python import flags, kept_values, ranks, strings
 from metriclint.sources.python.binding_shapes import added_to, assigned_name, constant_shape, loop_shape, reached, read_names, smoothed
 from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.counts import is_len
@@ -84,22 +84,46 @@ class Bindings(Messages):
         atoms = self.roots(value)
         return atoms | self.code.derived("overwritten", target, atoms)
 
-    def logged(self, value: ast.expr) -> frozenset[Atom]:
-        """Under a test that the accumulation window ends (`ends_window`), a value computed from
+    def logged(self, value: ast.expr, call: ast.AST | None = None) -> frozenset[Atom]:
+        """Under a test that the accumulation window ends (`ends_window`), or logged by `call`
+        where a framework writes what it logs only there (`_window_log`), a value computed from
         what this call of the function is handed is the last micro-batch's (rules/code/loops.yaml
-        `at-boundary`), unless it already has a reduction."""
+        `at-boundary`, `per-micro-batch`), unless it already has a reduction."""
         atoms = self.roots(value)
         scope = self.scopes[-1]
         if any(isinstance(a, CodeFact) and a.facet == "reduction" for a in atoms):
             return self._read_after_loop(value, atoms)
-        if not scope.at_boundary or scope.definition is None:
+        construct = "at-boundary" if scope.at_boundary else "per-micro-batch" if self._window_log(call) else ""
+        if not construct or scope.definition is None:
             return atoms
         if scope.from_handed is None:
             handed = {p for p in scope.params if p not in ("self", "cls")} | scope.batches
             scope.from_handed = reached(scope.definition.body, handed)
         if not read_names(value) & scope.from_handed:
             return atoms
-        return atoms | self.code.derived("at-boundary", value, atoms)
+        return atoms | self.code.derived(construct, value, atoms)
+
+    def _window_log(self, call: ast.AST | None) -> bool:
+        """`self.log("k", v)` in a training_step, in a class that reads
+        `self.trainer.accumulate_grad_batches` (rules/code/loops.yaml `per-micro-batch`)."""
+        known, own = self.code.knowledge, self.own_name()
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr not in known.window_logs:
+            return False
+        method = self.scopes[1].definition if own is not None else None
+        if (
+            method is None
+            or method.name not in known.window_hooks
+            or not isinstance(call.func.value, ast.Name)
+            or call.func.value.id != own
+        ):
+            return False
+        if any(k.arg == "on_step" and not _true(k.value) for k in call.keywords):
+            return False
+        node = self.class_nodes[-1]
+        if id(node) not in self._accumulates:
+            read = (self.text.segment(n) for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in known.accumulated)
+            self._accumulates[id(node)] = any(text.removeprefix(f"{own}.") in known.accumulating for text in read)
+        return self._accumulates[id(node)]
 
     def _read_after_loop(self, value: ast.expr, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """A loop's last value (loops.yaml `last`, `overwritten`) is half its evidence where it is
@@ -171,6 +195,8 @@ class Bindings(Messages):
             self.stored(node.target, node.value, recorded=False)  # `stats[key] += v`
         elif isinstance(node.op, ast.BitOr):
             self.put(node.target, self.bag(node.value))  # `stats |= more`
+        if isinstance(node.target, ast.Attribute):
+            self._kept_total(node.target, node)
         if isinstance(node.target, ast.Name):
             scope, name = self.scopes[-1], node.target.id
             left = scope.roots(name)
@@ -220,7 +246,10 @@ class Bindings(Messages):
             atoms, unknown = self.branch(value)
             if scope.loops and isinstance(value, ast.BinOp) and (ema := self._smoothing(target.id, value, atoms)):
                 atoms, unknown = ema, False
+            part = isinstance(value, (ast.Subscript, ast.Call)) and self.part_of_handed(value)
             scope.bind(target.id, self._placeheld(target.id, value, self.selected(target.id, atoms), path), path, unknown)
+            if part:
+                scope.batches.add(target.id)  # `labels = batch.pop("labels").to(device)`: a part of the data handed
             if isinstance(value, ast.List):
                 scope.lists[target.id] = bool(value.elts)
             chain = self.code.chain(value, scope.objects)
@@ -248,11 +277,35 @@ class Bindings(Messages):
             self.item_stored(target, value, overwritten)
             self.stored(target, value, recorded=True, atoms=overwritten)
         elif isinstance(target, ast.Attribute):
+            self._kept(target, value)
             self.put(target, self.bag(value))  # `self.stats = stats`
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.classes:
                 self._instance(self.attribute_types.setdefault(".".join((self.module, *self.classes)), {}), target.attr, value)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in scope.lists:
             self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
+
+    def _kept(self, target: ast.Attribute, value: ast.expr) -> None:
+        """`self.start = time.perf_counter()`: what a method puts in its object's attribute, for
+        the class's other methods (kept_values.py)."""
+        own = self.own_name()
+        if own is None or not isinstance(target.value, ast.Name) or target.value.id != own:
+            return
+        if kept_values.fresh(value):
+            return
+        atoms, unknown = self.branch(value)
+        facts = frozenset(a for a in atoms if isinstance(a, CodeFact))
+        self.kept[-1].wrote(target.attr, None if unknown else facts)
+
+    def _kept_total(self, target: ast.Attribute, node: ast.AugAssign) -> None:
+        """`self.tokens += n`: a total of such values, which is what each of them is but not how
+        each was reduced (kept_values.py)."""
+        own = self.own_name()
+        if own is None or not isinstance(target.value, ast.Name) or target.value.id != own:
+            return
+        facets = self.code.knowledge.kept_in_lists
+        added = self.roots(node.value) if isinstance(node.op, ast.Add) else None
+        facts = frozenset(a for a in added if isinstance(a, CodeFact) and a.facet in facets) if added is not None else None
+        self.kept[-1].wrote(target.attr, facts)
 
     def _smoothing(self, name: str, value: ast.BinOp, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """`avg = avg * 0.9 + 0.1 * x` in a loop, `avg` bound before it: an exponential moving
@@ -384,3 +437,7 @@ class Bindings(Messages):
             self._in_place(node.value)
             self.added(node.value)
         return True
+
+
+def _true(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is True

@@ -23,20 +23,28 @@ from typing import Callable, Iterator, Mapping
 _BODIES = ("body", "orelse", "finalbody")
 
 
+def class_writes(node: ast.ClassDef) -> list[tuple[str, ast.expr | None]]:
+    """Every write of an attribute of `self` in the class's methods (`attribute_writes`)."""
+    methods = (m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return [write for method in methods for write in attribute_writes(method)]
+
+
 def held_objects(
-    node: ast.ClassDef, chain: Callable[[ast.expr], str | None], objects: frozenset[str], inherited: Mapping[str, str]
+    writes: list[tuple[str, ast.expr | None]],
+    chain: Callable[[ast.expr], str | None],
+    objects: frozenset[str],
+    inherited: Mapping[str, str],
 ) -> dict[str, str]:
     """`self.X` -> the knowledge-base object every assignment of it in the class's methods
-    makes (`chain`: what an expression is as the file's imports name it; `objects`: the chains
-    worth following). `inherited`: what the class's bases in the same module hold, unless the
-    class assigns the attribute itself. An attribute also assigned anything else, or set in a
-    way other than a plain assignment (`self.a, self.b = pair`, `self.t += 1`), holds nothing known."""
+    (`writes`, from `class_writes`) makes (`chain`: what an expression is as the file's imports
+    name it; `objects`: the chains worth following). `inherited`: what the class's bases in the
+    same module hold, unless the class assigns the attribute itself. An attribute also assigned
+    anything else, or set in a way other than a plain assignment (`self.a, self.b = pair`,
+    `self.t += 1`), holds nothing known."""
     assigned: dict[str, set[str | None]] = {}
-    for method in node.body:
-        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for target, value in attribute_writes(method):
-                if not (isinstance(value, ast.Constant) and value.value is None):  # `None` until it is set
-                    assigned.setdefault(target, set()).add(chain(value) if value is not None else None)
+    for target, value in writes:
+        if not (isinstance(value, ast.Constant) and value.value is None):  # `None` until it is set
+            assigned.setdefault(target, set()).add(chain(value) if value is not None else None)
     held = {name: made for name, made in inherited.items() if name not in assigned}
     for name, made in assigned.items():
         (only,) = made if len(made) == 1 else (None,)

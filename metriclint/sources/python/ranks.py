@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 
 from metriclint.knowledge.code_sections import Unreduced
-from metriclint.model import Atom, CodeFact
+from metriclint.model import Atom, CodeFact, Related
 from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.code_reader import CodeReader
 from metriclint.sources.python.code_shapes import last_word
@@ -42,9 +42,10 @@ def settled(reader: CodeReader, atoms: frozenset[Atom], sink: Unreduced | None, 
     kept = atoms.difference(local)
     if sink is None:
         return kept
-    line = reader.text.span(reader.path, where).line
-    how = f"is logged by {sink.says} (line {line}), with no collective and no call metriclint cannot see into taking it on the way"
-    return kept | {CodeFact(a.facet, a.value, a.span, a.origin, f"{a.says}, and {how}") for a in local}
+    at = reader.text.span(reader.path, where)
+    how = f"is logged by {sink.says} (line {at.line}), with no collective and no call metriclint cannot see into taking it on the way"
+    logged = Related(at, f"logged by {sink.says}")  # half the evidence: the same value all-reduced first is global
+    return kept | {CodeFact(a.facet, a.value, a.span, a.origin, f"{a.says}, and {how}", context=logged) for a in local}
 
 
 def unreduced(reader: CodeReader, node: ast.Call, objects: dict[str, str], bases: frozenset[str]) -> Unreduced | None:

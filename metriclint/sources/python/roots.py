@@ -9,7 +9,7 @@ from dataclasses import replace
 from metriclint.knowledge.code_entries import Schedulers
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, Related, ResultOf, Span
 from metriclint.sources.python import formulas, ranks
-from metriclint.sources.python.call_names import arguments
+from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.code_shapes import same_expression, subject
 from metriclint.sources.python.counts import counts_items, unmasked
 from metriclint.sources.python.flow import Branch, either, shared
@@ -59,7 +59,7 @@ class ValueReader(WalkState):
             found = self.code.call(value, element, scope.objects, self.site(value), self.roots)
             return self._reduced(value, found) | self._rank_own(value) | self._learning_rate(value)
         if isinstance(value, ast.Attribute) and element is None:
-            return self.code.expression(value, scope.objects)
+            return self.code.expression(value, scope.objects) | self.kept_on_self(value)
         if isinstance(value, ast.BinOp) and element is None:
             left, right = self.roots(value.left), self.roots(value.right)
             counted = isinstance(value.op, (ast.Div, ast.Mult)) and self.counted(value.right)
@@ -71,6 +71,42 @@ class ValueReader(WalkState):
             )
             return self.code.negation(value, self.roots(value.operand)) | entropy
         return frozenset()
+
+    def kept_on_self(self, node: ast.Attribute) -> frozenset[Atom]:
+        """`self.tokens` read in a method: what the class's methods put in it (kept_values.py).
+        This rank's own value stays so only if no call of the class's methods may change it."""
+        own = self.own_name()
+        if own is None or not isinstance(node.value, ast.Name) or node.value.id != own:
+            return frozenset()
+        kept = self.kept[-1]
+        found = kept.read(node.attr)
+        if any(isinstance(f, ranks.LocalFact) for f in found):
+            if kept.shared(node.attr, self.class_nodes[-1], self.harmless):
+                self.scopes[-1].owns = True
+            else:
+                found = frozenset(f for f in found if not isinstance(f, ranks.LocalFact))
+        return found
+
+    def own_name(self) -> str | None:
+        """The name of the object a method is called on (`self`), in a method of the class the
+        walk is in, not in a function nested in one."""
+        if len(self.scopes) != 2 or not self.kept or not self.class_nodes:
+            return None
+        method = self.scopes[1]
+        return method.params[0] if method.bound and method.params else None
+
+    def harmless(self, node: ast.Call) -> bool:
+        """Whether a call leaves what it is passed as it was: a builtin, a method of ranks.yaml's
+        `leave_alone`, a value-preserving step, or a logging call that logs each process's value
+        as given. Not a collective, known or not: in another method, what it makes of the
+        attribute is not followed."""
+        objects, name = self.scopes[-1].objects, called_name(node.func)
+        if name in self.rules.preserving_functions or name in self.rules.preserving_methods or name in self.code.knowledge.leave_alone:
+            return True
+        chain = self.code.chain(node.func, objects) or ""
+        bases = self.bases[-1] if self.bases else frozenset()
+        builtin = chain.startswith("builtins.") and chain.count(".") == 1
+        return builtin or ranks.unreduced(self.code, node, objects, bases) is not None
 
     def _shared_else_whole(self, node: ast.IfExp) -> bool:
         """`x / dist.get_world_size() if dist.is_initialized() else x`: one device's share, or,
@@ -93,9 +129,9 @@ class ValueReader(WalkState):
         put = [entry.value for entry in bag.entries if entry.key == key] if bag else []
         return put[0] if len(put) == 1 else frozenset()
 
-    def logged(self, value: ast.expr) -> frozenset[Atom]:
-        """What a value logged or put in a dict of metrics is: `roots`, and what the test it is
-        logged under makes of it (bindings.py)."""
+    def logged(self, value: ast.expr, call: ast.AST | None = None) -> frozenset[Atom]:
+        """What a value logged (by `call`, when known) or put in a dict of metrics is: `roots`,
+        and what the test it is logged under, or the call, makes of it (bindings.py)."""
         return self.roots(value)
 
     def branch(self, value: ast.expr, element: tuple[int, int] | None = None) -> Branch:
@@ -177,6 +213,21 @@ class ValueReader(WalkState):
         if not isinstance(value, ast.Name):
             return False
         return value.id in scope.batches or (value.id in scope.params and value.id not in ("self", "cls") and value.id not in scope.carries)
+
+    def part_of_handed(self, value: ast.expr) -> bool:
+        """Whether a value is a part of what the function is handed (`handed`), also through
+        the value-preserving methods with their options (`.to(device)`, `.view(-1)`) and the
+        methods that read a dict's item by a key written out (`batch.pop("labels")`)."""
+        rules = self.rules
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            method, args = value.func.attr, value.args
+            if not (
+                method in rules.preserving_methods
+                or (method in rules.items and len(args) == 1 and isinstance(args[0], ast.Constant) and not value.keywords)
+            ):
+                break
+            value = value.func.value
+        return self.handed(value)
 
     def _divergence(self, node: ast.BinOp) -> frozenset[Atom]:
         """A KL estimator (formulas.py): a log-ratio of two named policies' log-probabilities,

@@ -290,7 +290,7 @@ class KeyRecorder(BagWriter):
         """What the value logged under `key` is, for the function's flow (evidence/code_claims.py)."""
         done = logging.done
         replaced = {fact.facet for fact in done}
-        atoms = self.logged(value) if atoms is None else atoms
+        atoms = self.logged(value, logging.call) if atoms is None else atoms
         if done and not isinstance(value, ast.Attribute):  # `self.accuracy`, a metric object that computes itself
             atoms = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet in replaced)) | done
         guarded = {flag for _, flag in self.guards}  # logged only when the flag is set: never the placeholder

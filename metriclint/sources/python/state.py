@@ -21,6 +21,7 @@ from metriclint.model import CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyU
 from metriclint.sources.python.attribute_strings import attribute_strings
 from metriclint.sources.python.code_reader import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
+from metriclint.sources.python.kept_values import KeptValues
 from metriclint.sources.python.logged_returns import Hooked
 from metriclint.sources.python.messages import Field
 from metriclint.sources.python.prose import Prose
@@ -109,6 +110,8 @@ class WalkState:
         self.via: Span | None = None  # the tentative sink call whose keys are being recorded
         self.held: list[dict[str, str]] = []  # per class the walk is in: `self.X` -> the knowledge-base object it holds (held.py)
         self.class_held: dict[str, dict[str, str]] = {}  # the same, by the name of each class of the module
+        self._accumulates: dict[int, bool] = {}  # class node id -> whether it reads how many micro-batches a step accumulates
+        self.kept: list[KeptValues] = []  # per class the walk is in: what its methods put in its attributes (kept_values.py)
         self.stepped_calls: list[
             dict[str, tuple[str, ast.Call, str]]
         ] = []  # per class: methods it calls only after a scheduler step (held.py)

@@ -31,7 +31,8 @@ from metriclint.sources.python.binding_shapes import assigned_name, ends_window,
 from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
-from metriclint.sources.python.held import held_objects, stepped_callees
+from metriclint.sources.python.held import class_writes, held_objects, stepped_callees
+from metriclint.sources.python.kept_values import KeptValues
 from metriclint.sources.python.logged_returns import Hooked, hooked_methods, returned_part
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
 from metriclint.sources.python.state import Logging
@@ -136,8 +137,9 @@ class _Collector(EntryUses):
             frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute)))
         )
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
-        held, stepped, hooked = self.class_facts(node)
+        held, stepped, hooked, kept = self.class_facts(node)
         self.held.append(held)
+        self.kept.append(kept)
         self.class_held[node.name] = held
         self.stepped_calls.append(stepped)
         self.hooked.append(hooked)
@@ -146,6 +148,7 @@ class _Collector(EntryUses):
         self.class_nodes.pop()
         self.stepped_calls.pop()
         self.held.pop()
+        self.kept.pop()
         self.classes.pop()
         self.bases.pop()
         self.base_paths.pop()
@@ -153,14 +156,16 @@ class _Collector(EntryUses):
         self._owner(node)
         return False
 
-    def class_facts(self, node: ast.ClassDef) -> tuple[dict[str, str], dict[str, tuple[str, ast.Call, str]], Hooked]:
+    def class_facts(self, node: ast.ClassDef) -> tuple[dict[str, str], dict[str, tuple[str, ast.Call, str]], Hooked, KeptValues]:
         """What a class's methods share: the objects it keeps on `self`, the methods it calls
-        only after a scheduler step, and the methods whose return a framework logs."""
+        only after a scheduler step, the methods whose return a framework logs, and what its
+        methods put in its attributes (kept_values.py, filled as the walk goes)."""
         inherited = {k: v for b in node.bases if isinstance(b, ast.Name) for k, v in self.class_held.get(b.id, {}).items()}
-        held = held_objects(node, lambda value: self.code.chain(value, {}), self.code.knowledge.prefixes, inherited)
+        writes = class_writes(node)
+        held = held_objects(writes, lambda value: self.code.chain(value, {}), self.code.knowledge.prefixes, inherited)
         schedulers = self.code.knowledge.schedulers
         stepped = stepped_callees(node, schedulers.step, schedulers.names)
-        return held, stepped, hooked_methods(node, self.base_paths[-1], self._logged_returns)
+        return held, stepped, hooked_methods(node, self.base_paths[-1], self._logged_returns), KeptValues.of(writes)
 
     def _visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         args = node.args
@@ -435,9 +440,9 @@ class _TestCollector(_Collector, only=_IN_TESTS):
     def entry_class(self, node: ast.ClassDef) -> None:
         """A test's subclass of a trainer is no trainer of the project's."""
 
-    def class_facts(self, node: ast.ClassDef) -> tuple[dict[str, str], dict[str, tuple[str, ast.Call, str]], Hooked]:
+    def class_facts(self, node: ast.ClassDef) -> tuple[dict[str, str], dict[str, tuple[str, ast.Call, str]], Hooked, KeptValues]:
         """Nor do its methods share values the project logs (three walks of each test class: miles)."""
-        return {}, {}, {}
+        return {}, {}, {}, KeptValues({})
 
     def defined_here(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """Nor does a test's function list the project's callbacks or rewrite its logs."""
