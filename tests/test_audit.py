@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, Golden, copy_fixture, invoke, write_project
 
+from metriclint.cli.commands import AUDIT_FORMAT_NAMES
+from metriclint.report.audit_formats import AUDIT_FORMATS
+
 PROJECT = "fixtures/markdown_docs"
 
 
@@ -177,3 +180,8 @@ def test_a_printed_only_value_is_a_row_only_with_a_finding(
     document = json.loads(invoke("audit", ".", "--format", "json").output)
     printed = [m["key"] for m in document["metrics"] if "(printed at " in m["key"]]
     assert len(printed) == rows and all(m["findings"] for m in document["metrics"] if m["key"] in printed)
+
+
+def test_the_command_line_names_every_audit_format() -> None:
+    """`check` does not import the audit's formats, so the command line names them itself."""
+    assert AUDIT_FORMAT_NAMES == tuple(AUDIT_FORMATS)

@@ -78,6 +78,24 @@ def test_an_ordinary_project_never_imports_libcst(tmp_path: Path) -> None:
     assert (project / ".metriclint_cache" / ".gitignore").is_file()
 
 
+def test_a_warm_check_imports_only_what_it_uses(tmp_path: Path) -> None:
+    """A run whose cache holds every file (pre-commit, an editor's save) is mostly start-up:
+    it imports neither the readers of sources nor the worker pool, nor what only other
+    commands use (the audit and its formats)."""
+    project = _copy_demo(tmp_path)
+    readers = ("metriclint.sources.python.walk", "metriclint.sources.markdown", "markdown_it")
+    pool = ("multiprocessing", "metriclint.extract.workers")
+    unused = (*readers, *pool, "metriclint.report.audit", "metriclint.report.audit_formats", "html")
+    code = (
+        "import sys\nfrom metriclint.cli import main\n"
+        "try:\n    main(['check', '.', '--quiet'])\nexcept SystemExit:\n    pass\n"
+        f"print([m for m in {unused!r} if m in sys.modules], file=sys.stderr)\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True) for _ in range(3)]
+    assert runs[0].stdout == runs[2].stdout and "ML001" in runs[2].stdout
+    assert runs[2].stderr.strip() == "[]"
+
+
 def test_workers_fork_with_the_parsers_and_the_phrase_patterns_ready(tmp_path: Path) -> None:
     """What every worker would build on its first files is built once before they fork: the
     source kinds' modules and the vocabulary's compiled patterns."""

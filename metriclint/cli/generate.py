@@ -3,7 +3,6 @@ imports the truth instead of keeping its own copy."""
 
 from __future__ import annotations
 
-import difflib
 import sys
 from pathlib import Path
 
@@ -88,6 +87,8 @@ def _emit(content: str, output: str | None, check: bool) -> None:
         if current == content:
             click.echo(f"{output} is up to date.", err=True)
             sys.exit(EXIT_CLEAN)
+        import difflib  # only `--check` shows a difference
+
         diff = difflib.unified_diff(current.splitlines(keepends=True), content.splitlines(keepends=True), f"a/{output}", f"b/{output}")
         click.echo("".join(diff), nl=False)
         click.echo(f"{output} is out of date; run the same command without --check.", err=True)

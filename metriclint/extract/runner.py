@@ -12,15 +12,18 @@ import os
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import AbstractSet, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, Iterator, Mapping, Sequence
 
 from metriclint.base.files import MAX_BYTES, read_regular, too_large
 from metriclint.base.paths import display
 from metriclint.extract import cache as cache_module
-from metriclint.extract import kept, prune, transfer, workers
+from metriclint.extract import kept, prune, transfer
 from metriclint.extract.stat_index import StatIndex, Status
 from metriclint.model import ConfigError, ReadFailure, Reading, Span
 from metriclint.sources import Extraction, Options, Unreadable, extractor_for
+
+if TYPE_CHECKING:
+    from metriclint.extract import workers
 
 Result = Extraction | ReadFailure
 # A file's cache entry name (None: not to be cached), its result, and the digest of its code
@@ -188,16 +191,15 @@ def ready_readers(settings: ExtractSettings, suffixes: Iterable[str]) -> None:
         settings.ready()
 
 
-Pool = workers.Pool[Job, Done]
+def start_pool(settings: ExtractSettings, count: int) -> workers.Pool[Job, Done]:
+    from metriclint.extract import workers  # multiprocessing: only a run that reads a file starts a pool
 
-
-def start_pool(settings: ExtractSettings, count: int) -> Pool:
     return workers.Pool(work, count, FILE_SECONDS, FILE_MEMORY, start_worker, (settings.read, settings.options, FILE_MEMORY))
 
 
 # The project's standing pool and what it was started for (its reader's fingerprint and the
 # options), while `standing` holds them: None outside it.
-_standing: dict[Path, tuple[tuple[bytes, Options], Pool]] | None = None
+_standing: dict[Path, tuple[tuple[bytes, Options], workers.Pool[Job, Done]]] | None = None
 
 
 @contextmanager
@@ -214,7 +216,7 @@ def standing() -> Iterator[None]:
             pool.kill()
 
 
-def _standing_pool(settings: ExtractSettings) -> Pool | None:
+def _standing_pool(settings: ExtractSettings) -> workers.Pool[Job, Done] | None:
     if _standing is None:
         return None
     wanted = (settings.reading, settings.options)
@@ -252,6 +254,8 @@ _DIED = "the process reading this file died (out of memory, or a crash in a pars
 def _done(job: Job, outcome: Done | workers.Lost) -> Done:
     """A worker's answer for one file; a file whose worker died or was killed, or whose result
     could not be sent back, is ML900 (not cached), and the run goes on with the next file."""
+    from metriclint.extract import workers  # imported by `start_pool`, which made the outcome
+
     if not isinstance(outcome, workers.Lost):
         return outcome
     if outcome.timed_out:
