@@ -353,7 +353,9 @@ class _Collector(EntryUses):
         scope = self.scopes[-1]
         leaves = type(body[-1]) is ast.Return or type(body[-1]) is ast.Raise
         before = dict(scope.bags) if leaves and scope.bags else None
+        self.branch_starts(body)
         self.block(body)
+        self.branch_ends()
         if before is not None:
             scope.bags = before
 
