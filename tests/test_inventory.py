@@ -442,6 +442,33 @@ CASES = {
         },
         ["sum/avg"],
     ),
+    # a TypedDict of the module called with keywords and with the dicts it unpacks; `cast` hands on its value
+    "a TypedDict's call and a cast": (
+        {
+            "pkg/loop.py": """\
+            from typing import TypedDict, cast
+
+            import wandb
+
+
+            class StepRow(TypedDict, total=False):
+                loss: float
+                grad_norm: float
+
+
+            def fit(batch, extra):
+                rows = []
+                rows.append(StepRow(**cast(dict, extra), loss=batch.mean(), grad_norm=batch.norm()))
+                return rows
+
+
+            def drive(batch):
+                for row in fit(batch, {"tokens": batch.numel()}):
+                    wandb.log({f"fit/{k}": v for k, v in row.items()})
+            """,
+        },
+        ["fit/grad_norm", "fit/loss", "fit/tokens"],
+    ),
     # (name, value) records kept by one method, logged by another
     "records": (
         {

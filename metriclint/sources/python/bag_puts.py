@@ -9,7 +9,7 @@ import ast
 
 from metriclint.model import Atom, Bag, Held
 from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, container, item_key, nested, reads, under
-from metriclint.sources.python.bags import COPIES, BagReader
+from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 
 # Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
@@ -83,7 +83,7 @@ class BagWriter(BagReader):
         holds = name in scope.bags or name in scope.results or self.is_param(name)
         if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
             self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
-        if replaces and isinstance(value, ast.Call) and called_name(value.func) not in COPIES:
+        if replaces and isinstance(value, ast.Call) and not self.copies(value):
             owner = value.func
             while isinstance(owner, (ast.Attribute, ast.Call)):
                 owner = owner.value if isinstance(owner, ast.Attribute) else owner.func

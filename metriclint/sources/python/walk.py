@@ -132,6 +132,8 @@ class _Collector(EntryUses):
         self.bases.append(
             frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute)))
         )
+        if "TypedDict" in self.bases[-1] and len(self.classes) == 1:
+            self.typed_dicts.add(node.name)
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
         held, stepped, hooked = self.class_facts(node)
         self.held.append(held)
