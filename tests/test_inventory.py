@@ -469,6 +469,27 @@ CASES = {
         },
         ["fit/grad_norm", "fit/loss", "fit/tokens"],
     ),
+    # a method called on the instance a constructor call makes, in the same expression
+    "a method of an instance made in place": (
+        {
+            "pkg/work.py": """\
+            class Runner:
+                def run(self, batch):
+                    return {"metrics": {"reward": batch.mean()}}
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.work import Runner
+
+
+            def step(batch):
+                out = Runner().run(batch)
+                wandb.log({f"run/{k}": v for k, v in out["metrics"].items()})
+            """,
+        },
+        ["run/reward"],
+    ),
     # (name, value) records kept by one method, logged by another
     "records": (
         {
