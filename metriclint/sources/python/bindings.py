@@ -207,17 +207,16 @@ class Bindings(Messages):
         return True
 
     def _declared(self, target: ast.expr, annotation: ast.expr) -> None:
-        """`controller: Controller` in a class's body, or `self.controller: Controller = ...` in
-        its method: the attribute holds an instance of that class (or of none, `Controller |
-        None`), whatever the assignments the walk cannot place make it."""
-        in_body = len(self.scopes) == 1 and isinstance(target, ast.Name)
-        on_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
-        if not self.classes or not (in_body or on_self):
+        """`controller: Controller` in a class's body: the attribute holds an instance of that
+        class (or of none, `Controller | None`), whatever the assignments the walk cannot place
+        make it. Not `self.x: T = None` in a method: in a framework's own tree (Lightning's
+        `self._trainer: Optional[Trainer]`) that made its `self.log` the framework's own method,
+        which the walk does not follow to a tracker, and lost the keys it logs."""
+        if not self.classes or not (len(self.scopes) == 1 and isinstance(target, ast.Name)):
             return
         made = self.code.instance(optional_of(annotation))
         if made is not None:
-            name = target.id if isinstance(target, ast.Name) else target.attr  # type: ignore[attr-defined]
-            self.declared_types.setdefault(".".join((self.module, *self.classes)), {})[name] = made
+            self.declared_types.setdefault(".".join((self.module, *self.classes)), {})[target.id] = made
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         scope, path = self.scopes[-1], tuple(self.blocks)
