@@ -328,6 +328,168 @@ CASES = {
         },
         ["{name} samples", "{name} validation"],
     ),
+    # a dict put under a key of another by a subscript, as a dict literal nests it
+    "a dict stored under a key of another": (
+        {
+            "pkg/work.py": """\
+            def run(batch):
+                out = {"step": 0}
+                out["metrics"] = {"reward": batch.mean()}
+                return out
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.work import run
+
+
+            def step(batch):
+                out = run(batch)
+                wandb.log({f"run/{k}": v for k, v in out["metrics"].items()})
+            """,
+        },
+        ["run/reward"],
+    ),
+    # an attribute set from what the file cannot place, whose class an annotation in the class's body names
+    "an attribute its class annotates": (
+        {
+            "pkg/tracking.py": LOGGER,
+            "pkg/loop.py": """\
+            from pkg.tracking import Tracker
+
+
+            class Loop:
+                tracker: Tracker
+
+                def __init__(self, make):
+                    self.tracker = make()
+
+                def step(self, loss):
+                    self.tracker.publish({"loss": loss}, 1)
+            """,
+        },
+        ["train/loss"],
+    ),
+    # the dict an object's method returns as an element of a tuple, where one class alone defines the method
+    "an element of a tuple an object's method returns": (
+        {
+            "pkg/scoring.py": """\
+            class Scorer:
+                def score(self, batch):
+                    return batch.sum(), {"spread": batch.std()}
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+
+            def step(scorer, batch):
+                total, stats = scorer.score(batch)
+                wandb.log({f"eval/{k}": v for k, v in stats.items()})
+            """,
+        },
+        ["eval/spread"],
+    ),
+    # a list of a dict's keys, less one the comprehension skips, stands for the dict's entries
+    "a list of a dict's keys less one": (
+        {
+            "pkg/pooling.py": """\
+            import torch
+
+
+            def pool(parts):
+                pooled = {}
+                names = [k for k in parts[0].keys() if k != "valid"]
+                for name in names:
+                    pooled[name] = torch.stack([p[name] for p in parts]).mean().item()
+                return pooled
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.pooling import pool
+
+
+            def step(batches):
+                parts = []
+                for batch in batches:
+                    parts.append({"valid": batch.any(), "reward": batch.mean()})
+                wandb.log({f"pool/{k}": v for k, v in pool(parts).items()})
+            """,
+        },
+        ["pool/reward"],
+    ),
+    # a name bound again right in a branch holds the new dict alone there
+    "a dict rebound in a branch": (
+        {
+            "pkg/pooling.py": """\
+            def summarize(stats):
+                return {"avg": sum(stats.values()) / len(stats)}
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.pooling import summarize
+
+
+            def step(batches):
+                stats = {}
+                for batch in batches:
+                    stats = {"raw": batch.mean()}
+                if batches:
+                    stats = summarize(stats)
+                    wandb.log({f"sum/{k}": v for k, v in stats.items()})
+            """,
+        },
+        ["sum/avg"],
+    ),
+    # a TypedDict of the module called with keywords and with the dicts it unpacks; `cast` hands on its value
+    "a TypedDict's call and a cast": (
+        {
+            "pkg/loop.py": """\
+            from typing import TypedDict, cast
+
+            import wandb
+
+
+            class StepRow(TypedDict, total=False):
+                loss: float
+                grad_norm: float
+
+
+            def fit(batch, extra):
+                rows = []
+                rows.append(StepRow(**cast(dict, extra), loss=batch.mean(), grad_norm=batch.norm()))
+                return rows
+
+
+            def drive(batch):
+                for row in fit(batch, {"tokens": batch.numel()}):
+                    wandb.log({f"fit/{k}": v for k, v in row.items()})
+            """,
+        },
+        ["fit/grad_norm", "fit/loss", "fit/tokens"],
+    ),
+    # a method called on the instance a constructor call makes, in the same expression
+    "a method of an instance made in place": (
+        {
+            "pkg/work.py": """\
+            class Runner:
+                def run(self, batch):
+                    return {"metrics": {"reward": batch.mean()}}
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.work import Runner
+
+
+            def step(batch):
+                out = Runner().run(batch)
+                wandb.log({f"run/{k}": v for k, v in out["metrics"].items()})
+            """,
+        },
+        ["run/reward"],
+    ),
     # (name, value) records kept by one method, logged by another
     "records": (
         {

@@ -115,10 +115,13 @@ class Callees:
 
     def held(self, owner: str, depth: int) -> str | None:
         """The class `owner` is an instance of, when it is a call's result (`pkg.get_timers()`,
-        through what that function returns) or a module's name (`pkg.mod.tracker`)."""
+        through what that function returns; `pkg.Trainer()`, the class it makes) or a module's
+        name (`pkg.mod.tracker`)."""
         if owner.endswith("()"):
             maker = self._resolved(owner[:-2], depth + 1)
             made = maker.makes if maker is not None else ""
+            if maker is None and (project_class := self.hierarchy.base(owner[:-2])) is not None:
+                return project_class.name
             return (self.held(made, depth + 1) or made) if made and depth <= _MAX_DEPTH else None
         return self.instances(owner)
 

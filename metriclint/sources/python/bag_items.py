@@ -10,7 +10,7 @@ import ast
 from dataclasses import replace
 from typing import Callable
 
-from metriclint.model import REMOTE_CALL, Bag, Item, MetricsEntry
+from metriclint.model import REMOTE_CALL, UNKNOWN_OBJECT, Bag, Held, Item, MetricsEntry
 from metriclint.sources.python import strings
 from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.roots import ValueReader
@@ -180,14 +180,27 @@ class ItemReader(ValueReader):
     def unpacked(self, targets: list[ast.expr], value: ast.Call) -> None:
         """`batches, stats = prepare(...)`: `stats` holds the dict the call returns as its second element."""
         scope = self.scopes[-1]
+        returned = self.bag(value) | self.unplaced_result(value)
         for index, target in enumerate(targets):
             if isinstance(target, ast.Name):
-                found = selected(self.bag(value), (element(index),))
+                found = selected(returned, (element(index),))
                 scope.results.pop(target.id, None)
                 if found:
                     scope.bags[target.id] = found
                 else:
                     scope.bags.pop(target.id, None)
+
+    def unplaced_result(self, node: ast.Call) -> Bag:
+        """`weights, stats = ctx.compute(x)`: what a method of an object the file cannot place
+        returns, which the project-wide step finds when one class alone defines it. Asked only
+        where its result is taken apart as a tuple: most such calls return no dict, and are
+        followed only when handed one (roots.py)."""
+        if self.site(node).callee:
+            return EMPTY  # followed already
+        callee = self.code.callee(node.func, self.classes, self.scopes[-1].known)
+        if callee is None or not callee.startswith(UNKNOWN_OBJECT):
+            return EMPTY
+        return Bag(held=(Held("result", callee, call=self.span(node)),))
 
     def filtered(self, generator: ast.comprehension) -> None:
         """`{k: v for k, v in stats.items() if k not in SKIPPED}` (or `k != "x"`): the loop's
@@ -253,14 +266,18 @@ class ListReader(ItemReader):
 
     def list_of(self, node: ast.ListComp) -> Bag:
         """`[worker.report() for worker in workers]`: a list of the dicts its element is, with
-        the comprehension's loop variables bound inside it only."""
-        if not isinstance(node.elt, LIST_ITEMS):
+        the comprehension's loop variables bound inside it only. `[k for k in stats if k !=
+        "x"]`, a dict's keys, stands for the dict's entries less those, as `list(stats)` does."""
+        elt = node.elt
+        if not isinstance(elt, LIST_ITEMS):
             return EMPTY
         scope = self.scopes[-1]
         saved = (dict(scope.keyvars), dict(scope.strings), dict(scope.bags))
         for generator in node.generators:
             self.iterated(generator.target, generator.iter)
-        found = self.list_element(node.elt)
+            self.filtered(generator)
+        keyed = type(elt) is ast.Name and elt.id in scope.keyvars and elt.id not in scope.bags
+        found = scope.keyvars[elt.id] if keyed else self.list_element(elt)  # type: ignore[union-attr]
         scope.keyvars, scope.strings, scope.bags = saved
         return found
 

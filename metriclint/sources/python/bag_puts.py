@@ -8,8 +8,8 @@ from __future__ import annotations
 import ast
 
 from metriclint.model import Atom, Bag, Held
-from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, container, item_key, reads, under
-from metriclint.sources.python.bags import COPIES, BagReader
+from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, container, item_key, nested, reads, under
+from metriclint.sources.python.bags import BagReader
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 
 # Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
@@ -63,15 +63,27 @@ class BagWriter(BagReader):
     def stored(self, target: ast.Subscript, value: ast.expr, recorded: bool, atoms: frozenset[Atom] | None = None) -> None:
         """`d[k] = v`, `self.stats[k] = v`, `d[k] += v`; `recorded` and `atoms`: as `entry` says."""
         if not isinstance(target.slice, (ast.Slice, ast.Tuple)):
-            self.put(target.value, self.entry(target.slice, value, recorded, atoms))
+            self.put(target.value, self.entry(target.slice, value, recorded, atoms) | self._nested_under(target, value))
+
+    def _nested_under(self, target: ast.Subscript, value: ast.expr) -> Bag:
+        """`report["metrics"] = stats`: `stats` as the item "metrics" of `report`, as the dict
+        literal `{"metrics": stats}` holds it, for a reader that selects it. Only a dict's own
+        key: what a deeper subscript stores (`d[a]["metrics"] = x`) is put in `d` by its key alone."""
+        if isinstance(target.value, ast.Subscript):
+            return EMPTY
+        return nested(target.slice, value, self.bag)
 
     def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
         """`name = value`: the name holds what the value holds (with what it held, on a branch)."""
         scope = self.scopes[-1]
+        if not replaces and scope.rebound and scope.rebound[-1][0] == tuple(self.blocks):
+            replaces = True  # in the branch it holds the new dict alone; after it, either (`branch_ends`)
+            if name not in scope.rebound[-1][1]:
+                scope.rebound[-1][1][name] = scope.bags.get(name) or self._result(scope.results.get(name))
         holds = name in scope.bags or name in scope.results or self.is_param(name)
         if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
             self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
-        if replaces and isinstance(value, ast.Call) and called_name(value.func) not in COPIES:
+        if replaces and isinstance(value, ast.Call) and not self.copies(value):
             owner = value.func
             while isinstance(owner, (ast.Attribute, ast.Call)):
                 owner = owner.value if isinstance(owner, ast.Attribute) else owner.func
@@ -88,6 +100,25 @@ class BagWriter(BagReader):
             scope.bags[name] = found  # an empty dict too: a function it is handed may fill it
         else:
             scope.bags.pop(name, None)
+
+    def branch_starts(self, body: list[ast.stmt]) -> None:
+        """An `if` branch: a name bound right in its body holds the new dict alone there
+        (`if merged: stats = merge(parts); out["stats"] = stats` hands on the merged dict only)."""
+        self.scopes[-1].rebound.append(((*self.blocks, id(body)), {}))
+
+    def branch_ends(self) -> None:
+        """After the branch, a name it bound may hold either dict, as the branch may not run."""
+        scope = self.scopes[-1]
+        _, before = scope.rebound.pop()
+        for name, old in before.items():
+            if not old:
+                continue
+            joined = old | (scope.bags.get(name) or self._result(scope.results.get(name)))
+            scope.results.pop(name, None)
+            if joined:
+                scope.bags[name] = joined
+            else:
+                scope.bags.pop(name, None)
 
     def handed_to(self, callee: str, call: ast.Call, given: list[Argument]) -> None:
         """A dict handed to a project function holds, after the call, what the function puts

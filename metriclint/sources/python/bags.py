@@ -43,6 +43,9 @@ from metriclint.sources.python.values import is_measurement
 # Calls that return the dict they are given, or one with the same items.
 COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "sorted", "list", "reversed", "tuple", "set", "frozenset"})
 
+# `cast(T, value)` returns `value` unchanged (Python docs, typing.cast): the type it names is for a checker.
+_CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
+
 
 # The expressions a dict of metrics may be written as: what `bag` reads.
 _BAGGED = (*LIST_ITEMS, ast.Attribute, ast.List, ast.ListComp, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp)
@@ -256,13 +259,25 @@ class BagReader(ListReader):
         else:
             scope.keyvars.pop(key.id, None)
 
+    def copies(self, node: ast.Call) -> bool:
+        """Whether a call returns a dict of what it is handed, read where it is called (`x =
+        dict(x)` reads the old `x`): a copy, a cast, a TypedDict's call."""
+        name = called_name(node.func)
+        return name in COPIES or name == "cast" or self.typed_dict(node)
+
+    def typed_dict(self, node: ast.Call) -> bool:
+        """`Stats(loss=loss)` of a TypedDict of the module: a dict of its keywords."""
+        return type(node.func) is ast.Name and node.func.id in self.typed_dicts
+
     def _called(self, node: ast.Call) -> Bag:
-        """`dict(stats, lr=lr)`, `stats.copy()`, `deepcopy(stats)`, `out.get("metrics")`,
-        `out.cpu()`, or what a project call returns, with the dicts it packs (`_packed`)."""
+        """`dict(stats, lr=lr)`, `Stats(loss=loss)` of a TypedDict, `stats.copy()`,
+        `deepcopy(stats)`, `cast(dict, stats)`, `out.get("metrics")`, `out.cpu()`, or what a project call returns, with the dicts it packs (`_packed`)."""
         func, name = node.func, called_name(node.func)
         if name == "zip" and len(node.args) == 2 and not node.keywords:
             return self._valued(self.named_keys(node.args[0]), node.args[1])  # `dict(zip(names, values))`
-        if name in COPIES:
+        if name == "cast" and len(node.args) == 2 and self.code.chain(func, {}) in _CASTS:
+            return self.bag(node.args[1])
+        if name in COPIES or self.typed_dict(node):
             given = arguments(node)
             found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self._given(given)
             if found:

@@ -162,3 +162,14 @@ def smoothed(name: str, value: ast.BinOp) -> bool:
     assert isinstance(old, ast.BinOp)
     sides = (old.left, old.right)
     return any(isinstance(s, ast.Name) and s.id == name for s in sides) and not all(name in read_names(s) for s in sides)
+
+
+def optional_of(annotation: ast.expr) -> ast.expr:
+    """The type an annotation names when it allows `None` too (`Tracker | None`,
+    `Optional[Tracker]`: `Tracker`); any other annotation as it is."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [s for s in (annotation.left, annotation.right) if not (isinstance(s, ast.Constant) and s.value is None)]
+        return sides[0] if len(sides) == 1 else annotation
+    if isinstance(annotation, ast.Subscript) and called_name(annotation.value) == "Optional":
+        return annotation.slice
+    return annotation

@@ -8,7 +8,16 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder, Related
 from metriclint.sources.python import flags, kept_values, ranks, strings
-from metriclint.sources.python.binding_shapes import added_to, assigned_name, constant_shape, loop_shape, reached, read_names, smoothed
+from metriclint.sources.python.binding_shapes import (
+    added_to,
+    assigned_name,
+    constant_shape,
+    loop_shape,
+    optional_of,
+    reached,
+    read_names,
+    smoothed,
+)
 from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.counts import is_len
 from metriclint.sources.python.flow import Scope, shared
@@ -218,9 +227,22 @@ class Bindings(Messages):
     def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
         if len(self.scopes) == 1 and self.classes and (found := flags.field(node, self.span(node))) is not None:
             self.flags.append(found)
+        self._declared(node.target, node.annotation)
         if node.value is not None:
             self._assign(node.target, node.value)
         return True
+
+    def _declared(self, target: ast.expr, annotation: ast.expr) -> None:
+        """`controller: Controller` in a class's body: the attribute holds an instance of that
+        class (or of none, `Controller | None`), whatever the assignments the walk cannot place
+        make it. Not `self.x: T = None` in a method: in a framework's own tree (Lightning's
+        `self._trainer: Optional[Trainer]`) that made its `self.log` the framework's own method,
+        which the walk does not follow to a tracker, and lost the keys it logs."""
+        if not self.classes or not (len(self.scopes) == 1 and isinstance(target, ast.Name)):
+            return
+        made = self.code.instance(optional_of(annotation))
+        if made is not None:
+            self.declared_types.setdefault(".".join((self.module, *self.classes)), {})[target.id] = made
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         scope, path = self.scopes[-1], tuple(self.blocks)

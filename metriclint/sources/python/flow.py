@@ -145,6 +145,9 @@ class Scope:
     gathering: bool = False  # whether it assigns what a call named as a gather returns: reducers.py reads its comprehensions only then
     bags: dict[str, Bag] = field(default_factory=dict)  # name -> the dict of metrics (or list of records) it holds (bags.py)
     results: dict[str, ast.Call] = field(default_factory=dict)  # name -> the call whose result it holds, which may be a dict
+    rebound: list[tuple[tuple[int, ...], dict[str, Bag]]] = field(
+        default_factory=list
+    )  # per `if` branch the walk is in: its block path, and what the names bound right in it held before (bag_puts.py)
     keyvars: dict[str, Bag] = field(default_factory=dict)  # a loop's key variable -> the bag whose keys it takes
     logged: list[LoggedBag] = field(default_factory=list)  # bags logged here that hold entries of elsewhere
     gives: Bag = Bag()  # the bag it returns (a frozen Bag: one empty one serves every scope)

@@ -183,13 +183,23 @@ class EntryUses(Bindings):
         path = self.code.chain(node, {}) or self.code.callee(node, [])
         return None if path is None or "(" in path else path
 
+    def _attribute_classes(self, name: str) -> tuple[tuple[str, str], ...]:
+        """What class each attribute holds: as its methods set it to an instance of a class, else
+        as an annotation declares it (`controller: Controller`, set from what the module cannot
+        place, `cfg.build(pg)`, or from a getter only the project-wide step may place, `make()`)."""
+        held = dict(self.attribute_types.get(name, {}))
+        for attribute, made in self.declared_types.get(name, {}).items():
+            if "(" in held.get(attribute, "("):
+                held[attribute] = made
+        return tuple(held.items())
+
     def framework_keys(self) -> None:
         """The keys of the file's uses and the facts of its calls, less those a definition or
         a call elsewhere in the file may change; and the file's classes, with the entry points
         whose logs it may change."""
         silenced = frozenset(e.paths[0] for e in self._entries if self._rewrites(e))
         self.project_classes = [
-            ProjectClass(*shape, silenced, rewrites, tuple(self.attribute_types.get(shape[0], {}).items()))
+            ProjectClass(*shape, silenced, rewrites, self._attribute_classes(shape[0]))
             for shape, rewrites in zip(self._classes, self._class_rewrites)
         ]
         sinks: list[tuple[str, frozenset[CodeFact]]] = []

@@ -136,6 +136,8 @@ class _Collector(EntryUses):
         self.bases.append(
             frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute)))
         )
+        if "TypedDict" in self.bases[-1] and len(self.classes) == 1:
+            self.typed_dicts.add(node.name)
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
         held, stepped, hooked, kept = self.class_facts(node)
         self.held.append(held)
@@ -361,7 +363,9 @@ class _Collector(EntryUses):
         scope = self.scopes[-1]
         leaves = type(body[-1]) is ast.Return or type(body[-1]) is ast.Raise
         before = dict(scope.bags) if leaves and scope.bags else None
+        self.branch_starts(body)
         self.block(body)
+        self.branch_ends()
         if before is not None:
             scope.bags = before
 
