@@ -191,15 +191,18 @@ SOURCE_BYTES = st.one_of(
 
 @FAST
 @given(SOURCE_BYTES, st.sampled_from([".py", ".js", ".ts", ".tsx", ".json", ".yaml", ".md"]))
+@example(b"| `a` | b |\n|---|---|\n\x00| `a` | b |\n", ".md")
 def test_every_source_reads_any_bytes_or_says_why_not(data: bytes, suffix: str) -> None:
-    """Only `Unreadable` (an ML900) may come out of a source, whatever the bytes."""
+    """Only `Unreadable` (an ML900) may come out of a source, whatever the bytes. Markdown
+    quotes the file as it is, but for a NUL, which CommonMark has the parser replace by U+FFFD
+    ("Insecure characters"): a message never prints a NUL."""
     extractor = extractor_for(suffix)
     assert extractor is not None
     try:
         extraction = extractor(f"f{suffix}", data)
     except Unreadable:
         return
-    lines = source_lines(data.decode("utf-8-sig")) if suffix == ".md" else []  # Markdown quotes the file as it is
+    lines = source_lines(data.decode("utf-8-sig").replace("\x00", "\ufffd")) if suffix == ".md" else []
     for mention in [*extraction.mentions, *(e.text for t in extraction.tables for e in t.entries)]:
         for offset, char in enumerate(mention.text):
             line, column = mention.position(offset)
