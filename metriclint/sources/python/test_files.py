@@ -2,8 +2,8 @@
 
 Of a test file only its code's keys count (a key it logs or reads back keeps a registry entry
 alive, ML005), and its suppression comments: its texts state and name nothing
-(extract/runner.py). Most test files write no key, and parsing them was a third of the Python
-time of a cold run on Megatron-LM. A key reaches the walk in only two ways, both visible in the
+(extract/runner.py). Most test files write no key, and parsing and walking them was about a
+seventh of a cold run's CPU time on Megatron-LM. A key reaches the walk in only two ways, both visible in the
 bytes: as the argument of a call by a sink's name (rules/sinks.yaml, `log-functions`), or as a
 string literal shaped like a key (`d["eval/acc"]`, `"eval/acc" in d`). So a file with neither
 is skipped; the test is loose (a match in a comment keeps a file), never the other way round.
