@@ -115,20 +115,15 @@ class Bindings(Messages):
     def _window_log(self, call: ast.AST | None) -> bool:
         """`self.log("k", v)` in a training_step, in a class that reads
         `self.trainer.accumulate_grad_batches` (rules/code/loops.yaml `per-micro-batch`)."""
-        known, own = self.code.knowledge, self.own_name()
-        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr not in known.window_logs:
+        known = self.code.knowledge
+        if not isinstance(call, ast.Call) or self.own_attribute(call.func) not in known.window_logs:
             return False
-        method = self.scopes[1].definition if own is not None else None
-        if (
-            method is None
-            or method.name not in known.window_hooks
-            or not isinstance(call.func.value, ast.Name)
-            or call.func.value.id != own
-        ):
+        method = self.scopes[1].definition
+        if method is None or method.name not in known.window_hooks:
             return False
         if any(k.arg == "on_step" and not _true(k.value) for k in call.keywords):
             return False
-        node = self.class_nodes[-1]
+        node, own = self.class_nodes[-1], self.own_name()
         if id(node) not in self._accumulates:
             read = (self.text.segment(n) for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in known.accumulated)
             self._accumulates[id(node)] = any(text.removeprefix(f"{own}.") in known.accumulating for text in read)
@@ -309,10 +304,7 @@ class Bindings(Messages):
     def _kept(self, target: ast.Attribute, value: ast.expr) -> None:
         """`self.start = time.perf_counter()`: what a method puts in its object's attribute, for
         the class's other methods (kept_values.py)."""
-        own = self.own_name()
-        if own is None or not isinstance(target.value, ast.Name) or target.value.id != own:
-            return
-        if kept_values.fresh(value):
+        if self.own_attribute(target) is None or kept_values.fresh(value):
             return
         atoms, unknown = self.branch(value)
         facts = frozenset(a for a in atoms if isinstance(a, CodeFact))
@@ -321,8 +313,7 @@ class Bindings(Messages):
     def _kept_total(self, target: ast.Attribute, node: ast.AugAssign) -> None:
         """`self.tokens += n`: a total of such values, which is what each of them is but not how
         each was reduced (kept_values.py)."""
-        own = self.own_name()
-        if own is None or not isinstance(target.value, ast.Name) or target.value.id != own:
+        if self.own_attribute(target) is None:
             return
         facets = self.code.knowledge.kept_in_lists
         added = self.roots(node.value) if isinstance(node.op, ast.Add) else None

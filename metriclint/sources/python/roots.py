@@ -75,8 +75,7 @@ class ValueReader(WalkState):
     def kept_on_self(self, node: ast.Attribute) -> frozenset[Atom]:
         """`self.tokens` read in a method: what the class's methods put in it (kept_values.py).
         This rank's own value stays so only if no call of the class's methods may change it."""
-        own = self.own_name()
-        if own is None or not isinstance(node.value, ast.Name) or node.value.id != own:
+        if self.own_attribute(node) is None:
             return frozenset()
         kept = self.kept[-1]
         found = kept.read(node.attr)
@@ -86,6 +85,13 @@ class ValueReader(WalkState):
             else:
                 found = frozenset(f for f in found if not isinstance(f, ranks.LocalFact))
         return found
+
+    def own_attribute(self, node: ast.expr) -> str | None:
+        """`X` of `self.X` in a method of the class the walk is in (`own_name`); None otherwise."""
+        own = self.own_name()
+        if own is None or not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name) or node.value.id != own:
+            return None
+        return node.attr
 
     def own_name(self) -> str | None:
         """The name of the object a method is called on (`self`), in a method of the class the
