@@ -147,6 +147,33 @@ def added_to(target: ast.Subscript, value: ast.expr, segment: Callable[[ast.AST]
     return None
 
 
+def running_sum(name: str, value: ast.expr) -> ast.BinOp | None:
+    """`total = total + x` (either way round), or `x if total is None else total + x` (either
+    test): the sum that `total += x` writes out, the second started from None rather than a zero
+    (Python reference, "Conditional expressions": `x if C else y` is `y` once C is false, so from
+    the second iteration on it adds). The addition, or None for any other value."""
+    if isinstance(value, ast.IfExp):
+        test = value.test
+        if not (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.left, ast.Name)
+            and test.left.id == name
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        ):
+            return None
+        start, value = (value.body, value.orelse) if isinstance(test.ops[0], ast.Is) else (value.orelse, value.body)
+        if name in read_names(start):
+            return None
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return None
+    own = [isinstance(side, ast.Name) and side.id == name for side in (value.left, value.right)]
+    term = value.right if own[0] else value.left
+    return value if own.count(True) == 1 and name not in read_names(term) else None
+
+
 def smoothed(name: str, value: ast.BinOp) -> bool:
     """`x = x * 0.9 + 0.1 * y`, `decay * x + (1 - decay) * y`: `name`'s old value weighted, plus a
     weighted new value that does not read it (rules/code/loops.yaml `smoothing`)."""

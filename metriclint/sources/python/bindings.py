@@ -16,6 +16,7 @@ from metriclint.sources.python.binding_shapes import (
     optional_of,
     reached,
     read_names,
+    running_sum,
     smoothed,
 )
 from metriclint.sources.python.call_names import arguments, called_name
@@ -161,7 +162,7 @@ class Bindings(Messages):
                 continue
             varying.add(target)
             held = scope.carries.get(target)
-            if target not in accumulated and held is not None and id(node.body) in held[1]:
+            if target not in accumulated and running_sum(target, value) is None and held is not None and id(node.body) in held[1]:
                 scope.carries[target] = (held[0] | self.code.derived("last", statement, held[0]), held[1])
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> bool:
@@ -263,6 +264,8 @@ class Bindings(Messages):
             atoms, unknown = self.branch(value)
             if scope.loops and isinstance(value, ast.BinOp) and (ema := self._smoothing(target.id, value, atoms)):
                 atoms, unknown = ema, False
+            elif scope.loops and (total := self._running_total(target.id, value)) is not None:
+                atoms, unknown = total, False
             part = isinstance(value, (ast.Subscript, ast.Call)) and self.part_of_handed(value)
             scope.bind(target.id, self._placeheld(target.id, value, self.selected(target.id, atoms), path), path, unknown)
             if part:
@@ -320,6 +323,20 @@ class Bindings(Messages):
         facts = frozenset(a for a in added if isinstance(a, CodeFact) and a.facet in facets) if added is not None else None
         self.kept[-1].wrote(target.attr, facts)
 
+    def _running_total(self, name: str, value: ast.expr) -> frozenset[Atom] | None:
+        """`total = total + x` or `x if total is None else total + x` in a loop, `total` bound
+        before it: what `total += x` is, a sum over the iterations (loops.yaml `accumulation`).
+        None when `value` is no such sum."""
+        scope = self.scopes[-1]
+        held = scope.carries.get(name)
+        added = running_sum(name, value)
+        if added is None or held is None or scope.loops[-1] in held[1]:
+            return None
+        own = isinstance(added.left, ast.Name) and added.left.id == name
+        term = added.right if own else added.left
+        atoms = self.code.arithmetic(added, added.op, scope.roots(name), self.roots(term), term, self.counted(term))
+        return atoms | self.code.derived("accumulation", added, atoms)
+
     def _smoothing(self, name: str, value: ast.BinOp, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """`avg = avg * 0.9 + 0.1 * x` in a loop, `avg` bound before it: an exponential moving
         average (rules/code/loops.yaml `smoothing`), whatever reduction `x` had. Empty if not."""
@@ -347,9 +364,10 @@ class Bindings(Messages):
         if not isinstance(value, ast.Call):
             return None
         made = self.code.instance(value)
-        if made is not None or value.args or value.keywords:
+        if made is not None:
             return made
-        callee = self.site(value).callee  # a getter (`get_timers()`): what the project-wide step finds it returns
+        # a getter or a factory (`get_timers()`, `self.build_engine(cfg)`): what the project-wide step finds it returns
+        callee = self.site(value).callee
         return f"{callee}()" if callee and not callee.startswith(UNKNOWN_OBJECT) else None
 
     def _visit_Global(self, node: ast.Global) -> bool:
