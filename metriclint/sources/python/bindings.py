@@ -300,7 +300,7 @@ class Bindings(Messages):
             self._kept(target, value)
             self.put(target, self.bag(value))  # `self.stats = stats`
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.classes:
-                self._instance(self.attribute_types.setdefault(".".join((self.module, *self.classes)), {}), target.attr, value)
+                self._instance(self.attribute_types.setdefault(".".join((self.module, *self.classes)), {}), target.attr, value, made=True)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in scope.lists:
             self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
 
@@ -347,27 +347,35 @@ class Bindings(Messages):
         kept = frozenset(a for a in atoms if not (isinstance(a, CodeFact) and a.facet == "reduction"))
         return kept | self.code.derived("smoothing", value, kept)
 
-    def _instance(self, held: dict[str, str], name: str, value: ast.expr) -> None:
+    def _instance(self, held: dict[str, str], name: str, value: ast.expr, made: bool = False) -> None:
         """`tracker = Tracker(...)`, `self.tracker = tracker`, `timers = get_timers()`: what class
-        `name` holds an instance of, or what call made it (`pkg.get_timers()`)."""
-        found = self.instance_of(value)
+        `name` holds an instance of, or what call made it (`pkg.get_timers()`; with `made`, any
+        call, `self.build_engine(cfg)`)."""
+        found = self.instance_of(value, made)
         if found:
             held[name] = found
         elif not (isinstance(value, ast.Constant) and value.value is None):  # `None` until it is set: still that class's
             held.pop(name, None)
 
-    def instance_of(self, value: ast.expr) -> str | None:
-        """The class `value` is an instance of, or the call whose result it is (`pkg.f()`)."""
+    def instance_of(self, value: ast.expr, made: bool = False) -> str | None:
+        """The class `value` is an instance of, or the call whose result it is: a getter's
+        (`pkg.get_timers()`), or with `made` a factory method's of the class itself
+        (`self.build_engine(cfg)`), whatever it is passed. Only an attribute asks for a factory's:
+        the project-wide step reads what the class's attributes hold to follow dicts to their
+        sinks, where a method that returns no instance places nothing. Not a local name (`total =
+        self.reduce(x)` would read `total.mean()` as a method of what the call makes, not as the
+        tensor method the knowledge names), nor any call with arguments (`self.writer =
+        csv_writer(path)`, a class named in lower case or a library's function, would hide the
+        tracker method a call on it is matched by)."""
         scope = self.scopes[-1]
         if isinstance(value, ast.Name):
             return scope.instances.get(value.id) or self.scopes[0].instances.get(value.id)
         if not isinstance(value, ast.Call):
             return None
-        made = self.code.instance(value)
-        if made is not None:
-            return made
-        # a getter or a factory (`get_timers()`, `self.build_engine(cfg)`): what the project-wide step finds it returns
-        callee = self.site(value).callee
+        found = self.code.instance(value)
+        if found is not None or (value.args or value.keywords) and not (made and self.own_attribute(value.func) is not None):
+            return found
+        callee = self.site(value).callee  # what the project-wide step finds the call returns
         return f"{callee}()" if callee and not callee.startswith(UNKNOWN_OBJECT) else None
 
     def _visit_Global(self, node: ast.Global) -> bool:
