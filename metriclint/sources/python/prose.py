@@ -15,7 +15,6 @@ from metriclint.sources import directives, source_lines
 from metriclint.sources.python import docstrings
 from metriclint.sources.python.text import Comment, Literal
 
-
 # A line of a docstring that defines a name as a list does: "- gap_max: ...", "* `kl`: ...".
 _DEFINITION = re.compile(r"\s*(?:[-*•]\s+)?`?([\w/{}.-]+)`?\s*:\s+\S")
 
