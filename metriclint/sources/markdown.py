@@ -348,7 +348,8 @@ def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
         # The name alone on the item's first line, its definition on the lines below
         # ("- `kl/mean`" then "  Mean KL over the response tokens."): a docs page's other
         # way of writing "`kl/mean`: ...".
-        return name, len(raw) + after.index("\n") + 1
+        newline = after.find("\n")
+        return (name, len(raw) + newline + 1) if newline >= 0 else None
     if rest.type != "text":
         return None
     stripped = after.lstrip()
