@@ -186,8 +186,8 @@ def test_explain_metric_shows_code_facts_with_their_sites(monkeypatch: pytest.Mo
             "know_held",
             "phase/stages",
             '  unit=seconds  timers("stages").elapsed() / 1000.0 (phasekit/engine.py:25) converts milliseconds to seconds'
-            " (deepspeed.utils.timer.SynchronizedWallClockTimer()().elapsed reads a DeepSpeed wall-clock timer, in milliseconds"
-            " (CUDA events, DeepSpeed 0.6.2 on))",
+            " (deepspeed.utils.timer.SynchronizedWallClockTimer()().elapsed sums the intervals a DeepSpeed wall-clock timer ran"
+            " since its last reset, in milliseconds (CUDA events, DeepSpeed 0.6.2 on))",
         ),
         (
             "know_hook_lr",

@@ -20,7 +20,7 @@ from metriclint.model import ConfigError
 
 # Each file's word lists, whether it sets a `reach`, and what its examples must yield when read.
 FILES = {
-    "selection.yaml": (("phrases", "domains", "wide", "wide_domains"), True, "claims"),
+    "selection.yaml": (("phrases", "domains", "wide", "wide_domains", "opening"), True, "claims"),
     "combined.yaml": (("phrases", "heads", "breaks", "domains"), True, "claims"),
     "heads.yaml": (("determiners", "compound_heads", "names"), False, "claims"),
     "cue_scope.yaml": (("referents",), False, "claims"),
@@ -43,6 +43,7 @@ class ReadingRules:
     domain_reach: int  # how many words may stand between the superlative and its domain
     wide: frozenset[str]  # "mean": gated for being a verb, so the domains of `wide_domain` count after it too
     wide_domain: re.Pattern[str]  # "of the batch": a domain after "mean", where a superlative picks from it
+    opening: frozenset[str]  # "mean", "maximum": opening a sentence or a definition, they need no domain
     totals: frozenset[str]  # "total": before a loss, it names a combined objective unless a domain follows
     combined_heads: frozenset[str]  # "loss": the nouns a total names the combined form of
     combined_breaks: frozenset[str]  # "of", "batch": a word that cannot qualify such a head
@@ -70,6 +71,7 @@ def builtin() -> ReadingRules:
         domain_reach=_load("selection.yaml").reach,
         wide=frozenset(w.lower() for w in selection["wide"]),
         wide_domain=_words(selection["wide_domains"]),
+        opening=frozenset(w.lower() for w in selection["opening"]),
         totals=frozenset(w.lower() for w in combined["phrases"]),
         combined_heads=frozenset(w.lower() for w in combined["heads"]),
         combined_breaks=frozenset(w.lower() for w in combined["breaks"]),

@@ -89,6 +89,21 @@ class MetricIndex:
         found = self._sections.get(key, [])
         return (found[0],) if len(found) == 1 else ()
 
+    def unsectioned(self, key: str) -> tuple[str, ...]:
+        """The metric a written key names under sections the code adds where the inventory
+        does not see it (a docs page's `actor/kl/mean`, logged as `kl/mean` by a worker whose
+        driver files its results under its role): the longest tail after a "/" that is a known
+        key and still has a section of its own; () when none is. A bare last segment (`kl`)
+        names too many things to stand for a key written in full."""
+        for tail in _tails(key):
+            if "/" not in tail:
+                break
+            if tail in self.by_alias:
+                return (self.by_alias[tail],)
+            if tail in self.logged:
+                return (tail,)
+        return ()
+
     def filled(self, template: str) -> tuple[str, ...]:
         """The one logged key that a template fills, itself or under sections added before it
         elsewhere (`stats_{kind}_mean`, logged as `filter/stats_ratio_mean`); () when none or
@@ -114,7 +129,7 @@ class MetricIndex:
         names metrics (`naming`: a docs table of metrics).
         """
         if "/" in name:
-            return self.for_key(name)
+            return self.for_key(name) or self.unsectioned(name)
         if name in self.spoken:
             return (self.spoken[name],)
         if naming and name in self.by_alias:

@@ -324,8 +324,8 @@ def _names(inline: InlineRun) -> list[str] | None:
 
 
 def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
-    """`name` and the offset its definition starts at, for "`name`: text", "**name** — text" or
-    "**`name`**: text"."""
+    """`name` and the offset its definition starts at, for "`name`: text", "**name** — text",
+    "**`name`**: text" or a name alone on the first line."""
     if not inline.content.startswith(_LEADING_MARKS):
         return None  # the run cannot start with its name's markup: no need to parse it
     children = [c for c in inline.children if c.type != "text" or c.content]  # the parser leaves empty text nodes
@@ -341,9 +341,17 @@ def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
         raw = head.markup + code + name + code + head.markup
     else:
         return None
-    if not _name_shaped(name, marked=True) or not inline.content.startswith(raw) or rest.type != "text":
+    if not _name_shaped(name, marked=True) or not inline.content.startswith(raw):
         return None
     after = inline.content[len(raw) :]
+    if rest.type in ("softbreak", "hardbreak"):
+        # The name alone on the item's first line, its definition on the lines below
+        # ("- `kl/mean`" then "  Mean KL over the response tokens."): a docs page's other
+        # way of writing "`kl/mean`: ...".
+        newline = after.find("\n")
+        return (name, len(raw) + newline + 1) if newline >= 0 else None
+    if rest.type != "text":
+        return None
     stripped = after.lstrip()
     if not stripped or stripped[0] not in _SEPARATORS:
         return None

@@ -8,10 +8,15 @@ suppression directives and the lines each one covers.
 
 from __future__ import annotations
 
+import re
+
 from metriclint.model import Mention, SourceKind, Span, Suppression
 from metriclint.sources import directives, source_lines
 from metriclint.sources.python import docstrings
 from metriclint.sources.python.text import Comment, Literal
+
+# A line of a docstring that defines a name as a list does: "- gap_max: ...", "* `kl`: ...".
+_DEFINITION = re.compile(r"\s*(?:[-*•]\s+)?`?([\w/{}.-]+)`?\s*:\s+\S")
 
 
 class Prose:
@@ -30,13 +35,22 @@ class Prose:
 
     # -- docstrings -------------------------------------------------------------------------
 
-    def docstring(self, string: Literal, function: str = "", flows: dict[str, tuple[str, ...]] | None = None) -> None:
+    def docstring(
+        self, string: Literal, function: str = "", flows: dict[str, tuple[str, ...]] | None = None, written: frozenset[str] = frozenset()
+    ) -> None:
         """A module, class or function docstring; `flows` maps the function's parameters to
-        the keys their values are logged under (None outside a function)."""
+        the keys their values are logged under (None outside a function), `written` holds the
+        keys its body writes."""
         for block, mention in self._blocks(string):
             param = _documented(block.name, flows) if block.kind == "param" and flows is not None else None
+            defined = _defined(mention.text, written) if written and block.kind in ("text", "returns") else ()
             if param is not None and flows is not None:
                 self.mentions.append(_with(mention, (block.name,), flows[param]))
+            elif defined:
+                # "- gap_max: largest gap of any sequence" in the docstring of the function
+                # that writes `stats["gap_max"]`: a sentence naming one of those keys speaks for
+                # it, as a comment right above the entry would (attribution._below).
+                self.mentions.append(Mention(mention.source, mention.path, mention.text, mention.origins, below=defined))
             elif block.kind in ("param", "attribute"):
                 self.mentions.append(_with(mention, (block.name,)))
             elif block.kind == "returns" and function:
@@ -122,6 +136,13 @@ class Prose:
                 block.append(comment)
         flush()
         return mentions
+
+
+def _defined(text: str, written: frozenset[str]) -> tuple[str, ...]:
+    """The keys of `written` that a docstring's lines define as a list does, each line opening
+    with the key and a colon (`- gap_max: ...`, `kl: ...`), in their order."""
+    found = (_DEFINITION.match(line) for line in text.split("\n"))
+    return tuple(dict.fromkeys(m.group(1) for m in found if m is not None and m.group(1) in written))
 
 
 def _documented(name: str, flows: dict[str, tuple[str, ...]]) -> str | None:

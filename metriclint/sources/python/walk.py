@@ -252,7 +252,13 @@ class _Collector(EntryUses):
         string = self._leading_string(body)
         if string is not None:  # where each parameter is logged: asked only of a documented function
             flows = {param: scope.keys_of(param) for param in scope.params} if scope is not None else None
-            self.prose.docstring(string, function, flows)
+            self.prose.docstring(string, function, flows, self._written_in(body) if scope is not None else frozenset())
+
+    def _written_in(self, body: list[ast.stmt]) -> frozenset[str]:
+        """The keys a function's body writes (dict entries, subscripts, logging calls)."""
+        lines = range(body[0].lineno, (body[-1].end_lineno or body[-1].lineno) + 1)
+        prose = self.prose
+        return frozenset(key for line in lines for found in (prose.keys_on_line, prose.entries_on_line) for key in found.get(line, ()))
 
     def _attribute_docstrings(self, body: list[ast.stmt]) -> None:
         for before, after in zip(body, body[1:]):
