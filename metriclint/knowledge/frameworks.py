@@ -126,7 +126,16 @@ def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -
     says, source = (reader.text(fields[k][1], f"'{k}'") for k in ("says", "source"))
     words = {
         k: _words(reader, fields, k)
-        for k in ("overrides", "unless_keywords", "shipped_by", "unless_defined", "unless_called", "when_called", "hook_reads", "hook_handed_to")
+        for k in (
+            "overrides",
+            "unless_keywords",
+            "shipped_by",
+            "unless_defined",
+            "unless_called",
+            "when_called",
+            "hook_reads",
+            "hook_handed_to",
+        )
     }
     keys = tuple(k for k in (_key(reader, item, facets) for item in reader.sequence(fields["keys"][1], "'keys'")) if k is not None)
     callbacks, hook_logs = ((reader.text(fields[k][1], f"'{k}'") or "") if k in fields else "" for k in ("callbacks", "hook_logs"))
