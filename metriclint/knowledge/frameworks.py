@@ -21,6 +21,7 @@ _ENTRY_KEYS = (
     "shipped_by",
     "unless_defined",
     "unless_called",
+    "when_called",
     "keys",
     "switched_on_by",
     "examples",
@@ -67,6 +68,7 @@ class EntryPoint:
     shipped_by: tuple[str, ...] = ()  # packages whose callbacks leave the logs alone
     unless_defined: frozenset[str] = frozenset()  # methods that, defined in the file, may rewrite the logs
     unless_called: frozenset[str] = frozenset()  # methods that, called in the file, add such a callback
+    when_called: frozenset[str] = frozenset()  # methods of which the file must call one: the API version that logs the keys
     switched_on_by: Switch | None = None  # a call whose config metriclint can read writes the keys only if this says so
     examples: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (code, the keys it logs), run by the tests
     hook_logs: str = ""  # the keyword a hook of `unless_defined` receives the logs by; "": any hook may rewrite them
@@ -94,6 +96,7 @@ class EntryIndex:
     rewritable: tuple[EntryPoint, ...]  # those a hook may rewrite, whose shipped callbacks leave the logs alone
     overridable: frozenset[str]  # methods whose override changes how an entry point makes some key
     hooks: tuple[frozenset[str], frozenset[str]]  # methods that, defined / called in a file, may rewrite the logs
+    wanted: frozenset[str]  # methods of `when_called`: a file must call one for the entry point's keys
 
 
 def entry_index(by_path: dict[str, EntryPoint]) -> EntryIndex:
@@ -104,6 +107,7 @@ def entry_index(by_path: dict[str, EntryPoint]) -> EntryIndex:
         tuple(entry for entry in entries if entry.unless_defined and entry.shipped_by),
         frozenset(name for e in entries for name in e.overrides.union(*(k.overrides for k in e.keys))),
         (frozenset(n for e in entries for n in e.unless_defined), frozenset(n for e in entries for n in e.unless_called)),
+        frozenset(n for e in entries for n in e.when_called),
     )
 
 
@@ -122,7 +126,16 @@ def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -
     says, source = (reader.text(fields[k][1], f"'{k}'") for k in ("says", "source"))
     words = {
         k: _words(reader, fields, k)
-        for k in ("overrides", "unless_keywords", "shipped_by", "unless_defined", "unless_called", "hook_reads", "hook_handed_to")
+        for k in (
+            "overrides",
+            "unless_keywords",
+            "shipped_by",
+            "unless_defined",
+            "unless_called",
+            "when_called",
+            "hook_reads",
+            "hook_handed_to",
+        )
     }
     keys = tuple(k for k in (_key(reader, item, facets) for item in reader.sequence(fields["keys"][1], "'keys'")) if k is not None)
     callbacks, hook_logs = ((reader.text(fields[k][1], f"'{k}'") or "") if k in fields else "" for k in ("callbacks", "hook_logs"))
@@ -143,6 +156,7 @@ def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -
         shipped_by=tuple(words["shipped_by"]),
         unless_defined=frozenset(words["unless_defined"]),
         unless_called=frozenset(words["unless_called"]),
+        when_called=frozenset(words["when_called"]),
         switched_on_by=switch,
         examples=tuple(e for e in examples if e is not None),
         hook_logs=hook_logs,

@@ -18,8 +18,8 @@ from functools import partial
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import Atom, Bag, Held, MetricsEntry, Span
-from metriclint.sources.python import strings
+from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, Held, MetricsEntry, Span
+from metriclint.sources.python import dataclass_fields, strings
 from metriclint.sources.python.bag_items import (
     EMPTY,
     ITEM_READS,
@@ -277,6 +277,8 @@ class BagReader(ListReader):
             return self._valued(self.named_keys(node.args[0]), node.args[1])  # `dict(zip(names, values))`
         if name == "cast" and len(node.args) == 2 and self.code.chain(func, {}) in _CASTS:
             return self.bag(node.args[1])
+        if name == "asdict" and len(node.args) == 1 and self.code.chain(func, {}) in dataclass_fields.AS_DICT:
+            return self._own_fields(node.args[0])
         if name in COPIES or self.typed_dict(node):
             given = arguments(node)
             found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self._given(given)
@@ -287,6 +289,13 @@ class BagReader(ListReader):
             self._result_bags[id(node)] = EMPTY  # `x = x.cpu()`: reading x reads this call again
             result = self._result_bags[id(node)] = self._returned(node)
         return result
+
+    def _own_fields(self, given: ast.expr) -> Bag:
+        """`asdict(self)` in a method of a dataclass: each of its fields under its own name."""
+        if not (isinstance(given, ast.Name) and given.id == "self" and self.class_nodes and len(self.scopes) == 2):
+            return EMPTY
+        found = dataclass_fields.fields(self.class_nodes[-1], lambda node: self.code.chain(node, {}))
+        return Bag(tuple(MetricsEntry(target.id, self.span(target), frozenset(), measured) for target, measured in found))
 
     def _returned(self, node: ast.Call) -> Bag:
         func = node.func
@@ -312,9 +321,19 @@ class BagReader(ListReader):
             dispatched = remote_method(func, self.rules.remote_calls)
             if dispatched is not None:
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
-        site = self.site(node)
-        found = Bag(held=(Held("result", site.callee, call=self.span(node)),)) if site.callee else EMPTY
+        callee = self.site(node).callee or self._object_method(node)
+        found = Bag(held=(Held("result", callee, call=self.span(node)),)) if callee else EMPTY
         return found | packed(node, self.bag) if node.keywords else found
+
+    def _object_method(self, node: ast.Call) -> str:
+        """The method an object no file names is called for (`?.to_scalars`), where its result
+        is read as a dict: the walk follows such a call only when it is handed a dict
+        (roots.py `site`), but what it returns may be one (`rates = record.to_scalars()`), and
+        the project-wide step finds the method when one class alone defines it (callees.py)."""
+        if not isinstance(node.func, ast.Attribute):
+            return ""
+        callee = self.code.callee(node.func, self.classes, self.scopes[-1].known)
+        return callee if callee is not None and callee.startswith(UNKNOWN_OBJECT) else ""
 
     def argument_bags(self, node: ast.Call, given: list[Argument] | None = None) -> tuple[tuple[int | str, Bag], ...]:
         """The dicts of metrics each argument holds, for a callee that logs them: read once,

@@ -52,7 +52,8 @@ class EntryUses(Bindings):
         self._class_rewrites: list[frozenset[str]] = []
         index = self.code.knowledge.entry_index  # the same for every file: worked out once
         self._entries, self._entry_names, self._rewritable = index.entries, index.names, index.rewritable
-        self._overridable, self._hooks = index.overridable, index.hooks
+        self._overridable, self._hooks, self._wanted = index.overridable, index.hooks, index.wanted
+        self._api_calls: set[str] = set()  # methods of `when_called` the file calls
         self._rewriting: set[str] = set()  # entry points (first path) a hook the file defines, or a callback it adds, may rewrite
         self._judged: dict[int, frozenset[str]] = {}
 
@@ -92,6 +93,8 @@ class EntryUses(Bindings):
     def _visit_Call(self, node: ast.Call) -> bool:
         if isinstance(node.func, ast.Attribute) and node.func.attr in self._hooks[1]:
             self._added(node, node.func.attr)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in self._wanted:
+            self._api_calls.add(node.func.attr)
         if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
             self._patched(node.args[0], str(node.args[1].value), node)
         entry = self._entry(node.func)
@@ -213,9 +216,10 @@ class EntryUses(Bindings):
             self.functions.append(FunctionFlow(f"{self.module}.{FRAMEWORKS}", (), False, tuple(sinks), ()))
 
     def _rewrites(self, entry: EntryPoint) -> bool:
-        """The file defines a hook that may change one of the entry point's keys, or adds a
-        callback metriclint cannot name."""
-        return entry.paths[0] in self._rewriting
+        """The file defines a hook that may change one of the entry point's keys, adds a
+        callback metriclint cannot name, or calls none of the methods of the API that logs them
+        (`when_called`: trl's PPOTrainer logs its step's keys only where `log_stats` is called)."""
+        return entry.paths[0] in self._rewriting or bool(entry.when_called) and not entry.when_called & self._api_calls
 
     def _logged(self, use: _Use, logged: FrameworkKey, sinks: list[tuple[str, frozenset[CodeFact]]]) -> None:
         """A class's facts are the project-wide step's: only a call's are known here."""
