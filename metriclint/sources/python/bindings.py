@@ -221,7 +221,7 @@ class Bindings(Messages):
         return True
 
     def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
-        if len(self.scopes) == 1 and self.classes and (found := flags.field(node, self.span(node))) is not None:
+        if len(self.scopes) == 1 and self.classes and (found := flags.field(node, self.span)) is not None:
             self.flags.append(found)
         self._declared(node.target, node.annotation)
         if node.value is not None:

@@ -43,13 +43,14 @@ def option(node: ast.Call, where: Callable[[ast.AST], Span]) -> FlagDefault | No
     return FlagDefault(name, off, where(node))
 
 
-def field(node: ast.AnnAssign, span: Span) -> FlagDefault | None:
-    """A config field, `track: bool = False` in a class body."""
+def field(node: ast.AnnAssign, where: Callable[[ast.AST], Span]) -> FlagDefault | None:
+    """A config field, `track: bool = False` in a class body; `where` as for `option`: most
+    annotated fields are no flag."""
     if not isinstance(node.target, ast.Name) or node.value is None:
         return None
     if not (isinstance(node.annotation, ast.Name) and node.annotation.id == "bool"):
         return None
-    return FlagDefault(node.target.id, _falsy(node.value), span)
+    return FlagDefault(node.target.id, _falsy(node.value), where(node))
 
 
 def _falsy(node: ast.expr) -> bool:

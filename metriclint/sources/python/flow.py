@@ -95,7 +95,7 @@ class LoopShape:
     leaves: bool  # whether an iteration may end it early (`break`, `return`, `yield`)
 
 
-@dataclass
+@dataclass(slots=True)
 class Scope:
     """What one function body does with its values, gathered while visiting it.
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from metriclint.knowledge.code_entries import Schedulers
-from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, Related, ResultOf, Span
-from metriclint.sources.python import formulas, ranks
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, ResultOf, Span
+from metriclint.sources.python import formulas, ranks, scheduled_rates
 from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.code_shapes import same_expression, subject
 from metriclint.sources.python.counts import counts_items, unmasked
@@ -35,8 +34,8 @@ class ValueReader(WalkState):
             return self.roots(part.value if isinstance(part, ast.Starred) else part)
         if isinstance(value, (ast.Tuple, ast.List)) and element is None:
             return shared((self.roots(item) for item in value.elts), self.code.knowledge.kept_in_lists)
-        if isinstance(value, ast.Subscript) and element is None and _reads_param_group_lr(value):
-            return self._learning_rate(value)
+        if isinstance(value, ast.Subscript) and element is None and scheduled_rates.reads_param_group_lr(value):
+            return scheduled_rates.next_step_rate(value, self.scopes[-1], self.code)
         if isinstance(value, ast.Subscript) and element is None:
             index = self.code.constant_index(value)
             return (
@@ -57,7 +56,7 @@ class ValueReader(WalkState):
             if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
                 return self.roots(func.value, element)
             found = self.code.call(value, element, scope.objects, self.site(value), self.roots)
-            return self._reduced(value, found) | self._rank_own(value) | self._learning_rate(value)
+            return self._reduced(value, found) | self._rank_own(value) | scheduled_rates.next_step_rate(value, self.scopes[-1], self.code)
         if isinstance(value, ast.Attribute) and element is None:
             return self.code.expression(value, scope.objects) | self.kept_on_self(value)
         if isinstance(value, ast.BinOp) and element is None:
@@ -268,38 +267,6 @@ class ValueReader(WalkState):
             return None
         return term.args[0] if term.args else term.func.value if isinstance(term.func, ast.Attribute) else None
 
-    def _learning_rate(self, value: ast.Call | ast.Subscript) -> frozenset[Atom]:
-        """A learning rate read after the scheduler stepped in this function: the next step's.
-        `sched.get_last_lr()` after `sched.step()` (a read takes no arguments, or one param
-        group: `get_lr(step)` computes a schedule's rate at a step); `opt.param_groups[i]["lr"]` after the step
-        of a receiver named as a scheduler. In a hook its framework calls after stepping the
-        scheduler (`on_train_batch_end` of a Lightning callback), any such read is."""
-        scope, rules = self.scopes[-1], self.code.knowledge.schedulers
-        stepped = scope.stepped
-        if isinstance(value, ast.Call):
-            func = value.func
-            if not isinstance(func, ast.Attribute) or not _reads_rate(value, func.attr, rules):
-                return frozenset()
-            if scope.framework_stepped is not None:
-                return self._in_hook(value, scope.framework_stepped)
-            receivers = [self.text.segment(func.value)] if self.text.segment(func.value) in stepped else []
-        elif scope.framework_stepped is not None:
-            return self._in_hook(value, scope.framework_stepped)
-        else:
-            receivers = [receiver for receiver in stepped if any(word in receiver.lower() for word in rules.names)]
-        if not receivers:
-            return frozenset()
-        caller = None if any(stepped[r] is None for r in receivers) else stepped[receivers[0]]  # stepped here, or by the caller
-        return frozenset(
-            replace(f, context=caller) if isinstance(f, CodeFact) and caller else f
-            for f in self.code.derived("after-scheduler-step", value, ())
-        )
-
-    def _in_hook(self, value: ast.expr, hook: Related) -> frozenset[Atom]:
-        return frozenset(
-            replace(f, context=hook) if isinstance(f, CodeFact) else f for f in self.code.derived("after-framework-step", value, ())
-        )
-
     def names(self, value: ast.expr) -> tuple[tuple[str, Span], ...]:
         """The names a value goes by: the variable or attribute it is read from, and the ones
         that variable was assigned from, through value-preserving steps only (float(x), x.item())."""
@@ -405,18 +372,6 @@ def reads_a_value(node: ast.expr) -> bool:
     return False
 
 
-def _reads_param_group_lr(node: ast.Subscript) -> bool:
-    """`optimizer.param_groups[i]["lr"]`."""
-    inner = node.value
-    return (
-        isinstance(node.slice, ast.Constant)
-        and node.slice.value == "lr"
-        and isinstance(inner, ast.Subscript)
-        and isinstance(inner.value, ast.Attribute)
-        and inner.value.attr == "param_groups"
-    )
-
-
 def _handed_on(call: ast.Call, functions: frozenset[str]) -> ast.expr | None:
     """The value a value-preserving function hands on: its first argument, the others being
     options (`round(x, 3)` is still x's quantity, rounded); its only argument if given by name."""
@@ -426,24 +381,6 @@ def _handed_on(call: ast.Call, functions: frozenset[str]) -> ast.expr | None:
     if call.args:
         return call.args[0] if not isinstance(call.args[0], ast.Starred) else None
     return call.keywords[0].value if len(call.keywords) == 1 and call.keywords[0].arg is not None else None
-
-
-def _reads_rate(call: ast.Call, method: str, rules: Schedulers) -> bool:
-    """`sched.get_last_lr()`, or `sched.get_lr(opt.param_groups[0])` for a read that takes the
-    param group it computes the rate of (rules/code/schedules.yaml `group_reads`)."""
-    if call.keywords:
-        return False
-    if not call.args:
-        return method in rules.reads
-    (group,) = call.args if len(call.args) == 1 else (None,)
-    return method in rules.group_reads and _param_group(group)
-
-
-def _param_group(node: ast.expr | None) -> bool:
-    """`opt.param_groups[0]`, or a name holding one (`for group in opt.param_groups`)."""
-    if isinstance(node, ast.Subscript):
-        return isinstance(node.value, ast.Attribute) and node.value.attr == "param_groups"
-    return isinstance(node, ast.Name) and "group" in node.id
 
 
 def _wrapped(call: ast.Call) -> ast.expr | None:
