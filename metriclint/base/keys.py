@@ -24,14 +24,17 @@ def is_template(key: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _regex(key: str) -> re.Pattern[str]:
+def _regex(key: str, across_sections: bool) -> re.Pattern[str]:
     parts = _PLACEHOLDER.split(key)
-    return re.compile("[^/]*".join(re.escape(part) for part in parts))
+    filler = "(?:[^/]*|/)" if across_sections else "[^/]*"
+    return re.compile(filler.join(re.escape(part) for part in parts))
 
 
-def covers(template: str, key: str) -> bool:
-    """Whether the concrete `key` is one of the keys `template` stands for."""
-    return _regex(template).fullmatch(key) is not None
+def covers(template: str, key: str, across_sections: bool = False) -> bool:
+    """Whether the concrete `key` is one of the keys `template` stands for: each placeholder
+    text within a section, or with `across_sections` also the "/" that joins two, as a comment
+    may write a key (`node{sep}flops` for `node/flops`)."""
+    return _regex(template, across_sections).fullmatch(key) is not None
 
 
 def same_metric(a: str, b: str) -> bool:

@@ -112,11 +112,12 @@ class Knowledge:
     alike: frozenset[frozenset[tuple[str, str]]] = frozenset()  # (facet, value) pairs one may state for the other
     leave_alone: frozenset[str] = frozenset()  # methods that leave their object as it was (ranks.yaml)
     boundaries: frozenset[str] = frozenset()  # calls and attributes true on the last micro-batch of an accumulation window (loops.yaml)
-    window_hooks: frozenset[str] = frozenset()  # hooks a framework calls once per micro-batch (loops.yaml `per-micro-batch`) ...
-    window_logs: frozenset[str] = frozenset()  # ... whose logging methods write only where the accumulation window ends ...
-    accumulating: frozenset[str] = (
-        frozenset()
-    )  # ... in a class that reads one of these of its own object (`trainer.accumulate_grad_batches`)
+    # Hooks a framework calls once per micro-batch (loops.yaml `per-micro-batch`), whose logging
+    # methods write only where the accumulation window ends, in a class that reads one of
+    # `accumulating` of its own object (`trainer.accumulate_grad_batches`).
+    window_hooks: frozenset[str] = frozenset()
+    window_logs: frozenset[str] = frozenset()
+    accumulating: frozenset[str] = frozenset()
     masks: frozenset[str] = frozenset()  # last words of the names of masks, whose sum counts what they keep (loops.yaml)
     loaders: frozenset[str] = frozenset()  # last words of the names of data loaders (ranks.yaml) ...
     loader_wrappers: frozenset[str] = frozenset()  # ... and the calls a loop over one wraps it in

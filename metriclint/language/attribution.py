@@ -21,7 +21,6 @@ from metriclint.language.phrases import clauses
 from metriclint.language.subjects import speaks_for
 from metriclint.model import Claim, Mention, Reading
 
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _TOKEN = re.compile(r"`([^`\s]+)`|(?<![\w/{}.-])([A-Za-z_{][\w/{}.-]*[\w}])")
 
 
@@ -255,7 +254,7 @@ def _in_own_name(text: str, reading: Reading, metric: str) -> bool:
         if match.start() <= reading.start and reading.end <= match.end():
             word = (match.group(1) or match.group(2)).strip(".,:;")
             named = (metric, keys.literal(keys.last_segment(metric)))
-            return word in named or ("{" in word and any(_written(word).fullmatch(n) for n in named))
+            return word in named or ("{" in word and any(keys.covers(word, n, across_sections=True) for n in named))
     return False
 
 
@@ -325,15 +324,7 @@ def _written_as(template: str, below: tuple[str, ...]) -> tuple[str, ...]:
     fixed text is no word of its own (`{prefix}`)."""
     if not keys.literal(template).strip("_-./"):
         return ()
-    written = _written(template)
-    return tuple(key for key in below if written.fullmatch(key) or written.fullmatch(keys.last_segment(key)))
-
-
-@lru_cache(maxsize=1024)
-def _written(template: str) -> re.Pattern[str]:
-    """A template as a comment writes it: each placeholder stands for text within a section, or
-    for the "/" that joins two."""
-    return re.compile("(?:[^/]*|/)".join(re.escape(part) for part in _PLACEHOLDER.split(template)))
+    return tuple(key for key in below if keys.covers(template, key, True) or keys.covers(template, keys.last_segment(key), True))
 
 
 def _about_the_value(mention: Mention, readings: Sequence[Reading]) -> list[Reading]:
