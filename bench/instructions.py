@@ -42,7 +42,9 @@ def instructions(checkout: Path, tree: Path) -> int:
             "-q",
             "--exit-zero",
         ]
-        done = subprocess.run(command, env=dict(os.environ, PYTHONPATH=str(checkout)), capture_output=True, text=True)
+        # Run from the empty folder: `python -m` puts the working folder first on sys.path, so
+        # run from a checkout it would import that checkout's metriclint whatever PYTHONPATH says.
+        done = subprocess.run(command, cwd=out, env=dict(os.environ, PYTHONPATH=str(checkout)), capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"{checkout}: exit {done.returncode}\n{done.stderr[-2000:]}")
         return sum(_total(path) for path in Path(out).glob("callgrind.*"))
