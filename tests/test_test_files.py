@@ -102,7 +102,7 @@ def test_a_test_file_that_writes_no_key_is_not_parsed(tmp_path: Path, monkeypatc
     broken = "def test_broken(:\n"
     files = {
         "tests/test_plain.py": broken,
-        "tests/test_keyed.py": broken + 'LOGGED = ["eval/acc"]\n',
+        "tests/test_keyed.py": broken + 'LOGGED = {"eval/acc": 0}\n',
         "tests/test_logging.py": broken + "wandb.log(stats)\n",
         "tests/test_suppressed.py": broken + "x = 1  # metriclint: ignore[ML001]\n",
     }
@@ -118,16 +118,27 @@ def test_a_test_file_that_writes_no_key_is_not_parsed(tmp_path: Path, monkeypatc
 @pytest.mark.parametrize(
     "source",
     [
-        'logs["eval/acc"] = acc',
+        'logs["eval/acc"] = acc',  # a key stored, or read back
+        'logs[\n    "eval/acc"\n]',
+        'logs[("eval/acc")]',
+        'logs["eval/" "acc"]',
         "'eval/acc' in logs",
-        'key = "eval/" + name',  # a key's start, or its end
-        'key = name + "/acc"',
-        'key = f"{split}/acc"',
-        'key = "eval" "/acc"',
-        'key = "eval\\x2facc"',  # an escaped slash
+        '"eval/acc" not in logs',
+        '("eval/acc") \\\n  in logs',
+        'logs.get("eval/acc", 0.0)',
+        'logs.get(\n  "eval/acc")',
+        '{"eval/acc": acc}',  # a dict's key
+        '{"eval/acc"\n : acc}',
+        '{"""eval/acc""": acc}',
+        '{"eval/win" if won else "eval/loss": 1}',
+        '{"eval/" + "acc": acc}',  # a key's start, or its end, built whole
+        '{"eval" + "/acc": acc}',
+        '{"eval/%s" % "acc": acc}',
+        '{"eval/{}".format("acc"): acc}',
+        '{f"eval/acc": acc}',
+        'logs["eval\\x2facc"]',  # an escaped slash
         "tracker.log(stats)",  # a sink's call: its keys may have no slash
         "writer.add_scalar ('loss', loss)",
-        'REGISTRY = """eval/acc"""',
         "x = 1  # metriclint: ignore[ML001]",
         "from prometheus_client import Gauge",
     ],
@@ -140,6 +151,15 @@ def test_a_test_that_may_write_a_key_is_parsed(source: str) -> None:
     "source",
     [
         'DATA = "fixtures/batch.json"',  # a file
+        'model = load("org/model-7b")',  # a slashed literal where no key is read: a model, a path
+        'KEY = "eval/acc"',  # a name's string: the walk of a test binds none
+        'LOGGED = ["eval/acc", "eval/loss"]',
+        'key = "eval/" + name',  # a key with a part the walk of a test cannot know
+        'logs["eval/" + name] = acc',
+        'key = f"{split}/acc"',
+        'logs[f"{split}/acc"] = acc',
+        'logs[f"{split}/acc" if split else "acc"] = acc',
+        'assert path == "/tmp/run"',
         'URL = "https://example.org/a/b"',
         "ratio = hits / total",
         "half = n/2  # n/2 steps",
