@@ -148,3 +148,30 @@ def test_a_key_built_at_a_call_is_drafted_with_what_its_template_computes(in_tmp
     assert invoke("init", ".").exit_code == 0
     loaded, _ = registry.load(in_tmp / "metrics.yaml", "metrics.yaml", load_builtin()[0])
     assert {f: s.value for f, s in loaded.metrics["perf/memory_after_step_gb"].semantics.items()}["memory"] == "system"
+
+
+def test_init_drafts_the_keys_a_framework_logs_from_its_own_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project trained by the Hugging Face Trainer, Lightning's monitor or DeepSpeed's monitor
+    logs what they log: its registry needs those keys, with what the framework computes.
+    A test's use of the framework drafts nothing."""
+    copy_fixture(FIXTURES / "know_frameworks", tmp_path / "project", "metrics.yaml", "expected.txt")
+    (tmp_path / "project" / "tests").mkdir()
+    (tmp_path / "project" / "tests" / "test_tuning.py").write_text(
+        'from transformers import Trainer\n\n\ndef test_trains(model):\n    Trainer(model=model).train()\n    assert model.name == "org/model"\n'
+    )
+    monkeypatch.chdir(tmp_path / "project")
+    assert invoke("init", ".").exit_code == 0
+    loaded, _ = registry.load(tmp_path / "project" / "metrics.yaml", "metrics.yaml", load_builtin()[0])
+    assert {"train/grad_norm", "grad_norm", "learning_rate", "loss", "Train/Samples/lr", "lr-{optimizer}"} <= set(loaded.metrics)
+    assert {f: s.value for f, s in loaded.metrics["train/grad_norm"].semantics.items()}.get("clipping") == "before"
+    assert finding_lines(invoke("check", ".", "--select", "ML001,ML002,ML006")) == []
+
+
+def test_init_drafts_no_framework_key_only_a_test_logs(in_tmp: Path) -> None:
+    write_project(
+        in_tmp,
+        {"tests/test_tuning.py": "from transformers import Trainer\n\n\ndef test_trains(model):\n    Trainer(model=model).train()\n"},
+    )
+    assert invoke("init", ".").exit_code == 0
+    loaded, _ = registry.load(in_tmp / "metrics.yaml", "metrics.yaml", load_builtin()[0])
+    assert loaded.metrics == {}

@@ -2,7 +2,8 @@
 
 An entry for every key the code outside the tests logs a measurement under (a key logged only
 with text, a flag, a container or a configuration field is a label or a setting:
-sources/python/values.py), templates kept with their placeholders named, and a comment on a
+sources/python/values.py), and every key a framework it uses logs from its own loop (the
+Hugging Face Trainer's `grad_norm`: rules/code/frameworks.yaml), templates kept with their placeholders named, and a comment on a
 template whose placeholder starts a segment, since it covers every key that fits. Names that
 documented values carry into a key become its aliases, when they name only that key. A facet
 goes under `semantics` from what the code computes, else only where every statement agrees
@@ -69,7 +70,10 @@ def drafted_keys(collection: Collection) -> list[str]:
         {
             use.key
             for use in (*products.own_keys(collection.extractions, collection.made), *collection.made.built)
-            if use.measured and not use.from_keyword and use.span.path not in collection.tests and keys.registrable(use.key)
+            if (use.measured or use.framework)
+            and not use.from_keyword
+            and use.span.path not in collection.tests
+            and keys.registrable(use.key)
         }
     )
 

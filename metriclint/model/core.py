@@ -101,6 +101,9 @@ class KeyUse:
     # method is the project's own (evidence/products.py), the key is what the method logs instead
     via: Span | None = None
     sink: str = ""  # what logs it and where, and the project's functions its dict went through: "wandb's log (train.py:12)"
+    # logged by a framework's own loop where the project uses it (rules/code/frameworks.yaml):
+    # no call of the project's logs it (not `measured`: no ML004), yet its runs show it (`init`)
+    framework: bool = False
 
 
 def logged_by(says: str, at: Span, key: Span, through: str | None = None) -> str:

@@ -225,6 +225,6 @@ class EntryUses(Bindings):
         """A class's facts are the project-wide step's: only a call's are known here."""
         facts = facts_at(use.entry, logged, use.span, use.path) if use.defined is None else frozenset()
         for key in logged.keys:
-            self.keys.append(KeyUse(key, use.span, measured=False))  # counted; no logging call to register
+            self.keys.append(KeyUse(key, use.span, measured=False, sink=f"{use.entry.says}, from its own loop", framework=True))
             if facts:
                 sinks.append((key, facts))
