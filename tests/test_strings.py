@@ -28,6 +28,15 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
             '    p = ""\n    if x:\n        p = "ref_"\n    wandb.log({f"train/{p}log_probs": x})',
             ["train/log_probs", "train/ref_log_probs"],
         ),
+        # a name first bound in a branch holds that string where it is bound at all
+        ('    if x:\n        key = f"train/{name}"\n        wandb.log({f"{key}/mean": x})', ["train/{name}/mean"]),
+        (
+            '    for role in NAMES:\n        p = f"perf/{role}"\n        wandb.log({p + "_time": x})',
+            ["perf/actor_time", "perf/critic_time"],
+        ),
+        # ... not a parameter's, nor one bound before to a value not known: either may be logged
+        ('    if x:\n        name = "train/loss"\n    wandb.log({f"{name}/mean": x})', ["{name}/mean"]),
+        ('    head = items.pop()\n    if x:\n        head = "train"\n    wandb.log({f"{head}/loss": x})', ["{head}/loss"]),
         # a conditional between two strings is either; with an unknown side, a placeholder
         ('    head = "eval_" if x else ""\n    wandb.log({f"{head}loss": x})', ["eval_loss", "loss"]),
         ('    head = "eval_" if x else name\n    wandb.log({f"{head}loss": x})', ["{head}loss"]),
