@@ -13,7 +13,8 @@ init`, then prints, per tree:
   inventory has (`perf/{name}_time` for `perf/rollout_time`), not counted as found;
 - missed: the rest;
 - invented: keys the inventory says the code logs that a label row judges `not-logged`;
-- unjudged: inventoried keys that match no label row either way (to read and label);
+- unjudged: inventoried keys that match no label row either way (to read and label); a
+  template found that a labelled template stands for (`narrower`) is judged by that label;
 - drafted: the labelled keys `init` drafts, by the same matching.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -78,6 +80,15 @@ def broader(label: str, found: str) -> bool:
     return keys.is_template(found) and not keys.is_template(label) and keys.covers(found, label) and not keys.too_generic(found)
 
 
+def narrower(label: str, found: str) -> bool:
+    """A template found that a labelled template stands for, its placeholders read as any text,
+    sections included (`{env_id}_rollout/count` of a label `{env_id}_{metric}`): the labelled
+    series, read more closely. It is judged by the label, but does not make the label found."""
+    if not (keys.is_template(label) and keys.is_template(found)):
+        return False
+    return re.fullmatch(".*".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", label)), found) is not None
+
+
 def inventory(checked: Path, cache: Path) -> tuple[dict[str, str], list[str], str]:
     """The keys the code logs (each with where it is first logged), as the audit lists them."""
     code, out, err, _ = metriclint(["audit", ".", "--format", "json", "--cache-dir", str(cache)], checked)
@@ -111,7 +122,7 @@ def score(tree: Tree, labels: list[Label], logged: dict[str, str], drafted: list
             continue
         if any(keys.shape(key) == keys.shape(other) for other in judged_not):
             result.invented.append(key)
-        else:
+        elif not any(narrower(label.key, key) for label in logged_labels):
             result.unjudged.append((key, where))
     return result
 
