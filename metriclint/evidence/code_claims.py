@@ -138,9 +138,9 @@ class CallGraph:
         fact it needs, and their facts of the facets it keeps."""
         values = self.facts(function, atom.atoms, hops)
         have = {(f.facet, f.value) for f in values}
-        return frozenset(
-            {f for f in values if f.facet in atom.keeps} | {fact for facet, value, fact in atom.gives if (facet, value) in have}
-        )
+        given = {fact for facet, value, fact in atom.gives if (facet, value) in have}
+        kept = (*atom.keeps, *atom.converted) if given else atom.keeps
+        return frozenset({f for f in values if f.facet in kept} | given)
 
     def parameter(self, function: str, param: str, hops: int) -> Facts:
         """What the callers of `function` pass for `param`."""

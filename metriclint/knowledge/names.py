@@ -63,7 +63,9 @@ def stated(name: str, extra: tuple[NamePart, ...] = ()) -> list[Stated]:
     parts of a registry's own facets (`custom_parts`)."""
     found = words(name)
     best: dict[str, NamePart] = {}
-    for part in (*parts(), *extra):
+    starting = _starting()
+    shipped = [parts()[i] for i in sorted({i for word in found for i in starting.get(word, ())})]
+    for part in (*shipped, *extra):
         if _matches(part, found) and (part.facet not in best or len(part.words) > len(best[part.facet].words)):
             best[part.facet] = part
     if "reduction" in best:
@@ -98,6 +100,16 @@ def _part_words() -> frozenset[str]:
 def _reductions() -> dict[str, NamePart]:
     """The one-word reduction parts, by their word, as they would read at a name's end."""
     return {part.words[0]: part for part in parts() if part.facet == "reduction" and len(part.words) == 1}
+
+
+@lru_cache(maxsize=1)
+def _starting() -> dict[str, tuple[int, ...]]:
+    """The shipped parts by their first word (their places in `parts()`): a name is tried only
+    against the parts that start with one of its words, in their order in the file."""
+    found: dict[str, list[int]] = {}
+    for i, part in enumerate(parts()):
+        found.setdefault(part.words[0], []).append(i)
+    return {word: tuple(places) for word, places in found.items()}
 
 
 def _matches(part: NamePart, found: tuple[str, ...]) -> bool:

@@ -65,11 +65,13 @@ class Derived:
     """What a construct of the code makes of values only the project-wide step can tell: a project
     call's result divided by a count (`masked_sum(x, mask) / mask.sum()`) is a mean when that
     call's result is a sum. Each of `gives` is (facet, value, fact): the fact holds when the
-    values have that facet's value; the values' facts of `keeps` hold too."""
+    values have that facet's value; the values' facts of `keeps` hold too, and those of
+    `converted` where one of `gives` holds (a peak in bytes converted to GiB is still a peak)."""
 
     atoms: frozenset[Atom]
     gives: tuple[tuple[str, str, CodeFact], ...]
     keeps: tuple[str, ...] = ()
+    converted: tuple[str, ...] = ()
 
     @staticmethod
     def later(keeps: Iterable[str], atoms: frozenset[Atom]) -> frozenset[Atom]:

@@ -71,6 +71,8 @@ class Arithmetic:
         if op == "/" and by is not None and isinstance(node, ast.BinOp) and 1 < _added_terms(node.left) == by:
             constructs += ("terms-mean",)  # `(real + fake) / 2`
         derived = shared | frozenset().union(*(self.derived(c, node, every) for c in constructs)) | self._deferred(node, constructs, left)
+        if by is not None and op in "*/":
+            derived |= self._converted(node, op, by, left)
         if op in "+-":
             if is_number(right_node):
                 return frozenset(facts)
@@ -121,6 +123,24 @@ class Arithmetic:
             for facet, value in d.gives
         )
         return frozenset({Derived(results, gives, tuple(sorted(self.knowledge.kept_by_arithmetic - {"unit"})))}) if gives else frozenset()
+
+    def _converted(self, node: ast.AST, op: str, by: float, left: frozenset[Atom]) -> frozenset[Atom]:
+        """A unit conversion (units.yaml `conversions`) of a value only the project-wide step can
+        tell, a parameter or a project call's result: `peak_bytes() / 2**30` is in GiB, and still
+        a peak, where that call's result is in bytes."""
+        later = frozenset(a for a in left if isinstance(a, (str, Derived)) or (isinstance(a, ResultOf) and a.callee))
+        if not later:
+            return frozenset()
+        span, origin = self.text.span(self.path, node), self.origin(node)
+        gives = tuple(
+            ("unit", unit, CodeFact("unit", gives, span, origin, f"converts {unit} to {gives}"))
+            for (unit, how, divisor), gives in self.knowledge.conversions.items()
+            if how == op and divisor == by
+        )
+        if not gives:
+            return frozenset()
+        kept = tuple(sorted(self.knowledge.kept_by_arithmetic - {"unit"}))
+        return frozenset({Derived(later, gives, kept, tuple(sorted(self.knowledge.kept_by_conversion)))})
 
     def _rates(self, node: ast.AST, counts: list[CodeFact], duration: CodeFact) -> set[Atom]:
         """A count over a duration: a rate in the count's unit per second (units.yaml `rates`)."""

@@ -9,7 +9,7 @@ import ast
 
 from metriclint.model import Atom, Bag, Held
 from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, container, item_key, nested, reads, under
-from metriclint.sources.python.bags import BagReader
+from metriclint.sources.python.bags import BagReader, local_attribute
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 
 # Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
@@ -35,6 +35,10 @@ class BagWriter(BagReader):
         attribute = self._attribute(container)
         if attribute is not None:
             scope.puts[attribute] = scope.puts.get(attribute, EMPTY) | added
+            return
+        held = local_attribute(container)
+        if held is not None:  # `result.metrics["k"] = v`: the dict an object of this function holds
+            scope.bags[held] = scope.bags.get(held, EMPTY) | added
 
     def added(self, call: ast.Call) -> None:
         """A call that adds to a dict or a list of records: `d.update(other)`, `d.update(k=v)`,

@@ -61,6 +61,14 @@ def _shared(left: Bag, right: Bag) -> Bag:
     return EMPTY
 
 
+def local_attribute(node: ast.expr) -> str | None:
+    """`result.metrics`, a dict an object of the function holds, as the walk keeps what is put
+    in it (beside its names: a dotted name is no name); None for `self.x` and deeper paths."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id != "self":
+        return f"{node.value.id}.{node.attr}"
+    return None
+
+
 class BagReader(ListReader):
     """What a dict-valued expression holds (bag_puts.py: where the walk puts what it adds)."""
 
@@ -91,7 +99,10 @@ class BagReader(ListReader):
             return EMPTY if hidden else self.name_lists.named(name)
         if type(node) is ast.Attribute:
             attribute = self._attribute(node)
-            return self._one("attribute", attribute) if attribute is not None else EMPTY
+            if attribute is not None:
+                return self._one("attribute", attribute)
+            held = local_attribute(node)
+            return self.scopes[-1].bags.get(held, EMPTY) if held is not None else EMPTY
         if type(node) is ast.Call:
             return self._called(node)
         if type(node) is ast.Subscript:

@@ -24,7 +24,7 @@ from metriclint.base import keys
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.logged_returns import LoggedReturn
 from metriclint.knowledge.sinks import Sink
-from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related, Span
+from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related, ResultOf, Span
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
@@ -196,12 +196,26 @@ class _Collector(EntryUses):
         self.children(node)
         self._reducers(node, self.scopes[-1])
         scope = self.scopes.pop()
+        self._enclosed(scope)
         self._summarize(scope)
         self._docstring(node.body, node.name, scope)
         self._owner(node)
         return False
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _enclosed(self, nested: Scope) -> None:
+        """A nested function that puts values in a dict of the function it is defined in
+        (`def add(...): stats[f"{kind}_rate"] = ...`, `stats` bound outside it) fills that dict,
+        as the enclosing function calls it: its entries join the enclosing dict's, with the code
+        facts and project calls of their values (its own parameters mean nothing out there)."""
+        outer = self.scopes[-1]
+        if len(self.scopes) < 2 or not nested.bags or not outer.bags:
+            return
+        for name, bag in nested.bags.items():
+            if name in outer.bags and name not in nested.params and name not in nested.carries and bag.entries:
+                entries = tuple(replace(e, value=frozenset(a for a in e.value if isinstance(a, (CodeFact, ResultOf)))) for e in bag.entries)
+                outer.bags[name] = outer.bags[name] | Bag(entries)
 
     def _annotated(self, scope: Scope, name: str, annotation: ast.expr) -> None:
         """`tracker: Tracker` holds an instance of it; `metrics: dict[str, float]` is a dict a
