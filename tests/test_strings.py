@@ -37,6 +37,7 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
         # ... not a parameter's, nor one bound before to a value not known: either may be logged
         ('    if x:\n        name = "train/loss"\n    wandb.log({f"{name}/mean": x})', ["{name}/mean"]),
         ('    head = items.pop()\n    if x:\n        head = "train"\n    wandb.log({f"{head}/loss": x})', ["{head}/loss"]),
+        ('    global HEAD\n    if x:\n        HEAD = "train"\n    wandb.log({f"{HEAD}/loss": x})', ["{HEAD}/loss"]),
         # a conditional between two strings is either; with an unknown side, a placeholder
         ('    head = "eval_" if x else ""\n    wandb.log({f"{head}loss": x})', ["eval_loss", "loss"]),
         ('    head = "eval_" if x else name\n    wandb.log({f"{head}loss": x})', ["{head}loss"]),

@@ -188,7 +188,7 @@ class Scope:
         """Call before `bind`: whether the old strings stay possible depends on the old path.
         A name bound for the first time, even in a branch, holds what it is bound to wherever
         it is read (elsewhere it holds nothing): `if x: prefix = f"eval/{name}"`."""
-        if (name in self.carries or name in self.params) and not self.replaces(name, path):
+        if (name in self.carries or name in self.params or name in self.globals) and not self.replaces(name, path):
             found = tuple(dict.fromkeys((*self.strings.get(name, ()), *(found or ())))) if name in self.strings else None
         if found:
             self.strings[name] = found
