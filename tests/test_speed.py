@@ -45,7 +45,8 @@ def test_findings_are_identical_with_and_without_cache_and_workers(name: str, tm
         "warm cache, --jobs 2": dataclasses.replace(base, jobs=2, cache_dir=tmp_path / "c"),
     }
     for label, settings in variants.items():
-        assert _json(settings) == plain, label
+        found = _json(settings)
+        assert found == plain, f"{label}; ML900 there: {[line for line in found.splitlines() if 'ML900' in line or 'message' in line]}"
 
 
 def _copy_demo(tmp_path: Path) -> Path:
