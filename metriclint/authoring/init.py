@@ -3,14 +3,14 @@
 An entry for every key the code outside the tests logs a measurement under (a key logged only
 with text, a flag, a container or a configuration field is a label or a setting:
 sources/python/values.py), and every key a framework it uses logs from its own loop (the
-Hugging Face Trainer's `grad_norm`: rules/code/frameworks.yaml), templates kept with their placeholders named, and a comment on a
-template whose placeholder starts a segment, since it covers every key that fits. Names that
-documented values carry into a key become its aliases, when they name only that key. A facet
-goes under `semantics` from what the code computes, else only where every statement agrees
-(authoring/settle.py); a disagreement is listed with every side, the code's included, in a
-comment, because settling a text is a human's call. A description is never a text that
-contradicts the drafted semantics. The draft is written as text (comments are the point), and
-passes registry validation.
+Hugging Face Trainer's `grad_norm`: rules/code/frameworks.yaml); templates kept with their
+placeholders named, and a comment on a template whose placeholder starts a segment, since it
+covers every key that fits. Names that documented values carry into a key become its aliases,
+when they name only that key. A facet goes under `semantics` from what the code computes, else
+only where every statement agrees (authoring/settle.py); a disagreement is listed with every
+side, the code's included, in a comment, because settling a text is a human's call. A
+description is never a text that contradicts the drafted semantics. The draft is written as
+text (comments are the point), and passes registry validation.
 """
 
 from __future__ import annotations
