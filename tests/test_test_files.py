@@ -136,6 +136,7 @@ def test_a_test_file_that_writes_no_key_is_not_parsed(tmp_path: Path, monkeypatc
         '{"eval/%s" % "acc": acc}',
         '{"eval/{}".format("acc"): acc}',
         '{f"eval/acc": acc}',
+        'if"eval/{k}" in logs: pass',  # a keyword before the quote is no f-string's prefix
         'logs["eval\\x2facc"]',  # an escaped slash
         "tracker.log(stats)",  # a sink's call: its keys may have no slash
         "writer.add_scalar ('loss', loss)",
@@ -158,6 +159,7 @@ def test_a_test_that_may_write_a_key_is_parsed(source: str) -> None:
         'logs["eval/" + name] = acc',
         'key = f"{split}/acc"',
         'logs[f"{split}/acc"] = acc',
+        'logs[rf"{split}/acc"] = acc',
         'logs[f"{split}/acc" if split else "acc"] = acc',
         'assert path == "/tmp/run"',
         'URL = "https://example.org/a/b"',

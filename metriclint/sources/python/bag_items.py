@@ -62,7 +62,7 @@ def unseen(bag: Bag) -> bool:
     time (a dict of datasets, of losses), so a key built over its keys stays a template too; so
     does one over what a method of an object no file names returns (`response.metrics()`),
     which the project-wide step finds only when one class alone defines it."""
-    return not (bag.entries or bag.items) and all(h.item or h.kind == "result" and h.name.startswith(UNKNOWN_OBJECT) for h in bag.held)
+    return not (bag.entries or bag.items) and all(h.item or (h.kind == "result" and h.name.startswith(UNKNOWN_OBJECT)) for h in bag.held)
 
 
 def under(name: str, bag: Bag) -> Bag:

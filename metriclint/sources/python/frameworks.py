@@ -200,7 +200,7 @@ class EntryUses(Bindings):
         """The keys of the file's uses and the facts of its calls, less those a definition or
         a call elsewhere in the file may change; and the file's classes, with the entry points
         whose logs it may change."""
-        silenced = frozenset(e.paths[0] for e in self._entries if self._rewrites(e))
+        silenced = frozenset(e.paths[0] for e in self._entries if self._silenced(e))
         self.project_classes = [
             ProjectClass(*shape, silenced, rewrites, self._attribute_classes(shape[0]))
             for shape, rewrites in zip(self._classes, self._class_rewrites)
@@ -215,11 +215,12 @@ class EntryUses(Bindings):
         if sinks:
             self.functions.append(FunctionFlow(f"{self.module}.{FRAMEWORKS}", (), False, tuple(sinks), ()))
 
-    def _rewrites(self, entry: EntryPoint) -> bool:
+    def _silenced(self, entry: EntryPoint) -> bool:
         """The file defines a hook that may change one of the entry point's keys, adds a
         callback metriclint cannot name, or calls none of the methods of the API that logs them
         (`when_called`: trl's PPOTrainer logs its step's keys only where `log_stats` is called)."""
-        return entry.paths[0] in self._rewriting or bool(entry.when_called) and not entry.when_called & self._api_calls
+        unused_api = bool(entry.when_called) and not entry.when_called & self._api_calls
+        return entry.paths[0] in self._rewriting or unused_api
 
     def _logged(self, use: _Use, logged: FrameworkKey, sinks: list[tuple[str, frozenset[CodeFact]]]) -> None:
         """A class's facts are the project-wide step's: only a call's are known here."""

@@ -32,6 +32,7 @@ _SLASHED = re.compile(rb"""["']([^\s"':]*/[^\s"':]*)(?=["'])""")
 _ESCAPED_SLASH = re.compile(rb"\\(?:x2f|u002f|U0000002f|0?57|N\{SOLIDUS\})", re.IGNORECASE)
 _GAP = rb"(?:\s|\\\r?\n)*"  # spaces, line breaks and continuations between two tokens
 _LITERAL_START = rb"[rRbBfFuU]{0,2}[\"']"
+_F_PREFIX = re.compile(rb"(?<![\w\"'])(?:[rR]?[fF]|[fF][rR])$")  # an f-string's prefix, right before its quote
 # After a literal's closing quote (and any closing parentheses): what makes it a key the walk
 # reads, or a literal part of one (another literal follows, or is added or formatted in).
 _KEYED_AFTER = re.compile(
@@ -66,8 +67,7 @@ def _read_as_key(source: bytes, found: re.Match[bytes]) -> bool:
     """Whether the walk of a test may read the literal `found` as a key or a part of one. An
     f-string with a field is never one there: the walk knows no name's value."""
     opening = found.start()
-    prefix = source[max(0, opening - 2) : opening].lstrip(b"\"'")
-    if b"{" in found.group(1).replace(b"{{", b"") and prefix[-2:].strip(b"rRbBuU")[-1:] in (b"f", b"F"):
+    if b"{" in found.group(1).replace(b"{{", b"") and _F_PREFIX.search(source, max(0, opening - 3), opening):
         return False
     if _KEYED_AFTER.match(source, found.end() + 1):
         return True
