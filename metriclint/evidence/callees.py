@@ -2,7 +2,8 @@
 object: a method a class inherits (`self.log_stats()` defined in a base), a method of what an
 attribute holds (`self.tracker.log_to(...)`, where some method of the class, or of a class it
 extends, set `self.tracker = Tracker(...)`), or a method of an object nothing names
-(`writer.record(...)`), when one class of the project alone defines a method of that name.
+(`writer.record(...)`, or `self.strategy.all_reduce(...)` where the class was handed its
+strategy), when one class of the project alone defines a method of that name.
 
 The inventory follows dicts of metrics through these (evidence/logged_bags.py), so that a
 project's own logger is a sink wherever it is called from. Code facts do not: a value's facts
@@ -97,8 +98,7 @@ class Callees:
         if found is not None or depth > _MAX_DEPTH or "." not in name:
             return found
         if name.startswith(UNKNOWN_OBJECT):
-            defined = self.methods.get(name[len(UNKNOWN_OBJECT) :], [])
-            return defined[0] if len(defined) == 1 else None
+            return self._only(name[len(UNKNOWN_OBJECT) :])
         owner, method = name.rsplit(".", 1)
         held = self.held(owner, depth)
         if held is not None:
@@ -111,7 +111,14 @@ class Callees:
         holder, attribute = owner.rsplit(".", 1)  # `module.Class.tracker.log_to`
         project_class = self.hierarchy.base(holder)
         held = self._attribute(project_class, attribute, depth) if project_class is not None else None
-        return self._resolved(f"{held}.{method}", depth + 1) if held is not None else None
+        if held is None:  # set from a parameter (`self.strategy = strategy`): the one method of its name
+            return self._only(method) if project_class is not None else None
+        return self._resolved(f"{held}.{method}", depth + 1)
+
+    def _only(self, method: str) -> FunctionFlow | None:
+        """The method of this name, when one class of the project alone defines it."""
+        defined = self.methods.get(method, [])
+        return defined[0] if len(defined) == 1 else None
 
     def held(self, owner: str, depth: int) -> str | None:
         """The class `owner` is an instance of, when it is a call's result (`pkg.get_timers()`,
