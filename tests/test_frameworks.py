@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import TRAINER_FACT_KEYS, invoke, write_project
+from conftest import TRAINER_FACT_KEYS, fixture_project, invoke, write_project
 from test_codefacts import _facts
 
 from metriclint.knowledge.code_knowledge import knowledge, load
@@ -283,3 +283,91 @@ def test_a_framework_method_the_project_replaces_in_place_silences_the_entry_poi
     file's patch changes no training run."""
     write_project(in_tmp, {"train.py": "from transformers import Trainer\n\ntrainer = Trainer(model=None)\n", **files})
     assert {metric for metric, *_ in _facts(in_tmp)} == metrics
+
+
+def _evaluation_keys(project: Path) -> list[str]:
+    """The keys the audit says the code logs, less those the Trainer's training loop logs."""
+    result = invoke("audit", str(project), "--format", "json", "--no-cache")
+    training = {key for entry in ENTRY_POINTS for logged in entry.keys for key in logged.keys}
+    return sorted(m["key"] for m in json.loads(result.stdout)["metrics"] if m["logged"] and m["key"] not in training)
+
+
+EVALUATED = [
+    *(f"{prefix}_{key}" for prefix in ("eval", "holdout") for key in ("answer_tokens", "exact_match")),
+    *(f"{prefix}_{key}" for prefix in ("eval", "holdout", "probe") for key in ("loss", "model_preparation_time", "runtime")),
+    *(f"{prefix}_{key}" for prefix in ("eval", "holdout", "probe") for key in ("samples_per_second", "steps_per_second")),
+    "probe_token_overlap",
+]
+
+
+def test_evaluate_and_predict_log_their_speed_loss_and_compute_metrics_keys_under_the_calls_prefix(tmp_path: Path) -> None:
+    """`trainer.evaluate()` logs under "eval_", `predict(..., metric_key_prefix="holdout")` under
+    "holdout_": the Trainer's own keys, and each key of the dict the `compute_metrics` callable
+    the trainer was made with returns (an object's `__call__`, or a function passed through a
+    `**` dict of keywords)."""
+    project = fixture_project("inventory_trainer_eval", tmp_path)
+    assert _evaluation_keys(project) == sorted(EVALUATED)
+
+
+def test_nothing_is_logged_from_evaluation_where_nothing_evaluates_or_predicts(tmp_path: Path) -> None:
+    project = fixture_project("inventory_trainer_eval_silent", tmp_path)
+    assert _evaluation_keys(project) == []
+
+
+QUIET_EVALUATIONS = {
+    # the class evaluates its own way
+    "an override of evaluate": """\
+        from transformers import Trainer
+
+        class Scored(Trainer):
+            def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
+                return {"score": 1.0}
+
+        def run(model):
+            Scored(model=model).evaluate()
+        """,
+    # a prefix metriclint cannot read
+    "a prefix of the caller's": """\
+        from transformers import Trainer
+
+        def run(model, split):
+            Trainer(model=model).evaluate  # named, not called
+            trainer = Trainer(model=model)
+            trainer.evaluate(metric_key_prefix=split.name)
+        """,
+    # another package's trainer, and one of the project's own
+    "another trainer": """\
+        from lightning.pytorch import Trainer
+
+        class Runner:
+            def evaluate(self, metric_key_prefix="eval"):
+                return {}
+
+        def run(model, data):
+            Trainer(max_epochs=1).predict(model, data)
+            Runner().evaluate()
+        """,
+}
+
+
+@pytest.mark.parametrize("case", list(QUIET_EVALUATIONS), ids=list(QUIET_EVALUATIONS))
+def test_an_evaluation_the_trainer_does_not_make_its_way_logs_nothing(case: str, tmp_path: Path) -> None:
+    write_project(tmp_path, {"run.py": textwrap.dedent(QUIET_EVALUATIONS[case])})
+    assert _evaluation_keys(tmp_path) == []
+
+
+CALLED_EXAMPLES = [(entry.paths[0], code, logs) for entry in ENTRY_POINTS if entry.called for code, logs in entry.called.examples]
+
+
+def test_every_called_method_block_has_examples_that_must_and_must_not_match() -> None:
+    assert CALLED_EXAMPLES
+    for entry in ENTRY_POINTS:
+        if entry.called is not None:
+            examples = entry.called.examples
+            assert any(logs for _, logs in examples) and any(not logs for _, logs in examples), entry.paths[0]
+
+
+@pytest.mark.parametrize(("entry", "code", "logs"), CALLED_EXAMPLES, ids=[f"{e}-{i}" for i, (e, _, _) in enumerate(CALLED_EXAMPLES)])
+def test_a_method_the_project_calls_logs_its_keys_as_its_examples_say(entry: str, code: str, logs: tuple[str, ...], tmp_path: Path) -> None:
+    write_project(tmp_path, {"train.py": textwrap.dedent(code)})
+    assert _evaluation_keys(tmp_path) == sorted(logs)

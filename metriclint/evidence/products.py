@@ -10,6 +10,7 @@ from typing import Iterable, Sequence
 from metriclint.base import keys
 from metriclint.evidence.built_keys import built_keys, read_back
 from metriclint.evidence.callbacks import silence, silenced_files
+from metriclint.evidence.called_keys import called_facts, called_keys
 from metriclint.evidence.code_claims import CallGraph, code_claims
 from metriclint.evidence.constants import constant_keys
 from metriclint.evidence.inherited import inherited_flows
@@ -38,9 +39,12 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     seen = {(use.key, use.span) for use in uses if use.via not in own_methods and use.sink}
     dispatched = [name for e in extractions for name in e.dispatched]
     name_lists = dict(named for e in extractions for named in e.name_lists)
-    logged = list(logged_entries(functions, calls, classes, instances, own_methods, dispatched, name_lists))
+    # what the project's evaluations log (`trainer.evaluate()`): the framework's keys, and the
+    # dict its `compute_metrics` returns, through a flow of its own
+    evaluated, evaluations = called_keys((m for e in extractions for m in e.method_calls), classes, knowledge().entry_points)
+    logged = list(logged_entries([*functions, *evaluations], calls, classes, instances, own_methods, dispatched, name_lists))
     through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
-    made = [*built_keys(functions, calls, classes, instances), *named, *through]
+    made = [*built_keys(functions, calls, classes, instances), *named, *through, *evaluated]
     built = tuple(use for use in made if not keys.too_generic(use.key))
     read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
     # a key written where it is put is a sink of its function already
@@ -88,7 +92,8 @@ def code_facts(
     functions, classes = silence(
         [f for e in extractions for f in e.functions], classes, silenced_files(passed, classes, lists, entries), entries
     )
-    functions = _with_put_logged(functions + inherited_flows(classes, entries), made.put_logged)
+    evaluated = called_facts((m for e in extractions for m in e.method_calls), classes, entries)
+    functions = _with_put_logged(functions + inherited_flows(classes, entries) + evaluated, made.put_logged)
     calls = [c for e in extractions for c in e.calls]
     own = frozenset(
         m for use in uses if use.measured and not use.from_keyword and use.span.path not in tests for m in index.for_key(use.key)

@@ -28,8 +28,10 @@ _ENTRY_KEYS = (
     "hook_logs",
     "hook_reads",
     "hook_handed_to",
+    "called",
 )
 _SWITCH_KEYS = ("keywords", "sections", "flag")
+_CALLED_KEYS = ("methods", "prefix", "position", "returned_by", "overrides", "keys", "examples")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,26 @@ class FrameworkKey:
     overrides: frozenset[str] = frozenset()
 
 
+@dataclass(frozen=True, slots=True)
+class Called:
+    """Keys the entry point's methods log when the project calls one on an instance
+    (`trainer.evaluate()`): `keys` with "{prefix}" the prefix the call passes by the keyword
+    `prefix` (or at `position`), else the method's default; and, under the prefix and "_", each
+    key of the dict that the callable the instance was made with by `returned_by` returns. A
+    class that defines one of `overrides` evaluates its own way: its calls give nothing."""
+
+    methods: tuple[tuple[str, str], ...]  # (method, its default prefix)
+    prefix: str
+    position: int
+    returned_by: str
+    keys: tuple[FrameworkKey, ...]
+    overrides: frozenset[str] = frozenset()
+    examples: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (code, the keys it logs), run by the tests
+
+    def default(self, method: str) -> str:
+        return dict(self.methods)[method]
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class EntryPoint:
     """One entry point, by its full import paths, with the source its facts were read in and
@@ -74,6 +96,7 @@ class EntryPoint:
     hook_logs: str = ""  # the keyword a hook of `unless_defined` receives the logs by; "": any hook may rewrite them
     hook_reads: frozenset[str] = frozenset()  # methods of the logs that leave them as they were
     hook_handed_to: frozenset[str] = frozenset()  # functions (full paths) the logs may be handed to and stay as they were
+    called: Called | None = None  # what its methods log where the project calls them itself (`trainer.evaluate()`)
 
     def shipped(self, path: str) -> bool:
         """Whether a callback resolved to `path` comes with the framework."""
@@ -97,6 +120,7 @@ class EntryIndex:
     overridable: frozenset[str]  # methods whose override changes how an entry point makes some key
     hooks: tuple[frozenset[str], frozenset[str]]  # methods that, defined / called in a file, may rewrite the logs
     wanted: frozenset[str]  # methods of `when_called`: a file must call one for the entry point's keys
+    called: frozenset[str]  # methods of `called`: a call of one logs keys
 
 
 def entry_index(by_path: dict[str, EntryPoint]) -> EntryIndex:
@@ -105,10 +129,15 @@ def entry_index(by_path: dict[str, EntryPoint]) -> EntryIndex:
         entries,
         frozenset(path.rsplit(".", 1)[-1] for path in by_path),
         tuple(entry for entry in entries if entry.unless_defined and entry.shipped_by),
-        frozenset(name for e in entries for name in e.overrides.union(*(k.overrides for k in e.keys))),
+        frozenset(name for e in entries for name in e.overrides.union(*(k.overrides for k in e.keys), _called_overrides(e))),
         (frozenset(n for e in entries for n in e.unless_defined), frozenset(n for e in entries for n in e.unless_called)),
         frozenset(n for e in entries for n in e.when_called),
+        frozenset(method for e in entries if e.called is not None for method, _ in e.called.methods),
     )
+
+
+def _called_overrides(entry: EntryPoint) -> frozenset[str]:
+    return entry.called.overrides if entry.called is not None else frozenset()
 
 
 def facts_at(entry: EntryPoint, logged: FrameworkKey, span: Span, path: str) -> frozenset[CodeFact]:
@@ -143,6 +172,7 @@ def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -
         read_example(reader, item) for item in (reader.sequence(fields["examples"][1], "'examples'") if "examples" in fields else ())
     )
     switch = _switch(reader, fields["switched_on_by"][1]) if "switched_on_by" in fields else None
+    called = _called(reader, fields["called"][1], facets) if "called" in fields else None
     if not says or not source or not paths:
         return None
     return EntryPoint(
@@ -162,6 +192,7 @@ def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -
         hook_logs=hook_logs,
         hook_reads=frozenset(words["hook_reads"]),
         hook_handed_to=frozenset(words["hook_handed_to"]),
+        called=called,
     )
 
 
@@ -173,6 +204,35 @@ def _switch(reader: NodeReader, node: Node) -> Switch | None:
     flag = reader.text(fields["flag"][1], "'flag'")
     keywords, sections = _words(reader, fields, "keywords"), _words(reader, fields, "sections")
     return Switch(frozenset(keywords), tuple(sections), flag) if flag and keywords and sections else None
+
+
+def _called(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> Called | None:
+    fields = reader.mapping(node, "'called'", _CALLED_KEYS)
+    if any(k not in fields for k in ("methods", "prefix", "position", "returned_by", "keys")):
+        reader.error(node, "'called' needs 'methods', 'prefix', 'position', 'returned_by' and 'keys'")
+        return None
+    written = reader.mapping(fields["methods"][1], "'methods'").items()
+    methods = [(name, reader.text(value, "a method's default prefix")) for name, (_, value) in written]
+    prefix, returned_by = (reader.text(fields[k][1], f"'{k}'") for k in ("prefix", "returned_by"))
+    position = fields["position"][1]
+    if position.kind != "integer" or not isinstance(position.value, int):
+        reader.error(position, "'position' is where the prefix is passed without its keyword, counted from 0 after `self`")
+        return None
+    keys = tuple(k for k in (_key(reader, item, facets) for item in reader.sequence(fields["keys"][1], "'keys'")) if k is not None)
+    examples = tuple(
+        read_example(reader, item) for item in (reader.sequence(fields["examples"][1], "'examples'") if "examples" in fields else ())
+    )
+    if not prefix or not returned_by or not keys or any(default is None for _, default in methods):
+        return None
+    return Called(
+        tuple((name, default or "") for name, default in methods),
+        prefix,
+        position.value,
+        returned_by,
+        keys,
+        frozenset(_words(reader, fields, "overrides")),
+        tuple(e for e in examples if e is not None),
+    )
 
 
 def _key(reader: NodeReader, node: Node, facets: dict[str, Facet]) -> FrameworkKey | None:

@@ -295,6 +295,21 @@ class PassedCallback:
 
 
 @dataclass(frozen=True, slots=True)
+class MethodCall:
+    """A call of one of an entry point's `called` methods (rules/code/frameworks.yaml) on an
+    object a class made: `trainer.evaluate()` on `trainer = AnswerTrainer(...)`. Whether the
+    class is the entry point or extends it through the project's classes is the project-wide
+    step's to say (evidence/called_keys.py)."""
+
+    entry: str  # the entry point's first import path
+    owner: str  # the class that made the object, dotted as the file's imports name it
+    method: str
+    prefixes: tuple[str, ...]  # the prefixes the call may pass
+    returned: tuple[str, ...]  # the functions whose returned dict it logs under each prefix (`Scores.__call__`), dotted as imported
+    span: Span  # the called method's name
+
+
+@dataclass(frozen=True, slots=True)
 class CallbackList:
     """The callbacks a function of the project returns (`def get_callbacks(args): ...`), each
     named as its file's imports resolve it (sources/python/callback_lists.py): a call of it

@@ -23,6 +23,7 @@ from metriclint.model import (
     FunctionFlow,
     KeyUse,
     Mention,
+    MethodCall,
     PassedCallback,
     ProjectClass,
     Reading,
@@ -60,6 +61,9 @@ class Extraction:
     classes: tuple[ProjectClass, ...] = ()  # for the entry points reached through the project's classes (evidence/inherited.py)
     callbacks: tuple[PassedCallback, ...] = ()  # callbacks handed to an entry point, for the project-wide step (evidence/callbacks.py)
     callback_lists: tuple[CallbackList, ...] = ()  # ... and what functions that make them return
+    method_calls: tuple[
+        MethodCall, ...
+    ] = ()  # calls of an entry point's methods that log keys (`trainer.evaluate()`, evidence/called_keys.py)
     # module-level constants that may name a metric, by import path (`pkg.series.LOSS`), and
     # the help texts of metrics named by another module's constant (evidence/constants.py)
     constants: tuple[tuple[str, str], ...] = ()

@@ -17,10 +17,23 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from metriclint.knowledge.frameworks import EntryPoint, FrameworkKey, facts_at
-from metriclint.model import FRAMEWORKS, CallbackList, CodeFact, FunctionFlow, KeyUse, PassedCallback, ProjectClass, Rewrite, Span
+from metriclint.knowledge.frameworks import Called, EntryPoint, FrameworkKey, facts_at
+from metriclint.model import (
+    FRAMEWORKS,
+    CallbackList,
+    CodeFact,
+    FunctionFlow,
+    KeyUse,
+    MethodCall,
+    PassedCallback,
+    ProjectClass,
+    Rewrite,
+    Span,
+)
+from metriclint.sources.python import strings
 from metriclint.sources.python.bindings import Bindings
 from metriclint.sources.python.callback_lists import module_tables, returned_callbacks
+from metriclint.sources.python.flow import Scope
 from metriclint.sources.python.hooks import keys_written
 from metriclint.sources.python.switches import switched_off
 
@@ -45,6 +58,7 @@ class EntryUses(Bindings):
         self.project_classes: list[ProjectClass] = []
         self.passed: list[PassedCallback] = []
         self.callback_lists: list[CallbackList] = []
+        self.method_calls: list[MethodCall] = []
         self.dispatched: list[str] = []  # classes whose methods run elsewhere (`ray.remote(Worker)`), dotted as imported
         self._dispatch_names = frozenset(path.rsplit(".", 1)[-1] for path in self.rules.dispatchers)
         self._tables: dict[str, ast.Dict] | None = None  # the module's dicts written out, once a function needs them
@@ -53,6 +67,7 @@ class EntryUses(Bindings):
         index = self.code.knowledge.entry_index  # the same for every file: worked out once
         self._entries, self._entry_names, self._rewritable = index.entries, index.names, index.rewritable
         self._overridable, self._hooks, self._wanted = index.overridable, index.hooks, index.wanted
+        self._called_methods = index.called  # methods of `called`: a call of one logs keys
         self._api_calls: set[str] = set()  # methods of `when_called` the file calls
         self._rewriting: set[str] = set()  # entry points (first path) a hook the file defines, or a callback it adds, may rewrite
         self._judged: dict[int, frozenset[str]] = {}
@@ -95,6 +110,8 @@ class EntryUses(Bindings):
             self._added(node, node.func.attr)
         if isinstance(node.func, ast.Attribute) and node.func.attr in self._wanted:
             self._api_calls.add(node.func.attr)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in self._called_methods:
+            self._method_called(node, node.func.value, node.func.attr)
         if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
             self._patched(node.args[0], str(node.args[1].value), node)
         entry = self._entry(node.func)
@@ -104,6 +121,66 @@ class EntryUses(Bindings):
             path = self._callback_path(node.args[0])
             self.dispatched += [path] if path is not None else []
         return super()._visit_Call(node)
+
+    def _method_called(self, node: ast.Call, receiver: ast.expr, method: str) -> None:
+        """`trainer.evaluate()` on a name that holds what a class made (`trainer = Tuned(...)`),
+        `Tuned(...).evaluate()`, or `self.evaluate()` in a class: whether the class is an entry
+        point's, and so logs the method's keys, is the project-wide step's to say
+        (evidence/called_keys.py)."""
+        name = receiver.id if isinstance(receiver, ast.Name) else ""
+        scope = self.scopes[-1] if name in self.scopes[-1].instances else self.scopes[0]
+        if isinstance(receiver, ast.Call):
+            owner, made = self.code.instance(receiver), receiver
+        elif name == "self":
+            owner, made = ".".join((self.module, *self.classes)) if self.classes else None, None
+        else:
+            owner, made = scope.instances.get(name), scope.results.get(name)
+        if not owner or owner.endswith("()") or made is not None and self._made_silent(made):
+            return
+        for entry in self._entries:
+            called = entry.called
+            prefixes = self._call_prefixes(called, node, method) if called is not None else None
+            if called is not None and prefixes:
+                returned = self._handed_callables(called.returned_by, made, scope) if made is not None else ()
+                self.method_calls.append(MethodCall(entry.paths[0], owner, method, prefixes, returned, self.span(node)))
+
+    def _made_silent(self, made: ast.Call) -> bool:
+        """The object was made by a call of the entry point itself that leaves it silent (a
+        callback it cannot name, keywords it cannot read)."""
+        span = self.span(made.func)
+        return any(use.span == span and use.silent for use in self.entry_uses)
+
+    def _call_prefixes(self, called: Called, node: ast.Call, method: str) -> tuple[str, ...] | None:
+        """The prefixes the call passes (by keyword or at its place), else the method's default;
+        None when it passes one metriclint cannot read."""
+        given = next((k.value for k in node.keywords if k.arg == called.prefix), None)
+        starred = any(isinstance(a, ast.Starred) for a in node.args[: called.position + 1])
+        if given is None and not starred and len(node.args) > called.position:
+            given = node.args[called.position]
+        if given is not None:
+            return strings.values(given, self.string)
+        if starred or any(k.arg is None for k in node.keywords):
+            return None  # `**settings` may hold the prefix
+        return (called.default(method),)
+
+    def _handed_callables(self, keyword: str, made: ast.Call, scope: Scope) -> tuple[str, ...]:
+        """The functions that make the dict a callable the object was made with returns: by
+        `keyword` (`compute_metrics=Scores(tok)`: its class's `__call__`; `compute_metrics=
+        score`: that function), or under that key of a dict handed over with `**`."""
+        values = [k.value for k in made.keywords if k.arg == keyword]
+        for splat in (k.value for k in made.keywords if k.arg is None):
+            if isinstance(splat, ast.Name):
+                values += _put_under(scope.definition or self.tree, splat.id, keyword)
+        found = (self._handed_callable(value, scope) for value in values)
+        return tuple(dict.fromkeys(f for f in found if f))
+
+    def _handed_callable(self, value: ast.expr, scope: Scope) -> str | None:
+        made = self.code.instance(value) if isinstance(value, ast.Call) else None
+        if isinstance(value, ast.Name):
+            made = scope.instances.get(value.id) or self.scopes[0].instances.get(value.id)
+        if made is not None:
+            return None if made.endswith("()") else f"{made}.__call__"
+        return self.code.callee(value, self.classes) if isinstance(value, (ast.Name, ast.Attribute)) else None
 
     def _dispatches(self, node: ast.expr) -> bool:
         """`ray.remote` (rules/dataflow.yaml `dispatch`), as a call or a decorator, bare or called."""
@@ -201,6 +278,7 @@ class EntryUses(Bindings):
         a call elsewhere in the file may change; and the file's classes, with the entry points
         whose logs it may change."""
         silenced = frozenset(e.paths[0] for e in self._entries if self._silenced(e))
+        self.method_calls = [call for call in self.method_calls if call.entry not in silenced]
         self.project_classes = [
             ProjectClass(*shape, silenced, rewrites, self._attribute_classes(shape[0]))
             for shape, rewrites in zip(self._classes, self._class_rewrites)
@@ -229,3 +307,20 @@ class EntryUses(Bindings):
             self.keys.append(KeyUse(key, use.span, measured=False, sink=f"{use.entry.says}, from its own loop", framework=True))
             if facts:
                 sinks.append((key, facts))
+
+
+def _put_under(block: ast.AST, name: str, key: str) -> list[ast.expr]:
+    """What `block` puts under `key` in the dict `name` holds: `name[key] = value`, `name =
+    {key: value}` or `name = dict(key=value)`."""
+    found: list[ast.expr] = []
+    for node in ast.walk(block):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name:
+            found += [value] if isinstance(target.slice, ast.Constant) and target.slice.value == key else []
+        elif isinstance(target, ast.Name) and target.id == name and isinstance(value, ast.Dict):
+            found += [v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant) and k.value == key]
+        elif isinstance(target, ast.Name) and target.id == name and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            found += [k.value for k in value.keywords if value.func.id == "dict" and k.arg == key]
+    return found

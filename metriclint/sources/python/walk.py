@@ -84,6 +84,7 @@ def extract(
         classes=tuple(collector.project_classes),
         callbacks=tuple(collector.passed),
         callback_lists=tuple(collector.callback_lists),
+        method_calls=tuple(collector.method_calls),
         constants=collector.constants(),
         constant_help=tuple(collector.tables.constant_help),
         name_lists=collector.name_lists.exported(),
