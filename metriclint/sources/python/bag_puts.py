@@ -107,7 +107,7 @@ class BagWriter(BagReader):
             scope.results[name] = value  # what a call returns, a dict only maybe: read as one when used as one (`bag`)
             scope.bags.pop(name, None)
             return
-        found = self.read_as_dict(value) if type(value) is ast.Attribute else self.bag(value)
+        found = self.field_bag(value)
         if not replaces:  # on a branch: what it held before stays possible
             found = (scope.bags.get(name) or self._result(scope.results.get(name))) | found
         scope.results.pop(name, None)

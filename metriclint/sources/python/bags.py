@@ -156,19 +156,23 @@ class BagReader(ListReader):
 
     def read_as_dict(self, node: ast.expr) -> Bag:
         """What `node` holds where it is read as a dict (its `.items()` iterated, unpacked with
-        `**`, handed to `update`, bound to a name): its bag, or, for an attribute of an object
-        nothing here put a dict in, what every object of its class holds there (`field`), or that
-        item of what the object holds: of what a caller passes or a call returns
-        (`batch.meta.items()`, where `return out` followed `out.meta = stats`: `returned_object`).
-        Not where it is iterated as a list (`for name in run.names`): that loop's variable would
-        stand for a dict's keys."""
-        found = self.bag(node)
-        if found or type(node) is not ast.Attribute:
+        `**`, handed to `update`): its bag, or, for an attribute of an object nothing here put a
+        dict in, what every object of its class holds there (`field_bag`), or that item of what
+        the object holds: of what a caller passes or a call returns (`batch.meta.items()`, where
+        `return out` followed `out.meta = stats`: `returned_object`). Not where it is bound to a
+        name or iterated as a list (`for name in run.names`): that loop's variable would stand
+        for a dict's keys."""
+        found = self.field_bag(node)
+        if found or type(node) is not ast.Attribute or local_attribute(node) is None:
             return found
-        field = self.field(node)
-        if field is not None:
-            return self._one("attribute", field)
-        return self._item(node.value, (node.attr,)) if local_attribute(node) is not None else EMPTY
+        return self._item(node.value, (node.attr,))
+
+    def field_bag(self, node: ast.expr) -> Bag:
+        """`bag`, or for an attribute nothing here put a dict in, what every object of its class
+        holds there (`field`): `status = samples[0].status`."""
+        found = self.bag(node)
+        field = self.field(node) if not found and type(node) is ast.Attribute else None
+        return self._one("attribute", field) if field is not None else found
 
     def returned_object(self, name: str) -> Bag:
         """The dicts this function put in the attributes of the object `name` (`out.meta =
