@@ -147,7 +147,7 @@ class BagReader(ListReader):
         object of that class (`sample.status = stats`, elsewhere), as `self.status` is."""
         owner, scope = node.value, self.scopes[-1]
         if type(owner) is ast.Name:
-            made = scope.known.get(owner.id)
+            made = scope.instances.get(owner.id) or self.scopes[0].instances.get(owner.id)  # `known`, without a ChainMap's cost
         elif type(owner) is ast.Subscript and type(owner.value) is ast.Name and indexes(owner.slice):
             made = scope.elements.get(owner.value.id)
         else:
