@@ -50,15 +50,20 @@ class _Families:
 
     def __init__(self, classes: Iterable[ProjectClass]) -> None:
         named = {c.name: c for c in classes}
-        resolve = Dotted(named).resolve
+        self.resolve = Dotted(named).resolve
         self.parent: dict[str, str] = {name: name for name in named}
         for project_class in named.values():
             for base, _ in project_class.bases:
-                found = resolve(base)
+                found = self.resolve(base)
                 if found is not None:
                     self.parent[self.root(found.name)] = self.root(project_class.name)
 
     def root(self, name: str) -> str:
+        """The family of a class named where it is defined, or as a file imports it (an object's
+        attribute of a class another module re-exports, `sample.status`)."""
+        if name not in self.parent:
+            found = self.resolve(name)
+            name = found.name if found is not None else name
         while self.parent.get(name, name) != name:
             name = self.parent[name]
         return name
@@ -118,7 +123,11 @@ class LoggedBags:
             for at in self._calls_for(flow, held.rekey, call):
                 for rekey in self._given_texts(flow, held.rekey, at):
                     for entry, where in self._held(function, held, hops + 1, at, outer if at is call else ()):
-                        if entry.key in held.without or (held.only and entry.key not in held.only):
+                        if (
+                            entry.key in held.without
+                            or (held.only and entry.key not in held.only)
+                            or (held.starts and not entry.key.startswith(held.starts))
+                        ):
                             continue
                         if where == function and at is not None and keys.is_template(entry.key):
                             found.extend(
@@ -275,6 +284,7 @@ class LoggedBags:
             for where, texts in call.texts
             if where in (p, passed_at(flow, p, call.bound))
         }
+        given |= {p: (text,) for p, text in flow.defaults if p not in given and f"{{{p}}}" in template and not _passes(flow, p, call)}
         if not given or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
             return [template]
         made = []
@@ -292,10 +302,12 @@ class LoggedBags:
         flow = self.project.functions.get(function)
         named = [p for p in flow.params if f"{{{p}}}" in entry.key] if flow is not None and keys.is_template(entry.key) else []
         made: list[tuple[str, Span]] = []
+        defaults = dict(flow.defaults) if named else {}  # type: ignore[union-attr]
         for call in self.project.callers.get(function, ()) if named else ():
             if call.caller == function:
                 continue  # a recursive call passes the function's own parameter on: it names no key of its own
             given = {p: texts for p in named for where, texts in call.texts if where in (p, passed_at(flow, p, call.bound))}  # type: ignore[arg-type]
+            given |= {p: (defaults[p],) for p in named if p not in given and p in defaults and not _passes(flow, p, call)}  # type: ignore[arg-type]
             if len(given) != len(named) or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
                 continue
             for combination in itertools.product(*given.values()):
@@ -303,7 +315,19 @@ class LoggedBags:
                 for param, text in zip(given, combination):
                     key = key.replace(f"{{{param}}}", text)
                 made.append((key, call.span))
+        if not made and named and all(p in defaults for p in named):  # no call passes them: the defaults
+            key = entry.key
+            for param in named:
+                key = key.replace(f"{{{param}}}", defaults[param])
+            made.append((key, entry.span))
         return made or [(entry.key, entry.span)]
+
+
+def _passes(flow: FunctionFlow, param: str, call: CallFlow) -> bool:
+    """Whether `call` passes anything the walk saw for `param` (a string, a value, a dict):
+    else it has its default."""
+    where = passed_at(flow, param, call.bound)
+    return any(w in (param, where) for w, _ in (*call.args, *call.texts, *call.bags))
 
 
 def _passed_on(flow: FunctionFlow | None, template: str, call: CallFlow | None, caller: FunctionFlow) -> str | None:

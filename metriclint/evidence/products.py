@@ -65,7 +65,9 @@ def own_keys(extractions: Iterable[Extraction], made: CodeProducts) -> list[KeyU
     literal's, shaped like a metric key) stands for itself only until the project-wide step finds
     the dict logged: then it is logged under the keys that step found (`f"rollout/{k}"`)."""
     superseded = {(use.key, use.span) for use in made.built}
-    placed = {use.span for use in made.built if use.sink}
+    # a key written where a sink logs it under another (`{f"loader/{k}": v for k, v in
+    # spread.items()}` re-keys `spread`'s "latency/low" where it is written) is that one only
+    placed = {use.span for use in made.built if use.sink} | {use.span for e in extractions for use in e.keys if use.sink}
     return [
         use
         for e in extractions

@@ -131,6 +131,7 @@ class Held:
     item: tuple[str, ...] = ()
     without: tuple[str, ...] = ()  # its entries under these keys are left out (`if k not in SKIPPED`)
     only: tuple[str, ...] = ()  # when any, its entries under other keys are left out (`if k in KEPT`)
+    starts: tuple[str, ...] = ()  # when any, its entries under keys starting otherwise are left out (`if k.startswith("train/")`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +269,7 @@ class FunctionFlow:
     fills: tuple[tuple[str, Bag], ...] = ()  # what it puts in the dict a parameter is
     makes: str = ""  # the class it returns an instance of, or the module-level name of the instance it returns
     sites: tuple[tuple[int, Span], ...] = ()  # (index in sinks, where this file logs it)
+    defaults: tuple[tuple[str, str], ...] = ()  # (parameter, the string it defaults to): what a key it names is, where a call passes none
 
 
 @dataclass(frozen=True, slots=True)

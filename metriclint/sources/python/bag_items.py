@@ -42,6 +42,21 @@ def kept_only(bag: Bag, names: tuple[str, ...]) -> Bag:
     return Bag(tuple(e for e in bag.entries if e.key in names), tuple(replace(h, only=only) for h, only in kept if only), bag.items)
 
 
+def starting(bag: Bag, prefixes: tuple[str, ...]) -> Bag:
+    """The bag's entries whose keys start with one of `prefixes`, here and in what it holds of
+    elsewhere (`if k.startswith(("train/", "eval/"))`)."""
+    held = []
+    for h in bag.held:
+        starts = (
+            prefixes
+            if not h.starts
+            else tuple(p for p in prefixes if p.startswith(h.starts)) + tuple(s for s in h.starts if s.startswith(prefixes))
+        )
+        if starts:
+            held.append(replace(h, starts=starts))
+    return Bag(tuple(e for e in bag.entries if e.key.startswith(prefixes)), tuple(held), bag.items)
+
+
 def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     """The dicts `bag` holds at `path` (`out.meta["metrics"]`: ("meta", "metrics")): its items
     of that name, and the same item of what a call returns, which the project-wide step finds.
@@ -223,6 +238,10 @@ class ItemReader(ValueReader):
         """`if k in NAMES:` in a loop over a dict's keys: the loop's key, what it stands for
         before the test, in the branch (the entries under those names) and in the other one
         (the rest); `not in` the other way round. None for any other test."""
+        prefixed = self._prefixes(test)
+        if prefixed is not None:  # `if k.startswith("train/")`: those in the branch; any in the other
+            found = self.scopes[-1].keyvars[prefixed[0]]
+            return prefixed[0], found, starting(found, prefixed[1]), found
         compared = self._compared(test)
         if compared is None or not isinstance(compared[1], (ast.In, ast.NotIn)):
             return None
@@ -230,6 +249,35 @@ class ItemReader(ValueReader):
         found = self.scopes[-1].keyvars[key]
         among, others = kept_only(found, names), left_out(found, names)
         return (key, found, among, others) if isinstance(op, ast.In) else (key, found, others, among)
+
+    def _prefixes(self, test: ast.expr) -> tuple[str, tuple[str, ...]] | None:
+        """A loop's key tested for its start: `k.startswith("a/")`, `k.startswith(("a/", "b/"))`,
+        or several such tests of the same key joined by `or`; the key and the prefixes. None
+        for any other test."""
+        tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+        key: str | None = None
+        prefixes: tuple[str, ...] = ()
+        for part in tests:
+            if not (
+                isinstance(part, ast.Call)
+                and isinstance(part.func, ast.Attribute)
+                and part.func.attr == "startswith"
+                and isinstance(part.func.value, ast.Name)
+                and len(part.args) == 1
+                and not part.keywords
+            ):
+                return None
+            named = part.func.value.id
+            given = part.args[0]
+            texts = (
+                (given.value,)
+                if isinstance(given, ast.Constant) and isinstance(given.value, str)
+                else strings.loop_values(given, self.collection)
+            )
+            if not texts or (key is not None and named != key) or named not in self.scopes[-1].keyvars:
+                return None
+            key, prefixes = named, prefixes + tuple(texts)
+        return (key, prefixes) if key is not None else None
 
     def _left_out(self, test: ast.expr, among: type[ast.cmpop], equal: type[ast.cmpop]) -> None:
         """Leaves out of a loop key's entries the names `test` compares it with by `among` (a

@@ -31,6 +31,9 @@ class BagWriter(BagReader):
             scope.bags[container.id] = self.bag(container) | added
             if self.is_param(container.id):
                 scope.fills[container.id] = scope.fills.get(container.id, EMPTY) | added  # the caller's dict
+            aliased = scope.aliases.get(container.id)
+            if aliased is not None:  # `metrics = self.metrics; metrics["k"] = v`: the attribute's dict
+                scope.puts[aliased] = scope.puts.get(aliased, EMPTY) | added
             return
         attribute = self._attribute(container)
         if attribute is not None:
@@ -39,6 +42,9 @@ class BagWriter(BagReader):
         held = local_attribute(container)
         if held is not None:  # `result.metrics["k"] = v`: the dict an object of this function holds
             scope.bags[held] = scope.bags.get(held, EMPTY) | added
+        field = self.field(container) if type(container) is ast.Attribute else None
+        if field is not None:  # `sample.status = stats`: that attribute of every object of its class
+            scope.puts[field] = scope.puts.get(field, EMPTY) | added
 
     def added(self, call: ast.Call) -> None:
         """A call that adds to a dict or a list of records: `d.update(other)`, `d.update(k=v)`,
@@ -48,7 +54,7 @@ class BagWriter(BagReader):
             return
         owner = func.value
         if func.attr == "update":
-            self.put(owner, self._given(arguments(call)))
+            self.put(owner, self.given_bag(arguments(call), as_dict=True))
         elif isinstance(owner, ast.Subscript) and call.args and not isinstance(owner.slice, ast.Slice):
             self.put(owner.value, self.entry(owner.slice, call.args[0]))  # `d[k].append(v)`: v under k
             name = item_key(owner.slice) if func.attr == "append" and isinstance(call.args[0], LIST_ITEMS) else None
@@ -80,6 +86,11 @@ class BagWriter(BagReader):
     def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
         """`name = value`: the name holds what the value holds (with what it held, on a branch)."""
         scope = self.scopes[-1]
+        attribute = self._attribute(value) if type(value) is ast.Attribute else None
+        if attribute is not None:
+            scope.aliases[name] = attribute
+        elif scope.aliases:
+            scope.aliases.pop(name, None)
         if not replaces and scope.rebound and scope.rebound[-1][0] == tuple(self.blocks):
             replaces = True  # in the branch it holds the new dict alone; after it, either (`branch_ends`)
             if name not in scope.rebound[-1][1]:
@@ -96,7 +107,7 @@ class BagWriter(BagReader):
             scope.results[name] = value  # what a call returns, a dict only maybe: read as one when used as one (`bag`)
             scope.bags.pop(name, None)
             return
-        found = self.bag(value)
+        found = self.field_bag(value)
         if not replaces:  # on a branch: what it held before stays possible
             found = (scope.bags.get(name) or self._result(scope.results.get(name))) | found
         scope.results.pop(name, None)

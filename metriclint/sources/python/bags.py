@@ -33,6 +33,7 @@ from metriclint.sources.python.bag_items import (
     rekeyed,
     remote_method,
     selected,
+    under,
     unseen,
     unwrapped,
 )
@@ -114,7 +115,9 @@ class BagReader(ListReader):
             found = EMPTY
             table = self.tables.holds(node)
             for key, value in zip(node.keys, node.values):
-                found |= self.bag(value) if key is None else self.entry(key, value, recorded=not table) | nested(key, value, self.bag)
+                found |= (
+                    self.read_as_dict(value) if key is None else self.entry(key, value, recorded=not table) | nested(key, value, self.bag)
+                )
             return found
         if type(node) is ast.DictComp:
             return self._comprehended(node)
@@ -136,6 +139,50 @@ class BagReader(ListReader):
                 found |= self.bag(value)
             return found
         return EMPTY
+
+    def field(self, node: ast.Attribute) -> str | None:
+        """`sample.status`, `samples[0].status`: the attribute of an object whose class the
+        function knows (a constructor's result, an annotation, an element of a list annotated
+        with it), as module.Class.attr: what any method or function puts in that attribute of an
+        object of that class (`sample.status = stats`, elsewhere), as `self.status` is."""
+        owner, scope = node.value, self.scopes[-1]
+        if type(owner) is ast.Name:
+            made = scope.instances.get(owner.id) or self.scopes[0].instances.get(owner.id)  # `known`, without a ChainMap's cost
+        elif type(owner) is ast.Subscript and type(owner.value) is ast.Name and indexes(owner.slice):
+            made = scope.elements.get(owner.value.id)
+        else:
+            return None
+        return f"{made}.{node.attr}" if made is not None and not made.endswith(")") else None
+
+    def read_as_dict(self, node: ast.expr) -> Bag:
+        """What `node` holds where it is read as a dict (its `.items()` iterated, unpacked with
+        `**`, handed to `update`): its bag, or, for an attribute of an object nothing here put a
+        dict in, what every object of its class holds there (`field_bag`), or that item of what
+        the object holds: of what a caller passes or a call returns (`batch.meta.items()`, where
+        `return out` followed `out.meta = stats`: `returned_object`). Not where it is bound to a
+        name or iterated as a list (`for name in run.names`): that loop's variable would stand
+        for a dict's keys."""
+        found = self.field_bag(node)
+        if found or type(node) is not ast.Attribute or local_attribute(node) is None:
+            return found
+        return self._item(node.value, (node.attr,))
+
+    def field_bag(self, node: ast.expr) -> Bag:
+        """`bag`, or for an attribute nothing here put a dict in, what every object of its class
+        holds there (`field`): `status = samples[0].status`."""
+        found = self.bag(node)
+        field = self.field(node) if not found and type(node) is ast.Attribute else None
+        return self._one("attribute", field) if field is not None else found
+
+    def returned_object(self, name: str) -> Bag:
+        """The dicts this function put in the attributes of the object `name` (`out.meta =
+        stats`, `out.meta.update(stats)`), each as the item named by its attribute, for a caller
+        that reads it back from what the function returns (`read_as_dict`)."""
+        found, prefix = EMPTY, name + "."
+        for held, bag in self.scopes[-1].bags.items():
+            if held.startswith(prefix) and bag:
+                found |= under(held[len(prefix) :], bag)
+        return found
 
     def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
@@ -173,6 +220,8 @@ class BagReader(ListReader):
         scope = self.scopes[-1]
 
         def named(name: str) -> tuple[str, ...] | None:
+            if name in scope.keyvars and any(e.recorded for e in scope.keyvars[name].entries):
+                return (f"{{{name}}}",)  # re-keys the dict's written keys where they are written: they stand for themselves no more
             found = self.string(name)
             return found if found is not None else (f"{{{name}}}",) if name in scope.keyvars or self.is_param(name) else None
 
@@ -261,7 +310,7 @@ class BagReader(ListReader):
         if not isinstance(key, ast.Name):
             return
         scope = self.scopes[-1]
-        found = self.named_keys(over) if zipped else self.bag(over)
+        found = self.named_keys(over) if zipped else self.read_as_dict(over) if keyed else self.bag(over)
         element = selected(found, (LISTED,)) if found and item is not None else EMPTY
         if element:  # `for row in rows`: each of a list's dicts, were the loop's item one
             scope.bags[key.id] = element
@@ -292,7 +341,7 @@ class BagReader(ListReader):
             return self._own_fields(node.args[0])
         if name in COPIES or self.typed_dict(node):
             given = arguments(node)
-            found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self._given(given)
+            found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self.given_bag(given)
             if found:
                 return found
         result = self._result_bags.get(id(node))
@@ -366,12 +415,14 @@ class BagReader(ListReader):
                     found.append((arg.keyword or position, held))
         return tuple(found)
 
-    def _given(self, given: list[Argument]) -> Bag:
-        """What a call's arguments hold: its dicts, and each keyword as a key (`dict(a, lr=lr)`)."""
+    def given_bag(self, given: list[Argument], as_dict: bool = False) -> Bag:
+        """What a call's arguments hold: its dicts, and each keyword as a key (`dict(a, lr=lr)`);
+        `as_dict`: each positional one is read as a dict (`d.update(out.meta)`: `read_as_dict`),
+        not maybe as a list (`set(run.names)`)."""
         found = EMPTY
         for arg in given:
             if arg.keyword is None:
-                found |= self.bag(arg.value)
+                found |= self.read_as_dict(arg.value) if as_dict else self.bag(arg.value)
             elif not arg.star and arg.where is not None:
                 line, column = self.text.start(arg.where)
                 span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))

@@ -282,8 +282,9 @@ class Bindings(Messages):
             for t, v in zip(target.elts, value.elts):
                 self._assign(t, v)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            if isinstance(value, ast.Call):
-                self.unpacked(target.elts, value)
+            called = value.value if isinstance(value, ast.Await) else value  # `epoch, batch = await self.fetch()`: what it returns
+            if isinstance(called, ast.Call):
+                self.unpacked(target.elts, called)
             count, handed = len(target.elts), self.handed(value)
             for i, element in enumerate(target.elts):
                 if isinstance(element, ast.Name):
@@ -366,14 +367,19 @@ class Bindings(Messages):
         self.reduce(x)` would read `total.mean()` as a method of what the call makes, not as the
         tensor method the knowledge names), nor any call with arguments (`self.writer =
         csv_writer(path)`, a class named in lower case or a library's function, would hide the
-        tracker method a call on it is matched by)."""
+        tracker method a call on it is matched by) but a class's own factory with `made`
+        (`Manager.create(cfg)`). `cls(...)` in a classmethod makes an instance of its class."""
         scope = self.scopes[-1]
         if isinstance(value, ast.Name):
             return scope.instances.get(value.id) or self.scopes[0].instances.get(value.id)
         if not isinstance(value, ast.Call):
             return None
+        func = value.func
+        if type(func) is ast.Name and func.id == "cls" and self.classes and scope.params[:1] == ("cls",):
+            return ".".join((self.module, *self.classes))  # `cls(...)` in a classmethod: an instance of its class
         found = self.code.instance(value)
-        if found is not None or (value.args or value.keywords) and not (made and self.own_attribute(value.func) is not None):
+        factory = made and (self.own_attribute(func) is not None or _class_method(func))
+        if found is not None or (value.args or value.keywords) and not factory:
             return found
         callee = self.site(value).callee  # what the project-wide step finds the call returns
         return f"{callee}()" if callee and not callee.startswith(UNKNOWN_OBJECT) else None
@@ -480,3 +486,9 @@ class Bindings(Messages):
 
 def _true(value: ast.expr) -> bool:
     return isinstance(value, ast.Constant) and value.value is True
+
+
+def _class_method(func: ast.expr) -> bool:
+    """`Manager.create`, a method called on a class (named as classes are): a factory, whose
+    result the project-wide step finds when it returns an instance (`return cls(...)`)."""
+    return type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id[:1].isupper()

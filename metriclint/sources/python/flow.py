@@ -152,6 +152,8 @@ class Scope:
     logged: list[LoggedBag] = field(default_factory=list)  # bags logged here that hold entries of elsewhere
     gives: Bag = Bag()  # the bag it returns (a frozen Bag: one empty one serves every scope)
     puts: dict[str, Bag] = field(default_factory=dict)  # module.Class.attr -> what it puts in that attribute
+    elements: dict[str, str] = field(default_factory=dict)  # name -> the class of a list's elements (`samples: list[Sample]`)
+    aliases: dict[str, str] = field(default_factory=dict)  # name -> the attribute whose dict it is (`metrics = self.metrics`)
     fills: dict[str, Bag] = field(default_factory=dict)  # parameter -> what it puts in the dict the parameter is
     handed_bags: list[Bag] = field(default_factory=list)  # the dicts of metrics it hands to calls
     makes: str | None = None  # the class it returns an instance of ("" when its returns disagree)
@@ -245,7 +247,18 @@ class Scope:
             fills,
             self.makes or "",
             sites,
+            self._defaults(),
         )
+
+    def _defaults(self) -> tuple[tuple[str, str], ...]:
+        """The parameters that default to a string (`prefix: str = "rollout/moe"`), each with it."""
+        node = self.definition
+        if node is None or not (node.args.defaults or node.args.kw_defaults):
+            return ()
+        args = node.args
+        positional = (*args.posonlyargs, *args.args)
+        pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        return tuple((a.arg, d.value) for a, d in pairs if isinstance(d, ast.Constant) and isinstance(d.value, str))
 
     def thinned(self, bag: Bag) -> Bag:
         """The bag as the project-wide step can follow it: its values `kept`, its items' too."""

@@ -225,6 +225,11 @@ class _Collector(EntryUses):
         if made is not None:
             scope.instances[name] = made
         outer = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        if isinstance(annotation, ast.Subscript) and called_name(outer) in _SEQUENCE_TYPES:
+            inner = annotation.slice.elts[0] if isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts else annotation.slice
+            element = self.code.instance(inner)
+            if element is not None:
+                scope.elements[name] = element
         if called_name(outer) in _DICT_TYPES:
             scope.containers.add(name)
 
@@ -317,7 +322,9 @@ class _Collector(EntryUses):
         value = node.value
         if value is not None and len(self.scopes) > 1:
             scope.gives |= self.bag(value)
-            if isinstance(value, ast.Tuple):
+            if type(value) is ast.Name:
+                scope.gives |= self.returned_object(value.id)
+            elif isinstance(value, ast.Tuple):
                 scope.gives |= self.elements(value)
             self._makes(scope, value)
             self._hook_returned(scope, value, node)
@@ -391,6 +398,7 @@ class _Collector(EntryUses):
             scope.bags = before
 
 
+_SEQUENCE_TYPES = frozenset({"list", "List", "Sequence", "Iterable", "tuple", "Tuple"})
 _DICT_TYPES = frozenset({"dict", "Dict", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict", "Counter"})
 
 
