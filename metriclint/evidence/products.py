@@ -38,7 +38,8 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     seen = {(use.key, use.span) for use in uses if use.via not in own_methods and use.sink}
     dispatched = [name for e in extractions for name in e.dispatched]
     name_lists = dict(named for e in extractions for named in e.name_lists)
-    logged = list(logged_entries(functions, calls, classes, instances, own_methods, dispatched, name_lists))
+    constants = dict(named for e in extractions for named in e.constants)
+    logged = list(logged_entries(functions, calls, classes, instances, own_methods, dispatched, name_lists, constants))
     through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
     made = [*built_keys(functions, calls, classes, instances), *named, *through]
     built = tuple(use for use in made if not keys.too_generic(use.key))
