@@ -81,7 +81,7 @@ def unseen(bag: Bag) -> bool:
     """Only items of dicts of elsewhere (`for key in out["losses"]`): mostly data filled at run
     time (a dict of datasets, of losses), so a key built over its keys stays a template too; so
     does one over what a method of an object no file names returns (`response.metrics()`),
-    which the project-wide step finds only when one class alone defines it."""
+    which the project-wide step finds only when a few classes define a method of its name."""
     return not (bag.entries or bag.items) and all(h.item or (h.kind == "result" and h.name.startswith(UNKNOWN_OBJECT)) for h in bag.held)
 
 
@@ -214,7 +214,7 @@ class ItemReader(ValueReader):
 
     def unplaced_result(self, node: ast.Call) -> Bag:
         """`weights, stats = ctx.compute(x)`: what a method of an object the file cannot place
-        returns, which the project-wide step finds when one class alone defines it. Asked only
+        returns, which the project-wide step finds when a few classes define it. Asked only
         where its result is taken apart as a tuple: most such calls return no dict, and are
         followed only when handed one (roots.py)."""
         if self.site(node).callee:
