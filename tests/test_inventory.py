@@ -542,6 +542,38 @@ def test_nothing_is_logged_where_the_dict_never_reaches_a_tracker(case: str, tmp
     assert _logged(tmp_path / "quiet") == []
 
 
+POPPED = """\
+import wandb
+
+from pkg.stats import RAW_COUNTS, summarize
+
+
+def step(batch, step):
+    metrics = {"loss": batch.loss}
+    metrics.update(summarize(batch))
+    counts = metrics.pop(RAW_COUNTS, None)
+    metrics.pop("ids")
+    wandb.log(metrics, step=step)
+    print(counts)
+"""
+SUMMARIZED = """RAW_COUNTS = "raw_counts"
+
+
+def summarize(batch):
+    return {"tokens": batch.tokens, RAW_COUNTS: batch.counts, "ids": batch.ids}
+"""
+
+
+def test_a_key_popped_from_a_dict_before_it_is_logged_is_not_logged(tmp_path: Path) -> None:
+    """`metrics.pop(KEY)` takes the entry out of the dict, whether a callee put it there or the
+    function itself; what the dict still holds when a sink gets it is what is logged."""
+    write_project(tmp_path / "popped", {"pkg/loop.py": POPPED, "pkg/stats.py": SUMMARIZED})
+    kept = POPPED.replace('    counts = metrics.pop(RAW_COUNTS, None)\n    metrics.pop("ids")\n', "    counts = None\n")
+    write_project(tmp_path / "kept", {"pkg/loop.py": kept, "pkg/stats.py": SUMMARIZED})
+    assert _logged(tmp_path / "popped") == ["loss", "tokens"]
+    assert _logged(tmp_path / "kept") == ["ids", "loss", "raw_counts", "tokens"]
+
+
 def test_a_method_named_like_a_trackers_that_is_the_projects_own_logs_what_it_logs(tmp_path: Path) -> None:
     """`self.board.log(metrics)` is a tracker's `log` only where `Board.log` is no method of the project."""
     loop = "from pkg.tracking import Tracker\n\n\nclass Loop:\n    def __init__(self):\n        self.board = Tracker()\n\n    def step(self):\n        self.board.log({'loss': 1.0})\n"

@@ -3,7 +3,9 @@ object: a method a class inherits (`self.log_stats()` defined in a base), a meth
 attribute holds (`self.tracker.log_to(...)`, where some method of the class, or of a class it
 extends, set `self.tracker = Tracker(...)`), or a method of an object nothing names
 (`writer.record(...)`, or `self.strategy.all_reduce(...)` where the class was handed its
-strategy), when one class of the project alone defines a method of that name.
+strategy): the method of that name when one class of the project alone defines it; for what the
+call returns (`targets`), each of them when a few do (`MAX_CANDIDATES`), since whichever runs,
+the keys of the dict it returns are what the caller logs.
 
 The inventory follows dicts of metrics through these (evidence/logged_bags.py), so that a
 project's own logger is a sink wherever it is called from. Code facts do not: a value's facts
@@ -20,6 +22,11 @@ from metriclint.evidence.inherited import Hierarchy
 from metriclint.model import UNKNOWN_OBJECT, FunctionFlow, ProjectClass
 
 _MAX_DEPTH = 8
+# The most methods of one name a call on an object of no told class may run, all of them read.
+# Measured on the tuning trees (bench/inventory.py and the `init` drafts): up to 3, no key read
+# so is invented; Megatron-LM's `response.metrics()` is the one call with 4 (three evaluation
+# responses and an unrelated MoE tracker's property), whose keys the draft then invents.
+MAX_CANDIDATES = 3
 
 
 class Callees:
@@ -42,7 +49,7 @@ class Callees:
             owner = name.rsplit(".", 1)[0]
             if owner in self.hierarchy.classes:
                 self.methods.setdefault(last_part(name), []).append(flow)
-        self.memo: dict[str, FunctionFlow | None] = {}
+        self.memo: dict[str, tuple[FunctionFlow, ...]] = {}
         self.remote = self._remote_methods(functions.values(), dispatched)
 
     def _remote_methods(self, functions: Iterable[FunctionFlow], dispatched: Iterable[str]) -> dict[str, tuple[FunctionFlow, ...]]:
@@ -73,18 +80,26 @@ class Callees:
         return found
 
     def targets(self, name: str) -> tuple[FunctionFlow, ...]:
-        """The functions a call may run: the one `resolve` finds; else, for a method whose
-        receiver's class neither defines nor inherits it (an object no file names, a group
-        whose class runs the same-named method of its workers), or a handle's `.remote` call
-        (model.REMOTE_CALL), the methods of that name of the classes whose methods run elsewhere."""
-        found = self.resolve(name)
-        if found is not None:
-            return (found,)
+        """The functions a call may run: the one `resolve` finds; else, for a method of an object
+        no file tells the class of, each of the few methods of that name the project defines
+        (`self.settings.method.loss(batch)`, where each of two settings classes has its own: the
+        keys either returns are logged, whichever runs); else, for a method whose receiver's
+        class neither defines nor inherits it (a group whose class runs the same-named method of
+        its workers), or a handle's `.remote` call (model.REMOTE_CALL), the methods of that name
+        of the classes whose methods run elsewhere."""
+        found = self._all(name)
+        if found:
+            return found
         return self.remote.get(last_part(name), ()) if "." in name else ()
 
     def resolve(self, name: str) -> FunctionFlow | None:
+        """The one function a call runs, where the project tells which."""
+        found = self._all(name)
+        return found[0] if len(found) == 1 else None
+
+    def _all(self, name: str) -> tuple[FunctionFlow, ...]:
         if name not in self.memo:
-            self.memo[name] = None  # a cycle reaches nothing
+            self.memo[name] = ()  # a cycle reaches nothing
             self.memo[name] = self._resolved(name, 0)
         return self.memo[name]
 
@@ -93,39 +108,45 @@ class Callees:
         module that re-exports it (`from pkg.utils import timer`, defined in pkg/utils/profile.py)."""
         return self.named.through_packages(name)
 
-    def _resolved(self, name: str, depth: int) -> FunctionFlow | None:
+    def _resolved(self, name: str, depth: int) -> tuple[FunctionFlow, ...]:
+        """The definition a name reaches; or, for a method of an object nothing tells the class
+        of, the methods of that name of the project (`_defining`)."""
         found = self.direct(name)
         if found is not None or depth > _MAX_DEPTH or "." not in name:
-            return found
+            return (found,) if found is not None else ()
         if name.startswith(UNKNOWN_OBJECT):
-            return self._only(name[len(UNKNOWN_OBJECT) :])
+            return self._defining(name[len(UNKNOWN_OBJECT) :])
         owner, method = name.rsplit(".", 1)
         held = self.held(owner, depth)
         if held is not None:
             return self._resolved(f"{held}.{method}", depth + 1)
         project_class = self.hierarchy.base(owner)
         if project_class is not None:
-            return self._inherited(project_class, method, depth)
+            inherited = self._inherited(project_class, method, depth)
+            return (inherited,) if inherited is not None else ()
         if "." not in owner:
-            return None
+            return ()
         holder, attribute = owner.rsplit(".", 1)  # `module.Class.tracker.log_to`
         project_class = self.hierarchy.base(holder)
         held = self._attribute(project_class, attribute, depth) if project_class is not None else None
-        if held is None:  # set from a parameter (`self.strategy = strategy`): the one method of its name
-            return self._only(method) if project_class is not None else None
+        if held is None:  # set from a parameter (`self.strategy = strategy`): the methods of its name
+            return self._defining(method) if project_class is not None else ()
         return self._resolved(f"{held}.{method}", depth + 1)
 
-    def _only(self, method: str) -> FunctionFlow | None:
-        """The method of this name, when one class of the project alone defines it."""
-        defined = self.methods.get(method, [])
-        return defined[0] if len(defined) == 1 else None
+    def _defining(self, method: str) -> tuple[FunctionFlow, ...]:
+        """The methods of this name the project's classes define, when they are few: which of
+        them runs is not told, but the object is one of theirs. A name many classes define
+        (`forward`, `update`) says nothing of which."""
+        defined = self.methods.get(method, ())
+        return tuple(defined) if len(defined) <= MAX_CANDIDATES else ()
 
     def held(self, owner: str, depth: int) -> str | None:
         """The class `owner` is an instance of, when it is a call's result (`pkg.get_timers()`,
         through what that function returns; `pkg.Trainer()`, the class it makes) or a module's
         name (`pkg.mod.tracker`)."""
         if owner.endswith("()"):
-            maker = self._resolved(owner[:-2], depth + 1)
+            makers = self._resolved(owner[:-2], depth + 1)
+            maker = makers[0] if len(makers) == 1 else None
             made = maker.makes if maker is not None else ""
             if maker is None and (project_class := self.hierarchy.base(owner[:-2])) is not None:
                 return project_class.name

@@ -22,7 +22,7 @@ from typing import Iterable, Iterator, Mapping
 from metriclint.base import keys
 from metriclint.evidence.code_claims import CallGraph, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
-from metriclint.model import Atom, Bag, CallFlow, FunctionFlow, Held, KeyUse, MetricsEntry, ProjectClass, Span, logged_by
+from metriclint.model import CONSTANT_KEY, Atom, Bag, CallFlow, FunctionFlow, Held, KeyUse, MetricsEntry, ProjectClass, Span, logged_by
 
 MAX_HOPS = 12
 
@@ -78,8 +78,10 @@ class LoggedBags:
         instances: Mapping[str, str] = {},
         dispatched: Iterable[str] = (),
         name_lists: Mapping[str, Bag] = {},
+        constants: Mapping[str, str] = {},
     ) -> None:
         classes = list(classes)
+        self.constant = Dotted(constants).resolve  # a module's top-level names bound to one string, by import path
         self.name_lists = Dotted(name_lists)  # module-level lists of names, by import path
         calls = list(calls)
         self.project = CallGraph(functions, calls, classes, instances, dispatched)
@@ -124,7 +126,7 @@ class LoggedBags:
                 for rekey in self._given_texts(flow, held.rekey, at):
                     for entry, where in self._held(function, held, hops + 1, at, outer if at is call else ()):
                         if (
-                            entry.key in held.without
+                            entry.key in self._without(held)
                             or (held.only and entry.key not in held.only)
                             or (held.starts and not entry.key.startswith(held.starts))
                         ):
@@ -137,6 +139,12 @@ class LoggedBags:
                             found.append((self._rekeyed(entry, rekey), where))
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
+
+    def _without(self, held: Held) -> tuple[str, ...]:
+        """The keys `held` leaves out, another module's constant as its string (model.CONSTANT_KEY)."""
+        if not any(name.startswith(CONSTANT_KEY) for name in held.without):
+            return held.without
+        return tuple(self.constant(n[len(CONSTANT_KEY) :]) or n if n.startswith(CONSTANT_KEY) else n for n in held.without)
 
     def _calls_for(self, flow: FunctionFlow | None, rekey: str, call: CallFlow | None) -> list[CallFlow | None]:
         """The calls to read `flow` for, to fill a re-keying that names its parameters
@@ -373,9 +381,10 @@ def logged_entries(
     own_methods: frozenset[Span] = frozenset(),
     dispatched: Iterable[str] = (),
     name_lists: Mapping[str, Bag] = {},
+    constants: Mapping[str, str] = {},
 ) -> list[LoggedEntry]:
     """Every entry logged through a dict that crosses functions, once per key and place; keys
     still too generic to name a metric (`{name}`, `train/{key}`) are left out."""
-    found = LoggedBags(functions, calls, classes, instances, dispatched, name_lists).logged(own_methods)
+    found = LoggedBags(functions, calls, classes, instances, dispatched, name_lists, constants).logged(own_methods)
     unique = {(e.use.key, e.use.span): e for e in found if not keys.too_generic(e.use.key)}
     return list(unique.values())

@@ -42,7 +42,8 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     # what the project's evaluations log (`trainer.evaluate()`): the framework's keys, and the
     # dict its `compute_metrics` returns, through a flow of its own
     evaluated, evaluations = called_keys((m for e in extractions for m in e.method_calls), classes, knowledge().entry_points)
-    logged = list(logged_entries([*functions, *evaluations], calls, classes, instances, own_methods, dispatched, name_lists))
+    constants = dict(named for e in extractions for named in e.constants)
+    logged = list(logged_entries([*functions, *evaluations], calls, classes, instances, own_methods, dispatched, name_lists, constants))
     through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
     made = [*built_keys(functions, calls, classes, instances), *named, *through, *evaluated]
     built = tuple(use for use in made if not keys.too_generic(use.key))

@@ -8,6 +8,7 @@ computes.
 
 from metriclint.model.code_flow import (
     ANY_PLACE,
+    CONSTANT_KEY,
     FRAMEWORKS,
     REMOTE_CALL,
     UNKNOWN_OBJECT,
@@ -116,6 +117,7 @@ __all__ = [
     "TooltipEntry",
     "TooltipSetting",
     "TooltipTable",
+    "CONSTANT_KEY",
     "REMOTE_CALL",
     "UNKNOWN_OBJECT",
 ]

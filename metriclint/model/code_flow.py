@@ -89,6 +89,9 @@ UNKNOWN_OBJECT = "?."
 # How a call of a method through a handle's `.remote` is written (`handle.update.remote(batch)`:
 # `?remote.update`): only the methods of classes whose methods run elsewhere answer it (evidence/callees.py).
 REMOTE_CALL = "?remote."
+# How a dict's key is written when it is another module's constant (`metrics.pop(COUNTS_KEY)`,
+# imported: `?=pkg.keys.COUNTS_KEY`): the project-wide step reads its string (evidence/logged_bags.py).
+CONSTANT_KEY = "?="
 
 
 # What a value may be, as far as one file can tell: a parameter of the enclosing function (its
@@ -129,7 +132,7 @@ class Held:
     call: Span | None = None
     where: int | str | None = None
     item: tuple[str, ...] = ()
-    without: tuple[str, ...] = ()  # its entries under these keys are left out (`if k not in SKIPPED`)
+    without: tuple[str, ...] = ()  # its entries under these keys (or CONSTANT_KEY's) are left out (`if k not in SKIPPED`)
     only: tuple[str, ...] = ()  # when any, its entries under other keys are left out (`if k in KEPT`)
     starts: tuple[str, ...] = ()  # when any, its entries under keys starting otherwise are left out (`if k.startswith("train/")`)
 

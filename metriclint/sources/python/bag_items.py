@@ -36,6 +36,26 @@ def left_out(bag: Bag, names: tuple[str, ...]) -> Bag:
     return Bag(entries, tuple(replace(h, without=h.without + names) for h in bag.held), bag.items)
 
 
+def popped(bag: Bag, names: tuple[str, ...]) -> Bag:
+    """The bag less the entries under `names` as it holds them: in what it holds of elsewhere
+    under a key made from the other's (`train/{}`), the key that one has for it (`loss` for
+    `train/loss`); one re-keyed by a text only known where it runs (`{prefix}/{}`) is left whole."""
+    held = []
+    for h in bag.held:
+        before, _, after = h.rekey.partition("{}")
+        inner = (
+            names
+            if h.rekey == "{}"
+            else tuple(
+                n[len(before) : len(n) - len(after)]
+                for n in names
+                if n.startswith(before) and n.endswith(after) and len(n) > len(before) + len(after)
+            )
+        )
+        held.append(replace(h, without=h.without + inner) if inner and "{" not in before + after else h)
+    return Bag(tuple(e for e in bag.entries if e.key not in names), tuple(held), bag.items)
+
+
 def kept_only(bag: Bag, names: tuple[str, ...]) -> Bag:
     """The bag's entries under `names`, here and in what it holds of elsewhere."""
     kept = [(h, tuple(n for n in names if not h.only or n in h.only)) for h in bag.held]
@@ -76,7 +96,7 @@ def unseen(bag: Bag) -> bool:
     """Only items of dicts of elsewhere (`for key in out["losses"]`): mostly data filled at run
     time (a dict of datasets, of losses), so a key built over its keys stays a template too; so
     does one over what a method of an object no file names returns (`response.metrics()`),
-    which the project-wide step finds only when one class alone defines it."""
+    which the project-wide step finds only when a few classes define a method of its name."""
     return not (bag.entries or bag.items) and all(h.item or (h.kind == "result" and h.name.startswith(UNKNOWN_OBJECT)) for h in bag.held)
 
 
@@ -209,7 +229,7 @@ class ItemReader(ValueReader):
 
     def unplaced_result(self, node: ast.Call) -> Bag:
         """`weights, stats = ctx.compute(x)`: what a method of an object the file cannot place
-        returns, which the project-wide step finds when one class alone defines it. Asked only
+        returns, which the project-wide step finds when a few classes define it. Asked only
         where its result is taken apart as a tuple: most such calls return no dict, and are
         followed only when handed one (roots.py)."""
         if self.site(node).callee:

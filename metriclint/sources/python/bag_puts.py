@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import ast
 
-from metriclint.model import Atom, Bag, Held
-from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, container, item_key, nested, reads, under
+from metriclint.base import keys
+from metriclint.model import CONSTANT_KEY, Atom, Bag, Held
+from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, container, item_key, nested, popped, reads, under
 from metriclint.sources.python.bags import BagReader, local_attribute
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 
@@ -69,6 +70,23 @@ class BagWriter(BagReader):
             self.put(owner, self._records([call.args[-1]], made))
         elif func.attr == "extend" and call.args:
             self.put(owner, self.bag(call.args[0]))
+
+    def removed(self, call: ast.expr) -> None:
+        """`d.pop("k")`, for its value or not: the dict no longer holds the key, so a sink handed
+        `d` after it does not log it (what was popped is logged only under a key of its own)."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "pop" and call.args):
+            return
+        owner = call.func.value
+        if not isinstance(owner, ast.Name) or owner.id not in self.scopes[-1].bags:
+            return
+        names = self.key_texts(call.args[0]) or self._imported_key(call.args[0])
+        if names and not any(keys.is_template(name) for name in names):
+            self.scopes[-1].bags[owner.id] = popped(self.scopes[-1].bags[owner.id], names)
+
+    def _imported_key(self, key: ast.expr) -> tuple[str, ...]:
+        """Another module's constant, as model.CONSTANT_KEY writes it."""
+        imported = self.code.imports.get(key.id) if isinstance(key, ast.Name) else None
+        return (f"{CONSTANT_KEY}{imported}",) if imported is not None and "." in imported else ()
 
     def stored(self, target: ast.Subscript, value: ast.expr, recorded: bool, atoms: frozenset[Atom] | None = None) -> None:
         """`d[k] = v`, `self.stats[k] = v`, `d[k] += v`; `recorded` and `atoms`: as `entry` says."""

@@ -389,7 +389,7 @@ class BagReader(ListReader):
         """The method an object no file names is called for (`?.to_scalars`), where its result
         is read as a dict: the walk follows such a call only when it is handed a dict
         (roots.py `site`), but what it returns may be one (`rates = record.to_scalars()`), and
-        the project-wide step finds the method when one class alone defines it (callees.py)."""
+        the project-wide step finds the methods when a few classes define one (callees.py)."""
         if not isinstance(node.func, ast.Attribute):
             return ""
         callee = self.code.callee(node.func, self.classes, self.scopes[-1].known)

@@ -218,6 +218,7 @@ class Bindings(Messages):
     def _visit_Assign(self, node: ast.Assign) -> bool:
         for target in node.targets:
             self._assign(target, node.value)
+        self.removed(node.value)  # `counts = metrics.pop("counts")`
         return True
 
     def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
@@ -481,6 +482,7 @@ class Bindings(Messages):
         if isinstance(node.value, ast.Call):  # a call made for what it does, not for its result
             self._in_place(node.value)
             self.added(node.value)
+            self.removed(node.value)
         return True
 
 
