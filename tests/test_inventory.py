@@ -834,3 +834,29 @@ def test_a_loop_key_tested_against_names_stands_for_those_names_in_the_branch_an
         encoding="utf-8",
     )
     assert _logged(root) == ["device_busy_rank_{rank}", "device_heat_rank_{rank}", "host_load"]
+
+
+NAMED_BY_DEFAULT = """\
+import wandb
+
+
+class Sink:
+    def log_rows(self, rows, name="Table"):
+        wandb.log({name: rows})
+"""
+
+
+@pytest.mark.parametrize(
+    ("caller", "expected"),
+    [("", []), ("\n\ndef step(rows):\n    sink = Sink()\n    sink.log_rows(rows)\n", ["Table"])],
+    ids=["no caller", "a caller leaves the default"],
+)
+def test_a_default_name_for_the_whole_key_names_a_metric_only_where_a_call_leaves_it(
+    caller: str, expected: list[str], tmp_path: Path
+) -> None:
+    """A key that is a parameter alone (`{name: rows}`) is named by the calls: a method no call
+    reaches (a logger called through a base class's dispatch) logs nothing one can name, although
+    its parameter has a default ("Table"); a default section (fixtures/inventory_default_prefixes)
+    names the metric's family, and is filled."""
+    write_project(tmp_path / "p", {"pkg/sink.py": NAMED_BY_DEFAULT + caller})
+    assert _logged(tmp_path / "p") == expected

@@ -323,7 +323,9 @@ class LoggedBags:
                 for param, text in zip(given, combination):
                     key = key.replace(f"{{{param}}}", text)
                 made.append((key, call.span))
-        if not made and named and all(p in defaults for p in named):  # no call passes them: the defaults
+        # no call passes them: the defaults, where they fill a section (`{section}/widest`); a
+        # default for the whole name (`{name}`, "Table") is a caller's to choose
+        if not made and named and all(p in defaults for p in named) and not keys.too_generic(entry.key):
             key = entry.key
             for param in named:
                 key = key.replace(f"{{{param}}}", defaults[param])
