@@ -295,13 +295,7 @@ class LoggedBags:
         given |= {p: (text,) for p, text in flow.defaults if p not in given and f"{{{p}}}" in template and not _passes(flow, p, call)}
         if not given or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
             return [template]
-        made = []
-        for combination in itertools.product(*given.values()):
-            filled = template
-            for param, text in zip(given, combination):
-                filled = filled.replace(f"{{{param}}}", text)
-            made.append(filled)
-        return made
+        return _filled_with(template, given)
 
     def _filled(self, function: str, entry: MetricsEntry) -> list[tuple[str, Span]]:
         """The keys an entry's key template makes with the strings its function's callers pass
@@ -318,19 +312,24 @@ class LoggedBags:
             given |= {p: (defaults[p],) for p in named if p not in given and p in defaults and not _passes(flow, p, call)}  # type: ignore[arg-type]
             if len(given) != len(named) or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
                 continue
-            for combination in itertools.product(*given.values()):
-                key = entry.key
-                for param, text in zip(given, combination):
-                    key = key.replace(f"{{{param}}}", text)
-                made.append((key, call.span))
+            made += [(key, call.span) for key in _filled_with(entry.key, given)]
         # no call passes them: the defaults, where they fill a section (`{section}/widest`); a
         # default for the whole name (`{name}`, "Table") is a caller's to choose
         if not made and named and all(p in defaults for p in named) and not keys.too_generic(entry.key):
-            key = entry.key
-            for param in named:
-                key = key.replace(f"{{{param}}}", defaults[param])
-            made.append((key, entry.span))
+            made += [(key, entry.span) for key in _filled_with(entry.key, {p: (defaults[p],) for p in named})]
         return made or [(entry.key, entry.span)]
+
+
+def _filled_with(template: str, given: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """`template` once per choice of a text for each parameter it names, the placeholder
+    `{param}` replaced by it."""
+    made = []
+    for combination in itertools.product(*given.values()):
+        filled = template
+        for param, text in zip(given, combination):
+            filled = filled.replace(f"{{{param}}}", text)
+        made.append(filled)
+    return made
 
 
 def _passes(flow: FunctionFlow, param: str, call: CallFlow) -> bool:

@@ -21,7 +21,7 @@ def attribute_strings(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             _add(found, unknown, statement.targets[0].id, _string(statement.value))
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defaults = _string_defaults(statement.args)
+            defaults = string_defaults(statement.args)
             for attribute, value in attribute_writes(statement):
                 text = _string(value) if value is not None else None
                 if text is None and isinstance(value, ast.Name):
@@ -41,8 +41,8 @@ def _string(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _string_defaults(args: ast.arguments) -> dict[str, str]:
-    """Each parameter whose default is a string written out."""
+def string_defaults(args: ast.arguments) -> dict[str, str]:
+    """Each parameter whose default is a string written out, in the order they are declared."""
     positional = [*args.posonlyargs, *args.args]
     pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
     pairs += [(arg, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None]

@@ -145,11 +145,11 @@ class BagReader(ListReader):
         function knows (a constructor's result, an annotation, an element of a list annotated
         with it), as module.Class.attr: what any method or function puts in that attribute of an
         object of that class (`sample.status = stats`, elsewhere), as `self.status` is."""
-        owner, scope = node.value, self.scopes[-1]
+        owner = node.value
         if type(owner) is ast.Name:
-            made = scope.instances.get(owner.id) or self.scopes[0].instances.get(owner.id)  # `known`, without a ChainMap's cost
+            made = self.instance(owner.id)
         elif type(owner) is ast.Subscript and type(owner.value) is ast.Name and indexes(owner.slice):
-            made = scope.elements.get(owner.value.id)
+            made = self.scopes[-1].elements.get(owner.value.id)
         else:
             return None
         return f"{made}.{node.attr}" if made is not None and not made.endswith(")") else None

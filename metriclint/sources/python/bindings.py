@@ -372,7 +372,7 @@ class Bindings(Messages):
         (`Manager.create(cfg)`). `cls(...)` in a classmethod makes an instance of its class."""
         scope = self.scopes[-1]
         if isinstance(value, ast.Name):
-            return scope.instances.get(value.id) or self.scopes[0].instances.get(value.id)
+            return self.instance(value.id)
         if not isinstance(value, ast.Call):
             return None
         func = value.func

@@ -15,6 +15,7 @@ from typing import Iterable, Mapping
 
 from metriclint.base.builtin import word_lists
 from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, MetricsEntry, Reducer, Related, Span
+from metriclint.sources.python.attribute_strings import string_defaults
 from metriclint.sources.python.ranks import LocalFact
 
 
@@ -255,10 +256,7 @@ class Scope:
         node = self.definition
         if node is None or not (node.args.defaults or node.args.kw_defaults):
             return ()
-        args = node.args
-        positional = (*args.posonlyargs, *args.args)
-        pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
-        return tuple((a.arg, d.value) for a, d in pairs if isinstance(d, ast.Constant) and isinstance(d.value, str))
+        return tuple(string_defaults(node.args).items())
 
     def thinned(self, bag: Bag) -> Bag:
         """The bag as the project-wide step can follow it: its values `kept`, its items' too."""

@@ -171,13 +171,13 @@ class EntryUses(Bindings):
         for splat in (k.value for k in made.keywords if k.arg is None):
             if isinstance(splat, ast.Name):
                 values += _put_under(scope.definition or self.tree, splat.id, keyword)
-        found = (self._handed_callable(value, scope) for value in values)
+        found = (self._handed_callable(value) for value in values)
         return tuple(dict.fromkeys(f for f in found if f))
 
-    def _handed_callable(self, value: ast.expr, scope: Scope) -> str | None:
+    def _handed_callable(self, value: ast.expr) -> str | None:
         made = self.code.instance(value) if isinstance(value, ast.Call) else None
         if isinstance(value, ast.Name):
-            made = scope.instances.get(value.id) or self.scopes[0].instances.get(value.id)
+            made = self.instance(value.id)
         if made is not None:
             return None if made.endswith("()") else f"{made}.__call__"
         return self.code.callee(value, self.classes) if isinstance(value, (ast.Name, ast.Attribute)) else None

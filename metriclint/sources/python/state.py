@@ -146,6 +146,11 @@ class WalkState:
             return None
         return table(self.scopes[0]).get(name)
 
+    def instance(self, name: str) -> str | None:
+        """The class of the object `name` holds, here or at module level (the scope's `known`,
+        without a ChainMap's cost)."""
+        return self.scopes[-1].instances.get(name) or self.scopes[0].instances.get(name)
+
     def span(self, node: ast.AST) -> Span:
         return self.text.span(self.path, node)
 
