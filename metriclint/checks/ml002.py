@@ -26,7 +26,7 @@ def source_contradictions(corpus: Corpus) -> Iterator[Finding]:
     unsettled = tuple(c for c in corpus.claims if registry is None or registry.setting(c.metric, c.facet) is None)
     stated = statements(unsettled)
     sides = [side for key, claims in by_statement(unsettled).items() if (side := _side(key, claims, stated)) is not None]
-    names = [n for n in corpus.names if n.own and n.facet in against_texts() and _unsettled(corpus, n.metric, n.facet)]
+    names = [n for n in corpus.names if n.own and n.outright and n.facet in against_texts() and _unsettled(corpus, n.metric, n.facet)]
     for family in _families(sides + _named(names)):
         yield from _disagreements(family)
 

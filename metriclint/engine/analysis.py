@@ -97,8 +97,8 @@ def judged(
     others = views.other_texts([tooltips.mention(s) for s in shown], registry)
     flags_named = products.placeholder_flags(code)
     said = {} if said is None else said
-    said.update((o.text, tuple(read(o.text, collection.vocabulary))) for o in others if o.text not in said)
-    every = [*file_views, *(view_of(((o, said[o.text]),), collection, flags_named) for o in others)]
+    said.update((key, tuple(read(o.text, collection.vocabulary, o.values))) for o in others if (key := views.said_key(o)) not in said)
+    every = [*file_views, *(view_of(((o, said[views.said_key(o)]),), collection, flags_named) for o in others)]
     claims = tuple(c for v in every for c in v.claims)
     failures: dict[str, ReadFailure] = {}
     for view in every:

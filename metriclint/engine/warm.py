@@ -19,6 +19,7 @@ from metriclint.extract.runner import Extracted, ExtractSettings, Pause, Progres
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary
+from metriclint.language import views
 from metriclint.language.attribution import registered_names
 from metriclint.model import CodeProducts, FileView, ReadFailure
 from metriclint.settings import Config
@@ -159,7 +160,7 @@ def _judged_and_kept(run: _Run, made: _Made, stated: _Stated) -> Analysis:
         {s: kept.File(e, c, kept.light(r), k, v) for s, e, c, r, k, v in files if e},
         made.code_key,
         made.products,
-        {m.text: said[m.text] for m in analysis.mentions[len(statements) :]},
+        {(key := views.said_key(m)): said[key] for m in analysis.mentions[len(statements) :]},
     )
     if now != run.last:
         kept.save(run.cache_dir, run.config.root, run.salt, now)

@@ -38,9 +38,11 @@ class NamePart:
 
 @dataclass(frozen=True, slots=True)
 class Stated:
-    """One facet value a name states, and the part that states it."""
+    """One facet value a name states, and the part that states it. Not `outright` where the name
+    nests it: the outer of two reductions (`avg_len_max`), which a text may put either way round."""
 
     part: NamePart
+    outright: bool = True
 
     @property
     def phrase(self) -> str:
@@ -68,10 +70,11 @@ def stated(name: str, extra: tuple[NamePart, ...] = ()) -> list[Stated]:
     for part in (*shipped, *extra):
         if _matches(part, found) and (part.facet not in best or len(part.words) > len(best[part.facet].words)):
             best[part.facet] = part
+    outer = None
     if "reduction" in best:
         outer = next((_reductions()[word] for word in found[: -len(best["reduction"].words)] if word in _reductions()), None)
         best["reduction"] = outer or best["reduction"]
-    return [Stated(part) for part in best.values()]
+    return [Stated(part, outright=not (outer and part.facet == "reduction")) for part in best.values()]
 
 
 def custom_parts(facets: dict[str, Facet]) -> tuple[NamePart, ...]:

@@ -18,7 +18,7 @@ from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError
 
 _ENTRY_KEYS = ("says", "functions", "methods", "serialisers", "shapes", "keywords", "source")
-_SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record", "description")
+_SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record", "description", "unit")
 # The entry whose shapes the project's own `log-functions` take: a tracker's `log`.
 _GENERIC = "log"
 
@@ -43,6 +43,7 @@ class Shape:
     record: tuple[int, int] = (0, 1)  # (key, value) items of each record
     line_record: ArgumentPlace | None = None  # one JSON record and its newline, written to a file (sources/python/line_records.py)
     description: ArgumentPlace | None = None  # the key's own description, which a dashboard shows for it (a tooltip)
+    unit: ArgumentPlace | None = None  # the key's own unit ("ms"), which a dashboard shows beside it
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +140,9 @@ def _read(reader: NodeReader, root: Node) -> Sinks:
 
 def _shape(reader: NodeReader, node: Node) -> Shape:
     fields = reader.mapping(node, "a shape", _SHAPE_KEYS)
-    argument = {k: _argument(reader, fields[k][1]) for k in ("value", "mapping", "records", "line_record", "description") if k in fields}
+    argument = {
+        k: _argument(reader, fields[k][1]) for k in ("value", "mapping", "records", "line_record", "description", "unit") if k in fields
+    }
     key: tuple[ArgumentPlace, ...] = ()
     if "key" in fields:
         written = fields["key"][1]
@@ -154,8 +157,9 @@ def _shape(reader: NodeReader, node: Node) -> Shape:
         )
     if not key and "mapping" not in argument and "records" not in argument and "line_record" not in argument:
         reader.error(node, "a shape needs a 'key', a 'mapping', 'records' or a 'line_record'")
-    if "description" in argument and not key:
-        reader.error(fields["description"][0], "a 'description' belongs to a shape with a 'key'")
+    for described in ("description", "unit"):
+        if described in argument and not key:
+            reader.error(fields[described][0], f"a '{described}' belongs to a shape with a 'key'")
     return Shape(
         key,
         argument.get("value"),
@@ -164,6 +168,7 @@ def _shape(reader: NodeReader, node: Node) -> Shape:
         record,
         argument.get("line_record"),
         argument.get("description"),
+        argument.get("unit"),
     )
 
 

@@ -39,5 +39,13 @@ def _claims(use: KeyUse, metric: str, extra: tuple[NamePart, ...]) -> Iterator[N
         for said in stated(name, extra):
             part = said.part
             yield NameClaim(
-                metric=metric, facet=part.facet, value=part.value, also=part.also, name=name, part=said.phrase, span=span, own=own
+                metric=metric,
+                facet=part.facet,
+                value=part.value,
+                also=part.also,
+                name=name,
+                part=said.phrase,
+                span=span,
+                own=own,
+                outright=said.outright,
             )

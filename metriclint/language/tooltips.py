@@ -232,7 +232,7 @@ def shown_in(bindings: Iterable[Binding], names: MetricNames) -> tuple[list[Show
 def mention(shown: Shown) -> Mention:
     """The selected text as a statement about the key that receives it."""
     text = shown.entry.text
-    return Mention(text.source, text.path, text.text, text.origins, flows_to=(shown.key,))
+    return Mention(text.source, text.path, text.text, text.origins, flows_to=(shown.key,), values=text.values)
 
 
 def mismatch(shown: Shown, names: MetricNames) -> Mismatch | None:

@@ -38,6 +38,12 @@ def view(texts: Sequence[tuple[Mention, Sequence[Reading]]], index: MetricIndex,
     return FileView(claims, seen, statements, tuple(sorted(naming(flags, mentions))), failure)
 
 
+def said_key(text: Mention) -> str:
+    """What the readings of a text that is no file's are kept by: its words, and where it reads
+    a unit's symbol (an OpenTelemetry instrument's `unit="s"`), since "s" alone states nothing."""
+    return text.text if not text.values else f"{text.text}\0{text.values}"
+
+
 def other_texts(tooltips: Sequence[Mention], registry: Registry | None) -> tuple[Mention, ...]:
     """The texts that are no file's own: the tooltips the dashboards show for known keys, and
     the registry's descriptions."""

@@ -127,6 +127,7 @@ class NameClaim:
     part: str  # the words of the name that state it: "gb"
     span: Span
     own: bool = False  # the logged key's own last segment, not a name its value passed through
+    outright: bool = True  # not the outer of two reductions it nests (`avg_len_max`), which texts put either way round
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,6 +129,11 @@ def metric_words() -> frozenset[str]:
     return frozenset(word.lower() for word in word_lists("markdown.yaml").get("metric_words", ()))
 
 
+@lru_cache(maxsize=1)
+def unit_headers() -> frozenset[str]:
+    return frozenset(word.lower() for word in word_lists("markdown.yaml").get("unit_headers", ()))
+
+
 @dataclass(frozen=True, slots=True)
 class _Context:
     """What the headings above a block say: the metric they name, whether they are about metrics."""
@@ -210,6 +215,7 @@ class _Walker:
         if key_column is None:
             return []  # a table of anything but names (flags, paths, endpoints) says nothing here
         sure = context.about_metrics or (key_column < len(head) and self._about_metrics(head[key_column]))
+        units = {index for index, title in enumerate(head) if title.strip().lower() in unit_headers()}
         mentions = []
         for row in cells:
             subjects = tuple(_names(row[key_column]) or ()) if key_column < len(row) else ()
@@ -218,15 +224,19 @@ class _Walker:
                 line = self._line(cell.map[0]) if cell.map else ""
                 cursor = max(cursor, line.find(cell.content, cursor))
                 if index != key_column:
-                    mentions += self._inline(cell, subjects, sure, search_from=cursor)
+                    mentions += self._inline(cell, subjects, sure, search_from=cursor, unit=index in units)
                 cursor += len(cell.content)
         return mentions
 
     def _line(self, index: int) -> str:
         return self.lines[index] if index < len(self.lines) else ""
 
-    def _inline(self, inline: InlineRun, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0) -> list[Mention]:
-        """The text of one inline run from `offset` on, with every line mapped to the file."""
+    def _inline(
+        self, inline: InlineRun, subjects: tuple[str, ...], sure: bool, offset: int = 0, search_from: int = 0, unit: bool = False
+    ) -> list[Mention]:
+        """The text of one inline run from `offset` on, with every line mapped to the file. A
+        `unit` cell (its column's header says so) opens with a unit symbol ("s", "ms"), read
+        there as a log message's symbol is right after its value."""
         content = _readable(inline)
         if not content[offset:].strip() or inline.map is None:
             return []
@@ -247,7 +257,11 @@ class _Walker:
             pieces.append(piece)
             origins.append((first_line + index + 1, column))
         text = "\n".join(pieces)
-        return [Mention(SourceKind.DOC, self.path, text, tuple(origins), subjects, names_metrics=sure and bool(subjects))] if pieces else []
+        if not pieces:
+            return []
+        return [
+            Mention(SourceKind.DOC, self.path, text, tuple(origins), subjects, names_metrics=sure and bool(subjects), values=(0,) * unit)
+        ]
 
 
 def _readable(inline: InlineRun) -> str:

@@ -129,11 +129,14 @@ class KeyRecorder(BagWriter):
                 self.sink(parts[0], value, require_key_shape=False, logging=logging)  # type: ignore[arg-type]
                 if shape.description is not None:
                     self._described(parts[0], passed(given, shape.description))  # type: ignore[arg-type]
+                if shape.unit is not None:
+                    self._described(parts[0], passed(given, shape.unit), unit=True)  # type: ignore[arg-type]
             else:
                 joined = ["/".join(texts) for texts in itertools.product(*(self._keys(p) for p in parts))]  # type: ignore[arg-type]
                 for key in joined[: keys.MAX_VALUES]:
                     self._record_key(key, self.span(parts[0]), value, from_keyword=False, logging=logging)  # type: ignore[arg-type]
-            return _taken((*shape.key, *([shape.description] if shape.description else [])), shape.value) | {_FITS}
+            described = [place for place in (shape.description, shape.unit) if place is not None]
+            return _taken((*shape.key, *described), shape.value) | {_FITS}
         if shape.line_record is not None:
             written = passed(given, shape.line_record)
             record = self._line_record(node, written) if written is not None else None
@@ -156,14 +159,15 @@ class KeyRecorder(BagWriter):
         self.log_bag(self.bag(mapping), sink, node, logging, fresh=isinstance(mapping, (ast.Dict, ast.DictComp)))
         return _taken((argument,) if argument is not None else (), None) | {_FITS}
 
-    def _described(self, key_node: ast.expr, text: ast.expr | None) -> None:
-        """The description a sink call gives its key (an OpenTelemetry instrument's): the key's
-        tooltip, for each key the name may be that is known whole."""
+    def _described(self, key_node: ast.expr, text: ast.expr | None, unit: bool = False) -> None:
+        """The description a sink call gives its key (an OpenTelemetry instrument's), or with
+        `unit` the unit it gives it ("ms"): the key's tooltip, for each key the name may be that
+        is known whole."""
         if text is None:
             return
         for key in self._keys(key_node):
             if not keys.is_template(key):
-                self.tables.described(key, text, self.span(key_node))
+                self.tables.described(key, text, self.span(key_node), unit)
 
     def _line_record(self, node: ast.Call, written: ast.expr) -> ast.expr | None:
         """The dict a call writes as one JSON line (line_records.py), unless it is a row of data:

@@ -31,6 +31,7 @@ class Tables:
         self.help_entries: list[TooltipEntry] = []
         self.constant_help: list[ConstantHelp] = []  # help texts of metrics another module's constant names
         self.descriptions: list[TooltipEntry] = []  # descriptions a sink call gives its key (`described`)
+        self.units: list[TooltipEntry] = []  # units a sink call gives its key, a table of their own: one entry per key
 
     def holds(self, node: ast.Dict) -> bool:
         """Whether the dict was read as a table: its keys are patterns, not logged keys."""
@@ -79,21 +80,24 @@ class Tables:
         self.help_entries.append(TooltipEntry(full, text, span, len(self.help_entries)))
         return KeyUse(full, span)
 
-    def described(self, key: str, node: ast.expr, span: Span) -> None:
+    def described(self, key: str, node: ast.expr, span: Span, unit: bool = False) -> None:
         """A metric's own description where the code makes it (an OpenTelemetry instrument's
-        `description`, rules/sinks.yaml): the key's tooltip, as a dashboard shows it."""
-        text = self._string_mention(node)
+        `description`, rules/sinks.yaml): the key's tooltip, as a dashboard shows it. Its `unit`
+        is one too, whose symbol ("s") is read as a log message's after its value."""
+        text = self._string_mention(node, unit)
+        table = self.units if unit else self.descriptions
         if text is not None:
-            self.descriptions.append(TooltipEntry(key, text, span, len(self.descriptions)))
+            table.append(TooltipEntry(key, text, span, len(table)))
 
-    def _string_mention(self, node: ast.expr) -> Mention | None:
-        """A plain string literal as a tooltip text, positioned exactly (see `Literal.text`)."""
+    def _string_mention(self, node: ast.expr, unit: bool = False) -> Mention | None:
+        """A plain string literal as a tooltip text, positioned exactly (see `Literal.text`);
+        a `unit`'s opens with its symbol."""
         string = self.text.literal(node)
         if string is None:
             return None
         lines = source_lines(string.text)
         origins = [(string.line, string.content_column)] + [(string.line + i, 1) for i in range(1, len(lines))]
-        return Mention(SourceKind.TOOLTIP, self.path, "\n".join(lines), tuple(origins))
+        return Mention(SourceKind.TOOLTIP, self.path, "\n".join(lines), tuple(origins), values=(0,) * unit)
 
     def read(self, module: ast.Module) -> tuple[TooltipTable, ...]:
         """Every table, each dict with how `module`'s functions look keys up in it."""
@@ -101,8 +105,9 @@ class Tables:
         tables = [replace(t, lookup=lookups.get(t.name)) for t in self.dict_tables]
         if self.help_entries:
             tables.append(TooltipTable(self.path, "prometheus", "prometheus_client", tuple(self.help_entries), shape=True))
-        if self.descriptions:
-            tables.append(TooltipTable(self.path, "python", "descriptions", tuple(self.descriptions), shape=True))
+        for name, entries in (("descriptions", self.descriptions), ("units", self.units)):
+            if entries:
+                tables.append(TooltipTable(self.path, "python", name, tuple(entries), shape=True))
         return tuple(tables)
 
 
