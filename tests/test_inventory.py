@@ -860,3 +860,28 @@ def test_a_default_name_for_the_whole_key_names_a_metric_only_where_a_call_leave
     names the metric's family, and is filled."""
     write_project(tmp_path / "p", {"pkg/sink.py": NAMED_BY_DEFAULT + caller})
     assert _logged(tmp_path / "p") == expected
+
+
+TABLE_ROWS = """\
+import wandb
+
+CORPORA = {"acme-labs/chat-corpus": {"split": "train"}, "acme-labs/math_set": {"split": "test"}}
+CONVERTERS = {"acme-labs/chat-corpus": lambda row: row["messages"]}
+SHARDS = {"acme-labs/math_set": ["part-0", "part-1"]}
+
+
+def pass_stats(loss):
+    return {"prep/loss": loss, "prep/tokens": 0}
+
+
+def report(sizes):
+    wandb.log({"prep/sizes": {"train": sizes[0]}})
+"""
+
+
+def test_a_key_shaped_name_over_a_table_row_stands_for_no_metric(tmp_path: Path) -> None:
+    """A dict literal's key shaped like a metric key stands for itself where no sink is seen only
+    over a value that may be a measurement: a hub id over its loading options, a converter or
+    a list of shards is a row of a table. A sink that logs such a dict still logs its key."""
+    write_project(tmp_path / "rows", {"prep/sources.py": TABLE_ROWS})
+    assert _logged(tmp_path / "rows") == ["prep/loss", "prep/sizes", "prep/tokens"]

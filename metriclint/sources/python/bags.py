@@ -39,7 +39,7 @@ from metriclint.sources.python.bag_items import (
 )
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 from metriclint.sources.python.name_lists import NameLists
-from metriclint.sources.python.values import is_measurement
+from metriclint.sources.python.values import is_measurement, stands_alone
 
 # Calls that return the dict they are given, or one with the same items.
 COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "sorted", "list", "reversed", "tuple", "set", "frozenset"})
@@ -204,7 +204,7 @@ class BagReader(ListReader):
             if over is None or kept and not keys.too_generic(text):
                 span = self.span(key)
                 self.valued[span] = value
-                shaped = recorded and keys.looks_like_key(text) and not keys.too_generic(text)
+                shaped = recorded and stands_alone(text, value) and not keys.too_generic(text)
                 held = self.logged(value) if atoms is None else atoms
                 made |= Bag((MetricsEntry(text, span, held, is_measurement(value), self.names(value), shaped),))
         return made

@@ -20,7 +20,7 @@ from metriclint.sources.python.bag_puts import BagWriter
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 from metriclint.sources.python.line_records import dumped_lines, may_be_line, nested_keys, reads_loop_items, written_record
 from metriclint.sources.python.state import NOT_LOGGED, Logging
-from metriclint.sources.python.values import is_measurement
+from metriclint.sources.python.values import is_measurement, stands_alone
 
 _FITS = "<fits>"  # what a shape that takes no keyword name still gives, so that an empty answer means "does not fit"
 
@@ -256,7 +256,7 @@ class KeyRecorder(BagWriter):
     ) -> None:
         for key in self._keys(key_node):
             shaped = keys.looks_like_key(key)
-            if (require_key_shape and not shaped) or (only_unshaped and shaped):
+            if (require_key_shape and not stands_alone(key, value)) or (only_unshaped and shaped):
                 self.prose.entries_on_line.setdefault(key_node.lineno, []).append(key)  # logged, maybe, once its dict is
                 continue
             if not keys.too_generic(key):

@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
+from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.sources.python.call_names import called_name
 
@@ -40,6 +41,14 @@ class ValueWords:
 def value_words() -> ValueWords:
     lists = word_lists("logged_values.yaml")
     return ValueWords(frozenset(lists["configuration"]), frozenset(lists["text_functions"]))
+
+
+def stands_alone(key: str, value: ast.expr) -> bool:
+    """Whether a key written in a dict literal or `d[k] = v` is logged where it is written, before
+    any sink is seen to log the dict: shaped like a metric key (`section/name`), over a value
+    that may be a measurement. A hub id over its loading options (`"org/corpus": {"split":
+    "train"}`) or a converter (a lambda) is a row of a table, not a value."""
+    return keys.looks_like_key(key) and is_measurement(value)
 
 
 def is_measurement(value: ast.expr, words: ValueWords | None = None) -> bool:
