@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Container
 
-from metriclint.sources.python.code_shapes import is_number, last_word
+from metriclint.sources.python.code_shapes import last_word
 
 _SUMS = frozenset({"sum", "count_nonzero"})
 _GUARDS = frozenset({"clamp", "clamp_min", "clip"})
@@ -51,7 +51,8 @@ def unguarded(node: ast.expr) -> ast.expr:
 
 def _small(node: ast.expr) -> bool:
     """A number of at most 1: an epsilon, or one."""
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and 0 <= node.value <= 1  # `-20.0` is no Constant
+    value = node.value if isinstance(node, ast.Constant) else None  # `-20.0` is no Constant: never asked as one
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 def _guard(call: ast.Call) -> ast.expr | None:
