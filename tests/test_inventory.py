@@ -885,3 +885,56 @@ def test_a_key_shaped_name_over_a_table_row_stands_for_no_metric(tmp_path: Path)
     a list of shards is a row of a table. A sink that logs such a dict still logs its key."""
     write_project(tmp_path / "rows", {"prep/sources.py": TABLE_ROWS})
     assert _logged(tmp_path / "rows") == ["prep/loss", "prep/sizes", "prep/tokens"]
+
+
+WINDOWED = """\
+from collections import defaultdict
+
+from transformers import Trainer
+
+
+class WindowTrainer(Trainer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._window = {"fit": defaultdict(list), "check": defaultdict(list)}
+        self._totals = {"fit": {}, "check": {}}
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        phase = "fit" if model.training else "check"
+        out = model(**inputs)
+        self._window[phase]["reward/spread_max"].append(out.rewards.max().item())
+        self._totals[phase]["seen_rows"] = len(out.rewards)
+        self._totals[phase]["kept_tokens"] += out.kept
+        return out.loss
+
+    def log(self, logs, start_time=None):
+        phase = "fit" if self.model.training else "check"
+        averaged = {name: sum(got) / len(got) for name, got in self._window[phase].items()}
+        averaged.update(self._totals[phase])
+        if phase == "check":
+            averaged = {f"check_{name}": value for name, value in averaged.items()}
+        super().log({**logs, **averaged}, start_time)
+        self._window[phase].clear()
+"""
+
+
+@pytest.mark.parametrize(
+    ("handed", "expected"),
+    [
+        (
+            "super().log(",
+            ["check_kept_tokens", "check_reward/spread_max", "check_seen_rows", "kept_tokens", "reward/spread_max", "seen_rows"],
+        ),
+        ("print(", []),
+    ],
+    ids=["handed to the Trainer's log", "printed only"],
+)
+def test_keys_put_in_a_dict_of_dicts_by_a_variable_index_are_logged_where_that_dict_is(
+    handed: str, expected: list[str], tmp_path: Path
+) -> None:
+    """`self._window[phase][name].append(v)` (or `= v`, `+= v`) in one method, and in another
+    `self._window[phase].items()` averaged, re-keyed and handed to a sink: the keys are those put
+    under any index, each as the re-keying makes it (`check_{name}` filled, not left a template).
+    Where the dict is only printed, nothing is logged."""
+    write_project(tmp_path / "p", {"pkg/trainer.py": WINDOWED.replace("super().log(", handed)})
+    assert _logged(tmp_path / "p") == expected

@@ -64,6 +64,8 @@ CONSTRUCTS = (
     "per-micro-batch",
     "share",
     "smoothing",
+    "token-mean",
+    "row-mean",
 )
 
 

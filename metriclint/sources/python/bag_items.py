@@ -80,15 +80,22 @@ def starting(bag: Bag, prefixes: tuple[str, ...]) -> Bag:
 def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     """The dicts `bag` holds at `path` (`out.meta["metrics"]`: ("meta", "metrics")): its items
     of that name, and the same item of what a call returns, which the project-wide step finds.
-    Only what a call returns or a caller passes is followed so, not a class's attribute, whose
-    items are put in it by key (`self.stats[mode][key] = v` puts in `self.stats`)."""
+    Only what a call returns or a caller passes is followed so, and one of the dicts of a
+    class's attribute indexed by a variable (`self.stats[mode]`, whose entries its methods put
+    through the same kind of index: bag_puts.py `put`), not an attribute's item by key: its
+    items are put in it by key (`self.stats["train"][key] = v` puts in `self.stats`)."""
     found, size = EMPTY, len(path)
     for item in bag.items:
         if item.keys == path:
             found |= Bag(item.entries, item.held)
         elif item.keys[:size] == path:
             found |= Bag(items=(Item(item.keys[size:], item.entries, item.held),))
-    held = tuple(replace(h, item=h.item + path) for h in bag.held if h.kind in ("result", "param") and h.rekey == "{}")
+    listed = path[0] == LISTED
+    held = tuple(
+        replace(h, item=h.item + path)
+        for h in bag.held
+        if (h.kind in ("result", "param") or listed and h.kind == "attribute" and not h.item) and h.rekey == "{}"
+    )
     return found | Bag(held=held) if held else found
 
 
@@ -96,8 +103,11 @@ def unseen(bag: Bag) -> bool:
     """Only items of dicts of elsewhere (`for key in out["losses"]`): mostly data filled at run
     time (a dict of datasets, of losses), so a key built over its keys stays a template too; so
     does one over what a method of an object no file names returns (`response.metrics()`),
-    which the project-wide step finds only when a few classes define a method of its name."""
-    return not (bag.entries or bag.items) and all(h.item or (h.kind == "result" and h.name.startswith(UNKNOWN_OBJECT)) for h in bag.held)
+    which the project-wide step finds only when a few classes define a method of its name. One
+    of the dicts of a class's attribute (`self.stats[mode]`) is seen: its methods put its keys."""
+    return not (bag.entries or bag.items) and all(
+        (h.item and h.kind != "attribute") or (h.kind == "result" and h.name.startswith(UNKNOWN_OBJECT)) for h in bag.held
+    )
 
 
 def under(name: str, bag: Bag) -> Bag:

@@ -9,7 +9,7 @@ import ast
 
 from metriclint.base import keys
 from metriclint.model import CONSTANT_KEY, Atom, Bag, Held
-from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, container, item_key, nested, popped, reads, under
+from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, LISTED, container, item_key, nested, popped, reads, under
 from metriclint.sources.python.bags import BagReader, local_attribute
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 
@@ -22,10 +22,14 @@ class BagWriter(BagReader):
 
     def put(self, container: ast.expr, added: Bag) -> None:
         """Adds to the dict `container` names: a local, or `self.attr`, through any subscripts
-        (`self.stats[mode][key].append(v)` adds to `self.stats`)."""
+        (`self.stats[mode][key].append(v)` adds to `self.stats`). Through a subscript by a
+        variable (`[mode]`) it also adds to that dict's item LISTED, one of its dicts, as a reader
+        that indexes it by a variable selects it (`self.stats[mode].items()`, bags.py `bag`)."""
         if not added:
             return
         while isinstance(container, ast.Subscript):
+            if type(container.slice) is ast.Name:
+                added |= under(LISTED, added)
             container = container.value
         scope = self.scopes[-1]
         if isinstance(container, ast.Name):

@@ -20,7 +20,7 @@ from metriclint.sources.python.binding_shapes import (
     smoothed,
 )
 from metriclint.sources.python.call_names import arguments, called_name
-from metriclint.sources.python.counts import is_len
+from metriclint.sources.python.counts import counts_mask, is_len
 from metriclint.sources.python.flow import Scope, shared
 from metriclint.sources.python.said import Messages
 
@@ -254,6 +254,10 @@ class Bindings(Messages):
                 scope.counters.add(target.id)  # `n = len(samples)` counts them
             elif scope.counters:
                 scope.counters.discard(target.id)
+            if counts_mask(value, self.code.knowledge.masks):
+                scope.mask_counts[target.id] = value  # `n = mask.sum()` counts what the mask keeps
+            elif scope.mask_counts:
+                scope.mask_counts.pop(target.id, None)
             self._gathered(scope, target.id, value)
             if not class_body:
                 scope.bind_strings(target.id, strings.values(value, self.string), path)

@@ -126,6 +126,7 @@ class Scope:
     from_handed: set[str] | None = None  # the names that hold what the call is handed or computed from it (bindings.py), once asked
     loop_shapes: dict[int, LoopShape] = field(default_factory=dict)  # loop id -> what its body does (bindings.loop_shape), once asked
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
+    mask_counts: dict[str, ast.expr] = field(default_factory=dict)  # names bound to a mask's sum (`n = mask.sum()`) -> that sum
     generic: list[str] = field(default_factory=list)  # keys too generic to log, built from a parameter: `{section}/{key}`
     stepped: dict[str, Related | None] = field(
         default_factory=dict

@@ -10,7 +10,7 @@ from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, ResultOf, 
 from metriclint.sources.python import formulas, ranks, scheduled_rates
 from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.code_shapes import same_expression, subject
-from metriclint.sources.python.counts import counts_items, unmasked
+from metriclint.sources.python.counts import counts_items, masked_mean, selects, unguarded, unmasked
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState, child_nodes
 
@@ -38,9 +38,9 @@ class ValueReader(WalkState):
             return scheduled_rates.next_step_rate(value, self.scopes[-1], self.code)
         if isinstance(value, ast.Subscript) and element is None:
             index = self.code.constant_index(value)
-            return (
-                self.roots(value.value, (index, -1)) if index is not None else self.code.item(value, scope.objects) or self._put_here(value)
-            )
+            if index is not None:
+                return self.roots(value.value, (index, -1))
+            return self.code.item(value, scope.objects) or self._put_here(value) or self._selected(value)
         if isinstance(value, ast.Call):
             func = value.func
             handed = _handed_on(value, self.rules.preserving_functions)
@@ -63,6 +63,7 @@ class ValueReader(WalkState):
             left, right = self.roots(value.left), self.roots(value.right)
             counted = isinstance(value.op, (ast.Div, ast.Mult)) and self.counted(value.right)
             found = self.code.arithmetic(value, value.op, left, right, value.right, counted)
+            found |= self._granular(value) if type(value.op) is ast.Div and counted else frozenset()
             return found | self._divergence(value) | self._entropy_product(value) | self._masked(value, left, right)
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
             entropy = (
@@ -170,6 +171,15 @@ class ValueReader(WalkState):
         """`x * mask` keeps x where the mask is 1: each element kept is what it was, as with masked_fill (elements.yaml)."""
         kept, elementwise = unmasked(node, self.code.knowledge.masks), self.code.knowledge.kept_in_lists
         atoms = frozenset() if kept is None else left if kept is node.left else right
+        return frozenset(a for a in atoms if isinstance(a, CodeFact) and a.facet in elementwise) | Derived.later(elementwise, atoms)
+
+    def _selected(self, node: ast.Subscript) -> frozenset[Atom]:
+        """`x[mask]`, `x[~torch.isnan(x)]`: the elements a boolean index keeps, each what it was
+        (torch docs, "Indexing with a boolean tensor" selects the elements where it is True), as
+        with masked_fill (elements.yaml)."""
+        if not selects(node.slice, self.code.knowledge.masks):
+            return frozenset()
+        atoms, elementwise = self.roots(node.value), self.code.knowledge.kept_in_lists
         return frozenset(a for a in atoms if isinstance(a, CodeFact) and a.facet in elementwise) | Derived.later(elementwise, atoms)
 
     def _entropy_product(self, node: ast.BinOp) -> frozenset[Atom]:
@@ -303,8 +313,33 @@ class ValueReader(WalkState):
 
     def counted(self, divisor: ast.expr) -> bool:
         """Whether a divisor is a number of items (counts.py): `len(...)`, a name counted up in a
-        loop or bound to `len(...)`, the sum of a mask."""
-        return counts_items(divisor, self.scopes[-1].counters, self.code.knowledge.masks)
+        loop or bound to `len(...)`, the sum of a mask, or a name bound to one here or in a
+        function this one is defined in (`n = mask.sum()`)."""
+        if counts_items(divisor, self.scopes[-1].counters, self.code.knowledge.masks):
+            return True
+        divisor = unguarded(divisor)
+        return type(divisor) is ast.Name and self.mask_count(divisor.id) is not None
+
+    def mask_count(self, name: str) -> ast.expr | None:
+        """The mask's sum `name` is bound to, in this function or, where it binds no such name,
+        in one it is defined in (a closure's `n`)."""
+        for scope in reversed(self.scopes[1:]):
+            if name in scope.mask_counts:
+                return scope.mask_counts[name]
+            if name in scope.carries or name in scope.params:
+                return None
+        return None
+
+    def _granular(self, node: ast.BinOp) -> frozenset[Atom]:
+        """A masked mean's granularity (rules/code/granularity.yaml): over every token the mask
+        keeps, a per-token average; along the sequence dim, one value per sample. Not in a loop,
+        whose masked values may be one sample's tokens (`for x, mask in zip(xs, masks)`)."""
+        if self.scopes[-1].loops:
+            return frozenset()
+        over = masked_mean(node, self.code.knowledge.masks, self.mask_count)
+        if over is None:
+            return frozenset()
+        return self.code.derived("token-mean" if over == "all" else "row-mean", node, ())
 
     def selected(self, name: str, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """Under a test that reads the name itself (`if best is None or x > best: best = x`)
