@@ -36,6 +36,7 @@ class FlowRules:
     wrapper_names: frozenset[str] = frozenset()  # their last names, asked first: most calls are none of them
     deferred: frozenset[str] = frozenset()  # calls that call their first argument with the rest (`pool.submit(f, x)`)
     items: frozenset[str] = frozenset()  # methods that read one item of a dict by its key (`batch.pop("labels")`)
+    attributes: frozenset[str] = frozenset()  # attributes that hold their object's values (`x.data`)
 
 
 @lru_cache(maxsize=1)
@@ -57,6 +58,7 @@ def flow_rules() -> FlowRules:
         frozenset(w.rsplit(".", 1)[-1] for w in lists.get("value_preserving.wrappers", ())),
         frozenset(lists.get("deferred", ())),
         frozenset(lists.get("value_preserving.items", ())),
+        frozenset(lists.get("value_preserving.attributes", ())),
     )
 
 
