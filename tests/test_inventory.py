@@ -36,6 +36,28 @@ def _logged(project: Path) -> list[str]:
 
 
 CASES = {
+    # a step that returns its dicts in a tuple, kept whole in a name and taken apart later
+    "a returned tuple held in a name, then unpacked": (
+        {
+            "pkg/loop.py": """\
+            import wandb
+
+
+            class Loop:
+                def one_step(self, batch):
+                    sizes = {"rows": len(batch)}
+                    return 0, sizes, {"loss": 1.0}
+
+                def run(self, batches):
+                    for batch in batches:
+                        outcome = self.one_step(batch)
+                        status, sizes, scalars = outcome
+                        scalars.update(sizes)
+                        wandb.log(scalars)
+            """,
+        },
+        ["loss", "rows"],
+    ),
     # the project's own logger, reached through an attribute set to an instance of it; it prefixes
     "logger through an attribute": (
         {
