@@ -251,6 +251,7 @@ class Scope:
             self.makes or "",
             sites,
             self._defaults(),
+            self.definition is not None and _shell(self.definition.body),
         )
 
     def _defaults(self) -> tuple[tuple[str, str], ...]:
@@ -287,3 +288,8 @@ class Scope:
     def _handed_param(self, name: str) -> str | None:
         """The dict parameter `name` is, or holds what a gather call collected for; else None."""
         return name if name in self.params and name not in self.carries else self.gathered.get(name)
+
+
+def _shell(body: list[ast.stmt]) -> bool:
+    """A body that does nothing: a docstring, `pass` or `...`, alone or together."""
+    return all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in body)
