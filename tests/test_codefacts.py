@@ -667,3 +667,46 @@ def test_a_value_logged_per_micro_batch_is_the_windows_last(in_tmp: Path, reads:
     )
     write_project(in_tmp, {"model.py": source})
     assert (("train/loss", "reduction", "last") in {f[:3] for f in _facts(in_tmp)}) is last
+
+
+@pytest.mark.parametrize(
+    ("expression", "norm"),
+    [
+        ("g.norm()", "l2"),
+        ("g.norm(2)", "l2"),
+        ("g.norm(p=1)", "l1"),
+        ("g.norm(float('inf'))", "inf"),
+        ("g.detach().norm(2, dim=-1).cpu()", "l2"),
+        ("rows[0]", "l2"),  # one of a tensor of norms, one per row
+        ("g.data.norm(1).item()", "l1"),
+        ("torch.norm(g)", "l2"),
+        ("torch.norm(g, 1)", "l1"),
+        ("torch.linalg.vector_norm(g, ord=math.inf)", "inf"),
+        ("torch.linalg.vector_norm(g)", "l2"),
+        ("g.norm(order)", "lp"),  # of an order the caller chooses: a p-norm, which one the code does not say
+        ("g.norm(2) ** 0.5", "not-a-norm"),
+        ("g.norm(order) ** (1 / order)", "not-a-norm"),
+        ("round(norm.data.cpu().numpy().flatten()[0] ** (1.0 / order), 3)", "not-a-norm"),
+        ("g.norm(2) ** 2", ""),  # a squared norm is no norm either, but nothing names it so
+        ("g.norm(2) ** (1 / order)", ""),  # order 1 would leave the L2 norm as it is
+        ("(g.norm(2) ** 2 + h.norm(2) ** 2) ** 0.5", ""),  # the L2 norm of both: no root of a norm
+        ("torch.linalg.norm(g, 2)", ""),  # of a matrix, its largest singular value
+        ("numpy.linalg.norm(g)", ""),
+        ("g.norm('fro')", ""),
+        ("self.norm(g)", ""),  # the project's own method, or a normalization layer it holds
+    ],
+)
+def test_a_norm_is_read_from_its_order_and_a_root_of_a_norm_is_no_norm(in_tmp: Path, expression: str, norm: str) -> None:
+    source = (
+        "import math\n\nimport numpy\nimport torch\n\n\nclass Probe:\n    def f(self, g, h, order, log):\n"
+        "        rows = g.norm(dim=1)\n        norm = g.norm(order)\n"
+        f"        log({{'grad/size': {expression}}})\n"
+    )
+    write_project(in_tmp, {"sizes.py": source})
+    assert [value for _, facet, value, _ in _facts(in_tmp) if facet == "norm"] == ([norm] if norm else [])
+
+
+def test_a_root_of_a_norm_of_any_order_may_still_be_called_an_l1_norm() -> None:
+    """`n ** (1 / p)` of `n = x.norm(p)` is the L1 norm when p is 1: a text saying so is not ruled out."""
+    derived = [d for d in knowledge.knowledge().derivations["norm-root"] if d.given == ("norm", "lp")]
+    assert [d.also for d in derived] == [(("norm", "l1"),)]

@@ -112,7 +112,7 @@ def test_explain_metric_shows_a_framework_key_with_its_use_and_source(in_tmp: Pa
 
 
 def test_a_subclass_that_logs_a_framework_key_itself_keeps_only_the_others(in_tmp: Path) -> None:
-    trainer = "from transformers import Trainer\n\n\nclass Own(Trainer):\n    def training_step(self, model, inputs, n=None):\n        self.log({'grad_norm': model.norm()})\n"
+    trainer = "from transformers import Trainer\n\n\nclass Own(Trainer):\n    def training_step(self, model, inputs, n=None):\n        self.log({'grad_norm': model.weight_size()})\n"
     write_project(in_tmp, {"train.py": trainer})
     assert {metric for metric, *_ in _facts(in_tmp)} == ALL - {"grad_norm", "train/grad_norm"}
 

@@ -36,6 +36,76 @@ def _logged(project: Path) -> list[str]:
 
 
 CASES = {
+    # keys named after what a method the class inherits from a framework yields at run time
+    "a key per item a framework's inherited method yields": (
+        {
+            "pkg/sizes.py": """\
+            import wandb
+            from torch import nn
+
+
+            class Sized(nn.Module):
+                def weight_sizes(self):
+                    sizes = {}
+                    for label, weight in self.named_parameters():
+                        sizes["size_{}".format(label)] = float(weight.abs().max())
+                    wandb.log(sizes)
+            """,
+        },
+        ["size_{label}"],
+    ),
+    # a part of a class made of mixins declares a method it leaves empty; another part defines it
+    "a method its class leaves empty, which another class of the project defines": (
+        {
+            "pkg/loop.py": """\
+            class LoopPart:
+                def publish(self, scalars):
+                    \"\"\"Sends the step's values; the reporting part of the trainer does it.\"\"\"
+
+                def report(self, scalars):
+                    ...
+
+                def run(self, batches):
+                    for batch in batches:
+                        self.publish({"loss": batch.loss})
+                        self.report({"tokens": batch.size})
+            """,
+            "pkg/reporting.py": """\
+            import wandb
+
+
+            class ReportingPart:
+                def publish(self, scalars):
+                    wandb.log(scalars)
+
+                def report(self, scalars):
+                    wandb.log(scalars)
+            """,
+        },
+        ["loss", "tokens"],
+    ),
+    # a step that returns its dicts in a tuple, kept whole in a name and taken apart later
+    "a returned tuple held in a name, then unpacked": (
+        {
+            "pkg/loop.py": """\
+            import wandb
+
+
+            class Loop:
+                def one_step(self, batch):
+                    sizes = {"rows": len(batch)}
+                    return 0, sizes, {"loss": 1.0}
+
+                def run(self, batches):
+                    for batch in batches:
+                        outcome = self.one_step(batch)
+                        status, sizes, scalars = outcome
+                        scalars.update(sizes)
+                        wandb.log(scalars)
+            """,
+        },
+        ["loss", "rows"],
+    ),
     # the project's own logger, reached through an attribute set to an instance of it; it prefixes
     "logger through an attribute": (
         {
@@ -938,3 +1008,26 @@ def test_keys_put_in_a_dict_of_dicts_by_a_variable_index_are_logged_where_that_d
     Where the dict is only printed, nothing is logged."""
     write_project(tmp_path / "p", {"pkg/trainer.py": WINDOWED.replace("super().log(", handed)})
     assert _logged(tmp_path / "p") == expected
+
+
+DELEGATING = """\
+class Loop:
+    def log_metrics(self, metrics, step=None):
+        \"\"\"Hands the step's values to whichever logger the loop was given.\"\"\"
+        self.logger.log_metrics(metrics, step=step)
+
+    def run(self, batches):
+        for step, batch in enumerate(batches):
+            self.log_metrics({"loss": batch.loss}, step)
+"""
+
+
+def test_a_method_named_like_a_trackers_logs_through_its_loggers_method_of_that_name(tmp_path: Path) -> None:
+    """`self.logger.log_metrics(...)` in a project method itself called `log_metrics`, the
+    logger's class told nowhere: the project's only method of that name is the caller, and a
+    method handing its values on to an attribute's method of its own name delegates, it does
+    not recurse, so the tracker's method logs them. The twin hands them to a method no tracker has."""
+    write_project(tmp_path / "logged", {"pkg/loop.py": DELEGATING})
+    assert _logged(tmp_path / "logged") == ["loss"]
+    write_project(tmp_path / "quiet", {"pkg/loop.py": DELEGATING.replace("self.logger.log_metrics(metrics", "self.logger.keep(metrics")})
+    assert _logged(tmp_path / "quiet") == []

@@ -26,10 +26,15 @@ def page(folder: Path) -> str:
     return "\n".join([INTRO, *(_facet(yaml.safe_load(path.read_text(encoding="utf-8"))) for path in sorted(folder.glob("*.yaml")))])
 
 
+def _phrases(phrases: list[str]) -> str:
+    """The canonical phrase in bold, then the others; a value only the code computes has none."""
+    if not phrases:
+        return "none: only the code has this value"
+    return ", ".join([f"**{cell(phrases[0])}**", *map(cell, phrases[1:])])
+
+
 def _facet(data: dict[str, Any]) -> str:
-    rows = "".join(
-        f"| `{value}` | {', '.join([f'**{cell(phrases[0])}**', *map(cell, phrases[1:])])} |\n" for value, phrases in data["values"].items()
-    )
+    rows = "".join(f"| `{value}` | {_phrases(phrases)} |\n" for value, phrases in data["values"].items())
     parts = [f"## {data['facet']}\n", f"{data['description']}\n", "| Value | Phrases |\n|---|---|\n" + rows]
     if data.get("ignore"):
         parts.append("Phrases that state nothing: " + ", ".join(cell(p) for p in data["ignore"]) + ".\n")

@@ -112,6 +112,8 @@ class Callees:
         """The definition a name reaches; or, for a method of an object nothing tells the class
         of, the methods of that name of the project (`_defining`)."""
         found = self.direct(name)
+        if found is not None and found.shell:
+            return self._filled(found)
         if found is not None or depth > _MAX_DEPTH or "." not in name:
             return (found,) if found is not None else ()
         if name.startswith(UNKNOWN_OBJECT):
@@ -123,7 +125,7 @@ class Callees:
         project_class = self.hierarchy.base(owner)
         if project_class is not None:
             inherited = self._inherited(project_class, method, depth)
-            return (inherited,) if inherited is not None else ()
+            return () if inherited is None else self._filled(inherited) if inherited.shell else (inherited,)
         if "." not in owner:
             return ()
         holder, attribute = owner.rsplit(".", 1)  # `module.Class.tracker.log_to`
@@ -132,6 +134,14 @@ class Callees:
         if held is None:  # set from a parameter (`self.strategy = strategy`): the methods of its name
             return self._defining(method) if project_class is not None else ()
         return self._resolved(f"{held}.{method}", depth + 1)
+
+    def _filled(self, shell: FunctionFlow) -> tuple[FunctionFlow, ...]:
+        """What runs where a class declares a method it leaves empty (a docstring, `pass`): a
+        part of a class made of mixins, whose other parts define it. The project's other methods
+        of that name that do something, when they are few (`_defining`); else the empty one."""
+        method = last_part(shell.name)
+        defined = [flow for flow in self.methods.get(method, ()) if not flow.shell]
+        return tuple(defined) if 0 < len(defined) <= MAX_CANDIDATES else (shell,)
 
     def _defining(self, method: str) -> tuple[FunctionFlow, ...]:
         """The methods of this name the project's classes define, when they are few: which of

@@ -33,7 +33,9 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     functions, calls = [f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]
     classes, instances = [c for e in extractions for c in e.classes], dict(i for e in extractions for i in e.instances)
     resolve = CallGraph(functions, (), classes, instances).resolve
-    own_methods = frozenset(span for e in extractions for span, callee in e.tentative if resolve(callee) is not None)
+    own_methods = frozenset(
+        span for e in extractions for span, callee, caller in e.tentative if _reaches_own(resolve(callee), callee, caller)
+    )
     # an entry logged where it was put is the file's own; one only written there (a dict literal's
     # key shaped like one) is replaced by what the project-wide step says logs it (`own_keys`)
     seen = {(use.key, use.span) for use in uses if use.via not in own_methods and use.sink}
@@ -121,3 +123,12 @@ def placeholder_flags(code: Iterable[CodeClaim]) -> frozenset[str]:
     """The flags some logged value is a placeholder without: a text that names one states the
     condition, so ML006 does not hold it to the default path."""
     return frozenset(f.placeholder.flag_name for c in code if (f := c.fact).placeholder is not None)
+
+
+def _reaches_own(method: FunctionFlow | None, callee: str, caller: str) -> bool:
+    """Whether a call matched by a tracker's method name reaches a method of the project's own.
+    Not the method it is in, reached through an object of a class told nowhere (`self.logger.
+    log_metrics(m)` in the project's only `log_metrics`): a method handing its values on to an
+    attribute's method of its own name delegates to the tracker, where a call of itself
+    (`self.log_metrics(...)`, the callee its own name) recurses."""
+    return method is not None and not (method.name == caller and callee != caller)

@@ -59,6 +59,7 @@ CONSTRUCTS = (
     "negated-entropy-product",
     "comparison-mean",
     "after-framework-step",
+    "norm-root",
     "overwritten",
     "at-boundary",
     "per-micro-batch",

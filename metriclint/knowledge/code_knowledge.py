@@ -51,6 +51,7 @@ FILE_KEYS = (
     "results",
     "norm_types",
     "default_norm",
+    "variable_norm",
     "conversions",
     "kept_by_arithmetic",
     "kept_by_conversion",
@@ -96,6 +97,7 @@ class Knowledge:
     local_names: frozenset[str]  # the last names of the calls whose value is this rank's own (`local`)
     norm_types: dict[str, str]  # argument as written (no white space) -> norm
     default_norm: str
+    variable_norm: str  # the norm of an order passed in a variable
     conversions: dict[tuple[str, str, float], str]  # (unit, operator, divisor's value) -> unit
     kept_by_arithmetic: frozenset[str]
     kept_by_conversion: frozenset[str] = frozenset()
@@ -230,6 +232,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
     entries: list[Known] = []
     norm_types: dict[str, str] = {}
     default_norm = ""
+    variable_norm = ""
     conversions: dict[tuple[str, str, float], str] = {}
     kept: set[str] = set()
     kept_by_conversion: set[str] = set()
@@ -278,6 +281,9 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         if "default_norm" in top:
             default_norm = reader.text(top["default_norm"][1], "'default_norm'") or ""
             known_value(reader, top["default_norm"][1], facets, "norm", default_norm)
+        if "variable_norm" in top:
+            variable_norm = reader.text(top["variable_norm"][1], "'variable_norm'") or ""
+            known_value(reader, top["variable_norm"][1], facets, "norm", variable_norm)
         for node in read_items(reader, top, "conversions"):
             fields = reader.mapping(node, "a conversion", ("unit", "op", "by", "gives"))
             unit, op, gives = (reader.text(fields[k][1], f"'{k}'") if k in fields else None for k in ("unit", "op", "gives"))
@@ -360,6 +366,7 @@ def load(paths: list[Path], facets: dict[str, Facet]) -> Knowledge:
         **_indexed(entries),
         norm_types=norm_types,
         default_norm=default_norm or "l2",
+        variable_norm=variable_norm,
         conversions=conversions,
         kept_by_arithmetic=frozenset(kept),
         kept_by_conversion=frozenset(kept_by_conversion),

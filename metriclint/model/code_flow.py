@@ -273,6 +273,7 @@ class FunctionFlow:
     makes: str = ""  # the class it returns an instance of, or the module-level name of the instance it returns
     sites: tuple[tuple[int, Span], ...] = ()  # (index in sinks, where this file logs it)
     defaults: tuple[tuple[str, str], ...] = ()  # (parameter, the string it defaults to): what a key it names is, where a call passes none
+    shell: bool = False  # its body is a docstring, `pass` or `...` alone: another class's method of its name runs (evidence/callees.py)
 
 
 @dataclass(frozen=True, slots=True)

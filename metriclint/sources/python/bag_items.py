@@ -224,10 +224,11 @@ class ItemReader(ValueReader):
             found |= under(element(index), inner) if inner else EMPTY
         return found
 
-    def unpacked(self, targets: list[ast.expr], value: ast.Call) -> None:
-        """`batches, stats = prepare(...)`: `stats` holds the dict the call returns as its second element."""
+    def unpacked(self, targets: list[ast.expr], value: ast.Call | ast.Name) -> None:
+        """`batches, stats = prepare(...)`: `stats` holds the dict the call returns as its second
+        element; so it does of a name that holds what the call returned (`out = prepare(...)`)."""
         scope = self.scopes[-1]
-        returned = self.bag(value) | self.unplaced_result(value)
+        returned = self.bag(value) | (self.unplaced_result(value) if isinstance(value, ast.Call) else EMPTY)
         for index, target in enumerate(targets):
             if isinstance(target, ast.Name):
                 found = selected(returned, (element(index),))

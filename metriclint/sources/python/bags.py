@@ -200,7 +200,11 @@ class BagReader(ListReader):
             over = next((name for name in scope.keyvars if f"{{{name}}}" in text), None)
             if over is not None:  # the other dict's keys, or, where they cannot be known, the template
                 made |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"))
-            kept = over is not None and (keys.looks_like_key(text.replace(f"{{{over}}}", "x")) or unseen(scope.keyvars[over]))
+            kept = over is not None and (
+                keys.looks_like_key(text.replace(f"{{{over}}}", "x"))
+                or unseen(scope.keyvars[over])
+                or self._inherited_elsewhere(scope.keyvars[over])
+            )
             if over is None or kept and not keys.too_generic(text):
                 span = self.span(key)
                 self.valued[span] = value
@@ -208,6 +212,23 @@ class BagReader(ListReader):
                 held = self.logged(value) if atoms is None else atoms
                 made |= Bag((MetricsEntry(text, span, held, is_measurement(value), self.names(value), shaped),))
         return made
+
+    def _inherited_elsewhere(self, bag: Bag) -> bool:
+        """Only what a method of this class's own object returns that the class neither defines
+        nor inherits from the project, its bases all imported from elsewhere
+        (`self.named_parameters()` of a torch module): data the framework yields at run time, so
+        a key built over it stays a template, as one over `unseen` data does."""
+        if not self.class_nodes or bag.entries or bag.items or not bag.held:
+            return False
+        node, bases = self.class_nodes[-1], self.base_paths[-1]
+        if not node.bases or len(bases) != len(node.bases) or any(b.split(".", 1)[0] == self.code.package_head for b in bases):
+            return False
+        own = f"{self.code.module}.{node.name}."
+        defined = {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return all(
+            h.kind == "result" and h.name.startswith(own) and "." not in h.name[len(own) :] and h.name[len(own) :] not in defined
+            for h in bag.held
+        )
 
     def key_texts(self, node: ast.expr) -> tuple[str, ...]:
         """The keys a key expression may be (strings.py); an unknown part is a `{name}` placeholder."""

@@ -288,8 +288,10 @@ class Bindings(Messages):
                 self._assign(t, v)
         elif isinstance(target, (ast.Tuple, ast.List)):
             called = value.value if isinstance(value, ast.Await) else value  # `epoch, batch = await self.fetch()`: what it returns
-            if isinstance(called, ast.Call):
-                self.unpacked(target.elts, called)
+            if isinstance(called, ast.Name) and called.id in scope.results:
+                called = scope.results[called.id]  # `out = self.step(b)`, then `loss, stats = out`: what the call returned
+            if isinstance(called, ast.Call) or isinstance(called, ast.Name) and called.id in scope.bags:
+                self.unpacked(target.elts, called)  # a name's bag: what the call returned where it may not have run (a loop)
             count, handed = len(target.elts), self.handed(value)
             for i, element in enumerate(target.elts):
                 if isinstance(element, ast.Name):

@@ -166,7 +166,9 @@ class CodeReader(Arithmetic):
 
     def _entry(self, node: ast.Call, objects: dict[str, str]) -> Known | None:
         """The knowledge-base entry a call matches: its full name, its function's own name, or
-        its methods, longest run first (`log_softmax().gather` before `gather`)."""
+        its methods, longest run first (`log_softmax().gather` before `gather`). A method of
+        tensors only (`objects_only`) is neither a module's function nor the project's own
+        method, called on `self`."""
         func = node.func
         if not self._may_match(func, objects):
             return None
@@ -178,10 +180,11 @@ class CodeReader(Arithmetic):
             return self.knowledge.functions[name]
         methods = chained_methods(node)
         on_module = isinstance(func, ast.Attribute) and "(" not in (self.chain(func.value, objects) or "(")
+        on_self = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
         for start in range(len(methods)):
             method = self.knowledge.methods.get("().".join(methods[start:]))
             if method is not None and (method.arguments is None or method.arguments == len(node.args) + len(node.keywords)):
-                return None if method.objects_only and on_module else method
+                return None if method.objects_only and (on_module or on_self) else method
         return None
 
     def _may_match(self, func: ast.expr, objects: dict[str, str]) -> bool:
@@ -321,8 +324,12 @@ class CodeReader(Arithmetic):
             return default, f"computes the {default} norm (the default norm_type)"
         if keyword is None and len(entry.norm_positions) > 1:
             return None  # an API whose signature we cannot tell apart
-        written = self.text.segment(keyword if keyword is not None else positional[candidates[0]])
+        given_order = keyword if keyword is not None else positional[candidates[0]]
+        written = self.text.segment(given_order)
         norm = self.knowledge.norm_types.get("".join(written.split()))
+        if norm is None and isinstance(given_order, (ast.Name, ast.Attribute)) and self.knowledge.variable_norm:
+            norm = self.knowledge.variable_norm
+            return norm, f"computes the p-norm of the order {written} holds, which the run chooses"
         return (norm, f"computes the {norm} norm (norm_type={written})") if norm else None
 
     def _named(self, entry: Known, node: ast.AST) -> str:

@@ -36,6 +36,7 @@ class FlowRules:
     wrapper_names: frozenset[str] = frozenset()  # their last names, asked first: most calls are none of them
     deferred: frozenset[str] = frozenset()  # calls that call their first argument with the rest (`pool.submit(f, x)`)
     items: frozenset[str] = frozenset()  # methods that read one item of a dict by its key (`batch.pop("labels")`)
+    attributes: frozenset[str] = frozenset()  # attributes that hold their object's values (`x.data`)
 
 
 @lru_cache(maxsize=1)
@@ -57,6 +58,7 @@ def flow_rules() -> FlowRules:
         frozenset(w.rsplit(".", 1)[-1] for w in lists.get("value_preserving.wrappers", ())),
         frozenset(lists.get("deferred", ())),
         frozenset(lists.get("value_preserving.items", ())),
+        frozenset(lists.get("value_preserving.attributes", ())),
     )
 
 
@@ -250,6 +252,7 @@ class Scope:
             self.makes or "",
             sites,
             self._defaults(),
+            self.definition is not None and _shell(self.definition.body),
         )
 
     def _defaults(self) -> tuple[tuple[str, str], ...]:
@@ -286,3 +289,8 @@ class Scope:
     def _handed_param(self, name: str) -> str | None:
         """The dict parameter `name` is, or holds what a gather call collected for; else None."""
         return name if name in self.params and name not in self.carries else self.gathered.get(name)
+
+
+def _shell(body: list[ast.stmt]) -> bool:
+    """A body that does nothing: a docstring, `pass` or `...`, alone or together."""
+    return all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in body)

@@ -106,6 +106,24 @@ def entropy_product(node: ast.BinOp, words: LogRatios) -> bool | None:
     return not any(negated)
 
 
+def root(node: ast.BinOp) -> str | None:
+    """Whether `node` raises its base to a fractional power: "constant" for a number between 0
+    and 1 (`n ** 0.5`, `n ** (1 / 2)`), "variable" for one over a value the code does not fix
+    (`n ** (1 / p)`, `n ** (1. / norm_type)`); None for any other power (`n ** 2`, `n ** p`)."""
+    if not isinstance(node.op, ast.Pow):
+        return None
+    exponent = node.right
+    fraction = _number(exponent)
+    if fraction is not None:
+        return "constant" if 0 < fraction < 1 else None
+    if not isinstance(exponent, ast.BinOp) or not isinstance(exponent.op, ast.Div) or _number(exponent.left) != 1:
+        return None
+    divisor = _number(exponent.right)
+    if divisor is None:
+        return "variable" if isinstance(exponent.right, (ast.Name, ast.Attribute)) else None
+    return "constant" if divisor > 1 else None
+
+
 def _probability(node: ast.expr, logarithm: ast.expr) -> bool:
     """Whether `node` is the distribution `logarithm` is the logarithm of: the same name with
     its log-probability word swapped (`ref_probs`, `ref_log_probs`), the softmax of the same

@@ -57,6 +57,8 @@ class ValueReader(WalkState):
                 return self.roots(func.value, element)
             found = self.code.call(value, element, scope.objects, self.site(value), self.roots)
             return self._reduced(value, found) | self._rank_own(value) | scheduled_rates.next_step_rate(value, self.scopes[-1], self.code)
+        if isinstance(value, ast.Attribute) and value.attr in self.rules.attributes:
+            return self.roots(value.value, element)
         if isinstance(value, ast.Attribute) and element is None:
             return self.code.expression(value, scope.objects) | self.kept_on_self(value)
         if isinstance(value, ast.BinOp) and element is None:
@@ -64,7 +66,13 @@ class ValueReader(WalkState):
             counted = isinstance(value.op, (ast.Div, ast.Mult)) and self.counted(value.right)
             found = self.code.arithmetic(value, value.op, left, right, value.right, counted)
             found |= self._granular(value) if type(value.op) is ast.Div and counted else frozenset()
-            return found | self._divergence(value) | self._entropy_product(value) | self._masked(value, left, right)
+            return (
+                found
+                | self._divergence(value)
+                | self._entropy_product(value)
+                | self._masked(value, left, right)
+                | self._norm_root(value, left)
+            )
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
             entropy = (
                 self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
@@ -188,6 +196,17 @@ class ValueReader(WalkState):
         if negative is None:
             return frozenset()
         return self.code.derived("entropy-product" if negative else "negated-entropy-product", node, ())
+
+    def _norm_root(self, node: ast.BinOp, base: frozenset[Atom]) -> frozenset[Atom]:
+        """A norm raised to a fractional power is no norm (rules/code/norms.yaml `norm-root`). A
+        variable exponent only of a norm of a variable order: `x.norm(2) ** (1 / k)` is the L2
+        norm when k is 1, `x.norm(p) ** (1 / p)` no norm unless p is (then L1, the derivation's `also`)."""
+        kind = formulas.root(node)
+        if kind is None:
+            return frozenset()
+        variable = self.code.knowledge.variable_norm
+        norms = [a for a in base if isinstance(a, CodeFact) and a.facet == "norm" and (kind == "constant" or a.value == variable)]
+        return self.code.derived("norm-root", node, norms) if norms else frozenset()
 
     def _rank_own(self, node: ast.Call) -> frozenset[Atom]:
         """This rank's own value (ranks.LocalFact), when the call computes it from the data this
