@@ -71,8 +71,14 @@ def stated(name: str, extra: tuple[NamePart, ...] = ()) -> list[Stated]:
         if _matches(part, found) and (part.facet not in best or len(part.words) > len(best[part.facet].words)):
             best[part.facet] = part
     outer = None
+    if "reduction" in best and found[-len(best["reduction"].words) - 1 : -len(best["reduction"].words)] in _conditions():
+        del best["reduction"]  # `zero_std`: a condition on the items, not the value's reduction
     if "reduction" in best:
-        outer = next((_reductions()[word] for word in found[: -len(best["reduction"].words)] if word in _reductions()), None)
+        leading = found[: -len(best["reduction"].words)]
+        outer = next(
+            (_reductions()[word] for i, word in enumerate(leading) if word in _reductions() and leading[i - 1 : i] not in _conditions()),
+            None,
+        )
         best["reduction"] = outer or best["reduction"]
     return [Stated(part, outright=not (outer and part.facet == "reduction")) for part in best.values()]
 
@@ -126,19 +132,25 @@ def parts() -> tuple[NamePart, ...]:
     return _loaded()[0]
 
 
+def _conditions() -> frozenset[tuple[str, ...]]:
+    """The words that make a reduction word right after them a condition (`conditions`), each as
+    the one-word slice of a name's words it is compared with."""
+    return _loaded()[2]
+
+
 def against_texts() -> frozenset[str]:
     """The facets a logged key's own name is held against texts for (ML002)."""
     return _loaded()[1]
 
 
 @lru_cache(maxsize=1)
-def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str]]:
+def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str], frozenset[tuple[str, ...]]]:
     path = rules_dir() / FILE
     root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
     reader = NodeReader(str(path))
     facets, _, _ = load_builtin()
     found: list[NamePart] = []
-    top = reader.mapping(root, "the names file", ("against_texts", "parts", "examples")) if root is not None else {}
+    top = reader.mapping(root, "the names file", ("against_texts", "parts", "conditions", "examples")) if root is not None else {}
     held = reader.texts(top["against_texts"][1], "'against_texts'") if "against_texts" in top else []
     for node, facet in held:
         if facet not in facets:
@@ -162,4 +174,7 @@ def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str]]:
         found.append(NamePart(tuple(text.split("_")), at, facet, value, also))
     if problems or reader.problems:
         raise ConfigError(problems + reader.problems)
-    return tuple(found), frozenset(facet for _, facet in held)
+    conditions = (
+        frozenset((word,) for _, word in reader.texts(top["conditions"][1], "'conditions'")) if "conditions" in top else frozenset()
+    )
+    return tuple(found), frozenset(facet for _, facet in held), conditions

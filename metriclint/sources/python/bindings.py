@@ -151,15 +151,21 @@ class Bindings(Messages):
 
     def _last(self, node: ast.For | ast.AsyncFor) -> None:
         """A name assigned in every iteration from the loop's item holds, after the loop, the
-        last iteration's value only: `for mb in batches: loss = step(mb)`."""
+        last iteration's value only: `for mb in batches: loss = step(mb)`. Not one that each
+        iteration makes from its own value before it (`std = std.squeeze(d)`): every iteration
+        works on the same value, which the loop folds rather than replaces."""
         scope = self.scopes[-1]
         varying = read_names(node.target)
         accumulated = {s.target.id for s in node.body if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name)}
+        fresh: set[str] = set()  # names this iteration binds anew before reading them
         for statement in node.body:
             target = assigned_name(statement)
             value = getattr(statement, "value", None)
             if target is None or value is None or not varying & read_names(value):
                 continue
+            if target in read_names(value) and target not in fresh:
+                continue  # folded: the value the loop started from, changed by every iteration
+            fresh.add(target)
             varying.add(target)
             held = scope.carries.get(target)
             if target not in accumulated and running_sum(target, value) is None and held is not None and id(node.body) in held[1]:
