@@ -71,12 +71,12 @@ def stated(name: str, extra: tuple[NamePart, ...] = ()) -> list[Stated]:
         if _matches(part, found) and (part.facet not in best or len(part.words) > len(best[part.facet].words)):
             best[part.facet] = part
     outer = None
-    if "reduction" in best and found[-len(best["reduction"].words) - 1 : -len(best["reduction"].words)] in _conditions():
+    if "reduction" in best and _after_condition(found, len(found) - len(best["reduction"].words)):
         del best["reduction"]  # `zero_std`: a condition on the items, not the value's reduction
     if "reduction" in best:
         leading = found[: -len(best["reduction"].words)]
         outer = next(
-            (_reductions()[word] for i, word in enumerate(leading) if word in _reductions() and leading[i - 1 : i] not in _conditions()),
+            (_reductions()[word] for i, word in enumerate(leading) if word in _reductions() and not _after_condition(leading, i)),
             None,
         )
         best["reduction"] = outer or best["reduction"]
@@ -132,10 +132,10 @@ def parts() -> tuple[NamePart, ...]:
     return _loaded()[0]
 
 
-def _conditions() -> frozenset[tuple[str, ...]]:
-    """The words that make a reduction word right after them a condition (`conditions`), each as
-    the one-word slice of a name's words it is compared with."""
-    return _loaded()[2]
+def _after_condition(words: tuple[str, ...], at: int) -> bool:
+    """Whether the word before `words[at]` is a condition word (`conditions`): `zero` in
+    `frac_reward_zero_std` makes the `std` after it a condition the items meet."""
+    return at > 0 and words[at - 1] in _loaded()[2]
 
 
 def against_texts() -> frozenset[str]:
@@ -144,7 +144,7 @@ def against_texts() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
-def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str], frozenset[tuple[str, ...]]]:
+def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str], frozenset[str]]:
     path = rules_dir() / FILE
     root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
     reader = NodeReader(str(path))
@@ -174,7 +174,5 @@ def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str], frozenset[tuple[str
         found.append(NamePart(tuple(text.split("_")), at, facet, value, also))
     if problems or reader.problems:
         raise ConfigError(problems + reader.problems)
-    conditions = (
-        frozenset((word,) for _, word in reader.texts(top["conditions"][1], "'conditions'")) if "conditions" in top else frozenset()
-    )
+    conditions = frozenset(word for _, word in reader.texts(top["conditions"][1], "'conditions'")) if "conditions" in top else frozenset()
     return tuple(found), frozenset(facet for _, facet in held), conditions

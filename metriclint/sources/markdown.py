@@ -260,7 +260,15 @@ class _Walker:
         if not pieces:
             return []
         return [
-            Mention(SourceKind.DOC, self.path, text, tuple(origins), subjects, names_metrics=sure and bool(subjects), values=(0,) * unit)
+            Mention(
+                SourceKind.DOC,
+                self.path,
+                text,
+                tuple(origins),
+                subjects,
+                names_metrics=sure and bool(subjects),
+                values=(0,) if unit else (),
+            )
         ]
 
 

@@ -97,7 +97,7 @@ class Tables:
             return None
         lines = source_lines(string.text)
         origins = [(string.line, string.content_column)] + [(string.line + i, 1) for i in range(1, len(lines))]
-        return Mention(SourceKind.TOOLTIP, self.path, "\n".join(lines), tuple(origins), values=(0,) * unit)
+        return Mention(SourceKind.TOOLTIP, self.path, "\n".join(lines), tuple(origins), values=(0,) if unit else ())
 
     def read(self, module: ast.Module) -> tuple[TooltipTable, ...]:
         """Every table, each dict with how `module`'s functions look keys up in it."""
