@@ -15,7 +15,7 @@ lend a value facts it does not have, where a wrong callee here at most counts a 
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from metriclint.evidence.dotted import Dotted, last_part
 from metriclint.evidence.inherited import Hierarchy
@@ -139,16 +139,13 @@ class Callees:
         """What runs where a class declares a method it leaves empty (a docstring, `pass`): a
         part of a class made of mixins, whose other parts define it. The project's other methods
         of that name that do something, when they are few (`_defining`); else the empty one."""
-        method = last_part(shell.name)
-        defined = [flow for flow in self.methods.get(method, ()) if not flow.shell]
-        return tuple(defined) if 0 < len(defined) <= MAX_CANDIDATES else (shell,)
+        return _few([flow for flow in self.methods.get(last_part(shell.name), ()) if not flow.shell]) or (shell,)
 
     def _defining(self, method: str) -> tuple[FunctionFlow, ...]:
         """The methods of this name the project's classes define, when they are few: which of
         them runs is not told, but the object is one of theirs. A name many classes define
         (`forward`, `update`) says nothing of which."""
-        defined = self.methods.get(method, ())
-        return tuple(defined) if len(defined) <= MAX_CANDIDATES else ()
+        return _few(self.methods.get(method, ()))
 
     def held(self, owner: str, depth: int) -> str | None:
         """The class `owner` is an instance of, when it is a call's result (`pkg.get_timers()`,
@@ -186,3 +183,8 @@ class Callees:
             if found is not None:
                 return found
         return None
+
+
+def _few(defined: Sequence[FunctionFlow]) -> tuple[FunctionFlow, ...]:
+    """The definitions of a method, when there are few enough to read each (`MAX_CANDIDATES`)."""
+    return tuple(defined) if len(defined) <= MAX_CANDIDATES else ()

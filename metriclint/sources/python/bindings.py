@@ -161,9 +161,12 @@ class Bindings(Messages):
         for statement in node.body:
             target = assigned_name(statement)
             value = getattr(statement, "value", None)
-            if target is None or value is None or not varying & read_names(value):
+            if target is None or value is None:
                 continue
-            if target in read_names(value) and target not in fresh:
+            reads = read_names(value)
+            if not varying & reads:
+                continue
+            if target in reads and target not in fresh:
                 continue  # folded: the value the loop started from, changed by every iteration
             fresh.add(target)
             varying.add(target)

@@ -177,9 +177,8 @@ class ValueReader(WalkState):
 
     def _masked(self, node: ast.BinOp, left: frozenset[Atom], right: frozenset[Atom]) -> frozenset[Atom]:
         """`x * mask` keeps x where the mask is 1: each element kept is what it was, as with masked_fill (elements.yaml)."""
-        kept, elementwise = unmasked(node, self.code.knowledge.masks), self.code.knowledge.kept_in_lists
-        atoms = frozenset() if kept is None else left if kept is node.left else right
-        return frozenset(a for a in atoms if isinstance(a, CodeFact) and a.facet in elementwise) | Derived.later(elementwise, atoms)
+        kept = unmasked(node, self.code.knowledge.masks)
+        return self._elements_kept(frozenset() if kept is None else left if kept is node.left else right)
 
     def _selected(self, node: ast.Subscript) -> frozenset[Atom]:
         """`x[mask]`, `x[~torch.isnan(x)]`: the elements a boolean index keeps, each what it was
@@ -187,7 +186,12 @@ class ValueReader(WalkState):
         with masked_fill (elements.yaml)."""
         if not selects(node.slice, self.code.knowledge.masks):
             return frozenset()
-        atoms, elementwise = self.roots(node.value), self.code.knowledge.kept_in_lists
+        return self._elements_kept(self.roots(node.value))
+
+    def _elements_kept(self, atoms: frozenset[Atom]) -> frozenset[Atom]:
+        """What a selection of a value's elements keeps of it: the facets each element has alone
+        (elements.yaml `kept_in_lists`), now and where the project-wide step derives them."""
+        elementwise = self.code.knowledge.kept_in_lists
         return frozenset(a for a in atoms if isinstance(a, CodeFact) and a.facet in elementwise) | Derived.later(elementwise, atoms)
 
     def _entropy_product(self, node: ast.BinOp) -> frozenset[Atom]:
