@@ -24,7 +24,7 @@ from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.registry import Registry
 from metriclint.knowledge.vocabulary import Vocabulary, load_builtin
 from metriclint.language import tooltips
-from metriclint.language.attribution import MetricIndex
+from metriclint.language.attribution import MetricIndex, by_site
 from metriclint.language.phrases import read, ready
 from metriclint.model import Binding, CodeProducts, ConfigError, KeyUse, ReadFailure, Span
 from metriclint.settings import Config
@@ -177,8 +177,15 @@ def assemble(
     written = [use for e in extractions for use in e.keys if not use.from_keyword]
     made = made if made is not None else products.made_keys(extractions, written)
     uses = [use for use in products.own_keys(extractions, made) if not use.from_keyword] + list(made.built + made.read)
-    if index is None or index.registry is not registry or index.logged != {use.key for use in uses} or index.unnamed != made.labelled:
-        index = MetricIndex(registry, [use.key for use in uses], made.labelled)
+    sites = by_site((use.key, use.span.path, use.span.line) for use in uses)
+    if (
+        index is None
+        or index.registry is not registry
+        or index.logged != {use.key for use in uses}
+        or index.unnamed != made.labelled
+        or index.sites != sites
+    ):
+        index = MetricIndex(registry, [use.key for use in uses], made.labelled, sites)
     spans = {key: entry.span for key, entry in (registry.metrics.items() if registry else ())}
     for use in uses:
         spans.setdefault(use.key, use.span)

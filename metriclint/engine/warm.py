@@ -131,13 +131,14 @@ class _Stated:
 
 
 def _stated(run: _Run, made: _Made) -> _Stated:
-    """Step 2, what each file's texts state: the last run's view, unless the file, the index or
-    the flags changed. A test's texts state nothing, so its view has a key of its own."""
+    """Step 2, what each file's texts state: the last run's view, unless the file, the index, the
+    keys logged from the file or the flags changed. A test's texts state nothing, so its view
+    has a key of its own."""
     last, collection = run.last, made.collection
     flags = products.placeholder_flags(made.products.code)
     index_key = kept.digest(collection.index.made_of(), sorted(flags))
-    keys = {test: kept.digest(index_key, test) for test in (False, True)}
-    wanted = [keys[s in run.tests] for s in run.shown]
+    sites = collection.index.sites_in
+    wanted = [kept.digest(index_key, s in run.tests, sites(s)) for s in run.shown]
     reusable = [
         s in last.files and last.files[s].entry == e and last.files[s].index == k for s, e, k in zip(run.shown, run.entries, wanted)
     ]

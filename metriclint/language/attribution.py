@@ -19,18 +19,33 @@ from metriclint.base.spaced import SpacedNames
 from metriclint.knowledge.registry import Registry
 from metriclint.language.phrases import clauses
 from metriclint.language.subjects import speaks_for
-from metriclint.model import Claim, Mention, Reading
+from metriclint.model import Claim, Mention, Reading, SourceKind
 
 _TOKEN = re.compile(r"`([^`\s]+)`|(?<![\w/{}.-])([A-Za-z_{][\w/{}.-]*[\w}])")
+
+
+Sites = dict[str, dict[int, tuple[str, ...]]]  # path -> line -> the logged keys put or logged there
+
+
+def by_site(uses: Iterable[tuple[str, str, int]]) -> Sites:
+    """(key, path, line) triples as `Sites`."""
+    sites: Sites = {}
+    for key, path, line in uses:
+        lines = sites.setdefault(path, {})
+        lines[line] = (*lines.get(line, ()), key)
+    return sites
 
 
 class MetricIndex:
     """Every metric known to the run: registry keys and aliases, and the keys the code logs."""
 
-    def __init__(self, registry: Registry | None, logged: Iterable[str], unnamed: Iterable[str] = ()) -> None:
+    def __init__(self, registry: Registry | None, logged: Iterable[str], unnamed: Iterable[str] = (), sites: Sites | None = None) -> None:
         self.registry = registry
         self.logged = frozenset(logged)
         self.unnamed = frozenset(unnamed)  # keys whose last segment labels a stage, not the value (model.CodeProducts.labelled)
+        # Where each logged key's value is put or logged: an entry `m["kl"] = v` that the code
+        # files under several keys (`train/kl`, `eval/{split}/kl`) is each of them.
+        self.sites: Sites = sites or {}
         self.by_alias: dict[str, str] = {}
         if registry is not None:
             for key, entry in registry.metrics.items():
@@ -102,6 +117,18 @@ class MetricIndex:
             if tail in self.logged:
                 return (tail,)
         return ()
+
+    def entered_at(self, path: str, line: int, name: str) -> tuple[str, ...]:
+        """The logged keys that an entry written as `name` on that line is filed under: the
+        entry's own key, or the key under the sections the code puts before it elsewhere."""
+        found = self.sites.get(path, {}).get(line, ())
+        last = keys.literal(keys.last_segment(name))
+        return tuple(key for key in found if key == name or keys.literal(keys.last_segment(key)) == last)
+
+    def sites_in(self, path: str) -> list[tuple[int, str]]:
+        """Where each key logged from a file is put or logged there: what its texts' claims
+        depend on besides the index's keys (engine/warm.py)."""
+        return sorted((line, key) for line, found in self.sites.get(path, {}).items() for key in found)
 
     def filled(self, template: str) -> tuple[str, ...]:
         """The one logged key that a template fills, itself or under sections added before it
@@ -220,27 +247,36 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
     if not readings:
         return []
     if mention.flows_to or mention.subjects:
-        metrics = _union(index.for_key(k) for k in mention.flows_to) or _union(
-            index.for_name(s, mention.names_metrics) for s in mention.subjects
-        )
-        if not metrics:
+        metrics = _documented(mention, index)
+        if metrics:
+            return [
+                _claim(mention, r, metric)
+                for r in _about_the_value(mention, readings)
+                for metric in metrics
+                if _said_of(metric, r) and not _in_own_name(mention.text, r, metric)
+            ]
+        if mention.subjects or mention.source is not SourceKind.COMMENT:
             return []
-        return [
-            _claim(mention, r, metric)
-            for r in _about_the_value(mention, readings)
-            for metric in metrics
-            if _said_of(metric, r) and not _in_own_name(mention.text, r, metric)
-        ]
+        # a trailing comment on a dict entry that no logged key comes from: free text
     claims: list[Claim] = []
     named: dict[tuple[int, int], tuple[str, ...]] = {}
     for reading in readings:
         if reading.sentence not in named:
             sentence = mention.text[slice(*reading.sentence)]
             one = index.one_named_in(sentence)
-            named[reading.sentence] = (one,) if one is not None else _below(sentence, mention.below, index)
+            named[reading.sentence] = (one,) if one is not None else _below(sentence, mention, index)
         if named[reading.sentence] and not _own_item(mention.text, reading):
             claims.extend(_claim(mention, reading, m) for m in named[reading.sentence] if not _in_own_name(mention.text, reading, m))
     return claims
+
+
+def _documented(mention: Mention, index: MetricIndex) -> tuple[str, ...]:
+    """The metrics a text documents: those its value flows to (a key written on a trailing
+    comment's line counts as each key that entry is logged under), else those of the names it
+    documents."""
+    line = mention.origins[0][0]
+    flows = _union(index.for_key(k) or index.entered_at(mention.path, line, k) for k in mention.flows_to)
+    return flows or _union(index.for_name(s, mention.names_metrics) for s in mention.subjects)
 
 
 def _in_own_name(text: str, reading: Reading, metric: str) -> bool:
@@ -279,14 +315,15 @@ def _opening(text: str, start: int, end: int) -> tuple[int, str] | None:
     return (match.start(1), match.group(2).lower()) if match is not None else None
 
 
-def _below(sentence: str, below: tuple[str, ...], index: MetricIndex) -> tuple[str, ...]:
+def _below(sentence: str, mention: Mention, index: MetricIndex) -> tuple[str, ...]:
     """The keys, of those the logging call right below a comment logs, that a sentence of the
     comment names: written as the key (`# grad-norm: ...` above `add_scalar("grad-norm", ...)`)
     or as its last segment, or as the code writes it, with its placeholders (`_written_as`). The
     call pins which metric the name is, as a docs table's row does. A dict entry's key that is
-    logged under a section added elsewhere (`m["kl"] = v`, logged as `policy/kl`) is that metric,
-    when it is the only one so logged (`MetricIndex.sectioned`). A sentence that names two
-    different things below names none for sure."""
+    logged under sections added elsewhere (`m["kl"] = v`, logged as `policy/kl`) is each key
+    the code files that entry under (`train/kl` and `eval/{split}/kl`, `_entered`). A sentence
+    that names two different things below names none for sure."""
+    below = mention.below
     if not below:
         return ()
     names = {name: key for key in below for name in (key, keys.literal(keys.last_segment(key)))}
@@ -299,8 +336,19 @@ def _below(sentence: str, below: tuple[str, ...], index: MetricIndex) -> tuple[s
             named.add(written)
     if len(named) != 1:
         return ()
-    metrics = [index.for_key(key) or index.sectioned(key) or _filled(key, index) for key in named.pop()]
-    return tuple(dict.fromkeys(found[0] for found in metrics)) if all(len(found) == 1 for found in metrics) else ()
+    line = mention.origins[-1][0] + 1 if mention.origins else 0
+    metrics = [_entered(key, mention.path, line, index) for key in named.pop()]
+    return tuple(dict.fromkeys(m for found in metrics for m in found)) if all(metrics) else ()
+
+
+def _entered(key: str, path: str, line: int, index: MetricIndex) -> tuple[str, ...]:
+    """The metrics a key written below a comment is: itself, or every key the entry on that
+    line is logged under; else the one logged key it is under other sections, or the one a
+    template of it fills. () when unsure."""
+    exact = index.for_key(key)
+    if exact:
+        return exact if len(exact) == 1 else ()
+    return index.entered_at(path, line, key) or index.sectioned(key) or _filled(key, index)
 
 
 def _filled(key: str, index: MetricIndex) -> tuple[str, ...]:

@@ -127,7 +127,7 @@ class Prose:
             if trailing:
                 flush()
                 subjects = tuple(self.names_on_line.get(line, ()))
-                flows = tuple(dict.fromkeys(self.keys_on_line.get(line, ())))
+                flows = tuple(dict.fromkeys(self.keys_on_line.get(line, ()))) or self._one_entry(line)
                 mentions.append(Mention(SourceKind.COMMENT, self.path, text, ((line, column),), subjects, flows))
             elif block and (block[-1][0] != line - 1 or block[-1][1] != column):
                 flush()
@@ -136,6 +136,13 @@ class Prose:
                 block.append(comment)
         flush()
         return mentions
+
+    def _one_entry(self, line: int) -> tuple[str, ...]:
+        """The key of the one dict entry a line writes (`m["kl"] = v`), whose value a trailing
+        comment speaks for wherever that dict is logged and under whatever sections; () when the
+        line writes none or several."""
+        entries = set(self.entries_on_line.get(line, ()))
+        return tuple(entries) if len(entries) == 1 else ()
 
 
 def _defined(text: str, written: frozenset[str]) -> tuple[str, ...]:
