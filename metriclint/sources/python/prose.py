@@ -41,6 +41,7 @@ class Prose:
         """A module, class or function docstring; `flows` maps the function's parameters to
         the keys their values are logged under (None outside a function), `written` holds the
         keys its body writes."""
+        only = self._only_logged(written)
         for block, mention in self._blocks(string):
             param = _documented(block.name, flows) if block.kind == "param" and flows is not None else None
             defined = _defined(mention.text, written) if written and block.kind in ("text", "returns") else ()
@@ -51,12 +52,24 @@ class Prose:
                 # that writes `stats["gap_max"]`: a sentence naming one of those keys speaks for
                 # it, as a comment right above the entry would (attribution._below).
                 self.mentions.append(Mention(mention.source, mention.path, mention.text, mention.origins, below=defined))
+            elif only and block.kind == "text" and function:
+                # "Only the slowest rank's time is reported." in the docstring of the function
+                # that logs one key: the text is about that value, sentence by sentence as an
+                # entry's is (attribution._about_the_value).
+                self.mentions.append(_with(mention, (), only))
             elif block.kind in ("param", "attribute"):
                 self.mentions.append(_with(mention, (block.name,)))
             elif block.kind == "returns" and function:
                 self.mentions.append(_with(mention, (block.name or function,)))
             else:
                 self.mentions.append(mention)
+
+    def _only_logged(self, written: frozenset[str]) -> tuple[str, ...]:
+        """The one key a function writes, when it logs it in this file itself; () otherwise."""
+        if len(written) != 1:
+            return ()
+        (key,) = written
+        return (key,) if any(key in found for found in self.keys_on_line.values()) else ()
 
     def attribute_docstring(self, name: str, string: Literal) -> None:
         """A string right after `name = ...` documents `name` (the Sphinx attribute docstring)."""
