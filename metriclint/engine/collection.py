@@ -177,7 +177,7 @@ def assemble(
     written = [use for e in extractions for use in e.keys if not use.from_keyword]
     made = made if made is not None else products.made_keys(extractions, written)
     uses = [use for use in products.own_keys(extractions, made) if not use.from_keyword] + list(made.built + made.read)
-    sites = by_site((use.key, use.span.path, use.span.line) for use in uses)
+    sites = by_site(uses)
     if (
         index is None
         or index.registry is not registry

@@ -19,20 +19,23 @@ from metriclint.base.spaced import SpacedNames
 from metriclint.knowledge.registry import Registry
 from metriclint.language.phrases import clauses
 from metriclint.language.subjects import speaks_for
-from metriclint.model import Claim, Mention, Reading, SourceKind
+from metriclint.model import Claim, KeyUse, Mention, Reading, SourceKind
 
 _TOKEN = re.compile(r"`([^`\s]+)`|(?<![\w/{}.-])([A-Za-z_{][\w/{}.-]*[\w}])")
 
 
-Sites = dict[str, dict[int, tuple[str, ...]]]  # path -> line -> the logged keys put or logged there
+# path -> line -> (name, key): the logged key whose value is put or logged there (name ""), or
+# is the variable `name` assigned there and logged unchanged (KeyUse.through).
+Sites = dict[str, dict[int, tuple[tuple[str, str], ...]]]
 
 
-def by_site(uses: Iterable[tuple[str, str, int]]) -> Sites:
-    """(key, path, line) triples as `Sites`."""
+def by_site(uses: Iterable[KeyUse]) -> Sites:
+    """Where each key's value is written, and where each variable it goes by is assigned."""
     sites: Sites = {}
-    for key, path, line in uses:
-        lines = sites.setdefault(path, {})
-        lines[line] = (*lines.get(line, ()), key)
+    for use in uses:
+        for name, span in (("", use.span), *use.through):
+            lines = sites.setdefault(span.path, {})
+            lines[span.line] = (*lines.get(span.line, ()), (name, use.key))
     return sites
 
 
@@ -121,14 +124,18 @@ class MetricIndex:
     def entered_at(self, path: str, line: int, name: str) -> tuple[str, ...]:
         """The logged keys that an entry written as `name` on that line is filed under: the
         entry's own key, or the key under the sections the code puts before it elsewhere."""
-        found = self.sites.get(path, {}).get(line, ())
         last = keys.literal(keys.last_segment(name))
-        return tuple(key for key in found if key == name or keys.literal(keys.last_segment(key)) == last)
+        found = self.sites.get(path, {}).get(line, ())
+        return tuple(dict.fromkeys(key for at, key in found if not at and (key == name or keys.literal(keys.last_segment(key)) == last)))
 
-    def sites_in(self, path: str) -> list[tuple[int, str]]:
-        """Where each key logged from a file is put or logged there: what its texts' claims
-        depend on besides the index's keys (engine/warm.py)."""
-        return sorted((line, key) for line, found in self.sites.get(path, {}).items() for key in found)
+    def assigned_at(self, path: str, line: int, name: str) -> tuple[str, ...]:
+        """The logged keys whose value is the variable `name` assigned on that line, unchanged."""
+        return tuple(dict.fromkeys(key for at, key in self.sites.get(path, {}).get(line, ()) if at == name))
+
+    def sites_in(self, path: str) -> list[tuple[int, str, str]]:
+        """Where each key logged from a file is written there, and its variables assigned: what
+        the file's texts' claims depend on besides the index's keys (engine/warm.py)."""
+        return sorted((line, name, key) for line, found in self.sites.get(path, {}).items() for name, key in found)
 
     def filled(self, template: str) -> tuple[str, ...]:
         """The one logged key that a template fills, itself or under sections added before it
@@ -274,9 +281,16 @@ def _documented(mention: Mention, index: MetricIndex) -> tuple[str, ...]:
     """The metrics a text documents: those its value flows to (a key written on a trailing
     comment's line counts as each key that entry is logged under), else those of the names it
     documents."""
-    line = mention.origins[0][0]
-    flows = _union(index.for_key(k) or index.entered_at(mention.path, line, k) for k in mention.flows_to)
-    return flows or _union(index.for_name(s, mention.names_metrics) for s in mention.subjects)
+    path, line = mention.path, mention.origins[0][0]
+    flows = _union(index.for_key(k) or _metrics(index.entered_at(path, line, k), index) for k in mention.flows_to)
+    return flows or _union(
+        _metrics(index.assigned_at(path, line, s), index) or index.for_name(s, mention.names_metrics) for s in mention.subjects
+    )
+
+
+def _metrics(logged: Iterable[str], index: MetricIndex) -> tuple[str, ...]:
+    """The metrics some logged keys are (a registry template may stand for several)."""
+    return _union(index.for_key(key) for key in logged)
 
 
 def _in_own_name(text: str, reading: Reading, metric: str) -> bool:
@@ -348,7 +362,7 @@ def _entered(key: str, path: str, line: int, index: MetricIndex) -> tuple[str, .
     exact = index.for_key(key)
     if exact:
         return exact if len(exact) == 1 else ()
-    return index.entered_at(path, line, key) or index.sectioned(key) or _filled(key, index)
+    return _metrics(index.entered_at(path, line, key), index) or index.sectioned(key) or _filled(key, index)
 
 
 def _filled(key: str, index: MetricIndex) -> tuple[str, ...]:
