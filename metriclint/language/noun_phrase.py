@@ -41,7 +41,8 @@ def stated(
         if head in rules.compound_heads:
             return None
     lower = entry.phrase.lower()
-    if lower in rules.superlatives and not (opens and lower in rules.opening) and not _reduces(text, lower, match.end(), limit, rules):
+    names_value = opens and lower in rules.opening and after is not None  # "Max absolute gap", not a lone "max"
+    if lower in rules.superlatives and not names_value and not _reduces(text, lower, match.end(), limit, rules):
         return None
     if entry.phrase.lower() in rules.totals and _names_combined(text, entry, match.end(), limit, vocabulary, rules):
         return None
