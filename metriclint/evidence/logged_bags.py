@@ -123,7 +123,7 @@ class LoggedBags:
         found: list[tuple[MetricsEntry, str]] = list(self._read_for(flow, function, bag.entries, call))
         for held in bag.held if hops < MAX_HOPS else ():
             for at in self._calls_for(flow, held.rekey, call):
-                for rekey in self._given_texts(flow, held.rekey, at):
+                for rekey, kept in self._rekeys(flow, held, at):
                     for entry, where in self._held(function, held, hops + 1, at, outer if at is call else ()):
                         if (
                             entry.key in self._without(held)
@@ -133,10 +133,10 @@ class LoggedBags:
                             continue
                         if where == function and at is not None and keys.is_template(entry.key):
                             found.extend(
-                                self._read_for(flow, function, (self._rekeyed(entry, rekey),), at)
+                                self._read_for(flow, function, (self._rekeyed(entry, rekey, kept),), at)
                             )  # a key a callee named by our parameter
                         else:
-                            found.append((self._rekeyed(entry, rekey), where))
+                            found.append((self._rekeyed(entry, rekey, kept), where))
         self.memo[memo] = tuple(dict.fromkeys(found))
         return self.memo[memo]
 
@@ -275,7 +275,16 @@ class LoggedBags:
             self.labelled.add(made)
         return made
 
-    def _rekeyed(self, entry: MetricsEntry, rekey: str) -> MetricsEntry:
+    def _rekeys(self, flow: FunctionFlow | None, held: Held, at: CallFlow | None) -> list[tuple[str, str]]:
+        """`held`'s re-keying and the prefix a key keeps (model.Held `kept`), each filled alike
+        with the strings `at` passes for the parameters they name."""
+        if not held.kept:
+            return [(rekey, "") for rekey in self._given_texts(flow, held.rekey, at)]
+        return [tuple(filled.split("\0", 1)) for filled in self._given_texts(flow, f"{held.rekey}\0{held.kept}", at)]  # type: ignore[misc]
+
+    def _rekeyed(self, entry: MetricsEntry, rekey: str, kept: str = "") -> MetricsEntry:
+        if kept and "{" not in kept and entry.key.startswith(kept):
+            rekey = rekey.replace(kept + "{}", "{}", 1)
         if rekey == "{}":
             return entry
         return self._kept(entry, MetricsEntry(rekey.replace("{}", entry.key), entry.span, entry.value, entry.measured, entry.through))

@@ -270,6 +270,11 @@ class Bindings(Messages):
             self._gathered(scope, target.id, value)
             if not class_body:
                 scope.bind_strings(target.id, strings.values(value, self.string), path)
+                kept = strings.prefix_kept(value, self.string) if type(value) is ast.IfExp else None
+                if kept is not None:
+                    scope.kept_prefixes[target.id] = kept[1]
+                elif scope.kept_prefixes:
+                    scope.kept_prefixes.pop(target.id, None)
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
                 if len(self.scopes) == 1:
                     self.name_lists.module_bound(target.id, value)

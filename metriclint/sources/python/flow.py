@@ -118,6 +118,7 @@ class Scope:
     sites: dict[int, Span] = field(default_factory=dict)  # sink -> where it is logged, when a call or key of this file logs it
     returns: dict[int | None, frozenset[Atom]] = field(default_factory=dict)
     strings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings it may be (strings.py)
+    kept_prefixes: dict[str, str] = field(default_factory=dict)  # name -> the prefix its key gets unless it has it (strings.prefix_kept)
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings a loop over it yields
     # name -> the names its value went by, each with the node it is written at (its span made when asked: roots.py `names`)
     named: dict[str, tuple[tuple[str, ast.Name | ast.Attribute], ...]] = field(default_factory=dict)
