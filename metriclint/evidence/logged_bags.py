@@ -158,9 +158,19 @@ class LoggedBags:
         return list(callers) or [None]
 
     def _held(self, function: str, held: Held, hops: int, call: CallFlow | None, outer: Outer) -> Iterator[tuple[MetricsEntry, str]]:
+        path = self._item_given(function, held.item, call) if call is not None and held.item else held.item
         for where, bag, at, back in self._sources(function, held, hops, call, outer):
-            for inner, (owner, read_for, read_outer) in self._at(where, bag, held.item, hops, at, back):
+            for inner, (owner, read_for, read_outer) in self._at(where, bag, path, hops, at, back):
                 yield from self.entries(owner, inner, hops, read_for, read_outer)
+
+    def _item_given(self, function: str, path: tuple[str, ...], call: CallFlow) -> tuple[str, ...]:
+        """`path` with an item named by a parameter (`table.get(key)`) read as the one string
+        `call` passes for it (`fetch(out, "metrics")`); as it is where it passes none, or several."""
+        if not any(part.startswith("{") for part in path):
+            return path
+        flow = self.project.functions.get(function)
+        filled = [self._given_texts(flow, part, call) if part.startswith("{") else [part] for part in path]
+        return tuple(texts[0] if len(texts) == 1 else part for part, texts in zip(path, filled))
 
     def _at(
         self, function: str, bag: Bag, path: tuple[str, ...], hops: int, call: CallFlow | None, outer: Outer

@@ -397,9 +397,13 @@ class BagReader(ListReader):
             if gathered:
                 return gathered
         if isinstance(func, ast.Attribute):
-            key = item_key(node.args[0]) if node.args else None
-            if func.attr in ITEM_READS and key is not None:
-                return self._item(func.value, (key,))
+            awaited = self.bag(func.value) if not node.args and func.attr in self.rules.results else EMPTY
+            if awaited:  # `out.get()`: what the call `out` stands for returns
+                return awaited
+            if node.args and func.attr in ITEM_READS:
+                key = self._read_key(node.args[0])
+                if key is not None:
+                    return self._item(func.value, (key,))
             if func.attr in self.rules.preserving_methods or (
                 func.attr == "keys" and not node.args and self._attribute(func.value) is None
             ):
@@ -413,6 +417,14 @@ class BagReader(ListReader):
         callee = self.site(node).callee or self._object_method(node)
         found = Bag(held=(Held("result", callee, call=self.span(node)),)) if callee else EMPTY
         return found | packed(node, self.bag) if node.keywords else found
+
+    def _read_key(self, key: ast.expr) -> str | None:
+        """The item a dict's `get` or `pop` reads: a string written out, or a parameter of the
+        function as a placeholder (`table.get(key)` in `def fetch(table, key)`), which the
+        project-wide step fills with what a caller passes for it (`fetch(out, "metrics")`)."""
+        if type(key) is ast.Name and self.is_param(key.id):
+            return f"{{{key.id}}}"
+        return item_key(key)
 
     def _object_method(self, node: ast.Call) -> str:
         """The method an object no file names is called for (`?.to_scalars`), where its result

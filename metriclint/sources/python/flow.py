@@ -32,6 +32,7 @@ class FlowRules:
     dispatchers: frozenset[str] = frozenset()  # calls and decorators that make a class's methods run elsewhere (`ray.remote`)
     remote_calls: frozenset[str] = frozenset()  # `handle.method.remote(...)`: the method's own name is one step up
     fetches: frozenset[str] = frozenset()  # calls that return what a remote call's reference stands for (`ray.get`)
+    results: frozenset[str] = frozenset()  # a future's methods that, given no argument, return what its call returns (`out.get()`)
     wrappers: frozenset[str] = frozenset()  # calls that put one value in a tensor or an array (`torch.tensor([x])`)
     wrapper_names: frozenset[str] = frozenset()  # their last names, asked first: most calls are none of them
     deferred: frozenset[str] = frozenset()  # calls that call their first argument with the rest (`pool.submit(f, x)`)
@@ -54,6 +55,7 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("dispatch.wrappers", ())),
         frozenset(lists.get("dispatch.calls", ())),
         frozenset(lists.get("dispatch.fetches", ())),
+        frozenset(lists.get("dispatch.results", ())),
         frozenset(lists.get("value_preserving.wrappers", ())),
         frozenset(w.rsplit(".", 1)[-1] for w in lists.get("value_preserving.wrappers", ())),
         frozenset(lists.get("deferred", ())),
