@@ -24,7 +24,12 @@ from metriclint.evidence.code_claims import CallGraph, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
 from metriclint.model import CONSTANT_KEY, Atom, Bag, CallFlow, FunctionFlow, Held, KeyUse, MetricsEntry, ProjectClass, Span, logged_by
 
-MAX_HOPS = 12
+# A dict may cross many functions: on verl a worker's metrics reach the trainer's logger through
+# 19 (the engine's output, the worker's loop over mini-batches, a worker-group call, a prefixing
+# helper, a reduction, an aggregator's attribute, two methods filling the step's dict). Measured
+# on verl: 12 -> 20 grows this step's memo by a tenth (1,621 -> 1,792 answers) and its time by
+# as little; nothing more is found past 20.
+MAX_HOPS = 20
 
 # The calls a function's callers are read for, outermost first: reading a caller's dict that a
 # callee returns or fills goes down into the callee for that call, and a parameter of the callee
