@@ -644,6 +644,28 @@ def test_a_key_popped_from_a_dict_before_it_is_logged_is_not_logged(tmp_path: Pa
     assert _logged(tmp_path / "kept") == ["ids", "loss", "raw_counts", "tokens"]
 
 
+RENAMED = """\
+import wandb
+
+from pkg.stats import summarize
+
+
+def step(batch, step):
+    stats = summarize(batch)
+    for name in ["tokens", "ids"]:
+        value = stats.pop(name)
+        stats[f"train/{name}"] = value
+    wandb.log(stats, step=step)
+"""
+
+
+def test_a_key_popped_from_what_a_call_returned_is_logged_only_under_its_new_name(tmp_path: Path) -> None:
+    """A name bound to a call's result holds the dict the call returns: what it pops before a
+    sink gets it is not logged under the popped key (here, only as put back under another)."""
+    write_project(tmp_path / "renamed", {"pkg/loop.py": RENAMED, "pkg/stats.py": SUMMARIZED})
+    assert _logged(tmp_path / "renamed") == ["raw_counts", "train/ids", "train/tokens"]
+
+
 def test_a_method_named_like_a_trackers_that_is_the_projects_own_logs_what_it_logs(tmp_path: Path) -> None:
     """`self.board.log(metrics)` is a tracker's `log` only where `Board.log` is no method of the project."""
     loop = "from pkg.tracking import Tracker\n\n\nclass Loop:\n    def __init__(self):\n        self.board = Tracker()\n\n    def step(self):\n        self.board.log({'loss': 1.0})\n"

@@ -135,6 +135,9 @@ class Held:
     without: tuple[str, ...] = ()  # its entries under these keys (or CONSTANT_KEY's) are left out (`if k not in SKIPPED`)
     only: tuple[str, ...] = ()  # when any, its entries under other keys are left out (`if k in KEPT`)
     starts: tuple[str, ...] = ()  # when any, its entries under keys starting otherwise are left out (`if k.startswith("train/")`)
+    # an entry whose key starts with this already keeps it: `rekey` adds it to the others alone
+    # (`f"{prefix}{k}" if not k.startswith(prefix) else k`); a parameter in it is filled as in `rekey`
+    kept: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,14 +20,18 @@ ITEM_READS = frozenset({"get", "pop"})
 EMPTY = Bag()
 
 
-def rekeyed(bag: Bag, rekey: str) -> Bag:
-    """The bag with each key written into `rekey` in place of "{}" (`train/{}`)."""
+def rekeyed(bag: Bag, rekey: str, kept: str = "") -> Bag:
+    """The bag with each key written into `rekey` in place of "{}" (`train/{}`); `kept`: a key
+    that starts with this keeps it (model.Held `kept`), one of elsewhere where it is known."""
     if rekey == "{}":
         return bag
+    known = kept if "{" not in kept else ""
     entries = tuple(
-        MetricsEntry(rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through) for e in bag.entries
+        MetricsEntry(e.key if known and e.key.startswith(known) else rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through)
+        for e in bag.entries
     )  # new keys: not recorded
-    return Bag(entries, tuple(replace(h, rekey=rekey.replace("{}", h.rekey)) for h in bag.held))  # its items keep no key
+    held = tuple(replace(h, rekey=rekey.replace("{}", h.rekey), kept=kept if h.rekey == "{}" else h.kept) for h in bag.held)
+    return Bag(entries, held)  # its items keep no key
 
 
 def left_out(bag: Bag, names: tuple[str, ...]) -> Bag:

@@ -80,12 +80,12 @@ class BagWriter(BagReader):
         `d` after it does not log it (what was popped is logged only under a key of its own)."""
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "pop" and call.args):
             return
-        owner = call.func.value
-        if not isinstance(owner, ast.Name) or owner.id not in self.scopes[-1].bags:
-            return
+        owner, scope = call.func.value, self.scopes[-1]
+        if not isinstance(owner, ast.Name) or (owner.id not in scope.bags and owner.id not in scope.results):
+            return  # a name bound to a call's result holds what it returns (`stats = fetch(out, "metrics")`)
         names = self.key_texts(call.args[0]) or self._imported_key(call.args[0])
         if names and not any(keys.is_template(name) for name in names):
-            self.scopes[-1].bags[owner.id] = popped(self.scopes[-1].bags[owner.id], names)
+            scope.bags[owner.id] = popped(self.bag(owner), names)
 
     def _imported_key(self, key: ast.expr) -> tuple[str, ...]:
         """Another module's constant, as model.CONSTANT_KEY writes it."""

@@ -199,7 +199,7 @@ class BagReader(ListReader):
         for text in found:
             over = next((name for name in scope.keyvars if f"{{{name}}}" in text), None)
             if over is not None:  # the other dict's keys, or, where they cannot be known, the template
-                made |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"))
+                made |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key))
             kept = over is not None and (
                 keys.looks_like_key(text.replace(f"{{{over}}}", "x"))
                 or unseen(scope.keyvars[over])
@@ -212,6 +212,14 @@ class BagReader(ListReader):
                 held = self.logged(value) if atoms is None else atoms
                 made |= Bag((MetricsEntry(text, span, held, is_measurement(value), self.names(value), shaped),))
         return made
+
+    def _kept_prefix(self, key: ast.expr) -> str:
+        """The prefix a key is given unless it has it already (strings.prefix_kept), written
+        here or bound to the name the key is; "" for any other key."""
+        if type(key) is ast.Name:
+            return self.scopes[-1].kept_prefixes.get(key.id, "")
+        kept = strings.prefix_kept(key, self._key_part) if type(key) is ast.IfExp else None
+        return kept[1] if kept is not None else ""
 
     def _inherited_elsewhere(self, bag: Bag) -> bool:
         """Only what a method of this class's own object returns that the class neither defines
@@ -238,15 +246,15 @@ class BagReader(ListReader):
         """`key_texts`, where a parameter or a loop's key over a dict is a part whose name stays
         (`prefix + key` is `{prefix}{key}`): the project-wide step fills the one, `entry` re-keys
         by the other."""
+        return strings.values(node, self._key_part) or ()
+
+    def _key_part(self, name: str) -> tuple[str, ...] | None:
+        """The strings a name in a key may be (`_entry_keys`)."""
         scope = self.scopes[-1]
-
-        def named(name: str) -> tuple[str, ...] | None:
-            if name in scope.keyvars and any(e.recorded for e in scope.keyvars[name].entries):
-                return (f"{{{name}}}",)  # re-keys the dict's written keys where they are written: they stand for themselves no more
-            found = self.string(name)
-            return found if found is not None else (f"{{{name}}}",) if name in scope.keyvars or self.is_param(name) else None
-
-        return strings.values(node, named) or ()
+        if name in scope.keyvars and any(e.recorded for e in scope.keyvars[name].entries):
+            return (f"{{{name}}}",)  # re-keys the dict's written keys where they are written: they stand for themselves no more
+        found = self.string(name)
+        return found if found is not None else (f"{{{name}}}",) if name in scope.keyvars or self.is_param(name) else None
 
     def over_loop_key(self, key: ast.expr) -> bool:
         """Whether a key is, or is built from, a loop's key over a dict (`f"train/{k}"`)."""
@@ -389,9 +397,13 @@ class BagReader(ListReader):
             if gathered:
                 return gathered
         if isinstance(func, ast.Attribute):
-            key = item_key(node.args[0]) if node.args else None
-            if func.attr in ITEM_READS and key is not None:
-                return self._item(func.value, (key,))
+            awaited = self.bag(func.value) if not node.args and func.attr in self.rules.results else EMPTY
+            if awaited:  # `out.get()`: what the call `out` stands for returns
+                return awaited
+            if node.args and func.attr in ITEM_READS:
+                key = self._read_key(node.args[0])
+                if key is not None:
+                    return self._item(func.value, (key,))
             if func.attr in self.rules.preserving_methods or (
                 func.attr == "keys" and not node.args and self._attribute(func.value) is None
             ):
@@ -405,6 +417,14 @@ class BagReader(ListReader):
         callee = self.site(node).callee or self._object_method(node)
         found = Bag(held=(Held("result", callee, call=self.span(node)),)) if callee else EMPTY
         return found | packed(node, self.bag) if node.keywords else found
+
+    def _read_key(self, key: ast.expr) -> str | None:
+        """The item a dict's `get` or `pop` reads: a string written out, or a parameter of the
+        function as a placeholder (`table.get(key)` in `def fetch(table, key)`), which the
+        project-wide step fills with what a caller passes for it (`fetch(out, "metrics")`)."""
+        if type(key) is ast.Name and self.is_param(key.id):
+            return f"{{{key.id}}}"
+        return item_key(key)
 
     def _object_method(self, node: ast.Call) -> str:
         """The method an object no file names is called for (`?.to_scalars`), where its result

@@ -6,8 +6,9 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Placeholder, Related
+from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
 from metriclint.sources.python import flags, kept_values, ranks, strings
+from metriclint.sources.python.bag_items import LISTED, selected
 from metriclint.sources.python.binding_shapes import (
     added_to,
     assigned_name,
@@ -179,14 +180,33 @@ class Bindings(Messages):
         comprehension's key is logged like a dict literal's."""
         scope = self.scopes[-1]
         saved = (dict(scope.strings), dict(scope.carries))
+        elements: dict[str, Bag | None] = {}
         for generator in node.generators:
             self._unbind(generator.target)
             self.loop_strings(generator.target, generator.iter)
+            self._element_bound(generator, elements)
         if isinstance(node, ast.DictComp):
             self.sink(node.key, node.value, require_key_shape=True)
         self.children(node)
         scope.strings, scope.carries = saved
+        for name, held in elements.items():
+            if held is None:
+                scope.bags.pop(name, None)
+            else:
+                scope.bags[name] = held
         return False
+
+    def _element_bound(self, generator: ast.comprehension, elements: dict[str, Bag | None]) -> None:
+        """`[fetch(out, "metrics") for out in outs]`, over a list of dicts the function made: the
+        loop variable holds one of them inside the comprehension, as a `for` loop's does, so a
+        call in it is handed that dict. `elements`: what each name held before, to put back."""
+        over, target = generator.iter, generator.target
+        if type(over) is not ast.Name or type(target) is not ast.Name or over.id not in self.scopes[-1].bags:
+            return
+        element = selected(self.scopes[-1].bags[over.id], (LISTED,))
+        if element:
+            elements.setdefault(target.id, self.scopes[-1].bags.get(target.id))
+            self.scopes[-1].bags[target.id] = element
 
     _visit_ListComp = _visit_SetComp = _visit_GeneratorExp = _visit_DictComp = _comprehension
 
@@ -270,6 +290,11 @@ class Bindings(Messages):
             self._gathered(scope, target.id, value)
             if not class_body:
                 scope.bind_strings(target.id, strings.values(value, self.string), path)
+                kept = strings.prefix_kept(value, self.string) if type(value) is ast.IfExp else None
+                if kept is not None:
+                    scope.kept_prefixes[target.id] = kept[1]
+                elif scope.kept_prefixes:
+                    scope.kept_prefixes.pop(target.id, None)
                 self._bind_collection(scope, target.id, strings.literal_collection(value))
                 if len(self.scopes) == 1:
                     self.name_lists.module_bound(target.id, value)

@@ -32,6 +32,7 @@ class FlowRules:
     dispatchers: frozenset[str] = frozenset()  # calls and decorators that make a class's methods run elsewhere (`ray.remote`)
     remote_calls: frozenset[str] = frozenset()  # `handle.method.remote(...)`: the method's own name is one step up
     fetches: frozenset[str] = frozenset()  # calls that return what a remote call's reference stands for (`ray.get`)
+    results: frozenset[str] = frozenset()  # a future's methods that, given no argument, return what its call returns (`out.get()`)
     wrappers: frozenset[str] = frozenset()  # calls that put one value in a tensor or an array (`torch.tensor([x])`)
     wrapper_names: frozenset[str] = frozenset()  # their last names, asked first: most calls are none of them
     deferred: frozenset[str] = frozenset()  # calls that call their first argument with the rest (`pool.submit(f, x)`)
@@ -54,6 +55,7 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("dispatch.wrappers", ())),
         frozenset(lists.get("dispatch.calls", ())),
         frozenset(lists.get("dispatch.fetches", ())),
+        frozenset(lists.get("dispatch.results", ())),
         frozenset(lists.get("value_preserving.wrappers", ())),
         frozenset(w.rsplit(".", 1)[-1] for w in lists.get("value_preserving.wrappers", ())),
         frozenset(lists.get("deferred", ())),
@@ -118,6 +120,7 @@ class Scope:
     sites: dict[int, Span] = field(default_factory=dict)  # sink -> where it is logged, when a call or key of this file logs it
     returns: dict[int | None, frozenset[Atom]] = field(default_factory=dict)
     strings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings it may be (strings.py)
+    kept_prefixes: dict[str, str] = field(default_factory=dict)  # name -> the prefix its key gets unless it has it (strings.prefix_kept)
     collections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> the strings a loop over it yields
     # name -> the names its value went by, each with the node it is written at (its span made when asked: roots.py `names`)
     named: dict[str, tuple[tuple[str, ast.Name | ast.Attribute], ...]] = field(default_factory=dict)

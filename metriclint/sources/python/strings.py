@@ -34,6 +34,9 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
     if isinstance(node, ast.Name):
         return name_values(node.id)
     if isinstance(node, ast.IfExp):  # `"eval_" if evaluating else ""`: either, when both are known whole
+        kept = prefix_kept(node, name_values)
+        if kept is not None:
+            return kept[0]
         body, orelse = values(node.body, name_values), values(node.orelse, name_values)
         if body is None or orelse is None or any("{" in text for text in (*body, *orelse)):
             return None  # `"" if role == "actor" else f"{role}-"`: filling `{role}` would undo the test
@@ -58,6 +61,36 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
         if isinstance(template, ast.Constant) and isinstance(template.value, str):
             return _format(template.value, node, name_values)
     return None
+
+
+def prefix_kept(node: ast.IfExp, name_values: Lookup) -> tuple[tuple[str, ...], str] | None:
+    """`f"{prefix}{key}" if not key.startswith(prefix) else key` (or the test the other way
+    round, `key if key.startswith(prefix) else prefix + key`): the key with a prefix it is given
+    unless it has it already, so every string it may be starts with the prefix. The strings of
+    the branch that adds it, and the prefix (a placeholder when not known here); None for any
+    other choice."""
+    test, added, kept = node.test, node.orelse, node.body
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, added, kept = test.operand, kept, added
+    if not (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and test.func.attr == "startswith"
+        and isinstance(test.func.value, ast.Name)
+        and isinstance(kept, ast.Name)
+        and kept.id == test.func.value.id
+        and len(test.args) == 1
+        and not test.keywords
+    ):
+        return None
+    prefix = test.args[0]
+    prefixes = _part(prefix, name_values) or (_placeholder(prefix),)
+    key = name_values(kept.id) or ("{" + kept.id + "}",)
+    named = (kept.id, prefix.id if isinstance(prefix, ast.Name) else "")
+    texts = values(added, lambda name: name_values(name) or (("{" + name + "}",) if name in named else None))
+    if len(prefixes) != 1 or texts is None or set(texts) != {prefixes[0] + k for k in key}:
+        return None
+    return texts, prefixes[0]
 
 
 def loop_values(node: ast.expr, collection: Lookup) -> tuple[str, ...] | None:
