@@ -135,7 +135,7 @@ _BLOCKS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def _blocks(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    fields = kind._fields
+    fields = getattr(kind, "_fields", ())
     found = _BLOCKS[kind] = (tuple(f for f in _BODIES if f in fields), tuple(f for f in ("handlers", "cases") if f in fields))
     return found
 

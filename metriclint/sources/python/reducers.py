@@ -186,7 +186,7 @@ _BLOCKS: dict[type, tuple[str, ...]] = {}
 
 
 def _blocks(kind: type) -> tuple[str, ...]:
-    found = _BLOCKS[kind] = tuple(f for f in kind._fields if f in ("body", "orelse", "finalbody", "handlers", "cases"))
+    found = _BLOCKS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f in ("body", "orelse", "finalbody", "handlers", "cases"))
     return found
 
 
