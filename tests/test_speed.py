@@ -105,7 +105,7 @@ def test_workers_fork_with_the_parsers_and_the_phrase_patterns_ready(tmp_path: P
         "pool, seen = runner.start_pool, []\n"
         "def spied(settings, workers):\n"
         "    vocabulary = settings.read.keywords['vocabulary']\n"
-        "    seen.append([m in sys.modules for m in ('metriclint.sources.python.walk', 'metriclint.sources.markdown')] + ['pattern' in vars(vocabulary)])\n"
+        "    seen.append([m in sys.modules for m in ('metriclint.sources.python.walk', 'metriclint.sources.markdown')] + ['_by_start' in vars(vocabulary)])\n"
         "    return pool(settings, workers)\n"
         "runner.start_pool = spied\n"
         "try:\n    main(['check', '.', '-q', '--no-cache'])\nexcept SystemExit:\n    pass\n"

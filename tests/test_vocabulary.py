@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import sys
+
 import pytest
 
 from metriclint.knowledge.vocabulary import Facet, Vocabulary, load_builtin, merge, phrase_conflicts
@@ -123,3 +126,45 @@ def test_a_phrase_that_matches_the_empty_string_cannot_stall_reading() -> None:
     extra = {"clipping": Facet("clipping", "", {"before": (" ",)})}
     vocabulary = Vocabulary(merge(FACETS, extra), CUES, REACH)
     assert [r.value for r in read("The norm after clipping.", vocabulary)] == ["after"]
+
+
+def test_phrases_are_tried_only_where_they_can_start_and_found_as_the_whole_pattern_finds_them() -> None:
+    """`phrases` tries at a place only the phrases that start with the character there (and the
+    few that start with no letter or digit): it must find what the whole pattern finds, the
+    first phrase of the pattern's order where several match, also where case-insensitive
+    matching takes a character outside ASCII for an ASCII letter (the Kelvin sign for k)."""
+    extra = {"odd": Facet("odd", "", {"a": ("-leading dash", "\u00b5s"), "b": ("(parenthesised)", "kelvin step"), "c": ("Up Case",)})}
+    vocabulary = Vocabulary(merge(FACETS, extra), CUES, REACH)
+    texts = [
+        f"{before}{variant}{after}"
+        for entry in vocabulary.entries
+        for variant in (entry.phrase, entry.phrase.upper(), entry.phrase.replace(" ", "_") + "s", entry.phrase.replace("k", "\u212a"))
+        for before, after in (("", ""), ("it is the ", ", here."), ("x", ""))
+    ]
+    texts += ["\u212aELVIN STEP in \u00b5s", "\u017fum over tokens", "-leading dash (parenthesised) Up Case up case"]
+
+    def whole(text: str) -> list[tuple[int, int, str | None]]:
+        assert vocabulary.pattern is not None and vocabulary.screen is not None
+        found, start = [], 0
+        while (hit := vocabulary.screen.search(text, start)) is not None:
+            match = vocabulary.pattern.match(text, hit.start())
+            if match is not None and match.end() > match.start():
+                found.append((match.start(), match.end(), match.lastgroup))
+                start = match.end()
+            else:
+                start = hit.start() + 1
+        return found
+
+    found = [[(m.start(), m.end(), m.lastgroup) for m in vocabulary.phrases(text, 0, len(text))] for text in texts]
+    assert found == [whole(text) for text in texts] and sum(map(len, found)) > len(vocabulary.entries)
+
+
+def test_the_characters_taken_for_ascii_ones_are_all_known() -> None:
+    """`phrases` looks a character outside ASCII up in `_ASCII_FOLDS` to find the phrases that
+    may start with it: every character that case-insensitive matching takes for an ASCII
+    letter or digit must be there."""
+    from metriclint.knowledge.vocabulary import _ASCII_FOLDS
+
+    alike = re.compile("(?i)[a-z0-9]")
+    assert {chr(c) for c in range(128, sys.maxunicode + 1) if alike.fullmatch(chr(c))} == _ASCII_FOLDS.keys()
+    assert all(re.fullmatch(f"(?i){letter}", character) for character, letter in _ASCII_FOLDS.items())

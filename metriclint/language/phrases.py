@@ -97,7 +97,7 @@ def _value_units() -> tuple[re.Pattern[str], dict[str, str]]:
 
 
 def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
-    if vocabulary.pattern is None or not vocabulary.may_state(text):
+    if not vocabulary.may_state(text):  # no phrase at all, or none in the text
         return []
     cue_pattern = _cue_pattern(vocabulary.negation_cues)
     rules = reading_rules.builtin()

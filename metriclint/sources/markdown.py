@@ -11,12 +11,13 @@ front matter, which state nothing.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
-from markdown_it.tree import SyntaxTreeNode
+from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from metriclint.base import keys
@@ -68,11 +69,51 @@ def extract(path: str, source: bytes) -> Extraction:
     text = text.replace("\x00", "\ufffd")
     lines = source_lines(text)  # as markdown-it counts lines: not at form feeds or U+2028
     env: dict[str, Any] = {}  # the link references the blocks define, for the runs that use them
-    tree = SyntaxTreeNode(parser(blocks_only=True).parse(text, env))
+    tree = Node.tree(parser(blocks_only=True).parse(text, env))
     # Only a file with the directive's mark needs its every node looked at for one: a sixth of
     # the Markdown work on radixark/miles's docs, none of which has one.
     suppressions = tuple(find_suppressions(path, lines, tree, env)) if directives.MARK in source else ()
-    return Extraction(unread(_Walker(path, lines, env).document(tree.children)), suppressions=suppressions)
+    return Extraction(unread(_Walker(path, lines, env).document(tree)), suppressions=suppressions)
+
+
+class Node:
+    """One node of a page's syntax tree: an unnested token, or an `_open`/`_close` pair and
+    what is between them, as markdown-it's `SyntaxTreeNode` has it, with only the fields the
+    walk reads. Building `SyntaxTreeNode`s (a class and a property call per field read) was a
+    sixth of the Markdown work on radixark/miles's docs."""
+
+    __slots__ = ("type", "tag", "map", "content", "markup", "attrs", "children")
+
+    def __init__(self, token: Token, kind: str) -> None:
+        self.type, self.tag, self.map, self.content = kind, token.tag, token.map, token.content
+        self.markup, self.attrs = token.markup, token.attrs
+        self.children: list[Node] = []
+
+    @staticmethod
+    def tree(tokens: list[Token]) -> list[Node]:
+        """The top-level nodes of a token stream, each with its nested nodes below it."""
+        top: list[Node] = []
+        open_lists = [top]  # the children list each still open pair fills
+        for token in tokens:
+            nesting = token.nesting
+            if nesting < 0:
+                open_lists.pop()
+            elif nesting > 0:
+                node = Node(token, token.type.removesuffix("_open"))
+                open_lists[-1].append(node)
+                open_lists.append(node.children)
+            else:
+                node = Node(token, token.type)
+                if token.children:
+                    node.children = Node.tree(token.children)
+                open_lists[-1].append(node)
+        return top
+
+    def walk(self) -> Iterator[Node]:
+        """This node and every node below it, in the token stream's order."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
 
 
 class InlineRun:
@@ -82,23 +123,23 @@ class InlineRun:
 
     __slots__ = ("content", "map", "_env", "_children")
 
-    def __init__(self, node: SyntaxTreeNode, env: dict[str, Any]) -> None:
+    def __init__(self, node: Node, env: dict[str, Any]) -> None:
         self.content, self.map, self._env = node.content, node.map, env
-        self._children: list[SyntaxTreeNode] | None = None
+        self._children: list[Node] | None = None
 
     @property
-    def children(self) -> list[SyntaxTreeNode]:
+    def children(self) -> list[Node]:
         """The nodes a whole-page parse gives the run: the page's link references included."""
         if self._children is None:
-            self._children = SyntaxTreeNode(parser(blocks_only=False).parseInline(self.content, self._env)).children[0].children
+            self._children = Node.tree(parser(blocks_only=False).parseInline(self.content, self._env))[0].children
         return self._children
 
 
-def find_suppressions(path: str, lines: list[str], tree: SyntaxTreeNode, env: dict[str, Any]) -> list[Suppression]:
+def find_suppressions(path: str, lines: list[str], tree: list[Node], env: dict[str, Any]) -> list[Suppression]:
     """`<!-- metriclint: ignore[ML001] -->`: inside a paragraph, cell or item it covers that
     text's lines; on lines of its own, those lines and the next one."""
     found = []
-    for node in tree.walk():
+    for node in (below for top in tree for below in top.walk()):
         if node.type == "html_block" and node.map is not None:
             first, end = node.map
             comments = [(node.content, first, set(range(first + 1, end + 2)))]
@@ -147,13 +188,13 @@ class _Walker:
         self.path, self.lines, self.env = path, lines, env
         self.words = metric_words()
 
-    def _run(self, node: SyntaxTreeNode) -> InlineRun:
+    def _run(self, node: Node) -> InlineRun:
         return InlineRun(node, self.env)
 
     def _about_metrics(self, text: str) -> bool:
         return any(word.strip("`*_:()").lower() in self.words for word in text.split())
 
-    def document(self, nodes: list[SyntaxTreeNode]) -> list[Mention]:
+    def document(self, nodes: list[Node]) -> list[Mention]:
         """Top-level blocks, each read in the context of the headings above it."""
         mentions: list[Mention] = []
         headings: list[tuple[int, tuple[str, ...], bool]] = []  # level, names, about metrics
@@ -170,7 +211,7 @@ class _Walker:
             mentions += self.blocks([node], context)
         return mentions
 
-    def blocks(self, nodes: list[SyntaxTreeNode], context: _Context) -> list[Mention]:
+    def blocks(self, nodes: list[Node], context: _Context) -> list[Mention]:
         mentions: list[Mention] = []
         for node in nodes:
             if node.type == "paragraph" and context.section:
@@ -186,7 +227,7 @@ class _Walker:
             # fence, code_block, html_block, front_matter, hr: nothing stated
         return mentions
 
-    def _list_item(self, item: SyntaxTreeNode, context: _Context) -> list[Mention]:
+    def _list_item(self, item: Node, context: _Context) -> list[Mention]:
         children = item.children
         if not children or children[0].type != "paragraph":
             return self.blocks(children, context)
@@ -201,7 +242,7 @@ class _Walker:
         inner = _Context((name,), context.about_metrics)
         return self._inline(inline, inner.section, inner.about_metrics, offset) + self.blocks(children[1:], inner)
 
-    def _table(self, table: SyntaxTreeNode, context: _Context) -> list[Mention]:
+    def _table(self, table: Node, context: _Context) -> list[Mention]:
         head = [
             cell.children[0].content if cell.children else ""
             for part in table.children
@@ -320,8 +361,8 @@ def _key_column(rows: list[list[InlineRun]]) -> int | None:
 
 def _names(inline: InlineRun) -> list[str] | None:
     """The metric names an inline run consists of, or None if it says anything else."""
-    if not any(mark in inline.content for mark in _NAME_MARKS):
-        return None  # nothing in it can be a name: no need to parse the run to know it
+    if not any(mark in inline.content for mark in _NAME_MARKS) or _prose_before_code(inline.content):
+        return None  # nothing in it can be a name, or it says something else: no need to parse the run to know it
     names = []
     for child in inline.children:
         if child.type == "code_inline":
@@ -345,11 +386,25 @@ def _names(inline: InlineRun) -> list[str] | None:
     return names or None
 
 
+def _prose_before_code(content: str) -> bool:
+    """Whether a word before the run's first backtick is neither a joiner nor a name, as
+    `_names` reads the words of a text node. A word without markup (`*`, `_`, a backslash or an
+    entity's `&`) is a whole word of a text node, or inside emphasis or a link whose text
+    spans words, which are no names either; only a code span may hold words with spaces
+    around them (`` ` loss ` ``), hence only the words before its backtick are told."""
+    for word in content.replace(",", " , ").split():
+        if "`" in word:
+            return False
+        if not any(mark in word for mark in "*_\\&") and word.lower() not in _JOINERS and not _name_shaped(word, marked=False):
+            return True
+    return False
+
+
 def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
     """`name` and the offset its definition starts at, for "`name`: text", "**name** — text",
     "**`name`**: text" or a name alone on the first line."""
-    if not inline.content.startswith(_LEADING_MARKS):
-        return None  # the run cannot start with its name's markup: no need to parse it
+    if not inline.content.startswith(_LEADING_MARKS) or not _separator_after_markup(inline.content):
+        return None  # the run cannot start with its name's markup and a separator: no need to parse it
     children = [c for c in inline.children if c.type != "text" or c.content]  # the parser leaves empty text nodes
     if len(children) < 2:
         return None
@@ -379,6 +434,20 @@ def _leading_name(inline: InlineRun) -> tuple[str, int] | None:
         return None
     body = stripped[1:]
     return name, len(inline.content) - len(body)
+
+
+def _separator_after_markup(content: str) -> bool:
+    """Whether a separator or a line break in `content` follows closing markup (a backtick, `*`
+    or `_`, or a hard break's backslash) with only spaces between. Every run that leads with a
+    name has one right after the name's markup, so a run without one need not be parsed: most
+    list items that open with a code span or bold text go on with prose, not a separator."""
+    for mark in _SEPARATORS + "\n":
+        at = content.find(mark)
+        while at >= 0:
+            if content[:at].rstrip().endswith(("`", "*", "_", "\\")):
+                return True
+            at = content.find(mark, at + 1)
+    return False
 
 
 def _label_end(content: str) -> int:

@@ -449,7 +449,10 @@ class Bindings(Messages):
         """`everyone = gather_summaries(summary)` of a parameter: `everyone` holds what every
         rank put in it (rules/dataflow.yaml `per_key.gathers`)."""
         scope.gathered.pop(name, None)
-        if not isinstance(value, ast.Call) or not any(word in called_name(value.func) for word in self.rules.gathers):
+        if not isinstance(value, ast.Call):
+            return
+        called = called_name(value.func)
+        if not any(word in called for word in self.rules.gathers):
             return
         scope.gathering = True
         for arg in arguments(value):

@@ -23,10 +23,18 @@ from typing import Callable, Iterator, Mapping
 _BODIES = ("body", "orelse", "finalbody")
 
 
-def class_writes(node: ast.ClassDef) -> list[tuple[str, ast.expr | None]]:
+Method = tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.stmt]]
+
+
+def methods_of(node: ast.ClassDef) -> list[Method]:
+    """The class's methods, each with its statements (`_statements`): searched once for what
+    the class's methods write (`class_writes`) and for a scheduler step (`stepped_callees`)."""
+    return [(m, _statements(m.body)) for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def class_writes(methods: list[Method]) -> list[tuple[str, ast.expr | None]]:
     """Every write of an attribute of `self` in the class's methods (`attribute_writes`)."""
-    methods = (m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return [write for method in methods for write in attribute_writes(method)]
+    return [write for method, statements in methods for write in attribute_writes(method, statements)]
 
 
 def held_objects(
@@ -53,13 +61,16 @@ def held_objects(
     return held
 
 
-def attribute_writes(method: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, ast.expr | None]]:
+def attribute_writes(
+    method: ast.FunctionDef | ast.AsyncFunctionDef, statements: list[ast.stmt] | None = None
+) -> Iterator[tuple[str, ast.expr | None]]:
     """(attribute of the method's own object, the value assigned, or None when not plainly
-    assigned: `self.a, self.b = pair`, `self.t += 1`) for each write in the method."""
+    assigned: `self.a, self.b = pair`, `self.t += 1`) for each write in the method
+    (`statements`: its statements, when known)."""
     if not method.args.args:
         return
     own = method.args.args[0].arg
-    for statement in _statements(method.body):
+    for statement in _statements(method.body) if statements is None else statements:
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
                 yield from _targets(target, statement.value, own)
@@ -76,15 +87,15 @@ def _targets(target: ast.expr, value: ast.expr | None, own: str) -> Iterator[tup
             yield from _targets(element, None, own)
 
 
-def stepped_callees(node: ast.ClassDef, step: str, words: tuple[str, ...]) -> dict[str, tuple[str, ast.Call, str]]:
+def stepped_callees(methods_found: list[Method], step: str, words: tuple[str, ...]) -> dict[str, tuple[str, ast.Call, str]]:
     """Methods that the class's methods call (`self.report()`) only after they stepped a
     scheduler kept on `self` (`self.scheduler.step()` earlier in the same block or an enclosing
     one), where a rate read is the next step's: method -> (the scheduler as written, its step
     call, the calling method). A method also called where no step came before is left out.
     Calls from outside the class are not seen."""
-    methods = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if not any(_step_call(s, step, words) for m in methods for s in _statements(m.body)):
+    if not any(_step_call(s, step, words) for _, statements in methods_found for s in statements):
         return {}  # most classes step no scheduler: only their statements are read
+    methods = [method for method, _ in methods_found]
     names = frozenset(m.name for m in methods)
     after: dict[str, tuple[str, ast.Call, str]] = {}
     before: set[str] = set()
@@ -103,15 +114,29 @@ def _statements(body: list[ast.stmt], found: list[ast.stmt] | None = None) -> li
     through every level of the nesting, and each class's statements are read twice."""
     found = [] if found is None else found
     for statement in body:
-        if isinstance(statement, ast.ClassDef):
+        kind = type(statement)
+        if kind is ast.ClassDef:
             continue
         found.append(statement)
-        for name in _BODIES:
-            inner = getattr(statement, name, None)
+        bodies, branches = _BLOCKS.get(kind) or _blocks(kind)
+        for name in bodies:
+            inner = getattr(statement, name)
             if inner:
                 _statements(inner, found)
-        for branch in (*(getattr(statement, "handlers", None) or ()), *(getattr(statement, "cases", None) or ())):
-            _statements(branch.body, found)
+        for name in branches:
+            for branch in getattr(statement, name):
+                _statements(branch.body, found)
+    return found
+
+
+# Per statement type: its fields that hold statements (of `_BODIES`), and those that hold
+# handlers or cases; most statements have none.
+_BLOCKS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _blocks(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    fields = getattr(kind, "_fields", ())
+    found = _BLOCKS[kind] = (tuple(f for f in _BODIES if f in fields), tuple(f for f in ("handlers", "cases") if f in fields))
     return found
 
 

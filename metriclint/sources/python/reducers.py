@@ -42,18 +42,15 @@ def loop_reducers(
     """What each loop over the keys of a gathered parameter does to every value (module doc);
     `facts` makes the facts of a reduction written at a node."""
     aliases = _aliases(function.body)
-    loops = [
-        (n, iterated)
-        for n in _own_statements(function)
-        if isinstance(n, ast.For) and (iterated := _iterated(n, aliases)) and iterated[0] in params
-    ]
+    statements = _own_statements(function)
+    loops = [(n, iterated) for n in statements if isinstance(n, ast.For) and (iterated := _iterated(n, aliases)) and iterated[0] in params]
     if not loops:
         return []  # most functions: the rest is not worked out
-    returned = {n.value.id for n in _own_statements(function) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    returned = {n.value.id for n in statements if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
     found = []
     for loop, iterated in loops:
         body = _Body(iterated[0], iterated[1], returned, params, rules)
-        body.tables = _tables(function, aliases, params)
+        body.tables = _tables(function, statements, aliases, params)
         body.read(loop.body)
         if not body.writes:
             continue
@@ -83,14 +80,16 @@ def _tabled(body: _Body, facts: Facts) -> Reducer | None:
     return Reducer(body.param, True, frozenset(), body.rules.replaced_per_key, table=table, default=default, choices=made)
 
 
-def _tables(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, ast.expr], params: tuple[str, ...]) -> frozenset[str]:
+def _tables(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, statements: list[ast.stmt], aliases: dict[str, ast.expr], params: tuple[str, ...]
+) -> frozenset[str]:
     """The parameters a reduction may be looked up in: None unless passed (or always passed),
     and not rebound but to themselves or an empty dict (`rule_by_key = rule_by_key or {}`)."""
     given = function.args
     positional = [*given.posonlyargs, *given.args]
     defaults = {a.arg: d for a, d in zip(positional[len(positional) - len(given.defaults) :], given.defaults)}
     defaults.update({a.arg: d for a, d in zip(given.kwonlyargs, given.kw_defaults) if d is not None})
-    rebound = [t.id for n in _own_statements(function) for t in _targets(n) if isinstance(t, ast.Name) and t.id in params]
+    rebound = [t.id for n in statements for t in _targets(n) if isinstance(t, ast.Name) and t.id in params]
     found = set()
     for param in params:
         default = defaults.get(param)
@@ -148,7 +147,8 @@ def _gathered(function: ast.AST, params: tuple[str, ...], rules: FlowRules) -> d
             and isinstance(node.value, ast.Call)
         ):
             call = node.value
-            if any(word in called_name(call.func) for word in rules.gathers):
+            name = called_name(call.func)
+            if any(word in name for word in rules.gathers):
                 given = [a for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name) and a.id in params]
                 if given:
                     found[node.targets[0].id] = given[0].id
@@ -162,21 +162,32 @@ def _keys_of(iterated: ast.expr) -> str:
     return iterated.id if isinstance(iterated, ast.Name) else ""
 
 
-def _own_statements(node: ast.AST) -> Iterator[ast.stmt]:
+def _own_statements(node: ast.AST, found: list[ast.stmt] | None = None) -> list[ast.stmt]:
     """The statements of a function's body, each before those it holds, not those of the
     functions and classes it defines. Loops, returns and assignments are statements: walking
     every node of every function for them instead, twice, was a fifth of the in-process
-    extraction CPU on radixark/miles."""
-    for field in node._fields:
-        value = getattr(node, field, None)
-        if type(value) is not list:
-            continue
-        for item in value:
+    extraction CPU on radixark/miles. A list, not a generator: a generator's items pass through
+    every level of the nesting."""
+    found = [] if found is None else found
+    kind = type(node)
+    fields = _BLOCKS.get(kind)
+    for field in _blocks(kind) if fields is None else fields:
+        for item in getattr(node, field):
             if isinstance(item, (ast.excepthandler, ast.match_case)):
-                yield from _own_statements(item)
-            elif isinstance(item, ast.stmt) and not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                yield item
-                yield from _own_statements(item)
+                _own_statements(item, found)
+            elif not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.append(item)
+                _own_statements(item, found)
+    return found
+
+
+# The fields of a node type that hold statements, or the handlers and cases that hold them.
+_BLOCKS: dict[type, tuple[str, ...]] = {}
+
+
+def _blocks(kind: type) -> tuple[str, ...]:
+    found = _BLOCKS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f in ("body", "orelse", "finalbody", "handlers", "cases"))
+    return found
 
 
 def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:

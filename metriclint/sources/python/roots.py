@@ -14,6 +14,9 @@ from metriclint.sources.python.counts import counts_items, masked_mean, selects,
 from metriclint.sources.python.flow import Branch, either, shared
 from metriclint.sources.python.state import WalkState, child_nodes
 
+# The expressions `roots` reads; of any other it knows nothing (a third of those it is asked about).
+_READ = (ast.Name, ast.IfExp, ast.Tuple, ast.List, ast.Subscript, ast.Call, ast.Attribute, ast.BinOp, ast.UnaryOp)
+
 
 class ValueReader(WalkState):
     """Reads expressions where the walk meets them, in the current scope."""
@@ -22,6 +25,8 @@ class ValueReader(WalkState):
         """What `value` is: the names it holds unchanged, the code facts known about it, the
         project calls it comes from; `element` = (index, tuple size) takes one element of it.
         Empty when it computes something new."""
+        if not isinstance(value, _READ):
+            return frozenset()  # a constant, a comparison, a comprehension...: computes something new
         scope = self.scopes[-1]
         if isinstance(value, ast.Name):
             return self.code.element(scope.roots(value.id), element)

@@ -31,7 +31,7 @@ from metriclint.sources.python.binding_shapes import assigned_name, ends_window,
 from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
-from metriclint.sources.python.held import class_writes, held_objects, stepped_callees
+from metriclint.sources.python.held import class_writes, held_objects, methods_of, stepped_callees
 from metriclint.sources.python.kept_values import KeptValues
 from metriclint.sources.python.logged_returns import Hooked, hooked_methods, returned_part
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
@@ -164,10 +164,11 @@ class _Collector(EntryUses):
         only after a scheduler step, the methods whose return a framework logs, and what its
         methods put in its attributes (kept_values.py, filled as the walk goes)."""
         inherited = {k: v for b in node.bases if isinstance(b, ast.Name) for k, v in self.class_held.get(b.id, {}).items()}
-        writes = class_writes(node)
+        methods = methods_of(node)
+        writes = class_writes(methods)
         held = held_objects(writes, lambda value: self.code.chain(value, {}), self.code.knowledge.prefixes, inherited)
         schedulers = self.code.knowledge.schedulers
-        stepped = stepped_callees(node, schedulers.step, schedulers.names)
+        stepped = stepped_callees(methods, schedulers.step, schedulers.names)
         return held, stepped, hooked_methods(node, self.base_paths[-1], self._logged_returns), KeptValues.of(writes)
 
     def _visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -276,9 +277,14 @@ class _Collector(EntryUses):
 
     def _written_in(self, body: list[ast.stmt]) -> frozenset[str]:
         """The keys a function's body writes (dict entries, subscripts, logging calls)."""
-        lines = range(body[0].lineno, (body[-1].end_lineno or body[-1].lineno) + 1)
-        prose = self.prose
-        return frozenset(key for line in lines for found in (prose.keys_on_line, prose.entries_on_line) for key in found.get(line, ()))
+        first, last = body[0].lineno, body[-1].end_lineno or body[-1].lineno
+        written: set[str] = set()
+        for found in (self.prose.keys_on_line, self.prose.entries_on_line):
+            if len(found) < last - first:  # the file's few lines with keys, rather than the body's every line
+                written.update(key for line, keys in found.items() if first <= line <= last for key in keys)
+            else:
+                written.update(key for line in range(first, last + 1) for key in found.get(line, ()))
+        return frozenset(written)
 
     def _attribute_docstrings(self, body: list[ast.stmt]) -> None:
         for before, after in zip(body, body[1:]):
