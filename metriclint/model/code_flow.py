@@ -122,7 +122,10 @@ class Held:
     class's attribute holds ("attribute", `name` module.Class.attr), put in by any method of the
     class or of a class it extends or is extended by), what a project call puts in the dict
     it is handed ("filled", `name` the callee, `call` where, `where` the argument it is), or
-    the names of another module's list of names ("constant", `name` its import path).
+    the names of another module's list of names ("constant", `name` its import path), or what
+    a method of the class returns as the instance's class has it (OVERRIDDEN, `name`
+    module.Class.method, `where` the framework's method whose return it is: a subclass of the
+    project that overrides that method, and those below it, may call another).
     `item`: the dict held is not that one but its item (or attribute) at this path, as
     `out.meta["metrics"]` selects ("meta", "metrics") of what a call returns."""
 
@@ -135,6 +138,9 @@ class Held:
     without: tuple[str, ...] = ()  # its entries under these keys (or CONSTANT_KEY's) are left out (`if k not in SKIPPED`)
     only: tuple[str, ...] = ()  # when any, its entries under other keys are left out (`if k in KEPT`)
     starts: tuple[str, ...] = ()  # when any, its entries under keys starting otherwise are left out (`if k.startswith("train/")`)
+
+
+OVERRIDDEN = "overridden"  # Held.kind: a method's return, as the instance's class (or a subclass of the project) has the method
 
 
 @dataclass(frozen=True, slots=True)
