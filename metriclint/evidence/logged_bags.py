@@ -22,7 +22,21 @@ from typing import Iterable, Iterator, Mapping
 from metriclint.base import keys
 from metriclint.evidence.code_claims import CallGraph, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
-from metriclint.model import CONSTANT_KEY, Atom, Bag, CallFlow, FunctionFlow, Held, KeyUse, MetricsEntry, ProjectClass, Span, logged_by
+from metriclint.evidence.overrides import Overrides
+from metriclint.model import (
+    CONSTANT_KEY,
+    OVERRIDDEN,
+    Atom,
+    Bag,
+    CallFlow,
+    FunctionFlow,
+    Held,
+    KeyUse,
+    MetricsEntry,
+    ProjectClass,
+    Span,
+    logged_by,
+)
 
 # A dict may cross many functions: on verl a worker's metrics reach the trainer's logger through
 # 19 (the engine's output, the worker's loop over mini-batches, a worker-group call, a prefixing
@@ -100,6 +114,7 @@ class LoggedBags:
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
         self.memo: dict[tuple[str, Bag, int, Span | None, tuple[Span | None, ...]], tuple[tuple[MetricsEntry, str], ...]] = {}
         self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
+        self.overrides: Overrides | None = None  # made the first time a hook's return asks (evidence/overrides.py)
 
     def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
         """Every entry a sink logs through a dict it cannot see whole, keyed as it is logged; not
@@ -217,6 +232,11 @@ class LoggedBags:
             at = self.at.get(held.call) if held.call is not None else None
             for target in self.targets(held.name):
                 yield target.name, target.gives, at, (*outer, call)
+        elif held.kind == OVERRIDDEN:
+            at = self.at.get(held.call) if held.call is not None else None
+            overrides = self._overrides()
+            for target in overrides.runs(held.name, str(held.where)) if overrides is not None else ():
+                yield target.name, target.gives, at, (*outer, call)
         elif held.kind == "filled":
             at = self.at.get(held.call) if held.call is not None else None
             for callee, filled in self._fillers(held, at):
@@ -230,6 +250,12 @@ class LoggedBags:
             owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
                 yield where, bag, None, ()
+
+    def _overrides(self) -> Overrides | None:
+        """Which subclasses override what, worked out once, the first time a hook asks."""
+        if self.overrides is None and self.project.callees is not None:
+            self.overrides = Overrides(self.project.callees)
+        return self.overrides
 
     def _read_for(
         self, flow: FunctionFlow | None, function: str, entries: Iterable[MetricsEntry], call: CallFlow | None

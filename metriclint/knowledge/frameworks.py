@@ -29,6 +29,7 @@ _ENTRY_KEYS = (
     "hook_reads",
     "hook_handed_to",
     "called",
+    "constructors",
 )
 _SWITCH_KEYS = ("keywords", "sections", "flag")
 _CALLED_KEYS = ("methods", "prefix", "position", "returned_by", "overrides", "keys", "examples")
@@ -97,6 +98,9 @@ class EntryPoint:
     hook_reads: frozenset[str] = frozenset()  # methods of the logs that leave them as they were
     hook_handed_to: frozenset[str] = frozenset()  # functions (full paths) the logs may be handed to and stay as they were
     called: Called | None = None  # what its methods log where the project calls them itself (`trainer.evaluate()`)
+    constructors: frozenset[str] = (
+        frozenset()
+    )  # class methods a call of which makes an instance, as a call of the class does (`Runner.from_cfg(cfg)`)
 
     def shipped(self, path: str) -> bool:
         """Whether a callback resolved to `path` comes with the framework."""
@@ -121,6 +125,7 @@ class EntryIndex:
     hooks: tuple[frozenset[str], frozenset[str]]  # methods that, defined / called in a file, may rewrite the logs
     wanted: frozenset[str]  # methods of `when_called`: a file must call one for the entry point's keys
     called: frozenset[str]  # methods of `called`: a call of one logs keys
+    constructors: frozenset[str]  # class methods of `constructors`: a call of one on an entry point is a use
 
 
 def entry_index(by_path: dict[str, EntryPoint]) -> EntryIndex:
@@ -133,6 +138,7 @@ def entry_index(by_path: dict[str, EntryPoint]) -> EntryIndex:
         (frozenset(n for e in entries for n in e.unless_defined), frozenset(n for e in entries for n in e.unless_called)),
         frozenset(n for e in entries for n in e.when_called),
         frozenset(method for e in entries if e.called is not None for method, _ in e.called.methods),
+        frozenset(n for e in entries for n in e.constructors),
     )
 
 
@@ -164,6 +170,7 @@ def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -
             "when_called",
             "hook_reads",
             "hook_handed_to",
+            "constructors",
         )
     }
     keys = tuple(k for k in (_key(reader, item, facets) for item in reader.sequence(fields["keys"][1], "'keys'")) if k is not None)
@@ -193,6 +200,7 @@ def read_entry_point(reader: NodeReader, node: Node, facets: dict[str, Facet]) -
         hook_reads=frozenset(words["hook_reads"]),
         hook_handed_to=frozenset(words["hook_handed_to"]),
         called=called,
+        constructors=frozenset(words["constructors"]),
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.knowledge.frameworks import read_example
 
-_KEYS = ("bases", "method", "element", "says", "source", "overrides", "logged_by", "examples")
+_KEYS = ("bases", "method", "element", "says", "source", "overrides", "logged_by", "called_with", "examples")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,10 @@ class LoggedReturn:
     logged from it. One that defines `logged_by` (the framework's method that logs what was
     kept) logs the keys only if that method hands its logs on to the framework's (it calls a
     method of that name), and not the keys it reads by name: those it turns into others (a
-    sum and a count into a mean) or drops (sources/python/logged_returns.py)."""
+    sum and a count into a mean) or drops (sources/python/logged_returns.py).
+
+    `called_with`: the arguments the framework calls the method with, by keyword (mmengine's
+    `forward(..., mode="loss")`): only what it returns where its parameters are these is logged."""
 
     bases: tuple[str, ...]
     method: str
@@ -32,6 +35,7 @@ class LoggedReturn:
     source: str
     overrides: frozenset[str] = frozenset()
     logged_by: str = ""
+    called_with: tuple[tuple[str, str], ...] = ()  # (parameter, the string the framework passes for it)
     examples: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (code, the keys it logs), run by the tests
 
 
@@ -51,9 +55,17 @@ def read_logged_return(reader: NodeReader, node: Node) -> LoggedReturn | None:
             element = written.value
     overrides = frozenset(word for _, word in reader.texts(fields["overrides"][1], "'overrides'")) if "overrides" in fields else frozenset()
     logged_by = (reader.text(fields["logged_by"][1], "'logged_by'") or "") if "logged_by" in fields else ""
+    called_with = (
+        tuple(
+            (name, reader.text(value, "a parameter's value") or "")
+            for name, (_, value) in reader.mapping(fields["called_with"][1], "'called_with'").items()
+        )
+        if "called_with" in fields
+        else ()
+    )
     examples = tuple(
         e for e in (read_example(reader, item) for item in reader.sequence(fields["examples"][1], "'examples'")) if e is not None
     )
     if not bases or not method or not says or not source:
         return None
-    return LoggedReturn(bases, method, element, says, source, overrides, logged_by, examples)
+    return LoggedReturn(bases, method, element, says, source, overrides, logged_by, called_with, examples)

@@ -18,7 +18,7 @@ from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError
 
 _ENTRY_KEYS = ("says", "functions", "methods", "serialisers", "shapes", "keywords", "source")
-_SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record", "description", "unit")
+_SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record", "description", "unit", "prefixes")
 # The entry whose shapes the project's own `log-functions` take: a tracker's `log`.
 _GENERIC = "log"
 
@@ -44,6 +44,7 @@ class Shape:
     line_record: ArgumentPlace | None = None  # one JSON record and its newline, written to a file (sources/python/line_records.py)
     description: ArgumentPlace | None = None  # the key's own description, which a dashboard shows for it (a tooltip)
     unit: ArgumentPlace | None = None  # the key's own unit ("ms"), which a dashboard shows beside it
+    prefixes: tuple[str, ...] = ()  # with a key: only a key that starts with one is logged, and without it
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +161,9 @@ def _shape(reader: NodeReader, node: Node) -> Shape:
     for described in ("description", "unit"):
         if described in argument and not key:
             reader.error(fields[described][0], f"a '{described}' belongs to a shape with a 'key'")
+    prefixes = tuple(text for _, text in reader.texts(fields["prefixes"][1], "'prefixes'")) if "prefixes" in fields else ()
+    if prefixes and len(key) != 1:
+        reader.error(fields["prefixes"][0], "'prefixes' belong to a shape whose 'key' is one argument")
     return Shape(
         key,
         argument.get("value"),
@@ -169,6 +173,7 @@ def _shape(reader: NodeReader, node: Node) -> Shape:
         argument.get("line_record"),
         argument.get("description"),
         argument.get("unit"),
+        prefixes,
     )
 
 

@@ -10,6 +10,7 @@ from metriclint.model.code_flow import (
     ANY_PLACE,
     CONSTANT_KEY,
     FRAMEWORKS,
+    OVERRIDDEN,
     REMOTE_CALL,
     UNKNOWN_OBJECT,
     Atom,
@@ -118,6 +119,7 @@ __all__ = [
     "TooltipSetting",
     "TooltipTable",
     "CONSTANT_KEY",
+    "OVERRIDDEN",
     "REMOTE_CALL",
     "UNKNOWN_OBJECT",
 ]

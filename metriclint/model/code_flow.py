@@ -122,7 +122,10 @@ class Held:
     class's attribute holds ("attribute", `name` module.Class.attr), put in by any method of the
     class or of a class it extends or is extended by), what a project call puts in the dict
     it is handed ("filled", `name` the callee, `call` where, `where` the argument it is), or
-    the names of another module's list of names ("constant", `name` its import path).
+    the names of another module's list of names ("constant", `name` its import path), or what
+    a method of the class returns as the instance's class has it (OVERRIDDEN, `name`
+    module.Class.method, `where` the framework's method whose return it is: a subclass of the
+    project that overrides that method, and those below it, may call another).
     `item`: the dict held is not that one but its item (or attribute) at this path, as
     `out.meta["metrics"]` selects ("meta", "metrics") of what a call returns."""
 
@@ -138,6 +141,9 @@ class Held:
     # an entry whose key starts with this already keeps it: `rekey` adds it to the others alone
     # (`f"{prefix}{k}" if not k.startswith(prefix) else k`); a parameter in it is filled as in `rekey`
     kept: str = ""
+
+
+OVERRIDDEN = "overridden"  # Held.kind: a method's return, as the instance's class (or a subclass of the project) has the method
 
 
 @dataclass(frozen=True, slots=True)

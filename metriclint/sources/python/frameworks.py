@@ -68,6 +68,7 @@ class EntryUses(Bindings):
         self._entries, self._entry_names, self._rewritable = index.entries, index.names, index.rewritable
         self._overridable, self._hooks, self._wanted = index.overridable, index.hooks, index.wanted
         self._called_methods = index.called  # methods of `called`: a call of one logs keys
+        self._constructors = index.constructors
         self._api_calls: set[str] = set()  # methods of `when_called` the file calls
         self._rewriting: set[str] = set()  # entry points (first path) a hook the file defines, or a callback it adds, may rewrite
         self._judged: dict[int, frozenset[str]] = {}
@@ -115,6 +116,9 @@ class EntryUses(Bindings):
         if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
             self._patched(node.args[0], str(node.args[1].value), node)
         entry = self._entry(node.func)
+        if entry is None and isinstance(node.func, ast.Attribute) and node.func.attr in self._constructors:
+            entry = self._entry(node.func.value)  # `Runner.from_cfg(cfg)`: a class method that makes an instance
+            entry = entry if entry is not None and node.func.attr in entry[0].constructors else None
         if entry is not None:
             self.entry_uses.append(_Use(*entry, self.span(node.func), None, self._changes_logs(entry[0], node)))
         if node.args and self._dispatches(node.func):

@@ -11,11 +11,13 @@ import ast
 from typing import Callable, Iterable
 
 from metriclint.knowledge.logged_returns import LoggedReturn
+from metriclint.model import OVERRIDDEN, Held
 from metriclint.sources.python import strings
 
 Methods = dict[str, "ast.FunctionDef | ast.AsyncFunctionDef"]
-# A hook of the class: what the knowledge says of it, and the keys the class's logging method reads by name.
-Hooked = dict[str, tuple[LoggedReturn, frozenset[str]]]
+# A hook of the class: what the knowledge says of it, the keys the class's logging method reads
+# by name, and the `return` statements (by id) the framework's call reaches (None: every one).
+Hooked = dict[str, tuple[LoggedReturn, frozenset[str], "frozenset[int] | None"]]
 
 
 def hooked_methods(node: ast.ClassDef, bases: Iterable[str], known: Callable[[str], tuple[LoggedReturn, ...]]) -> Hooked:
@@ -34,8 +36,85 @@ def hooked_methods(node: ast.ClassDef, bases: Iterable[str], known: Callable[[st
         logging = methods.get(hook.logged_by) if hook.logged_by else None
         if logging is not None and not _hands_on(logging, hook.logged_by):
             continue
-        found[hook.method] = (hook, read_by_name(logging) if logging is not None else frozenset())
+        consumed = read_by_name(logging) if logging is not None else frozenset()
+        found[hook.method] = (hook, consumed, reached_returns(methods[hook.method], hook.called_with))
     return found
+
+
+def reached_returns(method: ast.FunctionDef | ast.AsyncFunctionDef, given: tuple[tuple[str, str], ...]) -> frozenset[int] | None:
+    """The `return` statements (by id) a call that passes these strings for the method's
+    parameters reaches: a test of such a parameter against strings (`if mode == "loss":`,
+    `elif mode in ("predict", "tensor"):`) takes its one branch, and a branch taken that always
+    returns ends the body. None when the method names none of the parameters: every return."""
+    args = method.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    known = {name: value for name, value in given if name in params}
+    if not known:
+        return None
+    found: set[int] = set()
+    _reach(method.body, known, found)
+    return frozenset(found)
+
+
+def _reach(body: list[ast.stmt], known: dict[str, str], found: set[int]) -> bool:
+    """Adds the returns `body` reaches to `found`; whether it always leaves (returns or raises)."""
+    for statement in body:
+        if isinstance(statement, ast.Return):
+            found.add(id(statement))
+            return True
+        if isinstance(statement, ast.Raise):
+            return True
+        if isinstance(statement, ast.If):
+            truth = _truth(statement.test, known)
+            left = _reach(statement.body, known, found) if truth is not False else True
+            other = _reach(statement.orelse, known, found) if truth is not True else True
+            if left and other:
+                return True
+        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for inner in _blocks(statement):
+                _reach(inner, known, found)
+    return False
+
+
+def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists a compound statement holds (a loop's, a `with`'s, a `try`'s)."""
+    blocks = [value for value in (getattr(statement, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(value, list)]
+    blocks += [handler.body for handler in getattr(statement, "handlers", ())]
+    blocks += [case.body for case in getattr(statement, "cases", ())]
+    return blocks
+
+
+def _truth(test: ast.expr, known: dict[str, str]) -> bool | None:
+    """What a test of a known parameter against strings is (`mode == "loss"`, `"loss" != mode`,
+    `mode in ("loss", "tensor")`); None for any other test."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(right, ast.Name) and isinstance(op, (ast.Eq, ast.NotEq)):
+        left, right = right, left
+    if not isinstance(left, ast.Name) or left.id not in known:
+        return None
+    value = known[left.id]
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return (right.value == value) == isinstance(op, ast.Eq)
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        texts = [e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if len(texts) == len(right.elts):
+            return (value in texts) == isinstance(op, ast.In)
+    return None
+
+
+def overridden(held: tuple[Held, ...], owner: str, method: str) -> tuple[Held, ...]:
+    """What a hook returns of another method of its own class (`return self.compute_loss(x)`):
+    the framework calls the hook on an instance of the class or of a subclass of the project,
+    so what runs is that method as the instance's class has it (model.Held, "overridden")."""
+    own = owner + "."
+    return tuple(
+        Held(OVERRIDDEN, h.name, h.rekey, h.call, method, h.item, h.without, h.only, h.starts)
+        if h.kind == "result" and h.name.startswith(own) and "." not in h.name[len(own) :]
+        else h
+        for h in held
+    )
 
 
 def returned_part(value: ast.expr, element: int | None) -> ast.expr | None:

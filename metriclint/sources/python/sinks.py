@@ -123,7 +123,9 @@ class KeyRecorder(BagWriter):
             value = passed(given, shape.value) if shape.value is not None else node
             if value is None or any(part is None or not (self._keys(part) or self.over_loop_key(part)) for part in parts):
                 return frozenset()
-            if len(parts) == 1 and self.over_loop_key(parts[0]):  # type: ignore[arg-type]
+            if shape.prefixes:
+                self._unprefixed(parts[0], shape.prefixes, value, logging)  # type: ignore[arg-type]
+            elif len(parts) == 1 and self.over_loop_key(parts[0]):  # type: ignore[arg-type]
                 self.log_bag(self.entry(parts[0], value), sink, node, logging)  # type: ignore[arg-type]
             elif len(parts) == 1:
                 self.sink(parts[0], value, require_key_shape=False, logging=logging)  # type: ignore[arg-type]
@@ -158,6 +160,14 @@ class KeyRecorder(BagWriter):
             self.logged_with[id(mapping)] = logging  # for its shaped keys, recorded where the dict is visited
         self.log_bag(self.bag(mapping), sink, node, logging, fresh=isinstance(mapping, (ast.Dict, ast.DictComp)))
         return _taken((argument,) if argument is not None else (), None) | {_FITS}
+
+    def _unprefixed(self, key_node: ast.expr, prefixes: tuple[str, ...], value: ast.expr, logging: Logging) -> None:
+        """A sink that logs a key only under one of `prefixes`, taken off (mmengine's message
+        hub: "train/tflops" is logged as "tflops"); a key under none of them is not logged."""
+        for key in self._keys(key_node)[: keys.MAX_VALUES]:
+            prefix = next((p for p in prefixes if key.startswith(p) and len(key) > len(p)), None)
+            if prefix is not None:
+                self._record_key(key[len(prefix) :], self.span(key_node), value, from_keyword=False, logging=logging)
 
     def _described(self, key_node: ast.expr, text: ast.expr | None, unit: bool = False) -> None:
         """The description a sink call gives its key (an OpenTelemetry instrument's), or with

@@ -33,7 +33,7 @@ from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.held import class_writes, held_objects, methods_of, stepped_callees
 from metriclint.sources.python.kept_values import KeptValues
-from metriclint.sources.python.logged_returns import Hooked, hooked_methods, returned_part
+from metriclint.sources.python.logged_returns import Hooked, hooked_methods, overridden, returned_part
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
 from metriclint.sources.python.state import Logging
 from metriclint.sources.python.test_files import may_hold_keys
@@ -349,11 +349,11 @@ class _Collector(EntryUses):
         hooked = self.hooked[-1] if self.hooked and len(self.scopes) == 2 else None
         found = hooked.get(scope.name.rsplit(".", 1)[-1]) if hooked else None
         part = returned_part(value, found[0].element) if found is not None else None
-        if found is None or part is None:
+        if found is None or part is None or found[2] is not None and id(node) not in found[2]:
             return
-        hook, consumed = found
+        hook, consumed, _ = found
         bag = self.bag(part)
-        kept = Bag(tuple(e for e in bag.entries if e.key not in consumed), bag.held)
+        kept = Bag(tuple(e for e in bag.entries if e.key not in consumed), overridden(bag.held, scope.name.rsplit(".", 1)[0], hook.method))
         self.log_bag(kept, Sink(hook.says, hook.source, ()), node, Logging(sink=hook.says, at=self.span(node)), fresh=False)
 
     def _makes(self, scope: Scope, value: ast.expr) -> None:

@@ -1,0 +1,42 @@
+"""What a method runs as on an instance of its class or of any subclass of the project: a
+framework that calls a class's method (rules/code/frameworks.yaml `logged_returns`) calls it on
+an instance of whichever class the project built, so where that method returns what another
+method of its own class returns (`return self.compute_loss(data)`), each subclass's override of
+that other method runs for the subclass's instances (model.Held, OVERRIDDEN). A subclass that
+overrides the framework's method itself, and those below it, may call anything: left out."""
+
+from __future__ import annotations
+
+from metriclint.evidence.callees import Callees
+from metriclint.model import FunctionFlow, ProjectClass
+
+
+class Overrides:
+    def __init__(self, callees: Callees) -> None:
+        self.callees = callees
+        hierarchy = callees.hierarchy
+        self.below: dict[str, list[ProjectClass]] = {}  # each class's direct subclasses of the project
+        for shape in hierarchy.classes.values():
+            for name, _ in shape.bases:
+                base = hierarchy.base(name)
+                if base is not None and base is not shape:
+                    self.below.setdefault(base.name, []).append(shape)
+
+    def runs(self, name: str, framework_method: str) -> tuple[FunctionFlow, ...]:
+        """The method `name` (module.Class.method) as the class has it, then each override of
+        it in the project's subclasses that leave `framework_method` as it is."""
+        found = list(self.callees.targets(name))
+        owner, method = name.rsplit(".", 1)
+        start = self.callees.hierarchy.base(owner)
+        seen: set[str] = set()
+        pending = list(self.below.get(start.name, ())) if start is not None else []
+        while pending:
+            shape = pending.pop()
+            if shape.name in seen or self.callees.direct(f"{shape.name}.{framework_method}") is not None:
+                continue
+            seen.add(shape.name)
+            own = self.callees.direct(f"{shape.name}.{method}")
+            if own is not None and own not in found:
+                found.append(own)
+            pending += self.below.get(shape.name, ())
+        return tuple(found)
