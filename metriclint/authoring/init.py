@@ -120,13 +120,20 @@ def _add_descriptions(
     by_statement = {m.span(0, len(m.text)): m for m in mentions}
     ranked = sorted(mentions, key=lambda m: SOURCE_RANK.get(m.source, 3))
     for key, entry in entries.items():
-        documenting = [m for m in ranked if key in m.flows_to]
+        documenting = [m for m in ranked if key in m.flows_to and _documents(m)]
         stating = [by_statement[c.statement] for c in sorted(claims[key], key=lambda c: (SOURCE_RANK.get(c.source, 3), c.statement))]
         for mention in [*documenting, *stating]:
             sentence = _first_sentence(mention)
             if mention.path not in collection.tests and _fits(sentence, entry, collection):
                 entry.description = sentence
                 break
+
+
+def _documents(mention: Mention) -> bool:
+    """Whether a text whose value is logged is that value's own: an entry for a parameter or a
+    return, a comment. A function's free text is about what the function does ("Send the
+    gradient norm."), even where the one key the function logs makes its statements the key's."""
+    return mention.source is not SourceKind.DOCSTRING or bool(mention.subjects)
 
 
 def _fits(sentence: str, entry: DraftEntry, collection: Collection) -> bool:
