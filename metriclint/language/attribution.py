@@ -278,9 +278,10 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
 
 
 def _documented(mention: Mention, index: MetricIndex) -> tuple[str, ...]:
-    """The metrics a text documents: those its value flows to (a key written on a trailing
-    comment's line counts as each key that entry is logged under), else those of the names it
-    documents."""
+    """The metrics a text documents: those its value flows to (the key of the one entry a
+    trailing comment's line writes counts as each key that entry is filed under), else those its
+    names are: the keys a trailing comment's assigned variable is logged under unchanged, or the
+    metric a documented name stands for."""
     path, line = mention.path, mention.origins[0][0]
     flows = _union(index.for_key(k) or _metrics(index.entered_at(path, line, k), index) for k in mention.flows_to)
     return flows or _union(
