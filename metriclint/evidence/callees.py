@@ -125,7 +125,9 @@ class Callees:
         project_class = self.hierarchy.base(owner)
         if project_class is not None:
             inherited = self._inherited(project_class, method, depth)
-            return () if inherited is None else self._filled(inherited) if inherited.shell else (inherited,)
+            if inherited is not None and not inherited.shell:
+                return (inherited,)
+            return self._overriding(project_class, method) or (self._filled(inherited) if inherited is not None else ())
         if "." not in owner:
             return ()
         holder, attribute = owner.rsplit(".", 1)  # `module.Class.tracker.log_to`
@@ -136,10 +138,21 @@ class Callees:
         return self._resolved(f"{held}.{method}", depth + 1)
 
     def _filled(self, shell: FunctionFlow) -> tuple[FunctionFlow, ...]:
-        """What runs where a class declares a method it leaves empty (a docstring, `pass`): a
-        part of a class made of mixins, whose other parts define it. The project's other methods
-        of that name that do something, when they are few (`_defining`); else the empty one."""
-        return _few([flow for flow in self.methods.get(last_part(shell.name), ()) if not flow.shell]) or (shell,)
+        """What runs where a class declares a method it leaves empty (a docstring, `pass`, or
+        `raise NotImplementedError`): its subclasses' definitions (`_overriding`); else, in a
+        class made of mixins whose other parts define it, the project's other methods of that
+        name that do something, when they are few (`_defining`); else the empty one."""
+        owner, method = shell.name.rsplit(".", 1)
+        project_class = self.hierarchy.base(owner)
+        overriding = self._overriding(project_class, method) if project_class is not None else ()
+        return overriding or _few([flow for flow in self.methods.get(method, ()) if not flow.shell]) or (shell,)
+
+    def _overriding(self, project_class: ProjectClass, method: str) -> tuple[FunctionFlow, ...]:
+        """The definitions of a method in the project's subclasses of a class that leaves it
+        abstract (no body that does anything, or `raise NotImplementedError`): an instance that
+        calls it on itself is of one of them, so each may run (a template method's steps)."""
+        found = (self.direct(f"{shape.name}.{method}") for shape in self.hierarchy.descendants(project_class.name))
+        return tuple(flow for flow in found if flow is not None and not flow.shell)
 
     def _defining(self, method: str) -> tuple[FunctionFlow, ...]:
         """The methods of this name the project's classes define, when they are few: which of

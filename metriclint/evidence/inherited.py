@@ -14,7 +14,7 @@ methods are not known, and it may override any of them.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 from metriclint.evidence.dotted import Dotted
 from metriclint.knowledge.frameworks import EntryPoint, facts_at
@@ -39,6 +39,31 @@ class Hierarchy:
         self.entries = entries
         self.names = Dotted(self.classes)
         self.memo: dict[str, _Ancestry] = {}
+        self._below: dict[str, list[ProjectClass]] | None = None
+
+    def _children(self, name: str) -> list[ProjectClass]:
+        """The project's classes that name the class `name` among their bases."""
+        if self._below is None:
+            self._below = {}
+            for shape in self.classes.values():
+                for base_name, _ in shape.bases:
+                    base = self.base(base_name)
+                    if base is not None and base is not shape:
+                        self._below.setdefault(base.name, []).append(shape)
+        return self._below.get(name, [])
+
+    def descendants(self, name: str, stop: Callable[[ProjectClass], bool] = lambda shape: False) -> Iterator[ProjectClass]:
+        """The project's classes below the class `name`, each once; none below a class `stop`
+        holds for, nor that class."""
+        seen: set[str] = set()
+        pending = list(self._children(name))
+        while pending:
+            shape = pending.pop()
+            if shape.name in seen or stop(shape):
+                continue
+            seen.add(shape.name)
+            yield shape
+            pending += self._children(shape.name)
 
     def base(self, name: str) -> ProjectClass | None:
         """The project class a base names: through its module, or re-exported by a package

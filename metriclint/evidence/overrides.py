@@ -8,19 +8,12 @@ overrides the framework's method itself, and those below it, may call anything: 
 from __future__ import annotations
 
 from metriclint.evidence.callees import Callees
-from metriclint.model import FunctionFlow, ProjectClass
+from metriclint.model import FunctionFlow
 
 
 class Overrides:
     def __init__(self, callees: Callees) -> None:
         self.callees = callees
-        hierarchy = callees.hierarchy
-        self.below: dict[str, list[ProjectClass]] = {}  # each class's direct subclasses of the project
-        for shape in hierarchy.classes.values():
-            for name, _ in shape.bases:
-                base = hierarchy.base(name)
-                if base is not None and base is not shape:
-                    self.below.setdefault(base.name, []).append(shape)
 
     def runs(self, name: str, framework_method: str) -> tuple[FunctionFlow, ...]:
         """The method `name` (module.Class.method) as the class has it, then each override of
@@ -28,15 +21,14 @@ class Overrides:
         found = list(self.callees.targets(name))
         owner, method = name.rsplit(".", 1)
         start = self.callees.hierarchy.base(owner)
-        seen: set[str] = set()
-        pending = list(self.below.get(start.name, ())) if start is not None else []
-        while pending:
-            shape = pending.pop()
-            if shape.name in seen or self.callees.direct(f"{shape.name}.{framework_method}") is not None:
-                continue
-            seen.add(shape.name)
-            own = self.callees.direct(f"{shape.name}.{method}")
+        direct = self.callees.direct
+        below = (
+            self.callees.hierarchy.descendants(start.name, lambda shape: direct(f"{shape.name}.{framework_method}") is not None)
+            if start
+            else ()
+        )
+        for shape in below:
+            own = direct(f"{shape.name}.{method}")
             if own is not None and own not in found:
                 found.append(own)
-            pending += self.below.get(shape.name, ())
         return tuple(found)

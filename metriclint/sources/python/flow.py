@@ -295,5 +295,16 @@ class Scope:
 
 
 def _shell(body: list[ast.stmt]) -> bool:
-    """A body that does nothing: a docstring, `pass` or `...`, alone or together."""
-    return all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in body)
+    """A body that does nothing: a docstring, `pass` or `...`, alone or together, or that only
+    raises NotImplementedError (an abstract method, which a subclass's definition replaces)."""
+    return all(
+        isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) or _not_implemented(s) for s in body
+    )
+
+
+def _not_implemented(statement: ast.stmt) -> bool:
+    """`raise NotImplementedError`, with or without a message."""
+    if not isinstance(statement, ast.Raise) or statement.exc is None:
+        return False
+    raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
