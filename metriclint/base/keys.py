@@ -60,6 +60,15 @@ def is_printed(key: str) -> bool:
     return key.endswith(")") and _PRINTED in key
 
 
+def rekey(pattern: str, key: str, kept: str = "") -> str:
+    """`key` written into `pattern` in place of "{}" (`train/{}`). `kept`: the prefix a re-keying
+    adds only to a key that lacks it (`f"{p}{k}" if not k.startswith(p) else k`); a key that
+    starts with it, where it is known, does not get it again."""
+    if kept and "{" not in kept and key.startswith(kept):
+        pattern = pattern.replace(kept + "{}", "{}", 1)
+    return pattern.replace("{}", key)
+
+
 def last_segment(key: str) -> str:
     return key.rsplit("/", 1)[-1]
 

@@ -324,11 +324,10 @@ class LoggedBags:
         return [tuple(filled.split("\0", 1)) for filled in self._given_texts(flow, f"{held.rekey}\0{held.kept}", at)]  # type: ignore[misc]
 
     def _rekeyed(self, entry: MetricsEntry, rekey: str, kept: str = "") -> MetricsEntry:
-        if kept and "{" not in kept and entry.key.startswith(kept):
-            rekey = rekey.replace(kept + "{}", "{}", 1)
-        if rekey == "{}":
+        key = keys.rekey(rekey, entry.key, kept)
+        if key == entry.key:
             return entry
-        return self._kept(entry, MetricsEntry(rekey.replace("{}", entry.key), entry.span, entry.value, entry.measured, entry.through))
+        return self._kept(entry, MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through))
 
     def _given_texts(self, flow: FunctionFlow | None, template: str, call: CallFlow | None) -> list[str]:
         """`template` with each placeholder that names a parameter of `flow` filled with the

@@ -10,6 +10,7 @@ import ast
 from dataclasses import replace
 from typing import Callable
 
+from metriclint.base import keys
 from metriclint.model import REMOTE_CALL, UNKNOWN_OBJECT, Bag, Held, Item, MetricsEntry
 from metriclint.sources.python import strings
 from metriclint.sources.python.call_names import arguments, called_name
@@ -25,10 +26,8 @@ def rekeyed(bag: Bag, rekey: str, kept: str = "") -> Bag:
     that starts with this keeps it (model.Held `kept`), one of elsewhere where it is known."""
     if rekey == "{}":
         return bag
-    known = kept if "{" not in kept else ""
     entries = tuple(
-        MetricsEntry(e.key if known and e.key.startswith(known) else rekey.replace("{}", e.key), e.span, e.value, e.measured, e.through)
-        for e in bag.entries
+        MetricsEntry(keys.rekey(rekey, e.key, kept), e.span, e.value, e.measured, e.through) for e in bag.entries
     )  # new keys: not recorded
     held = tuple(replace(h, rekey=rekey.replace("{}", h.rekey), kept=kept if h.rekey == "{}" else h.kept) for h in bag.held)
     return Bag(entries, held)  # its items keep no key

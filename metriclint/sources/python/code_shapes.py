@@ -15,6 +15,13 @@ from metriclint.sources.python.call_names import called_name
 FLOPS_PER_PARAMETER = 24  # the largest constant a FLOP estimate multiplies by (6, 8 with recomputation, 24 per layer)
 
 
+def statement_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists a compound statement holds: its body, `else` and `finally`, and each
+    `except` handler's and `case`'s body."""
+    blocks = [value for value in (getattr(statement, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(value, list)]
+    return blocks + [branch.body for branch in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ()))]
+
+
 def defined_names(body: list[ast.stmt]) -> list[str]:
     """The functions and classes a module defines, under `if` and `try` too."""
     names = []
@@ -22,10 +29,8 @@ def defined_names(body: list[ast.stmt]) -> list[str]:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.append(statement.name)
         elif isinstance(statement, (ast.If, ast.Try, ast.With)):
-            for block in (statement.body, getattr(statement, "orelse", []), getattr(statement, "finalbody", [])):
+            for block in statement_blocks(statement):
                 names += defined_names(block)
-            for handler in getattr(statement, "handlers", []):
-                names += defined_names(handler.body)
     return names
 
 

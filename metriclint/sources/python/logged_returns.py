@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 from metriclint.knowledge.logged_returns import LoggedReturn
 from metriclint.model import OVERRIDDEN, Held
 from metriclint.sources.python import strings
+from metriclint.sources.python.code_shapes import statement_blocks
 
 Methods = dict[str, "ast.FunctionDef | ast.AsyncFunctionDef"]
 # A hook of the class: what the knowledge says of it, the keys the class's logging method reads
@@ -71,17 +72,9 @@ def _reach(body: list[ast.stmt], known: dict[str, str], found: set[int]) -> bool
             if left and other:
                 return True
         elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for inner in _blocks(statement):
+            for inner in statement_blocks(statement):
                 _reach(inner, known, found)
     return False
-
-
-def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists a compound statement holds (a loop's, a `with`'s, a `try`'s)."""
-    blocks = [value for value in (getattr(statement, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(value, list)]
-    blocks += [handler.body for handler in getattr(statement, "handlers", ())]
-    blocks += [case.body for case in getattr(statement, "cases", ())]
-    return blocks
 
 
 def _truth(test: ast.expr, known: dict[str, str]) -> bool | None:

@@ -20,6 +20,7 @@ from typing import Iterator
 
 from metriclint.model import Lookup
 from metriclint.sources.lookup_rules import Key, lookup_rules
+from metriclint.sources.python.code_shapes import statement_blocks
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _TRACE_LIMIT = 8
@@ -65,10 +66,8 @@ def _functions(body: list[ast.stmt], lines: _Lines) -> Iterator[ast.FunctionDef 
             continue  # nor does any function inside it name one
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield statement
-        for field in ("body", "orelse", "finalbody"):
-            yield from _functions(getattr(statement, field, []), lines)
-        for branch in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):  # `except`, `case`
-            yield from _functions(branch.body, lines)
+        for block in statement_blocks(statement):
+            yield from _functions(block, lines)
 
 
 def _reading(function: ast.FunctionDef | ast.AsyncFunctionDef, ref: ast.Name, parents: dict[int, ast.AST]) -> Lookup | None:
