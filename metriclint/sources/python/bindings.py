@@ -253,22 +253,30 @@ class Bindings(Messages):
     def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
         if len(self.scopes) == 1 and self.classes and (found := flags.field(node, self.span)) is not None:
             self.flags.append(found)
-        self._declared(node.target, node.annotation)
+        self._declared(node.target, node.annotation, node.value)
         if node.value is not None:
             self._assign(node.target, node.value)
         return True
 
-    def _declared(self, target: ast.expr, annotation: ast.expr) -> None:
-        """`controller: Controller` in a class's body: the attribute holds an instance of that
-        class (or of none, `Controller | None`), whatever the assignments the walk cannot place
-        make it. Not `self.x: T = None` in a method: in a framework's own tree (Lightning's
-        `self._trainer: Optional[Trainer]`) that made its `self.log` the framework's own method,
-        which the walk does not follow to a tracker, and lost the keys it logs."""
-        if not self.classes or not (len(self.scopes) == 1 and isinstance(target, ast.Name)):
+    def _declared(self, target: ast.expr, annotation: ast.expr, value: ast.expr | None) -> None:
+        """`controller: Controller` in a class's body, or `self.engine: Engine = build(cfg)` in
+        a method: the attribute holds an instance of that class (or of none, `Controller |
+        None`), whatever the assignments the walk cannot place make it (a registry's lookup by
+        name). Not `self.x: T = None` in a method: in a framework's own tree (Lightning's
+        `self._trainer: Optional[Trainer] = None`) that made its `self.log` the framework's own
+        method, which the walk does not follow to a tracker, and lost the keys it logs."""
+        if not self.classes:
+            return
+        own = self.own_attribute(target)
+        if len(self.scopes) == 1 and isinstance(target, ast.Name):
+            attribute = target.id
+        elif own is not None and value is not None and not (isinstance(value, ast.Constant) and value.value is None):
+            attribute = own
+        else:
             return
         made = self.code.instance(optional_of(annotation))
         if made is not None:
-            self.declared_types.setdefault(".".join((self.module, *self.classes)), {})[target.id] = made
+            self.declared_types.setdefault(".".join((self.module, *self.classes)), {})[attribute] = made
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         scope, path = self.scopes[-1], tuple(self.blocks)
