@@ -24,13 +24,20 @@ class BagWriter(BagReader):
         """Adds to the dict `container` names: a local, or `self.attr`, through any subscripts
         (`self.stats[mode][key].append(v)` adds to `self.stats`). Through a subscript by a
         variable (`[mode]`) it also adds to that dict's item LISTED, one of its dicts, as a reader
-        that indexes it by a variable selects it (`self.stats[mode].items()`, bags.py `bag`)."""
+        that indexes it by a variable selects it (`self.stats[mode].items()`, bags.py `bag`).
+        Through subscripts by strings alone it also adds to the item they select (`out["metrics"]
+        ["lr"] = lr` puts `lr` in the item "metrics" of `out`, which `out["metrics"]` reads)."""
         if not added:
             return
+        selected = added
         while isinstance(container, ast.Subscript):
             if type(container.slice) is ast.Name:
                 added |= under(LISTED, added)
+            name = item_key(container.slice)
+            selected = under(name, selected) if name is not None else EMPTY
             container = container.value
+        if selected is not added:
+            added |= selected
         scope = self.scopes[-1]
         if isinstance(container, ast.Name):
             scope.bags[container.id] = self.bag(container) | added
