@@ -18,7 +18,8 @@ from metriclint.sources.python.code_shapes import statement_blocks
 Methods = dict[str, "ast.FunctionDef | ast.AsyncFunctionDef"]
 # A hook of the class: what the knowledge says of it, the keys the class's logging method reads
 # by name, and the `return` statements (by id) the framework's call reaches (None: every one).
-Hooked = dict[str, tuple[LoggedReturn, frozenset[str], "frozenset[int] | None"]]
+Hook = tuple[LoggedReturn, frozenset[str], "frozenset[int] | None"]
+Hooked = dict[str, Hook]
 
 
 def hooked_methods(node: ast.ClassDef, bases: Iterable[str], known: Callable[[str], tuple[LoggedReturn, ...]]) -> Hooked:

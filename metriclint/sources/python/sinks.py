@@ -264,9 +264,13 @@ class KeyRecorder(BagWriter):
         logging: Logging = NOT_LOGGED,
         atoms: frozenset[Atom] | None = None,
     ) -> None:
+        hook = self.hook_here() if require_key_shape else None
         for key in self._keys(key_node):
             shaped = keys.looks_like_key(key)
-            if (require_key_shape and not stands_alone(key, value)) or (only_unshaped and shaped):
+            # a key the class's logging method reads by name from a hook's return is turned into
+            # others or dropped there (logged_returns.py): logged, if at all, as another key
+            consumed = hook is not None and key in hook[1]
+            if (require_key_shape and not stands_alone(key, value)) or (only_unshaped and shaped) or consumed:
                 self.prose.entries_on_line.setdefault(key_node.lineno, []).append(key)  # logged, maybe, once its dict is
                 continue
             if not keys.too_generic(key):

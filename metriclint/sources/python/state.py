@@ -22,7 +22,7 @@ from metriclint.sources.python.attribute_strings import attribute_strings
 from metriclint.sources.python.code_reader import CodeReader
 from metriclint.sources.python.flow import FlowRules, Scope
 from metriclint.sources.python.kept_values import KeptValues
-from metriclint.sources.python.logged_returns import Hooked
+from metriclint.sources.python.logged_returns import Hook, Hooked
 from metriclint.sources.python.messages import Field
 from metriclint.sources.python.prose import Prose
 from metriclint.sources.python.tables import Tables
@@ -120,6 +120,13 @@ class WalkState:
         self.attribute_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class its methods set it to an instance of
         self.typed_dicts: set[str] = set()  # the module's classes that extend TypedDict: calling one makes a dict
         self.declared_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class an annotation says it holds
+
+    def hook_here(self) -> Hook | None:
+        """What the method the walk is in is, when it is a hook of its class whose return a
+        framework logs (logged_returns.py): the knowledge of it, the keys the class's own
+        logging method reads by name, and the returns the framework's call reaches."""
+        hooked = self.hooked[-1] if self.hooked and len(self.scopes) == 2 else None
+        return hooked.get(self.scopes[-1].name.rsplit(".", 1)[-1]) if hooked else None
 
     def string(self, name: str) -> tuple[str, ...] | None:
         """The strings `name` may be here: bound in this function, else at module level; for

@@ -346,8 +346,7 @@ class _Collector(EntryUses):
     def _hook_returned(self, scope: Scope, value: ast.expr, node: ast.Return) -> None:
         """A method whose return its framework logs (logged_returns.py): the dict it returns is
         logged here, less the keys the class's own logging method consumes."""
-        hooked = self.hooked[-1] if self.hooked and len(self.scopes) == 2 else None
-        found = hooked.get(scope.name.rsplit(".", 1)[-1]) if hooked else None
+        found = self.hook_here()
         part = returned_part(value, found[0].element) if found is not None else None
         if found is None or part is None or found[2] is not None and id(node) not in found[2]:
             return
