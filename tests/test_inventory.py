@@ -979,6 +979,34 @@ def test_a_key_shaped_name_over_a_table_row_stands_for_no_metric(tmp_path: Path)
     assert _logged(tmp_path / "rows") == ["prep/loss", "prep/sizes", "prep/tokens"]
 
 
+MODULE_TABLES = """\
+import wandb
+
+MIXTURE = {"acme-labs/math_set": {"acme-labs/math_set": 1.0}, "chat": {"acme-labs/chat-corpus": 0.5}}
+
+
+class Tokens:
+    IDS = {"<img>": 259, "</img>": 261}
+
+
+def pass_stats(loss):
+    ends = {"</img>": 261}
+    return {"prep/loss": loss, "prep/tokens": len(ends)}
+
+
+def report():
+    wandb.log({"prep/weights": MIXTURE["chat"]["acme-labs/chat-corpus"]})
+"""
+
+
+def test_a_module_table_and_a_markup_token_stand_for_no_metric(tmp_path: Path) -> None:
+    """A key shaped like a metric key in a dict written at a module's or class's top level is a
+    row of a table (a dataset's weight in a mixture), logged only where a sink is seen to log
+    the dict; a markup token (`</img>`) is no metric key anywhere."""
+    write_project(tmp_path / "tables", {"prep/mixture.py": MODULE_TABLES})
+    assert _logged(tmp_path / "tables") == ["prep/loss", "prep/tokens", "prep/weights"]
+
+
 WINDOWED = """\
 from collections import defaultdict
 

@@ -122,8 +122,11 @@ def too_generic(key: str) -> bool:
 
 
 def looks_like_key(text: str) -> bool:
-    """A string shaped like a logged metric key: `section/name`, no spaces, not a URL or a file."""
+    """A string shaped like a logged metric key: `section/name`, no spaces, not a URL, a file or
+    a markup tag (`</img>`, a tokenizer's special token)."""
     if "/" not in text or " " in text or ":" in text or text.startswith("/") or text.endswith("/") or len(text) >= 200:
+        return False
+    if text.startswith("<") and text.endswith(">"):
         return False
     _, dot, extension = last_segment(text).rpartition(".")
     return not (dot and extension[:1].isalpha())  # `scripts/run.py`, `rank0/embed.weight`

@@ -208,7 +208,7 @@ class BagReader(ListReader):
             if over is None or kept and not keys.too_generic(text):
                 span = self.span(key)
                 self.valued[span] = value
-                shaped = recorded and stands_alone(text, value) and not keys.too_generic(text)
+                shaped = recorded and stands_alone(text, value, len(self.scopes) == 1) and not keys.too_generic(text)
                 held = self.logged(value) if atoms is None else atoms
                 made |= Bag((MetricsEntry(text, span, held, is_measurement(value), self.names(value), shaped),))
         return made

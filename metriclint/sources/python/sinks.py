@@ -270,7 +270,7 @@ class KeyRecorder(BagWriter):
             # a key the class's logging method reads by name from a hook's return is turned into
             # others or dropped there (logged_returns.py): logged, if at all, as another key
             consumed = hook is not None and key in hook[1]
-            if (require_key_shape and not stands_alone(key, value)) or (only_unshaped and shaped) or consumed:
+            if (require_key_shape and not stands_alone(key, value, len(self.scopes) == 1)) or (only_unshaped and shaped) or consumed:
                 self.prose.entries_on_line.setdefault(key_node.lineno, []).append(key)  # logged, maybe, once its dict is
                 continue
             if not keys.too_generic(key):

@@ -35,19 +35,24 @@ _NOT_SCALARS = (
 class ValueWords:
     configuration: frozenset[str]
     text_functions: frozenset[str]
+    configuration_classes: tuple[str, ...]  # endings of settings classes' names
 
 
 @lru_cache(maxsize=1)
 def value_words() -> ValueWords:
     lists = word_lists("logged_values.yaml")
-    return ValueWords(frozenset(lists["configuration"]), frozenset(lists["text_functions"]))
+    return ValueWords(frozenset(lists["configuration"]), frozenset(lists["text_functions"]), tuple(lists["configuration_classes"]))
 
 
-def stands_alone(key: str, value: ast.expr) -> bool:
+def stands_alone(key: str, value: ast.expr, top_level: bool = False) -> bool:
     """Whether a key written in a dict literal or `d[k] = v` is logged where it is written, before
     any sink is seen to log the dict: shaped like a metric key (`section/name`), over a value
     that may be a measurement. A hub id over its loading options (`"org/corpus": {"split":
-    "train"}`) or a converter (a lambda) is a row of a table, not a value."""
+    "train"}`) or a converter (a lambda) is a row of a table, not a value; so is a number
+    written out at a module's or class's `top_level` (a dataset's weight in a mixture), where
+    no step has run yet to measure it."""
+    if top_level and isinstance(value, ast.Constant):
+        return False
     return keys.looks_like_key(key) and is_measurement(value)
 
 
@@ -59,8 +64,10 @@ def is_measurement(value: ast.expr, words: ValueWords | None = None) -> bool:
         return isinstance(value.value, (int, float, complex)) and not isinstance(value.value, bool)
     if isinstance(value, _NOT_SCALARS):
         return False
-    if isinstance(value, ast.Call) and called_name(value.func) in words.text_functions:
-        return False
+    if isinstance(value, ast.Call):
+        called = called_name(value.func)
+        if called in words.text_functions or called[:1].isupper() and called.endswith(words.configuration_classes):
+            return False
     return not (isinstance(value, ast.Attribute) and _reads_configuration(value.value, words))
 
 
