@@ -271,7 +271,7 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
         if reading.sentence not in named:
             sentence = mention.text[slice(*reading.sentence)]
             one = index.one_named_in(sentence)
-            named[reading.sentence] = (one,) if one is not None else _below(sentence, mention, index)
+            named[reading.sentence] = (one,) if one is not None else _below(sentence, mention, index) or _assigned_below(mention, index)
         if named[reading.sentence] and not _own_item(mention.text, reading):
             claims.extend(_claim(mention, reading, m) for m in named[reading.sentence] if not _in_own_name(mention.text, reading, m))
     return claims
@@ -354,6 +354,16 @@ def _below(sentence: str, mention: Mention, index: MetricIndex) -> tuple[str, ..
     line = mention.origins[-1][0] + 1 if mention.origins else 0
     metrics = [_entered(key, mention.path, line, index) for key in named.pop()]
     return tuple(dict.fromkeys(m for found in metrics for m in found)) if all(metrics) else ()
+
+
+def _assigned_below(mention: Mention, index: MetricIndex) -> tuple[str, ...]:
+    """The metrics whose value is a variable the statement right below a comment assigns, logged
+    unchanged (`# the largest kept count` above `kept = max(counts)`, logged as `sampler/kept`):
+    the comment documents that value, as a trailing one on its line does."""
+    if not mention.assigns:
+        return ()
+    line = mention.origins[-1][0] + 1
+    return _union(_metrics(index.assigned_at(mention.path, line, name), index) for name in mention.assigns)
 
 
 def _entered(key: str, path: str, line: int, index: MetricIndex) -> tuple[str, ...]:

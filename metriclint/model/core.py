@@ -66,6 +66,9 @@ class Mention:
         str, ...
     ] = ()  # keys logged on the line right below a comment, or by a call starting there: a sentence naming one speaks for it
     values: tuple[int, ...] = ()  # a log message's: the offsets right after the value it formats, where a unit symbol may follow
+    # names the statement right below an own-line comment assigns: a sentence that names no
+    # metric speaks for the keys their value is logged under unchanged (KeyUse.through)
+    assigns: tuple[str, ...] = ()
 
     def span(self, start: int, end: int) -> Span:
         """The file span of `text[start:end]`."""

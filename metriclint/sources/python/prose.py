@@ -132,7 +132,10 @@ class Prose:
                         (*self.calls_logging.get(after, ()), *self.keys_on_line.get(after, ()), *self.entries_on_line.get(after, ()))
                     )
                 )
-                mentions.append(Mention(SourceKind.COMMENT, self.path, text, tuple((c[0], c[1]) for c in block), below=below))
+                assigns = tuple(self.names_on_line.get(after, ()))
+                mentions.append(
+                    Mention(SourceKind.COMMENT, self.path, text, tuple((c[0], c[1]) for c in block), below=below, assigns=assigns)
+                )
                 block.clear()
 
         for comment in sorted(self.comments):
