@@ -127,7 +127,9 @@ class Callees:
             inherited = self._inherited(project_class, method, depth)
             if inherited is not None and not inherited.shell:
                 return (inherited,)
-            return self._overriding(project_class, method) or (self._filled(inherited) if inherited is not None else ())
+            if inherited is not None:
+                return self._overriding(project_class, method) or self._filled(inherited)
+            return self._overriding(project_class, method) or self._kept_function(project_class, method, depth)
         if "." not in owner:
             return ()
         holder, attribute = owner.rsplit(".", 1)  # `module.Class.tracker.log_to`
@@ -184,6 +186,14 @@ class Callees:
             if inherited is not None:
                 return inherited
         return None
+
+    def _kept_function(self, project_class: ProjectClass, attribute: str, depth: int) -> tuple[FunctionFlow, ...]:
+        """A call of an attribute the class keeps a function of the project in (`self.score_fn =
+        score_fn or default_scores`, then `self.score_fn(samples)`): that function, the one the
+        code names; a function a caller hands over instead is not told."""
+        held = self._attribute(project_class, attribute, depth)
+        found = self.direct(held) if held is not None and not held.endswith("()") else None
+        return (found,) if found is not None else ()
 
     def _attribute(self, project_class: ProjectClass, attribute: str, depth: int) -> str | None:
         """The class an attribute holds an instance of, as the class or one of its bases sets it."""

@@ -400,8 +400,9 @@ class Bindings(Messages):
     def _instance(self, held: dict[str, str], name: str, value: ast.expr, made: bool = False) -> None:
         """`tracker = Tracker(...)`, `self.tracker = tracker`, `timers = get_timers()`: what class
         `name` holds an instance of, or what call made it (`pkg.get_timers()`; with `made`, any
-        call, `self.build_engine(cfg)`)."""
-        found = self.instance_of(value, made)
+        call, `self.build_engine(cfg)`, or the function of the project an attribute keeps,
+        `self.score_fn = score_fn or default_scores`)."""
+        found = self.instance_of(value, made) or (self._function_of(value) if made else None)
         if found:
             held[name] = found
         elif not (isinstance(value, ast.Constant) and value.value is None):  # `None` until it is set: still that class's
@@ -427,7 +428,7 @@ class Bindings(Messages):
         if type(func) is ast.Name and func.id == "cls" and self.classes and scope.params[:1] == ("cls",):
             return ".".join((self.module, *self.classes))  # `cls(...)` in a classmethod: an instance of its class
         found = self.code.instance(value)
-        factory = made and (self.own_attribute(func) is not None or _class_method(func))
+        factory = made and (self.own_attribute(func) is not None or _class_method(func) or self._held_method(func))
         if found is not None or (value.args or value.keywords) and not factory:
             return found
         callee = self.site(value).callee  # what the project-wide step finds the call returns
@@ -441,6 +442,30 @@ class Bindings(Messages):
         """`DESCRIPTIONS = {...}` at module level may be a table of texts (tables.py), whose keys are no logged keys."""
         if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
             self.tables.dict_table(target.id, value)
+
+    def _function_of(self, value: ast.expr) -> str | None:
+        """The function of the module or of another one of the project that a value is, not a
+        call of it: its name (`default_scores`), bound with some arguments (`partial(f, k=v)`,
+        rules/dataflow.yaml `binds`), or the one a choice names (`score_fn or default_scores`,
+        `f if fast else g`: the first the code names; a parameter's is the caller's)."""
+        if type(value) is ast.Name:
+            named = value.id[:1].islower() and value.id not in self.scopes[-1].params
+            return self.code.callee(value, []) if named and (value.id in self.code.defined or value.id in self.code.imports) else None
+        if type(value) is ast.Call and called_name(value.func) in self.rules.binds and value.args:
+            return self._function_of(value.args[0])
+        choices = value.values if type(value) is ast.BoolOp else (value.body, value.orelse) if type(value) is ast.IfExp else ()
+        return next((found for choice in choices if (found := self._function_of(choice)) is not None), None)
+
+    def _held_method(self, func: ast.expr) -> bool:
+        """`cfg.evaluator.build`, a method of what an attribute of an object of a told class holds
+        (`cfg: TrainerConfig`, whose `evaluator: EvaluatorConfig` says what): a factory, whose
+        result the project-wide step finds through the attribute's class."""
+        return (
+            type(func) is ast.Attribute
+            and type(func.value) is ast.Attribute
+            and type(func.value.value) is ast.Name
+            and func.value.value.id in self.scopes[-1].known
+        )
 
     def item_stored(self, target: ast.Subscript, value: ast.expr, atoms: frozenset[Atom] | None = None) -> None:
         """`d["train/loss"] = v`: a key-shaped key logs `v` under it where `d` is logged;

@@ -107,6 +107,9 @@ class CodeReader(Arithmetic):
                 return f"{self.module}.{classes[-1]}.{func.attr}"
             if isinstance(owner, ast.Name) and instances and owner.id in instances:
                 return f"{instances[owner.id]}.{func.attr}"
+            if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and instances and owner.value.id in instances:
+                # `cfg.evaluator.build`: a method of what an attribute of an object of a told class holds
+                return f"{instances[owner.value.id]}.{owner.attr}.{func.attr}"
             if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self" and classes:
                 return f"{self.module}.{classes[-1]}.{owner.attr}.{func.attr}"
             base = self.chain(owner, {})

@@ -36,6 +36,7 @@ class FlowRules:
     wrappers: frozenset[str] = frozenset()  # calls that put one value in a tensor or an array (`torch.tensor([x])`)
     wrapper_names: frozenset[str] = frozenset()  # their last names, asked first: most calls are none of them
     deferred: frozenset[str] = frozenset()  # calls that call their first argument with the rest (`pool.submit(f, x)`)
+    binds: frozenset[str] = frozenset()  # of those, calls that return their first argument with the rest bound (`partial`)
     items: frozenset[str] = frozenset()  # methods that read one item of a dict by its key (`batch.pop("labels")`)
     attributes: frozenset[str] = frozenset()  # attributes that hold their object's values (`x.data`)
 
@@ -59,6 +60,7 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("value_preserving.wrappers", ())),
         frozenset(w.rsplit(".", 1)[-1] for w in lists.get("value_preserving.wrappers", ())),
         frozenset(lists.get("deferred", ())),
+        frozenset(lists.get("binds", ())),
         frozenset(lists.get("value_preserving.items", ())),
         frozenset(lists.get("value_preserving.attributes", ())),
     )
