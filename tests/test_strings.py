@@ -42,6 +42,11 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
         ('    head = "eval_" if x else ""\n    wandb.log({f"{head}loss": x})', ["eval_loss", "loss"]),
         ('    head = "eval_" if x else name\n    wandb.log({f"{head}loss": x})', ["{head}loss"]),
         ('    tag = "" if name == "actor" else f"{name}-"\n    wandb.log({f"train/{tag}loss": x})', ["train/{tag}loss"]),
+        # ... a side with a placeholder for a name the test does not read is either too
+        ('    head = f"{name}/" if x else ""\n    wandb.log({f"eval/{head}score": x})', ["eval/{name}/score", "eval/score"]),
+        # a loop over whole numbers written out formats each
+        ('    for k in (1, 2, 4):\n        wandb.log({f"eval/pass@{k}": x})', ["eval/pass@1", "eval/pass@2", "eval/pass@4"]),
+        ('    for k in (1, 2.5):\n        wandb.log({f"eval/pass@{k}": x})', ["eval/pass@{k}"]),
         # the loop variable of a comprehension is not known after it
         ('    keys = [k for k in NAMES]\n    wandb.log({f"perf/{k}_time": x})', ["perf/{k}_time"]),
         # an unknown part is a placeholder; a key that is only placeholders after its section is none

@@ -313,12 +313,15 @@ class BagReader(ListReader):
         return found
 
     def loop_strings(self, target: ast.expr, iterated: ast.expr) -> None:
-        """`for k in ["a", "b"]`, `for k in NAMES`, `for k, v in table.items()`: k is one of them."""
+        """`for k in ["a", "b"]`, `for k in NAMES`, `for k, v in table.items()`, `for k in (1, 2, 4)`:
+        k is one of them, as a key formats it."""
         if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "items":
             if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
                 return
             target = target.elts[0]
-        found = strings.loop_values(iterated, self.collection) if isinstance(target, ast.Name) else None
+        found = (
+            strings.loop_values(iterated, self.collection) or strings.literal_numbers(iterated) if isinstance(target, ast.Name) else None
+        )
         if isinstance(target, ast.Name) and found:
             self.scopes[-1].strings[target.id] = found
 

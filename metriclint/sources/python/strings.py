@@ -20,7 +20,7 @@ import itertools
 import string
 from typing import Callable
 
-from metriclint.base.keys import MAX_VALUES
+from metriclint.base.keys import MAX_VALUES, placeholders
 
 # The strings a name may be (None: unknown), and the strings a loop over a name yields.
 Lookup = Callable[[str], "tuple[str, ...] | None"]
@@ -38,7 +38,7 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
         if kept is not None:
             return kept[0]
         body, orelse = values(node.body, name_values), values(node.orelse, name_values)
-        if body is None or orelse is None or any("{" in text for text in (*body, *orelse)):
+        if body is None or orelse is None or _fills_tested(node.test, (*body, *orelse)):
             return None  # `"" if role == "actor" else f"{role}-"`: filling `{role}` would undo the test
         return tuple(dict.fromkeys((*body, *orelse)))
     if isinstance(node, ast.JoinedStr):
@@ -61,6 +61,16 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
         if isinstance(template, ast.Constant) and isinstance(template.value, str):
             return _format(template.value, node, name_values)
     return None
+
+
+def _fills_tested(test: ast.expr, texts: tuple[str, ...]) -> bool:
+    """Whether a choice's strings leave a placeholder for a name its test reads: filling it
+    later (`{role}` with "actor") could make a string the test rules out. One for a name the
+    test does not read (`f"{source}/" if several else ""`) stays a placeholder of either."""
+    named = {found[1:-1] for text in texts for found in placeholders(text)}
+    return bool(named) and any(
+        isinstance(node, ast.Name) and node.id in named or isinstance(node, ast.Attribute) and node.attr in named for node in ast.walk(test)
+    )
 
 
 def prefix_kept(node: ast.IfExp, name_values: Lookup) -> tuple[tuple[str, ...], str] | None:
@@ -102,6 +112,15 @@ def loop_values(node: ast.expr, collection: Lookup) -> tuple[str, ...] | None:
     if isinstance(node, ast.Name):
         return collection(node.id)
     return literal_collection(node)
+
+
+def literal_numbers(node: ast.expr) -> tuple[str, ...] | None:
+    """`(1, 2, 4, 8)`: the whole numbers a literal list, tuple or set holds, as an f-string
+    formats each (`f"pass@{k}"`); None unless every item is one (not a flag)."""
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)) or not node.elts:
+        return None
+    found = [item.value for item in node.elts if isinstance(item, ast.Constant) and type(item.value) is int]
+    return tuple(dict.fromkeys(str(number) for number in found)) if len(found) == len(node.elts) else None
 
 
 def literal_collection(node: ast.expr) -> tuple[str, ...] | None:
