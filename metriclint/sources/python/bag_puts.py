@@ -32,7 +32,7 @@ class BagWriter(BagReader):
         selected = added
         while isinstance(container, ast.Subscript):
             if type(container.slice) is ast.Name:
-                added |= under(LISTED, added)
+                added = under(LISTED, added)
             name = item_key(container.slice)
             selected = under(name, selected) if name is not None else EMPTY
             container = container.value
@@ -106,10 +106,14 @@ class BagWriter(BagReader):
 
     def _nested_under(self, target: ast.Subscript, value: ast.expr) -> Bag:
         """`report["metrics"] = stats`: `stats` as the item "metrics" of `report`, as the dict
-        literal `{"metrics": stats}` holds it, for a reader that selects it. Only a dict's own
+        literal `{"metrics": stats}` holds it, for a reader that selects it; `by_name[name] =
+        stats`: one of its dicts (LISTED), as a loop over its values reads it. Only a dict's own
         key: what a deeper subscript stores (`d[a]["metrics"] = x`) is put in `d` by its key alone."""
         if isinstance(target.value, ast.Subscript):
             return EMPTY
+        if type(target.slice) is ast.Name:
+            inner = self.bag(value) if isinstance(value, (ast.Name, ast.Dict, ast.DictComp, ast.Call)) else EMPTY
+            return under(LISTED, inner) if inner else EMPTY
         return nested(target.slice, value, self.bag)
 
     def bound(self, name: str, value: ast.expr, replaces: bool) -> None:

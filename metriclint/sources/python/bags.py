@@ -197,7 +197,9 @@ class BagReader(ListReader):
             return EMPTY
         made = EMPTY
         for text in found:
-            over = next((name for name in scope.keyvars if f"{{{name}}}" in text), None)
+            # the innermost loop's key: `for name, stats in by_name.items()`, then `f"{name}/{k}"`
+            # over `stats.items()` puts each of stats' keys under a name not known here
+            over = next((name for name in reversed(scope.keyvars) if f"{{{name}}}" in text), None)
             if over is not None:  # the other dict's keys, or, where they cannot be known, the template
                 made |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key))
             kept = over is not None and (
@@ -337,6 +339,8 @@ class BagReader(ListReader):
         elif isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr in ("items", "keys") and not over.args:
             over, keyed = over.func.value, True
         item = key if isinstance(key, ast.Name) and not (zipped or keyed) else None  # what the loop binds to each element
+        if keyed and isinstance(key, ast.Tuple) and len(key.elts) == 2 and isinstance(key.elts[1], ast.Name):
+            item = key.elts[1]  # `for name, stats in by_name.items()`: the value, were it one of the dict's dicts
         if isinstance(key, ast.Tuple):
             key = key.elts[0] if key.elts else None  # type: ignore[assignment]
         if not isinstance(key, ast.Name):
@@ -345,7 +349,7 @@ class BagReader(ListReader):
         found = self.named_keys(over) if zipped else self.read_as_dict(over) if keyed else self.bag(over)
         element = selected(found, (LISTED,)) if found and item is not None else EMPTY
         if element:  # `for row in rows`: each of a list's dicts, were the loop's item one
-            scope.bags[key.id] = element
+            scope.bags[item.id] = element  # type: ignore[union-attr]
         if found:
             scope.keyvars[key.id] = found
         else:
