@@ -47,6 +47,11 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
         # a loop over whole numbers written out formats each
         ('    for k in (1, 2, 4):\n        wandb.log({f"eval/pass@{k}": x})', ["eval/pass@1", "eval/pass@2", "eval/pass@4"]),
         ('    for k in (1, 2.5):\n        wandb.log({f"eval/pass@{k}": x})', ["eval/pass@{k}"]),
+        # a loop over pairs written out binds each name to its column
+        (
+            '    for raw, key in (("num_reqs", "reqs"), ("num_hits", "hits")):\n        wandb.log({f"engine/{key}": items[raw]})',
+            ["engine/reqs", "engine/hits"],
+        ),
         # the loop variable of a comprehension is not known after it
         ('    keys = [k for k in NAMES]\n    wandb.log({f"perf/{k}_time": x})', ["perf/{k}_time"]),
         # an unknown part is a placeholder; a key that is only placeholders after its section is none

@@ -321,6 +321,12 @@ class BagReader(ListReader):
             if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
                 return
             target = target.elts[0]
+        elif isinstance(target, ast.Tuple):  # `for name, key in (("sglang_reqs", "reqs"), ...)`: each its column
+            columns = strings.literal_columns(iterated, len(target.elts))
+            for part, column in zip(target.elts, columns or ()):
+                if isinstance(part, ast.Name):
+                    self.scopes[-1].strings[part.id] = column
+            return
         found = (
             strings.loop_values(iterated, self.collection) or strings.literal_numbers(iterated) if isinstance(target, ast.Name) else None
         )

@@ -123,6 +123,18 @@ def literal_numbers(node: ast.expr) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(str(number) for number in found)) if len(found) == len(node.elts) else None
 
 
+def literal_columns(node: ast.expr, width: int) -> list[tuple[str, ...]] | None:
+    """`(("sglang_reqs", "reqs"), ("sglang_hits", "hits"))`: the strings at each position of a
+    literal list or tuple of tuples of `width` strings, as `for name, key in ...` binds them;
+    None unless every item is such a tuple."""
+    if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+        return None
+    rows = [literal_collection(row) if isinstance(row, ast.Tuple) and len(row.elts) == width else None for row in node.elts]
+    if any(row is None or len(row) != width for row in rows):
+        return None  # a row that repeats a string (`("a", "a")`) is not read either
+    return [tuple(dict.fromkeys(row[i] for row in rows if row is not None)) for i in range(width)]
+
+
 def literal_collection(node: ast.expr) -> tuple[str, ...] | None:
     """The strings a literal list, tuple or set holds, or a dict literal's keys; None unless
     every item is a string constant."""
