@@ -97,7 +97,9 @@ class BagReader(ListReader):
             if self.is_param(name):
                 return self._one("param", name)
             hidden = len(self.scopes) > 1 and name in scope.carries  # a local hides the module's
-            return EMPTY if hidden else self.name_lists.named(name)
+            if hidden:
+                return EMPTY
+            return (self._enclosing(name) if len(self.scopes) > 2 else EMPTY) or self.name_lists.named(name)
         if type(node) is ast.Attribute:
             attribute = self._attribute(node)
             if attribute is not None:
@@ -391,6 +393,18 @@ class BagReader(ListReader):
             self._result_bags[id(node)] = EMPTY  # `x = x.cpu()`: reading x reads this call again
             result = self._result_bags[id(node)] = self._returned(node)
         return result
+
+    def _enclosing(self, name: str) -> Bag:
+        """What a closure reads from the function it is defined in (`metrics = start()`, then
+        `def finalize(): success(metrics)`): that function's dict, where the closure is defined.
+        Not what a caller passes that function: the closure has no caller of its own to say."""
+        for scope in reversed(self.scopes[1:-1]):
+            if name in scope.bags or name in scope.results:
+                found = scope.bags.get(name) or self._result(scope.results.get(name))
+                return Bag(found.entries, tuple(h for h in found.held if h.kind != "param"), found.items)
+            if name in scope.carries or name in scope.params:
+                return EMPTY
+        return EMPTY
 
     def _own_fields(self, given: ast.expr) -> Bag:
         """`asdict(self)` in a method of a dataclass: each of its fields under its own name."""
