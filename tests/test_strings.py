@@ -47,6 +47,15 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
         # a loop over whole numbers written out formats each
         ('    for k in (1, 2, 4):\n        wandb.log({f"eval/pass@{k}": x})', ["eval/pass@1", "eval/pass@2", "eval/pass@4"]),
         ('    for k in (1, 2.5):\n        wandb.log({f"eval/pass@{k}": x})', ["eval/pass@{k}"]),
+        # a nested function's key names its parameter: as the enclosing function calls it
+        (
+            '    stats = {}\n\n    def add(v, tag=""):\n        stats[f"{tag}rate"] = v\n\n    add(x)\n    add(x, tag="kept_")\n    wandb.log(stats)',
+            ["rate", "kept_rate"],
+        ),
+        (
+            '    stats = {}\n\n    def add(v, tag=""):\n        stats[f"{tag}rate"] = v\n\n    add(x)\n    add(x, tag=name)\n    wandb.log(stats)',
+            ["{tag}rate"],
+        ),
         # a loop over pairs written out binds each name to its column
         (
             '    for raw, key in (("num_reqs", "reqs"), ("num_hits", "hits")):\n        wandb.log({f"engine/{key}": items[raw]})',

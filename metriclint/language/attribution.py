@@ -123,10 +123,21 @@ class MetricIndex:
 
     def entered_at(self, path: str, line: int, name: str) -> tuple[str, ...]:
         """The logged keys that an entry written as `name` on that line is filed under: the
-        entry's own key, or the key under the sections the code puts before it elsewhere."""
-        last = keys.literal(keys.last_segment(name))
+        entry's own key, or the key under the sections the code puts before it elsewhere. A
+        name written with placeholders stands for each key there whose last segment it covers,
+        its placeholders filled where it is called (`{tag}rate`, logged as `rate` and `kept_rate`)."""
+        written = keys.last_segment(name)
+        last = keys.literal(written)
+        loose = last != written and bool(last)
         found = self.sites.get(path, {}).get(line, ())
-        return tuple(dict.fromkeys(key for at, key in found if not at and (key == name or keys.literal(keys.last_segment(key)) == last)))
+        return tuple(
+            dict.fromkeys(
+                key
+                for at, key in found
+                if not at
+                and (key == name or keys.literal(keys.last_segment(key)) == last or loose and keys.covers(written, keys.last_segment(key)))
+            )
+        )
 
     def assigned_at(self, path: str, line: int, name: str) -> tuple[str, ...]:
         """The logged keys whose value is the variable `name` assigned on that line, unchanged."""
