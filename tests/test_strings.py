@@ -56,6 +56,8 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
             '    stats = {}\n\n    def add(v, tag=""):\n        stats[f"{tag}rate"] = v\n\n    add(x)\n    add(x, tag=name)\n    wandb.log(stats)',
             ["{tag}rate"],
         ),
+        # a list of (key, value, step) records made by a comprehension, as DeepSpeed's monitor takes
+        ('    self.monitor.write_events([(f"eig/{n}_block", x, 0) for n in NAMES])', ["eig/actor_block", "eig/critic_block"]),
         # a loop over pairs written out binds each name to its column
         (
             '    for raw, key in (("num_reqs", "reqs"), ("num_hits", "hits")):\n        wandb.log({f"engine/{key}": items[raw]})',

@@ -208,6 +208,12 @@ class ItemReader(ValueReader):
     def iterated(self, target: ast.expr, iterated: ast.expr) -> None:
         raise NotImplementedError
 
+    def loop_strings(self, target: ast.expr, iterated: ast.expr) -> None:
+        raise NotImplementedError
+
+    def _records(self, items: list[ast.expr], calls: bool = False) -> Bag:
+        raise NotImplementedError
+
     def _attribute(self, node: ast.expr) -> str | None:
         raise NotImplementedError
 
@@ -351,17 +357,26 @@ class ListReader(ItemReader):
     def list_of(self, node: ast.ListComp) -> Bag:
         """`[worker.report() for worker in workers]`: a list of the dicts its element is, with
         the comprehension's loop variables bound inside it only. `[k for k in stats if k !=
-        "x"]`, a dict's keys, stands for the dict's entries less those, as `list(stats)` does."""
+        "x"]`, a dict's keys, stands for the dict's entries less those, as `list(stats)` does.
+        `[(f"eig/block_{i}", v, step) for i, v in enumerate(values)]`: a list of records, each
+        keyed as the loop variables make it."""
         elt = node.elt
-        if not isinstance(elt, LIST_ITEMS):
+        record = type(elt) is ast.Tuple and len(elt.elts) >= 2
+        if not (record or isinstance(elt, LIST_ITEMS)):
             return EMPTY
         scope = self.scopes[-1]
         saved = (dict(scope.keyvars), dict(scope.strings), dict(scope.bags))
         for generator in node.generators:
             self.iterated(generator.target, generator.iter)
             self.filtered(generator)
-        keyed = type(elt) is ast.Name and elt.id in scope.keyvars and elt.id not in scope.bags
-        found = scope.keyvars[elt.id] if keyed else self.list_element(elt)  # type: ignore[union-attr]
+            if record:
+                self.loop_strings(generator.target, generator.iter)
+        if record:
+            found = self._records([elt])
+        elif isinstance(elt, ast.Name) and elt.id in scope.keyvars and elt.id not in scope.bags:
+            found = scope.keyvars[elt.id]
+        else:
+            found = self.list_element(elt)
         scope.keyvars, scope.strings, scope.bags = saved
         return found
 
