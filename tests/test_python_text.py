@@ -77,7 +77,7 @@ def test_comments_match_the_tokenizer_on_every_file_here() -> None:
 
 
 def test_positions_count_characters_not_bytes() -> None:
-    extraction = python.extract("x.py", 'é = {"train/é_norm": 1}  # café\n'.encode())
+    extraction = python.extract("x.py", 'é = {"train/é_norm": n}  # café\n'.encode())
     assert [(k.key, k.span.column, k.span.end_column) for k in extraction.keys] == [("train/é_norm", 6, 20)]
     assert [(m.text, m.origins) for m in extraction.mentions] == [("café", ((1, 28),))]
 
