@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.knowledge.frameworks import read_example
 
-_KEYS = ("bases", "method", "element", "says", "source", "overrides", "logged_by", "called_with", "examples")
+_KEYS = ("bases", "method", "element", "says", "source", "overrides", "logged_by", "called_with", "consumes", "examples")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +26,11 @@ class LoggedReturn:
     sum and a count into a mean) or drops (sources/python/logged_returns.py).
 
     `called_with`: the arguments the framework calls the method with, by keyword (mmengine's
-    `forward(..., mode="loss")`): only what it returns where its parameters are these is logged."""
+    `forward(..., mode="loss")`): only what it returns where its parameters are these is logged.
+
+    `consumes`: the keys the framework's own `logged_by` method reads by name and turns into
+    others (trl's KTOTrainer.log makes `rewards/chosen` of `rewards/chosen_sum` and
+    `count/chosen`): never logged as they are returned, whichever `log` runs."""
 
     bases: tuple[str, ...]
     method: str
@@ -36,6 +40,7 @@ class LoggedReturn:
     overrides: frozenset[str] = frozenset()
     logged_by: str = ""
     called_with: tuple[tuple[str, str], ...] = ()  # (parameter, the string the framework passes for it)
+    consumes: frozenset[str] = frozenset()
     examples: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (code, the keys it logs), run by the tests
 
 
@@ -63,9 +68,10 @@ def read_logged_return(reader: NodeReader, node: Node) -> LoggedReturn | None:
         if "called_with" in fields
         else ()
     )
+    consumes = frozenset(word for _, word in reader.texts(fields["consumes"][1], "'consumes'")) if "consumes" in fields else frozenset()
     examples = tuple(
         e for e in (read_example(reader, item) for item in reader.sequence(fields["examples"][1], "'examples'")) if e is not None
     )
     if not bases or not method or not says or not source:
         return None
-    return LoggedReturn(bases, method, element, says, source, overrides, logged_by, called_with, examples)
+    return LoggedReturn(bases, method, element, says, source, overrides, logged_by, called_with, consumes, examples)

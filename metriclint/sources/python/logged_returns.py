@@ -38,7 +38,7 @@ def hooked_methods(node: ast.ClassDef, bases: Iterable[str], known: Callable[[st
         logging = methods.get(hook.logged_by) if hook.logged_by else None
         if logging is not None and not _hands_on(logging, hook.logged_by):
             continue
-        consumed = read_by_name(logging) if logging is not None else frozenset()
+        consumed = hook.consumes | (read_by_name(logging) if logging is not None else frozenset())
         found[hook.method] = (hook, consumed, reached_returns(methods[hook.method], hook.called_with))
     return found
 
