@@ -23,10 +23,12 @@ class BagWriter(BagReader):
     def put(self, container: ast.expr, added: Bag) -> None:
         """Adds to the dict `container` names: a local, or `self.attr`, through any subscripts
         (`self.stats[mode][key].append(v)` adds to `self.stats`). Through a subscript by a
-        variable (`[mode]`) it also adds to that dict's item LISTED, one of its dicts, as a reader
-        that indexes it by a variable selects it (`self.stats[mode].items()`, bags.py `bag`).
-        Through subscripts by strings alone it also adds to the item they select (`out["metrics"]
-        ["lr"] = lr` puts `lr` in the item "metrics" of `out`, which `out["metrics"]` reads)."""
+        variable (`[mode]`) it adds to that dict's item LISTED instead, one of its dicts, as a
+        reader that indexes it by a variable or loops over its values selects it
+        (`self.stats[mode].items()`, bags.py `bag`): not to the outer dict's own keys, which a
+        loop over them would read as keys. Through subscripts by strings alone it also adds to
+        the item they select (`out["metrics"]["lr"] = lr` puts `lr` in the item "metrics" of
+        `out`, which `out["metrics"]` reads)."""
         if not added:
             return
         selected = added

@@ -346,7 +346,7 @@ class BagReader(ListReader):
             over, zipped = unwrapped(over.args[0]), True
         elif isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute) and over.func.attr in ("items", "keys") and not over.args:
             over, keyed = over.func.value, True
-        item = key if isinstance(key, ast.Name) and not (zipped or keyed) else None  # what the loop binds to each element
+        item: ast.Name | None = key if isinstance(key, ast.Name) and not (zipped or keyed) else None  # what the loop binds to each element
         if keyed and isinstance(key, ast.Tuple) and len(key.elts) == 2 and isinstance(key.elts[1], ast.Name):
             item = key.elts[1]  # `for name, stats in by_name.items()`: the value, were it one of the dict's dicts
         if isinstance(key, ast.Tuple):
@@ -356,8 +356,8 @@ class BagReader(ListReader):
         scope = self.scopes[-1]
         found = self.named_keys(over) if zipped else self.read_as_dict(over) if keyed else self.bag(over)
         element = selected(found, (LISTED,)) if found and item is not None else EMPTY
-        if element:  # `for row in rows`: each of a list's dicts, were the loop's item one
-            scope.bags[item.id] = element  # type: ignore[union-attr]
+        if element and item is not None:  # `for row in rows`: each of a list's dicts, were the loop's item one
+            scope.bags[item.id] = element
         if found:
             scope.keyvars[key.id] = found
         else:
