@@ -1,16 +1,52 @@
-"""What a function passes a function it defines itself, for the keys that nested function writes
-into a dict of the enclosing one (`def add(counts, tag=""): stats[f"{tag}rate"] = ...`, called
-as `add(kept, tag="kept_")` and `add(all_)`): each call's string for the parameter, or its default.
+"""A function a function defines itself, and the dicts of the enclosing one it fills
+(`def add(counts, tag=""): stats[f"{tag}rate"] = ...`, `stats` bound outside it): the entries
+join the enclosing dict as the enclosing function calls it (`add(kept, tag="kept_")` and
+`add(all_)` make `kept_rate` and `rate`).
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
+from metriclint.base import keys
+from metriclint.model import Bag, CodeFact, ResultOf
 from metriclint.sources.python import strings
 from metriclint.sources.python.attribute_strings import string_defaults
+from metriclint.sources.python.flow import Scope
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def enclose(nested: Scope, outer: Scope, lookup: strings.Lookup) -> None:
+    """The entries `nested` puts in dicts `outer` binds join them, with the code facts and project
+    calls of their values (its own parameters mean nothing out there), each key as the enclosing
+    function's calls fill the nested function's parameters in it; `lookup`: the strings a name may
+    be in `outer`."""
+    if not nested.bags or not outer.bags:
+        return
+    for name, bag in nested.bags.items():
+        if name in outer.bags and name not in nested.params and name not in nested.carries and bag.entries:
+            entries = tuple(
+                replace(e, key=key, value=frozenset(a for a in e.value if isinstance(a, (CodeFact, ResultOf))))
+                for e in bag.entries
+                for key in _called_with(e.key, nested, outer, lookup)
+            )
+            outer.bags[name] = outer.bags[name] | Bag(entries)
+
+
+def _called_with(key: str, nested: Scope, outer: Scope, lookup: strings.Lookup) -> tuple[str, ...]:
+    """The keys a nested function's key names its own parameter in, as the enclosing function
+    calls it (`f"{tag}rate"` with `tag=""` and `tag="kept_"`); the key as it is where a call
+    passes what is not known here."""
+    for placeholder in keys.placeholders(key):
+        param = placeholder[1:-1]
+        if param not in nested.params or nested.definition is None or outer.definition is None:
+            continue
+        passed = passed_strings(outer.definition, nested.definition, param, lookup)
+        if passed is not None:
+            return tuple(dict.fromkeys(k for text in passed for k in _called_with(key.replace(placeholder, text), nested, outer, lookup)))
+    return (key,)
 
 
 def passed_strings(outer: Function, nested: Function, param: str, lookup: strings.Lookup) -> tuple[str, ...] | None:

@@ -24,7 +24,7 @@ from metriclint.base import keys
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.logged_returns import LoggedReturn
 from metriclint.knowledge.sinks import Sink
-from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related, ResultOf, Span
+from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related, Span
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
@@ -34,7 +34,7 @@ from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.held import class_writes, held_objects, methods_of, stepped_callees
 from metriclint.sources.python.kept_values import KeptValues
 from metriclint.sources.python.logged_returns import Hooked, hooked_methods, overridden, returned_part
-from metriclint.sources.python.nested_calls import passed_strings
+from metriclint.sources.python.nested_calls import enclose
 from metriclint.sources.python.reducers import comprehension_reducers, loop_reducers
 from metriclint.sources.python.state import Logging
 from metriclint.sources.python.test_files import may_hold_keys
@@ -199,43 +199,14 @@ class _Collector(EntryUses):
         self.children(node)
         self._reducers(node, self.scopes[-1])
         scope = self.scopes.pop()
-        self._enclosed(scope)
+        if len(self.scopes) > 1:
+            enclose(scope, self.scopes[-1], self.string)
         self._summarize(scope)
         self._docstring(node.body, node.name, scope)
         self._owner(node)
         return False
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
-
-    def _enclosed(self, nested: Scope) -> None:
-        """A nested function that puts values in a dict of the function it is defined in
-        (`def add(...): stats[f"{kind}_rate"] = ...`, `stats` bound outside it) fills that dict,
-        as the enclosing function calls it: its entries join the enclosing dict's, with the code
-        facts and project calls of their values (its own parameters mean nothing out there)."""
-        outer = self.scopes[-1]
-        if len(self.scopes) < 2 or not nested.bags or not outer.bags:
-            return
-        for name, bag in nested.bags.items():
-            if name in outer.bags and name not in nested.params and name not in nested.carries and bag.entries:
-                entries = tuple(
-                    replace(e, key=key, value=frozenset(a for a in e.value if isinstance(a, (CodeFact, ResultOf))))
-                    for e in bag.entries
-                    for key in self._called_with(e.key, nested, outer)
-                )
-                outer.bags[name] = outer.bags[name] | Bag(entries)
-
-    def _called_with(self, key: str, nested: Scope, outer: Scope) -> tuple[str, ...]:
-        """The keys a nested function's key names its own parameter in, as the enclosing function
-        calls it (`f"{tag}rate"` with `tag=""` and `tag="kept_"`); the key as it is where a call
-        passes what is not known here."""
-        for placeholder in keys.placeholders(key):
-            param = placeholder[1:-1]
-            if param not in nested.params or nested.definition is None or outer.definition is None:
-                continue
-            passed = passed_strings(outer.definition, nested.definition, param, self.string)
-            if passed is not None:
-                return tuple(dict.fromkeys(k for text in passed for k in self._called_with(key.replace(placeholder, text), nested, outer)))
-        return (key,)
 
     def _annotated(self, scope: Scope, name: str, annotation: ast.expr) -> None:
         """`tracker: Tracker` holds an instance of it; `metrics: dict[str, float]` is a dict a
