@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
 from metriclint.base import keys
+from metriclint.evidence import overrides
 from metriclint.evidence.code_claims import CallGraph, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
-from metriclint.evidence.overrides import Overrides
 from metriclint.model import (
     CONSTANT_KEY,
     OVERRIDDEN,
@@ -114,7 +114,6 @@ class LoggedBags:
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
         self.memo: dict[tuple[str, Bag, int, Span | None, tuple[Span | None, ...]], tuple[tuple[MetricsEntry, str], ...]] = {}
         self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
-        self.overrides: Overrides | None = None  # made the first time a hook's return asks (evidence/overrides.py)
 
     def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
         """Every entry a sink logs through a dict it cannot see whole, keyed as it is logged; not
@@ -234,8 +233,8 @@ class LoggedBags:
                 yield target.name, target.gives, at, (*outer, call)
         elif held.kind == OVERRIDDEN:
             at = self.at.get(held.call) if held.call is not None else None
-            overrides = self._overrides()
-            for target in overrides.runs(held.name, str(held.where)) if overrides is not None else ():
+            callees = self.project.callees
+            for target in overrides.runs(callees, held.name, str(held.where)) if callees is not None else ():
                 yield target.name, target.gives, at, (*outer, call)
         elif held.kind == "filled":
             at = self.at.get(held.call) if held.call is not None else None
@@ -250,12 +249,6 @@ class LoggedBags:
             owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
                 yield where, bag, None, ()
-
-    def _overrides(self) -> Overrides | None:
-        """Which subclasses override what, worked out once, the first time a hook asks."""
-        if self.overrides is None and self.project.callees is not None:
-            self.overrides = Overrides(self.project.callees)
-        return self.overrides
 
     def _read_for(
         self, flow: FunctionFlow | None, function: str, entries: Iterable[MetricsEntry], call: CallFlow | None

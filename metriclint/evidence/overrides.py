@@ -11,24 +11,16 @@ from metriclint.evidence.callees import Callees
 from metriclint.model import FunctionFlow
 
 
-class Overrides:
-    def __init__(self, callees: Callees) -> None:
-        self.callees = callees
-
-    def runs(self, name: str, framework_method: str) -> tuple[FunctionFlow, ...]:
-        """The method `name` (module.Class.method) as the class has it, then each override of
-        it in the project's subclasses that leave `framework_method` as it is."""
-        found = list(self.callees.targets(name))
-        owner, method = name.rsplit(".", 1)
-        start = self.callees.hierarchy.base(owner)
-        direct = self.callees.direct
-        below = (
-            self.callees.hierarchy.descendants(start.name, lambda shape: direct(f"{shape.name}.{framework_method}") is not None)
-            if start
-            else ()
-        )
-        for shape in below:
-            own = direct(f"{shape.name}.{method}")
-            if own is not None and own not in found:
-                found.append(own)
-        return tuple(found)
+def runs(callees: Callees, name: str, framework_method: str) -> tuple[FunctionFlow, ...]:
+    """The method `name` (module.Class.method) as the class has it, then each override of it in
+    the project's subclasses that leave `framework_method` as it is."""
+    found = list(callees.targets(name))
+    owner, method = name.rsplit(".", 1)
+    start = callees.hierarchy.base(owner)
+    direct = callees.direct
+    below = callees.hierarchy.descendants(start.name, lambda shape: direct(f"{shape.name}.{framework_method}") is not None) if start else ()
+    for shape in below:
+        own = direct(f"{shape.name}.{method}")
+        if own is not None and own not in found:
+            found.append(own)
+    return tuple(found)

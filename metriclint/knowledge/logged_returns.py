@@ -58,7 +58,10 @@ def read_logged_return(reader: NodeReader, node: Node) -> LoggedReturn | None:
             reader.error(written, "'element' is the position of the dict in the tuple the method returns")
         else:
             element = written.value
-    overrides = frozenset(word for _, word in reader.texts(fields["overrides"][1], "'overrides'")) if "overrides" in fields else frozenset()
+    overrides, consumes = (
+        frozenset(word for _, word in reader.texts(fields[k][1], f"'{k}'")) if k in fields else frozenset()
+        for k in ("overrides", "consumes")
+    )
     logged_by = (reader.text(fields["logged_by"][1], "'logged_by'") or "") if "logged_by" in fields else ""
     called_with = (
         tuple(
@@ -68,7 +71,6 @@ def read_logged_return(reader: NodeReader, node: Node) -> LoggedReturn | None:
         if "called_with" in fields
         else ()
     )
-    consumes = frozenset(word for _, word in reader.texts(fields["consumes"][1], "'consumes'")) if "consumes" in fields else frozenset()
     examples = tuple(
         e for e in (read_example(reader, item) for item in reader.sequence(fields["examples"][1], "'examples'")) if e is not None
     )

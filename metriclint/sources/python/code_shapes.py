@@ -18,8 +18,25 @@ FLOPS_PER_PARAMETER = 24  # the largest constant a FLOP estimate multiplies by (
 def statement_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
     """The statement lists a compound statement holds: its body, `else` and `finally`, and each
     `except` handler's and `case`'s body."""
-    blocks = [value for value in (getattr(statement, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(value, list)]
-    return blocks + [branch.body for branch in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ()))]
+    bodies, branches = block_fields(type(statement))
+    return [getattr(statement, f) for f in bodies] + [branch.body for f in branches for branch in getattr(statement, f)]
+
+
+def block_fields(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A node type's fields that hold statements (`body`, `orelse`, `finalbody`), and those that
+    hold the `except` handlers or `case`s whose bodies do; most statements have none. Asked of
+    every statement of every function the walk reads, so worked out once per type."""
+    found = _BLOCK_FIELDS.get(kind)
+    if found is None:
+        fields = getattr(kind, "_fields", ())
+        found = _BLOCK_FIELDS[kind] = (
+            tuple(f for f in ("body", "orelse", "finalbody") if f in fields),
+            tuple(f for f in ("handlers", "cases") if f in fields),
+        )
+    return found
+
+
+_BLOCK_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def defined_names(body: list[ast.stmt]) -> list[str]:

@@ -20,8 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator, Mapping
 
-_BODIES = ("body", "orelse", "finalbody")
-
+from metriclint.sources.python.code_shapes import block_fields, statement_blocks
 
 Method = tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.stmt]]
 
@@ -118,7 +117,7 @@ def _statements(body: list[ast.stmt], found: list[ast.stmt] | None = None) -> li
         if kind is ast.ClassDef:
             continue
         found.append(statement)
-        bodies, branches = _BLOCKS.get(kind) or _blocks(kind)
+        bodies, branches = block_fields(kind)
         for name in bodies:
             inner = getattr(statement, name)
             if inner:
@@ -126,17 +125,6 @@ def _statements(body: list[ast.stmt], found: list[ast.stmt] | None = None) -> li
         for name in branches:
             for branch in getattr(statement, name):
                 _statements(branch.body, found)
-    return found
-
-
-# Per statement type: its fields that hold statements (of `_BODIES`), and those that hold
-# handlers or cases; most statements have none.
-_BLOCKS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-
-
-def _blocks(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    fields = getattr(kind, "_fields", ())
-    found = _BLOCKS[kind] = (tuple(f for f in _BODIES if f in fields), tuple(f for f in ("handlers", "cases") if f in fields))
     return found
 
 
@@ -157,8 +145,7 @@ def _self_calls(
 ) -> Iterator[tuple[str, tuple[str, ast.Call] | None]]:
     """(method called on self, the step that came before it in this block or an enclosing one, or None)."""
     for statement in body:
-        nested = [getattr(statement, name, None) or [] for name in _BODIES]
-        nested += [handler.body for handler in getattr(statement, "handlers", None) or []]
+        nested = statement_blocks(statement)
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue  # run later, or by another object
         heads = [statement] if not any(nested) else [v for v in ast.iter_child_nodes(statement) if isinstance(v, ast.expr)]

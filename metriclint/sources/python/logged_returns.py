@@ -8,6 +8,7 @@ knowledge names: most classes name none, and for them nothing here runs."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Callable, Iterable
 
 from metriclint.knowledge.logged_returns import LoggedReturn
@@ -104,9 +105,7 @@ def overridden(held: tuple[Held, ...], owner: str, method: str) -> tuple[Held, .
     so what runs is that method as the instance's class has it (model.Held, "overridden")."""
     own = owner + "."
     return tuple(
-        Held(OVERRIDDEN, h.name, h.rekey, h.call, method, h.item, h.without, h.only, h.starts)
-        if h.kind == "result" and h.name.startswith(own) and "." not in h.name[len(own) :]
-        else h
+        replace(h, kind=OVERRIDDEN, where=method) if h.kind == "result" and h.name.startswith(own) and "." not in h.name[len(own) :] else h
         for h in held
     )
 

@@ -29,6 +29,7 @@ from typing import Callable, Iterator
 
 from metriclint.model import CodeFact, Reducer
 from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.code_shapes import block_fields
 from metriclint.sources.python.flow import FlowRules
 
 Facts = Callable[[str, ast.expr], frozenset[CodeFact]]  # the facts a construct (rules/code/loops.yaml) makes at a node
@@ -169,24 +170,14 @@ def _own_statements(node: ast.AST, found: list[ast.stmt] | None = None) -> list[
     extraction CPU on radixark/miles. A list, not a generator: a generator's items pass through
     every level of the nesting."""
     found = [] if found is None else found
-    kind = type(node)
-    fields = _BLOCKS.get(kind)
-    for field in _blocks(kind) if fields is None else fields:
+    bodies, branches = block_fields(type(node))
+    for field in (*bodies, *branches):
         for item in getattr(node, field):
             if isinstance(item, (ast.excepthandler, ast.match_case)):
                 _own_statements(item, found)
             elif not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 found.append(item)
                 _own_statements(item, found)
-    return found
-
-
-# The fields of a node type that hold statements, or the handlers and cases that hold them.
-_BLOCKS: dict[type, tuple[str, ...]] = {}
-
-
-def _blocks(kind: type) -> tuple[str, ...]:
-    found = _BLOCKS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f in ("body", "orelse", "finalbody", "handlers", "cases"))
     return found
 
 
