@@ -979,6 +979,52 @@ def test_a_key_shaped_name_over_a_table_row_stands_for_no_metric(tmp_path: Path)
     assert _logged(tmp_path / "rows") == ["prep/loss", "prep/sizes", "prep/tokens"]
 
 
+SIBLING_STEPS = """\
+import wandb
+
+
+class Engine:
+    def step(self, batch):
+        raise NotImplementedError
+
+    def run(self, batch):
+        wandb.log(self.step(batch))
+
+
+class Sharded(Engine):
+    def step(self, batch):
+        return {"sharded_wait": 1.0}
+
+
+class Fused(Engine):
+    def step(self, batch):
+        return {"fused_wait": 1.0}
+
+
+class Offloaded(Engine):
+    def step(self, batch):
+        return {"offloaded_wait": 1.0}
+
+
+class Pipelined(Engine):
+    def step(self, batch):
+        return {"pipelined_wait": 1.0}
+
+
+class Replay(Engine):
+    def replay(self, batch):
+        wandb.log({f"replay/{k}": v for k, v in self.step(batch).items()})
+"""
+
+
+def test_a_subclass_that_leaves_a_method_abstract_runs_none_of_its_siblings_definitions(tmp_path: Path) -> None:
+    """`self.step()` in a subclass that neither defines nor inherits a working `step` runs a
+    definition of its own subclasses only: the base's other subclasses are other objects. The
+    base's own call runs each of them."""
+    write_project(tmp_path / "steps", {"engines.py": SIBLING_STEPS})
+    assert _logged(tmp_path / "steps") == ["fused_wait", "offloaded_wait", "pipelined_wait", "sharded_wait"]
+
+
 MODULE_TABLES = """\
 import wandb
 

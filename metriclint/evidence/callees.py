@@ -127,9 +127,10 @@ class Callees:
             inherited = self._inherited(project_class, method, depth)
             if inherited is not None and not inherited.shell:
                 return (inherited,)
-            if inherited is not None:
-                return self._overriding(project_class, method) or self._filled(inherited)
-            return self._overriding(project_class, method) or self._kept_function(project_class, method, depth)
+            below = self._overriding(project_class, method)  # the class's own subclasses, not its base's others
+            if below:
+                return below
+            return self._mixed(inherited) if inherited is not None else self._kept_function(project_class, method, depth)
         if "." not in owner:
             return ()
         holder, attribute = owner.rsplit(".", 1)  # `module.Class.tracker.log_to`
@@ -146,8 +147,13 @@ class Callees:
         name that do something, when they are few (`_defining`); else the empty one."""
         owner, method = shell.name.rsplit(".", 1)
         project_class = self.hierarchy.base(owner)
-        overriding = self._overriding(project_class, method) if project_class is not None else ()
-        return overriding or _few([flow for flow in self.methods.get(method, ()) if not flow.shell]) or (shell,)
+        return (self._overriding(project_class, method) if project_class is not None else ()) or self._mixed(shell)
+
+    def _mixed(self, shell: FunctionFlow) -> tuple[FunctionFlow, ...]:
+        """Where no subclass defines a method its class leaves empty, a class made of mixins may:
+        the project's other methods of that name that do something, when they are few; else the
+        empty one."""
+        return _few([flow for flow in self.methods.get(last_part(shell.name), ()) if not flow.shell]) or (shell,)
 
     def _overriding(self, project_class: ProjectClass, method: str) -> tuple[FunctionFlow, ...]:
         """The definitions of a method in the project's subclasses of a class that leaves it
