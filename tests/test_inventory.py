@@ -591,6 +591,28 @@ CASES = {
         },
         ["perf/step_seconds"],
     ),
+    # a helper keys its dict by a parameter the caller fills with a key built from a variable
+    # of the same name: the caller's name, once filled, is not the helper's to fill again
+    "a parameter filled with a key named by a variable of the same name": (
+        {
+            "pkg/monitor.py": """\
+            import wandb
+
+
+            class Monitor:
+                def on_step(self, optimizer, names):
+                    stats = {}
+                    for group, name in zip(optimizer.param_groups, names):
+                        stats.update(self._value(group, f"{name}/lr", "lr"))
+                        stats.update(self._value(group, f"{name}/weight_decay", "weight_decay"))
+                    wandb.log(stats)
+
+                def _value(self, group, name, field):
+                    return {name: group[field]}
+            """,
+        },
+        ["{name}/lr", "{name}/weight_decay"],
+    ),
 }
 
 

@@ -114,6 +114,10 @@ class LoggedBags:
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
         self.memo: dict[tuple[str, Bag, int, Span | None, tuple[Span | None, ...]], tuple[tuple[MetricsEntry, str], ...]] = {}
         self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
+        # entries whose key a call filled, with the function and the parameters it filled: the
+        # names they hold now are the caller's (`_value(group, f"{name}/lr")` into `def
+        # _value(group, name)`), and the function's other callers do not fill them again
+        self.given: dict[MetricsEntry, tuple[str, frozenset[str]]] = {}
 
     def logged(self, own_methods: frozenset[Span] = frozenset()) -> Iterator[LoggedEntry]:
         """Every entry a sink logs through a dict it cannot see whole, keyed as it is logged; not
@@ -294,11 +298,13 @@ class LoggedBags:
     def _given(self, flow: FunctionFlow | None, entries: Iterable[MetricsEntry], call: CallFlow | None) -> Iterator[MetricsEntry]:
         """Entries whose keys name `flow`'s parameters, filled with what `call` passes for them."""
         for entry in entries:
-            for key in self._given_texts(flow, entry.key, call):
+            given = self._given_for(flow, entry.key, call)
+            for key in _filled_with(entry.key, given) if given else (entry.key,):
                 if key == entry.key:
                     yield entry
                     continue
                 made = self._kept(entry, MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through))
+                self.given[made] = (flow.name, frozenset(given))  # type: ignore[union-attr]
                 if _label_filled(flow, entry, key):
                     self.labelled.add(made)
                 yield made
@@ -320,13 +326,22 @@ class LoggedBags:
         key = keys.rekey(rekey, entry.key, kept)
         if key == entry.key:
             return entry
-        return self._kept(entry, MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through))
+        made = self._kept(entry, MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through))
+        if entry in self.given:
+            self.given[made] = self.given[entry]
+        return made
 
     def _given_texts(self, flow: FunctionFlow | None, template: str, call: CallFlow | None) -> list[str]:
         """`template` with each placeholder that names a parameter of `flow` filled with the
         strings `call` passes for it (`{prefix}{}` for `dict_add_prefix(d, "rollout/")`)."""
+        given = self._given_for(flow, template, call)
+        return _filled_with(template, given) if given else [template]
+
+    def _given_for(self, flow: FunctionFlow | None, template: str, call: CallFlow | None) -> dict[str, tuple[str, ...]]:
+        """The strings `call` passes for each parameter of `flow` that `template` names (its
+        default where the call passes nothing); none when they would make too many keys."""
         if call is None or flow is None or "{" not in template.replace("{}", ""):
-            return [template]
+            return {}
         given = {
             p: texts
             for p in flow.params
@@ -335,16 +350,16 @@ class LoggedBags:
             if where in (p, passed_at(flow, p, call.bound))
         }
         given |= {p: (text,) for p, text in flow.defaults if p not in given and f"{{{p}}}" in template and not _passes(flow, p, call)}
-        if not given or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
-            return [template]
-        return _filled_with(template, given)
+        return given if math.prod(len(t) for t in given.values()) <= keys.MAX_VALUES else {}
 
     def _filled(self, function: str, entry: MetricsEntry) -> list[tuple[str, Span]]:
         """The keys an entry's key template makes with the strings its function's callers pass
         for the parameters it names (`record(name, value)` called as `record("perf/wps", x)`),
         each at that call; the key as it is, at its own place, when no caller passes one."""
         flow = self.project.functions.get(function)
-        named = [p for p in flow.params if f"{{{p}}}" in entry.key] if flow is not None and keys.is_template(entry.key) else []
+        owner, filled = self.given.get(entry, ("", frozenset()))
+        done = filled if owner == function else frozenset()
+        named = [p for p in flow.params if f"{{{p}}}" in entry.key and p not in done] if flow is not None and keys.is_template(entry.key) else []
         made: list[tuple[str, Span]] = []
         defaults = dict(flow.defaults) if named else {}  # type: ignore[union-attr]
         for call in self.project.callers.get(function, ()) if named else ():
