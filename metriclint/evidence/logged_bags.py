@@ -359,7 +359,11 @@ class LoggedBags:
         flow = self.project.functions.get(function)
         owner, filled = self.given.get(entry, ("", frozenset()))
         done = filled if owner == function else frozenset()
-        named = [p for p in flow.params if f"{{{p}}}" in entry.key and p not in done] if flow is not None and keys.is_template(entry.key) else []
+        named = (
+            [p for p in flow.params if f"{{{p}}}" in entry.key and p not in done]
+            if flow is not None and keys.is_template(entry.key)
+            else []
+        )
         made: list[tuple[str, Span]] = []
         defaults = dict(flow.defaults) if named else {}  # type: ignore[union-attr]
         for call in self.project.callers.get(function, ()) if named else ():
