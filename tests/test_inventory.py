@@ -613,6 +613,30 @@ CASES = {
         },
         ["{name}/lr", "{name}/weight_decay"],
     ),
+    # a parameter typed as a TypedDict of the module: its items are the fields the class declares
+    "the fields of a typed dict a parameter is declared as": (
+        {
+            "pkg/timing.py": """\
+            from typing import TypedDict
+
+            import wandb
+
+
+            class StepTimes(TypedDict, total=False):
+                data: float
+                step: float
+
+
+            def scalars(times: StepTimes) -> dict[str, float]:
+                return {f"{name}_seconds": seconds for name, seconds in times.items()}
+
+
+            def log_times(times: StepTimes, step: int) -> None:
+                wandb.log(scalars(times), step=step)
+            """,
+        },
+        ["data_seconds", "step_seconds"],
+    ),
 }
 
 

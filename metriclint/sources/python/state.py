@@ -118,7 +118,9 @@ class WalkState:
             dict[str, tuple[str, ast.Call, str]]
         ] = []  # per class: methods it calls only after a scheduler step (held.py)
         self.attribute_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class its methods set it to an instance of
-        self.typed_dicts: set[str] = set()  # the module's classes that extend TypedDict: calling one makes a dict
+        self.typed_dicts: dict[
+            str, tuple[str, ...]
+        ] = {}  # the module's classes that extend TypedDict (calling one makes a dict), with their fields
         self.declared_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class an annotation says it holds
 
     def hook_here(self) -> Hook | None:

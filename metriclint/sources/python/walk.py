@@ -139,7 +139,9 @@ class _Collector(EntryUses):
             frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute)))
         )
         if "TypedDict" in self.bases[-1] and len(self.classes) == 1:
-            self.typed_dicts.add(node.name)
+            self.typed_dicts[node.name] = tuple(
+                s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            )
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
         held, stepped, hooked, kept = self.class_facts(node)
         self.held.append(held)
@@ -210,7 +212,12 @@ class _Collector(EntryUses):
 
     def _annotated(self, scope: Scope, name: str, annotation: ast.expr) -> None:
         """`tracker: Tracker` holds an instance of it; `metrics: dict[str, float]` is a dict a
-        caller hands over, which the function may fill (sources/python/bags.py)."""
+        caller hands over, which the function may fill (sources/python/bags.py); `stats:
+        ProbeStats`, a TypedDict of the module, has the keys its class declares, which a loop
+        over its items names."""
+        fields = self.typed_dicts.get(annotation.id) if type(annotation) is ast.Name else None
+        if fields:
+            scope.collections[name] = fields
         made = self.code.instance(annotation)
         if made is not None:
             scope.instances[name] = made
