@@ -637,6 +637,25 @@ CASES = {
         },
         ["data_seconds", "step_seconds"],
     ),
+    # keys named after the class that logs them, through its instance's type
+    "the name of the class whose method logs the key": (
+        {
+            "pkg/probes.py": """\
+            import wandb
+
+
+            class MemoryProbe:
+                def on_step(self, allocated, step):
+                    wandb.log({f"{self.__class__.__qualname__}.allocated_gb": allocated}, step=step)
+
+
+            class SpeedProbe:
+                def on_step(self, tokens, step):
+                    wandb.log({f"{type(self).__name__}.tokens_per_second": tokens}, step=step)
+            """,
+        },
+        ["MemoryProbe.allocated_gb", "SpeedProbe.tokens_per_second"],
+    ),
 }
 
 

@@ -25,6 +25,7 @@ from metriclint.sources.python.kept_values import KeptValues
 from metriclint.sources.python.logged_returns import Hook, Hooked
 from metriclint.sources.python.messages import Field
 from metriclint.sources.python.prose import Prose
+from metriclint.sources.python.strings import CLASS_NAMES
 from metriclint.sources.python.tables import Tables
 from metriclint.sources.python.text import Literal, PythonText
 
@@ -140,6 +141,8 @@ class WalkState:
     def _attribute_string(self, attribute: str) -> tuple[str, ...] | None:
         if not self.class_nodes or len(self.scopes) != 2 or "self" not in self.scopes[-1].params:
             return None
+        if attribute in CLASS_NAMES:  # the class the method is defined in: what a subclass inheriting it logs is not known here
+            return (".".join(self.classes) if attribute == "__qualname__" else self.classes[-1],)
         owner = self.class_nodes[-1]
         table = self._class_strings.get(id(owner))
         if table is None:

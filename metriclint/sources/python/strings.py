@@ -159,11 +159,31 @@ def _fstring_part(part: ast.expr, name_values: Lookup) -> tuple[str, ...]:
 
 def _part(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
     """A part of a key being built; there, `self.sep` is what the class stores in it
-    (attribute_strings.py). Only there: asked of every call's arguments, reading each class's
-    attributes cost more than the keys it finds."""
+    (attribute_strings.py), and `type(self).__name__` the class's name. Only there: asked of
+    every call's arguments, reading each class's attributes cost more than the keys it finds."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return name_values(f"self.{node.attr}")
+    if isinstance(node, ast.Attribute) and node.attr in CLASS_NAMES and _own_class(node.value):
+        return name_values(f"self.{node.attr}")
     return values(node, name_values)
+
+
+# what `type(self).__name__` and `self.__class__.__qualname__` are (State.string)
+CLASS_NAMES = ("__name__", "__qualname__")
+
+
+def _own_class(node: ast.expr) -> bool:
+    """`type(self)` or `self.__class__`: the class of the object whose method this is."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__class__" and isinstance(node.value, ast.Name) and node.value.id == "self"
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "type"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == "self"
+    )
 
 
 def _percent(template: str, items: list[ast.expr], name_values: Lookup) -> tuple[str, ...] | None:
