@@ -656,6 +656,22 @@ CASES = {
         },
         ["MemoryProbe.allocated_gb", "SpeedProbe.tokens_per_second"],
     ),
+    # a key put in the dict only where it has none yet
+    "a key a dict is given unless it has one": (
+        {
+            "pkg/publish.py": """\
+            import wandb
+
+
+            def publish(metrics, step=None, epoch=0):
+                scalars = dict(metrics)
+                if step is None:
+                    scalars.setdefault("epoch", epoch)
+                wandb.log(scalars, step=step)
+            """,
+        },
+        ["epoch"],
+    ),
 }
 
 

@@ -14,7 +14,7 @@ from metriclint.sources.python.bags import BagReader, local_attribute
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 
 # Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
-_ADDS = frozenset({"update", "append", "extend", "insert", "add"})
+_ADDS = frozenset({"update", "append", "extend", "insert", "add", "setdefault"})
 
 
 class BagWriter(BagReader):
@@ -62,13 +62,17 @@ class BagWriter(BagReader):
 
     def added(self, call: ast.Call) -> None:
         """A call that adds to a dict or a list of records: `d.update(other)`, `d.update(k=v)`,
-        `events.append(("loss", loss, step))`, `d[k].append(v)`, `d.setdefault(k, []).append(v)`."""
+        `events.append(("loss", loss, step))`, `d[k].append(v)`, `d.setdefault(k, []).append(v)`,
+        `d.setdefault(k, v)` (v under k, unless the dict has it already)."""
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr not in _ADDS:
             return
         owner = func.value
         if func.attr == "update":
             self.put(owner, self.given_bag(arguments(call), as_dict=True))
+        elif func.attr == "setdefault":
+            if len(call.args) == 2 and not call.keywords:
+                self.put(owner, self.entry(call.args[0], call.args[1]))
         elif isinstance(owner, ast.Subscript) and call.args and not isinstance(owner.slice, ast.Slice):
             self.put(owner.value, self.entry(owner.slice, call.args[0]))  # `d[k].append(v)`: v under k
             name = item_key(owner.slice) if func.attr == "append" and isinstance(call.args[0], LIST_ITEMS) else None
