@@ -209,6 +209,18 @@ class MetricIndex:
         (seen on Megatron-LM). Each written name is one series: `rollout/aborted_count` and
         `rollout/finished_count` are two, though one template covers both.
         """
+        series = self._series_named_in(text)
+        if len(series) != 1:
+            return None
+        ((metric, written),) = series.items()
+        return metric if len(written) == 1 else None
+
+    def names_any(self, text: str) -> bool:
+        """Whether a text names a metric at all, as `one_named_in` reads names."""
+        return bool(self._series_named_in(text))
+
+    def _series_named_in(self, text: str) -> dict[str, set[str]]:
+        """Each metric a text names, with the names it is written as."""
         series: dict[str, set[str]] = {}
         for start, end in self.spaced.finditer(text):
             series.setdefault(self.by_alias[text[start:end]], set()).add(text[start:end])
@@ -222,10 +234,7 @@ class MetricIndex:
                 metrics = ()
             for metric in metrics:
                 series.setdefault(metric, set()).add(word if keys.is_template(metric) and "/" in word else metric)
-        if len(series) != 1:
-            return None
-        ((metric, written),) = series.items()
-        return metric if len(written) == 1 else None
+        return series
 
     def registered_in(self, text: str) -> Iterator[tuple[int, int, str]]:
         """Registry keys and aliases a text writes out, as (start, end, metric): the places that
@@ -277,15 +286,26 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
             return []
         # a trailing comment on a dict entry that no logged key comes from: free text
     claims: list[Claim] = []
-    named: dict[tuple[int, int], tuple[str, ...]] = {}
+    named: dict[tuple[int, int], tuple[tuple[str, ...], bool]] = {}  # each sentence's metrics, and whether only by the key written below
     for reading in readings:
         if reading.sentence not in named:
             sentence = mention.text[slice(*reading.sentence)]
             one = index.one_named_in(sentence)
-            named[reading.sentence] = (one,) if one is not None else _below(sentence, mention, index) or _assigned_below(mention, index)
-        if named[reading.sentence] and not _own_item(mention.text, reading):
-            claims.extend(_claim(mention, reading, m) for m in named[reading.sentence] if not _in_own_name(mention.text, reading, m))
+            found = (one,) if one is not None else _below(sentence, mention, index) or _assigned_below(mention, index)
+            named[reading.sentence] = (found, False) if found else (_written_below(mention, index), True)
+        metrics, by_entry = named[reading.sentence]
+        if metrics and not _own_item(mention.text, reading) and (not by_entry or _leads(mention.text, reading)):
+            claims.extend(_claim(mention, reading, m) for m in metrics if not _in_own_name(mention.text, reading, m))
     return claims
+
+
+def _leads(text: str, reading: Reading) -> bool:
+    """Whether a reading opens its sentence, or the definition after a label's colon, at most an
+    article before it (`# Mean uses the clipped weights`, `# Gap: the sum of ...`): what the
+    comment says the value below is, not a word of a clause about something else (`the weights
+    drive the loss, the std and the ESS`)."""
+    before = text[reading.sentence[0] : reading.start]
+    return len(before.rsplit(":", 1)[-1].split()) <= 1
 
 
 def _documented(mention: Mention, index: MetricIndex) -> tuple[str, ...]:
@@ -375,6 +395,33 @@ def _assigned_below(mention: Mention, index: MetricIndex) -> tuple[str, ...]:
         return ()
     line = mention.origins[-1][0] + 1
     return _union(_metrics(index.assigned_at(mention.path, line, name), index) for name in mention.assigns)
+
+
+def _written_below(mention: Mention, index: MetricIndex) -> tuple[str, ...]:
+    """The metrics the one key the statement right below a comment writes is (`# mean gap over
+    the tokens` above `stats["gap"] = ...`): the comment documents that entry, as a trailing one
+    on its line does. Not where the comment names a key or a metric anywhere (`is_gap: ...`,
+    `{prefix}: ...`): its sentences then speak each for what they name, and the others for none.
+    Nor where it shares no word with the key: a comment heading a branch (`# Token-level: the
+    weights drive the loss, the std and the ESS`) speaks for the branch, not its first line."""
+    if not mention.writes or _names_a_key(mention, index) or not _shares_a_word(mention.text, mention.writes):
+        return ()
+    return _entered(mention.writes, mention.path, mention.origins[-1][0] + 1, index)
+
+
+def _shares_a_word(text: str, key: str) -> bool:
+    """Whether a text writes a word of the key's last segment (of three letters or more)."""
+    words = {w for w in re.split(r"[^a-z0-9]+", keys.literal(keys.last_segment(key)).lower()) if len(w) > 2}
+    return bool(words & set(re.split(r"[^a-z0-9]+", text.lower())))
+
+
+def _names_a_key(mention: Mention, index: MetricIndex) -> bool:
+    below = {mention.writes, keys.literal(keys.last_segment(mention.writes)), *mention.below}
+    for match in _TOKEN.finditer(mention.text):
+        word = (match.group(1) or match.group(2)).strip(".,:;")
+        if "{" in word or word in below:
+            return True
+    return index.names_any(mention.text)
 
 
 def _entered(key: str, path: str, line: int, index: MetricIndex) -> tuple[str, ...]:

@@ -69,6 +69,9 @@ class Mention:
     # names the statement right below an own-line comment assigns: a sentence that names no
     # metric speaks for the keys their value is logged under unchanged (KeyUse.through)
     assigns: tuple[str, ...] = ()
+    # the key the statement right below an own-line comment writes (`m["k"] = v`), with no other
+    # write right after it: a sentence that names no metric speaks for that key
+    writes: str = ""
 
     def span(self, start: int, end: int) -> Span:
         """The file span of `text[start:end]`."""

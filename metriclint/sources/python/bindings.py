@@ -344,6 +344,7 @@ class Bindings(Messages):
             self.stored(target, added, recorded=False)  # `d[k] = d.get(k, 0) + x`, as `d[k] += x`
         elif isinstance(target, ast.Subscript):
             overwritten = self._overwritten(target, value)
+            self.prose.item_ends[target.lineno] = value.end_lineno or target.lineno
             self.item_stored(target, value, overwritten)
             self.stored(target, value, recorded=True, atoms=overwritten)
         elif isinstance(target, ast.Attribute):

@@ -27,6 +27,7 @@ class Prose:
         self.names_on_line: dict[int, list[str]] = {}  # and what it assigns
         self.calls_logging: dict[int, list[str]] = {}  # the keys a logging call that starts on a line logs
         self.entries_on_line: dict[int, list[str]] = {}  # the bare keys of dict entries on a line (`"mean_reward": r`)
+        self.item_ends: dict[int, int] = {}  # where a statement `d[k] = v` that starts on a line ends
         self.comments: list[tuple[int, int, str, bool]] = []  # line, column, text, trailing
         self.directives: list[tuple[Span, directives.Directive]] = []
         # A multi-line string's findings may be silenced on the line where it closes, or on
@@ -133,8 +134,9 @@ class Prose:
                     )
                 )
                 assigns = tuple(self.names_on_line.get(after, ()))
+                origins = tuple((c[0], c[1]) for c in block)
                 mentions.append(
-                    Mention(SourceKind.COMMENT, self.path, text, tuple((c[0], c[1]) for c in block), below=below, assigns=assigns)
+                    Mention(SourceKind.COMMENT, self.path, text, origins, below=below, assigns=assigns, writes=self._written_alone(after))
                 )
                 block.clear()
 
@@ -152,6 +154,16 @@ class Prose:
                 block.append(comment)
         flush()
         return mentions
+
+    def _written_alone(self, line: int) -> str:
+        """The key a statement `d[k] = v` starting on the line writes, when it writes one and the
+        line after it writes none: a comment above a run of writes heads them all, and speaks
+        for none of them by itself."""
+        end = self.item_ends.get(line)
+        written = set(self.keys_on_line.get(line, ())) | set(self.entries_on_line.get(line, ()))
+        if end is None or len(written) != 1 or self.keys_on_line.get(end + 1) or self.entries_on_line.get(end + 1):
+            return ""
+        return written.pop()
 
     def _one_entry(self, line: int) -> tuple[str, ...]:
         """The key of the one dict entry a line writes (`m["kl"] = v`), whose value a trailing
