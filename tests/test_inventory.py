@@ -672,6 +672,74 @@ CASES = {
         },
         ["epoch"],
     ),
+    # the items of a list annotated with their class, looped over: a method called on each is
+    # that class's (here left abstract, so its subclasses', each extending the generic class
+    # with a type argument), where the method's name alone is defined by too many classes to
+    # say which
+    "a method called on each item of a list annotated with its class": (
+        {
+            "pkg/responses.py": """\
+            from typing import Generic, TypeVar
+
+            Result = TypeVar("Result")
+
+
+            class Response(Generic[Result]):
+                env: str
+
+                def scores(self):
+                    raise NotImplementedError
+
+
+            class RewardResponse(Response[float]):
+                def scores(self):
+                    return {"reward": [1.0]}
+
+
+            class PassResponse(Response[bool]):
+                def scores(self):
+                    return {"pass_rate": [0.5]}
+            """,
+            "pkg/others.py": """\
+            class Router:
+                def scores(self):
+                    return {"router_entropy": 1.0}
+
+
+            class Sampler:
+                def scores(self):
+                    return {"kept_fraction": 1.0}
+            """,
+            "pkg/evaluate.py": """\
+            from collections import defaultdict
+
+            import wandb
+
+            from pkg.responses import Response
+
+
+            def mean(values):
+                return sum(values) / len(values)
+
+
+            def report(world, step):
+                gathered: list[None | list[Response]] = [None for _ in range(world)]
+                gathered = [group for group in gathered if group is not None]
+                collected = defaultdict(list)
+                for group in gathered:
+                    for response in group:
+                        for name, values in response.scores().items():
+                            collected[f"eval/{response.env}_{name}"].extend(values)
+                wandb.log({key: mean(values) for key, values in collected.items()}, step=step)
+
+
+            def report_final(responses: list[Response], step):
+                for response in responses:
+                    wandb.log({f"final/{name}": mean(values) for name, values in response.scores().items()}, step=step)
+            """,
+        },
+        ["eval/{env}_pass_rate", "eval/{env}_reward", "final/pass_rate", "final/reward"],
+    ),
 }
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
 from metriclint.sources.python import flags, kept_values, ranks, strings
+from metriclint.sources.python.annotated import annotated
 from metriclint.sources.python.bag_items import LISTED, selected
 from metriclint.sources.python.binding_shapes import (
     added_to,
@@ -33,6 +34,7 @@ class Bindings(Messages):
         scope = self.scopes[-1]
         scope.looped = True
         self._unbind(node.target)
+        self._item_class(node.target, node.iter)
         batch = ranks.loader_item(self.code, node)
         if batch is not None:
             scope.batches.add(batch)
@@ -215,6 +217,18 @@ class Bindings(Messages):
             self._unbind(node.optional_vars)
         return True
 
+    def _item_class(self, target: ast.expr, iterated: ast.expr) -> None:
+        """`for sample in samples` over a list annotated `list[Sample]`: each item is a Sample
+        (over `list[list[Sample]]`, a list of them), whose method calls are the class's."""
+        if not isinstance(target, ast.Name):
+            return
+        scope, over = self.scopes[-1], iterated.id if isinstance(iterated, ast.Name) else ""
+        for table, found in ((scope.instances, scope.elements.get(over)), (scope.elements, scope.nested.get(over))):
+            if found is not None:
+                table[target.id] = found
+            else:
+                table.pop(target.id, None)
+
     def _unbind(self, target: ast.expr) -> None:
         """A loop or `with` target is a new value, whatever the name held before."""
         names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
@@ -256,6 +270,8 @@ class Bindings(Messages):
         self._declared(node.target, node.annotation, node.value)
         if node.value is not None:
             self._assign(node.target, node.value)
+            if isinstance(node.target, ast.Name) and len(self.scopes) > 1:  # `groups: list[list[Sample]] = gather()`
+                annotated(self.scopes[-1], node.target.id, node.annotation, self.code.instance, self.typed_dicts)
         return True
 
     def _declared(self, target: ast.expr, annotation: ast.expr, value: ast.expr | None) -> None:

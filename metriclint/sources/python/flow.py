@@ -162,6 +162,7 @@ class Scope:
     gives: Bag = Bag()  # the bag it returns (a frozen Bag: one empty one serves every scope)
     puts: dict[str, Bag] = field(default_factory=dict)  # module.Class.attr -> what it puts in that attribute
     elements: dict[str, str] = field(default_factory=dict)  # name -> the class of a list's elements (`samples: list[Sample]`)
+    nested: dict[str, str] = field(default_factory=dict)  # name -> the class of its elements' elements (`groups: list[list[Sample]]`)
     aliases: dict[str, str] = field(default_factory=dict)  # name -> the attribute whose dict it is (`metrics = self.metrics`)
     fills: dict[str, Bag] = field(default_factory=dict)  # parameter -> what it puts in the dict the parameter is
     handed_bags: list[Bag] = field(default_factory=list)  # the dicts of metrics it hands to calls

@@ -199,7 +199,10 @@ class EntryUses(Bindings):
         defined = frozenset(s.name for s in methods)
         rewrites = frozenset().union(*(self._changed_by(s) for s in methods if s.name in self._hooks[0]))
         bases = []
-        for base in node.bases:
+        for written in node.bases:
+            base = (
+                written.value if isinstance(written, ast.Subscript) else written
+            )  # `Response[Result]`: a generic class's base is the class
             entry = self._entry(base)
             if entry is not None:
                 self.entry_uses.append(_Use(*entry, self.span(base), defined, bool(entry[0].overrides & defined)))

@@ -27,8 +27,8 @@ from metriclint.knowledge.sinks import Sink
 from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related, Span
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
+from metriclint.sources.python.annotated import annotated
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
-from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.held import class_writes, held_objects, methods_of, stepped_callees
@@ -197,7 +197,7 @@ class _Collector(EntryUses):
         self.scopes[-1].known = ChainMap(self.scopes[-1].instances, self.scopes[0].instances)
         for arg in every:
             if arg.annotation is not None:
-                self._annotated(self.scopes[-1], arg.arg, arg.annotation)
+                annotated(self.scopes[-1], arg.arg, arg.annotation, self.code.instance, self.typed_dicts)
         self.children(node)
         self._reducers(node, self.scopes[-1])
         scope = self.scopes.pop()
@@ -209,26 +209,6 @@ class _Collector(EntryUses):
         return False
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
-
-    def _annotated(self, scope: Scope, name: str, annotation: ast.expr) -> None:
-        """`tracker: Tracker` holds an instance of it; `metrics: dict[str, float]` is a dict a
-        caller hands over, which the function may fill (sources/python/bags.py); `stats:
-        ProbeStats`, a TypedDict of the module, has the keys its class declares, which a loop
-        over its items names."""
-        fields = self.typed_dicts.get(annotation.id) if type(annotation) is ast.Name else None
-        if fields:
-            scope.collections[name] = fields
-        made = self.code.instance(annotation)
-        if made is not None:
-            scope.instances[name] = made
-        outer = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-        if isinstance(annotation, ast.Subscript) and called_name(outer) in _SEQUENCE_TYPES:
-            inner = annotation.slice.elts[0] if isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts else annotation.slice
-            element = self.code.instance(inner)
-            if element is not None:
-                scope.elements[name] = element
-        if called_name(outer) in _DICT_TYPES:
-            scope.containers.add(name)
 
     def _reducers(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
         """What the function does to every value of a dict parameter (reducers.py), before what
@@ -397,10 +377,6 @@ class _Collector(EntryUses):
         self.branch_ends()
         if before is not None:
             scope.bags = before
-
-
-_SEQUENCE_TYPES = frozenset({"list", "List", "Sequence", "Iterable", "tuple", "Tuple"})
-_DICT_TYPES = frozenset({"dict", "Dict", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict", "Counter"})
 
 
 # Where a test file's walk stops: the definitions (their docstrings), the literals (where the

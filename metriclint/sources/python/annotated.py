@@ -1,0 +1,63 @@
+"""What an annotation tells of the name it declares: a parameter's (`tracker: Tracker`) or a
+local's (`groups: list[list[Sample]] = gather()`). The class of what it holds, of the items of a
+list it holds (a loop over it binds each, bindings.py), the keys of a TypedDict of the module,
+or that it is a dict a caller hands over, which the function may fill (bags.py). An optional
+`None` (`Sample | None`) says nothing of the class of what is there when anything is.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Mapping
+
+from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.flow import Scope
+
+_SEQUENCE_TYPES = frozenset({"list", "List", "Sequence", "Iterable", "tuple", "Tuple"})
+_DICT_TYPES = frozenset({"dict", "Dict", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict", "Counter"})
+
+
+def annotated(
+    scope: Scope, name: str, annotation: ast.expr, instance: Callable[[ast.expr], str | None], typed_dicts: Mapping[str, tuple[str, ...]]
+) -> None:
+    """Record in `scope` what `annotation` says `name` holds; `instance` reads a class's name as
+    the file imports it, `typed_dicts` are the module's TypedDicts with their fields."""
+    annotation = _without_none(annotation)
+    fields = typed_dicts.get(annotation.id) if type(annotation) is ast.Name else None
+    if fields:
+        scope.collections[name] = fields
+    made = instance(annotation)
+    if made is not None:
+        scope.instances[name] = made
+    item = _sequence_item(annotation)
+    if item is not None:
+        element = instance(item)
+        inner = _sequence_item(item)
+        nested = instance(inner) if inner is not None else None
+        if element is not None:
+            scope.elements[name] = element
+        if nested is not None:
+            scope.nested[name] = nested
+    if called_name(annotation.value if isinstance(annotation, ast.Subscript) else annotation) in _DICT_TYPES:
+        scope.containers.add(name)
+
+
+def _sequence_item(annotation: ast.expr) -> ast.expr | None:
+    """What a sequence's annotation says each item is (`list[Sample]`, a tuple's first type);
+    None for any other annotation."""
+    if not (isinstance(annotation, ast.Subscript) and called_name(annotation.value) in _SEQUENCE_TYPES):
+        return None
+    inner = annotation.slice.elts[0] if isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts else annotation.slice
+    return _without_none(inner)
+
+
+def _without_none(annotation: ast.expr) -> ast.expr:
+    """`X | None`, `None | X`, `Optional[X]`: X."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        if isinstance(annotation.left, ast.Constant) and annotation.left.value is None:
+            return _without_none(annotation.right)
+        if isinstance(annotation.right, ast.Constant) and annotation.right.value is None:
+            return _without_none(annotation.left)
+    if isinstance(annotation, ast.Subscript) and called_name(annotation.value) == "Optional":
+        return annotation.slice
+    return annotation
