@@ -740,6 +740,29 @@ CASES = {
         },
         ["eval/{env}_pass_rate", "eval/{env}_reward", "final/pass_rate", "final/reward"],
     ),
+    # a tuple a call returns, spread over another call's parameters (`f(*step)`)
+    "the elements of a returned tuple spread over a call's parameters": (
+        {
+            "pkg/engine.py": """\
+            import wandb
+
+
+            class Engine:
+                def forward(self):
+                    state = {"cache": {"blocks_used": 3, "blocks_free": 5}}
+                    return [], state, 0.5
+
+                def bookkeep(self, outputs, state, seconds):
+                    stats = {f"cache/{key}": value for key, value in state["cache"].items()}
+                    wandb.log(stats)
+
+                def step(self):
+                    last = self.forward()
+                    self.bookkeep(*last)
+            """,
+        },
+        ["cache/blocks_free", "cache/blocks_used"],
+    ),
 }
 
 
@@ -823,6 +846,22 @@ def test_a_method_named_like_a_trackers_that_is_the_projects_own_logs_what_it_lo
     write_project(tmp_path / "other", {"pkg/loop.py": loop.replace("from pkg.tracking import Tracker", "from vendor import Tracker")})
     assert _logged(tmp_path / "own") == []
     assert _logged(tmp_path / "other") == ["loss"]
+
+
+def test_a_call_that_passes_a_keyword_the_projects_method_lacks_is_the_trackers(tmp_path: Path) -> None:
+    """`self.writer.log(stats, commit=True)` on an object no file tells the class of may reach the
+    project's only `log`; it cannot where that method takes no `commit`: it is the tracker's."""
+    timers = "class Timers:\n    def log(self, names, normalizer=1.0):\n        print(names, normalizer)\n"
+    engine = (
+        "class Engine:\n    def __init__(self, writer):\n        self.writer = writer\n\n"
+        "    def stats(self, seconds):\n        return {'step_seconds': seconds}\n\n"
+        "    def report(self, seconds):\n        self.writer.log(self.stats(seconds), commit=True)\n"
+    )
+    write_project(tmp_path / "other", {"pkg/timers.py": timers, "pkg/engine.py": engine})
+    takes = timers.replace("normalizer=1.0)", "normalizer=1.0, **options)")
+    write_project(tmp_path / "own", {"pkg/timers.py": takes, "pkg/engine.py": engine})
+    assert _logged(tmp_path / "other") == ["step_seconds"]
+    assert _logged(tmp_path / "own") == []
 
 
 def test_a_key_a_caller_prefixes_is_logged_only_as_prefixed(tmp_path: Path) -> None:

@@ -34,7 +34,10 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     classes, instances = [c for e in extractions for c in e.classes], dict(i for e in extractions for i in e.instances)
     resolve = CallGraph(functions, (), classes, instances).resolve
     own_methods = frozenset(
-        span for e in extractions for span, callee, caller in e.tentative if _reaches_own(resolve(callee), callee, caller)
+        span
+        for e in extractions
+        for span, callee, caller, keywords in e.tentative
+        if _reaches_own(resolve(callee), callee, caller, keywords)
     )
     # an entry logged where it was put is the file's own; one only written there (a dict literal's
     # key shaped like one) is replaced by what the project-wide step says logs it (`own_keys`)
@@ -125,10 +128,14 @@ def placeholder_flags(code: Iterable[CodeClaim]) -> frozenset[str]:
     return frozenset(f.placeholder.flag_name for c in code if (f := c.fact).placeholder is not None)
 
 
-def _reaches_own(method: FunctionFlow | None, callee: str, caller: str) -> bool:
+def _reaches_own(method: FunctionFlow | None, callee: str, caller: str, keywords: tuple[str, ...]) -> bool:
     """Whether a call matched by a tracker's method name reaches a method of the project's own.
     Not the method it is in, reached through an object of a class told nowhere (`self.logger.
     log_metrics(m)` in the project's only `log_metrics`): a method handing its values on to an
     attribute's method of its own name delegates to the tracker, where a call of itself
-    (`self.log_metrics(...)`, the callee its own name) recurses."""
-    return method is not None and not (method.name == caller and callee != caller)
+    (`self.log_metrics(...)`, the callee its own name) recurses. Nor a method that takes none of
+    a keyword the call passes (`writer.log(m, commit=True)`, where `Timers.log(names)`): Python
+    would refuse the call, so it is the tracker's."""
+    if method is None or (method.name == caller and callee != caller):
+        return False
+    return method.any_keyword or all(k in method.params for k in keywords)

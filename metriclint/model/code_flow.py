@@ -283,6 +283,7 @@ class FunctionFlow:
     sites: tuple[tuple[int, Span], ...] = ()  # (index in sinks, where this file logs it)
     defaults: tuple[tuple[str, str], ...] = ()  # (parameter, the string it defaults to): what a key it names is, where a call passes none
     shell: bool = False  # its body is a docstring, `pass` or `...` alone: another class's method of its name runs (evidence/callees.py)
+    any_keyword: bool = False  # it takes `**kwargs`: a call may pass a keyword none of its parameters is named
 
 
 @dataclass(frozen=True, slots=True)

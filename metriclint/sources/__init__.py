@@ -78,8 +78,9 @@ class Extraction:
     # (`ray.remote(Worker)`, rules/dataflow.yaml `dispatch`), dotted as imported (evidence/callees.py)
     dispatched: tuple[str, ...] = ()
     # calls matched by a tracker's method name that may reach a method of the project's own
-    # (`self.board.log(metrics)`): their span, callee as the file names it (KeyUse.via), and caller
-    tentative: tuple[tuple[Span, str, str], ...] = ()
+    # (`self.board.log(metrics)`): their span, callee as the file names it (KeyUse.via), caller,
+    # and the keywords the call passes
+    tentative: tuple[tuple[Span, str, str, tuple[str, ...]], ...] = ()
 
     @property
     def mentions(self) -> tuple[Mention, ...]:

@@ -26,6 +26,7 @@ from metriclint.sources.python.bag_items import (
     LIST_ITEMS,
     LISTED,
     ListReader,
+    element,
     indexes,
     item_key,
     nested,
@@ -49,6 +50,10 @@ _CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 
 
 # The expressions a dict of metrics may be written as: what `bag` reads.
+# The elements of a tuple spread over a call's parameters (`f(*step)`) that are read: a tuple of
+# results is short, and an element that none of the callee's parameters takes is read for none.
+_SPREAD = 8
+
 _BAGGED = (*LIST_ITEMS, ast.Attribute, ast.List, ast.ListComp, ast.Tuple, ast.BinOp, ast.IfExp, ast.BoolOp)
 
 
@@ -476,12 +481,23 @@ class BagReader(ListReader):
         found: list[tuple[int | str, Bag]] = []
         positional = True
         for position, arg in enumerate(given):
+            if arg.star and positional and arg.keyword is None:
+                found += self._spread(position, arg.value)
             positional = positional and not arg.star
             if not arg.star and (arg.keyword or positional) and isinstance(arg.value, _BAGGED):
                 held = self.bag(arg.value)
                 if held:
                     found.append((arg.keyword or position, held))
         return tuple(found)
+
+    def _spread(self, position: int, value: ast.expr) -> list[tuple[int | str, Bag]]:
+        """`bookkeep(*last)`, where `last` holds a tuple a call returned: its elements, from the
+        starred argument's position on, each as the dict its element holds (bag_items.element)."""
+        held = self.bag(value) if isinstance(value, _BAGGED) else EMPTY
+        if not held and isinstance(value, ast.Name):
+            held = self._result(self.scopes[-1].results.get(value.id))  # `last = self.forward()`
+        parts = ((position + i, selected(held, (element(i),))) for i in range(_SPREAD)) if held else ()
+        return [(at, part) for at, part in parts if part]
 
     def given_bag(self, given: list[Argument], as_dict: bool = False) -> Bag:
         """What a call's arguments hold: its dicts, and each keyword as a key (`dict(a, lr=lr)`);

@@ -259,6 +259,7 @@ class Scope:
             sites,
             self._defaults(),
             self.definition is not None and _shell(self.definition.body),
+            self.definition is not None and self.definition.args.kwarg is not None,
         )
 
     def _defaults(self) -> tuple[tuple[str, str], ...]:

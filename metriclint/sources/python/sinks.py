@@ -79,7 +79,7 @@ class KeyRecorder(BagWriter):
         callee = self.site(node).callee if by_name else ""
         self.via = self.span(node) if callee and not callee.startswith(UNKNOWN_OBJECT) else None
         if self.via is not None:
-            self.tentative.append((self.via, callee, self.scopes[-1].name))
+            self.tentative.append((self.via, callee, self.scopes[-1].name, tuple(k.arg for k in node.keywords if k.arg is not None)))
         given = arguments(node)
         logging = Logging(
             self._logging(node, called_name(node.func), given),

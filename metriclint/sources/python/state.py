@@ -108,8 +108,8 @@ class WalkState:
         self.logged_as: dict[tuple[Any, ...], list[str]] = {}  # a value's handle -> the keys it is logged under
         self.printed_as: dict[int, str] = {}  # id of a waiting message field -> the key it is checked under if never logged (said.py)
         self.tentative: list[
-            tuple[Span, str, str]
-        ] = []  # sink calls by a method name that may be the project's own (sinks.py), with the function they are in
+            tuple[Span, str, str, tuple[str, ...]]
+        ] = []  # sink calls by a method name that may be the project's own (sinks.py), with the function they are in and their keywords
         self.via: Span | None = None  # the tentative sink call whose keys are being recorded
         self.held: list[dict[str, str]] = []  # per class the walk is in: `self.X` -> the knowledge-base object it holds (held.py)
         self.class_held: dict[str, dict[str, str]] = {}  # the same, by the name of each class of the module
