@@ -896,6 +896,32 @@ def test_init_drafts_every_key_the_fixture_logs(tmp_path: Path, monkeypatch: pyt
     ]
 
 
+def test_init_drafts_a_key_a_table_of_names_puts_a_measurement_under(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`for name, total in {"kl": "kl_sum"}.items(): out[name] = sums[total] / count`: the
+    key holds the quotient, a measurement, not the table's text; where a loop puts text under
+    each name (a label), there is nothing to draft."""
+    finalize = (
+        "import wandb\n\n\n"
+        "def finalize(sums, count):\n"
+        "    out = {}\n"
+        "    names = {'kl1': 'kl1_sum', 'kl3': 'kl3_sum'}\n"
+        "    for name, total in names.items():\n"
+        "        out[name] = sums[total] / count if count > 0 else 0.0\n"
+        "    wandb.log({f'policy/{k}': v for k, v in out.items()})\n"
+    )
+    labels = finalize.replace("sums[total] / count if count > 0 else 0.0", "f'{total} over {count}'")
+    for folder, text in (("measured", finalize), ("labels", labels)):
+        write_project(tmp_path / folder, {"pkg/finalize.py": text})
+        monkeypatch.chdir(tmp_path / folder)
+        assert invoke("init", ".").exit_code == 0
+    drafted = {
+        folder: yaml.safe_load((tmp_path / folder / "metrics.yaml").read_text(encoding="utf-8"))["metrics"] or {}
+        for folder in ("measured", "labels")
+    }
+    assert sorted(drafted["measured"]) == ["policy/kl1", "policy/kl3"]
+    assert sorted(drafted["labels"]) == []
+
+
 SINK_EXAMPLES = yaml.safe_load((rules_dir() / "sinks.yaml").read_text(encoding="utf-8"))["examples"]
 
 

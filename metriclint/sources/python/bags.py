@@ -14,6 +14,7 @@ a class's attribute (model.Held), which the project-wide step resolves
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -301,13 +302,21 @@ class BagReader(ListReader):
         return Bag(tuple(MetricsEntry(text, span, frozenset()) for text in texts))
 
     def _valued(self, names: Bag, value: ast.expr) -> Bag:
-        """A bag of names (`_records`, `named_keys`), each now holding `value`: what is put under
-        it, or the values zipped with it. Its values' facts are not known one by one: none is
-        given, so a fact of the whole (a stack of several reductions) is held against no key."""
+        """A bag of names (`_records`, `named_keys`, a table's keys a loop puts under), each now
+        holding `value`: what is put under it, or the values zipped with it. Its values' facts
+        are not known one by one: none is given, so a fact of the whole (a stack of several
+        reductions) is held against no key. A name with no value of its own (a table's key whose
+        value is text, `{"kl1": "kl1_sum"}`, looped over to put `sums[total] / count` under
+        each) holds the new one, and is a measurement where that is."""
+        measured = is_measurement(value)
+        valued = []
         for entry in names.entries:
-            if entry.span not in self.valued and not entry.value:
-                self.valued[entry.span] = value
-        return names
+            if entry.value:
+                valued.append(entry)
+                continue
+            self.valued[entry.span] = value
+            valued.append(entry if entry.measured or not measured else replace(entry, measured=True))
+        return names if valued == list(names.entries) else Bag(tuple(valued), names.held, names.items)
 
     def _comprehended(self, node: ast.DictComp) -> Bag:
         """`{f"train/{k}": v for k, v in stats.items()}`: `stats` re-keyed."""
