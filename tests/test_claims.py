@@ -174,3 +174,13 @@ def test_per_rank_and_per_device_say_the_same_as_the_code_check_already_holds(
 ) -> None:
     write_project(in_tmp, {"train.py": SCOPES.replace("{other}", other)}, SCOPE_REGISTRY.replace("{scope}", registry) if registry else None)
     assert finding_lines(invoke("check", ".", "--select", "ML001,ML002", "--no-cache")) == expected
+
+
+def test_a_bounds_name_restated_by_a_text_is_no_reduction() -> None:
+    """`max_requests: Maximum number of requests allowed` restates the setting's name (rules/
+    names.yaml `bounds`); the same words about a key that ends with its reduction state it."""
+    index = MetricIndex(None, ["engine/max_requests", "engine/requests_max"])
+    for key, expected in (("max_requests", []), ("requests_max", [("engine/requests_max", "reduction", "max")])):
+        text = "Maximum number of requests allowed in one step."
+        found = attribute(mention(text, flows_to=(f"engine/{key}",)), read(text, VOCABULARY), index)
+        assert [(c.metric, c.facet, c.value) for c in found] == expected

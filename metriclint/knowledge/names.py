@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Mapping
 
 from metriclint.base import keys, marked_yaml
 from metriclint.base.builtin import rules_dir
@@ -138,19 +139,26 @@ def _after_condition(words: tuple[str, ...], at: int) -> bool:
     return at > 0 and words[at - 1] in _loaded()[2]
 
 
+def bound(key: str) -> str | None:
+    """The reduction a key whose last segment opens with a bound's word restates (`bounds`:
+    `inference/max_requests` -> max), else None."""
+    found = words(keys.last_segment(key))
+    return _loaded()[3].get(found[0]) if found else None
+
+
 def against_texts() -> frozenset[str]:
     """The facets a logged key's own name is held against texts for (ML002)."""
     return _loaded()[1]
 
 
 @lru_cache(maxsize=1)
-def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str], frozenset[str]]:
+def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str], frozenset[str], dict[str, str]]:
     path = rules_dir() / FILE
     root, problems = marked_yaml.load(read_text(path), str(path), shipped=True)
     reader = NodeReader(str(path))
     facets, _, _ = load_builtin()
     found: list[NamePart] = []
-    top = reader.mapping(root, "the names file", ("against_texts", "parts", "conditions", "examples")) if root is not None else {}
+    top = reader.mapping(root, "the names file", ("against_texts", "parts", "conditions", "bounds", "examples")) if root is not None else {}
     held = reader.texts(top["against_texts"][1], "'against_texts'") if "against_texts" in top else []
     for node, facet in held:
         if facet not in facets:
@@ -172,7 +180,18 @@ def _loaded() -> tuple[tuple[NamePart, ...], frozenset[str], frozenset[str]]:
             reader.error(facet_node, f"unknown value {unknown[0] if unknown else value!r} of facet '{facet}'")
             continue
         found.append(NamePart(tuple(text.split("_")), at, facet, value, also))
+    bounds = _bounds(reader, top["bounds"][1], facets["reduction"].values) if "bounds" in top else {}
     if problems or reader.problems:
         raise ConfigError(problems + reader.problems)
     conditions = frozenset(word for _, word in reader.texts(top["conditions"][1], "'conditions'")) if "conditions" in top else frozenset()
-    return tuple(found), frozenset(facet for _, facet in held), conditions
+    return tuple(found), frozenset(facet for _, facet in held), conditions, bounds
+
+
+def _bounds(reader: NodeReader, node: marked_yaml.Node, reductions: Mapping[str, object]) -> dict[str, str]:
+    """`bounds: {max: [max, maximum]}` as word -> the reduction it would state."""
+    found: dict[str, str] = {}
+    for value, (value_node, listed) in reader.mapping(node, "'bounds'").items():
+        if value not in reductions:
+            reader.error(value_node, f"unknown value {value!r} of facet 'reduction' in 'bounds'")
+        found.update((word, value) for _, word in reader.texts(listed, f"the words of bound {value!r}"))
+    return found

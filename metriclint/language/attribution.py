@@ -16,6 +16,7 @@ from typing import Iterable, Iterator, Sequence
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.base.spaced import SpacedNames
+from metriclint.knowledge import names
 from metriclint.knowledge.registry import Registry
 from metriclint.language.phrases import clauses
 from metriclint.language.subjects import speaks_for
@@ -225,6 +226,8 @@ class MetricIndex:
         for start, end in self.spaced.finditer(text):
             series.setdefault(self.by_alias[text[start:end]], set()).add(text[start:end])
         for match in _TOKEN.finditer(text):
+            if text.startswith("=", match.end()) and not text.startswith("==", match.end()):
+                continue  # `at peak_batch=512`: a setting's value given in passing, not the metric described
             word = (match.group(1) or match.group(2)).strip(".,:;")
             if "/" in word:
                 metrics = self.for_key(word) or self.sectioned(word)
@@ -295,7 +298,11 @@ def attribute(mention: Mention, readings: Sequence[Reading], index: MetricIndex)
             named[reading.sentence] = (found, False) if found else (_written_below(mention, index), True)
         metrics, by_entry = named[reading.sentence]
         if metrics and not _own_item(mention.text, reading) and (not by_entry or _leads(mention.text, reading)):
-            claims.extend(_claim(mention, reading, m) for m in metrics if not _in_own_name(mention.text, reading, m))
+            claims.extend(
+                _claim(mention, reading, m)
+                for m in metrics
+                if not _restates_bound(m, reading) and not _in_own_name(mention.text, reading, m)
+            )
     return claims
 
 
@@ -472,7 +479,13 @@ def _about_the_value(mention: Mention, readings: Sequence[Reading]) -> list[Read
 def _said_of(metric: str, reading: Reading) -> bool:
     """A value that is only printed is checked for the facets its message states plainly
     (rules/log_messages.yaml `printed_facets`): a unit, not the looser words around it."""
-    return not keys.is_printed(metric) or reading.facet in _printed_facets()
+    return not _restates_bound(metric, reading) and (not keys.is_printed(metric) or reading.facet in _printed_facets())
+
+
+def _restates_bound(metric: str, reading: Reading) -> bool:
+    """Whether a reading only restates the bound a metric's name is (`max_requests`, rules/
+    names.yaml `bounds`): "the maximum number of requests allowed" states no reduction."""
+    return reading.facet == "reduction" and names.bound(metric) == reading.value
 
 
 @lru_cache(maxsize=1)
