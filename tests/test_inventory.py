@@ -806,6 +806,26 @@ def summarize(batch):
 """
 
 
+def test_a_dict_returned_only_when_a_flag_is_passed_is_logged_only_by_calls_that_pass_it(tmp_path: Path) -> None:
+    """`if raw: return {"samples": ...}` under a parameter off by default: a call that passes
+    nothing for it gets the other return; one that passes it may get this one."""
+    validate = (
+        "import wandb\n\n\n"
+        "class Trainer:\n"
+        "    def validate(self, batches, raw=False):\n"
+        "        scores = [b.score() for b in batches]\n"
+        "        if raw:\n"
+        "            return {'sample_scores': scores, 'sample_ids': [b.uid for b in batches]}\n"
+        "        return {'val/score': sum(scores) / len(scores)}\n\n"
+        "    def fit(self, batches):\n"
+        "        wandb.log(self.validate(batches))\n"
+    )
+    write_project(tmp_path / "default", {"pkg/trainer.py": validate})
+    write_project(tmp_path / "passed", {"pkg/trainer.py": validate.replace("self.validate(batches))", "self.validate(batches, raw=True))")})
+    assert _logged(tmp_path / "default") == ["val/score"]
+    assert _logged(tmp_path / "passed") == ["sample_ids", "sample_scores", "val/score"]
+
+
 def test_a_key_popped_from_a_dict_before_it_is_logged_is_not_logged(tmp_path: Path) -> None:
     """`metrics.pop(KEY)` takes the entry out of the dict, whether a callee put it there or the
     function itself; what the dict still holds when a sink gets it is what is logged."""

@@ -234,12 +234,12 @@ class LoggedBags:
         elif held.kind == "result":
             at = self.at.get(held.call) if held.call is not None else None
             for target in self.targets(held.name):
-                yield target.name, target.gives, at, (*outer, call)
+                yield target.name, _returned(target, held), at, (*outer, call)
         elif held.kind == OVERRIDDEN:
             at = self.at.get(held.call) if held.call is not None else None
             callees = self.project.callees
             for target in overrides.runs(callees, held.name, str(held.where)) if callees is not None else ():
-                yield target.name, target.gives, at, (*outer, call)
+                yield target.name, _returned(target, held), at, (*outer, call)
         elif held.kind == "filled":
             at = self.at.get(held.call) if held.call is not None else None
             for callee, filled in self._fillers(held, at):
@@ -379,6 +379,17 @@ class LoggedBags:
         if not made and named and all(p in defaults for p in named) and not keys.too_generic(entry.key):
             made += [(key, entry.span) for key in _filled_with(entry.key, {p: (defaults[p],) for p in named})]
         return made or [(entry.key, entry.span)]
+
+
+def _returned(target: FunctionFlow, held: Held) -> Bag:
+    """What `target` returns to the call `held` is the result of: what it returns on its
+    default path, and what it returns under a flag that call passes (FunctionFlow.gives_when)."""
+    found = target.gives
+    for flag, bag in target.gives_when:
+        position = str(target.params.index(flag) - int(target.bound)) if flag in target.params else ""
+        if "*" in held.passed or flag in held.passed or position in held.passed:
+            found |= bag
+    return found
 
 
 def _filled_with(template: str, given: Mapping[str, tuple[str, ...]]) -> list[str]:

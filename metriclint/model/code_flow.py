@@ -141,6 +141,9 @@ class Held:
     # an entry whose key starts with this already keeps it: `rekey` adds it to the others alone
     # (`f"{prefix}{k}" if not k.startswith(prefix) else k`); a parameter in it is filled as in `rekey`
     kept: str = ""
+    # of a "result": the keywords the call passes, and "0", "1", ... for its positional
+    # arguments ("*" for a starred one): which flags it turns on (FunctionFlow.gives_when)
+    passed: tuple[str, ...] = ()
 
 
 OVERRIDDEN = "overridden"  # Held.kind: a method's return, as the instance's class (or a subclass of the project) has the method
@@ -284,6 +287,8 @@ class FunctionFlow:
     defaults: tuple[tuple[str, str], ...] = ()  # (parameter, the string it defaults to): what a key it names is, where a call passes none
     shell: bool = False  # its body is a docstring, `pass` or `...` alone: another class's method of its name runs (evidence/callees.py)
     any_keyword: bool = False  # it takes `**kwargs`: a call may pass a keyword none of its parameters is named
+    # what it returns only under `if flag:`, a parameter off unless a call passes it: only to such a call
+    gives_when: tuple[tuple[str, Bag], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ from metriclint.sources.python.bag_items import (
     unseen,
     unwrapped,
 )
-from metriclint.sources.python.call_names import Argument, arguments, called_name
+from metriclint.sources.python.call_names import Argument, arguments, called_name, passed_arguments
 from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
 
@@ -456,7 +456,7 @@ class BagReader(ListReader):
             if dispatched is not None:
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
         callee = self.site(node).callee or self._object_method(node)
-        found = Bag(held=(Held("result", callee, call=self.span(node)),)) if callee else EMPTY
+        found = Bag(held=(Held("result", callee, call=self.span(node), passed=passed_arguments(node)),)) if callee else EMPTY
         return found | packed(node, self.bag) if node.keywords else found
 
     def _read_key(self, key: ast.expr) -> str | None:

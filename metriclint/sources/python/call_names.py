@@ -29,6 +29,15 @@ def arguments(call: ast.Call) -> list[Argument]:
     return found + [Argument(k.value, k.arg, k.arg is None, k) for k in call.keywords]
 
 
+def passed_arguments(call: ast.Call) -> tuple[str, ...]:
+    """The keywords a call passes, and "0", "1", ... for its positional arguments; "*" where
+    a starred one or `**kwargs` may pass any."""
+    if not (call.args or call.keywords):
+        return ()
+    positional = tuple("*" if isinstance(a, ast.Starred) else str(i) for i, a in enumerate(call.args))
+    return positional + tuple(k.arg or "*" for k in call.keywords)
+
+
 def called_name(func: ast.expr) -> str:
     """The last name of what a call calls: `print(x)` -> `print`, `logger.info(x)` -> `info`,
     "" for `table[k](x)`."""

@@ -55,3 +55,13 @@ def field(node: ast.AnnAssign, where: Callable[[ast.AST], Span]) -> FlagDefault 
 
 def _falsy(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in (False, None, 0) and not isinstance(node.value, str)
+
+
+def off_by_default(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether the parameter `name` defaults to False, None or 0: a flag a call turns on only
+    by passing it."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+    default = next((d for a, d in pairs if a.arg == name), None)
+    return isinstance(default, ast.Constant) and default.value in (False, None, 0) and not isinstance(default.value, str)

@@ -160,6 +160,7 @@ class Scope:
     keyvars: dict[str, Bag] = field(default_factory=dict)  # a loop's key variable -> the bag whose keys it takes
     logged: list[LoggedBag] = field(default_factory=list)  # bags logged here that hold entries of elsewhere
     gives: Bag = Bag()  # the bag it returns (a frozen Bag: one empty one serves every scope)
+    gives_when: dict[str, Bag] = field(default_factory=dict)  # flag parameter -> the bag it returns only under `if flag:`
     puts: dict[str, Bag] = field(default_factory=dict)  # module.Class.attr -> what it puts in that attribute
     elements: dict[str, str] = field(default_factory=dict)  # name -> the class of a list's elements (`samples: list[Sample]`)
     nested: dict[str, str] = field(default_factory=dict)  # name -> the class of its elements' elements (`groups: list[list[Sample]]`)
@@ -260,6 +261,7 @@ class Scope:
             self._defaults(),
             self.definition is not None and _shell(self.definition.body),
             self.definition is not None and self.definition.args.kwarg is not None,
+            tuple((flag, self.thinned(bag)) for flag, bag in self.gives_when.items()),
         )
 
     def _defaults(self) -> tuple[tuple[str, str], ...]:

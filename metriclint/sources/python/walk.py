@@ -303,11 +303,16 @@ class _Collector(EntryUses):
         returns = scope.returns
         value = node.value
         if value is not None and len(self.scopes) > 1:
-            scope.gives |= self.bag(value)
+            given = self.bag(value)
             if type(value) is ast.Name:
-                scope.gives |= self.returned_object(value.id)
+                given |= self.returned_object(value.id)
             elif isinstance(value, ast.Tuple):
-                scope.gives |= self.elements(value)
+                given |= self.elements(value)
+            flag = self._returned_if(scope)
+            if flag:
+                scope.gives_when[flag] = scope.gives_when.get(flag, Bag()) | given
+            else:
+                scope.gives |= given
             self._makes(scope, value)
             self._hook_returned(scope, value, node)
         parts = list(enumerate(value.elts)) if isinstance(value, ast.Tuple) else [(None, value)]
@@ -315,6 +320,16 @@ class _Collector(EntryUses):
             if part is not None:
                 returns[element] = returns.get(element, frozenset()) | self.roots(part)
         return True
+
+    def _returned_if(self, scope: Scope) -> str:
+        """The parameter, off unless a call passes it, that an `if flag:` of this function
+        around the return tests (`if raw: return samples`): what it returns, only such a call
+        gets. "" for a return on the default path."""
+        body, node = scope.body, scope.definition
+        for blocks, flag in reversed(self.guards):
+            if body is not None and node is not None and blocks[: len(body)] == body and flag in scope.params:
+                return flag if flags.off_by_default(node, flag) else ""
+        return ""
 
     def _logged_returns(self, base: str) -> tuple[LoggedReturn, ...]:
         return self.code.knowledge.logged_returns.get(base, ())
