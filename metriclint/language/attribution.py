@@ -423,6 +423,8 @@ def _shares_a_word(text: str, key: str) -> bool:
 
 
 def _names_a_key(mention: Mention, index: MetricIndex) -> bool:
+    """Whether a comment writes a key or a template anywhere (the one below, or any a call
+    below logs), or names a metric: then it is structured by name, not about the line below."""
     below = {mention.writes, keys.literal(keys.last_segment(mention.writes)), *mention.below}
     for match in _TOKEN.finditer(mention.text):
         word = (match.group(1) or match.group(2)).strip(".,:;")

@@ -64,4 +64,4 @@ def off_by_default(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> b
     positional = [*args.posonlyargs, *args.args]
     pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
     default = next((d for a, d in pairs if a.arg == name), None)
-    return isinstance(default, ast.Constant) and default.value in (False, None, 0) and not isinstance(default.value, str)
+    return isinstance(default, ast.Constant) and default.value in (False, None, 0)

@@ -200,9 +200,8 @@ class EntryUses(Bindings):
         rewrites = frozenset().union(*(self._changed_by(s) for s in methods if s.name in self._hooks[0]))
         bases = []
         for written in node.bases:
-            base = (
-                written.value if isinstance(written, ast.Subscript) else written
-            )  # `Response[Result]`: a generic class's base is the class
+            # `PassResponse(Response[bool])`: a generic class's base is the class
+            base = written.value if isinstance(written, ast.Subscript) else written
             entry = self._entry(base)
             if entry is not None:
                 self.entry_uses.append(_Use(*entry, self.span(base), defined, bool(entry[0].overrides & defined)))
