@@ -930,16 +930,31 @@ def test_init_drafts_a_key_a_table_of_names_puts_a_measurement_under(tmp_path: P
         "    wandb.log({f'policy/{k}': v for k, v in out.items()})\n"
     )
     labels = finalize.replace("sums[total] / count if count > 0 else 0.0", "f'{total} over {count}'")
-    for folder, text in (("measured", finalize), ("labels", labels)):
-        write_project(tmp_path / folder, {"pkg/finalize.py": text})
-        monkeypatch.chdir(tmp_path / folder)
-        assert invoke("init", ".").exit_code == 0
-    drafted = {
-        folder: yaml.safe_load((tmp_path / folder / "metrics.yaml").read_text(encoding="utf-8"))["metrics"] or {}
-        for folder in ("measured", "labels")
-    }
-    assert sorted(drafted["measured"]) == ["policy/kl1", "policy/kl3"]
-    assert sorted(drafted["labels"]) == []
+    assert _drafted(tmp_path, monkeypatch, finalize) == ["policy/kl1", "policy/kl3"]
+    assert _drafted(tmp_path, monkeypatch, labels) == []
+
+
+def test_init_drafts_the_keys_of_lists_a_caller_averages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper returns each score's per-sample list; the caller logs their means. The keys
+    hold measurements there, not the lists the helper returned; logged as lists, nothing."""
+    scores = (
+        "import numpy as np\nimport wandb\n\n\n"
+        "def per_sample(results):\n"
+        "    return {'reward': [r.reward for r in results], 'length': [len(r.text) for r in results]}\n\n\n"
+        "def report(results, step):\n"
+        "    wandb.log({f'eval/{k}': np.mean(v) for k, v in per_sample(results).items()}, step=step)\n"
+    )
+    assert _drafted(tmp_path, monkeypatch, scores) == ["eval/length", "eval/reward"]
+    assert _drafted(tmp_path, monkeypatch, scores.replace("np.mean(v)", "v")) == []
+
+
+def _drafted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> list[str]:
+    """The keys `init` drafts for a project of one file."""
+    folder = tmp_path / f"project{len(list(tmp_path.iterdir()))}"
+    write_project(folder, {"pkg/code.py": text})
+    monkeypatch.chdir(folder)
+    assert invoke("init", ".").exit_code == 0
+    return sorted(yaml.safe_load((folder / "metrics.yaml").read_text(encoding="utf-8"))["metrics"] or {})
 
 
 SINK_EXAMPLES = yaml.safe_load((rules_dir() / "sinks.yaml").read_text(encoding="utf-8"))["examples"]

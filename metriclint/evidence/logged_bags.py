@@ -16,7 +16,7 @@ import itertools
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Iterator, Mapping
 
 from metriclint.base import keys
@@ -147,7 +147,8 @@ class LoggedBags:
         for held in bag.held if hops < MAX_HOPS else ():
             for at in self._calls_for(flow, held.rekey, call):
                 for rekey, kept in self._rekeys(flow, held, at):
-                    for entry, where in self._held(function, held, hops + 1, at, outer if at is call else ()):
+                    for held_entry, where in self._held(function, held, hops + 1, at, outer if at is call else ()):
+                        entry = replace(held_entry, measured=True) if held.measured and not held_entry.measured else held_entry
                         if (
                             entry.key in self._without(held)
                             or (held.only and entry.key not in held.only)

@@ -144,6 +144,9 @@ class Held:
     # of a "result": the keywords the call passes, and "0", "1", ... for its positional
     # arguments ("*" for a starred one): which flags it turns on (FunctionFlow.gives_when)
     passed: tuple[str, ...] = ()
+    # its entries hold a measurement made of theirs (`{k: np.mean(v) for k, v in d.items()}`
+    # over a dict of per-sample lists), whatever they held where they were put
+    measured: bool = False
 
 
 OVERRIDDEN = "overridden"  # Held.kind: a method's return, as the instance's class (or a subclass of the project) has the method

@@ -209,7 +209,7 @@ class BagReader(ListReader):
             # over `stats.items()` puts each of stats' keys under a name not known here
             over = next((name for name in reversed(scope.keyvars) if f"{{{name}}}" in text), None)
             if over is not None:  # the other dict's keys, or, where they cannot be known, the template
-                made |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key))
+                made |= _measured(rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key)), value)
             kept = over is not None and (
                 keys.looks_like_key(text.replace(f"{{{over}}}", "x"))
                 or unseen(scope.keyvars[over])
@@ -316,7 +316,8 @@ class BagReader(ListReader):
                 continue
             self.valued[entry.span] = value
             valued.append(entry if entry.measured or not measured else replace(entry, measured=True))
-        return names if valued == list(names.entries) else Bag(tuple(valued), names.held, names.items)
+        found = names if valued == list(names.entries) else Bag(tuple(valued), names.held, names.items)
+        return _measured(found, value)
 
     def _comprehended(self, node: ast.DictComp) -> Bag:
         """`{f"train/{k}": v for k, v in stats.items()}`: `stats` re-keyed."""
@@ -544,3 +545,14 @@ class BagReader(ListReader):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and self.classes:
             return ".".join((self.module, *self.classes, node.attr))
         return None
+
+
+def _measured(bag: Bag, value: ast.expr) -> Bag:
+    """`bag` re-keyed or re-valued by a comprehension whose value is a measurement made of each
+    entry's (`np.mean(v)`, `float(v)`; not `v` itself): its entries, and what it holds of
+    elsewhere (model.Held `measured`), are logged as that measurement, whatever they were where
+    they were put (a list per sample)."""
+    if type(value) is ast.Name or not is_measurement(value) or all(e.measured for e in bag.entries) and all(h.measured for h in bag.held):
+        return bag
+    entries = tuple(e if e.measured else replace(e, measured=True) for e in bag.entries)
+    return Bag(entries, tuple(h if h.measured else replace(h, measured=True) for h in bag.held), bag.items)
