@@ -387,8 +387,8 @@ def _returned(target: FunctionFlow, held: Held) -> Bag:
     default path, and what it returns under a flag that call passes (FunctionFlow.gives_when)."""
     found = target.gives
     for flag, bag in target.gives_when:
-        position = str(target.params.index(flag) - int(target.bound)) if flag in target.params else ""
-        if "*" in held.passed or flag in held.passed or position in held.passed:
+        position = target.params.index(flag) - int(target.bound) if flag in target.params else held.positional
+        if "*" in held.passed or flag in held.passed or position < held.positional:
             found |= bag
     return found
 

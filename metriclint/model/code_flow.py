@@ -141,9 +141,10 @@ class Held:
     # an entry whose key starts with this already keeps it: `rekey` adds it to the others alone
     # (`f"{prefix}{k}" if not k.startswith(prefix) else k`); a parameter in it is filled as in `rekey`
     kept: str = ""
-    # of a "result": the keywords the call passes, and "0", "1", ... for its positional
-    # arguments ("*" for a starred one): which flags it turns on (FunctionFlow.gives_when)
+    # of a "result": the keywords the call passes ("*" where a starred argument may pass any)
+    # and how many arguments it passes by position: which flags it turns on (FunctionFlow.gives_when)
     passed: tuple[str, ...] = ()
+    positional: int = 0
     # its entries hold a measurement made of theirs (`{k: np.mean(v) for k, v in d.items()}`
     # over a dict of per-sample lists), whatever they held where they were put
     measured: bool = False

@@ -39,7 +39,7 @@ from metriclint.sources.python.bag_items import (
     unseen,
     unwrapped,
 )
-from metriclint.sources.python.call_names import Argument, arguments, called_name, passed_arguments
+from metriclint.sources.python.call_names import Argument, arguments, called_name, passed_keywords
 from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
 
@@ -457,7 +457,8 @@ class BagReader(ListReader):
             if dispatched is not None:
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
         callee = self.site(node).callee or self._object_method(node)
-        found = Bag(held=(Held("result", callee, call=self.span(node), passed=passed_arguments(node)),)) if callee else EMPTY
+        passed = passed_keywords(node)
+        found = Bag(held=(Held("result", callee, call=self.span(node), passed=passed, positional=len(node.args)),)) if callee else EMPTY
         return found | packed(node, self.bag) if node.keywords else found
 
     def _read_key(self, key: ast.expr) -> str | None:

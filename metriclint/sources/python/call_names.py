@@ -29,13 +29,10 @@ def arguments(call: ast.Call) -> list[Argument]:
     return found + [Argument(k.value, k.arg, k.arg is None, k) for k in call.keywords]
 
 
-def passed_arguments(call: ast.Call) -> tuple[str, ...]:
-    """The keywords a call passes, and "0", "1", ... for its positional arguments; "*" where
-    a starred one or `**kwargs` may pass any."""
-    if not (call.args or call.keywords):
-        return ()
-    positional = tuple("*" if isinstance(a, ast.Starred) else str(i) for i, a in enumerate(call.args))
-    return positional + tuple(k.arg or "*" for k in call.keywords)
+def passed_keywords(call: ast.Call) -> tuple[str, ...]:
+    """The keywords a call passes; "*" where `**kwargs` or a starred argument may pass any."""
+    found = tuple(k.arg or "*" for k in call.keywords) if call.keywords else ()
+    return (*found, "*") if call.args and type(call.args[-1]) is ast.Starred else found
 
 
 def called_name(func: ast.expr) -> str:
