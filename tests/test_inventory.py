@@ -828,6 +828,9 @@ def test_a_dict_returned_only_when_a_flag_is_passed_is_logged_only_by_calls_that
     assert _logged(tmp_path / "default") == ["val/score"]
     assert _logged(tmp_path / "passed") == ["sample_ids", "sample_scores", "val/score"]
     assert _logged(tmp_path / "by_position") == ["sample_ids", "sample_scores", "val/score"]
+    spread = validate.replace("self.validate(batches))", "self.validate(*(batches, True)))")  # a starred argument may pass it
+    write_project(tmp_path / "spread", {"pkg/trainer.py": spread})
+    assert _logged(tmp_path / "spread") == ["sample_ids", "sample_scores", "val/score"]
 
 
 def test_a_key_popped_from_a_dict_before_it_is_logged_is_not_logged(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def arguments(call: ast.Call) -> list[Argument]:
 def passed_keywords(call: ast.Call) -> tuple[str, ...]:
     """The keywords a call passes; "*" where `**kwargs` or a starred argument may pass any."""
     found = tuple(k.arg or "*" for k in call.keywords) if call.keywords else ()
-    return (*found, "*") if call.args and type(call.args[-1]) is ast.Starred else found
+    return (*found, "*") if any(type(a) is ast.Starred for a in call.args) else found
 
 
 def called_name(func: ast.expr) -> str:
