@@ -3,7 +3,7 @@ summaries, and what the project's code makes together (model/__init__.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, TypeVar, Union
 
 from metriclint.model.core import KeyUse, Related, Span, TooltipTable
@@ -114,6 +114,30 @@ class MetricsEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class HeldOptions:
+    """What few Helds set, kept apart so that a Held stays small: a frozen dataclass sets each of
+    its fields when it is built, and a tree's walk builds and sends a hundred thousand Helds
+    (each field cost about 0.3% of a cold run on miles, counted with callgrind)."""
+
+    without: tuple[str, ...] = ()  # its entries under these keys (or CONSTANT_KEY's) are left out (`if k not in SKIPPED`)
+    only: tuple[str, ...] = ()  # when any, its entries under other keys are left out (`if k in KEPT`)
+    starts: tuple[str, ...] = ()  # when any, its entries under keys starting otherwise are left out (`if k.startswith("train/")`)
+    # an entry whose key starts with this already keeps it: `rekey` adds it to the others alone
+    # (`f"{prefix}{k}" if not k.startswith(prefix) else k`); a parameter in it is filled as in `rekey`
+    kept: str = ""
+    # of a "result": the keywords the call passes ("*" where a starred argument may pass any)
+    # and how many arguments it passes by position: which flags it turns on (FunctionFlow.gives_when)
+    passed: tuple[str, ...] = ()
+    positional: int = 0
+    # its entries hold a measurement made of theirs (`{k: np.mean(v) for k, v in d.items()}`
+    # over a dict of per-sample lists), whatever they held where they were put
+    measured: bool = False
+
+
+PLAIN = HeldOptions()  # the options of most Helds: one object for all of them
+
+
+@dataclass(frozen=True, slots=True)
 class Held:
     """The entries of a dict that one function cannot see, each under `rekey` with its own key
     in place of "{}": what a caller passes for a parameter (`kind` "param", `name` the
@@ -135,19 +159,39 @@ class Held:
     call: Span | None = None
     where: int | str | None = None
     item: tuple[str, ...] = ()
-    without: tuple[str, ...] = ()  # its entries under these keys (or CONSTANT_KEY's) are left out (`if k not in SKIPPED`)
-    only: tuple[str, ...] = ()  # when any, its entries under other keys are left out (`if k in KEPT`)
-    starts: tuple[str, ...] = ()  # when any, its entries under keys starting otherwise are left out (`if k.startswith("train/")`)
-    # an entry whose key starts with this already keeps it: `rekey` adds it to the others alone
-    # (`f"{prefix}{k}" if not k.startswith(prefix) else k`); a parameter in it is filled as in `rekey`
-    kept: str = ""
-    # of a "result": the keywords the call passes ("*" where a starred argument may pass any)
-    # and how many arguments it passes by position: which flags it turns on (FunctionFlow.gives_when)
-    passed: tuple[str, ...] = ()
-    positional: int = 0
-    # its entries hold a measurement made of theirs (`{k: np.mean(v) for k, v in d.items()}`
-    # over a dict of per-sample lists), whatever they held where they were put
-    measured: bool = False
+    options: HeldOptions = PLAIN  # what few Helds set (HeldOptions)
+
+    @property
+    def without(self) -> tuple[str, ...]:
+        return self.options.without
+
+    @property
+    def only(self) -> tuple[str, ...]:
+        return self.options.only
+
+    @property
+    def starts(self) -> tuple[str, ...]:
+        return self.options.starts
+
+    @property
+    def kept(self) -> str:
+        return self.options.kept
+
+    @property
+    def passed(self) -> tuple[str, ...]:
+        return self.options.passed
+
+    @property
+    def positional(self) -> int:
+        return self.options.positional
+
+    @property
+    def measured(self) -> bool:
+        return self.options.measured
+
+    def with_options(self, **changes: object) -> Held:
+        """This Held with some of its options changed (HeldOptions' fields by name)."""
+        return replace(self, options=replace(self.options, **changes))  # type: ignore[arg-type]
 
 
 OVERRIDDEN = "overridden"  # Held.kind: a method's return, as the instance's class (or a subclass of the project) has the method

@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, Held, MetricsEntry, Span
+from metriclint.model import PLAIN, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span
 from metriclint.sources.python import dataclass_fields, strings
 from metriclint.sources.python.bag_items import (
     EMPTY,
@@ -458,7 +458,8 @@ class BagReader(ListReader):
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
         callee = self.site(node).callee or self._object_method(node)
         passed = passed_keywords(node)
-        found = Bag(held=(Held("result", callee, call=self.span(node), passed=passed, positional=len(node.args)),)) if callee else EMPTY
+        options = HeldOptions(passed=passed, positional=len(node.args)) if passed or node.args else PLAIN
+        found = Bag(held=(Held("result", callee, call=self.span(node), options=options),)) if callee else EMPTY
         return found | packed(node, self.bag) if node.keywords else found
 
     def _read_key(self, key: ast.expr) -> str | None:
@@ -556,4 +557,4 @@ def _measured(bag: Bag, value: ast.expr) -> Bag:
     if type(value) is ast.Name or not is_measurement(value) or all(e.measured for e in bag.entries) and all(h.measured for h in bag.held):
         return bag
     entries = tuple(e if e.measured else replace(e, measured=True) for e in bag.entries)
-    return Bag(entries, tuple(h if h.measured else replace(h, measured=True) for h in bag.held), bag.items)
+    return Bag(entries, tuple(h if h.measured else h.with_options(measured=True) for h in bag.held), bag.items)
