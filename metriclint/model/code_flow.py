@@ -134,7 +134,7 @@ class HeldOptions:
     measured: bool = False
 
 
-PLAIN = HeldOptions()  # the options of most Helds: one object for all of them
+PLAIN = HeldOptions()  # what a Held without options (`options` None) reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,39 +159,39 @@ class Held:
     call: Span | None = None
     where: int | str | None = None
     item: tuple[str, ...] = ()
-    options: HeldOptions = PLAIN  # what few Helds set (HeldOptions)
+    options: HeldOptions | None = None  # what few Helds set; None for PLAIN (one null in the cache, nothing to build)
 
     @property
     def without(self) -> tuple[str, ...]:
-        return self.options.without
+        return (self.options or PLAIN).without
 
     @property
     def only(self) -> tuple[str, ...]:
-        return self.options.only
+        return (self.options or PLAIN).only
 
     @property
     def starts(self) -> tuple[str, ...]:
-        return self.options.starts
+        return (self.options or PLAIN).starts
 
     @property
     def kept(self) -> str:
-        return self.options.kept
+        return (self.options or PLAIN).kept
 
     @property
     def passed(self) -> tuple[str, ...]:
-        return self.options.passed
+        return (self.options or PLAIN).passed
 
     @property
     def positional(self) -> int:
-        return self.options.positional
+        return (self.options or PLAIN).positional
 
     @property
     def measured(self) -> bool:
-        return self.options.measured
+        return (self.options or PLAIN).measured
 
     def with_options(self, **changes: object) -> Held:
         """This Held with some of its options changed (HeldOptions' fields by name)."""
-        return replace(self, options=replace(self.options, **changes))  # type: ignore[arg-type]
+        return replace(self, options=replace(self.options or PLAIN, **changes))  # type: ignore[arg-type]
 
 
 OVERRIDDEN = "overridden"  # Held.kind: a method's return, as the instance's class (or a subclass of the project) has the method

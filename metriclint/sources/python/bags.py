@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import PLAIN, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span
+from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span
 from metriclint.sources.python import dataclass_fields, strings
 from metriclint.sources.python.bag_items import (
     EMPTY,
@@ -458,7 +458,7 @@ class BagReader(ListReader):
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
         callee = self.site(node).callee or self._object_method(node)
         passed = passed_keywords(node)
-        options = HeldOptions(passed=passed, positional=len(node.args)) if passed or node.args else PLAIN
+        options = HeldOptions(passed=passed, positional=len(node.args)) if passed or node.args else None
         found = Bag(held=(Held("result", callee, call=self.span(node), options=options),)) if callee else EMPTY
         return found | packed(node, self.bag) if node.keywords else found
 
