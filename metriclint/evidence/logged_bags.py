@@ -148,11 +148,11 @@ class LoggedBags:
             for at in self._calls_for(flow, held.rekey, call):
                 for rekey, kept in self._rekeys(flow, held, at):
                     for held_entry, where in self._held(function, held, hops + 1, at, outer if at is call else ()):
-                        entry = replace(held_entry, measured=True) if held.measured and not held_entry.measured else held_entry
+                        entry = replace(held_entry, measured=True) if held.opts.measured and not held_entry.measured else held_entry
                         if (
                             entry.key in self._without(held)
-                            or (held.only and entry.key not in held.only)
-                            or (held.starts and not entry.key.startswith(held.starts))
+                            or (held.opts.only and entry.key not in held.opts.only)
+                            or (held.opts.starts and not entry.key.startswith(held.opts.starts))
                         ):
                             continue
                         if where == function and at is not None and keys.is_template(entry.key):
@@ -166,9 +166,9 @@ class LoggedBags:
 
     def _without(self, held: Held) -> tuple[str, ...]:
         """The keys `held` leaves out, another module's constant as its string (model.CONSTANT_KEY)."""
-        if not any(name.startswith(CONSTANT_KEY) for name in held.without):
-            return held.without
-        return tuple(self.constant(n[len(CONSTANT_KEY) :]) or n if n.startswith(CONSTANT_KEY) else n for n in held.without)
+        if not any(name.startswith(CONSTANT_KEY) for name in held.opts.without):
+            return held.opts.without
+        return tuple(self.constant(n[len(CONSTANT_KEY) :]) or n if n.startswith(CONSTANT_KEY) else n for n in held.opts.without)
 
     def _calls_for(self, flow: FunctionFlow | None, rekey: str, call: CallFlow | None) -> list[CallFlow | None]:
         """The calls to read `flow` for, to fill a re-keying that names its parameters
@@ -319,9 +319,9 @@ class LoggedBags:
     def _rekeys(self, flow: FunctionFlow | None, held: Held, at: CallFlow | None) -> list[tuple[str, str]]:
         """`held`'s re-keying and the prefix a key keeps (model.Held `kept`), each filled alike
         with the strings `at` passes for the parameters they name."""
-        if not held.kept:
+        if not held.opts.kept:
             return [(rekey, "") for rekey in self._given_texts(flow, held.rekey, at)]
-        return [tuple(filled.split("\0", 1)) for filled in self._given_texts(flow, f"{held.rekey}\0{held.kept}", at)]  # type: ignore[misc]
+        return [tuple(filled.split("\0", 1)) for filled in self._given_texts(flow, f"{held.rekey}\0{held.opts.kept}", at)]  # type: ignore[misc]
 
     def _rekeyed(self, entry: MetricsEntry, rekey: str, kept: str = "") -> MetricsEntry:
         key = keys.rekey(rekey, entry.key, kept)
@@ -387,8 +387,8 @@ def _returned(target: FunctionFlow, held: Held) -> Bag:
     default path, and what it returns under a flag that call passes (FunctionFlow.gives_when)."""
     found = target.gives
     for flag, bag in target.gives_when:
-        position = target.params.index(flag) - int(target.bound) if flag in target.params else held.positional
-        if "*" in held.passed or flag in held.passed or position < held.positional:
+        position = target.params.index(flag) - int(target.bound) if flag in target.params else held.opts.positional
+        if "*" in held.opts.passed or flag in held.opts.passed or position < held.opts.positional:
             found |= bag
     return found
 

@@ -139,9 +139,11 @@ def _after_condition(words: tuple[str, ...], at: int) -> bool:
     return at > 0 and words[at - 1] in _loaded()[2]
 
 
+@lru_cache(maxsize=None)
 def bound(key: str) -> str | None:
     """The reduction a key whose last segment opens with a bound's word restates (`bounds`:
-    `inference/max_requests` -> max), else None."""
+    `inference/max_requests` -> max), else None. Asked of each reading of each metric a text
+    speaks for: one answer per key."""
     found = words(keys.last_segment(key))
     return _loaded()[3].get(found[0]) if found else None
 

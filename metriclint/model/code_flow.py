@@ -162,36 +162,13 @@ class Held:
     options: HeldOptions | None = None  # what few Helds set; None for PLAIN (one null in the cache, nothing to build)
 
     @property
-    def without(self) -> tuple[str, ...]:
-        return (self.options or PLAIN).without
-
-    @property
-    def only(self) -> tuple[str, ...]:
-        return (self.options or PLAIN).only
-
-    @property
-    def starts(self) -> tuple[str, ...]:
-        return (self.options or PLAIN).starts
-
-    @property
-    def kept(self) -> str:
-        return (self.options or PLAIN).kept
-
-    @property
-    def passed(self) -> tuple[str, ...]:
-        return (self.options or PLAIN).passed
-
-    @property
-    def positional(self) -> int:
-        return (self.options or PLAIN).positional
-
-    @property
-    def measured(self) -> bool:
-        return (self.options or PLAIN).measured
+    def opts(self) -> HeldOptions:
+        """Its options, PLAIN where it sets none."""
+        return self.options or PLAIN
 
     def with_options(self, **changes: object) -> Held:
         """This Held with some of its options changed (HeldOptions' fields by name)."""
-        return replace(self, options=replace(self.options or PLAIN, **changes))  # type: ignore[arg-type]
+        return replace(self, options=replace(self.opts, **changes))  # type: ignore[arg-type]
 
 
 OVERRIDDEN = "overridden"  # Held.kind: a method's return, as the instance's class (or a subclass of the project) has the method

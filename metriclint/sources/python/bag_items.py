@@ -35,13 +35,13 @@ def rekeyed(bag: Bag, rekey: str, kept: str = "") -> Bag:
 def _rekeyed_held(held: Held, rekey: str, kept: str) -> Held:
     """`held` re-keyed once more; the prefix a key keeps is the first re-keying's."""
     found = replace(held, rekey=rekey.replace("{}", held.rekey))
-    return found.with_options(kept=kept) if held.rekey == "{}" and kept != held.kept else found
+    return found.with_options(kept=kept) if held.rekey == "{}" and kept != held.opts.kept else found
 
 
 def left_out(bag: Bag, names: tuple[str, ...]) -> Bag:
     """The bag less the entries under `names`, here and in what it holds of elsewhere."""
     entries = tuple(e for e in bag.entries if e.key not in names)
-    return Bag(entries, tuple(h.with_options(without=h.without + names) for h in bag.held), bag.items)
+    return Bag(entries, tuple(h.with_options(without=h.opts.without + names) for h in bag.held), bag.items)
 
 
 def popped(bag: Bag, names: tuple[str, ...]) -> Bag:
@@ -60,13 +60,13 @@ def popped(bag: Bag, names: tuple[str, ...]) -> Bag:
                 if n.startswith(before) and n.endswith(after) and len(n) > len(before) + len(after)
             )
         )
-        held.append(h.with_options(without=h.without + inner) if inner and "{" not in before + after else h)
+        held.append(h.with_options(without=h.opts.without + inner) if inner and "{" not in before + after else h)
     return Bag(tuple(e for e in bag.entries if e.key not in names), tuple(held), bag.items)
 
 
 def kept_only(bag: Bag, names: tuple[str, ...]) -> Bag:
     """The bag's entries under `names`, here and in what it holds of elsewhere."""
-    kept = [(h, tuple(n for n in names if not h.only or n in h.only)) for h in bag.held]
+    kept = [(h, tuple(n for n in names if not h.opts.only or n in h.opts.only)) for h in bag.held]
     return Bag(tuple(e for e in bag.entries if e.key in names), tuple(h.with_options(only=only) for h, only in kept if only), bag.items)
 
 
@@ -77,8 +77,8 @@ def starting(bag: Bag, prefixes: tuple[str, ...]) -> Bag:
     for h in bag.held:
         starts = (
             prefixes
-            if not h.starts
-            else tuple(p for p in prefixes if p.startswith(h.starts)) + tuple(s for s in h.starts if s.startswith(prefixes))
+            if not h.opts.starts
+            else tuple(p for p in prefixes if p.startswith(h.opts.starts)) + tuple(s for s in h.opts.starts if s.startswith(prefixes))
         )
         if starts:
             held.append(h.with_options(starts=starts))

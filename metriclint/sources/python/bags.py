@@ -554,7 +554,12 @@ def _measured(bag: Bag, value: ast.expr) -> Bag:
     entry's (`np.mean(v)`, `float(v)`; not `v` itself): its entries, and what it holds of
     elsewhere (model.Held `measured`), are logged as that measurement, whatever they were where
     they were put (a list per sample)."""
-    if type(value) is ast.Name or not is_measurement(value) or all(e.measured for e in bag.entries) and all(h.measured for h in bag.held):
+    if (
+        type(value) is ast.Name
+        or not is_measurement(value)
+        or all(e.measured for e in bag.entries)
+        and all(h.opts.measured for h in bag.held)
+    ):
         return bag
     entries = tuple(e if e.measured else replace(e, measured=True) for e in bag.entries)
-    return Bag(entries, tuple(h if h.measured else h.with_options(measured=True) for h in bag.held), bag.items)
+    return Bag(entries, tuple(h if h.opts.measured else h.with_options(measured=True) for h in bag.held), bag.items)

@@ -160,10 +160,10 @@ class Prose:
         line after it writes none: a comment above a run of writes heads them all, and speaks
         for none of them by itself."""
         end = self.item_ends.get(line)
-        written = set(self.keys_on_line.get(line, ())) | set(self.entries_on_line.get(line, ()))
-        if end is None or len(written) != 1 or self.keys_on_line.get(end + 1) or self.entries_on_line.get(end + 1):
-            return ""
-        return written.pop()
+        if end is None or self.keys_on_line.get(end + 1) or self.entries_on_line.get(end + 1):
+            return ""  # most blocks: no `d[k] = v` right below
+        written = {*self.keys_on_line.get(line, ()), *self.entries_on_line.get(line, ())}
+        return written.pop() if len(written) == 1 else ""
 
     def _one_entry(self, line: int) -> tuple[str, ...]:
         """The key of the one dict entry a line writes (`m["kl"] = v`), whose value a trailing
