@@ -763,6 +763,72 @@ CASES = {
         },
         ["cache/blocks_free", "cache/blocks_used"],
     ),
+    # a model made from a config, known by the return annotation of the method that builds it;
+    # a step's dict made by a class that declares fields and extends TypedDicts of another
+    # module, a dict under one of its keywords, and that dict popped inside a cast
+    "a step's dict of TypedDicts made by a model a config builds": (
+        {
+            "pkg/infos.py": """\
+            from typing import TypedDict
+
+
+            class BatchInfo(TypedDict):
+                tokens: int
+            """,
+            "pkg/model.py": """\
+            from typing import TypedDict
+
+            from pkg.infos import BatchInfo
+
+
+            class ForwardInfo(TypedDict):
+                losses: dict
+
+
+            class Model:
+                def count(self, batch) -> BatchInfo:
+                    info: BatchInfo = {"tokens": len(batch)}
+                    return info
+
+                def summarize(self, outputs) -> ForwardInfo:
+                    losses = {}
+                    losses["ce_loss"] = sum(outputs)
+                    return ForwardInfo(losses=losses)
+            """,
+            "pkg/engine.py": """\
+            from typing import cast
+
+            import wandb
+
+            from pkg.infos import BatchInfo
+            from pkg.model import ForwardInfo, Model
+
+
+            class StepInfo(BatchInfo, ForwardInfo):
+                total: float
+
+
+            class Engine:
+                def __init__(self, cfg):
+                    self.cfg = cfg
+                    self.model = self.build()
+
+                def build(self) -> Model:
+                    model = self.cfg.build()
+                    return model
+
+                def step(self, batch):
+                    outputs = self.model.forward(batch)
+                    return StepInfo(total=1.0, **self.model.count(batch), **self.model.summarize(outputs))
+
+                def fit(self, batch):
+                    info = self.step(batch)
+                    losses = cast(dict, info.pop("losses"))
+                    wandb.log(dict(**losses, **info))
+            """,
+        },
+        ["ce_loss", "tokens", "total"],
+    ),
 }
 
 

@@ -402,7 +402,7 @@ class BagReader(ListReader):
             given = arguments(node)
             found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self.given_bag(given)
             if found:
-                return found
+                return found | packed(node, self.bag)  # `Info(logs=losses)`: `losses` as its item "logs"
         result = self._result_bags.get(id(node))
         if result is None:  # made once per call: a name bound to its result is read each time it is used
             self._result_bags[id(node)] = EMPTY  # `x = x.cpu()`: reading x reads this call again

@@ -138,10 +138,8 @@ class _Collector(EntryUses):
         self.bases.append(
             frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute)))
         )
-        if "TypedDict" in self.bases[-1] and len(self.classes) == 1:
-            self.typed_dicts[node.name] = tuple(
-                s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-            )
+        if len(self.classes) == 1 and (fields := self._typed_dict_fields(node)) is not None:
+            self.typed_dicts[node.name] = fields
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
         held, stepped, hooked, kept = self.class_facts(node)
         self.held.append(held)
@@ -201,6 +199,8 @@ class _Collector(EntryUses):
         self.children(node)
         self._reducers(node, self.scopes[-1])
         scope = self.scopes.pop()
+        if node.returns is not None and (not scope.makes or scope.makes.endswith("()")):
+            scope.makes = self.code.instance(node.returns) or scope.makes  # `-> BaseModel`, returning what `cfg.build()` makes
         if len(self.scopes) > 1:
             enclose(scope, self.scopes[-1], self.string)
         self._summarize(scope)
@@ -209,6 +209,21 @@ class _Collector(EntryUses):
         return False
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _typed_dict_fields(self, node: ast.ClassDef) -> tuple[str, ...] | None:
+        """The keys of a TypedDict the class is, its bases' of the module first; None for another
+        class. Besides one that names `TypedDict` among its bases, a class that only declares
+        fields, with no value, decorator or method, and extends other classes is taken for one
+        (`class StepInfo(DataInfo, ForwardInfo): loss: float`, its bases imported): a class that
+        declares fields it neither sets nor lets a decorator set is a TypedDict, a NamedTuple or
+        a model whose base sets them, and a call of each holds what its keywords pass."""
+        own = tuple(s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
+        if "TypedDict" not in self.bases[-1] and not (
+            own and node.bases and not node.decorator_list and not node.keywords and all(_declares(s) for s in node.body)
+        ):
+            return None
+        inherited = (field for b in node.bases if isinstance(b, ast.Name) for field in self.typed_dicts.get(b.id, ()))
+        return tuple(dict.fromkeys((*inherited, *own)))
 
     def _reducers(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
         """What the function does to every value of a dict parameter (reducers.py), before what
@@ -474,3 +489,10 @@ class _TestCollector(_Collector, only=_IN_TESTS):
 
     def _summarize(self, scope: Scope) -> None:
         """A test's functions are no code the project's values come from."""
+
+
+def _declares(statement: ast.stmt) -> bool:
+    """A field declared without a value, a docstring, `pass` or `...`."""
+    if isinstance(statement, ast.AnnAssign):
+        return statement.value is None and isinstance(statement.target, ast.Name)
+    return isinstance(statement, ast.Pass) or isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
