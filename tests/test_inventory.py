@@ -829,6 +829,27 @@ CASES = {
         },
         ["ce_loss", "tokens", "total"],
     ),
+    # a project method named like a collective gather: what it returns, besides the list a
+    # gather would make of what it is handed
+    "a dict returned by the project's own method named as a gather": (
+        {
+            "pkg/stats.py": """\
+            import wandb
+
+
+            class Stats:
+                def gather_losses(self, outputs):
+                    losses = {}
+                    losses["ce_loss"] = sum(outputs)
+                    return losses
+
+                def report(self, batch):
+                    outputs = self.forward(batch)
+                    wandb.log(self.gather_losses(outputs))
+            """,
+        },
+        ["ce_loss"],
+    ),
 }
 
 

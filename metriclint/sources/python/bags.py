@@ -435,9 +435,13 @@ class BagReader(ListReader):
             return self.bag(node.args[0])  # `ray.get(ref)`: what the remote call returned
         gathers = self.rules.gathers
         if any(word in name for word in gathers) and any(word in name.split("_") for word in gathers):  # not `reduce_gathered`
-            gathered = self.gathered_list(node)
-            if gathered:
-                return gathered
+            # and what the call returns, should it be the project's own (`self.model.gather(outputs)`)
+            return self.gathered_list(node) | self._made(node)
+        return self._made(node)
+
+    def _made(self, node: ast.Call) -> Bag:
+        """What a call that is not a fetch nor a gather returns (see _returned)."""
+        func = node.func
         if isinstance(func, ast.Attribute):
             awaited = self.bag(func.value) if not node.args and func.attr in self.rules.results else EMPTY
             if awaited:  # `out.get()`: what the call `out` stands for returns
