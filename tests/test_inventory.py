@@ -850,6 +850,25 @@ CASES = {
         },
         ["ce_loss"],
     ),
+    # a part chosen by a test on a name its other choice would fill: the empty choice is a key,
+    # the other stays the local's placeholder (a caller's "actor" must not fill `{role}`)
+    "a key part that is empty for one value of a tested parameter": (
+        {
+            "pkg/logs.py": """\
+            import wandb
+
+
+            def log_step(grad_norm, role):
+                tag = "" if role == "actor" else f"{role}-"
+                wandb.log({f"{tag}grad_norm": grad_norm})
+
+
+            def train(norm):
+                log_step(norm, "actor")
+            """,
+        },
+        ["grad_norm", "{tag}grad_norm"],
+    ),
 }
 
 

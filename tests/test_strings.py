@@ -41,7 +41,7 @@ PRELUDE = 'import wandb\nNAMES = ["actor", "critic"]\nSTATS = {"loss": 0, "kl": 
         # a conditional between two strings is either; with an unknown side, a placeholder
         ('    head = "eval_" if x else ""\n    wandb.log({f"{head}loss": x})', ["eval_loss", "loss"]),
         ('    head = "eval_" if x else name\n    wandb.log({f"{head}loss": x})', ["{head}loss"]),
-        ('    tag = "" if name == "actor" else f"{name}-"\n    wandb.log({f"train/{tag}loss": x})', ["train/{tag}loss"]),
+        ('    tag = "" if name == "actor" else f"{name}-"\n    wandb.log({f"train/{tag}loss": x})', ["train/loss", "train/{tag}loss"]),
         # ... a side with a placeholder for a name the test does not read is either too
         ('    head = f"{name}/" if x else ""\n    wandb.log({f"eval/{head}score": x})', ["eval/{name}/score", "eval/score"]),
         # a loop over whole numbers written out formats each

@@ -26,9 +26,10 @@ from metriclint.base.keys import MAX_VALUES, placeholders
 Lookup = Callable[[str], "tuple[str, ...] | None"]
 
 
-def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
+def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, ...] | None:
     """Every string `node` may be, unknown parts as placeholders; None when it is no string
-    expression at all (a call, a number, a name not bound to a string)."""
+    expression at all (a call, a number, a name not bound to a string). `bound`: the name a
+    choice is bound to, the placeholder for a choice whose own would undo its test."""
     if isinstance(node, ast.Constant):
         return (node.value,) if isinstance(node.value, str) else None
     if isinstance(node, ast.Name):
@@ -38,9 +39,13 @@ def values(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
         if kept is not None:
             return kept[0]
         body, orelse = values(node.body, name_values), values(node.orelse, name_values)
-        if body is None or orelse is None or _fills_tested(node.test, (*body, *orelse)):
-            return None  # `"" if role == "actor" else f"{role}-"`: filling `{role}` would undo the test
-        return tuple(dict.fromkeys((*body, *orelse)))
+        if body is None or orelse is None:
+            return None
+        texts = (*body, *orelse)
+        if _fills_tested(node.test, texts):  # `"" if role == "actor" else f"{role}-"`: filling `{role}` would undo the test
+            free = tuple(text for text in texts if not _fills_tested(node.test, (text,)))
+            return (*free, f"{{{bound}}}") if free and bound else None  # `role_tag` is "" or not known
+        return tuple(dict.fromkeys(texts))
     if isinstance(node, ast.JoinedStr):
         return _joined([_fstring_part(part, name_values) for part in node.values])
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
