@@ -200,7 +200,10 @@ class _Collector(EntryUses):
         self._reducers(node, self.scopes[-1])
         scope = self.scopes.pop()
         if node.returns is not None and (not scope.makes or scope.makes.endswith("()")):
-            scope.makes = self.code.instance(node.returns) or scope.makes  # `-> BaseModel`, returning what `cfg.build()` makes
+            # `-> BaseModel`, returning what `cfg.build()` makes: the declared class is what its
+            # callers may rely on, where the call it returns may not be told; a class it makes
+            # itself (`return MoEModel()`) says more and stays
+            scope.makes = self.code.instance(node.returns) or scope.makes
         if len(self.scopes) > 1:
             enclose(scope, self.scopes[-1], self.string)
         self._summarize(scope)
