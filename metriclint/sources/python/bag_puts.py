@@ -92,8 +92,8 @@ class BagWriter(BagReader):
         """`d.pop("k")`, for its value or not: the dict no longer holds the key, so a sink handed
         `d` after it does not log it (what was popped is logged only under a key of its own), also
         inside a cast (`cast(dict, d.pop("k"))`)."""
-        if isinstance(call, ast.Call) and called_name(call.func) == "cast" and len(call.args) == 2:
-            call = call.args[1]
+        if isinstance(call, ast.Call):
+            call = self.cast_value(call) or call
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "pop" and call.args):
             return
         owner, scope = call.func.value, self.scopes[-1]

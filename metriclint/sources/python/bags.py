@@ -384,6 +384,12 @@ class BagReader(ListReader):
         name = called_name(node.func)
         return name in COPIES or name == "cast" or self.typed_dict(node)
 
+    def cast_value(self, node: ast.Call) -> ast.expr | None:
+        """The value `typing.cast(T, value)` hands back as it is; None for any other call."""
+        if called_name(node.func) == "cast" and len(node.args) == 2 and self.code.chain(node.func, {}) in _CASTS:
+            return node.args[1]
+        return None
+
     def typed_dict(self, node: ast.Call) -> bool:
         """`Stats(loss=loss)` of a TypedDict of the module: a dict of its keywords."""
         return type(node.func) is ast.Name and node.func.id in self.typed_dicts
@@ -394,8 +400,9 @@ class BagReader(ListReader):
         func, name = node.func, called_name(node.func)
         if name == "zip" and len(node.args) == 2 and not node.keywords:
             return self._valued(self.named_keys(node.args[0]), node.args[1])  # `dict(zip(names, values))`
-        if name == "cast" and len(node.args) == 2 and self.code.chain(func, {}) in _CASTS:
-            return self.bag(node.args[1])
+        cast = self.cast_value(node)
+        if cast is not None:
+            return self.bag(cast)
         if name == "asdict" and len(node.args) == 1 and self.code.chain(func, {}) in dataclass_fields.AS_DICT:
             return self._own_fields(node.args[0])
         if name in COPIES or self.typed_dict(node):
