@@ -447,7 +447,9 @@ class BagReader(ListReader):
         return self._made(node)
 
     def _made(self, node: ast.Call) -> Bag:
-        """What a call that is not a fetch nor a gather returns (see _returned)."""
+        """What a call returns, besides a fetch's or a gather's own reading (_returned): its
+        object for a method that hands it back, an item it reads, or a remote or project call's
+        result for the project-wide step, with the dicts it packs."""
         func = node.func
         if isinstance(func, ast.Attribute):
             awaited = self.bag(func.value) if not node.args and func.attr in self.rules.results else EMPTY
