@@ -382,7 +382,7 @@ class BagReader(ListReader):
         """Whether a call returns a dict of what it is handed, read where it is called (`x =
         dict(x)` reads the old `x`): a copy, a cast, a TypedDict's call."""
         name = called_name(node.func)
-        return name in COPIES or name == "cast" or self.typed_dict(node)
+        return name in COPIES or self.cast_value(node) is not None or self.typed_dict(node)
 
     def cast_value(self, node: ast.Call) -> ast.expr | None:
         """The value `typing.cast(T, value)` hands back as it is; None for any other call."""
