@@ -869,6 +869,242 @@ CASES = {
         },
         ["grad_norm", "{tag}grad_norm"],
     ),
+    # a loss function bound with `partial` and kept in an attribute, handed to an engine whose
+    # subclass's step calls it: what it returns is what the engine hands back (a name rebound to
+    # a partial of itself is read once, not forever)
+    "a loss function handed to an engine that calls it": (
+        {
+            "pkg/losses.py": """\
+            def policy_loss(output, batch, config):
+                stats = {}
+                stats["kl_penalty"] = output.kl.mean()
+                return output.loss, stats
+            """,
+            "pkg/engine.py": """\
+            class Engine:
+                def train_batch(self, batch, loss_fn):
+                    merged = {}
+                    for micro in batch.split():
+                        merged.update(self.step(micro, loss_fn))
+                    return {"metrics": merged}
+
+                def step(self, micro, loss_fn):
+                    raise NotImplementedError
+
+
+            class LMEngine(Engine):
+                def step(self, micro, loss_fn):
+                    output = self.model(micro)
+                    loss, stats = loss_fn(output, micro)
+                    loss.backward()
+                    return stats
+            """,
+            "pkg/worker.py": """\
+            from functools import partial
+
+            import wandb
+
+            from pkg.engine import LMEngine
+            from pkg.losses import policy_loss
+
+
+            def strict(check):
+                check = partial(check, strict=True)
+                return check
+
+
+            class Worker:
+                def __init__(self, config):
+                    self.engine = LMEngine()
+                    self.loss_fn = partial(policy_loss, config=config)
+
+                def update(self, batch):
+                    out = self.engine.train_batch(batch, loss_fn=self.loss_fn)
+                    wandb.log({f"actor/{k}": v for k, v in out["metrics"].items()})
+            """,
+        },
+        ["actor/kl_penalty"],
+    ),
+    # a step function handed to the schedule a picker returns, which hands it and its list on to
+    # a helper that calls it and hands the function the step returns and the list on to another,
+    # which lists either tuple shape's last element (a name bound to a call of itself is read
+    # once, not forever)
+    "a function returned by a function a schedule calls": (
+        {
+            "pkg/schedule.py": """\
+            def record(finish, output, reports):
+                outputs = finish(output)
+                if len(outputs) == 3:
+                    loss, count, report = outputs
+                else:
+                    loss, report = outputs
+                reports.append(report)
+                return loss
+
+
+            def run_one(step_fn, batch, reports):
+                output, finish = step_fn(batch)
+                return record(finish, output, reports)
+
+
+            def run_microbatches(step_fn, batches):
+                reports = []
+                for batch in batches:
+                    run_one(step_fn, batch, reports)
+                return reports
+
+
+            def run_interleaved(step_fn, batches):
+                return run_microbatches(step_fn, batches[::2]) + run_microbatches(step_fn, batches[1::2])
+
+
+            def get_schedule(interleaved=False):
+                if interleaved:
+                    schedule = run_interleaved
+                else:
+                    schedule = run_microbatches
+                return schedule
+            """,
+            "pkg/train.py": """\
+            from functools import partial
+
+            import wandb
+
+            from pkg.schedule import get_schedule
+
+
+            def loss_and_report(mask, output):
+                loss = (output * mask).sum() / mask.sum()
+                return loss, mask.sum(), {"lm_loss": loss.detach()}
+
+
+            def layer_spec(config, spec):
+                if spec is None:
+                    spec = get_schedule(config)
+                elif callable(spec):
+                    if config.staged:
+                        spec = spec(config, stage=1)
+                    else:
+                        spec = spec(config)
+                return spec
+
+
+            def eval_report(output):
+                return output.loss, {"val_loss": output.loss.detach()}
+
+
+            def train_step(model, batches, run):
+                def forward(batch):
+                    output = model(batch.tokens)
+                    return output, partial(loss_and_report, batch.mask)
+
+                reports = run(step_fn=forward, batches=batches)
+                totals = {}
+                for key in reports[0]:
+                    totals[key] = sum(r[key] for r in reports) / len(reports)
+                wandb.log(totals)
+
+
+            def evaluate(model, batches):
+                def eval_step(batch):
+                    return model(batch), eval_report
+
+                run = get_schedule()
+                reports = run(step_fn=eval_step, batches=batches)
+                wandb.log(reports[-1])
+
+
+            def train(model, batches):
+                train_step(model, batches, get_schedule(interleaved=True))
+            """,
+        },
+        ["lm_loss", "val_loss"],
+    ),
+    # one class's setter called through two attributes with two functions: each object calls
+    # its own, and its dict is logged under that object's prefix alone
+    "a function set on each of two objects of one class": (
+        {
+            "pkg/losses.py": """\
+            def policy_loss(batch):
+                return batch.loss, {"kl_penalty": batch.kl.mean()}
+
+
+            def value_loss(batch):
+                return batch.value_loss, {"value_error": batch.error.mean()}
+            """,
+            "pkg/worker.py": """\
+            class Worker:
+                def set_loss(self, loss_fn):
+                    self.loss_fn = loss_fn
+
+                def train(self, batch):
+                    loss, stats = self.loss_fn(batch)
+                    loss.backward()
+                    return stats
+            """,
+            "pkg/trainer.py": """\
+            import wandb
+
+            from pkg.losses import policy_loss, value_loss
+            from pkg.worker import Worker
+
+
+            class Trainer:
+                def __init__(self):
+                    self.actor = Worker()
+                    self.critic = Worker()
+                    self.actor.set_loss(policy_loss)
+                    self.critic.set_loss(value_loss)
+
+                def step(self, batch):
+                    wandb.log({f"actor/{k}": v for k, v in self.actor.train(batch).items()})
+                    wandb.log({f"critic/{k}": v for k, v in self.critic.train(batch).items()})
+            """,
+        },
+        ["actor/kl_penalty", "critic/value_error"],
+    ),
+    # an attribute made by the class its owner names in a class attribute (a subclass may name
+    # another): its methods are that class's, among many of the same name
+    "an object made by the class a class attribute names": (
+        {
+            "pkg/workers.py": """\
+            class Worker:
+                def report(self):
+                    return {"worker_loss": self.loss}
+
+
+            class Reader:
+                def report(self):
+                    return {}
+
+
+            class Writer:
+                def report(self):
+                    return {}
+
+
+            class Checker:
+                def report(self):
+                    return {}
+            """,
+            "pkg/trainer.py": """\
+            import wandb
+
+            from pkg.workers import Worker
+
+
+            class Trainer:
+                worker_cls = Worker
+
+                def __init__(self):
+                    self.worker = self.worker_cls()
+
+                def step(self):
+                    wandb.log(self.worker.report())
+            """,
+        },
+        ["worker_loss"],
+    ),
 }
 
 

@@ -19,7 +19,7 @@ from typing import Iterable, Mapping, Sequence
 
 from metriclint.evidence.dotted import Dotted, last_part
 from metriclint.evidence.inherited import Hierarchy
-from metriclint.model import UNKNOWN_OBJECT, FunctionFlow, ProjectClass
+from metriclint.model import FUNCTION, UNKNOWN_OBJECT, FunctionFlow, ProjectClass
 
 _MAX_DEPTH = 8
 # The most methods of one name a call on an object of no told class may run, all of them read.
@@ -111,6 +111,8 @@ class Callees:
     def _resolved(self, name: str, depth: int) -> tuple[FunctionFlow, ...]:
         """The definition a name reaches; or, for a method of an object nothing tells the class
         of, the methods of that name of the project (`_defining`)."""
+        if name.endswith("()"):
+            return self._returned_functions(name[:-2], depth)
         found = self.direct(name)
         if found is not None and found.shell:
             return self._filled(found)
@@ -139,6 +141,21 @@ class Callees:
         if held is None:  # set from a parameter (`self.strategy = strategy`): the methods of its name
             return self._defining(method) if project_class is not None else ()
         return self._resolved(f"{held}.{method}", depth + 1)
+
+    def _returned_functions(self, maker: str, depth: int) -> tuple[FunctionFlow, ...]:
+        """What a call of what a call returned runs (`step = get_step_func(); step(batch)`,
+        written `pkg.get_step_func()`): the project's functions the maker returns as values
+        (model.FUNCTION), whichever it picks."""
+        if depth > _MAX_DEPTH:
+            return ()
+        found = (
+            target
+            for flow in self._resolved(maker, depth + 1)
+            for held in flow.gives.held
+            if held.kind == FUNCTION and not held.item
+            for target in self._resolved(held.name, depth + 1)
+        )
+        return tuple(dict.fromkeys(found))
 
     def _filled(self, shell: FunctionFlow) -> tuple[FunctionFlow, ...]:
         """What runs where a class declares a method it leaves empty (a docstring, `pass`, or

@@ -172,6 +172,14 @@ class Held:
 
 
 OVERRIDDEN = "overridden"  # Held.kind: a method's return, as the instance's class (or a subclass of the project) has the method
+# Held.kind: a function of the project as a value, named as the file's imports name it: handed to
+# a call (`run(step_fn=forward)`), bound (`partial(loss, cfg)`), kept in an attribute or returned.
+# It holds no dict itself; what calling it returns (INVOKED) is what the function returns.
+FUNCTION = "function"
+# The item a Held selects for what calling the value it stands for returns: `loss_fn(out)` of a
+# parameter is Held("param", "loss_fn", item=(INVOKED,)), answered by the functions its callers
+# pass for it; `loss, stats = loss_fn(out)` selects the item "#1" of that.
+INVOKED = "()"
 
 
 @dataclass(frozen=True, slots=True)

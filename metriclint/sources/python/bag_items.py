@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Callable
 
 from metriclint.base import keys
-from metriclint.model import REMOTE_CALL, UNKNOWN_OBJECT, Bag, Held, Item, MetricsEntry
+from metriclint.model import INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Bag, Held, Item, MetricsEntry
 from metriclint.sources.python import strings
 from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.roots import ValueReader
@@ -91,7 +91,8 @@ def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     Only what a call returns or a caller passes is followed so, and one of the dicts of a
     class's attribute indexed by a variable (`self.stats[mode]`, whose entries its methods put
     through the same kind of index: bag_puts.py `put`), not an attribute's item by key: its
-    items are put in it by key (`self.stats["train"][key] = v` puts in `self.stats`)."""
+    items are put in it by key (`self.stats["train"][key] = v` puts in `self.stats`). What
+    calling a value returns (INVOKED) is followed for any value, and so is any item of it."""
     found, size = EMPTY, len(path)
     for item in bag.items:
         if item.keys == path:
@@ -102,7 +103,8 @@ def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     held = tuple(
         replace(h, item=h.item + path)
         for h in bag.held
-        if (h.kind in ("result", "param") or listed and h.kind == "attribute" and not h.item) and h.rekey == "{}"
+        if h.rekey == "{}"
+        and (h.kind in ("result", "param") or listed and h.kind == "attribute" and not h.item or INVOKED in (path[0], *h.item[:1]))
     )
     return found | Bag(held=held) if held else found
 
@@ -141,7 +143,10 @@ LIST_ITEMS = (ast.Name, ast.Dict, ast.DictComp, ast.Call, ast.Subscript, ast.Awa
 
 
 def indexes(node: ast.expr) -> bool:
-    """Whether a subscript's index picks an element of a list: a number, or a name (`rows[i]`)."""
+    """Whether a subscript's index picks an element of a list: a number, from the end too
+    (`rows[-1]`), or a name (`rows[i]`)."""
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub:
+        node = node.operand
     return (type(node) is ast.Constant and type(node.value) is int) or type(node) is ast.Name
 
 
@@ -190,6 +195,12 @@ def remote_method(func: ast.Attribute, remote_calls: frozenset[str]) -> str | No
     return None
 
 
+def binding(node: ast.expr, binds: frozenset[str]) -> bool:
+    """A call that makes a function with some arguments bound (`partial(loss, mask)`,
+    rules/dataflow.yaml `binds`): a function value, which the call it is returned to may call."""
+    return type(node) is ast.Call and bool(node.args) and called_name(node.func) in binds
+
+
 def unwrapped(node: ast.expr) -> ast.expr:
     """What `sorted(x)`, `list(x)` or `reversed(x)` iterate over in the same order or another."""
     while isinstance(node, ast.Call) and called_name(node.func) in ("sorted", "list", "reversed", "tuple") and node.args:
@@ -234,7 +245,8 @@ class ItemReader(ValueReader):
         """`return batches, stats`: each element's dict as the item "#i" (bag_items.element)."""
         found = EMPTY
         for index, part in enumerate(value.elts):
-            inner = self.bag(part) if isinstance(part, (ast.Name, ast.Dict, ast.DictComp)) else EMPTY
+            kept = isinstance(part, (ast.Name, ast.Dict, ast.DictComp)) or binding(part, self.rules.binds)
+            inner = self.bag(part) if kept else EMPTY
             found |= under(element(index), inner) if inner else EMPTY
         return found
 

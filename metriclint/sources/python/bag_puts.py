@@ -135,8 +135,7 @@ class BagWriter(BagReader):
             scope.aliases.pop(name, None)
         if not replaces and scope.rebound and scope.rebound[-1][0] == tuple(self.blocks):
             replaces = True  # in the branch it holds the new dict alone; after it, either (`branch_ends`)
-            if name not in scope.rebound[-1][1]:
-                scope.rebound[-1][1][name] = scope.bags.get(name) or self._result(scope.results.get(name))
+            self.remember(name)
         holds = name in scope.bags or name in scope.results or self.is_param(name)
         if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
             self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
@@ -162,6 +161,13 @@ class BagWriter(BagReader):
         """An `if` branch: a name bound right in its body holds the new dict alone there
         (`if merged: stats = merge(parts); out["stats"] = stats` hands on the merged dict only)."""
         self.scopes[-1].rebound.append(((*self.blocks, id(body)), {}))
+
+    def remember(self, name: str) -> None:
+        """A name bound right in an `if` branch: what it held before, which it may hold again
+        after the branch (`branch_ends`), as the branch may not run."""
+        scope = self.scopes[-1]
+        if scope.rebound and scope.rebound[-1][0] == tuple(self.blocks) and name not in scope.rebound[-1][1]:
+            scope.rebound[-1][1][name] = scope.bags.get(name) or self._result(scope.results.get(name))
 
     def branch_ends(self) -> None:
         """After the branch, a name it bound may hold either dict, as the branch may not run."""

@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span
+from metriclint.model import FUNCTION, INVOKED, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span
 from metriclint.sources.python import dataclass_fields, strings
 from metriclint.sources.python.bag_items import (
     EMPTY,
@@ -27,6 +27,7 @@ from metriclint.sources.python.bag_items import (
     LIST_ITEMS,
     LISTED,
     ListReader,
+    binding,
     element,
     indexes,
     item_key,
@@ -105,7 +106,8 @@ class BagReader(ListReader):
             hidden = len(self.scopes) > 1 and name in scope.carries  # a local hides the module's
             if hidden:
                 return EMPTY
-            return (self._enclosing(name) if len(self.scopes) > 2 else EMPTY) or self.name_lists.named(name)
+            found = (self._enclosing(name) if len(self.scopes) > 2 else EMPTY) or self.name_lists.named(name)
+            return found or self._function_value(node)
         if type(node) is ast.Attribute:
             attribute = self._attribute(node)
             if attribute is not None:
@@ -416,6 +418,50 @@ class BagReader(ListReader):
             result = self._result_bags[id(node)] = self._returned(node)
         return result
 
+    def function_of(self, value: ast.expr) -> str | None:
+        """The function of the project that a value is, not a call of it: its name (a function of
+        the module, one it imports, one defined in the body the walk is in or one around it),
+        bound with some arguments (`partial(f, k=v)`, rules/dataflow.yaml `binds`), or the one
+        a choice names (`score_fn or default_scores`, `f if fast else g`: the first the code
+        names; a parameter's is the caller's). Dotted as FunctionFlow names it."""
+        if type(value) is ast.Name:
+            name = value.id
+            if not name[:1].islower() or name in self.scopes[-1].params:
+                return None
+            for scope in reversed(self.scopes[1:]):
+                if name in scope.defs:
+                    return scope.defs[name]
+            return self.code.callee(value, []) if name in self.code.defined or name in self.code.imports else None
+        if binding(value, self.rules.binds):
+            return self.function_of(value.args[0])  # type: ignore[attr-defined]
+        choices = value.values if type(value) is ast.BoolOp else (value.body, value.orelse) if type(value) is ast.IfExp else ()
+        return next((found for choice in choices if (found := self.function_of(choice)) is not None), None)
+
+    def _function_value(self, node: ast.Name) -> Bag:
+        """A function named as a value (`run(step_fn=forward)`), for a callee that calls it: what
+        it returns is what the call of it returns (model.FUNCTION)."""
+        function = self.function_of(node)
+        return self._one(FUNCTION, function) if function is not None else EMPTY
+
+    def _invoked(self, node: ast.Call) -> Bag:
+        """What calling a value returns, where the value is no function the file names but one
+        handed in or kept: a parameter (`loss_fn(out)`), a name bound to part of what another
+        call returned (`finish(out)` after `out, finish = step_fn(batch)`), or an attribute the
+        class's methods may set to a function (`self.loss_fn(out)`, kept_values.py
+        `callables`), not to an object; the project-wide step finds the functions
+        (model.INVOKED), each read for this call (model.Held `call`)."""
+        func, call = node.func, self.span(node)
+        if type(func) is ast.Name:  # a name bound to a call's result is the call's (roots.py `site`)
+            held = func.id in self.scopes[-1].bags or self.is_param(func.id)
+            return _at_call(selected(self.bag(func), (INVOKED,)), call) if held else EMPTY
+        attribute = self._attribute(func)
+        if attribute is None:
+            return EMPTY
+        owner, name = attribute.rsplit(".", 1)
+        if name not in self.kept[-1].callables or name in self.attribute_types.get(owner, ()):
+            return EMPTY  # a method, or an attribute set to an object (`self.model(batch)`)
+        return Bag(held=(Held("attribute", attribute, call=call, item=(INVOKED,)),))
+
     def _enclosing(self, name: str) -> Bag:
         """What a closure reads from the function it is defined in (`metrics = start()`, then
         `def finalize(): success(metrics)`): that function's dict, where the closure is defined.
@@ -436,6 +482,8 @@ class BagReader(ListReader):
         return Bag(tuple(MetricsEntry(target.id, self.span(target), frozenset(), measured) for target, measured in found))
 
     def _returned(self, node: ast.Call) -> Bag:
+        if binding(node, self.rules.binds):  # `partial(loss_fn, cfg)`: the function, whichever it is
+            return self.bag(node.args[0])  # read once, here: `f = partial(f, cfg)` reads `f` again
         func = node.func
         name = called_name(func)
         if node.args and name in self._fetch_names and self.code.chain(func, {}) in self.rules.fetches:
@@ -469,10 +517,14 @@ class BagReader(ListReader):
             dispatched = remote_method(func, self.rules.remote_calls)
             if dispatched is not None:
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
+        invoked = self._invoked(node)
+        if invoked and type(func) is ast.Name:
+            return invoked  # a parameter's name, a local's: no function of the module
         callee = self.site(node).callee or self._object_method(node)
         passed = passed_keywords(node)
         options = HeldOptions(passed=passed, positional=len(node.args)) if passed or node.args else None
         found = Bag(held=(Held("result", callee, call=self.span(node), options=options),)) if callee else EMPTY
+        found |= invoked
         return found | packed(node, self.bag) if node.keywords else found
 
     def _read_key(self, key: ast.expr) -> str | None:
@@ -560,6 +612,14 @@ class BagReader(ListReader):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and self.classes:
             return ".".join((self.module, *self.classes, node.attr))
         return None
+
+
+def _at_call(bag: Bag, call: Span) -> Bag:
+    """What calling a value returns (INVOKED), each Held of it read for the call that calls it
+    (a parameter's, a local's part of what a call of a parameter returned); one that is a
+    call's result already keeps that call."""
+    held = tuple(h if h.call is not None else replace(h, call=call) for h in bag.held)
+    return Bag(bag.entries, held, bag.items)
 
 
 def _measured(bag: Bag, value: ast.expr) -> Bag:

@@ -349,6 +349,9 @@ class Bindings(Messages):
             if isinstance(called, ast.Name) and called.id in scope.results:
                 called = scope.results[called.id]  # `out = self.step(b)`, then `loss, stats = out`: what the call returned
             if isinstance(called, ast.Call) or isinstance(called, ast.Name) and called.id in scope.bags:
+                for element in target.elts:
+                    if isinstance(element, ast.Name):
+                        self.remember(element.id)  # `else: loss, stats = out`: either branch's
                 self.unpacked(target.elts, called)  # a name's bag: what the call returned where it may not have run (a loop)
             count, handed = len(target.elts), self.handed(value)
             for i, element in enumerate(target.elts):
@@ -419,7 +422,7 @@ class Bindings(Messages):
         `name` holds an instance of, or what call made it (`pkg.get_timers()`; with `made`, any
         call, `self.build_engine(cfg)`, or the function of the project an attribute keeps,
         `self.score_fn = score_fn or default_scores`)."""
-        found = self.instance_of(value, made) or (self._function_of(value) if made else None)
+        found = self.instance_of(value, made) or (self.function_of(value) if made else None)
         if found:
             held[name] = found
         elif not (isinstance(value, ast.Constant) and value.value is None):  # `None` until it is set: still that class's
@@ -444,12 +447,25 @@ class Bindings(Messages):
         func = value.func
         if type(func) is ast.Name and func.id == "cls" and self.classes and scope.params[:1] == ("cls",):
             return ".".join((self.module, *self.classes))  # `cls(...)` in a classmethod: an instance of its class
-        found = self.code.instance(value)
+        found = self.code.instance(value) or self._class_kept(func)
         factory = made and (self.own_attribute(func) is not None or _class_method(func) or self._held_method(func))
         if found is not None or (value.args or value.keywords) and not factory:
             return found
         callee = self.site(value).callee  # what the project-wide step finds the call returns
         return f"{callee}()" if callee and not callee.startswith(UNKNOWN_OBJECT) else None
+
+    def _class_kept(self, func: ast.expr) -> str | None:
+        """The class a call of `self.X` makes where the class's body binds `X` to a class
+        (`worker_cls = Worker`, then `self.worker = self.worker_cls(cfg)`): a subclass may bind
+        another, and the class's own is the one a reader of its methods meets."""
+        attribute = self.own_attribute(func)
+        if attribute is None:
+            return None
+        for statement in self.class_nodes[-1].body:
+            if type(statement) is ast.Assign and [type(t) for t in statement.targets] == [ast.Name]:
+                if statement.targets[0].id == attribute:  # type: ignore[attr-defined]
+                    return self.code.instance(statement.value) if type(statement.value) is ast.Name else None
+        return None
 
     def _visit_Global(self, node: ast.Global) -> bool:
         self.scopes[-1].globals.update(node.names)
@@ -459,19 +475,6 @@ class Bindings(Messages):
         """`DESCRIPTIONS = {...}` at module level may be a table of texts (tables.py), whose keys are no logged keys."""
         if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
             self.tables.dict_table(target.id, value)
-
-    def _function_of(self, value: ast.expr) -> str | None:
-        """The function of the module or of another one of the project that a value is, not a
-        call of it: its name (`default_scores`), bound with some arguments (`partial(f, k=v)`,
-        rules/dataflow.yaml `binds`), or the one a choice names (`score_fn or default_scores`,
-        `f if fast else g`: the first the code names; a parameter's is the caller's)."""
-        if type(value) is ast.Name:
-            named = value.id[:1].islower() and value.id not in self.scopes[-1].params
-            return self.code.callee(value, []) if named and (value.id in self.code.defined or value.id in self.code.imports) else None
-        if type(value) is ast.Call and called_name(value.func) in self.rules.binds and value.args:
-            return self._function_of(value.args[0])
-        choices = value.values if type(value) is ast.BoolOp else (value.body, value.orelse) if type(value) is ast.IfExp else ()
-        return next((found for choice in choices if (found := self._function_of(choice)) is not None), None)
 
     def _held_method(self, func: ast.expr) -> bool:
         """`cfg.evaluator.build`, a method of what an attribute of an object of a told class holds

@@ -153,6 +153,7 @@ class Scope:
     looped: bool = False  # whether the walk met a `for` statement in it: reducers.py looks for loops only in such a function
     gathering: bool = False  # whether it assigns what a call named as a gather returns: reducers.py reads its comprehensions only then
     bags: dict[str, Bag] = field(default_factory=dict)  # name -> the dict of metrics (or list of records) it holds (bags.py)
+    defs: dict[str, str] = field(default_factory=dict)  # name -> the function defined in its body under it, dotted (FunctionFlow.name)
     results: dict[str, ast.Call] = field(default_factory=dict)  # name -> the call whose result it holds, which may be a dict
     rebound: list[tuple[tuple[int, ...], dict[str, Bag]]] = field(
         default_factory=list

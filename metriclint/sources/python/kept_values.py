@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from metriclint.model import CodeFact
+from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.ranks import LocalFact
 
 
@@ -40,11 +41,14 @@ class KeptValues:
     values: dict[str, list[frozenset[CodeFact]]] = field(default_factory=dict)  # attribute -> what each write met puts there
     unknown: set[str] = field(default_factory=set)  # attributes one write met puts something not known in
     taken: frozenset[str] | None = None  # attributes a call may change in place, once asked
+    callables: frozenset[str] = frozenset()  # attributes a write may put a function in (`_may_be_function`)
 
     @classmethod
-    def of(cls, writes: list[tuple[str, ast.expr | None]]) -> KeptValues:
-        """Before the walk enters a class, of its attribute writes (held.class_writes)."""
-        return cls(Counter(attribute for attribute, value in writes if value is None or not fresh(value)))
+    def of(cls, writes: list[tuple[str, ast.expr | None]], binds: frozenset[str]) -> KeptValues:
+        """Before the walk enters a class, of its attribute writes (held.class_writes); `binds`:
+        the calls that make a function with some arguments bound (rules/dataflow.yaml)."""
+        counted = Counter(attribute for attribute, value in writes if value is None or not fresh(value))
+        return cls(counted, callables=frozenset(a for a, value in writes if value is not None and _may_be_function(value, binds)))
 
     def wrote(self, attribute: str, facts: frozenset[CodeFact] | None) -> None:
         """A write the walk met, not a fresh start: `facts` of the value put there, None when
@@ -72,6 +76,19 @@ class KeptValues:
         if self.taken is None:
             self.taken = frozenset(_taken(node, harmless))
         return attribute not in self.taken
+
+
+def _may_be_function(value: ast.expr, binds: frozenset[str]) -> bool:
+    """Whether a write may put a function in an attribute, for its class's methods to call
+    (`self.loss_fn(out)`): a name (a parameter, a function), a bound function (`partial(f,
+    cfg)`) or a choice of those (`loss_fn or default_loss`)."""
+    if type(value) is ast.Name:
+        return True
+    if type(value) is ast.BoolOp:
+        return any(_may_be_function(v, binds) for v in value.values)
+    if type(value) is ast.IfExp:
+        return _may_be_function(value.body, binds) or _may_be_function(value.orelse, binds)
+    return type(value) is ast.Call and bool(value.args) and called_name(value.func) in binds
 
 
 def fresh(value: ast.expr) -> bool:

@@ -380,11 +380,23 @@ class ValueReader(WalkState):
         """The call as evidence/code_claims.py resolves it: callee ("" if unknown) and what each argument carries.
 
         Read once, where the walk first meets the call: in `x = f(x)` that is before `x` is
-        rebound, as Python evaluates it."""
+        rebound, as Python evaluates it. A call of a name bound to its own result (`f = f(x)`,
+        met again through `_returned_function`) is, while it is read, a call nothing follows."""
         site = self.sites.get(id(node))
         if site is None:
+            self.sites[id(node)] = self._unfollowed(self.scopes[-1].name)
             site = self.sites[id(node)] = self._read_site(node)
         return site
+
+    def _returned_function(self, func: ast.expr) -> str | None:
+        """A call of a name bound to what a project call returned (`step = get_step_func()`, then
+        `step(batch)`), as the call the name holds the result of, `pkg.get_step_func()`: the
+        project-wide step runs the functions it returns (evidence/callees.py)."""
+        if type(func) is not ast.Name:
+            return None
+        made = self.scopes[-1].results.get(func.id)
+        callee = self.site(made).callee if made is not None else ""
+        return f"{callee}()" if callee and "(" not in callee else None
 
     def _unfollowed(self, caller: str) -> ResultOf:
         """The site of a call nothing follows, one per function: most calls of a file are."""
@@ -396,7 +408,7 @@ class ValueReader(WalkState):
     def _read_site(self, node: ast.Call) -> ResultOf:
         scope = self.scopes[-1]
         func = node.func
-        callee = self.code.callee(func, self.classes, scope.known)
+        callee = self._returned_function(func) or self.code.callee(func, self.classes, scope.known)
         if callee is None or self.code.standard(callee):
             return self._unfollowed(scope.name)  # nothing to follow: what it is passed does not matter
         owner = self.code.chain(func.value, {}) if isinstance(func, ast.Attribute) else ""

@@ -170,7 +170,7 @@ class _Collector(EntryUses):
         held = held_objects(writes, lambda value: self.code.chain(value, {}), self.code.knowledge.prefixes, inherited)
         schedulers = self.code.knowledge.schedulers
         stepped = stepped_callees(methods, schedulers.step, schedulers.names)
-        return held, stepped, hooked_methods(node, self.base_paths[-1], self._logged_returns), KeptValues.of(writes)
+        return held, stepped, hooked_methods(node, self.base_paths[-1], self._logged_returns), KeptValues.of(writes, self.rules.binds)
 
     def _visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         args = node.args
@@ -206,6 +206,7 @@ class _Collector(EntryUses):
             scope.makes = self.code.instance(node.returns) or scope.makes
         if len(self.scopes) > 1:
             enclose(scope, self.scopes[-1], self.string)
+            self.scopes[-1].defs[node.name] = name  # `run(step_fn=forward)` after `def forward(...)` in the same body
         self._summarize(scope)
         self._docstring(node.body, node.name, scope)
         self._owner(node)
