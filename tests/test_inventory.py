@@ -1105,6 +1105,39 @@ CASES = {
         },
         ["worker_loss"],
     ),
+    # an object of a class with `__call__` handed over as the function to call: calling it
+    # runs `__call__`
+    "a loss object handed to a function that calls it": (
+        {
+            "pkg/losses.py": """\
+            class PolicyLoss:
+                def __init__(self, coef):
+                    self.coef = coef
+
+                def __call__(self, batch):
+                    return batch.loss, {"clip_fraction": batch.clipped.float().mean()}
+            """,
+            "pkg/train.py": """\
+            import wandb
+
+            from pkg.losses import PolicyLoss
+
+
+            def train_on(batches, loss_fn):
+                stats = {}
+                for batch in batches:
+                    loss, stats = loss_fn(batch)
+                    loss.backward()
+                return stats
+
+
+            def main(batches):
+                loss_fn = PolicyLoss(0.2)
+                wandb.log(train_on(batches, loss_fn))
+            """,
+        },
+        ["clip_fraction"],
+    ),
 }
 
 

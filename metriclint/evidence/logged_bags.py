@@ -251,6 +251,12 @@ class LoggedBags:
                 deeper += [(held, path[len(item.keys) :]) for held in item.held]
         for held, rest in deeper if hops < MAX_HOPS else ():
             inner = _called(held, held.item + rest)
+            if held.rekey == "{}" and inner is not None and held.kind == "result" and inner[:1] == (INVOKED,):
+                # an object of a class of the project called as a function (`loss_fn = PolicyLoss(cfg)`,
+                # then `loss_fn(batch)`) runs its `__call__`, the call's arguments after `self`
+                method = replace(invoked, bound=True) if invoked is not None else None
+                for target in self.targets(f"{held.name}.__call__"):
+                    yield from self._at(target.name, target.gives, inner[1:], hops + 1, method, ())
             if held.rekey == "{}" and inner is not None:
                 for where, found, at, back in self._sources(function, held, hops + 1, call, outer):
                     if held.kind == FUNCTION:
