@@ -1138,6 +1138,51 @@ CASES = {
         },
         ["clip_fraction"],
     ),
+    # a registry a decorator fills (`@register_loss([...])` over each loss), read back by a
+    # getter: calling what it returns runs any of the registered functions; a key made of a
+    # slice of another dict's key is not that dict's key
+    "a loss function a decorator registers and a getter hands out": (
+        {
+            "pkg/losses.py": """\
+            LOSSES = {}
+
+
+            def register_loss(names):
+                def decorator(func):
+                    for name in names:
+                        LOSSES[name] = func
+                    return func
+
+                return decorator
+
+
+            def get_loss_fn(name):
+                return LOSSES[name]
+
+
+            @register_loss(["forward_kl"])
+            def forward_kl(batch):
+                return batch.kl, {"teacher_mass": batch.mass.mean()}
+
+
+            def policy_stats(batch):
+                return {"policy_clip": batch.clipped.float().mean()}
+            """,
+            "pkg/train.py": """\
+            import wandb
+
+            from pkg.losses import get_loss_fn, policy_stats
+
+
+            def step(batch, mode):
+                loss_fn = get_loss_fn(mode)
+                loss, stats = loss_fn(batch)
+                stats.update({f"distill/{k[len('policy_'):]}": v for k, v in policy_stats(batch).items()})
+                wandb.log({f"actor/{k}": v for k, v in stats.items()})
+            """,
+        },
+        ["actor/teacher_mass"],
+    ),
 }
 
 

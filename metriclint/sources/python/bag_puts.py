@@ -42,6 +42,9 @@ class BagWriter(BagReader):
             added |= selected
         scope = self.scopes[-1]
         if isinstance(container, ast.Name):
+            shared = self.module_dict(container.id)
+            if shared is not None:  # `REGISTRY[name] = func` in a function: the module's dict
+                scope.puts[shared] = scope.puts.get(shared, EMPTY) | added
             scope.bags[container.id] = self.bag(container) | added
             if self.is_param(container.id):
                 scope.fills[container.id] = scope.fills.get(container.id, EMPTY) | added  # the caller's dict

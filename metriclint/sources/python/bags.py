@@ -86,6 +86,7 @@ class BagReader(ListReader):
         self.call_bags: dict[int, tuple[tuple[int | str, Bag], ...]] = {}  # call node id -> its arguments' bags
         self._held_bags: dict[tuple[str, str], Bag] = {}
         self._result_bags: dict[int, Bag] = {}  # call node id -> what it returns, as a bag
+        self._module_dicts: frozenset[str] | None = None  # the dicts the module binds at its top level, once asked
         self._fetch_names = frozenset(path.rsplit(".", 1)[-1] for path in self.rules.fetches)
         # the text's span, not the walk's bound one: held here, that made every file's tree a
         # reference cycle, freed only by a collection (tests/test_speed.py)
@@ -106,6 +107,9 @@ class BagReader(ListReader):
             hidden = len(self.scopes) > 1 and name in scope.carries  # a local hides the module's
             if hidden:
                 return EMPTY
+            shared = self.module_dict(name)
+            if shared is not None:
+                return self._one("attribute", shared)
             found = (self._enclosing(name) if len(self.scopes) > 2 else EMPTY) or self.name_lists.named(name)
             return found or self._function_value(node)
         if type(node) is ast.Attribute:
@@ -210,7 +214,7 @@ class BagReader(ListReader):
             # the innermost loop's key: `for name, stats in by_name.items()`, then `f"{name}/{k}"`
             # over `stats.items()` puts each of stats' keys under a name not known here
             over = next((name for name in reversed(scope.keyvars) if f"{{{name}}}" in text), None)
-            if over is not None:  # the other dict's keys, or, where they cannot be known, the template
+            if over is not None and not _cut(key, over):  # the other dict's keys, or, where they cannot be known, the template
                 made |= _measured(rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key)), value)
             kept = over is not None and (
                 keys.looks_like_key(text.replace(f"{{{over}}}", "x"))
@@ -418,6 +422,16 @@ class BagReader(ListReader):
             result = self._result_bags[id(node)] = self._returned(node)
         return result
 
+    def module_dict(self, name: str) -> str | None:
+        """`module.NAME` for a dict the module binds at its top level (`REGISTRY = {}`), read or
+        filled in one of its functions, not hidden by a local: what any function puts in it is
+        there for every other, as a class's attribute is for its methods (model.Held "attribute")."""
+        if len(self.scopes) < 2 or name in self.scopes[-1].carries or self.is_param(name):
+            return None
+        if self._module_dicts is None:
+            self._module_dicts = module_dicts(self.tree.body)
+        return f"{self.module}.{name}" if name in self._module_dicts else None
+
     def function_of(self, value: ast.expr) -> str | None:
         """The function of the project that a value is, not a call of it: its name (a function of
         the module, one it imports, one defined in the body the walk is in or one around it),
@@ -445,14 +459,18 @@ class BagReader(ListReader):
 
     def _invoked(self, node: ast.Call) -> Bag:
         """What calling a value returns, where the value is no function the file names but one
-        handed in or kept: a parameter (`loss_fn(out)`), a name bound to part of what another
-        call returned (`finish(out)` after `out, finish = step_fn(batch)`), or an attribute the
+        handed in or kept: a parameter (`loss_fn(out)`), a name bound to what another call
+        returned (`loss_fn = get_loss_fn(name)`, whose call roots.py `site` also names) or to
+        part of it (`finish(out)` after `out, finish = step_fn(batch)`), or an attribute the
         class's methods may set to a function (`self.loss_fn(out)`, kept_values.py
         `callables`), not to an object; the project-wide step finds the functions
         (model.INVOKED), each read for this call (model.Held `call`)."""
         func, call = node.func, self.span(node)
-        if type(func) is ast.Name:  # a name bound to a call's result is the call's (roots.py `site`)
-            held = func.id in self.scopes[-1].bags or self.is_param(func.id)
+        if type(func) is ast.Name:
+            scope = self.scopes[-1]
+            if func.id in scope.results:  # its call's: what it returns is read for that call (`_at_call`)
+                return selected(self.bag(func), (INVOKED,))
+            held = func.id in scope.bags or self.is_param(func.id)
             return _at_call(selected(self.bag(func), (INVOKED,)), call) if held else EMPTY
         attribute = self._attribute(func)
         if attribute is None:
@@ -518,7 +536,7 @@ class BagReader(ListReader):
             if dispatched is not None:
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
         invoked = self._invoked(node)
-        if invoked and type(func) is ast.Name:
+        if invoked and type(func) is ast.Name and func.id not in self.scopes[-1].results:
             return invoked  # a parameter's name, a local's: no function of the module
         callee = self.site(node).callee or self._object_method(node)
         passed = passed_keywords(node)
@@ -612,6 +630,37 @@ class BagReader(ListReader):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and self.classes:
             return ".".join((self.module, *self.classes, node.attr))
         return None
+
+
+def _cut(key: ast.expr, name: str) -> bool:
+    """Whether a key formats a part of the loop's key, not the key itself (`f"kl/{k[6:]}"`,
+    `f"kl/{k.removeprefix('actor/')}"`): the other dict's keys are not what it writes."""
+    parts = key.values if type(key) is ast.JoinedStr else ()
+    return any(
+        type(part) is ast.FormattedValue
+        and not (type(part.value) is ast.Name and part.value.id == name)
+        and any(type(n) is ast.Name and n.id == name for n in ast.walk(part.value))
+        for part in parts
+    )
+
+
+def module_dicts(body: list[ast.stmt]) -> frozenset[str]:
+    """The names a module binds at its top level to a dict: `{}`, `dict()`, `defaultdict(...)`."""
+    found: set[str] = set()
+    for statement in body:
+        value: ast.expr | None
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign):
+            targets, value = [statement.target], statement.value
+        else:
+            continue
+        if isinstance(value, ast.Dict) or isinstance(value, ast.Call) and called_name(value.func) in _DICT_MAKERS:
+            found.update(t.id for t in targets if isinstance(t, ast.Name))
+    return frozenset(found)
+
+
+_DICT_MAKERS = frozenset({"dict", "defaultdict", "OrderedDict"})
 
 
 def _at_call(bag: Bag, call: Span) -> Bag:

@@ -14,7 +14,7 @@ from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.knowledge.sinks import ArgumentPlace as Passed
 from metriclint.knowledge.sinks import Shape, Sink
-from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, KeyUse, LoggedBag, Span, logged_by
+from metriclint.model import FUNCTION, UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, Held, KeyUse, LoggedBag, Span, logged_by
 from metriclint.sources.python import flags, key_tables, ranks, strings
 from metriclint.sources.python.bag_puts import BagWriter
 from metriclint.sources.python.call_names import Argument, arguments, called_name
@@ -334,6 +334,20 @@ class KeyRecorder(BagWriter):
             self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags))
         self.handed_to(site.callee, node, given)
         self._hand_over(node, given, site.callee, site.bound)
+
+    def decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef, function: str) -> None:
+        """`@register(settings)` over `def f`: `f = register(settings)(f)`, a call of what the
+        decorator's call returns (`pkg.register()`) handed the function, as the project-wide
+        step reads calls: a registry the decorator fills holds `f` (bags.py `module_dict`)."""
+        handed = ((0, Bag(held=(Held(FUNCTION, function),))),)
+        for decorator in node.decorator_list:
+            if isinstance(decorator, ast.Call):
+                maker = self.site(decorator).callee
+                callee = f"{maker}()" if maker and "(" not in maker else ""
+            else:
+                callee = self.code.callee(decorator, self.classes, self.scopes[-1].known) or ""
+            if callee and not callee.startswith(UNKNOWN_OBJECT) and not self.code.standard(callee):
+                self.calls.append(CallFlow(callee, self.scopes[-1].name, self.span(decorator), (), False, (), handed))
 
     def _hand_over(self, node: ast.Call, given: list[Argument], callee: str, bound: bool) -> None:
         """A dict passed by name to a project function: what that function does to every value

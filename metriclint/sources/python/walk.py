@@ -179,6 +179,8 @@ class _Collector(EntryUses):
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
         self.defined_here(node)
         name = ".".join((self.module, *self.classes, *(s.name.rsplit(".", 1)[-1] for s in self.scopes[1:]), node.name))
+        if node.decorator_list:
+            self.decorated(node, name)
         params = tuple(a.arg for a in every)
         outer = self.scopes[-1].objects
         self.scopes.append(Scope(name, params, in_class and not static, definition=node))
