@@ -226,43 +226,42 @@ class LoggedBags:
         again and again through the many ways calls reach it, as `entries` meets it."""
         memo = (function, bag, path, hops, _span(call), tuple(_span(c) for c in outer), _span(invoked))
         found = self.at_memo.get(memo)
-        if found is None:  # no cycle reaches it again while it is read: each step adds a hop
-            found = self.at_memo[memo] = list(self._at_read(function, bag, path, hops, call, outer, invoked))
-        return iter(found)
-
-    def _at_read(
-        self,
-        function: str,
-        bag: Bag,
-        path: tuple[str, ...],
-        hops: int,
-        call: CallFlow | None,
-        outer: Outer,
-        invoked: CallFlow | None,
-    ) -> Iterator[tuple[Bag, tuple[str, CallFlow | None, Outer]]]:
+        if found is not None:  # no cycle reaches it again while it is read: each step adds a hop
+            return iter(found)
+        found = []
         if not path:
-            yield bag, (function, call, outer)
-            return
-        deeper = [(held, path) for held in bag.held]
-        for item in bag.items:
+            found.append((bag, (function, call, outer)))
+        deeper = [(held, path) for held in bag.held] if path else []
+        for item in bag.items if path else ():
             if item.keys == path:
-                yield Bag(item.entries, item.held), (function, call, outer)
+                found.append((Bag(item.entries, item.held), (function, call, outer)))
             elif path[: len(item.keys)] == item.keys:
                 deeper += [(held, path[len(item.keys) :]) for held in item.held]
         for held, rest in deeper if hops < MAX_HOPS else ():
-            inner = _called(held, held.item + rest)
-            if held.rekey == "{}" and inner is not None and held.kind == "result" and inner[:1] == (INVOKED,):
-                # an object of a class of the project called as a function (`loss_fn = PolicyLoss(cfg)`,
-                # then `loss_fn(batch)`) runs its `__call__`, the call's arguments after `self`
-                method = replace(invoked, bound=True) if invoked is not None else None
-                for target in self.targets(f"{held.name}.__call__"):
-                    yield from self._at(target.name, target.gives, inner[1:], hops + 1, method, ())
-            if held.rekey == "{}" and inner is not None:
-                for where, found, at, back in self._sources(function, held, hops + 1, call, outer):
-                    if held.kind == FUNCTION:
-                        yield from self._at(where, found, inner, hops + 1, invoked or at, back)
-                    else:
-                        yield from self._at(where, found, inner, hops + 1, at, back, invoked if inner[:1] == (INVOKED,) else None)
+            found.extend(self._through(function, held, rest, hops, call, outer, invoked))
+        self.at_memo[memo] = found
+        return iter(found)
+
+    def _through(
+        self, function: str, held: Held, rest: tuple[str, ...], hops: int, call: CallFlow | None, outer: Outer, invoked: CallFlow | None
+    ) -> Iterator[tuple[Bag, tuple[str, CallFlow | None, Outer]]]:
+        """What a dict of elsewhere that `held` (of `function`) stands for holds at `rest` past
+        its own item: a function value's past its call, an object's called as a function
+        through its class's `__call__`."""
+        inner = _called(held, held.item + rest)
+        if held.rekey != "{}" or inner is None:
+            return
+        if held.kind == "result" and inner[:1] == (INVOKED,):
+            # an object of a class of the project called as a function (`loss_fn = PolicyLoss(cfg)`,
+            # then `loss_fn(batch)`) runs its `__call__`, the call's arguments after `self`
+            method = replace(invoked, bound=True) if invoked is not None else None
+            for target in self.targets(f"{held.name}.__call__"):
+                yield from self._at(target.name, target.gives, inner[1:], hops + 1, method, ())
+        for where, found, at, back in self._sources(function, held, hops + 1, call, outer):
+            if held.kind == FUNCTION:
+                yield from self._at(where, found, inner, hops + 1, invoked or at, back)
+            else:
+                yield from self._at(where, found, inner, hops + 1, at, back, invoked if inner[:1] == (INVOKED,) else None)
 
     def _sources(
         self, function: str, held: Held, hops: int, call: CallFlow | None, outer: Outer
