@@ -13,7 +13,7 @@ from typing import Callable
 from metriclint.base import keys
 from metriclint.model import INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Bag, Held, Item, MetricsEntry
 from metriclint.sources.python import strings
-from metriclint.sources.python.call_names import arguments, called_name
+from metriclint.sources.python.call_names import arguments, binding, called_name
 from metriclint.sources.python.roots import ValueReader
 
 # Methods that read one item of a dict by its key (`out.get("metrics")`, `out.pop("metrics", {})`).
@@ -193,12 +193,6 @@ def remote_method(func: ast.Attribute, remote_calls: frozenset[str]) -> str | No
     if func.attr in remote_calls and isinstance(func.value, ast.Attribute):
         return f"{REMOTE_CALL}{func.value.attr}"
     return None
-
-
-def binding(node: ast.expr, binds: frozenset[str]) -> bool:
-    """A call that makes a function with some arguments bound (`partial(loss, mask)`,
-    rules/dataflow.yaml `binds`): a function value, which the call it is returned to may call."""
-    return type(node) is ast.Call and bool(node.args) and called_name(node.func) in binds
 
 
 def unwrapped(node: ast.expr) -> ast.expr:

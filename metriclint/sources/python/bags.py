@@ -27,7 +27,6 @@ from metriclint.sources.python.bag_items import (
     LIST_ITEMS,
     LISTED,
     ListReader,
-    binding,
     element,
     indexes,
     item_key,
@@ -40,7 +39,7 @@ from metriclint.sources.python.bag_items import (
     unseen,
     unwrapped,
 )
-from metriclint.sources.python.call_names import Argument, arguments, called_name, passed_keywords
+from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, passed_keywords
 from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
 

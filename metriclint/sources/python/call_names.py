@@ -48,3 +48,9 @@ def module_name(path: str) -> tuple[str, list[str]]:
         parts.pop()
         return ".".join(parts), parts
     return ".".join(parts), parts[:-1]
+
+
+def binding(node: ast.expr, binds: frozenset[str]) -> bool:
+    """A call that makes a function with some arguments bound (`partial(loss, mask)`,
+    rules/dataflow.yaml `binds`): a function value, which the call it is returned to may call."""
+    return type(node) is ast.Call and bool(node.args) and called_name(node.func) in binds

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from metriclint.model import CodeFact
-from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.call_names import binding
 from metriclint.sources.python.ranks import LocalFact
 
 
@@ -88,7 +88,7 @@ def _may_be_function(value: ast.expr, binds: frozenset[str]) -> bool:
         return any(_may_be_function(v, binds) for v in value.values)
     if type(value) is ast.IfExp:
         return _may_be_function(value.body, binds) or _may_be_function(value.orelse, binds)
-    return type(value) is ast.Call and bool(value.args) and called_name(value.func) in binds
+    return binding(value, binds)
 
 
 def fresh(value: ast.expr) -> bool:
