@@ -927,8 +927,9 @@ CASES = {
     ),
     # a step function handed to the schedule a picker returns, which hands it and its list on to
     # a helper that calls it and hands the function the step returns and the list on to another,
-    # which lists either tuple shape's last element (a name bound to a call of itself is read
-    # once, not forever)
+    # which lists either tuple shape's last element; the schedule is called as a parameter
+    # (train_step, read for that call) and as a local bound to the picker's result (evaluate);
+    # a name bound to a call of itself is read once, not forever
     "a function returned by a function a schedule calls": (
         {
             "pkg/schedule.py": """\
