@@ -445,8 +445,8 @@ class BagReader(ListReader):
                 if name in scope.defs:
                     return scope.defs[name]
             return self.code.callee(value, []) if name in self.code.defined or name in self.code.imports else None
-        if binding(value, self.rules.binds):
-            return self.function_of(value.args[0])  # type: ignore[attr-defined]
+        if isinstance(value, ast.Call) and binding(value, self.rules.binds):
+            return self.function_of(value.args[0])
         choices = value.values if type(value) is ast.BoolOp else (value.body, value.orelse) if type(value) is ast.IfExp else ()
         return next((found for choice in choices if (found := self.function_of(choice)) is not None), None)
 

@@ -395,8 +395,7 @@ class ValueReader(WalkState):
         if type(func) is not ast.Name:
             return None
         made = self.scopes[-1].results.get(func.id)
-        callee = self.site(made).callee if made is not None else ""
-        return f"{callee}()" if callee and "(" not in callee else None
+        return returned_by(self.site(made).callee) if made is not None else None
 
     def _unfollowed(self, caller: str) -> ResultOf:
         """The site of a call nothing follows, one per function: most calls of a file are."""
@@ -466,3 +465,10 @@ def _wrapped(call: ast.Call) -> ast.expr | None:
     if isinstance(data, (ast.List, ast.Tuple)):
         data = data.elts[0] if len(data.elts) == 1 else None
     return None if data is None or isinstance(data, (ast.Starred, ast.Constant, ast.UnaryOp)) else data
+
+
+def returned_by(callee: str) -> str | None:
+    """How a call of what a call of `callee` returns is named (`pkg.get_step()`), which the
+    project-wide step answers with the functions that one returns (evidence/callees.py); None
+    for no callee, or one that is itself such a call."""
+    return f"{callee}()" if callee and "(" not in callee else None

@@ -19,6 +19,7 @@ from metriclint.sources.python import flags, key_tables, ranks, strings
 from metriclint.sources.python.bag_puts import BagWriter
 from metriclint.sources.python.call_names import Argument, arguments, called_name
 from metriclint.sources.python.line_records import dumped_lines, may_be_line, nested_keys, reads_loop_items, written_record
+from metriclint.sources.python.roots import returned_by
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement, stands_alone
 
@@ -342,8 +343,7 @@ class KeyRecorder(BagWriter):
         handed = ((0, Bag(held=(Held(FUNCTION, function),))),)
         for decorator in node.decorator_list:
             if isinstance(decorator, ast.Call):
-                maker = self.site(decorator).callee
-                callee = f"{maker}()" if maker and "(" not in maker else ""
+                callee = returned_by(self.site(decorator).callee) or ""
             else:
                 callee = self.code.callee(decorator, self.classes, self.scopes[-1].known) or ""
             if callee and not callee.startswith(UNKNOWN_OBJECT) and not self.code.standard(callee):
