@@ -1184,6 +1184,36 @@ CASES = {
         },
         ["actor/teacher_mass"],
     ),
+    # a helper maps every leaf of a nested collection (tensors to floats) and returns the same
+    # structure: the dict's keys come back as they went in, whichever argument holds it
+    "a dict mapped leaf by leaf keeps its keys": (
+        {
+            "pkg/convert.py": """\
+            import torch
+            from torch.utils._pytree import tree_map
+            from lightning_utilities.core.apply_func import apply_to_collection
+
+
+            def to_floats(data):
+                return apply_to_collection(data, torch.Tensor, lambda t: t.item())
+
+
+            def detached(data):
+                return tree_map(lambda t: t.detach(), data)
+            """,
+            "pkg/report.py": """\
+            import wandb
+
+            from pkg.convert import detached, to_floats
+
+
+            def publish(batch, rate):
+                wandb.log(to_floats({"token_loss": batch.loss}))
+                wandb.log(detached({"rate": rate}))
+            """,
+        },
+        ["rate", "token_loss"],
+    ),
 }
 
 

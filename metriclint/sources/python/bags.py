@@ -385,9 +385,18 @@ class BagReader(ListReader):
 
     def copies(self, node: ast.Call) -> bool:
         """Whether a call returns a dict of what it is handed, read where it is called (`x =
-        dict(x)` reads the old `x`): a copy, a cast, a TypedDict's call."""
+        dict(x)` reads the old `x`): a copy, a cast, a leaf-by-leaf map, a TypedDict's call."""
         name = called_name(node.func)
-        return name in COPIES or self.cast_value(node) is not None or self.typed_dict(node)
+        return name in COPIES or self.cast_value(node) is not None or self.mapped_collection(node) is not None or self.typed_dict(node)
+
+    def mapped_collection(self, node: ast.Call) -> ast.expr | None:
+        """The collection a call maps leaf by leaf and returns in the same shape (`tree_map(f,
+        stats)`: `stats`, rules/dataflow.yaml `mapped`); None for any other call."""
+        name = called_name(node.func)
+        at = 0 if name in self.rules.mapped_first else 1 if name in self.rules.mapped_second else None
+        if at is None or len(node.args) <= at or type(node.args[at]) is ast.Starred:
+            return None
+        return node.args[at]
 
     def cast_value(self, node: ast.Call) -> ast.expr | None:
         """The value `typing.cast(T, value)` hands back as it is; None for any other call."""
@@ -406,6 +415,8 @@ class BagReader(ListReader):
         if name == "zip" and len(node.args) == 2 and not node.keywords:
             return self._valued(self.named_keys(node.args[0]), node.args[1])  # `dict(zip(names, values))`
         cast = self.cast_value(node)
+        if cast is None:
+            cast = self.mapped_collection(node)
         if cast is not None:
             return self.bag(cast)
         if name == "asdict" and len(node.args) == 1 and self.code.chain(func, {}) in dataclass_fields.AS_DICT:

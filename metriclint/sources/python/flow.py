@@ -39,6 +39,8 @@ class FlowRules:
     binds: frozenset[str] = frozenset()  # of those, calls that return their first argument with the rest bound (`partial`)
     items: frozenset[str] = frozenset()  # methods that read one item of a dict by its key (`batch.pop("labels")`)
     attributes: frozenset[str] = frozenset()  # attributes that hold their object's values (`x.data`)
+    mapped_first: frozenset[str] = frozenset()  # calls that map each leaf of their first argument (`apply_to_collection`)
+    mapped_second: frozenset[str] = frozenset()  # calls that map each leaf of their second argument (`tree_map(f, tree)`)
 
 
 @lru_cache(maxsize=1)
@@ -63,6 +65,8 @@ def flow_rules() -> FlowRules:
         frozenset(lists.get("binds", ())),
         frozenset(lists.get("value_preserving.items", ())),
         frozenset(lists.get("value_preserving.attributes", ())),
+        frozenset(lists.get("mapped.first", ())),
+        frozenset(lists.get("mapped.second", ())),
     )
 
 
