@@ -20,7 +20,11 @@ PROJECTS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.txt") if p.pa
 
 
 def _same_as_a_whole_run(base: config.Config, cache: Path, label: str) -> engine.Analysis:
-    whole = engine.analyse(dataclasses.replace(base, cache_dir=None, jobs=1))
+    return _judged_as(engine.analyse(dataclasses.replace(base, cache_dir=None, jobs=1)), base, cache, label)
+
+
+def _judged_as(whole: engine.Analysis, base: config.Config, cache: Path, label: str) -> engine.Analysis:
+    """A run with the cache, which must find and audit what `whole`, a run without it, did."""
     judged = engine.judge(dataclasses.replace(base, cache_dir=cache, jobs=1))
     assert judged.report == whole.report, label
     assert audit.build(judged) == audit.build(whole), label
@@ -29,10 +33,13 @@ def _same_as_a_whole_run(base: config.Config, cache: Path, label: str) -> engine
 
 @pytest.mark.parametrize("name", PROJECTS)
 def test_a_cold_and_a_warm_run_find_what_a_whole_run_finds(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole run is made once: nothing changes between the two, and a run of every fixture
+    costs a process pool each."""
     monkeypatch.chdir(fixture_project(name, tmp_path))
     base = config.load((".",), None, None)
+    whole = engine.analyse(dataclasses.replace(base, cache_dir=None, jobs=1))
     for label in ("cold", "warm"):
-        _same_as_a_whole_run(base, tmp_path / "c", label)
+        _judged_as(whole, base, tmp_path / "c", label)
     assert list((tmp_path / "c" / "kept").iterdir())
 
 
