@@ -1214,6 +1214,68 @@ CASES = {
         },
         ["rate", "token_loss"],
     ),
+    # a group of actor handles runs the method its caller names, the name a string argument;
+    # what each actor's method returns comes back to the driver, which logs it
+    "a method of the workers named by the string a driver passes": (
+        {
+            "pkg/worker.py": """\
+            import ray
+
+
+            @ray.remote
+            class Learner:
+                def update(self, coef=0.0):
+                    return {"surrogate": 1.0, "penalty": coef}
+
+                def evaluate(self):
+                    return {"holdout_score": 0.5}
+
+                def calibrate(self):
+                    return {"calibration_gap": 0.1}
+            """,
+            "pkg/fleet.py": """\
+            class Fleet:
+                def __init__(self, handles):
+                    self.handles = handles
+
+                def run_each(self, method_name, *args, **kwargs):
+                    refs = []
+                    for handle in self.handles:
+                        method = getattr(handle, method_name)
+                        refs.append(method.remote(*args, **kwargs))
+                    return refs
+
+                def run_first(self, name):
+                    return getattr(self.handles[0], name).remote()
+            """,
+            "pkg/driver.py": """\
+            import ray
+            import wandb
+
+            from pkg.fleet import Fleet
+
+
+            class Driver:
+                def __init__(self, handles):
+                    self.fleet = Fleet(handles)
+
+                def step(self):
+                    status = {}
+                    for result in ray.get(self.fleet.run_each(method_name="update", coef=0.1)):
+                        status.update(result)
+                    wandb.log(status)
+
+                def check(self):
+                    self.fleet.run_first("evaluate")
+
+                def settle(self):
+                    refs = []
+                    refs += self.fleet.run_each("calibrate")
+                    wandb.log(ray.get(refs)[0])
+            """,
+        },
+        ["calibration_gap", "penalty", "surrogate"],
+    ),
 }
 
 

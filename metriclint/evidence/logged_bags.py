@@ -281,8 +281,9 @@ class LoggedBags:
                         yield caller.caller, bag, *back
         elif held.kind == "result":
             at = self.at.get(held.call) if held.call is not None else None
-            for target in self.targets(held.name):
-                yield target.name, _returned(target, held), at, (*outer, call)
+            for name in self._given_texts(self.project.functions.get(function), held.name, call) if "{" in held.name else (held.name,):
+                for target in self.targets(name):  # a method named by the caller's string (`run_each("update")`)
+                    yield target.name, _returned(target, held), at, (*outer, call)
         elif held.kind == FUNCTION:  # what the function returns, where it is called
             for target in self.targets(held.name):
                 yield target.name, target.gives, None, ()

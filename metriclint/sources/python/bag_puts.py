@@ -142,7 +142,8 @@ class BagWriter(BagReader):
         holds = name in scope.bags or name in scope.results or self.is_param(name)
         if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
             self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
-        if replaces and isinstance(value, ast.Call) and not self.copies(value):
+        # `method = getattr(handle, name)` in a loop, too: a method, which no earlier dict can be (bags.py `_remote_by_name`)
+        if (replaces or _looked_up(value)) and isinstance(value, ast.Call) and not self.copies(value):
             owner = value.func
             while isinstance(owner, (ast.Attribute, ast.Call)):
                 owner = owner.value if isinstance(owner, ast.Attribute) else owner.func
@@ -200,3 +201,8 @@ class BagWriter(BagReader):
             named = isinstance(value, ast.Name) and (value.id in scope.bags or (value.id in scope.containers and self.is_param(value.id)))
             if named or self._attribute(value) is not None:
                 self.put(value, Bag(held=(Held("filled", callee, call=self.span(call), where=arg.keyword or position),)))
+
+
+def _looked_up(value: ast.expr) -> bool:
+    """`getattr(obj, name)`: an attribute looked up by its name."""
+    return type(value) is ast.Call and called_name(value.func) == "getattr" and len(value.args) == 2

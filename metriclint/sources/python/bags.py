@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import FUNCTION, INVOKED, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span
+from metriclint.model import FUNCTION, INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span
 from metriclint.sources.python import dataclass_fields, strings
 from metriclint.sources.python.bag_items import (
     EMPTY,
@@ -542,7 +542,7 @@ class BagReader(ListReader):
                 # class's attribute's keys: its methods put entries in it under keys their
                 # callers name (`self.stats[name] = ...`), which a list of them does not tell apart
                 return self.bag(func.value)
-            dispatched = remote_method(func, self.rules.remote_calls)
+            dispatched = remote_method(func, self.rules.remote_calls) or self._remote_by_name(func)
             if dispatched is not None:
                 return Bag(held=(Held("result", dispatched, call=self.span(node)),))
         invoked = self._invoked(node)
@@ -554,6 +554,23 @@ class BagReader(ListReader):
         found = Bag(held=(Held("result", callee, call=self.span(node), options=options),)) if callee else EMPTY
         found |= invoked
         return found | packed(node, self.bag) if node.keywords else found
+
+    def _remote_by_name(self, func: ast.Attribute) -> str | None:
+        """`getattr(handle, name).remote(...)`, or `method.remote(...)` after `method =
+        getattr(handle, name)`: the remote call of the method a string names, written out or a
+        parameter (`def run_each(self, method_name, *args)`) whose callers' strings the
+        project-wide step puts in its placeholder (evidence/logged_bags.py `_sources`)."""
+        if func.attr not in self.rules.remote_calls:
+            return None
+        named = func.value
+        if type(named) is ast.Name and not self.is_param(named.id):
+            named = self.scopes[-1].results.get(named.id)  # type: ignore[assignment]
+        if not isinstance(named, ast.Call) or called_name(named.func) != "getattr" or len(named.args) != 2 or named.keywords:
+            return None
+        name = named.args[1]
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            return f"{REMOTE_CALL}{name.value}"
+        return f"{REMOTE_CALL}{{{name.id}}}" if type(name) is ast.Name and self.is_param(name.id) else None
 
     def _read_key(self, key: ast.expr) -> str | None:
         """The item a dict's `get` or `pop` reads: a string written out, or a parameter of the

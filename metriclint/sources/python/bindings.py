@@ -241,8 +241,10 @@ class Bindings(Messages):
     def _visit_AugAssign(self, node: ast.AugAssign) -> bool:
         if isinstance(node.target, ast.Subscript):
             self.stored(node.target, node.value, recorded=False)  # `stats[key] += v`
-        elif isinstance(node.op, ast.BitOr):
-            self.put(node.target, self.bag(node.value))  # `stats |= more`
+        elif isinstance(node.op, ast.BitOr) or (
+            isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name) and node.target.id in self.scopes[-1].bags
+        ):
+            self.put(node.target, self.bag(node.value))  # `stats |= more`; `refs += group.run(...)` of a list made here
         if isinstance(node.target, ast.Attribute):
             self._kept_total(node.target, node)
         if isinstance(node.target, ast.Name):
