@@ -142,8 +142,8 @@ class BagWriter(BagReader):
         holds = name in scope.bags or name in scope.results or self.is_param(name)
         if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
             self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
-        # `method = getattr(handle, name)` in a loop, too: a method, which no earlier dict can be (bags.py `_remote_by_name`)
-        if (replaces or _looked_up(value)) and isinstance(value, ast.Call) and not self.copies(value):
+        # `method = getattr(handle, name)` in a loop, too, for a name that held no dict: a method (bags.py `_remote_by_name`)
+        if (replaces or name not in scope.bags and _looked_up(value)) and isinstance(value, ast.Call) and not self.copies(value):
             owner = value.func
             while isinstance(owner, (ast.Attribute, ast.Call)):
                 owner = owner.value if isinstance(owner, ast.Attribute) else owner.func
