@@ -1276,6 +1276,90 @@ CASES = {
         },
         ["calibration_gap", "penalty", "surrogate"],
     ),
+    # a logger that puts a section before each name only when its caller names one: a caller's
+    # section is in every key it logs, an empty one (or none) leaves the name bare, never "/name"
+    "a section a caller may give, or leave empty": (
+        {
+            "pkg/board.py": """\
+            from torch.utils.tensorboard import SummaryWriter
+
+
+            class Board:
+                def __init__(self, path):
+                    self.writer = SummaryWriter(path)
+
+                def scalars(self, values, step, section=""):
+                    for name, value in values.items():
+                        if section:
+                            name = f"{section}/{name}"
+                        self.writer.add_scalar(name, value, step)
+
+                def pairs(self, values, step, group=""):
+                    for name, value in values.items():
+                        self.writer.add_scalar(f"{group}/{name}" if group else name, value, step)
+            """,
+            "pkg/train.py": """\
+            from pkg.board import Board
+
+
+            def run(loss, steps, board: Board):
+                board.scalars({"token_loss": loss}, steps, section="fit")
+                board.scalars({"wall": steps}, steps)
+                board.pairs({"mask_loss": loss}, steps, group="holdout")
+                board.pairs({"kept": steps}, steps, "")
+            """,
+        },
+        ["fit/token_loss", "holdout/mask_loss", "kept", "wall"],
+    ),
+    # a front logger hands each call's dict and section on to every backend in a list its
+    # constructor declares; each backend adds the section its caller's caller gave, per call
+    "a section handed on to each backend of a declared list": (
+        {
+            "pkg/backends.py": """\
+            from abc import ABC, abstractmethod
+
+            from torch.utils.tensorboard import SummaryWriter
+
+
+            class Backend(ABC):
+                @abstractmethod
+                def write(self, values, step, section=""):
+                    ...
+
+
+            class BoardBackend(Backend):
+                def __init__(self):
+                    self.writer = SummaryWriter("runs")
+
+                def write(self, values, step, section=""):
+                    for name, value in values.items():
+                        if section:
+                            name = f"{section}/{name}"
+                        self.writer.add_scalar(name, value, step)
+
+
+            class Front:
+                def __init__(self):
+                    self.backends: list[Backend] = []
+                    self.backends.append(BoardBackend())
+
+                def write(self, values, step, section=""):
+                    for backend in self.backends:
+                        backend.write(values, step, section)
+            """,
+            "pkg/loop.py": """\
+            from pkg.backends import Front
+
+
+            def train(loss, accuracy, seconds):
+                front = Front()
+                front.write({"kl_penalty": loss}, 1, section="fit")
+                front.write({"top1": accuracy}, 1, section="holdout")
+                front.write({"elapsed": seconds}, 1)
+            """,
+        },
+        ["elapsed", "fit/kl_penalty", "holdout/top1"],
+    ),
 }
 
 

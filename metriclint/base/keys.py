@@ -8,10 +8,11 @@ text within one path segment, so that template covers `train/grad_norm` and
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Mapping
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 # Combinations of a built key's parts listed before a part is left as a placeholder: the
@@ -67,6 +68,29 @@ def rekey(pattern: str, key: str, kept: str = "") -> str:
     if kept and "{" not in kept and key.startswith(kept):
         pattern = pattern.replace(kept + "{}", "{}", 1)
     return pattern.replace("{}", key)
+
+
+def filled(template: str, given: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """`template` once per choice of a text for each placeholder `given` names (`fill`)."""
+    made = []
+    for combination in itertools.product(*given.values()):
+        key = template
+        for name, text in zip(given, combination):
+            key = fill(key, name, text)
+        made.append(key)
+    return made
+
+
+def fill(template: str, name: str, text: str) -> str:
+    """`template` with the placeholder `{name}` filled by `text` (`emptied` when it is empty)."""
+    return template.replace(f"{{{name}}}", text) if text else emptied(template, name)
+
+
+def emptied(template: str, name: str) -> str:
+    """`template` with the placeholder `{name}` filled by an empty string, the separator after it
+    gone with it where it opens the key or a segment (`{section}/loss` is `loss`, not `/loss`):
+    what code that adds a section only when it has one (`f"{p}/{k}" if p else k`) logs without."""
+    return re.sub(r"(^|(?<=[/._-]))\{" + re.escape(name) + r"\}[/._-]?|\{" + re.escape(name) + r"\}", "", template)
 
 
 def last_segment(key: str) -> str:

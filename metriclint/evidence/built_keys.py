@@ -9,7 +9,6 @@ the keys themselves, at the call that makes them.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Iterable, Iterator, Mapping
 
@@ -70,13 +69,7 @@ def _given(flow: FunctionFlow, call: CallFlow) -> dict[str, tuple[str, ...]]:
 
 def _filled(template: str, given: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """Every key `template` makes with the strings given for its placeholders; () when none is given."""
-    used = [(f"{{{param}}}", texts) for param, texts in given.items() if f"{{{param}}}" in template]
-    if not used or math.prod(len(t) for _, t in used) > keys.MAX_VALUES:
+    used = {param: texts for param, texts in given.items() if f"{{{param}}}" in template}
+    if not used or math.prod(len(t) for t in used.values()) > keys.MAX_VALUES:
         return ()
-    made = []
-    for combination in itertools.product(*(t for _, t in used)):
-        key = template
-        for (placeholder, _), text in zip(used, combination):
-            key = key.replace(placeholder, text)
-        made.append(key)
-    return tuple(dict.fromkeys(made))
+    return tuple(dict.fromkeys(keys.filled(template, used)))

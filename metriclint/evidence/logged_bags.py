@@ -12,7 +12,6 @@ logged. Every question is answered once, and chains stop after `MAX_HOPS`.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections import defaultdict
@@ -38,6 +37,7 @@ from metriclint.model import (
     ProjectClass,
     Span,
     logged_by,
+    rekeyed,
 )
 
 # A dict may cross many functions: on verl a worker's metrics reach the trainer's logger through
@@ -155,7 +155,10 @@ class LoggedBags:
         for held in bag.held if hops < MAX_HOPS else ():
             for at in self._calls_for(flow, held.rekey, call):
                 for rekey, kept in self._rekeys(flow, held, at):
-                    for held_entry, where in self._held(function, held, hops + 1, at, outer if at is call else ()):
+                    pushed = self._pushed(flow, held, rekey, at)
+                    if pushed is not None:  # the caller's section: its callers fill it, each for the dicts it passes
+                        rekey, kept = "{}", ""
+                    for held_entry, where in self._held(function, held, hops + 1, at, outer if at is call else (), pushed):
                         entry = replace(held_entry, measured=True) if held.opts.measured and not held_entry.measured else held_entry
                         if (
                             entry.key in self._without(held)
@@ -189,14 +192,29 @@ class LoggedBags:
         callers = [c for c in self.project.callers.get(flow.name, ()) if c.caller != flow.name]
         return list(callers) or [None]
 
-    def _held(self, function: str, held: Held, hops: int, call: CallFlow | None, outer: Outer) -> Iterator[tuple[MetricsEntry, str]]:
+    def _held(
+        self, function: str, held: Held, hops: int, call: CallFlow | None, outer: Outer, pushed: tuple[str, str] | None = None
+    ) -> Iterator[tuple[MetricsEntry, str]]:
+        """The entries `held` stands for; `pushed`: the re-keying (and kept prefix) to put on the
+        dict the caller passes before it is read, whose callers fill what it names (`_pushed`)."""
         path = _called(held, self._item_given(function, held.item, call) if call is not None and held.item else held.item)
         if path is None:
             return
         invoked = self.at.get(held.call) if held.call is not None and held.item[:1] == (INVOKED,) and held.kind != "result" else None
         for where, bag, at, back in self._sources(function, held, hops, call, outer):
             for inner, (owner, read_for, read_outer) in self._at(where, bag, path, hops, at, back, invoked):
-                yield from self.entries(owner, inner, hops, read_for, read_outer)
+                yield from self.entries(owner, rekeyed(inner, *pushed) if pushed is not None else inner, hops, read_for, read_outer)
+
+    def _pushed(self, flow: FunctionFlow | None, held: Held, rekey: str, at: CallFlow | None) -> tuple[str, str] | None:
+        """`held`'s re-keying as the caller at `at` names it, where a part of it is a parameter the
+        caller passes on from its own (`logger.log_metrics(metrics, step, prefix)` in a fan-out
+        whose callers each give a prefix): the caller's callers fill it, each for the dict it
+        passes, not every caller's prefix for every dict. None for any other re-keying."""
+        if held.kind != "param" or held.item or at is None or "{" not in rekey.replace("{}", ""):
+            return None
+        caller = self.project.functions.get(at.caller)
+        renamed = _passed_on(flow, rekey, at, caller) if caller is not None else None
+        return (renamed, "") if renamed is not None and not held.opts.kept else None
 
     def _item_given(self, function: str, path: tuple[str, ...], call: CallFlow) -> tuple[str, ...]:
         """`path` with an item named by a parameter (`table.get(key)`) read as the one string
@@ -383,7 +401,7 @@ class LoggedBags:
         """Entries whose keys name `flow`'s parameters, filled with what `call` passes for them."""
         for entry in entries:
             given = self._given_for(flow, entry.key, call)
-            for key in _filled_with(entry.key, given) if given else (entry.key,):
+            for key in keys.filled(entry.key, given) if given else (entry.key,):
                 if key == entry.key:
                     yield entry
                     continue
@@ -419,7 +437,7 @@ class LoggedBags:
         """`template` with each placeholder that names a parameter of `flow` filled with the
         strings `call` passes for it (`{prefix}{}` for `dict_add_prefix(d, "rollout/")`)."""
         given = self._given_for(flow, template, call)
-        return _filled_with(template, given) if given else [template]
+        return keys.filled(template, given) if given else [template]
 
     def _given_for(self, flow: FunctionFlow | None, template: str, call: CallFlow | None) -> dict[str, tuple[str, ...]]:
         """The strings `call` passes for each parameter of `flow` that `template` names (its
@@ -457,11 +475,11 @@ class LoggedBags:
             given |= {p: (defaults[p],) for p in named if p not in given and p in defaults and not _passes(flow, p, call)}  # type: ignore[arg-type]
             if len(given) != len(named) or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
                 continue
-            made += [(key, call.span) for key in _filled_with(entry.key, given)]
+            made += [(key, call.span) for key in keys.filled(entry.key, given)]
         # no call passes them: the defaults, where they fill a section (`{section}/widest`); a
         # default for the whole name (`{name}`, "Table") is a caller's to choose
         if not made and named and all(p in defaults for p in named) and not keys.too_generic(entry.key):
-            made += [(key, entry.span) for key in _filled_with(entry.key, {p: (defaults[p],) for p in named})]
+            made += [(key, entry.span) for key in keys.filled(entry.key, {p: (defaults[p],) for p in named})]
         return made or [(entry.key, entry.span)]
 
 
@@ -506,18 +524,6 @@ def _called(held: Held, path: tuple[str, ...]) -> tuple[str, ...] | None:
     if held.kind != FUNCTION:
         return path
     return path[1:] if path[:1] == (INVOKED,) else None
-
-
-def _filled_with(template: str, given: Mapping[str, tuple[str, ...]]) -> list[str]:
-    """`template` once per choice of a text for each parameter it names, the placeholder
-    `{param}` replaced by it."""
-    made = []
-    for combination in itertools.product(*given.values()):
-        filled = template
-        for param, text in zip(given, combination):
-            filled = filled.replace(f"{{{param}}}", text)
-        made.append(filled)
-    return made
 
 
 def _passes(flow: FunctionFlow, param: str, call: CallFlow) -> bool:

@@ -39,6 +39,7 @@ from metriclint.model.code_flow import (
     Reducer,
     ResultOf,
     Rewrite,
+    rekeyed,
 )
 from metriclint.model.core import (
     Binding,
@@ -128,4 +129,5 @@ __all__ = [
     "OVERRIDDEN",
     "REMOTE_CALL",
     "UNKNOWN_OBJECT",
+    "rekeyed",
 ]

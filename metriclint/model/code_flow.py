@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Iterable, TypeVar, Union
 
+from metriclint.base import keys
 from metriclint.model.core import KeyUse, Related, Span, TooltipTable
 
 
@@ -428,3 +429,20 @@ class CodeProducts:
     put_logged: tuple[tuple[str, str, frozenset[Atom]], ...] = ()  # (function, key, value): put in a dict a sink elsewhere logs
     # keys whose last segment labels what a function measured (`timer("gen", times)`): no value's name
     labelled: frozenset[str] = frozenset()
+
+
+def rekeyed(bag: Bag, rekey: str, kept: str = "") -> Bag:
+    """The bag with each key written into `rekey` in place of "{}" (`train/{}`); `kept`: a key
+    that starts with this keeps it (Held `kept`), one of elsewhere where it is known."""
+    if rekey == "{}":
+        return bag
+    entries = tuple(
+        MetricsEntry(keys.rekey(rekey, e.key, kept), e.span, e.value, e.measured, e.through) for e in bag.entries
+    )  # new keys: not recorded
+    return Bag(entries, tuple(_rekeyed_held(h, rekey, kept) for h in bag.held))  # its items keep no key
+
+
+def _rekeyed_held(held: Held, rekey: str, kept: str) -> Held:
+    """`held` re-keyed once more; the prefix a key keeps is the first re-keying's."""
+    found = replace(held, rekey=rekey.replace("{}", held.rekey))
+    return found.with_options(kept=kept) if held.rekey == "{}" and kept != held.opts.kept else found

@@ -29,10 +29,10 @@ def annotated(
     made = instance(annotation)
     if made is not None:
         scope.instances[name] = made
-    item = _sequence_item(annotation)
+    item = sequence_item(annotation)
     if item is not None:
         element = instance(item)
-        inner = _sequence_item(item)
+        inner = sequence_item(item)
         nested = instance(inner) if inner is not None else None
         if element is not None:
             scope.elements[name] = element
@@ -42,7 +42,7 @@ def annotated(
         scope.containers.add(name)
 
 
-def _sequence_item(annotation: ast.expr) -> ast.expr | None:
+def sequence_item(annotation: ast.expr) -> ast.expr | None:
     """What a sequence's annotation says each item is (`list[Sample]`, a tuple's first type);
     None for any other annotation."""
     if not (isinstance(annotation, ast.Subscript) and called_name(annotation.value) in _SEQUENCE_TYPES):

@@ -10,8 +10,7 @@ import ast
 from dataclasses import replace
 from typing import Callable
 
-from metriclint.base import keys
-from metriclint.model import INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Bag, Held, Item, MetricsEntry
+from metriclint.model import INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Bag, Held, Item
 from metriclint.sources.python import strings
 from metriclint.sources.python.call_names import arguments, binding, called_name
 from metriclint.sources.python.roots import ValueReader
@@ -19,23 +18,6 @@ from metriclint.sources.python.roots import ValueReader
 # Methods that read one item of a dict by its key (`out.get("metrics")`, `out.pop("metrics", {})`).
 ITEM_READS = frozenset({"get", "pop"})
 EMPTY = Bag()
-
-
-def rekeyed(bag: Bag, rekey: str, kept: str = "") -> Bag:
-    """The bag with each key written into `rekey` in place of "{}" (`train/{}`); `kept`: a key
-    that starts with this keeps it (model.Held `kept`), one of elsewhere where it is known."""
-    if rekey == "{}":
-        return bag
-    entries = tuple(
-        MetricsEntry(keys.rekey(rekey, e.key, kept), e.span, e.value, e.measured, e.through) for e in bag.entries
-    )  # new keys: not recorded
-    return Bag(entries, tuple(_rekeyed_held(h, rekey, kept) for h in bag.held))  # its items keep no key
-
-
-def _rekeyed_held(held: Held, rekey: str, kept: str) -> Held:
-    """`held` re-keyed once more; the prefix a key keeps is the first re-keying's."""
-    found = replace(held, rekey=rekey.replace("{}", held.rekey))
-    return found.with_options(kept=kept) if held.rekey == "{}" and kept != held.opts.kept else found
 
 
 def left_out(bag: Bag, names: tuple[str, ...]) -> Bag:

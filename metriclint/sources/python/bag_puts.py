@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from metriclint.base import keys
-from metriclint.model import CONSTANT_KEY, Atom, Bag, Held
+from metriclint.model import CONSTANT_KEY, Atom, Bag, Held, rekeyed
 from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, LISTED, container, item_key, nested, popped, reads, under
 from metriclint.sources.python.bags import BagReader, local_attribute
 from metriclint.sources.python.call_names import Argument, arguments, called_name
@@ -91,6 +91,24 @@ class BagWriter(BagReader):
         elif func.attr == "extend" and call.args:
             self.put(owner, self.bag(call.args[0]))
 
+    def _loop_key_rebound(self, name: str, value: ast.expr, replaces: bool) -> None:
+        """`name = f"{section}/{name}"` in a loop over a dict's keys: from here each entry is
+        logged under the key made of its own (on a branch, that or its own). `if section: name =
+        f"{section}/{name}"` is the one key either way, an empty section filling as nothing
+        (base/keys.py `emptied`). A key made otherwise (`name.upper()`) stays the loop's."""
+        mark = f"{{{name}}}"
+        texts = self._entry_keys(value)
+        if not texts or not all(mark in text for text in texts):
+            return
+        scope = self.scopes[-1]
+        found = scope.keyvars[name]
+        made = EMPTY
+        for text in texts:
+            made |= rekeyed(found, text.replace(mark, "{}"))
+        tested = self.tests[-1] if self.tests else set()
+        sections = len(tested) == 1 and all(keys.emptied(text, next(iter(tested))) == mark for text in texts)
+        scope.keyvars[name] = made if replaces or sections else found | made
+
     def removed(self, call: ast.expr) -> None:
         """`d.pop("k")`, for its value or not: the dict no longer holds the key, so a sink handed
         `d` after it does not log it (what was popped is logged only under a key of its own), also
@@ -131,6 +149,8 @@ class BagWriter(BagReader):
     def bound(self, name: str, value: ast.expr, replaces: bool) -> None:
         """`name = value`: the name holds what the value holds (with what it held, on a branch)."""
         scope = self.scopes[-1]
+        if name in scope.keyvars:
+            self._loop_key_rebound(name, value, replaces)
         attribute = self._attribute(value) if type(value) is ast.Attribute else None
         if attribute is not None:
             scope.aliases[name] = attribute

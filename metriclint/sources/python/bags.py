@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from metriclint.base import keys
-from metriclint.model import FUNCTION, INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span
+from metriclint.model import FUNCTION, INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span, rekeyed
 from metriclint.sources.python import dataclass_fields, strings
 from metriclint.sources.python.bag_items import (
     EMPTY,
@@ -32,7 +32,6 @@ from metriclint.sources.python.bag_items import (
     item_key,
     nested,
     packed,
-    rekeyed,
     remote_method,
     selected,
     under,
@@ -278,7 +277,7 @@ class BagReader(ListReader):
             return False
         if isinstance(key, ast.Name):
             return key.id in keyvars
-        return any(f"{{{name}}}" in text for text in self.key_texts(key) for name in keyvars)
+        return any(f"{{{name}}}" in text for text in self._entry_keys(key) for name in keyvars)
 
     def _records(self, items: list[ast.expr], calls: bool = False) -> Bag:
         """A list of (key, value, ...) records, as DeepSpeed's monitors take them, of names

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
 from metriclint.sources.python import flags, kept_values, ranks, strings
-from metriclint.sources.python.annotated import annotated
+from metriclint.sources.python.annotated import annotated, sequence_item
 from metriclint.sources.python.bag_items import LISTED, selected
 from metriclint.sources.python.binding_shapes import (
     added_to,
@@ -223,7 +223,9 @@ class Bindings(Messages):
         if not isinstance(target, ast.Name):
             return
         scope, over = self.scopes[-1], iterated.id if isinstance(iterated, ast.Name) else ""
-        for table, found in ((scope.instances, scope.elements.get(over)), (scope.elements, scope.nested.get(over))):
+        own = self.own_attribute(iterated) if isinstance(iterated, ast.Attribute) else None
+        item = self.declared_items.get(".".join((self.module, *self.classes)), {}).get(own) if own is not None else None
+        for table, found in ((scope.instances, item or scope.elements.get(over)), (scope.elements, scope.nested.get(over))):
             if found is not None:
                 table[target.id] = found
             else:
@@ -292,9 +294,14 @@ class Bindings(Messages):
             attribute = own
         else:
             return
+        owner = ".".join((self.module, *self.classes))
         made = self.code.instance(optional_of(annotation))
         if made is not None:
-            self.declared_types.setdefault(".".join((self.module, *self.classes)), {})[attribute] = made
+            self.declared_types.setdefault(owner, {})[attribute] = made
+        item = sequence_item(optional_of(annotation))
+        made = self.code.instance(item) if item is not None else None
+        if made is not None:  # `self.loggers: list[Backend] = []`: a loop over it binds Backends
+            self.declared_items.setdefault(owner, {})[attribute] = made
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         scope, path = self.scopes[-1], tuple(self.blocks)

@@ -123,6 +123,9 @@ class WalkState:
             str, tuple[str, ...]
         ] = {}  # the module's classes that extend TypedDict (calling one makes a dict), with their fields
         self.declared_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class an annotation says it holds
+        self.declared_items: dict[
+            str, dict[str, str]
+        ] = {}  # module.Class -> attribute -> the class of the items of its list (`list[Backend]`)
 
     def hook_here(self) -> Hook | None:
         """What the method the walk is in is, when it is a hook of its class whose return a

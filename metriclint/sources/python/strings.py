@@ -20,7 +20,7 @@ import itertools
 import string
 from typing import Callable
 
-from metriclint.base.keys import MAX_VALUES, placeholders
+from metriclint.base.keys import MAX_VALUES, emptied, placeholders
 
 # The strings a name may be (None: unknown), and the strings a loop over a name yields.
 Lookup = Callable[[str], "tuple[str, ...] | None"]
@@ -41,6 +41,8 @@ def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, .
         body, orelse = values(node.body, name_values), values(node.orelse, name_values)
         if body is None or orelse is None:
             return None
+        if _adds_section(node.test, body, orelse):
+            return body
         texts = (*body, *orelse)
         if _fills_tested(node.test, texts):  # `"" if role == "actor" else f"{role}-"`: filling `{role}` would undo the test
             free = tuple(text for text in texts if not _fills_tested(node.test, (text,)))
@@ -66,6 +68,16 @@ def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, .
         if isinstance(template, ast.Constant) and isinstance(template.value, str):
             return _format(template.value, node, name_values)
     return None
+
+
+def _adds_section(test: ast.expr, body: tuple[str, ...], orelse: tuple[str, ...]) -> bool:
+    """`f"{section}/{name}" if section else name`: the other branch is the first with the
+    tested name left empty, so the first alone says both (an empty section fills as nothing,
+    base/keys.py `emptied`)."""
+    if type(test) is not ast.Name:
+        return False
+    mark = f"{{{test.id}}}"
+    return all(mark in text for text in body) and set(orelse) <= {emptied(text, test.id) for text in body}
 
 
 def _fills_tested(test: ast.expr, texts: tuple[str, ...]) -> bool:
