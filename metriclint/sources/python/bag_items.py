@@ -184,11 +184,15 @@ def unwrapped(node: ast.expr) -> ast.expr:
     return node
 
 
+# Calls that make a dict.
+DICT_MAKERS = frozenset({"dict", "defaultdict", "OrderedDict"})
+
+
 def container(node: ast.expr) -> bool:
     """`{}`, `[]`, `dict()`, `defaultdict(list)`, `OrderedDict()`: a dict or list made empty."""
     if isinstance(node, (ast.Dict, ast.List)):
         return True
-    return isinstance(node, ast.Call) and called_name(node.func) in ("dict", "defaultdict", "OrderedDict", "list")
+    return isinstance(node, ast.Call) and (called_name(node.func) in DICT_MAKERS or called_name(node.func) == "list")
 
 
 class ItemReader(ValueReader):

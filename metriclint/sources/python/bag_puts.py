@@ -11,7 +11,7 @@ from metriclint.base import keys
 from metriclint.model import CONSTANT_KEY, Atom, Bag, Held, rekeyed
 from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, LISTED, container, item_key, nested, popped, reads, under
 from metriclint.sources.python.bags import BagReader, local_attribute
-from metriclint.sources.python.call_names import Argument, arguments, called_name
+from metriclint.sources.python.call_names import Argument, arguments, called_name, looked_up
 
 # Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
 _ADDS = frozenset({"update", "append", "extend", "insert", "add", "setdefault"})
@@ -163,7 +163,7 @@ class BagWriter(BagReader):
         if holds and isinstance(value, ast.Call) and any(reads(a, name) for a in (*value.args, *(k.value for k in value.keywords))):
             self.argument_bags(value)  # `x = f(x["metrics"])`: what the call is handed, before `x` is rebound
         # `method = getattr(handle, name)` in a loop, too, for a name that held no dict: a method (bags.py `_remote_by_name`)
-        if (replaces or name not in scope.bags and _looked_up(value)) and isinstance(value, ast.Call) and not self.copies(value):
+        if (replaces or name not in scope.bags and looked_up(value)) and isinstance(value, ast.Call) and not self.copies(value):
             owner = value.func
             while isinstance(owner, (ast.Attribute, ast.Call)):
                 owner = owner.value if isinstance(owner, ast.Attribute) else owner.func
@@ -221,8 +221,3 @@ class BagWriter(BagReader):
             named = isinstance(value, ast.Name) and (value.id in scope.bags or (value.id in scope.containers and self.is_param(value.id)))
             if named or self._attribute(value) is not None:
                 self.put(value, Bag(held=(Held("filled", callee, call=self.span(call), where=arg.keyword or position),)))
-
-
-def _looked_up(value: ast.expr) -> bool:
-    """`getattr(obj, name)`: an attribute looked up by its name."""
-    return type(value) is ast.Call and called_name(value.func) == "getattr" and len(value.args) == 2

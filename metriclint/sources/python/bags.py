@@ -22,6 +22,7 @@ from metriclint.base import keys
 from metriclint.model import FUNCTION, INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span, rekeyed
 from metriclint.sources.python import dataclass_fields, strings
 from metriclint.sources.python.bag_items import (
+    DICT_MAKERS,
     EMPTY,
     ITEM_READS,
     LIST_ITEMS,
@@ -38,7 +39,7 @@ from metriclint.sources.python.bag_items import (
     unseen,
     unwrapped,
 )
-from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, passed_keywords
+from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, looked_up, passed_keywords
 from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
 
@@ -561,10 +562,10 @@ class BagReader(ListReader):
         project-wide step puts in its placeholder (evidence/logged_bags.py `_sources`)."""
         if func.attr not in self.rules.remote_calls:
             return None
-        named = func.value
+        named: ast.expr | None = func.value
         if type(named) is ast.Name and not self.is_param(named.id):
-            named = self.scopes[-1].results.get(named.id)  # type: ignore[assignment]
-        if not isinstance(named, ast.Call) or called_name(named.func) != "getattr" or len(named.args) != 2 or named.keywords:
+            named = self.scopes[-1].results.get(named.id)
+        if not looked_up(named):
             return None
         name = named.args[1]
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -681,12 +682,9 @@ def module_dicts(body: list[ast.stmt]) -> frozenset[str]:
             targets, value = [statement.target], statement.value
         else:
             continue
-        if isinstance(value, ast.Dict) or isinstance(value, ast.Call) and called_name(value.func) in _DICT_MAKERS:
+        if isinstance(value, ast.Dict) or isinstance(value, ast.Call) and called_name(value.func) in DICT_MAKERS:
             found.update(t.id for t in targets if isinstance(t, ast.Name))
     return frozenset(found)
-
-
-_DICT_MAKERS = frozenset({"dict", "defaultdict", "OrderedDict"})
 
 
 def _at_call(bag: Bag, call: Span) -> Bag:

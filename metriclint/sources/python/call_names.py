@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import PurePosixPath
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 
 class Argument(NamedTuple):
@@ -48,6 +48,11 @@ def module_name(path: str) -> tuple[str, list[str]]:
         parts.pop()
         return ".".join(parts), parts
     return ".".join(parts), parts[:-1]
+
+
+def looked_up(node: ast.expr | None) -> TypeGuard[ast.Call]:
+    """`getattr(obj, name)`: an attribute looked up by its name (a method, where it is called)."""
+    return type(node) is ast.Call and called_name(node.func) == "getattr" and len(node.args) == 2 and not node.keywords
 
 
 def binding(node: ast.expr, binds: frozenset[str]) -> bool:
