@@ -1360,6 +1360,61 @@ CASES = {
         },
         ["elapsed", "fit/kl_penalty", "holdout/top1"],
     ),
+    # the engine holds the base class; an instance of a subclass runs the subclass's override,
+    # which adds a key to what the base's method returns
+    "a key a subclass's override adds to what its concrete base method returns": (
+        {
+            "pkg/models.py": """\
+            class Model:
+                def summarize(self, outputs):
+                    return {"xent": sum(o.loss for o in outputs) / len(outputs)}
+
+
+            class ExpertModel(Model):
+                def summarize(self, outputs):
+                    info = super().summarize(outputs)
+                    info["imbalance"] = max(o.load for o in outputs)
+                    return info
+            """,
+            "pkg/engine.py": """\
+            import wandb
+
+            from pkg.models import Model
+
+
+            class Engine:
+                def __init__(self, model: Model):
+                    self.model = model
+
+                def step(self, outputs):
+                    info = self.model.summarize(outputs)
+                    wandb.log(info)
+            """,
+        },
+        ["imbalance", "xent"],
+    ),
+    # a name bound to an item of a dict is that item: what is put in it is put in the dict's item
+    "a key put in a dict read out of another dict's item": (
+        {
+            "pkg/report.py": """\
+            from typing import cast
+
+            import wandb
+
+
+            def gather(outputs):
+                summary = {"scalars": {"xent": outputs.loss}, "samples": []}
+                scalars = summary["scalars"]
+                scalars["imbalance"] = outputs.load.max()
+                return cast(dict, summary)
+
+
+            def step(outputs):
+                wandb.log(gather(outputs)["scalars"])
+            """,
+        },
+        ["imbalance", "xent"],
+    ),
 }
 
 

@@ -49,7 +49,7 @@ class Callees:
             owner = name.rsplit(".", 1)[0]
             if owner in self.hierarchy.classes:
                 self.methods.setdefault(last_part(name), []).append(flow)
-        self.memo: dict[str, tuple[FunctionFlow, ...]] = {}
+        self.memo: dict[tuple[str, bool], tuple[FunctionFlow, ...]] = {}
         self.remote = self._remote_methods(functions.values(), dispatched)
 
     def _remote_methods(self, functions: Iterable[FunctionFlow], dispatched: Iterable[str]) -> dict[str, tuple[FunctionFlow, ...]]:
@@ -79,56 +79,62 @@ class Callees:
             found += [name for name in self._lineage(parent, depth + 1) if name not in found] if parent is not None else []
         return found
 
-    def targets(self, name: str) -> tuple[FunctionFlow, ...]:
+    def targets(self, name: str, overridden: bool = True) -> tuple[FunctionFlow, ...]:
         """The functions a call may run: the one `resolve` finds; else, for a method of an object
         no file tells the class of, each of the few methods of that name the project defines
         (`self.settings.method.loss(batch)`, where each of two settings classes has its own: the
         keys either returns are logged, whichever runs); else, for a method whose receiver's
         class neither defines nor inherits it (a group whose class runs the same-named method of
         its workers), or a handle's `.remote` call (model.REMOTE_CALL), the methods of that name
-        of the classes whose methods run elsewhere."""
-        found = self._all(name)
+        of the classes whose methods run elsewhere. `overridden`: with, for a method of a class
+        of the project, each override of it in the class's subclasses, since the instance may be
+        of any of them (`self.model.summarize(out)` where `self.model: Model`, and a subclass's
+        `summarize` adds its own keys to what `super().summarize(out)` returns)."""
+        found = self._all(name, overridden)
         if found:
             return found
         return self.remote.get(last_part(name), ()) if "." in name else ()
 
     def resolve(self, name: str) -> FunctionFlow | None:
-        """The one function a call runs, where the project tells which."""
-        found = self._all(name)
+        """The one function a call runs, where the project tells which: the method as the
+        receiver's class has it, not its subclasses' overrides."""
+        found = self._all(name, False)
         return found[0] if len(found) == 1 else None
 
-    def _all(self, name: str) -> tuple[FunctionFlow, ...]:
-        if name not in self.memo:
-            self.memo[name] = ()  # a cycle reaches nothing
-            self.memo[name] = self._resolved(name, 0)
-        return self.memo[name]
+    def _all(self, name: str, overridden: bool) -> tuple[FunctionFlow, ...]:
+        key = (name, overridden)
+        if key not in self.memo:
+            self.memo[key] = ()  # a cycle reaches nothing
+            self.memo[key] = self._resolved(name, 0, overridden)
+        return self.memo[key]
 
     def direct(self, name: str) -> FunctionFlow | None:
         """The definition a name reaches, as imports spell it, or through a package above its
         module that re-exports it (`from pkg.utils import timer`, defined in pkg/utils/profile.py)."""
         return self.named.through_packages(name)
 
-    def _resolved(self, name: str, depth: int) -> tuple[FunctionFlow, ...]:
-        """The definition a name reaches; or, for a method of an object nothing tells the class
-        of, the methods of that name of the project (`_defining`)."""
+    def _resolved(self, name: str, depth: int, overridden: bool = False) -> tuple[FunctionFlow, ...]:
+        """The definition a name reaches, and with `overridden` its overrides below the
+        receiver's class; or, for a method of an object nothing tells the class of, the methods
+        of that name of the project (`_defining`)."""
         if name.endswith("()"):
             return self._returned_functions(name[:-2], depth)
         found = self.direct(name)
         if found is not None and found.shell:
             return self._filled(found)
         if found is not None or depth > _MAX_DEPTH or "." not in name:
-            return (found,) if found is not None else ()
+            return self._and_overrides(found, name.rpartition(".")[0], overridden) if found is not None else ()
         if name.startswith(UNKNOWN_OBJECT):
             return self._defining(name[len(UNKNOWN_OBJECT) :])
         owner, method = name.rsplit(".", 1)
         held = self.held(owner, depth)
         if held is not None:
-            return self._resolved(f"{held}.{method}", depth + 1)
+            return self._resolved(f"{held}.{method}", depth + 1, overridden)
         project_class = self.hierarchy.base(owner)
         if project_class is not None:
             inherited = self._inherited(project_class, method, depth)
             if inherited is not None and not inherited.shell:
-                return (inherited,)
+                return self._and_overrides(inherited, project_class.name, overridden)
             below = self._overriding(project_class, method)  # the class's own subclasses, not its base's others
             if below:
                 return below
@@ -140,7 +146,15 @@ class Callees:
         held = self._attribute(project_class, attribute, depth) if project_class is not None else None
         if held is None:  # set from a parameter (`self.strategy = strategy`): the methods of its name
             return self._defining(method) if project_class is not None else ()
-        return self._resolved(f"{held}.{method}", depth + 1)
+        return self._resolved(f"{held}.{method}", depth + 1, overridden)
+
+    def _and_overrides(self, flow: FunctionFlow, receiver: str, overridden: bool) -> tuple[FunctionFlow, ...]:
+        """The method, then (with `overridden`) its overrides in the subclasses of the
+        receiver's class, when that is a class of the project."""
+        project_class = self.hierarchy.base(receiver) if overridden else None
+        if project_class is None:
+            return (flow,)
+        return (flow, *(f for f in self._overriding(project_class, last_part(flow.name)) if f is not flow))
 
     def _returned_functions(self, maker: str, depth: int) -> tuple[FunctionFlow, ...]:
         """What a call of what a call returned runs (`step = get_step_func(); step(batch)`,

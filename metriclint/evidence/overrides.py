@@ -14,7 +14,7 @@ from metriclint.model import FunctionFlow
 def runs(callees: Callees, name: str, framework_method: str) -> tuple[FunctionFlow, ...]:
     """The method `name` (module.Class.method) as the class has it, then each override of it in
     the project's subclasses that leave `framework_method` as it is."""
-    found = list(callees.targets(name))
+    found = list(callees.targets(name, overridden=False))
     owner, method = name.rsplit(".", 1)
     start = callees.hierarchy.base(owner)
     direct = callees.direct

@@ -20,7 +20,7 @@ _ADDS = frozenset({"update", "append", "extend", "insert", "add", "setdefault"})
 class BagWriter(BagReader):
     """Where the walk puts what a statement adds to a dict of metrics."""
 
-    def put(self, container: ast.expr, added: Bag) -> None:
+    def put(self, container: ast.expr, added: Bag, aliased: bool = True) -> None:
         """Adds to the dict `container` names: a local, or `self.attr`, through any subscripts
         (`self.stats[mode][key].append(v)` adds to `self.stats`). Through a subscript by a
         variable (`[mode]`) it adds to that dict's item LISTED instead, one of its dicts, as a
@@ -28,7 +28,8 @@ class BagWriter(BagReader):
         (`self.stats[mode].items()`, bags.py `bag`): not to the outer dict's own keys, which a
         loop over them would read as keys. Through subscripts by strings alone it also adds to
         the item they select (`out["metrics"]["lr"] = lr` puts `lr` in the item "metrics" of
-        `out`, which `out["metrics"]` reads)."""
+        `out`, which `out["metrics"]` reads). A local that is another name for a dict
+        (`bound`) adds to that dict too; `aliased` False, not through another such name."""
         if not added:
             return
         selected = added
@@ -48,9 +49,9 @@ class BagWriter(BagReader):
             scope.bags[container.id] = self.bag(container) | added
             if self.is_param(container.id):
                 scope.fills[container.id] = scope.fills.get(container.id, EMPTY) | added  # the caller's dict
-            aliased = scope.aliases.get(container.id)
-            if aliased is not None:  # `metrics = self.metrics; metrics["k"] = v`: the attribute's dict
-                scope.puts[aliased] = scope.puts.get(aliased, EMPTY) | added
+            alias = scope.aliases.get(container.id) if aliased else None
+            if alias is not None:  # `metrics = self.metrics; metrics["k"] = v`: the attribute's dict
+                self.put(alias, added, aliased=False)
             return
         attribute = self._attribute(container)
         if attribute is not None:
@@ -151,9 +152,8 @@ class BagWriter(BagReader):
         scope = self.scopes[-1]
         if name in scope.keyvars:
             self._loop_key_rebound(name, value, replaces)
-        attribute = self._attribute(value) if type(value) is ast.Attribute else None
-        if attribute is not None:
-            scope.aliases[name] = attribute
+        if self._names_a_dict(value, name):
+            scope.aliases[name] = value
         elif scope.aliases:
             scope.aliases.pop(name, None)
         if not replaces and scope.rebound and scope.rebound[-1][0] == tuple(self.blocks):
@@ -180,6 +180,17 @@ class BagWriter(BagReader):
             scope.bags[name] = found  # an empty dict too: a function it is handed may fill it
         else:
             scope.bags.pop(name, None)
+
+    def _names_a_dict(self, value: ast.expr, name: str) -> bool:
+        """Whether `name = value` makes `name` another name for a dict that outlives it: an
+        attribute's (`self.metrics`), or an item by strings of another local's or attribute's
+        dict (`info["logs"]`, `self.stats["train"]`), where Python binds the same object."""
+        base = value
+        while type(base) is ast.Subscript and item_key(base.slice) is not None:
+            base = base.value
+        if type(base) is ast.Name:
+            return base is not value and base.id != name
+        return type(base) is ast.Attribute and self._attribute(base) is not None
 
     def branch_starts(self, body: list[ast.stmt]) -> None:
         """An `if` branch: a name bound right in its body holds the new dict alone there

@@ -169,7 +169,8 @@ class Scope:
     puts: dict[str, Bag] = field(default_factory=dict)  # module.Class.attr -> what it puts in that attribute
     elements: dict[str, str] = field(default_factory=dict)  # name -> the class of a list's elements (`samples: list[Sample]`)
     nested: dict[str, str] = field(default_factory=dict)  # name -> the class of its elements' elements (`groups: list[list[Sample]]`)
-    aliases: dict[str, str] = field(default_factory=dict)  # name -> the attribute whose dict it is (`metrics = self.metrics`)
+    # name -> the dict it is another name for: an attribute's (`metrics = self.metrics`) or a dict's item (`logs = info["logs"]`)
+    aliases: dict[str, ast.expr] = field(default_factory=dict)
     fills: dict[str, Bag] = field(default_factory=dict)  # parameter -> what it puts in the dict the parameter is
     handed_bags: list[Bag] = field(default_factory=list)  # the dicts of metrics it hands to calls
     makes: str | None = None  # the class it returns an instance of ("" when its returns disagree)
