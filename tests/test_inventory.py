@@ -1415,6 +1415,51 @@ CASES = {
         },
         ["imbalance", "xent"],
     ),
+    # an attribute annotated as a dict of instances: an item read by a key, or each of its
+    # values, is an instance of that class, whose method's return is what is logged
+    "a method of an item of a dict its annotation says holds instances": (
+        {
+            "pkg/meters.py": """\
+            class Meter:
+                def compute(self):
+                    return {"samples_per_sec": self.count / self.seconds}
+
+
+            class Gauge:
+                def compute(self):
+                    return {"depth": self.level}
+
+
+            class Scale:
+                def compute(self):
+                    return {"width": 1.0}
+
+
+            class Probe:
+                def compute(self):
+                    return {"wattage": 1.0}
+            """,
+            "pkg/monitor.py": """\
+            import wandb
+
+            from pkg.meters import Meter
+
+
+            class Monitor:
+                def __init__(self):
+                    self._meters: dict[str, Meter] = {}
+
+                def on_step(self, stage):
+                    meter = self._meters[stage]
+                    wandb.log({f"{stage}-{k}": v for k, v in meter.compute().items()})
+
+                def on_end(self):
+                    for meter in self._meters.values():
+                        wandb.log(meter.compute())
+            """,
+        },
+        ["samples_per_sec", "{stage}-samples_per_sec"],
+    ),
 }
 
 

@@ -15,6 +15,7 @@ from metriclint.sources.python.flow import Scope
 
 _SEQUENCE_TYPES = frozenset({"list", "List", "Sequence", "Iterable", "tuple", "Tuple"})
 _DICT_TYPES = frozenset({"dict", "Dict", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict", "Counter"})
+_MAPPINGS = frozenset({"Mapping"})  # read-only: no dict a function fills, but its values are typed alike
 
 
 def annotated(
@@ -49,6 +50,14 @@ def sequence_item(annotation: ast.expr) -> ast.expr | None:
         return None
     inner = annotation.slice.elts[0] if isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts else annotation.slice
     return _without_none(inner)
+
+
+def mapping_value(annotation: ast.expr) -> ast.expr | None:
+    """What a dict's annotation says each value is (`dict[str, Meter]`); None for any other."""
+    if not (isinstance(annotation, ast.Subscript) and called_name(annotation.value) in _DICT_TYPES | _MAPPINGS):
+        return None
+    pair = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else []
+    return _without_none(pair[1]) if len(pair) == 2 else None
 
 
 def _without_none(annotation: ast.expr) -> ast.expr:

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
 from metriclint.sources.python import flags, kept_values, ranks, strings
-from metriclint.sources.python.annotated import annotated, sequence_item
+from metriclint.sources.python.annotated import annotated, mapping_value, sequence_item
 from metriclint.sources.python.bag_items import LISTED, selected
 from metriclint.sources.python.binding_shapes import (
     added_to,
@@ -219,17 +219,32 @@ class Bindings(Messages):
 
     def _item_class(self, target: ast.expr, iterated: ast.expr) -> None:
         """`for sample in samples` over a list annotated `list[Sample]`: each item is a Sample
-        (over `list[list[Sample]]`, a list of them), whose method calls are the class's."""
+        (over `list[list[Sample]]`, a list of them), whose method calls are the class's; so is
+        each value of `self.meters.values()` over a dict annotated `dict[str, Meter]`."""
         if not isinstance(target, ast.Name):
             return
         scope, over = self.scopes[-1], iterated.id if isinstance(iterated, ast.Name) else ""
-        own = self.own_attribute(iterated) if isinstance(iterated, ast.Attribute) else None
-        item = self.declared_items.get(".".join((self.module, *self.classes)), {}).get(own) if own is not None else None
+        item = self._declared_item(iterated)
         for table, found in ((scope.instances, item or scope.elements.get(over)), (scope.elements, scope.nested.get(over))):
             if found is not None:
                 table[target.id] = found
             else:
                 table.pop(target.id, None)
+
+    def _declared_item(self, node: ast.expr) -> str | None:
+        """The class of the items of the class's own attribute that `node` reads one at a time:
+        a list's (`self.backends`), or a dict's values (`self.meters.values()`)."""
+        table = self.declared_items
+        if type(node) is ast.Call and not node.args and type(node.func) is ast.Attribute and node.func.attr == "values":
+            node, table = node.func.value, self.declared_values
+        own = self.own_attribute(node) if type(node) is ast.Attribute else None
+        return table.get(".".join((self.module, *self.classes)), {}).get(own) if own is not None else None
+
+    def _value_class(self, node: ast.Subscript) -> str | None:
+        """The class of an item read by a key (`self.meters[stage]`) of the class's own
+        attribute annotated as a dict of instances (`dict[str, Meter]`)."""
+        own = self.own_attribute(node.value) if type(node.value) is ast.Attribute else None
+        return self.declared_values.get(".".join((self.module, *self.classes)), {}).get(own) if own is not None else None
 
     def _unbind(self, target: ast.expr) -> None:
         """A loop or `with` target is a new value, whatever the name held before."""
@@ -298,10 +313,11 @@ class Bindings(Messages):
         made = self.code.instance(optional_of(annotation))
         if made is not None:
             self.declared_types.setdefault(owner, {})[attribute] = made
-        item = sequence_item(optional_of(annotation))
-        made = self.code.instance(item) if item is not None else None
-        if made is not None:  # `self.loggers: list[Backend] = []`: a loop over it binds Backends
-            self.declared_items.setdefault(owner, {})[attribute] = made
+        for table, inner in ((self.declared_items, sequence_item), (self.declared_values, mapping_value)):
+            item = inner(optional_of(annotation))
+            made = self.code.instance(item) if item is not None else None
+            if made is not None:  # `self.loggers: list[Backend] = []`: a loop over it binds Backends
+                table.setdefault(owner, {})[attribute] = made
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         scope, path = self.scopes[-1], tuple(self.blocks)
@@ -447,10 +463,13 @@ class Bindings(Messages):
         tensor method the knowledge names), nor any call with arguments (`self.writer =
         csv_writer(path)`, a class named in lower case or a library's function, would hide the
         tracker method a call on it is matched by) but a class's own factory with `made`
-        (`Manager.create(cfg)`). `cls(...)` in a classmethod makes an instance of its class."""
+        (`Manager.create(cfg)`). `cls(...)` in a classmethod makes an instance of its class, and an
+        item of an attribute annotated as a dict of instances (`self.meters[stage]`) is one."""
         scope = self.scopes[-1]
         if isinstance(value, ast.Name):
             return self.instance(value.id)
+        if isinstance(value, ast.Subscript):
+            return self._value_class(value)
         if not isinstance(value, ast.Call):
             return None
         func = value.func

@@ -126,6 +126,9 @@ class WalkState:
         self.declared_items: dict[
             str, dict[str, str]
         ] = {}  # module.Class -> attribute -> the class of the items of its list (`list[Backend]`)
+        self.declared_values: dict[
+            str, dict[str, str]
+        ] = {}  # module.Class -> attribute -> the class of the values of its dict (`dict[str, Meter]`)
 
     def hook_here(self) -> Hook | None:
         """What the method the walk is in is, when it is a hook of its class whose return a
