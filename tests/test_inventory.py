@@ -1460,6 +1460,67 @@ CASES = {
         },
         ["samples_per_sec", "{stage}-samples_per_sec"],
     ),
+    # a key built with a string attribute of an object of a class another module defines: the
+    # string that class's constructor stores there unless a caller passes another
+    "a key joined by a string attribute of an object of another module's class": (
+        {
+            "pkg/meters.py": """\
+            class Meter:
+                def __init__(self, joiner: str = "."):
+                    self.joiner = joiner
+                    self.count = 0
+
+                def compute(self):
+                    return {f"device{self.joiner}rate": self.count, "elapsed": 1.0}
+            """,
+            "pkg/monitor.py": """\
+            import wandb
+
+            from pkg.meters import Meter
+
+
+            class Monitor:
+                def __init__(self):
+                    self._meters: dict[str, Meter] = {}
+
+                def report(self, stage):
+                    meter = self._meters[stage]
+                    values = meter.compute()
+                    wandb.log({f"{stage}{meter.joiner}{k}": v for k, v in values.items()})
+            """,
+        },
+        ["{stage}.device.rate", "{stage}.elapsed"],
+    ),
+    # a dataclass's field is what each call of its constructor sets: its default names no key
+    "a key part read from a dataclass's field stays a placeholder": (
+        {
+            "pkg/options.py": """\
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Options:
+                run_tag: str = "baseline"
+
+                def reset(self):
+                    self.run_tag = "baseline"
+
+
+            def summarize(batch):
+                return {"xent": batch.loss}
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.options import Options, summarize
+
+
+            def step(opts: Options, batch):
+                wandb.log({f"{opts.run_tag}-{k}": v for k, v in summarize(batch).items()})
+            """,
+        },
+        ["{run_tag}-xent"],
+    ),
 }
 
 

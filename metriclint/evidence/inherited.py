@@ -65,6 +65,34 @@ class Hierarchy:
             yield shape
             pending += self._children(shape.name)
 
+    def strings(self, name: str) -> tuple[str, ...]:
+        """The strings the attribute `name` (module.Class.attr) of an instance of the class may
+        be: as the class sets it, or else the nearest base that does, and as each subclass of
+        the project that sets it again does, since the instance may be one of theirs; none
+        once one of them sets it to what is not known (model.ProjectClass.strings)."""
+        owner, attribute = name.rsplit(".", 1)
+        start = self.base(owner)
+        if start is None:
+            return ()
+        below = [dict(shape.strings).get(attribute) for shape in self.descendants(start.name)]
+        found = [self._inherited_strings(start, attribute, 0), *(texts for texts in below if texts is not None)]
+        if any(not texts for texts in found):
+            return ()
+        return tuple(dict.fromkeys(text for texts in found for text in texts or ()))
+
+    def _inherited_strings(self, shape: ProjectClass, attribute: str, depth: int) -> tuple[str, ...] | None:
+        """The strings the class, or else its nearest base of the project, sets the attribute to;
+        None where no class along the way sets it, () where one sets it to what is not known."""
+        own = dict(shape.strings).get(attribute)
+        if own is not None or depth > 8:
+            return own
+        for base_name, _ in shape.bases:
+            parent = self.base(base_name)
+            found = self._inherited_strings(parent, attribute, depth + 1) if parent is not None else None
+            if found is not None:
+                return found
+        return None
+
     def base(self, name: str) -> ProjectClass | None:
         """The project class a base names: through its module, or re-exported by a package
         above it (`from pkg.trainers import Base`, defined in pkg/trainers/base.py)."""

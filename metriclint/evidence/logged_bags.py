@@ -441,18 +441,31 @@ class LoggedBags:
 
     def _given_for(self, flow: FunctionFlow | None, template: str, call: CallFlow | None) -> dict[str, tuple[str, ...]]:
         """The strings `call` passes for each parameter of `flow` that `template` names (its
-        default where the call passes nothing); none when they would make too many keys."""
-        if call is None or flow is None or "{" not in template.replace("{}", ""):
+        default where the call passes nothing), and those of the parts it reads from an
+        object's attribute (`_attribute_parts`); none when they would make too many keys."""
+        if flow is None or "{" not in template.replace("{}", ""):
             return {}
-        given = {
-            p: texts
-            for p in flow.params
-            if f"{{{p}}}" in template
-            for where, texts in call.texts
-            if where in (p, passed_at(flow, p, call.bound))
-        }
-        given |= {p: (text,) for p, text in flow.defaults if p not in given and f"{{{p}}}" in template and not _passes(flow, p, call)}
+        given = self._attribute_parts(flow, template)
+        if call is not None:
+            given |= {
+                p: texts
+                for p in flow.params
+                if f"{{{p}}}" in template
+                for where, texts in call.texts
+                if where in (p, passed_at(flow, p, call.bound))
+            }
+            given |= {p: (text,) for p, text in flow.defaults if p not in given and f"{{{p}}}" in template and not _passes(flow, p, call)}
         return given if math.prod(len(t) for t in given.values()) <= keys.MAX_VALUES else {}
+
+    def _attribute_parts(self, flow: FunctionFlow, template: str) -> dict[str, tuple[str, ...]]:
+        """The strings each placeholder of `template` read from an object's attribute may be,
+        as the object's class sets it (`{joiner}` of `f"{stage}{meter.joiner}{k}"` is what
+        Meter's constructor stores in `joiner` by default)."""
+        callees = self.project.callees
+        if not flow.attribute_parts or callees is None:
+            return {}
+        found = {part: callees.hierarchy.strings(held) for part, held in flow.attribute_parts if f"{{{part}}}" in template}
+        return {part: texts for part, texts in found.items() if texts}
 
     def _filled(self, function: str, entry: MetricsEntry) -> list[tuple[str, Span]]:
         """The keys an entry's key template makes with the strings its function's callers pass

@@ -323,6 +323,9 @@ class FunctionFlow:
     any_keyword: bool = False  # it takes `**kwargs`: a call may pass a keyword none of its parameters is named
     # what it returns only under `if flag:`, a parameter off unless a call passes it: only to such a call
     gives_when: tuple[tuple[str, Bag], ...] = ()
+    # (placeholder, module.Class.attr): a key part read from an attribute of an object of a class
+    # the file names (`f"{stage}{meter.joiner}{k}"`), which that class's strings fill (ProjectClass.strings)
+    attribute_parts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +391,9 @@ class ProjectClass:
     silenced: frozenset[str]  # entry points (first path) whose logs its file may rewrite (`unless_defined`, `unless_called`)
     rewrites: frozenset[str] = frozenset()  # entry points (first path) one of whose keys a hook it defines may change
     attributes: tuple[tuple[str, str], ...] = ()  # (attribute, the class its methods set it to an instance of, dotted as imported)
+    # (attribute, the strings its body and methods set it to, a parameter's string default included;
+    # () once one of them is no string written out): what a key built from it elsewhere is
+    strings: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

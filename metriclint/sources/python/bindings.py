@@ -264,6 +264,8 @@ class Bindings(Messages):
             self.put(node.target, self.bag(node.value))  # `stats |= more`; `refs += group.run(...)` of a list made here
         if isinstance(node.target, ast.Attribute):
             self._kept_total(node.target, node)
+            if self.own_attribute(node.target) is not None:
+                self._attribute_text(node.target.attr, None)  # `self.sep += "-"`
         if isinstance(node.target, ast.Name):
             scope, name = self.scopes[-1], node.target.id
             left = scope.roots(name)
@@ -280,12 +282,16 @@ class Bindings(Messages):
     def _visit_Assign(self, node: ast.Assign) -> bool:
         for target in node.targets:
             self._assign(target, node.value)
+            if len(self.scopes) == 1 and self.classes and isinstance(target, ast.Name):
+                self._attribute_text(target.id, node.value)  # `JOINER = "/"` in a class's body
         self.removed(node.value)  # `counts = metrics.pop("counts")`
         return True
 
     def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
         if len(self.scopes) == 1 and self.classes and (found := flags.field(node, self.span)) is not None:
             self.flags.append(found)
+        if len(self.scopes) == 1 and self.classes and isinstance(node.target, ast.Name):
+            self._attribute_text(node.target.id, None)  # a dataclass's field: what each instance is made with
         self._declared(node.target, node.annotation, node.value)
         if node.value is not None:
             self._assign(node.target, node.value)
@@ -396,8 +402,24 @@ class Bindings(Messages):
             self.put(target, self.bag(value))  # `self.stats = stats`
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.classes:
                 self._instance(self.attribute_types.setdefault(".".join((self.module, *self.classes)), {}), target.attr, value, made=True)
+                self._attribute_text(target.attr, value)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in scope.lists:
             self._collect(target.value.id, None)  # `items[0] = x`: an item put in place of another
+
+    def _attribute_text(self, attribute: str, value: ast.expr | None) -> None:
+        """What an assignment of an attribute of the class (`self.joiner = joiner` in a method,
+        `JOINER = "/"` in its body) sets it to, for keys built from it in other modules
+        (model.ProjectClass.strings): a string written out, or a parameter's string default;
+        once it is set to anything else (`value` None: changed in place, or a field of a
+        dataclass, which each call of the constructor sets), it is not known."""
+        texts = self.attribute_texts.setdefault(".".join((self.module, *self.classes)), {})
+        if texts.get(attribute) == ():
+            return
+        scope = self.scopes[-1]
+        text = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+        if text is None and isinstance(value, ast.Name) and len(self.scopes) > 1:
+            text = scope.default_string(value.id)
+        texts[attribute] = () if text is None else tuple(dict.fromkeys((*texts.get(attribute, ()), text)))
 
     def _kept(self, target: ast.Attribute, value: ast.expr) -> None:
         """`self.start = time.perf_counter()`: what a method puts in its object's attribute, for

@@ -171,6 +171,8 @@ class Scope:
     nested: dict[str, str] = field(default_factory=dict)  # name -> the class of its elements' elements (`groups: list[list[Sample]]`)
     # name -> the dict it is another name for: an attribute's (`metrics = self.metrics`) or a dict's item (`logs = info["logs"]`)
     aliases: dict[str, ast.expr] = field(default_factory=dict)
+    # placeholder -> module.Class.attr of the object a key part reads it from ("" when two disagree)
+    attribute_parts: dict[str, str] = field(default_factory=dict)
     fills: dict[str, Bag] = field(default_factory=dict)  # parameter -> what it puts in the dict the parameter is
     handed_bags: list[Bag] = field(default_factory=list)  # the dicts of metrics it hands to calls
     makes: str | None = None  # the class it returns an instance of ("" when its returns disagree)
@@ -268,7 +270,12 @@ class Scope:
             self.definition is not None and _shell(self.definition.body),
             self.definition is not None and self.definition.args.kwarg is not None,
             tuple((flag, self.thinned(bag)) for flag, bag in self.gives_when.items()),
+            tuple((part, held) for part, held in self.attribute_parts.items() if held),
         )
+
+    def default_string(self, param: str) -> str | None:
+        """The string a parameter of the function defaults to, if one is written out."""
+        return dict(self._defaults()).get(param) if param in self.params else None
 
     def _defaults(self) -> tuple[tuple[str, str], ...]:
         """The parameters that default to a string (`prefix: str = "rollout/moe"`), each with it."""

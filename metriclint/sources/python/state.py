@@ -126,6 +126,8 @@ class WalkState:
         self.declared_items: dict[
             str, dict[str, str]
         ] = {}  # module.Class -> attribute -> the class of the items of its list (`list[Backend]`)
+        # module.Class -> attribute -> the strings its body and methods set it to (() once one is none)
+        self.attribute_texts: dict[str, dict[str, tuple[str, ...]]] = {}
         self.declared_values: dict[
             str, dict[str, str]
         ] = {}  # module.Class -> attribute -> the class of the values of its dict (`dict[str, Meter]`)
@@ -142,7 +144,21 @@ class WalkState:
         `self.attr` in a method, what the class stores in it (attribute_strings.py)."""
         if name.startswith("self."):
             return self._attribute_string(name[5:])
+        if "." in name:
+            self._object_part(*name.split(".", 1))
+            return None
         return self._visible(name, lambda scope: scope.strings)
+
+    def _object_part(self, held: str, attribute: str) -> None:
+        """An attribute of an object of a class the file names (`meter.joiner`, `meter` a
+        Meter): not known here, as that class may be another module's; noted, so that the
+        project-wide step fills the placeholder named after it with the class's strings
+        (FunctionFlow.attribute_parts). Not where a parameter of that name would fill it too."""
+        made = self.instance(held)
+        scope = self.scopes[-1]
+        if made is not None and "(" not in made and attribute not in scope.params:
+            part = f"{made}.{attribute}"
+            scope.attribute_parts[attribute] = part if scope.attribute_parts.get(attribute, part) == part else ""
 
     def _attribute_string(self, attribute: str) -> tuple[str, ...] | None:
         if not self.class_nodes or len(self.scopes) != 2 or "self" not in self.scopes[-1].params:
