@@ -1521,6 +1521,44 @@ CASES = {
         },
         ["{run_tag}-xent"],
     ),
+    # a forward reference written as a string, for an import made only under TYPE_CHECKING
+    "a method of a parameter annotated with a string": (
+        {
+            "pkg/runner.py": """\
+            class Runner:
+                def summary(self):
+                    return {"wall_seconds": 1.0}
+
+
+            class Probe:
+                def summary(self):
+                    return {"probe_depth": 1.0}
+
+
+            class Scale:
+                def summary(self):
+                    return {"scale_width": 1.0}
+
+
+            class Gauge:
+                def summary(self):
+                    return {"gauge_level": 1.0}
+            """,
+            "pkg/hooks.py": """\
+            from typing import TYPE_CHECKING
+
+            import wandb
+
+            if TYPE_CHECKING:
+                from pkg.runner import Runner
+
+
+            def on_end(runner: "Runner"):
+                wandb.log(runner.summary())
+            """,
+        },
+        ["wall_seconds"],
+    ),
 }
 
 

@@ -23,7 +23,7 @@ def annotated(
 ) -> None:
     """Record in `scope` what `annotation` says `name` holds; `instance` reads a class's name as
     the file imports it, `typed_dicts` are the module's TypedDicts with their fields."""
-    annotation = _without_none(annotation)
+    annotation = _without_none(unquoted(annotation))
     fields = typed_dicts.get(annotation.id) if type(annotation) is ast.Name else None
     if fields:
         scope.collections[name] = fields
@@ -50,6 +50,17 @@ def sequence_item(annotation: ast.expr) -> ast.expr | None:
         return None
     inner = annotation.slice.elts[0] if isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts else annotation.slice
     return _without_none(inner)
+
+
+def unquoted(annotation: ast.expr) -> ast.expr:
+    """A forward reference written as a string (`trainer: "pl.Trainer"`, for an import made only
+    under TYPE_CHECKING) read as the annotation it spells; any other annotation as it is."""
+    if not (isinstance(annotation, ast.Constant) and isinstance(annotation.value, str)):
+        return annotation
+    try:
+        return ast.parse(annotation.value.strip(), mode="eval").body
+    except SyntaxError:
+        return annotation
 
 
 def mapping_value(annotation: ast.expr) -> ast.expr | None:

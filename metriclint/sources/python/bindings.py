@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
 from metriclint.sources.python import flags, kept_values, ranks, strings
-from metriclint.sources.python.annotated import annotated, mapping_value, sequence_item
+from metriclint.sources.python.annotated import annotated, mapping_value, sequence_item, unquoted
 from metriclint.sources.python.bag_items import LISTED, selected
 from metriclint.sources.python.binding_shapes import (
     added_to,
@@ -234,17 +234,19 @@ class Bindings(Messages):
     def _declared_item(self, node: ast.expr) -> str | None:
         """The class of the items of the class's own attribute that `node` reads one at a time:
         a list's (`self.backends`), or a dict's values (`self.meters.values()`)."""
-        table = self.declared_items
         if type(node) is ast.Call and not node.args and type(node.func) is ast.Attribute and node.func.attr == "values":
-            node, table = node.func.value, self.declared_values
-        own = self.own_attribute(node) if type(node) is ast.Attribute else None
-        return table.get(".".join((self.module, *self.classes)), {}).get(own) if own is not None else None
+            return self._declared_in(self.declared_values, node.func.value)
+        return self._declared_in(self.declared_items, node)
 
     def _value_class(self, node: ast.Subscript) -> str | None:
         """The class of an item read by a key (`self.meters[stage]`) of the class's own
         attribute annotated as a dict of instances (`dict[str, Meter]`)."""
-        own = self.own_attribute(node.value) if type(node.value) is ast.Attribute else None
-        return self.declared_values.get(".".join((self.module, *self.classes)), {}).get(own) if own is not None else None
+        return self._declared_in(self.declared_values, node.value)
+
+    def _declared_in(self, table: dict[str, dict[str, str]], node: ast.expr) -> str | None:
+        """What `table` says of the class's own attribute `node` reads (`self.meters`)."""
+        own = self.own_attribute(node) if type(node) is ast.Attribute else None
+        return table.get(".".join((self.module, *self.classes)), {}).get(own) if own is not None else None
 
     def _unbind(self, target: ast.expr) -> None:
         """A loop or `with` target is a new value, whatever the name held before."""
@@ -316,6 +318,7 @@ class Bindings(Messages):
         else:
             return
         owner = ".".join((self.module, *self.classes))
+        annotation = unquoted(annotation)
         made = self.code.instance(optional_of(annotation))
         if made is not None:
             self.declared_types.setdefault(owner, {})[attribute] = made
