@@ -27,8 +27,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*]|$)|(?<=[.!?])[ \t]*\n
 _CLAUSE_BREAK = re.compile(r"[,;:()\[\]—–]|\s-\s|(?<!\w)(?:but|however|whereas|while)(?!\w)", re.IGNORECASE)
 _WORD = re.compile(r"[\w']+")
 # What may come before a phrase that opens its sentence: nothing, or the name a definition
-# defines and its colon (`kl_max: `, "**`rollout_is_mean`**: ").
-_LEAD = re.compile(r"[\s*_`'\"-]*(?:[\w/{}.-]+[*_`'\"]*\s*:\s*)?")
+# defines and its colon (`kl_max: `, "**`rollout_is_mean`**: "), or a heading of up to three
+# words that labels it as a name does ("Abs diff: ").
+_LEAD = re.compile(r"[\s*_`'\"-]*(?:[\w/{}.-]+(?: [\w/{}.-]+){0,2}[*_`'\"]*\s*:\s*)?")
 # The start of a command-line flag that a phrase is part of (`--use-rollout-entropy`): a name,
 # whose words state nothing about the value.
 _IN_FLAG = re.compile(r"(?<![\w-])--[\w-]*\Z")
