@@ -286,7 +286,9 @@ class EntryUses(Bindings):
         silenced = frozenset(e.paths[0] for e in self._entries if self._silenced(e))
         self.method_calls = [call for call in self.method_calls if call.entry not in silenced]
         self.project_classes = [
-            ProjectClass(*shape, silenced, rewrites, self._attribute_classes(shape[0]), tuple(self.attribute_texts.get(shape[0], {}).items()))
+            ProjectClass(
+                *shape, silenced, rewrites, self._attribute_classes(shape[0]), tuple(self.attribute_texts.get(shape[0], {}).items())
+            )
             for shape, rewrites in zip(self._classes, self._class_rewrites)
         ]
         sinks: list[tuple[str, frozenset[CodeFact]]] = []
