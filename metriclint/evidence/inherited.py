@@ -40,6 +40,7 @@ class Hierarchy:
         self.names = Dotted(self.classes)
         self.memo: dict[str, _Ancestry] = {}
         self._below: dict[str, list[ProjectClass]] | None = None
+        self._strings: dict[str, tuple[str, ...]] = {}  # `strings`' answers: asked once per key part a dict carries
 
     def _children(self, name: str) -> list[ProjectClass]:
         """The project's classes that name the class `name` among their bases."""
@@ -70,7 +71,11 @@ class Hierarchy:
         be: as the class sets it, or else the nearest base that does, and as each subclass of
         the project that sets it again does, since the instance may be one of theirs; none
         once one of them sets it to what is not known (model.ProjectClass.strings)."""
-        owner, attribute = name.rsplit(".", 1)
+        if name not in self._strings:
+            self._strings[name] = self._strings_of(*name.rsplit(".", 1))
+        return self._strings[name]
+
+    def _strings_of(self, owner: str, attribute: str) -> tuple[str, ...]:
         start = self.base(owner)
         if start is None:
             return ()
