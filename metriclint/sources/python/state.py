@@ -126,7 +126,7 @@ class WalkState:
         self.declared_items: dict[
             str, dict[str, str]
         ] = {}  # module.Class -> attribute -> the class of the items of its list (`list[Backend]`)
-        # module.Class -> attribute -> the strings its body and methods set it to (() once one is none)
+        # module.Class -> attribute -> the strings its body and methods set it to (() once one is not a string written out)
         self.attribute_texts: dict[str, dict[str, tuple[str, ...]]] = {}
         self.declared_values: dict[
             str, dict[str, str]
@@ -141,7 +141,8 @@ class WalkState:
 
     def string(self, name: str) -> tuple[str, ...] | None:
         """The strings `name` may be here: bound in this function, else at module level; for
-        `self.attr` in a method, what the class stores in it (attribute_strings.py)."""
+        `self.attr` in a method, what the class stores in it (attribute_strings.py); for
+        `obj.attr`, none here (`_object_part` notes it for the project-wide step)."""
         if name.startswith("self."):
             return self._attribute_string(name[5:])
         if "." in name:
