@@ -35,6 +35,26 @@ def _logged(project: Path) -> list[str]:
     return sorted(m["key"] for m in json.loads(result.stdout)["metrics"] if m["logged"])
 
 
+# Three more classes that define a method of the name under test: more than the by-name
+# fallback reads (evidence/callees.py MAX_CANDIDATES), so only the mechanism a case pins finds the
+# method meant. Their keys are logged only if that fallback took them.
+DECOYS = """
+
+            class Gauge:
+                def {method}(self):
+                    return {{"depth": self.level}}
+
+
+            class Scale:
+                def {method}(self):
+                    return {{"width": 1.0}}
+
+
+            class Probe:
+                def {method}(self):
+                    return {{"wattage": 1.0}}
+            """
+
 CASES = {
     # keys named after what a method the class inherits from a framework yields at run time
     "a key per item a framework's inherited method yields": (
@@ -1423,22 +1443,8 @@ CASES = {
             class Meter:
                 def compute(self):
                     return {"samples_per_sec": self.count / self.seconds}
-
-
-            class Gauge:
-                def compute(self):
-                    return {"depth": self.level}
-
-
-            class Scale:
-                def compute(self):
-                    return {"width": 1.0}
-
-
-            class Probe:
-                def compute(self):
-                    return {"wattage": 1.0}
-            """,
+            """
+            + DECOYS.format(method="compute"),
             "pkg/monitor.py": """\
             import wandb
 
@@ -1528,22 +1534,8 @@ CASES = {
             class Runner:
                 def summary(self):
                     return {"wall_seconds": 1.0}
-
-
-            class Probe:
-                def summary(self):
-                    return {"probe_depth": 1.0}
-
-
-            class Scale:
-                def summary(self):
-                    return {"scale_width": 1.0}
-
-
-            class Gauge:
-                def summary(self):
-                    return {"gauge_level": 1.0}
-            """,
+            """
+            + DECOYS.format(method="summary"),
             "pkg/hooks.py": """\
             from typing import TYPE_CHECKING
 

@@ -10,6 +10,7 @@ assignment of it, anywhere in the class, leaves it unknown. Read only when a key
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from metriclint.sources.python.held import attribute_writes
 
@@ -23,11 +24,18 @@ def attribute_strings(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defaults = string_defaults(statement.args)
             for attribute, value in attribute_writes(statement):
-                text = _string(value) if value is not None else None
-                if text is None and isinstance(value, ast.Name):
-                    text = defaults.get(value.id)
-                _add(found, unknown, attribute, text)
+                _add(found, unknown, attribute, assigned_text(value, defaults.get))
     return {name: tuple(dict.fromkeys(texts)) for name, texts in found.items() if name not in unknown}
+
+
+def assigned_text(value: ast.expr | None, default: Callable[[str], str | None]) -> str | None:
+    """The string one assignment of an attribute stores: a string written out, or a parameter
+    whose default (`default`) is one; None for anything else (`value` None: changed in place).
+    The walk's note of a class's strings for other modules (bindings.py) reads it alike."""
+    if value is None:
+        return None
+    text = _string(value)
+    return default(value.id) if text is None and isinstance(value, ast.Name) else text
 
 
 def _add(found: dict[str, list[str]], unknown: set[str], name: str, text: str | None) -> None:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
 from metriclint.sources.python import flags, kept_values, ranks, strings
 from metriclint.sources.python.annotated import annotated, mapping_value, sequence_item, unquoted
+from metriclint.sources.python.attribute_strings import assigned_text
 from metriclint.sources.python.bag_items import LISTED, selected
 from metriclint.sources.python.binding_shapes import (
     added_to,
@@ -418,10 +419,8 @@ class Bindings(Messages):
         texts = self.attribute_texts.setdefault(".".join((self.module, *self.classes)), {})
         if texts.get(attribute) == ():
             return
-        scope = self.scopes[-1]
-        text = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
-        if text is None and isinstance(value, ast.Name) and len(self.scopes) > 1:
-            text = scope.default_string(value.id)
+        default = self.scopes[-1].default_string if len(self.scopes) > 1 else lambda name: None
+        text = assigned_text(value, default)
         texts[attribute] = () if text is None else tuple(dict.fromkeys((*texts.get(attribute, ()), text)))
 
     def _kept(self, target: ast.Attribute, value: ast.expr) -> None:

@@ -177,8 +177,9 @@ def _fstring_part(part: ast.expr, name_values: Lookup) -> tuple[str, ...]:
 def _part(node: ast.expr, name_values: Lookup) -> tuple[str, ...] | None:
     """A part of a key being built; there, `self.sep` is what the class stores in it
     (attribute_strings.py), `meter.sep` a placeholder the project-wide step fills with what the
-    class of `meter` stores (State.string), and `type(self).__name__` the class's name. Only there: asked of every call's arguments,
-    reading each class's attributes cost more than the keys it finds."""
+    class of `meter` stores (State.string), and `type(self).__name__` the class's name. Only
+    there: asked of every call's arguments, reading each class's attributes cost more than the
+    keys it finds."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return name_values(f"self.{node.attr}")
     if isinstance(node, ast.Attribute) and node.attr in CLASS_NAMES and _own_class(node.value):
