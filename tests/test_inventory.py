@@ -4,6 +4,7 @@ evidence/callees.py). Each idiom comes with a twin whose dict never reaches a tr
 
 from __future__ import annotations
 
+import ast
 import json
 import textwrap
 from pathlib import Path
@@ -17,6 +18,7 @@ from metriclint.base.builtin import rules_dir
 from metriclint.base.marked_yaml import NodeReader
 from metriclint.knowledge import sinks
 from metriclint.sources import python
+from metriclint.sources.python.flatteners import flattened_param
 
 LOGGER = """\
 import wandb
@@ -1527,6 +1529,301 @@ CASES = {
         },
         ["{run_tag}-xent"],
     ),
+    # an attribute set to an instance or to None, two classes of the project having the method
+    "a method of an attribute that holds an instance or None": (
+        {
+            "pkg/sinks.py": """\
+            import wandb
+            from torch.utils.tensorboard import SummaryWriter
+
+
+            class HostedSink:
+                def publish(self, step, logs):
+                    wandb.log({f"train/{k}": v for k, v in logs.items()}, step=step)
+
+
+            class BoardSink:
+                def __init__(self):
+                    self.writer = SummaryWriter("runs")
+
+                def publish(self, step, logs):
+                    for k, v in logs.items():
+                        self.writer.add_scalar(f"board/{k}", v, step)
+            """,
+            "pkg/trainer.py": """\
+            from pkg.sinks import BoardSink, HostedSink
+
+
+            class Trainer:
+                def __init__(self, hosted):
+                    self.sink = HostedSink() if hosted else None
+
+                def fit(self, step):
+                    if self.sink is not None:
+                        self.sink.publish(step, {"policy_loss": 1.0})
+            """,
+        },
+        ["train/policy_loss"],
+    ),
+    # a nested dict handed to the project's own recursive flattening helper, written as
+    # `dict(...)` with a call's result as one of its values, the result returned in a tuple;
+    # a nested dict whose keys are not known names no key of its own
+    "nested dicts flattened by the project's own helper": (
+        {
+            "pkg/trees.py": """\
+            from collections.abc import MutableMapping
+
+
+            def flatten(tree, prefix="", sep="/"):
+                out = {}
+                for key, value in tree.items():
+                    name = prefix + sep + key if prefix else key
+                    if isinstance(value, MutableMapping):
+                        out.update(flatten(value, name, sep=sep))
+                    else:
+                        out[name] = value
+                return out
+
+
+            def spread(xs):
+                return dict(mean=xs.mean(), width=xs.std())
+            """,
+            "pkg/loss.py": """\
+            import wandb
+
+            from pkg.trees import flatten, spread
+
+
+            def ppo_loss(batch):
+                stats = dict(
+                    losses=dict(policy=batch.pg, value=batch.vf),
+                    returns=spread(batch.ret),
+                    heads={str(i): spread(q) for i, q in enumerate(batch.heads)},
+                    clip_fraction=batch.cf,
+                )
+                return batch.pg + batch.vf, flatten(stats)
+
+
+            def train(batch, step):
+                loss, stats = ppo_loss(batch)
+                wandb.log(stats, step=step)
+            """,
+        },
+        ["clip_fraction", "losses/policy", "losses/value", "returns/mean", "returns/width"],
+    ),
+    # a dict written out with a key, then filled from another dict and that key popped: the
+    # loop over it reads what it holds then, not the keys its literal had
+    "a dict written out then grown and popped": (
+        {
+            "pkg/step.py": """\
+            import wandb
+
+
+            def losses(batch):
+                return {"policy_loss": batch.pg, "entropy": batch.ent}
+
+
+            def step(batch):
+                reduced = {"_count": batch.size}
+                for k, v in losses(batch).items():
+                    reduced[k] = v * 2
+                count = reduced.pop("_count")
+                wandb.log({f"train/{k}": v / count for k, v in reduced.items()})
+            """,
+        },
+        ["train/entropy", "train/policy_loss"],
+    ),
+    # a loop over every key any dict of a list has, as a mean over ranks or steps takes them
+    "keys of any of a list's dicts": (
+        {
+            "pkg/mean.py": """\
+            import wandb
+
+
+            def step_stats(batch):
+                return {"policy_loss": batch.pg, "kl": batch.kl}
+
+
+            def epoch(batches):
+                rows = []
+                for batch in batches:
+                    rows.append(step_stats(batch))
+                means = {}
+                for k in set().union(*(row.keys() for row in rows)):
+                    means[k] = sum(row.get(k, 0) for row in rows) / len(rows)
+                wandb.log({f"epoch/{k}": v for k, v in means.items()})
+            """,
+        },
+        ["epoch/kl", "epoch/policy_loss"],
+    ),
+    # `self.config.method.loss(...)`: the attribute a base class sets from an annotated
+    # parameter, then the field that class declares, then a method only its subclass defines
+    "a method reached through two attributes of declared classes": (
+        {
+            "pkg/configs.py": """\
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class MethodConfig:
+                name: str
+
+
+            @dataclass
+            class ClipConfig(MethodConfig):
+                def measure(self, logprobs):
+                    return logprobs.sum(), {"approx_kl": logprobs.mean()}
+
+
+            @dataclass
+            class RunConfig:
+                method: MethodConfig
+            """
+            + DECOYS.format(method="measure"),
+            "pkg/base.py": """\
+            from pkg.configs import RunConfig
+
+
+            class BaseTrainer:
+                def __init__(self, config: RunConfig):
+                    self.config = config
+            """,
+            "pkg/ppo.py": """\
+            import wandb
+
+            from pkg.base import BaseTrainer
+
+
+            class PPOTrainer(BaseTrainer):
+                def step(self, logprobs):
+                    loss, stats = self.config.method.measure(logprobs)
+                    wandb.log(stats)
+            """,
+        },
+        ["approx_kl"],
+    ),
+    # a dict handed to a record's constructor by keyword is what its field (a dataclass's) or
+    # the attribute its `__init__` stores holds, wherever the record is read; so is what a
+    # function puts in that field of a record it is handed
+    "a dict a record's constructor is handed": (
+        {
+            "pkg/records.py": """\
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Rollout:
+                tokens: list
+                info: dict
+
+
+            class Episode:
+                def __init__(self, steps, info):
+                    self.steps = steps
+                    self.info = info
+            """,
+            "pkg/make.py": """\
+            from pkg.records import Episode, Rollout
+
+
+            def make(sample):
+                info = {"clip_ratio": sample.clipped}
+                return Rollout(tokens=sample.tokens, info=info)
+
+
+            def play(game):
+                return Episode(game.steps, info={"episode_return": game.total})
+
+
+            def enrich(rollout: Rollout):
+                rollout.info["reward_std"] = rollout.tokens.std()
+            """,
+            "pkg/train.py": """\
+            import wandb
+
+            from pkg.records import Episode, Rollout
+
+
+            def step(rollouts: list[Rollout], episodes: list[Episode]):
+                metrics = {}
+                for rollout in rollouts:
+                    for k, v in rollout.info.items():
+                        metrics[k] = v
+                for episode in episodes:
+                    metrics.update(episode.info)
+                wandb.log({f"train/{k}": v for k, v in metrics.items()})
+            """,
+        },
+        ["train/clip_ratio", "train/episode_return", "train/reward_std"],
+    ),
+    # keys named after the fields a record's class declares: a dataclass's `fields()`, a
+    # pydantic model's `model_fields`; a loop that tests the name leaves which unsaid
+    "keys named after a record's declared fields": (
+        {
+            "pkg/report.py": """\
+            from dataclasses import dataclass, fields
+
+            import wandb
+            from pydantic import BaseModel
+
+
+            @dataclass
+            class ValMetrics:
+                loss: float
+                accuracy: float
+
+
+            class Outputs(BaseModel):
+                policy_loss: float
+                entropy: float
+
+
+            def validate(metrics: ValMetrics, out: Outputs, step):
+                logged = {}
+                for metric in [f.name for f in fields(ValMetrics)]:
+                    logged[f"eval_{metric}"] = getattr(metrics, metric)
+                for name in Outputs.model_fields:
+                    logged[f"train_{name}"] = getattr(out, name)
+                for f in fields(metrics):
+                    if f.name == "loss":
+                        continue
+                    logged[f"kept_{f.name}"] = getattr(metrics, f.name)
+                wandb.log(logged, step=step)
+            """,
+        },
+        ["eval_accuracy", "eval_loss", "kept_{name}", "train_entropy", "train_policy_loss"],
+    ),
+    # a callee that pops a key from the dict it is handed and returns that dict: its caller
+    # gets the dict without it (the result returned beside another value, in a tuple)
+    "a key a callee pops from the dict it is handed": (
+        {
+            "pkg/shards.py": """\
+            import wandb
+
+
+            def shards(batch):
+                return [{"partition": batch.idx, "rewards": batch.r}]
+
+
+            def finish(shard):
+                part = shard.pop("partition")
+                shard["lengths"] = len(part)
+                return shard
+
+
+            def load(batch, rank):
+                raw = shards(batch)
+                data = raw[rank]
+                return finish(data), rank
+
+
+            def train(batch):
+                data, rank = load(batch, 0)
+                wandb.log({f"rollout/{k}": v for k, v in data.items()})
+            """,
+        },
+        ["rollout/lengths", "rollout/rewards"],
+    ),
     # a forward reference written as a string, for an import made only under TYPE_CHECKING
     "a method of a parameter annotated with a string": (
         {
@@ -1629,6 +1926,72 @@ def test_a_key_popped_from_a_dict_before_it_is_logged_is_not_logged(tmp_path: Pa
     write_project(tmp_path / "kept", {"pkg/loop.py": kept, "pkg/stats.py": SUMMARIZED})
     assert _logged(tmp_path / "popped") == ["loss", "tokens"]
     assert _logged(tmp_path / "kept") == ["ids", "loss", "raw_counts", "tokens"]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "def flat(d, parent='', sep='/'):\n out = {}\n for k, v in d.items():\n  key = parent + sep + k if parent else k\n"
+            "  if isinstance(v, dict):\n   out.update(flat(v, key, sep=sep))\n  else:\n   out[key] = v\n return out",
+            ("d", "/"),
+        ),
+        (
+            "def flat(d, parent=''):\n out = {}\n for k, v in d.items():\n  if isinstance(v, dict):\n"
+            "   out.update(flat(v, f'{parent}.{k}' if parent else k))\n  else:\n   out[k] = v\n return out",
+            ("d", "."),
+        ),
+        (
+            "def flat(self, params, delimiter='-', parent_key=''):\n r = {}\n for k, v in params.items():\n"
+            "  new = parent_key + delimiter + str(k) if parent_key else k\n  if isinstance(v, dict):\n"
+            "   r = {**r, **self.flat(v, parent_key=new, delimiter=delimiter)}\n return r",
+            ("params", "-"),
+        ),
+        # not recursive, or recursive on something other than the loop's value, or no separator
+        ("def flat(d, parent=''):\n out = {}\n for k, v in d.items():\n  out[f'{parent}/{k}'] = v\n return out", None),
+        ("def flat(d, parent=''):\n for k, v in d.items():\n  flat(d, f'{parent}/{k}')", None),
+        ("def flat(d, parent=''):\n for k, v in d.items():\n  flat(v, k)", None),
+    ],
+    ids=["binop-default-sep", "fstring", "method-str-key", "no-recursion", "same-dict", "no-joined-key"],
+)
+def test_a_flattening_helper_is_told_by_its_shape(source: str, expected: tuple[str, str] | None) -> None:
+    """A function that calls itself on each nested dict, handing on the key so far joined to
+    the loop's key by a separator, flattens; the separator is what joins them."""
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    assert flattened_param(node, tuple(a.arg for a in node.args.args)) == expected
+
+
+BRANCHES = """\
+import wandb
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Evaluator:
+    def __init__(self):
+        self.writer = SummaryWriter("runs")
+
+    def report(self, step, hosted):
+        logs = {"val_loss": 1.0}
+        if hosted:
+            logs = {f"eval/{k}": v for k, v in logs.items()}
+            wandb.log(logs)
+        else:
+            for k, v in logs.items():
+                self.writer.add_scalar(f"val/{k}", v, step)
+        if step:
+            last = {"final/loss": 1.0}
+        else:
+            last = {"first/loss": 1.0}
+        wandb.log(last)
+"""
+
+
+def test_an_else_branch_sees_a_dict_as_it_was_before_the_if_branch_rebound_it(tmp_path: Path) -> None:
+    """The `else` of an `if` that rebinds a name runs instead of that branch: there the name
+    holds what it held before the `if`; after both, either branch's."""
+    write_project(tmp_path / "branches", {"pkg/report.py": BRANCHES})
+    assert _logged(tmp_path / "branches") == ["eval/val_loss", "final/loss", "first/loss", "val/val_loss"]
 
 
 RENAMED = """\

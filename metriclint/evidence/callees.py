@@ -126,6 +126,10 @@ class Callees:
             return self._and_overrides(found, name.rpartition(".")[0], overridden) if found is not None else ()
         if name.startswith(UNKNOWN_OBJECT):
             return self._defining(name[len(UNKNOWN_OBJECT) :])
+        made = self.hierarchy.base(name)
+        if made is not None:  # `Record(tokens, info)`: the class's `__init__`, its own or a base's, runs
+            init = self._inherited(made, "__init__", depth)
+            return (init,) if init is not None else ()
         owner, method = name.rsplit(".", 1)
         held = self.held(owner, depth)
         if held is not None:
@@ -143,10 +147,35 @@ class Callees:
             return ()
         holder, attribute = owner.rsplit(".", 1)  # `module.Class.tracker.log_to`
         project_class = self.hierarchy.base(holder)
+        if project_class is None and self._of_a_class(holder):  # `module.Class.config.method.loss`: through each attribute
+            held_class = self._held_class(holder, depth)
+            project_class = self.hierarchy.base(held_class) if held_class is not None else None
+            if project_class is None:
+                return self._defining(method)
         held = self._attribute(project_class, attribute, depth) if project_class is not None else None
         if held is None:  # set from a parameter (`self.strategy = strategy`): the methods of its name
             return self._defining(method) if project_class is not None else ()
         return self._resolved(f"{held}.{method}", depth + 1, overridden)
+
+    def _of_a_class(self, path: str) -> bool:
+        """Whether `path` is an attribute of an attribute of a class of the project
+        (`module.Class.config.method`), not a module's name (`pkg.mod.WRITER`)."""
+        owner = path
+        while "." in owner:
+            owner = owner.rsplit(".", 1)[0]
+            if self.hierarchy.base(owner) is not None:
+                return True
+        return False
+
+    def _held_class(self, path: str, depth: int) -> str | None:
+        """The class of what `path` (`module.Class.config`, `module.Class.config.method`) holds:
+        the attribute of the class its owner's path holds, as that class or a base sets it."""
+        holder, attribute = path.rsplit(".", 1)
+        owner = self.hierarchy.base(holder)
+        if owner is None and holder.count(".") > 1 and depth <= _MAX_DEPTH:
+            outer = self._held_class(holder, depth + 1)
+            owner = self.hierarchy.base(outer) if outer is not None else None
+        return self._attribute(owner, attribute, depth) if owner is not None else None
 
     def _and_overrides(self, flow: FunctionFlow, receiver: str, overridden: bool) -> tuple[FunctionFlow, ...]:
         """The method, then (with `overridden`) its overrides in the subclasses of the
@@ -204,11 +233,11 @@ class Callees:
         through what that function returns; `pkg.Trainer()`, the class it makes) or a module's
         name (`pkg.mod.tracker`)."""
         if owner.endswith("()"):
-            makers = self._resolved(owner[:-2], depth + 1)
-            maker = makers[0] if len(makers) == 1 else None
-            made = maker.makes if maker is not None else ""
-            if maker is None and (project_class := self.hierarchy.base(owner[:-2])) is not None:
+            project_class = self.hierarchy.base(owner[:-2])
+            if project_class is not None:
                 return project_class.name
+            makers = self._resolved(owner[:-2], depth + 1)
+            made = makers[0].makes if len(makers) == 1 else ""
             return (self.held(made, depth + 1) or made) if made and depth <= _MAX_DEPTH else None
         return self.instances(owner)
 

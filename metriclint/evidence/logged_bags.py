@@ -36,6 +36,7 @@ from metriclint.model import (
     MetricsEntry,
     ProjectClass,
     Span,
+    flattened,
     logged_by,
     rekeyed,
 )
@@ -119,6 +120,7 @@ class LoggedBags:
             for attribute, bag in flow.stored:
                 owner, name = attribute.rsplit(".", 1)
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
+        self._fields_made(calls)
         self.memo: dict[tuple[str, Bag, int, Span | None, tuple[Span | None, ...]], tuple[tuple[MetricsEntry, str], ...]] = {}
         self.at_memo: dict[tuple[object, ...], list[tuple[Bag, tuple[str, CallFlow | None, Outer]]]] = {}
         self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
@@ -202,6 +204,8 @@ class LoggedBags:
             return
         invoked = self.at.get(held.call) if held.call is not None and held.item[:1] == (INVOKED,) and held.kind != "result" else None
         for where, bag, at, back in self._sources(function, held, hops, call, outer):
+            if held.opts.flattens:
+                bag = flattened(bag, held.opts.flattens)
             for inner, (owner, read_for, read_outer) in self._at(where, bag, path, hops, at, back, invoked):
                 yield from self.entries(owner, rekeyed(inner, *pushed) if pushed is not None else inner, hops, read_for, read_outer)
 
@@ -323,6 +327,28 @@ class LoggedBags:
             owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
                 yield from self._put_for(where, bag, _object(call, outer))
+
+    def _fields_made(self, calls: Iterable[CallFlow]) -> None:
+        """A call of a class of the project that has no `__init__` of its own or of a base (a
+        dataclass, a pydantic model: `Rollout(tokens=t, info=info)`) sets each field it names
+        by keyword: what it passes there is put in that attribute, as `self.info = info` puts
+        it in a class whose `__init__` does so."""
+        callees = self.project.callees
+        if callees is None:
+            return
+        fields: dict[str, str | None] = {}  # callee -> the family of the class it makes, if such a class
+        for call in calls:
+            if not call.bags:
+                continue
+            if call.callee not in fields:
+                made = callees.hierarchy.base(call.callee)
+                fields[call.callee] = self.families.root(made.name) if made is not None and not callees.resolve(call.callee) else None
+            family = fields[call.callee]
+            if family is None:
+                continue
+            for where, bag in call.bags:
+                if isinstance(where, str):
+                    self.puts[(family, where)].append((call.caller, bag))
 
     def _put_for(self, where: str, bag: Bag, reached: str) -> Iterator[tuple[str, Bag, CallFlow | None, Outer]]:
         """What the method `where` put in an attribute, as the object it is read of holds it.

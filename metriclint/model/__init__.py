@@ -39,6 +39,7 @@ from metriclint.model.code_flow import (
     Reducer,
     ResultOf,
     Rewrite,
+    flattened,
     rekeyed,
 )
 from metriclint.model.core import (
@@ -129,5 +130,6 @@ __all__ = [
     "OVERRIDDEN",
     "REMOTE_CALL",
     "UNKNOWN_OBJECT",
+    "flattened",
     "rekeyed",
 ]

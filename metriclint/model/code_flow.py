@@ -133,6 +133,9 @@ class HeldOptions:
     # its entries hold a measurement made of theirs (`{k: np.mean(v) for k, v in d.items()}`
     # over a dict of per-sample lists), whatever they held where they were put
     measured: bool = False
+    # its dict's nested dicts are read as entries of their own, each key joined to the keys above
+    # it by this (`flatten_dict(stats)`, sep "/": `{"losses": {"policy": x}}` holds "losses/policy")
+    flattens: str = ""
 
 
 PLAIN = HeldOptions()  # what a Held without options (`options` None) reads
@@ -446,6 +449,25 @@ def rekeyed(bag: Bag, rekey: str, kept: str = "") -> Bag:
         MetricsEntry(keys.rekey(rekey, e.key, kept), e.span, e.value, e.measured, e.through) for e in bag.entries
     )  # new keys: not recorded
     return Bag(entries, tuple(_rekeyed_held(h, rekey, kept) for h in bag.held))  # its items keep no key
+
+
+def flattened(bag: Bag, joiner: str) -> Bag:
+    """The bag as a function that flattens nested dicts returns it (HeldOptions `flattens`): an
+    item's entries, and what it holds of elsewhere, keyed by the item's keys and their own
+    joined by `joiner`; an entry whose value is such an item is no key of its own."""
+    dicts = [item for item in bag.items if not any(key[:1] in _NOT_KEYS for key in item.keys)]
+    if not dicts:
+        return bag
+    nested = {item.keys[0] for item in dicts}
+    found = Bag(tuple(e for e in bag.entries if e.key not in nested), bag.held)
+    for item in dicts:
+        found |= rekeyed(Bag(item.entries, item.held), joiner.join((*item.keys, "{}")))
+    return found
+
+
+# The first characters of an Item's keys that name no key of a nested dict: the elements of a
+# list ("[]"), of a tuple ("#1"), what calling a value returns (INVOKED).
+_NOT_KEYS = frozenset("[#(")
 
 
 def _rekeyed_held(held: Held, rekey: str, kept: str) -> Held:

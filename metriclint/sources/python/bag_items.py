@@ -143,25 +143,48 @@ def item_key(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+# What a value in a dict literal may be written as to be a dict (or a list of dicts) of its own.
+_NESTED = (ast.Name, ast.Dict, ast.DictComp, ast.Attribute, ast.Call, ast.ListComp)
+
+
 def nested(key: ast.expr, value: ast.expr, bag: Callable[[ast.expr], Bag]) -> Bag:
     """`{"metrics": stats}`, `{"reports": ray.get(refs)}`: the dict (or list of dicts) as the
     item "metrics", for a reader that selects it (`selected`); nothing when the key is no
     string or the value no dict."""
     name = item_key(key)
-    if name is None or not isinstance(value, (ast.Name, ast.Dict, ast.DictComp, ast.Attribute, ast.Call, ast.ListComp)):
+    return nested_under(name, value, bag) if name is not None else EMPTY
+
+
+def nested_under(name: str, value: ast.expr, bag: Callable[[ast.expr], Bag]) -> Bag:
+    """`value` as the item `name` of the dict that holds it (`nested`). A dict written out whose
+    keys are not known here (`{str(i): q for i, q in enumerate(qs)}`) is still an item, with
+    none: a reader that flattens nested dicts (model.flattened) knows its key names no value."""
+    if not isinstance(value, _NESTED):
         return EMPTY
     inner = bag(value)
-    return under(name, inner) if inner else EMPTY
+    if inner:
+        return under(name, inner)
+    written = (
+        isinstance(value, (ast.Dict, ast.DictComp)) or type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "dict"
+    )
+    return Bag(items=(Item((name,)),)) if written else EMPTY
 
 
-def packed(node: ast.Call, bag: Callable[[ast.expr], Bag]) -> Bag:
+def packed(node: ast.Call, bag: Callable[[ast.expr], Bag], literal: bool = False) -> Bag:
     """The dicts a call packs into what it makes, under their keywords (`Output(meta={"metrics":
     stats})`, `make(extra={"metrics": stats})`); a dict written as a keyword's value gives its
     items as the result's own too, whatever the keyword (`out["metrics"]` of `make(extra=
-    {"metrics": stats})`), since a maker that takes several dicts keeps their items side by side."""
+    {"metrics": stats})`), since a maker that takes several dicts keeps their items side by side.
+    `literal`: the call is `dict(...)`, a dict literal written as a call, whose keywords hold
+    what a literal's keys do (`dict(values=summarize(v))`, `nested_under`)."""
     found = EMPTY
     for keyword in node.keywords:
-        if keyword.arg is None or not isinstance(keyword.value, (ast.Name, ast.Dict)):
+        if keyword.arg is None:
+            continue
+        if literal:
+            found |= nested_under(keyword.arg, keyword.value, bag)
+            continue
+        if not isinstance(keyword.value, (ast.Name, ast.Dict)):
             continue
         inner = bag(keyword.value)
         if inner:
@@ -222,10 +245,12 @@ class ItemReader(ValueReader):
         return selected(self.bag(owner), path)
 
     def elements(self, value: ast.Tuple) -> Bag:
-        """`return batches, stats`: each element's dict as the item "#i" (bag_items.element)."""
+        """`return batches, stats`: each element's dict as the item "#i" (bag_items.element), also
+        what a call of a function (`return loss, flatten(stats)`) or of the object's own method
+        returns; not of another object's (`return x.float(), y.mean()`: mostly a tensor's)."""
         found = EMPTY
         for index, part in enumerate(value.elts):
-            kept = isinstance(part, (ast.Name, ast.Dict, ast.DictComp)) or binding(part, self.rules.binds)
+            kept = isinstance(part, (ast.Name, ast.Dict, ast.DictComp)) or binding(part, self.rules.binds) or _own_call(part)
             inner = self.bag(part) if kept else EMPTY
             found |= under(element(index), inner) if inner else EMPTY
         return found
@@ -385,3 +410,11 @@ class ListReader(ItemReader):
             if not arg.star and isinstance(arg.value, (ast.Name, ast.Dict, ast.Attribute)):
                 found |= self.list_element(arg.value)
         return found
+
+
+def _own_call(node: ast.expr) -> bool:
+    """A call of a name (`flatten(stats)`) or of a method of `self`."""
+    if type(node) is not ast.Call:
+        return False
+    func = node.func
+    return type(func) is ast.Name or type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self"

@@ -43,6 +43,8 @@ class BagWriter(BagReader):
             added |= selected
         scope = self.scopes[-1]
         if isinstance(container, ast.Name):
+            if scope.collections:
+                scope.collections.pop(container.id, None)  # `m = {"count": 3}; m[k] = v`: its literal's keys no longer all it holds
             shared = self.module_dict(container.id)
             if shared is not None:  # `REGISTRY[name] = func` in a function: the module's dict
                 scope.puts[shared] = scope.puts.get(shared, EMPTY) | added
@@ -113,17 +115,19 @@ class BagWriter(BagReader):
     def removed(self, call: ast.expr) -> None:
         """`d.pop("k")`, for its value or not: the dict no longer holds the key, so a sink handed
         `d` after it does not log it (what was popped is logged only under a key of its own), also
-        inside a cast (`cast(dict, d.pop("k"))`)."""
+        inside a cast (`cast(dict, d.pop("k"))`); so does a parameter's dict, returned after it."""
         if isinstance(call, ast.Call):
             call = self.cast_value(call) or call
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "pop" and call.args):
             return
         owner, scope = call.func.value, self.scopes[-1]
-        if not isinstance(owner, ast.Name) or (owner.id not in scope.bags and owner.id not in scope.results):
-            return  # a name bound to a call's result holds what it returns (`stats = fetch(out, "metrics")`)
+        if not isinstance(owner, ast.Name) or (owner.id not in scope.bags and owner.id not in scope.results and not self.is_param(owner.id)):
+            return  # a name bound to a call's result holds what it returns (`stats = fetch(out, "metrics")`); a parameter, the caller's dict
         names = self.key_texts(call.args[0]) or self._imported_key(call.args[0])
         if names and not any(keys.is_template(name) for name in names):
             scope.bags[owner.id] = popped(self.bag(owner), names)
+            if scope.collections:
+                scope.collections.pop(owner.id, None)
 
     def _imported_key(self, key: ast.expr) -> tuple[str, ...]:
         """Another module's constant, as model.CONSTANT_KEY writes it."""
@@ -204,19 +208,24 @@ class BagWriter(BagReader):
         if scope.rebound and scope.rebound[-1][0] == tuple(self.blocks) and name not in scope.rebound[-1][1]:
             scope.rebound[-1][1][name] = scope.bags.get(name) or self._result(scope.results.get(name))
 
-    def branch_ends(self) -> None:
-        """After the branch, a name it bound may hold either dict, as the branch may not run."""
+    def branch_ends(self) -> dict[str, tuple[Bag, Bag]]:
+        """After the branch, a name it bound may hold either dict, as the branch may not run.
+        Returns, for each name that held a dict before, that dict and the one the branch left."""
         scope = self.scopes[-1]
         _, before = scope.rebound.pop()
+        rebound = {}
         for name, old in before.items():
             if not old:
                 continue
-            joined = old | (scope.bags.get(name) or self._result(scope.results.get(name)))
+            new = scope.bags.get(name) or self._result(scope.results.get(name))
+            rebound[name] = (old, new)
+            joined = old | new
             scope.results.pop(name, None)
             if joined:
                 scope.bags[name] = joined
             else:
                 scope.bags.pop(name, None)
+        return rebound
 
     def handed_to(self, callee: str, call: ast.Call, given: list[Argument]) -> None:
         """A dict handed to a project function holds, after the call, what the function puts

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import Any, Iterable
 
 from metriclint.base import keys
 from metriclint.model import FUNCTION, INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span, rekeyed
@@ -39,6 +39,7 @@ from metriclint.sources.python.bag_items import (
     unseen,
     unwrapped,
 )
+from metriclint.sources.python.binding_shapes import read_names
 from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, looked_up, passed_keywords
 from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
@@ -329,16 +330,19 @@ class BagReader(ListReader):
         scope = self.scopes[-1]
         saved = (dict(scope.keyvars), dict(scope.strings))
         for generator in node.generators:
-            self.loop_strings(generator.target, generator.iter)
+            self.loop_strings(generator.target, generator.iter, generator.ifs)
             self.iterated(generator.target, generator.iter)
             self.filtered(generator)
         found = self.entry(node.key, node.value, recorded=True)
         scope.keyvars, scope.strings = saved
         return found
 
-    def loop_strings(self, target: ast.expr, iterated: ast.expr) -> None:
+    def loop_strings(self, target: ast.expr, iterated: ast.expr, tests: list[ast.expr] | None = None) -> None:
         """`for k in ["a", "b"]`, `for k in NAMES`, `for k, v in table.items()`, `for k in (1, 2, 4)`:
-        k is one of them, as a key formats it."""
+        k is one of them, as a key formats it; so is a record's field name (`_field_names`), where
+        no test in the loop (`tests`: a comprehension's `if`s, a `for` body's `if`s) reads it."""
+        if self._field_names(target, iterated, tests or ()):
+            return
         if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "items":
             if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
                 return
@@ -354,6 +358,61 @@ class BagReader(ListReader):
         )
         if isinstance(target, ast.Name) and found:
             self.scopes[-1].strings[target.id] = found
+
+    def _field_names(self, target: ast.expr, iterated: ast.expr, tests: Iterable[ast.expr]) -> bool:
+        """A loop over the fields a record's class declares, a dataclass or a pydantic model of
+        the module: `for f in fields(Stats)` (then `f.name`), `for name in [f.name for f in
+        fields(self)]`, `for name in Stats.model_fields` (or its `.keys()`, `.items()`). The
+        names are what the loop variable holds; whether the loop was one."""
+        if type(iterated) is ast.Call and type(iterated.func) is ast.Attribute and iterated.func.attr in ("keys", "items"):
+            iterated = iterated.func.value
+            target = target.elts[0] if type(target) is ast.Tuple and target.elts else target
+        if type(target) is not ast.Name or any(target.id in read_names(test) for test in tests):
+            return False  # `if f.name in SKIPPED: continue`: which fields are left is not followed
+        if isinstance(iterated, (ast.ListComp, ast.GeneratorExp)) and len(iterated.generators) == 1:
+            found, name = self._listed_field_names(iterated), target.id
+        elif type(iterated) is ast.Attribute and iterated.attr in dataclass_fields.FIELD_TABLES:
+            found, name = self._record_fields(iterated.value), target.id
+        else:
+            found, name = self._record_fields(iterated, fields_call=True), f"{target.id}.name"
+        if not found:
+            return False
+        self.scopes[-1].strings[name] = found
+        return True
+
+    def _listed_field_names(self, node: ast.ListComp | ast.GeneratorExp) -> tuple[str, ...] | None:
+        """`[f.name for f in fields(Stats)]`: the field names; None for another comprehension."""
+        loop, listed = node.generators[0], node.elt
+        if loop.ifs or not isinstance(loop.target, ast.Name):
+            return None
+        if not (isinstance(listed, ast.Attribute) and listed.attr == "name" and isinstance(listed.value, ast.Name)):
+            return None
+        return self._record_fields(loop.iter, fields_call=True) if listed.value.id == loop.target.id else None
+
+    def _record_fields(self, node: ast.expr, fields_call: bool = False) -> tuple[str, ...] | None:
+        """The field names of the record `node` is (`fields_call`: `node` is `fields(record)`):
+        a class of the module, `self` or `type(self)` in its method, an object of such a class."""
+        if fields_call:
+            if not (
+                type(node) is ast.Call
+                and len(node.args) == 1
+                and called_name(node.func) == "fields"
+                and self.code.chain(node.func, {}) in dataclass_fields.FIELDS
+            ):
+                return None
+            node = node.args[0]
+        if type(node) is ast.Call and called_name(node.func) == "type" and len(node.args) == 1:
+            node = node.args[0]
+        if type(node) is not ast.Name:
+            return None
+        if node.id == "self" and self.class_nodes and len(self.scopes) == 2:
+            found: ast.ClassDef | None = self.class_nodes[-1]
+        else:
+            made = self.instance(node.id)
+            own = f"{self.code.module}."
+            name = made[len(own) :] if made is not None and made.startswith(own) else node.id
+            found = self.module_classes.get(name)
+        return dataclass_fields.names(found, lambda base: self.code.chain(base, {})) or None if found is not None else None
 
     def iterated(self, target: ast.expr, iterated: ast.expr) -> None:
         """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`,
@@ -374,7 +433,11 @@ class BagReader(ListReader):
         if not isinstance(key, ast.Name):
             return
         scope = self.scopes[-1]
-        found = self.named_keys(over) if zipped else self.read_as_dict(over) if keyed else self.bag(over)
+        listed = _union_of_keys(over)
+        if listed is not None:  # `for k in set().union(*(s.keys() for s in rows))`: any key of one of the list's dicts
+            found = selected(self.bag(listed), (LISTED,))
+        else:
+            found = self.named_keys(over) if zipped else self.read_as_dict(over) if keyed else self.bag(over)
         element = selected(found, (LISTED,)) if found and item is not None else EMPTY
         if element and item is not None:  # `for row in rows`: each of a list's dicts, were the loop's item one
             scope.bags[item.id] = element
@@ -425,7 +488,7 @@ class BagReader(ListReader):
             given = arguments(node)
             found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self.given_bag(given)
             if found:
-                return found | packed(node, self.bag)  # `Info(logs=losses)`: `losses` as its item "logs"
+                return found | packed(node, self.bag, literal=name == "dict")  # `Info(logs=losses)`: `losses` as its item "logs"
         result = self._result_bags.get(id(node))
         if result is None:  # made once per call: a name bound to its result is read each time it is used
             self._result_bags[id(node)] = EMPTY  # `x = x.cpu()`: reading x reads this call again
@@ -709,3 +772,31 @@ def _measured(bag: Bag, value: ast.expr) -> Bag:
         return bag
     entries = tuple(e if e.measured else replace(e, measured=True) for e in bag.entries)
     return Bag(entries, tuple(h if h.opts.measured else h.with_options(measured=True) for h in bag.held), bag.items)
+
+
+def _union_of_keys(node: ast.expr) -> ast.expr | None:
+    """The list in `set().union(*(s.keys() for s in rows))` (or `set.union(*[set(s) for s in
+    rows])`): the keys of all its dicts; None for any other expression."""
+    if not (type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "union" and len(node.args) == 1):
+        return None
+    spread = node.args[0]
+    each = spread.value if type(spread) is ast.Starred else None
+    if not isinstance(each, (ast.GeneratorExp, ast.ListComp)) or len(each.generators) != 1:
+        return None
+    loop = each.generators[0]
+    if type(loop.target) is not ast.Name or loop.ifs:
+        return None
+    element = each.elt
+    while (
+        type(element) is ast.Call
+        and not element.keywords
+        and (
+            called_name(element.func) == "set"
+            and len(element.args) == 1
+            or type(element.func) is ast.Attribute
+            and element.func.attr == "keys"
+            and not element.args
+        )
+    ):
+        element = element.args[0] if element.args else element.func.value  # type: ignore[attr-defined]
+    return loop.iter if type(element) is ast.Name and element.id == loop.target.id else None

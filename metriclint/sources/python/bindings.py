@@ -7,7 +7,7 @@ import ast
 from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
-from metriclint.sources.python import flags, kept_values, ranks, strings
+from metriclint.sources.python import dataclass_fields, flags, kept_values, ranks, strings
 from metriclint.sources.python.annotated import annotated, mapping_value, sequence_item, unquoted
 from metriclint.sources.python.attribute_strings import assigned_text
 from metriclint.sources.python.bag_items import LISTED, selected
@@ -27,6 +27,8 @@ from metriclint.sources.python.counts import counts_mask, is_len
 from metriclint.sources.python.flow import Scope, shared
 from metriclint.sources.python.said import Messages
 
+_COMPREHENSIONS = frozenset({ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp})
+
 
 class Bindings(Messages):
     """Binds each assigned name to what its value is, in the block it is assigned in."""
@@ -39,7 +41,8 @@ class Bindings(Messages):
         batch = ranks.loader_item(self.code, node)
         if batch is not None:
             scope.batches.add(batch)
-        self.loop_strings(node.target, node.iter)
+        tests = [n.test for n in ast.walk(node) if isinstance(n, ast.If)] if dataclass_fields.looped_fields(node.iter) else None
+        self.loop_strings(node.target, node.iter, tests)
         keyvars = dict(scope.keyvars)
         self.iterated(node.target, node.iter)
         self.skipped(node.body)
@@ -186,7 +189,7 @@ class Bindings(Messages):
         elements: dict[str, Bag | None] = {}
         for generator in node.generators:
             self._unbind(generator.target)
-            self.loop_strings(generator.target, generator.iter)
+            self.loop_strings(generator.target, generator.iter, generator.ifs)
             self._element_bound(generator, elements)
         if isinstance(node, ast.DictComp):
             self.sink(node.key, node.value, require_key_shape=True)
@@ -283,12 +286,21 @@ class Bindings(Messages):
         return True
 
     def _visit_Assign(self, node: ast.Assign) -> bool:
+        # `logs = {f"eval/{k}": v for k, v in logs.items()}`: a comprehension records the keys it
+        # makes where it is visited (`_comprehension`), over what the name holds before it is bound anew
+        rebinds = type(node.value) in _COMPREHENSIONS and any(type(t) is ast.Name and t.id in read_names(node.value) for t in node.targets)
+        if rebinds:
+            self.visit(node.value)
         for target in node.targets:
             self._assign(target, node.value)
             if len(self.scopes) == 1 and self.classes and isinstance(target, ast.Name):
                 self._attribute_text(target.id, node.value)  # `JOINER = "/"` in a class's body
         self.removed(node.value)  # `counts = metrics.pop("counts")`
-        return True
+        if not rebinds:
+            return True
+        for target in node.targets:
+            self.visit(target)
+        return False
 
     def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
         if len(self.scopes) == 1 and self.classes and (found := flags.field(node, self.span)) is not None:
@@ -494,6 +506,9 @@ class Bindings(Messages):
             return self.instance(value.id)
         if isinstance(value, ast.Subscript):
             return self._value_class(value)
+        if isinstance(value, ast.IfExp):  # `WandbSink() if use_wandb else None`: when there is one, a WandbSink
+            made_by = {self.instance_of(branch, made) for branch in (value.body, value.orelse) if not _is_none(branch)}
+            return made_by.pop() if len(made_by) == 1 else None
         if not isinstance(value, ast.Call):
             return None
         func = value.func
@@ -642,3 +657,7 @@ def _class_method(func: ast.expr) -> bool:
     """`Manager.create`, a method called on a class (named as classes are): a factory, whose
     result the project-wide step finds when it returns an instance (`return cls(...)`)."""
     return type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id[:1].isupper()
+
+
+def _is_none(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and node.value is None

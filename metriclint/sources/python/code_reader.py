@@ -110,8 +110,9 @@ class CodeReader(Arithmetic):
             if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and instances and owner.value.id in instances:
                 # `cfg.evaluator.build`: a method of what an attribute of an object of a told class holds
                 return f"{instances[owner.value.id]}.{owner.attr}.{func.attr}"
-            if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self" and classes:
-                return f"{self.module}.{classes[-1]}.{owner.attr}.{func.attr}"
+            if isinstance(owner, ast.Attribute) and classes and (held := _own_attributes(owner)) is not None:
+                # `self.tracker.log_to`, `self.config.method.loss`: through what each attribute holds
+                return f"{self.module}.{classes[-1]}.{held}.{func.attr}"
             base = self.chain(owner, {})
             if base is None and instances is not None:
                 return f"{UNKNOWN_OBJECT}{func.attr}"
@@ -345,3 +346,13 @@ def _passes_unless(entry: Known, node: ast.Call) -> bool:
     if entry.unless_keyword and any(k.arg == entry.unless_keyword for k in node.keywords):
         return True
     return entry.unless_position is not None and len(node.args) > entry.unless_position
+
+
+def _own_attributes(node: ast.Attribute) -> str | None:
+    """`config.method` for `self.config.method`: a chain of attributes read from `self`, at
+    most three deep; None for any other expression."""
+    names: list[str] = []
+    while type(node) is ast.Attribute and len(names) < 3:
+        names.append(node.attr)
+        node = node.value  # type: ignore[assignment]
+    return ".".join(reversed(names)) if type(node) is ast.Name and node.id == "self" else None

@@ -9,6 +9,13 @@ from typing import Callable
 
 _DECORATORS = frozenset({"dataclasses.dataclass"})
 AS_DICT = frozenset({"dataclasses.asdict"})
+# `fields(record)` (Python docs, dataclasses.fields): a tuple of Field objects, whose `.name`
+# is each field's name, in the order the class declares them.
+FIELDS = frozenset({"dataclasses.fields"})
+# A pydantic model's declared fields, a dict keyed by their names (pydantic docs: `model_fields`,
+# `__fields__` before version 2), and a dataclass's (`__dataclass_fields__`).
+FIELD_TABLES = frozenset({"model_fields", "__fields__", "__dataclass_fields__"})
+_MODELS = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
 # Annotations that make no field (ClassVar) or one asdict leaves out (InitVar, an argument of __init__ only).
 _NO_FIELD = frozenset({"ClassVar", "InitVar"})
 # Annotations of a field that holds no measurement: its key is logged, but `init` drafts no metric for it.
@@ -34,3 +41,29 @@ def _outer(annotation: ast.expr) -> str:
     """The annotation's outermost name: `ClassVar` for `typing.ClassVar[int]`."""
     node = annotation.value if isinstance(annotation, ast.Subscript) else annotation
     return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def names(node: ast.ClassDef, resolve: Callable[[ast.expr], str | None]) -> tuple[str, ...]:
+    """The fields' names of a dataclass, or of a pydantic model that extends `BaseModel` itself,
+    as a loop over them reads them (`for f in fields(Stats)`, `for name in Stats.model_fields`);
+    none for another class."""
+    if any(resolve(base) in _MODELS for base in node.bases):
+        return tuple(
+            s.target.id
+            for s in node.body
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and _outer(s.annotation) not in _NO_FIELD
+        )
+    return tuple(target.id for target, _ in fields(node, resolve))
+
+
+def looped_fields(node: ast.expr) -> bool:
+    """Whether a loop's iterable may list a record's fields (`fields(Stats)`, `Stats.model_fields`,
+    a comprehension over one): a loop worth reading the tests of (bags.py `_field_names`)."""
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and node.generators:
+        node = node.generators[0].iter
+    if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("keys", "items"):
+        node = node.func.value
+    if type(node) is ast.Call:
+        func = node.func
+        return (func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else "") == "fields"
+    return type(node) is ast.Attribute and node.attr in FIELD_TABLES

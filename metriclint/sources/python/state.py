@@ -122,6 +122,7 @@ class WalkState:
         self.typed_dicts: dict[
             str, tuple[str, ...]
         ] = {}  # the module's classes that extend TypedDict (calling one makes a dict), with their fields
+        self.module_classes: dict[str, ast.ClassDef] = {}  # the module's top-level classes met so far, by name
         self.declared_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class an annotation says it holds
         self.declared_items: dict[
             str, dict[str, str]
@@ -146,8 +147,10 @@ class WalkState:
         if name.startswith("self."):
             return self._attribute_string(name[5:])
         if "." in name:
-            self._object_part(*name.split(".", 1))
-            return None
+            found = self.scopes[-1].strings.get(name)  # `f.name` of a loop over a record's fields (bags.py `loop_strings`)
+            if found is None:
+                self._object_part(*name.split(".", 1))
+            return found
         return self._visible(name, lambda scope: scope.strings)
 
     def _object_part(self, held: str, attribute: str) -> None:

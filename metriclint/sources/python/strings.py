@@ -63,6 +63,8 @@ def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, .
     ):
         items = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
         return _percent(node.left.value, items, name_values)
+    if isinstance(node, ast.Call) and type(node.func) is ast.Name and node.func.id == "str" and len(node.args) == 1 and not node.keywords:
+        return values(node.args[0], name_values)  # `str(key)`: the text it already is
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
         template = node.func.value
         if isinstance(template, ast.Constant) and isinstance(template.value, str):

@@ -24,11 +24,12 @@ from metriclint.base import keys
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.logged_returns import LoggedReturn
 from metriclint.knowledge.sinks import Sink
-from metriclint.model import Atom, Bag, CodeFact, KeyUse, Related, Span
+from metriclint.model import Atom, Bag, CodeFact, Held, KeyUse, Related, Span
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.annotated import annotated
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
+from metriclint.sources.python.flatteners import flattened_param
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
 from metriclint.sources.python.held import class_writes, held_objects, methods_of, stepped_callees
@@ -138,8 +139,10 @@ class _Collector(EntryUses):
         self.bases.append(
             frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute)))
         )
-        if len(self.classes) == 1 and (fields := self._typed_dict_fields(node)) is not None:
-            self.typed_dicts[node.name] = fields
+        if len(self.classes) == 1:
+            self.module_classes[node.name] = node
+            if (fields := self._typed_dict_fields(node)) is not None:
+                self.typed_dicts[node.name] = fields
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
         held, stepped, hooked, kept = self.class_facts(node)
         self.held.append(held)
@@ -200,6 +203,8 @@ class _Collector(EntryUses):
                 annotated(self.scopes[-1], arg.arg, arg.annotation, self.code.instance, self.typed_dicts)
         self.children(node)
         self._reducers(node, self.scopes[-1])
+        if self.scopes[-1].looped:
+            self._flattens(node, self.scopes[-1])
         scope = self.scopes.pop()
         if node.returns is not None and (not scope.makes or scope.makes.endswith("()")):
             # `-> BaseModel`, returning what `cfg.build()` makes: the declared class is what its
@@ -245,6 +250,15 @@ class _Collector(EntryUses):
         """The facts of a helper's reduction of each key's values over the ranks, named by the helper."""
         function = self.scopes[-1].name.rsplit(".", 1)[-1]
         return frozenset(replace(a, origin=function) for a in self.code.derived(construct, node, ()) if isinstance(a, CodeFact))
+
+    def _flattens(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
+        """A function that flattens the nested dict a parameter is returns that dict's entries,
+        its nested dicts' under their joined keys (flatteners.py), not what its own loop over
+        the parameter's items makes of them."""
+        found = flattened_param(node, scope.params)
+        if found is not None:
+            param, joiner = found
+            scope.gives = Bag(held=(Held("param", param).with_options(flattens=joiner),))
 
     def _owner(self, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         string = self._leading_string(node.body)
@@ -389,30 +403,45 @@ class _Collector(EntryUses):
         scope.at_boundary += boundary
         if keyed:  # `if key in NAMES:` the loop's key is one of them in the branch, none of them in the other
             scope.keyvars[keyed[0]] = keyed[2]
-        self._branch(node.body)
+        rebound = self._branch(node.body)
         scope.at_boundary -= boundary
         if flag:
             self.guards.pop()
         if keyed:
             scope.keyvars[keyed[0]] = keyed[3]
         if node.orelse:
-            self._branch(node.orelse)
+            self.runs_instead(node.orelse, rebound)
         if keyed:
             scope.keyvars[keyed[0]] = keyed[1]
         self.tests.pop()
         return False
 
-    def _branch(self, body: list[ast.stmt]) -> None:
+    def _branch(self, body: list[ast.stmt]) -> dict[str, tuple[Bag, Bag]]:
         """One branch of an `if`. One that ends by leaving the function (`log(stats); return`)
-        hands what its calls put in the function's dicts to no code after it."""
+        hands what its calls put in the function's dicts to no code after it. Returns what the
+        names it rebound held before it and at its end (`branch_ends`)."""
         scope = self.scopes[-1]
         leaves = type(body[-1]) is ast.Return or type(body[-1]) is ast.Raise
         before = dict(scope.bags) if leaves and scope.bags else None
         self.branch_starts(body)
         self.block(body)
-        self.branch_ends()
+        rebound = self.branch_ends()
         if before is not None:
             scope.bags = before
+            return {}
+        return rebound
+
+    def runs_instead(self, orelse: list[ast.stmt], rebound: dict[str, tuple[Bag, Bag]]) -> None:
+        """The `else` of an `if`, which runs where the `if` branch does not: there a name that
+        branch rebound holds what it held before the `if`; after both, what either left."""
+        scope = self.scopes[-1]
+        for name, (old, _) in rebound.items():
+            scope.bags[name] = old
+        self._branch(orelse)
+        for name, (_, new) in rebound.items():
+            joined = scope.bags.get(name, Bag()) | new
+            if joined:
+                scope.bags[name] = joined
 
 
 # Where a test file's walk stops: the definitions (their docstrings), the literals (where the
