@@ -121,7 +121,9 @@ class BagWriter(BagReader):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "pop" and call.args):
             return
         owner, scope = call.func.value, self.scopes[-1]
-        if not isinstance(owner, ast.Name) or (owner.id not in scope.bags and owner.id not in scope.results and not self.is_param(owner.id)):
+        if not isinstance(owner, ast.Name) or (
+            owner.id not in scope.bags and owner.id not in scope.results and not self.is_param(owner.id)
+        ):
             return  # a name bound to a call's result holds what it returns (`stats = fetch(out, "metrics")`); a parameter, the caller's dict
         names = self.key_texts(call.args[0]) or self._imported_key(call.args[0])
         if names and not any(keys.is_template(name) for name in names):
