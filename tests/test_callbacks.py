@@ -31,7 +31,7 @@ READ_ONLY = {
     "copy-changed": "shown = {k: round(v, 2) for k, v in logs.items()}\nshown['loss'] = 0.0\nprint(shown)",
     "rebound-to-copy": "logs = dict(logs)\nlogs.pop('loss', None)\nprint(logs)",
     "other-key-added": "if logs is not None:\n    logs['restarts'] = self.restarts",
-    "other-key-popped": "_ = logs.pop('epoch', None)",
+    "other-key-popped": "_ = logs.pop('restarts', None)",  # a key the Trainer does not log ('epoch' it does)
     "other-keys-updated": "logs.update({'restarts': self.restarts})",
     "alias-read": "seen = logs or {}\nself.count += len(seen)",
     "unpacked-into-call": "self.tracker.log(step=state.global_step, **logs)",

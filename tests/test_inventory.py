@@ -1824,6 +1824,127 @@ CASES = {
         },
         ["rollout/lengths", "rollout/rewards"],
     ),
+    # `del d["k"]` takes the entry out, as `d.pop("k")` does
+    "a key deleted from a dict before it is logged": (
+        {
+            "pkg/step.py": """\
+            import wandb
+
+
+            def step(batch):
+                stats = {"loss": batch.loss, "sample_ids": batch.ids}
+                del stats["sample_ids"]
+                wandb.log(stats)
+            """,
+        },
+        ["loss"],
+    ),
+    # a subclass of a base its package re-exports (`from ..online import Base`) shares the
+    # base's attributes: what it puts in `self.stats`, the base's method logs
+    "an attribute of a base a package re-exports": (
+        {
+            "pkg/online/__init__.py": """\
+            from .trainer import Base
+            """,
+            "pkg/online/trainer.py": """\
+            import wandb
+
+
+            class Base:
+                def __init__(self):
+                    self.stats = {"kl": [], "chosen": []}
+
+                def flush(self):
+                    logs = {}
+                    for key, values in self.stats.items():
+                        logs[key] = sum(values) / len(values)
+                    wandb.log(logs)
+            """,
+            "pkg/mixed/__init__.py": "",
+            "pkg/mixed/trainer.py": """\
+            from ..online import Base
+
+
+            class Mixed(Base):
+                def __init__(self):
+                    super().__init__()
+                    self.stats = {"score_loss": [], "mixture_coef": []}
+            """,
+        },
+        ["chosen", "kl", "mixture_coef", "score_loss"],
+    ),
+    # an item of an attribute's dict, read by its key in one method and filled by that key
+    # in another
+    "an attribute's item a method fills by key": (
+        {
+            "pkg/trainer.py": """\
+            import wandb
+
+
+            class Trainer:
+                def __init__(self):
+                    self.logs = {"train": {}, "eval": {}}
+
+                def step(self, batch):
+                    self.logs["train"]["step_time"] = batch.seconds
+
+                def evaluate(self, batch):
+                    self.logs["eval"]["accuracy"] = batch.accuracy
+
+                def flush(self):
+                    wandb.log(self.logs["train"])
+            """,
+        },
+        ["step_time"],
+    ),
+    # a front logger that extends its backends' own interface and hands each call on to every
+    # backend: the backends' methods run, not the front's own again, and not a tracker's
+    "a front logger that extends its backends' interface": (
+        {
+            "pkg/backends.py": """\
+            from abc import ABC, abstractmethod
+
+            from torch.utils.tensorboard import SummaryWriter
+
+
+            class Backend(ABC):
+                @abstractmethod
+                def log_metrics(self, metrics, step, prefix=""):
+                    ...
+
+
+            class Board(Backend):
+                def __init__(self):
+                    self.writer = SummaryWriter("runs")
+
+                def log_metrics(self, metrics, step, prefix=""):
+                    for name, value in metrics.items():
+                        if prefix:
+                            name = f"{prefix}/{name}"
+                        self.writer.add_scalar(name, value, step)
+
+
+            class Front(Backend):
+                def __init__(self, board):
+                    self.backends: list[Backend] = []
+                    if board:
+                        self.backends.append(Board())
+
+                def log_metrics(self, metrics, step, prefix=""):
+                    for backend in self.backends:
+                        backend.log_metrics(metrics, step, prefix)
+            """,
+            "pkg/train.py": """\
+            from pkg.backends import Front
+
+
+            def train(board, loss):
+                front = Front(board)
+                front.log_metrics({"loss": loss}, 1, prefix="train")
+            """,
+        },
+        ["train/loss"],
+    ),
     # a forward reference written as a string, for an import made only under TYPE_CHECKING
     "a method of a parameter annotated with a string": (
         {

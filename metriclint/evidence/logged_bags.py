@@ -16,7 +16,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from metriclint.base import keys
 from metriclint.evidence import overrides
@@ -27,6 +27,7 @@ from metriclint.model import (
     FUNCTION,
     INVOKED,
     OVERRIDDEN,
+    UNKNOWN_OBJECT,
     Atom,
     Bag,
     CallFlow,
@@ -70,11 +71,12 @@ class LoggedEntry:
 
 class _Families:
     """Which classes share their attributes: a class and every class it extends or that
-    extends it, through the project's classes."""
+    extends it, through the project's classes. `resolve`: the class a name reaches, through a
+    package that re-exports it too (`from ..online import Base`, inherited.py `base`)."""
 
-    def __init__(self, classes: Iterable[ProjectClass]) -> None:
+    def __init__(self, classes: Iterable[ProjectClass], resolve: Callable[[str], ProjectClass | None] | None = None) -> None:
         named = {c.name: c for c in classes}
-        self.resolve = Dotted(named).resolve
+        self.resolve = resolve or Dotted(named).resolve
         self.parent: dict[str, str] = {name: name for name in named}
         for project_class in named.values():
             for base, _ in project_class.bases:
@@ -110,7 +112,7 @@ class LoggedBags:
         calls = list(calls)
         self.project = CallGraph(functions, calls, classes, instances, dispatched)
         self.targets = self.project.callees.targets if self.project.callees is not None else lambda name: ()
-        self.families = _Families(classes)
+        self.families = _Families(classes, self.project.callees.hierarchy.base if self.project.callees is not None else None)
         self.at: dict[Span, CallFlow] = {call.span: call for call in calls}  # a result's call, by where it is
         self.made_in: dict[str, list[CallFlow]] = defaultdict(list)  # function -> the calls it makes
         for call in calls:
@@ -121,6 +123,7 @@ class LoggedBags:
                 owner, name = attribute.rsplit(".", 1)
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
         self._fields_made(calls)
+        self.fanned = self._fanned(calls)
         self.memo: dict[tuple[str, Bag, int, Span | None, tuple[Span | None, ...]], tuple[tuple[MetricsEntry, str], ...]] = {}
         self.at_memo: dict[tuple[object, ...], list[tuple[Bag, tuple[str, CallFlow | None, Outer]]]] = {}
         self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
@@ -191,7 +194,7 @@ class LoggedBags:
         `rollout/` keys of the one and `eval/` keys of the other)."""
         if call is not None or flow is None or "{" not in rekey.replace("{}", "") or not any(f"{{{p}}}" in rekey for p in flow.params):
             return [call]
-        callers = [c for c in self.project.callers.get(flow.name, ()) if c.caller != flow.name]
+        callers = [c for c in self.callers(flow.name) if c.caller != flow.name]
         return list(callers) or [None]
 
     def _held(
@@ -294,7 +297,7 @@ class LoggedBags:
         back: tuple[CallFlow | None, Outer] = (outer[-1], outer[:-1]) if call is not None and outer else (None, ())
         if held.kind == "param":
             flow = self.project.functions.get(function)
-            callers = [call] if call is not None else self.project.callers.get(function, ()) if flow is not None else ()
+            callers = [call] if call is not None else self.callers(function) if flow is not None else ()
             for caller in callers:
                 if caller.caller == function:
                     continue  # a recursive call hands the function what it was handed: its own callers say what
@@ -327,6 +330,30 @@ class LoggedBags:
             owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
                 yield from self._put_for(where, bag, _object(call, outer))
+
+    def _fanned(self, calls: Iterable[CallFlow]) -> dict[str, list[CallFlow]]:
+        """The calls that may run each of several methods, by method: a method of a class the
+        code names that the class leaves to its subclasses, or that they override
+        (`logger.log_metrics(m, step, prefix)` with `logger` a `LoggerInterface`). Each is a
+        caller of every one of them, whichever runs; `callers` holds only the calls that reach
+        one function."""
+        callees, fanned = self.project.callees, defaultdict(list)
+        if callees is None:
+            return fanned
+        for call in calls:
+            if call.callee.startswith(UNKNOWN_OBJECT) or self.project.resolve(call.callee) is not None:
+                continue
+            targets = callees.targets(call.callee)
+            for target in targets if len(targets) > 1 else ():
+                fanned[target.name].append(call)
+        return fanned
+
+    def callers(self, function: str) -> Sequence[CallFlow]:
+        """The calls that may run `function`: those that reach it alone, and those that may run
+        it among others (`_fanned`)."""
+        found = self.project.callers.get(function, ())
+        more = self.fanned.get(function)
+        return [*found, *more] if more else found
 
     def _fields_made(self, calls: Iterable[CallFlow]) -> None:
         """A call of a class of the project that has no `__init__` of its own or of a base (a
@@ -362,7 +389,7 @@ class LoggedBags:
         if bag.entries or bag.items or not all(h.kind == "param" and not h.item for h in bag.held):
             yield where, bag, None, ()
             return
-        callers = self.project.callers.get(where, ())
+        callers = self.callers(where)
         objects = {_receiver(c) for c in callers if _object(c, ())}
         if reached in objects:
             yield from ((where, bag, c, ()) for c in callers if _receiver(c) == reached)
@@ -507,7 +534,7 @@ class LoggedBags:
         )
         made: list[tuple[str, Span]] = []
         defaults = dict(flow.defaults) if named else {}  # type: ignore[union-attr]
-        for call in self.project.callers.get(function, ()) if named else ():
+        for call in self.callers(function) if named else ():
             if call.caller == function:
                 continue  # a recursive call passes the function's own parameter on: it names no key of its own
             given = {p: texts for p in named for where, texts in call.texts if where in (p, passed_at(flow, p, call.bound))}  # type: ignore[arg-type]

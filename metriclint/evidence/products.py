@@ -17,7 +17,7 @@ from metriclint.evidence.inherited import inherited_flows
 from metriclint.evidence.logged_bags import logged_entries
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import Atom, CodeClaim, CodeProducts, FunctionFlow, KeyUse
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeClaim, CodeProducts, FunctionFlow, KeyUse
 from metriclint.sources import Extraction
 
 
@@ -32,12 +32,12 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     named, help_tables = constant_keys(extractions)
     functions, calls = [f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]
     classes, instances = [c for e in extractions for c in e.classes], dict(i for e in extractions for i in e.instances)
-    resolve = CallGraph(functions, (), classes, instances).resolve
+    graph = CallGraph(functions, (), classes, instances)
     own_methods = frozenset(
         span
         for e in extractions
         for span, callee, caller, keywords in e.tentative
-        if _reaches_own(resolve(callee), callee, caller, keywords)
+        if _reaches_own(graph.resolve(callee), callee, caller, keywords) or _fans_out(graph, callee, caller, keywords)
     )
     # an entry logged where it was put is the file's own; one only written there (a dict literal's
     # key shaped like one) is replaced by what the project-wide step says logs it (`own_keys`)
@@ -126,6 +126,19 @@ def placeholder_flags(code: Iterable[CodeClaim]) -> frozenset[str]:
     """The flags some logged value is a placeholder without: a text that names one states the
     condition, so ML006 does not hold it to the default path."""
     return frozenset(f.placeholder.flag_name for c in code if (f := c.fact).placeholder is not None)
+
+
+def _fans_out(graph: CallGraph, callee: str, caller: str, keywords: tuple[str, ...]) -> bool:
+    """Whether a call matched by a tracker's method name, made in a method of that name, reaches
+    the same-named methods of the project's subclasses of a class the code names, the caller
+    among them: a front logger that extends its backends' interface and hands each call on to
+    every backend (`for logger in self.loggers: logger.log_metrics(m, step, prefix)`, with
+    `self.loggers: list[LoggerInterface]`). The others run, as the backends they are."""
+    if graph.callees is None or callee.startswith(UNKNOWN_OBJECT) or callee.rsplit(".", 1)[-1] != caller.rsplit(".", 1)[-1]:
+        return False
+    candidates = graph.callees.targets(callee)
+    others = [m for m in candidates if m.name != caller]
+    return len(others) < len(candidates) and bool(others) and all(_reaches_own(m, callee, "", keywords) for m in others)
 
 
 def _reaches_own(method: FunctionFlow | None, callee: str, caller: str, keywords: tuple[str, ...]) -> bool:

@@ -70,23 +70,21 @@ def starting(bag: Bag, prefixes: tuple[str, ...]) -> Bag:
 def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
     """The dicts `bag` holds at `path` (`out.meta["metrics"]`: ("meta", "metrics")): its items
     of that name, and the same item of what a call returns, which the project-wide step finds.
-    Only what a call returns or a caller passes is followed so, and one of the dicts of a
-    class's attribute indexed by a variable (`self.stats[mode]`, whose entries its methods put
-    through the same kind of index: bag_puts.py `put`), not an attribute's item by key: its
-    items are put in it by key (`self.stats["train"][key] = v` puts in `self.stats`). What
-    calling a value returns (INVOKED) is followed for any value, and so is any item of it."""
+    Only what a call returns or a caller passes is followed so, and a class's attribute: one of
+    its dicts indexed by a variable (`self.stats[mode]`, whose entries its methods put through
+    the same kind of index: bag_puts.py `put`), or its item by key (`self.logs["train"]`, which
+    `self.logs["train"]["kl"] = v` in another method puts in). What calling a value returns
+    (INVOKED) is followed for any value, and so is any item of it."""
     found, size = EMPTY, len(path)
     for item in bag.items:
         if item.keys == path:
             found |= Bag(item.entries, item.held)
         elif item.keys[:size] == path:
             found |= Bag(items=(Item(item.keys[size:], item.entries, item.held),))
-    listed = path[0] == LISTED
     held = tuple(
         replace(h, item=h.item + path)
         for h in bag.held
-        if h.rekey == "{}"
-        and (h.kind in ("result", "param") or listed and h.kind == "attribute" and not h.item or INVOKED in (path[0], *h.item[:1]))
+        if h.rekey == "{}" and (h.kind in ("result", "param") or h.kind == "attribute" and not h.item or INVOKED in (path[0], *h.item[:1]))
     )
     return found | Bag(held=held) if held else found
 

@@ -118,14 +118,17 @@ class BagWriter(BagReader):
         inside a cast (`cast(dict, d.pop("k"))`); so does a parameter's dict, returned after it."""
         if isinstance(call, ast.Call):
             call = self.cast_value(call) or call
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "pop" and call.args):
-            return
-        owner, scope = call.func.value, self.scopes[-1]
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "pop" and call.args:
+            self.deleted(call.func.value, call.args[0])
+
+    def deleted(self, owner: ast.expr, key: ast.expr) -> None:
+        """`del d["k"]`, `d.pop("k")`: `d` holds no `k` from here (`removed`)."""
+        scope = self.scopes[-1]
         if not isinstance(owner, ast.Name) or (
             owner.id not in scope.bags and owner.id not in scope.results and not self.is_param(owner.id)
         ):
             return  # a name bound to a call's result holds what it returns (`stats = fetch(out, "metrics")`); a parameter, the caller's dict
-        names = self.key_texts(call.args[0]) or self._imported_key(call.args[0])
+        names = self.key_texts(key) or self._imported_key(key)
         if names and not any(keys.is_template(name) for name in names):
             scope.bags[owner.id] = popped(self.bag(owner), names)
             if scope.collections:

@@ -302,6 +302,12 @@ class Bindings(Messages):
             self.visit(target)
         return False
 
+    def _visit_Delete(self, node: ast.Delete) -> bool:
+        for target in node.targets:
+            if isinstance(target, ast.Subscript):
+                self.deleted(target.value, target.slice)  # `del stats["ids"]`
+        return True
+
     def _visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
         if len(self.scopes) == 1 and self.classes and (found := flags.field(node, self.span)) is not None:
             self.flags.append(found)
