@@ -337,7 +337,8 @@ class LoggedBags:
         (`logger.log_metrics(m, step, prefix)` with `logger` a `LoggerInterface`). Each is a
         caller of every one of them, whichever runs; `callers` holds only the calls that reach
         one function."""
-        callees, fanned = self.project.callees, defaultdict(list)
+        callees = self.project.callees
+        fanned: dict[str, list[CallFlow]] = defaultdict(list)
         if callees is None:
             return fanned
         for call in calls:
