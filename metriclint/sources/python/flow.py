@@ -155,6 +155,7 @@ class Scope:
     gathered: dict[str, str] = field(default_factory=dict)  # name -> the parameter it holds what a gather call collected for
     reducers: list[Reducer] = field(default_factory=list)  # what it does to every value of a dict parameter (reducers.py)
     looped: bool = False  # whether the walk met a `for` statement in it: reducers.py looks for loops only in such a function
+    recursive: bool = False  # whether it calls a function of its own name after a `for`: flatteners.py reads only such a function
     gathering: bool = False  # whether it assigns what a call named as a gather returns: reducers.py reads its comprehensions only then
     bags: dict[str, Bag] = field(default_factory=dict)  # name -> the dict of metrics (or list of records) it holds (bags.py)
     defs: dict[str, str] = field(default_factory=dict)  # name -> the function defined in its body under it, dotted (FunctionFlow.name)

@@ -386,6 +386,9 @@ class KeyRecorder(BagWriter):
         return True
 
     def _visit_Call(self, node: ast.Call) -> bool:
+        scope = self.scopes[-1]
+        if scope.looped and not scope.recursive and scope.definition is not None and called_name(node.func) == scope.definition.name:
+            scope.recursive = True
         if (defined := flags.option(node, self.span)) is not None:
             self.flags.append(defined)
         self._call_flow(node)

@@ -203,7 +203,7 @@ class _Collector(EntryUses):
                 annotated(self.scopes[-1], arg.arg, arg.annotation, self.code.instance, self.typed_dicts)
         self.children(node)
         self._reducers(node, self.scopes[-1])
-        if self.scopes[-1].looped:
+        if self.scopes[-1].recursive:
             self._flattens(node, self.scopes[-1])
         scope = self.scopes.pop()
         if node.returns is not None and (not scope.makes or scope.makes.endswith("()")):
