@@ -1839,40 +1839,6 @@ CASES = {
         },
         ["loss"],
     ),
-    # a subclass of a base its package re-exports (`from ..online import Base`) shares the
-    # base's attributes: what it puts in `self.stats`, the base's method logs
-    "an attribute of a base a package re-exports": (
-        {
-            "pkg/online/__init__.py": """\
-            from .trainer import Base
-            """,
-            "pkg/online/trainer.py": """\
-            import wandb
-
-
-            class Base:
-                def __init__(self):
-                    self.stats = {"kl": [], "chosen": []}
-
-                def flush(self):
-                    logs = {}
-                    for key, values in self.stats.items():
-                        logs[key] = sum(values) / len(values)
-                    wandb.log(logs)
-            """,
-            "pkg/mixed/__init__.py": "",
-            "pkg/mixed/trainer.py": """\
-            from ..online import Base
-
-
-            class Mixed(Base):
-                def __init__(self):
-                    super().__init__()
-                    self.stats = {"score_loss": [], "mixture_coef": []}
-            """,
-        },
-        ["chosen", "kl", "mixture_coef", "score_loss"],
-    ),
     # an item of an attribute's dict, read by its key in one method and filled by that key
     # in another
     "an attribute's item a method fills by key": (

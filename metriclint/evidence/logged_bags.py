@@ -16,7 +16,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from metriclint.base import keys
 from metriclint.evidence import overrides
@@ -71,12 +71,11 @@ class LoggedEntry:
 
 class _Families:
     """Which classes share their attributes: a class and every class it extends or that
-    extends it, through the project's classes. `resolve`: the class a name reaches, through a
-    package that re-exports it too (`from ..online import Base`, inherited.py `base`)."""
+    extends it, through the project's classes."""
 
-    def __init__(self, classes: Iterable[ProjectClass], resolve: Callable[[str], ProjectClass | None] | None = None) -> None:
+    def __init__(self, classes: Iterable[ProjectClass]) -> None:
         named = {c.name: c for c in classes}
-        self.resolve = resolve or Dotted(named).resolve
+        self.resolve = Dotted(named).resolve
         self.parent: dict[str, str] = {name: name for name in named}
         for project_class in named.values():
             for base, _ in project_class.bases:
@@ -112,7 +111,7 @@ class LoggedBags:
         calls = list(calls)
         self.project = CallGraph(functions, calls, classes, instances, dispatched)
         self.targets = self.project.callees.targets if self.project.callees is not None else lambda name: ()
-        self.families = _Families(classes, self.project.callees.hierarchy.base if self.project.callees is not None else None)
+        self.families = _Families(classes)
         self.at: dict[Span, CallFlow] = {call.span: call for call in calls}  # a result's call, by where it is
         self.made_in: dict[str, list[CallFlow]] = defaultdict(list)  # function -> the calls it makes
         for call in calls:
@@ -332,11 +331,13 @@ class LoggedBags:
                 yield from self._put_for(where, bag, _object(call, outer))
 
     def _fanned(self, calls: Iterable[CallFlow]) -> dict[str, list[CallFlow]]:
-        """The calls that may run each of several methods, by method: a method of a class the
-        code names that the class leaves to its subclasses, or that they override
-        (`logger.log_metrics(m, step, prefix)` with `logger` a `LoggerInterface`). Each is a
-        caller of every one of them, whichever runs; `callers` holds only the calls that reach
-        one function."""
+        """The calls a front makes of its backends, by the backend's method: a method that calls
+        the same-named method of a class the code names, which it overrides itself, as the
+        class's other subclasses do (`for logger in self.loggers: logger.log_metrics(m, step,
+        prefix)` in `Logger(LoggerInterface).log_metrics`, products.py `_fans_out`). Each is a
+        caller of every other one, whichever runs; `callers` holds only the calls that reach
+        one function. Not any call that may run several overrides: which object's attributes
+        such a method reads is not known (an actor's engine and a critic's)."""
         callees = self.project.callees
         fanned: dict[str, list[CallFlow]] = defaultdict(list)
         if callees is None:
@@ -345,8 +346,11 @@ class LoggedBags:
             if call.callee.startswith(UNKNOWN_OBJECT) or self.project.resolve(call.callee) is not None:
                 continue
             targets = callees.targets(call.callee)
-            for target in targets if len(targets) > 1 else ():
-                fanned[target.name].append(call)
+            if len(targets) < 2 or not any(target.name == call.caller for target in targets):
+                continue
+            for target in targets:
+                if target.name != call.caller:
+                    fanned[target.name].append(call)
         return fanned
 
     def callers(self, function: str) -> Sequence[CallFlow]:

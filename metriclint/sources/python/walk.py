@@ -410,7 +410,7 @@ class _Collector(EntryUses):
         if keyed:
             scope.keyvars[keyed[0]] = keyed[3]
         if node.orelse:
-            self.runs_instead(node.orelse, rebound)
+            self._runs_instead(node.orelse, rebound)
         if keyed:
             scope.keyvars[keyed[0]] = keyed[1]
         self.tests.pop()
@@ -431,7 +431,7 @@ class _Collector(EntryUses):
             return {}
         return rebound
 
-    def runs_instead(self, orelse: list[ast.stmt], rebound: dict[str, tuple[Bag, Bag]]) -> None:
+    def _runs_instead(self, orelse: list[ast.stmt], rebound: dict[str, tuple[Bag, Bag]]) -> None:
         """The `else` of an `if`, which runs where the `if` branch does not: there a name that
         branch rebound holds what it held before the `if`; after both, what either left."""
         scope = self.scopes[-1]
@@ -439,7 +439,7 @@ class _Collector(EntryUses):
             scope.bags[name] = old
         self._branch(orelse)
         for name, (_, new) in rebound.items():
-            joined = scope.bags.get(name, Bag()) | new
+            joined = scope.bags[name] | new if name in scope.bags else new
             if joined:
                 scope.bags[name] = joined
 
