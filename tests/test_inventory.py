@@ -2049,6 +2049,28 @@ def test_a_flattening_helper_is_told_by_its_shape(source: str, expected: tuple[s
     assert flattened_param(node, tuple(a.arg for a in node.args.args)) == expected
 
 
+GROWN = """\
+def summarize(values, quantile):
+    stats = {}
+    if values.any():
+        stats = {"low": values.min(), "high": values.max()}
+        if quantile:
+            stats["cut"] = values.quantile(quantile)
+    shown = {}
+    for name, value in stats.items():
+        shown[f"spread/{name}"] = value
+    return shown
+"""
+
+
+def test_a_dict_written_out_then_given_a_key_written_out_names_all_its_keys(tmp_path: Path) -> None:
+    """A loop over a dict written out takes its literal's keys, and a key written out that a
+    statement adds later (`stats["cut"] = x`): the keys it builds are shaped like metric keys,
+    inventoried where they are written whether or not a tracker is seen to get them."""
+    write_project(tmp_path / "grown", {"pkg/spread.py": GROWN})
+    assert _logged(tmp_path / "grown") == ["spread/cut", "spread/high", "spread/low"]
+
+
 BRANCHES = """\
 import wandb
 from torch.utils.tensorboard import SummaryWriter

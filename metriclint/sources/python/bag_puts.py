@@ -12,6 +12,7 @@ from metriclint.model import CONSTANT_KEY, Atom, Bag, Held, rekeyed
 from metriclint.sources.python.bag_items import EMPTY, LIST_ITEMS, LISTED, container, item_key, nested, popped, reads, under
 from metriclint.sources.python.bags import BagReader, local_attribute
 from metriclint.sources.python.call_names import Argument, arguments, called_name, looked_up
+from metriclint.sources.python.flow import Scope
 
 # Methods that add to a dict (`update`, `|=`) or a list of records (`append`, `extend`, `insert`).
 _ADDS = frozenset({"update", "append", "extend", "insert", "add", "setdefault"})
@@ -43,8 +44,8 @@ class BagWriter(BagReader):
             added |= selected
         scope = self.scopes[-1]
         if isinstance(container, ast.Name):
-            if scope.collections:
-                scope.collections.pop(container.id, None)  # `m = {"count": 3}; m[k] = v`: its literal's keys no longer all it holds
+            if scope.collections and container.id in scope.collections:
+                self._grown(scope, container.id, added)
             shared = self.module_dict(container.id)
             if shared is not None:  # `REGISTRY[name] = func` in a function: the module's dict
                 scope.puts[shared] = scope.puts.get(shared, EMPTY) | added
@@ -121,6 +122,18 @@ class BagWriter(BagReader):
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "pop" and call.args:
             self.deleted(call.func.value, call.args[0])
 
+    @staticmethod
+    def _grown(scope: Scope, name: str, added: Bag) -> None:
+        """A dict bound to a literal (`m = {"count": n}`), whose keys a loop over it takes
+        (`loop_strings`), is put more in: a key written out joins them (`m["lr"] = lr`); keys
+        made otherwise (`m[k] = v` over another dict, `m.update(stats)`) are not all known, and
+        the loop reads the dict's entries instead (bags.py `iterated`)."""
+        written = [entry.key for entry in added.entries]  # its items, were a value a dict, are under these keys
+        if added.held or not written or any(keys.is_template(key) for key in written):
+            scope.collections.pop(name)
+        else:
+            scope.collections[name] = tuple(dict.fromkeys((*scope.collections[name], *written)))
+
     def deleted(self, owner: ast.expr, key: ast.expr) -> None:
         """`del d["k"]`, `d.pop("k")`: `d` holds no `k` from here (`removed`)."""
         scope = self.scopes[-1]
@@ -131,8 +144,8 @@ class BagWriter(BagReader):
         names = self.key_texts(key) or self._imported_key(key)
         if names and not any(keys.is_template(name) for name in names):
             scope.bags[owner.id] = popped(self.bag(owner), names)
-            if scope.collections:
-                scope.collections.pop(owner.id, None)
+            if owner.id in scope.collections:
+                scope.collections[owner.id] = tuple(name for name in scope.collections[owner.id] if name not in names)
 
     def _imported_key(self, key: ast.expr) -> tuple[str, ...]:
         """Another module's constant, as model.CONSTANT_KEY writes it."""
