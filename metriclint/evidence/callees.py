@@ -95,6 +95,19 @@ class Callees:
             return found
         return self.remote.get(last_part(name), ()) if "." in name else ()
 
+    def backends(self, name: str, caller: str) -> tuple[FunctionFlow, ...]:
+        """What a front's call of its backends runs: the call, made in a method, of the method of
+        its own name of a class the code names, which the caller's class overrides as the
+        class's other subclasses do (`for logger in self.loggers: logger.log_metrics(m, step,
+        prefix)` in `Logger(LoggerInterface).log_metrics`): those other overrides, each of which
+        may run. None for any other call: where the caller is not among them, which object's
+        attributes such a method reads is not known (an actor's engine and a critic's)."""
+        if name.startswith(UNKNOWN_OBJECT) or last_part(name) != last_part(caller):
+            return ()
+        found = self._all(name, True)
+        others = tuple(flow for flow in found if flow.name != caller)
+        return others if 0 < len(others) < len(found) else ()
+
     def resolve(self, name: str) -> FunctionFlow | None:
         """The one function a call runs, where the project tells which: the method as the
         receiver's class has it, not its subclasses' overrides."""

@@ -27,7 +27,6 @@ from metriclint.model import (
     FUNCTION,
     INVOKED,
     OVERRIDDEN,
-    UNKNOWN_OBJECT,
     Atom,
     Bag,
     CallFlow,
@@ -331,26 +330,17 @@ class LoggedBags:
                 yield from self._put_for(where, bag, _object(call, outer))
 
     def _fanned(self, calls: Iterable[CallFlow]) -> dict[str, list[CallFlow]]:
-        """The calls a front makes of its backends, by the backend's method: a method that calls
-        the same-named method of a class the code names, which it overrides itself, as the
-        class's other subclasses do (`for logger in self.loggers: logger.log_metrics(m, step,
-        prefix)` in `Logger(LoggerInterface).log_metrics`, products.py `_fans_out`). Each is a
-        caller of every other one, whichever runs; `callers` holds only the calls that reach
-        one function. Not any call that may run several overrides: which object's attributes
-        such a method reads is not known (an actor's engine and a critic's)."""
+        """A front's calls of its backends (evidence/callees.py `backends`), by the backend's
+        method: each is a caller of every one of them, whichever runs; `callers` holds only the
+        calls that reach one function."""
         callees = self.project.callees
         fanned: dict[str, list[CallFlow]] = defaultdict(list)
         if callees is None:
             return fanned
         for call in calls:
-            if call.callee.startswith(UNKNOWN_OBJECT) or self.project.resolve(call.callee) is not None:
-                continue
-            targets = callees.targets(call.callee)
-            if len(targets) < 2 or not any(target.name == call.caller for target in targets):
-                continue
-            for target in targets:
-                if target.name != call.caller:
-                    fanned[target.name].append(call)
+            if self.project.resolve(call.callee) is None:
+                for backend in callees.backends(call.callee, call.caller):
+                    fanned[backend.name].append(call)
         return fanned
 
     def callers(self, function: str) -> Sequence[CallFlow]:

@@ -17,7 +17,7 @@ from metriclint.evidence.inherited import inherited_flows
 from metriclint.evidence.logged_bags import logged_entries
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import UNKNOWN_OBJECT, Atom, CodeClaim, CodeProducts, FunctionFlow, KeyUse
+from metriclint.model import Atom, CodeClaim, CodeProducts, FunctionFlow, KeyUse
 from metriclint.sources import Extraction
 
 
@@ -129,16 +129,11 @@ def placeholder_flags(code: Iterable[CodeClaim]) -> frozenset[str]:
 
 
 def _fans_out(graph: CallGraph, callee: str, caller: str, keywords: tuple[str, ...]) -> bool:
-    """Whether a call matched by a tracker's method name, made in a method of that name, reaches
-    the same-named methods of the project's subclasses of a class the code names, the caller
-    among them: a front logger that extends its backends' interface and hands each call on to
-    every backend (`for logger in self.loggers: logger.log_metrics(m, step, prefix)`, with
-    `self.loggers: list[LoggerInterface]`). The others run, as the backends they are."""
-    if graph.callees is None or callee.startswith(UNKNOWN_OBJECT) or callee.rsplit(".", 1)[-1] != caller.rsplit(".", 1)[-1]:
-        return False
-    candidates = graph.callees.targets(callee)
-    others = [m for m in candidates if m.name != caller]
-    return len(others) < len(candidates) and bool(others) and all(_reaches_own(m, callee, "", keywords) for m in others)
+    """Whether a call matched by a tracker's method name is a front's call of its backends
+    (evidence/callees.py `backends`), each of which takes what the call passes: they run, not a
+    tracker."""
+    backends = graph.callees.backends(callee, caller) if graph.callees is not None else ()
+    return bool(backends) and all(_reaches_own(m, callee, "", keywords) for m in backends)
 
 
 def _reaches_own(method: FunctionFlow | None, callee: str, caller: str, keywords: tuple[str, ...]) -> bool:
