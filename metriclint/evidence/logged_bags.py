@@ -20,6 +20,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 from metriclint.base import keys
 from metriclint.evidence import overrides
+from metriclint.evidence.callees import class_like
 from metriclint.evidence.code_claims import CallGraph, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
 from metriclint.model import (
@@ -338,8 +339,9 @@ class LoggedBags:
         if callees is None:
             return fanned
         for call in calls:
-            if self.project.resolve(call.callee) is None:
-                for backend in callees.backends(call.callee, call.caller):
+            backends = callees.backends(call.callee, call.caller)  # most calls: none, told by their names alone
+            if backends and self.project.resolve(call.callee) is None:
+                for backend in backends:
                     fanned[backend.name].append(call)
         return fanned
 
@@ -363,7 +365,7 @@ class LoggedBags:
             if not call.bags:
                 continue
             if call.callee not in fields:
-                made = callees.hierarchy.base(call.callee)
+                made = callees.hierarchy.base(call.callee) if class_like(call.callee) else None
                 fields[call.callee] = self.families.root(made.name) if made is not None and not callees.resolve(call.callee) else None
             family = fields[call.callee]
             if family is None:
