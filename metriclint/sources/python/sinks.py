@@ -387,8 +387,9 @@ class KeyRecorder(BagWriter):
 
     def _visit_Call(self, node: ast.Call) -> bool:
         scope = self.scopes[-1]
-        if scope.looped and not scope.recursive and scope.definition is not None and called_name(node.func) == scope.definition.name:
-            scope.recursive = True
+        if scope.looped and not scope.recursive and scope.definition is not None:
+            func, own = node.func, scope.definition.name  # the names compared inline: asked of every call in a loop's function
+            scope.recursive = type(func) is ast.Name and func.id == own or type(func) is ast.Attribute and func.attr == own
         if (defined := flags.option(node, self.span)) is not None:
             self.flags.append(defined)
         self._call_flow(node)
