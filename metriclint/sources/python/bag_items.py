@@ -179,8 +179,9 @@ def packed(node: ast.Call, bag: Callable[[ast.expr], Bag], literal: bool = False
     for keyword in node.keywords:
         if keyword.arg is None:
             continue
-        if literal:
-            found |= nested_under(keyword.arg, keyword.value, bag)
+        if literal:  # a call's value only where it may be a dict: a function's, the object's own method's (`.item()` is none)
+            if type(keyword.value) is not ast.Call or _own_call(keyword.value):
+                found |= nested_under(keyword.arg, keyword.value, bag)
             continue
         if not isinstance(keyword.value, (ast.Name, ast.Dict)):
             continue

@@ -389,7 +389,14 @@ class KeyRecorder(BagWriter):
         scope = self.scopes[-1]
         if scope.looped and not scope.recursive and scope.definition is not None:
             func, own = node.func, scope.definition.name  # the names compared inline: asked of every call in a loop's function
-            scope.recursive = type(func) is ast.Name and func.id == own or type(func) is ast.Attribute and func.attr == own
+            scope.recursive = (
+                type(func) is ast.Name
+                and func.id == own
+                or type(func) is ast.Attribute
+                and func.attr == own
+                and type(func.value) is ast.Name
+                and func.value.id in ("self", "cls")
+            )
         if (defined := flags.option(node, self.span)) is not None:
             self.flags.append(defined)
         self._call_flow(node)
