@@ -17,6 +17,7 @@ from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
 from metriclint.base.marked_yaml import NodeReader
 from metriclint.knowledge import sinks
+from metriclint.model import Bag, Item, MetricsEntry, Span, flattened
 from metriclint.sources import python
 from metriclint.sources.python.flatteners import flattened_param
 
@@ -2069,6 +2070,17 @@ def test_a_dict_written_out_then_given_a_key_written_out_names_all_its_keys(tmp_
     inventoried where they are written whether or not a tracker is seen to get them."""
     write_project(tmp_path / "grown", {"pkg/spread.py": GROWN})
     assert _logged(tmp_path / "grown") == ["spread/cut", "spread/high", "spread/low"]
+
+
+def test_a_flattened_dict_keys_each_value_by_every_key_above_it() -> None:
+    """Three levels: the dicts at `a` and `a/b` are no keys of their own, their values are."""
+    span = Span("m.py", 1, 1, 1, 2)
+    entry = lambda key: MetricsEntry(key, span, frozenset())  # noqa: E731
+    bag = Bag(
+        (entry("a"), entry("top")),
+        items=(Item(("a",), (entry("b"), entry("x"))), Item(("a", "b"), (entry("y"),)), Item(("[]",), (entry("row"),))),
+    )
+    assert sorted(e.key for e in flattened(bag, "/").entries) == ["a/b/y", "a/x", "top"]
 
 
 BRANCHES = """\

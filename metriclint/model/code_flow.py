@@ -458,10 +458,11 @@ def flattened(bag: Bag, joiner: str) -> Bag:
     dicts = [item for item in bag.items if not any(key[:1] in _NOT_KEYS for key in item.keys)]
     if not dicts:
         return bag
-    nested = {item.keys[0] for item in dicts}
-    found = Bag(tuple(e for e in bag.entries if e.key not in nested), bag.held)
+    paths = {item.keys for item in dicts}  # an entry at one of these holds a dict: its own keys are logged, not it
+    found = Bag(tuple(e for e in bag.entries if (e.key,) not in paths), bag.held)
     for item in dicts:
-        found |= rekeyed(Bag(item.entries, item.held), joiner.join((*item.keys, "{}")))
+        values = tuple(e for e in item.entries if (*item.keys, e.key) not in paths)
+        found |= rekeyed(Bag(values, item.held), joiner.join((*item.keys, "{}")))
     return found
 
 
