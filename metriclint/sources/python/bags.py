@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from functools import partial
-from typing import Any, Iterable
+from typing import Any, Iterator, Sequence
 
 from metriclint.base import keys
 from metriclint.model import FUNCTION, INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span, rekeyed
@@ -337,11 +337,11 @@ class BagReader(ListReader):
         scope.keyvars, scope.strings = saved
         return found
 
-    def loop_strings(self, target: ast.expr, iterated: ast.expr, tests: list[ast.expr] | None = None) -> None:
+    def loop_strings(self, target: ast.expr, iterated: ast.expr, guards: Sequence[ast.AST] = ()) -> None:
         """`for k in ["a", "b"]`, `for k in NAMES`, `for k, v in table.items()`, `for k in (1, 2, 4)`:
         k is one of them, as a key formats it; so is a record's field name (`_field_names`), where
-        no test in the loop (`tests`: a comprehension's `if`s, a `for` body's `if`s) reads it."""
-        if self._field_names(target, iterated, tests or ()):
+        no test in the loop (`guards`: a comprehension's `if`s, a `for` loop's body) reads it."""
+        if self._field_names(target, iterated, guards):
             return
         if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "items":
             if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
@@ -359,7 +359,7 @@ class BagReader(ListReader):
         if isinstance(target, ast.Name) and found:
             self.scopes[-1].strings[target.id] = found
 
-    def _field_names(self, target: ast.expr, iterated: ast.expr, tests: Iterable[ast.expr]) -> bool:
+    def _field_names(self, target: ast.expr, iterated: ast.expr, guards: Sequence[ast.AST]) -> bool:
         """A loop over the fields a record's class declares, a dataclass or a pydantic model of
         the module: `for f in fields(Stats)` (then `f.name`), `for name in [f.name for f in
         fields(self)]`, `for name in Stats.model_fields` (or its `.keys()`, `.items()`). The
@@ -367,16 +367,16 @@ class BagReader(ListReader):
         if type(iterated) is ast.Call and type(iterated.func) is ast.Attribute and iterated.func.attr in ("keys", "items"):
             iterated = iterated.func.value
             target = target.elts[0] if type(target) is ast.Tuple and target.elts else target
-        if type(target) is not ast.Name or any(target.id in read_names(test) for test in tests):
-            return False  # `if f.name in SKIPPED: continue`: which fields are left is not followed
+        if type(target) is not ast.Name:
+            return False
         if isinstance(iterated, (ast.ListComp, ast.GeneratorExp)) and len(iterated.generators) == 1:
             found, name = self._listed_field_names(iterated), target.id
         elif type(iterated) is ast.Attribute and iterated.attr in dataclass_fields.FIELD_TABLES:
             found, name = self._record_fields(iterated.value), target.id
         else:
             found, name = self._record_fields(iterated, fields_call=True), f"{target.id}.name"
-        if not found:
-            return False
+        if not found or any(target.id in read_names(test) for test in _tests(guards)):
+            return False  # `if f.name in SKIPPED: continue`: which fields are left is not followed
         self.scopes[-1].strings[name] = found
         return True
 
@@ -800,3 +800,13 @@ def _union_of_keys(node: ast.expr) -> ast.expr | None:
     ):
         element = element.args[0] if element.args else element.func.value  # type: ignore[attr-defined]
     return loop.iter if type(element) is ast.Name and element.id == loop.target.id else None
+
+
+def _tests(guards: Sequence[ast.AST]) -> Iterator[ast.expr]:
+    """The tests among a loop's `guards`: a comprehension's `if`s themselves, the `if`s of a
+    `for` loop's body at any depth."""
+    for guard in guards:
+        if isinstance(guard, ast.expr):
+            yield guard
+        else:
+            yield from (node.test for node in ast.walk(guard) if isinstance(node, ast.If))

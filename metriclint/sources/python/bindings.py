@@ -7,7 +7,7 @@ import ast
 from dataclasses import replace
 
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
-from metriclint.sources.python import dataclass_fields, flags, kept_values, ranks, strings
+from metriclint.sources.python import flags, kept_values, ranks, strings
 from metriclint.sources.python.annotated import annotated, mapping_value, sequence_item, unquoted
 from metriclint.sources.python.attribute_strings import assigned_text
 from metriclint.sources.python.bag_items import LISTED, selected
@@ -41,8 +41,7 @@ class Bindings(Messages):
         batch = ranks.loader_item(self.code, node)
         if batch is not None:
             scope.batches.add(batch)
-        tests = [n.test for n in ast.walk(node) if isinstance(n, ast.If)] if dataclass_fields.looped_fields(node.iter) else None
-        self.loop_strings(node.target, node.iter, tests)
+        self.loop_strings(node.target, node.iter, node.body)
         keyvars = dict(scope.keyvars)
         self.iterated(node.target, node.iter)
         self.skipped(node.body)
@@ -259,6 +258,7 @@ class Bindings(Messages):
             if isinstance(name, ast.Name):
                 self.scopes[-1].bind(name.id, frozenset(), tuple(self.blocks))
                 self.scopes[-1].strings.pop(name.id, None)
+                self.scopes[-1].strings.pop(f"{name.id}.name", None)  # a record field's name it held (bags.py `_field_names`)
                 self.scopes[-1].named.pop(name.id, None)
 
     def _visit_AugAssign(self, node: ast.AugAssign) -> bool:

@@ -54,16 +54,3 @@ def names(node: ast.ClassDef, resolve: Callable[[ast.expr], str | None]) -> tupl
             if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and _outer(s.annotation) not in _NO_FIELD
         )
     return tuple(target.id for target, _ in fields(node, resolve))
-
-
-def looped_fields(node: ast.expr) -> bool:
-    """Whether a loop's iterable may list a record's fields (`fields(Stats)`, `Stats.model_fields`,
-    a comprehension over one): a loop worth reading the tests of (bags.py `_field_names`)."""
-    if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and node.generators:
-        node = node.generators[0].iter
-    if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("keys", "items"):
-        node = node.func.value
-    if type(node) is ast.Call:
-        func = node.func
-        return (func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else "") == "fields"
-    return type(node) is ast.Attribute and node.attr in FIELD_TABLES
