@@ -23,7 +23,7 @@ from metriclint.sources.python.binding_shapes import (
     smoothed,
 )
 from metriclint.sources.python.call_names import arguments, called_name
-from metriclint.sources.python.counts import counts_mask, is_len
+from metriclint.sources.python.counts import counts_mask, is_count
 from metriclint.sources.python.flow import Scope, shared
 from metriclint.sources.python.said import Messages
 
@@ -356,8 +356,8 @@ class Bindings(Messages):
             self._instance((self.scopes[0] if target.id in scope.globals else scope).instances, target.id, value)
             self.compose(target.id, value, extend=False)
             scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
-            if isinstance(value, ast.Call) and is_len(value):
-                scope.counters.add(target.id)  # `n = len(samples)` counts them
+            if is_count(value):
+                scope.counters.add(target.id)  # `n = len(samples)`, `n = x.numel()` count them
             elif scope.counters:
                 scope.counters.discard(target.id)
             if counts_mask(value, self.code.knowledge.masks):

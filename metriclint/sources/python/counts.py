@@ -15,13 +15,14 @@ _CASTS = frozenset({"float", "int", "long", "bool", "double", "half", "detach", 
 
 
 def counts_items(divisor: ast.expr, counters: Container[str], masks: Container[str]) -> bool:
-    """Whether `divisor` counts items: `len(xs)`, a name counting them (`counters`: counted up
-    by one in a loop, or bound to `len(...)`), or the sum of a mask (`mask.sum(dim=-1)`,
-    `torch.sum(mask)`, `mask.count_nonzero()`), each also kept off zero (`unguarded`)."""
+    """Whether `divisor` counts items: `len(xs)`, a tensor's number of elements (`x.numel()`,
+    `torch.numel(x)`), a name counting them (`counters`: counted up by one in a loop, or bound to
+    `len(...)`), or the sum of a mask (`mask.sum(dim=-1)`, `torch.sum(mask)`,
+    `mask.count_nonzero()`), each also kept off zero (`unguarded`)."""
     divisor = unguarded(divisor)
     if isinstance(divisor, ast.Name):
         return divisor.id in counters
-    return isinstance(divisor, ast.Call) and (is_len(divisor) or _mask_sum(divisor, masks))
+    return isinstance(divisor, ast.Call) and (is_count(divisor) or _mask_sum(divisor, masks))
 
 
 def counts_mask(node: ast.expr, masks: Container[str]) -> bool:
@@ -30,9 +31,22 @@ def counts_mask(node: ast.expr, masks: Container[str]) -> bool:
     return isinstance(node, ast.Call) and _mask_sum(node, masks)
 
 
-def is_len(node: ast.expr) -> bool:
+def _is_len(node: ast.expr) -> bool:
     """`len(xs)`."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1
+
+
+def is_count(node: ast.expr) -> bool:
+    """`len(xs)`, or a tensor's number of elements: `x.numel()`, `torch.numel(x)` (torch docs,
+    torch.numel: "Returns the total number of elements in the input tensor")."""
+    return isinstance(node, ast.Call) and (_is_len(node) or _numel(node))
+
+
+def _numel(call: ast.Call) -> bool:
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "numel" or call.keywords:
+        return False
+    return not call.args or (len(call.args) == 1 and isinstance(func.value, ast.Name) and func.value.id == "torch")
 
 
 def unguarded(node: ast.expr) -> ast.expr:
