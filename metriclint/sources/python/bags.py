@@ -204,8 +204,9 @@ class BagReader(ListReader):
         key shaped like one is logged where it is written (a dict literal's, `d[k] = v`);
         `atoms`: what the value is there, if not what it is alone (bindings.py `overwritten`)."""
         scope = self.scopes[-1]
-        if isinstance(key, ast.Name) and key.id in scope.keyvars:
-            return self._valued(scope.keyvars[key.id], value)
+        looped = key.id if isinstance(key, ast.Name) else self._record_field(key)
+        if looped is not None and looped in scope.keyvars:
+            return self._valued(scope.keyvars[looped], value)
         found = self._entry_keys(key)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
         if not found:
             return EMPTY
@@ -279,10 +280,26 @@ class BagReader(ListReader):
             return False
         if isinstance(key, ast.Name):
             return key.id in keyvars
-        return any(f"{{{name}}}" in text for text in self._entry_keys(key) for name in keyvars)
+        return self._record_field(key) is not None or any(f"{{{name}}}" in text for text in self._entry_keys(key) for name in keyvars)
+
+    def _record_field(self, key: ast.expr) -> str | None:
+        """The loop's item whose field `key` reads, where the loop is over a list of records
+        that carry their own keys (`item.tag` in `for item in scalars`, each made as
+        `Scalar("train/loss", loss)`; `item[0]` of a list of tuples): the field a key is read from
+        holds each record's key. None for any other key, and for an item of a list of dicts or
+        of unknown things."""
+        if isinstance(key, ast.Attribute):
+            owner = key.value
+        elif isinstance(key, ast.Subscript) and isinstance(key.slice, ast.Constant) and key.slice.value == 0:
+            owner = key.value
+        else:
+            return None
+        over = self.scopes[-1].keyvars.get(owner.id) if isinstance(owner, ast.Name) else None
+        return owner.id if over is not None and isinstance(owner, ast.Name) and any(entry.value for entry in over.entries) else None
 
     def _records(self, items: list[ast.expr], calls: bool = False) -> Bag:
-        """A list of (key, value, ...) records, as DeepSpeed's monitors take them, of names
+        """A list of (key, value, ...) records, as DeepSpeed's monitors take them (or objects
+        made so, `Scalar("train/loss", loss)`: `_record_made`), of names
         (`["forward-compute", "backward-compute"]`), whose values a dict built from it holds, or
         of dicts of metrics; `calls`: what a call returns may be one (`refs.append(w.run.remote())`),
         asked only of a list the function made or keeps in an attribute."""
@@ -290,6 +307,8 @@ class BagReader(ListReader):
         for item in items:
             if isinstance(item, ast.Tuple) and len(item.elts) >= 2:
                 found |= self.entry(item.elts[0], item.elts[1])
+            elif (fields := _record_made(item)) is not None:
+                found |= self.entry(*fields)
             elif isinstance(item, ast.Constant) and isinstance(item.value, str):
                 found |= Bag((MetricsEntry(item.value, self.span(item), frozenset()),))
             elif isinstance(item, LIST_ITEMS) and (calls or type(item) is not ast.Call):
@@ -810,3 +829,17 @@ def _tests(guards: Sequence[ast.AST]) -> Iterator[ast.expr]:
             yield guard
         else:
             yield from (node.test for node in ast.walk(guard) if isinstance(node, ast.If))
+
+
+def _record_made(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+    """(key, value) of a record object made with its key first, as a tuple record is written:
+    `Scalar("train/loss", loss)`, `Metric(f"timers/{name}", Mean(t))`. A class's call (its name
+    in CapWords, PEP 8) with a string or a string built from parts first and a second argument;
+    where a loop over a list of them reads a field as a key (`{s.tag: s.value for s in
+    scalars}`), that field is the first (`_record_field`). None for any other item."""
+    if type(node) is not ast.Call or len(node.args) < 2 or any(type(a) is ast.Starred for a in node.args[:2]):
+        return None
+    name = called_name(node.func)
+    key = node.args[0]
+    written = type(key) is ast.JoinedStr or (type(key) is ast.Constant and isinstance(key.value, str))
+    return (key, node.args[1]) if name[:1].isupper() and written else None
