@@ -10,11 +10,13 @@ the keys themselves, at the call that makes them.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from metriclint.base import keys
 from metriclint.evidence.code_claims import CallGraph, passed_at
-from metriclint.model import CallFlow, FunctionFlow, KeyUse, ProjectClass
+from metriclint.model import Bag, CallFlow, FunctionFlow, KeyUse, ProjectClass
+
+Looped = Callable[[CallFlow, Bag], tuple[str, ...]]
 
 
 def built_keys(
@@ -22,18 +24,21 @@ def built_keys(
     calls: Iterable[CallFlow],
     classes: Iterable[ProjectClass] = (),
     instances: Mapping[str, str] = {},
+    looped: Looped = lambda call, bag: (),
 ) -> Iterator[KeyUse]:
     """Every key a call makes by passing strings for a template's placeholders; one still too
     generic to name a metric (`rollout/{key}`) is for `read_back` only. `classes` resolve calls
-    of methods through objects (evidence/callees.py)."""
+    of methods through objects (evidence/callees.py); `looped` says which keys a key argument
+    built from a loop's key over a dict stands for (CallFlow.keyed, LoggedBags.looped_texts)."""
     project = CallGraph(functions, (), classes, instances)
     for call in calls:
         flow = project.resolve(call.callee) if call.texts else None
         if flow is None or not flow.templates:
             continue
         given = _given(flow, call)
+        each = _each_key(flow, call, looped)
         for template in flow.templates:
-            for key in _filled(template, given):
+            for key in _filled(template, given | each, frozenset(each)):
                 yield KeyUse(key, call.span)
 
 
@@ -67,9 +72,23 @@ def _given(flow: FunctionFlow, call: CallFlow) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def _filled(template: str, given: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """Every key `template` makes with the strings given for its placeholders; () when none is given."""
+def _each_key(flow: FunctionFlow, call: CallFlow, looped: Looped) -> dict[str, tuple[str, ...]]:
+    """The keys `call` passes for a parameter of `flow` as a key built from a loop's key over a
+    dict: one per entry (`log_scalar(f"eval/{k}", v)` for each `k` of `scores`)."""
+    found = {}
+    for param in flow.params:
+        position = passed_at(flow, param, call.bound)
+        for where, bag in call.keyed:
+            if where in (param, position) and (texts := looped(call, bag)):
+                found[param] = texts
+    return found
+
+
+def _filled(template: str, given: dict[str, tuple[str, ...]], each: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """Every key `template` makes with the strings given for its placeholders; () when none is
+    given. Past 16 combinations a template makes none, but for the parameters in `each`, whose
+    strings are keys the code logs one by one, not choices that multiply."""
     used = {param: texts for param, texts in given.items() if f"{{{param}}}" in template}
-    if not used or math.prod(len(t) for t in used.values()) > keys.MAX_VALUES:
+    if not used or math.prod(len(t) for p, t in used.items() if p not in each) > keys.MAX_VALUES:
         return ()
     return tuple(dict.fromkeys(keys.filled(template, used)))

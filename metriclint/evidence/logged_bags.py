@@ -536,7 +536,9 @@ class LoggedBags:
                 continue  # a recursive call passes the function's own parameter on: it names no key of its own
             given = {p: texts for p in named for where, texts in call.texts if where in (p, passed_at(flow, p, call.bound))}  # type: ignore[arg-type]
             given |= {p: (defaults[p],) for p in named if p not in given and p in defaults and not _passes(flow, p, call)}  # type: ignore[arg-type]
-            if len(given) != len(named) or math.prod(len(t) for t in given.values()) > keys.MAX_VALUES:
+            looped = self._looped_keys(flow, named, call)  # type: ignore[arg-type]
+            given |= looped
+            if len(given) != len(named) or math.prod(len(t) for p, t in given.items() if p not in looped) > keys.MAX_VALUES:
                 continue
             made += [(key, call.span) for key in keys.filled(entry.key, given)]
         # no call passes them: the defaults, where they fill a section (`{section}/widest`); a
@@ -544,6 +546,22 @@ class LoggedBags:
         if not made and named and all(p in defaults for p in named) and not keys.too_generic(entry.key):
             made += [(key, entry.span) for key in keys.filled(entry.key, {p: (defaults[p],) for p in named})]
         return made or [(entry.key, entry.span)]
+
+    def _looped_keys(self, flow: FunctionFlow, named: list[str], call: CallFlow) -> dict[str, tuple[str, ...]]:
+        """The keys `call` passes for each parameter of `named` as a key built from a loop's key
+        over a dict (CallFlow.keyed): `log_scalar(f"train/{k}", v)` in a loop over what
+        `train_step` returns passes each of that dict's keys, under `train/`."""
+        found: dict[str, tuple[str, ...]] = {}
+        for param in named:
+            for where, bag in call.keyed:
+                if where in (param, passed_at(flow, param, call.bound)) and (texts := self.looped_texts(call, bag)):
+                    found[param] = texts
+        return found
+
+    def looped_texts(self, call: CallFlow, bag: Bag) -> tuple[str, ...]:
+        """The keys a key argument of `call` built from a loop's key over a dict stands for, one
+        per entry of that dict (CallFlow.keyed), as the project-wide step finds them."""
+        return tuple(dict.fromkeys(e.key for e, _ in self.entries(call.caller, bag, 0, None) if not keys.too_generic(e.key)))
 
 
 def _returned(target: FunctionFlow, held: Held) -> Bag:
@@ -631,18 +649,8 @@ def _label_filled(flow: FunctionFlow | None, entry: MetricsEntry, key: str) -> b
     return not any(isinstance(atom, str) and atom in flow.params and atom != last[1:-1] and atom not in filled for atom in entry.value)
 
 
-def logged_entries(
-    functions: Iterable[FunctionFlow],
-    calls: Iterable[CallFlow],
-    classes: Iterable[ProjectClass],
-    instances: Mapping[str, str] = {},
-    own_methods: frozenset[Span] = frozenset(),
-    dispatched: Iterable[str] = (),
-    name_lists: Mapping[str, Bag] = {},
-    constants: Mapping[str, str] = {},
-) -> list[LoggedEntry]:
+def logged_entries(bags: LoggedBags, own_methods: frozenset[Span] = frozenset()) -> list[LoggedEntry]:
     """Every entry logged through a dict that crosses functions, once per key and place; keys
     still too generic to name a metric (`{name}`, `train/{key}`) are left out."""
-    found = LoggedBags(functions, calls, classes, instances, dispatched, name_lists, constants).logged(own_methods)
-    unique = {(e.use.key, e.use.span): e for e in found if not keys.too_generic(e.use.key)}
+    unique = {(e.use.key, e.use.span): e for e in bags.logged(own_methods) if not keys.too_generic(e.use.key)}
     return list(unique.values())

@@ -14,7 +14,7 @@ from metriclint.evidence.called_keys import called_facts, called_keys
 from metriclint.evidence.code_claims import CallGraph, code_claims
 from metriclint.evidence.constants import constant_keys
 from metriclint.evidence.inherited import inherited_flows
-from metriclint.evidence.logged_bags import logged_entries
+from metriclint.evidence.logged_bags import LoggedBags, logged_entries
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.language.attribution import MetricIndex
 from metriclint.model import Atom, CodeClaim, CodeProducts, FunctionFlow, KeyUse
@@ -48,9 +48,10 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     # dict its `compute_metrics` returns, through a flow of its own
     evaluated, evaluations = called_keys((m for e in extractions for m in e.method_calls), classes, knowledge().entry_points)
     constants = dict(named for e in extractions for named in e.constants)
-    logged = list(logged_entries([*functions, *evaluations], calls, classes, instances, own_methods, dispatched, name_lists, constants))
+    bags = LoggedBags([*functions, *evaluations], calls, classes, instances, dispatched, name_lists, constants)
+    logged = logged_entries(bags, own_methods)
     through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
-    made = [*built_keys(functions, calls, classes, instances), *named, *through, *evaluated]
+    made = [*built_keys(functions, calls, classes, instances, bags.looped_texts), *named, *through, *evaluated]
     built = tuple(use for use in made if not keys.too_generic(use.key))
     read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
     # a key written where it is put is a sink of its function already

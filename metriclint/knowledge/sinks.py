@@ -55,6 +55,12 @@ class Sink:
     keywords: bool = False  # each keyword argument that is no option is a key
 
     @property
+    def keyed_only(self) -> bool:
+        """Whether every shape takes a key: a name the call passes there is one, not a dict of
+        metrics (`add_scalar(tag, value)`, where `log(data)` may take either)."""
+        return all(shape.key for shape in self.shapes)
+
+    @property
     def lines_only(self) -> bool:
         """Whether every shape is a line record: a `write` of anything else is no sink at all."""
         return all(shape.line_record is not None for shape in self.shapes)

@@ -410,6 +410,9 @@ class CallFlow:
     bound: bool = False  # made through `self.`: positions skip the callee's first parameter
     texts: tuple[tuple[int | str, tuple[str, ...]], ...] = ()  # the strings an argument may be
     bags: tuple[tuple[int | str, Bag], ...] = ()  # the dicts of metrics an argument may be
+    # the dicts a key argument is built from a loop over (`f"train/{k}"` for `k` in `losses`), re-keyed
+    # as it builds each key: a callee that logs under that parameter logs one key per entry
+    keyed: tuple[tuple[int | str, Bag], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -212,9 +212,7 @@ class BagReader(ListReader):
             return EMPTY
         made = EMPTY
         for text in found:
-            # the innermost loop's key: `for name, stats in by_name.items()`, then `f"{name}/{k}"`
-            # over `stats.items()` puts each of stats' keys under a name not known here
-            over = next((name for name in reversed(scope.keyvars) if f"{{{name}}}" in text), None)
+            over = self._loop_over(text)
             if over is not None and not _cut(key, over):  # the other dict's keys, or, where they cannot be known, the template
                 made |= _measured(rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key)), value)
             kept = over is not None and (
@@ -229,6 +227,27 @@ class BagReader(ListReader):
                 held = self.logged(value) if atoms is None else atoms
                 made |= Bag((MetricsEntry(text, span, held, is_measurement(value), self.names(value), shaped),))
         return made
+
+    def _loop_over(self, text: str) -> str | None:
+        """The innermost loop's key a key's text is built from: `for name, stats in
+        by_name.items()`, then `f"{name}/{k}"` over `stats.items()` puts each of stats' keys under
+        a name not known here."""
+        return next((name for name in reversed(self.scopes[-1].keyvars) if f"{{{name}}}" in text), None)
+
+    def looped_bag(self, key: ast.expr) -> Bag:
+        """The dict a loop runs over, re-keyed as `key` builds a key from the loop's key
+        (`f"train/{k}"`, `k` itself, a record's field): what a call handed `key` names, one key per
+        entry (`log_scalar(f"train/{k}", v)` in a loop over a dict); EMPTY for another argument."""
+        scope = self.scopes[-1]
+        looped = key.id if isinstance(key, ast.Name) else self._record_field(key)
+        if looped is not None:
+            return scope.keyvars.get(looped, EMPTY)
+        found = EMPTY
+        for text in self._entry_keys(key) if scope.keyvars else ():
+            over = self._loop_over(text)
+            if over is not None and not _cut(key, over):
+                found |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key))
+        return found
 
     def _kept_prefix(self, key: ast.expr) -> str:
         """The prefix a key is given unless it has it already (strings.prefix_kept), written

@@ -102,6 +102,13 @@ class KeyRecorder(BagWriter):
                 self._record_key(arg.keyword, span, arg.value, from_keyword=True, logging=logging)
         self.via = None
 
+    def _handed_key(self, part: ast.expr | None) -> bool:
+        """Whether a sink's key is a parameter the function is handed whole (`def log_scalar(key,
+        value): writer.add_scalar(key, value)`, a sink that takes nothing but a key there): each
+        caller names the key, as it does the key of a dict `{key: value}` the function logs
+        (evidence/logged_bags.py)."""
+        return isinstance(part, ast.Name) and self.is_param(part.id) and not self._keys(part)
+
     def _sink(self, func: ast.expr) -> tuple[Sink | None, bool]:
         """The sink a call calls: a module's function by its import path, else a method (or an
         unknown name) by its own name (then True: it may be a method of the project's own, which
@@ -122,11 +129,12 @@ class KeyRecorder(BagWriter):
             parts = [passed(given, argument) for argument in shape.key]
             # no value: the call makes an instrument the values are recorded with later (OpenTelemetry)
             value = passed(given, shape.value) if shape.value is not None else node
-            if value is None or any(part is None or not (self._keys(part) or self.over_loop_key(part)) for part in parts):
+            handed = len(parts) == 1 and sink.keyed_only and self._handed_key(parts[0])
+            if value is None or not handed and any(part is None or not (self._keys(part) or self.over_loop_key(part)) for part in parts):
                 return frozenset()
             if shape.prefixes:
                 self._unprefixed(parts[0], shape.prefixes, value, logging)  # type: ignore[arg-type]
-            elif len(parts) == 1 and self.over_loop_key(parts[0]):  # type: ignore[arg-type]
+            elif len(parts) == 1 and (handed or self.over_loop_key(parts[0])):  # type: ignore[arg-type]
                 self.log_bag(self.entry(parts[0], value), sink, node, logging)  # type: ignore[arg-type]
             elif len(parts) == 1:
                 self.sink(parts[0], value, require_key_shape=False, logging=logging)  # type: ignore[arg-type]
@@ -330,9 +338,10 @@ class KeyRecorder(BagWriter):
         given = arguments(node)
         texts = self._argument_strings(given) if not site.callee.startswith(UNKNOWN_OBJECT) else ()
         bags = self.argument_bags(node, given)
+        keyed = self._argument_keyed(given) if texts and self.scopes[-1].keyvars else ()
         self.scopes[-1].handed_bags.extend(bag for _, bag in bags if bag.entries)
         if site.args or texts or bags:
-            self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags))
+            self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags, keyed))
         self.handed_to(site.callee, node, given)
         self._hand_over(node, given, site.callee, site.bound)
 
@@ -376,6 +385,18 @@ class KeyRecorder(BagWriter):
             texts = strings.values(arg.value, self.string)
             if texts and not any(keys.is_template(t) and " " in t for t in texts):
                 found.append((arg.keyword or position, texts))
+        return tuple(found)
+
+    def _argument_keyed(self, given: list[Argument]) -> tuple[tuple[int | str, Bag], ...]:
+        """The dicts a loop runs over that an argument builds a key from (`f"train/{k}"` in a loop
+        over `losses`), re-keyed so: a callee that logs under that parameter logs one key per
+        entry (CallFlow.keyed)."""
+        found: list[tuple[int | str, Bag]] = []
+        positional = True
+        for position, arg in enumerate(given):
+            positional = positional and not arg.star
+            if not arg.star and (arg.keyword or positional) and (bag := self.looped_bag(arg.value)):
+                found.append((arg.keyword or position, bag))
         return tuple(found)
 
     def _visit_Dict(self, node: ast.Dict) -> bool:
