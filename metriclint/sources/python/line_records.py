@@ -75,8 +75,9 @@ def dumped_lines(body: list[ast.stmt], resolve: Resolve, writers: LineWriters) -
 def reads_loop_items(record: ast.expr, values: Iterable[ast.expr], loops: Iterable[ast.AST]) -> bool:
     """Whether a record written in these loops is made of their items: the item itself, a
     dict whose values read it (`{"prompt": item["prompt"]}`), or a name the loop derives from it
-    (`text = sample.get("text")`); with a counter loop, a row a counter indexes (`v[i]`). A row
-    of data, not metrics."""
+    (`text = sample.get("text")`, or a list it grows from it: `turns.append({"content":
+    row["q"]})`); with a counter loop, a row a counter indexes (`v[i]`). A row of data, not
+    metrics."""
     fors = [loop for loop in loops if isinstance(loop, (ast.For, ast.AsyncFor))]
     items: set[str] = set()
     counters: set[str] = set()
@@ -86,16 +87,33 @@ def reads_loop_items(record: ast.expr, values: Iterable[ast.expr], loops: Iterab
         counters.update(n.id for n in _names(counter))
     if not items and not counters:
         return False
-    assigned = [node for loop in fors for node in ast.walk(loop) if isinstance(node, ast.Assign)]
+    derived = [found for loop in fors for node in ast.walk(loop) if (found := _derivation(node)) is not None]
     parts = [record, *values]
     for _ in range(2):  # a name derived from a derived name, in either order
-        for node in assigned:
-            names = {n.id for target in node.targets for n in _names(target)}
-            if _reads(node.value, items, counters):
+        for names, value in derived:
+            if _reads(value, items, counters):
                 items |= names
             if isinstance(record, ast.Name) and record.id in names:
-                parts.append(node.value)
+                parts.append(value)
     return any(_reads(part, items, counters) for part in parts)
+
+
+_GROWS = frozenset({"append", "extend", "insert", "add", "update"})
+
+
+def _derivation(node: ast.AST) -> tuple[set[str], ast.expr] | None:
+    """The names a statement binds or grows and what it puts in them: `x = value`, a loop's
+    `for part in parts`, or `xs.append(value)` (a list, set or dict grown in place); None for
+    another statement."""
+    if isinstance(node, ast.Assign):
+        return {n.id for target in node.targets for n in _names(target)}, node.value
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return {n.id for n in _names(node.target)}, node.iter
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        if isinstance(func, ast.Attribute) and func.attr in _GROWS and isinstance(func.value, ast.Name) and node.value.args:
+            return {func.value.id}, ast.Tuple(elts=list(node.value.args), ctx=ast.Load())
+    return None
 
 
 def _reads(node: ast.AST, items: set[str], counters: set[str]) -> bool:
