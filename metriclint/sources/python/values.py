@@ -36,12 +36,18 @@ class ValueWords:
     configuration: frozenset[str]
     text_functions: frozenset[str]
     configuration_classes: tuple[str, ...]  # endings of settings classes' names
+    loaders: frozenset[str]  # calls that return a loaded dataset, model or file
 
 
 @lru_cache(maxsize=1)
 def value_words() -> ValueWords:
     lists = word_lists("logged_values.yaml")
-    return ValueWords(frozenset(lists["configuration"]), frozenset(lists["text_functions"]), tuple(lists["configuration_classes"]))
+    return ValueWords(
+        frozenset(lists["configuration"]),
+        frozenset(lists["text_functions"]),
+        tuple(lists["configuration_classes"]),
+        frozenset(lists["loaders"]),
+    )
 
 
 def stands_alone(key: str, value: ast.expr, top_level: bool = False) -> bool:
@@ -57,8 +63,8 @@ def stands_alone(key: str, value: ast.expr, top_level: bool = False) -> bool:
 
 
 def is_measurement(value: ast.expr, words: ValueWords | None = None) -> bool:
-    """False for text, flags, containers, functions and configuration fields; True otherwise,
-    numbers written in the code included (counters start at 0)."""
+    """False for text, flags, containers, functions, loaded resources and configuration fields;
+    True otherwise, numbers written in the code included (counters start at 0)."""
     words = words or value_words()
     if isinstance(value, ast.Constant):
         return isinstance(value.value, (int, float, complex)) and not isinstance(value.value, bool)
@@ -66,7 +72,12 @@ def is_measurement(value: ast.expr, words: ValueWords | None = None) -> bool:
         return False
     if isinstance(value, ast.Call):
         called = called_name(value.func)
-        if called in words.text_functions or called[:1].isupper() and called.endswith(words.configuration_classes):
+        if (
+            called in words.text_functions
+            or called in words.loaders
+            or called[:1].isupper()
+            and called.endswith(words.configuration_classes)
+        ):
             return False
     return not (isinstance(value, ast.Attribute) and _reads_configuration(value.value, words))
 
