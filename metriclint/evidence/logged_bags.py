@@ -67,6 +67,7 @@ class LoggedEntry:
     value: frozenset[Atom]
     recorded: bool = False  # its key is logged where it is written too, with the value its file sees there
     labelled: bool = False  # its last segment is a label a caller passed for it (`timer("gen", times)`): no name of its value
+    family: bool = False  # its placeholders name a family of keys (MetricsEntry.family), which a template stands for
 
 
 class _Families:
@@ -144,7 +145,7 @@ class LoggedBags:
                         owner = self.project.functions.get(function)
                         labelled = entry in self.labelled or (key != entry.key and _label_filled(owner, entry, key))
                         use = KeyUse(key, span, False, entry.measured, entry.through, sink=sink)
-                        yield LoggedEntry(use, function, entry.value, entry.recorded, labelled)
+                        yield LoggedEntry(use, function, entry.value, entry.recorded, labelled, entry.family)
 
     def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None, outer: Outer = ()) -> tuple[tuple[MetricsEntry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
@@ -406,7 +407,7 @@ class LoggedBags:
             if named is None:
                 yield entry, function
             else:
-                yield self._kept(entry, MetricsEntry(named, entry.span, entry.value, entry.measured, entry.through)), caller.name  # type: ignore[union-attr]
+                yield self._kept(entry, entry.renamed(named)), caller.name  # type: ignore[union-attr]
 
     def _fillers(self, held: Held, at: CallFlow | None) -> list[tuple[FunctionFlow, Bag]]:
         """The functions a call that fills a dict (`held`) runs, each with what it puts in the
@@ -455,7 +456,7 @@ class LoggedBags:
                 if key == entry.key:
                     yield entry
                     continue
-                made = self._kept(entry, MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through))
+                made = self._kept(entry, entry.renamed(key))
                 self.given[made] = (flow.name, frozenset(given))  # type: ignore[union-attr]
                 if _label_filled(flow, entry, key):
                     self.labelled.add(made)
@@ -478,7 +479,7 @@ class LoggedBags:
         key = keys.rekey(rekey, entry.key, kept)
         if key == entry.key:
             return entry
-        made = self._kept(entry, MetricsEntry(key, entry.span, entry.value, entry.measured, entry.through))
+        made = self._kept(entry, entry.renamed(key))
         if entry in self.given:
             self.given[made] = self.given[entry]
         return made
@@ -651,6 +652,7 @@ def _label_filled(flow: FunctionFlow | None, entry: MetricsEntry, key: str) -> b
 
 def logged_entries(bags: LoggedBags, own_methods: frozenset[Span] = frozenset()) -> list[LoggedEntry]:
     """Every entry logged through a dict that crosses functions, once per key and place; keys
-    still too generic to name a metric (`{name}`, `train/{key}`) are left out."""
-    unique = {(e.use.key, e.use.span): e for e in bags.logged(own_methods) if not keys.too_generic(e.use.key)}
+    still too generic to name a metric (`{name}`, `train/{key}`) are left out, but for a family's
+    (`eval/downstream/{label}_{metric}`, MetricsEntry.family)."""
+    unique = {(e.use.key, e.use.span): e for e in bags.logged(own_methods) if e.family or not keys.too_generic(e.use.key)}
     return list(unique.values())

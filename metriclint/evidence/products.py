@@ -52,7 +52,8 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     logged = logged_entries(bags, own_methods)
     through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
     made = [*built_keys(functions, calls, classes, instances, bags.looped_texts), *named, *through, *evaluated]
-    built = tuple(use for use in made if not keys.too_generic(use.key))
+    families = {entry.use for entry in logged if entry.family}  # templates that name a family of keys (MetricsEntry.family)
+    built = tuple(use for use in made if use in families or not keys.too_generic(use.key))
     read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
     # a key written where it is put is a sink of its function already
     put_logged = tuple((entry.function, entry.use.key, entry.value) for entry in logged if not entry.recorded)

@@ -112,6 +112,13 @@ class MetricsEntry:
     measured: bool = True
     through: tuple[tuple[str, Span], ...] = ()
     recorded: bool = False  # a key shaped like one, logged where it is written (`d["train/loss"] = v`), as every such key is
+    # its last segment is only placeholders, each for what the code names without listing (an
+    # attribute, a module's name): a family of keys, which a template names (keys.too_generic)
+    family: bool = False
+
+    def renamed(self, key: str) -> MetricsEntry:
+        """The entry under another key, which is not written where it is (not `recorded`)."""
+        return MetricsEntry(key, self.span, self.value, self.measured, self.through, family=self.family)
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,9 +455,7 @@ def rekeyed(bag: Bag, rekey: str, kept: str = "") -> Bag:
     that starts with this keeps it (Held `kept`), one of elsewhere where it is known."""
     if rekey == "{}":
         return bag
-    entries = tuple(
-        MetricsEntry(keys.rekey(rekey, e.key, kept), e.span, e.value, e.measured, e.through) for e in bag.entries
-    )  # new keys: not recorded
+    entries = tuple(e.renamed(keys.rekey(rekey, e.key, kept)) for e in bag.entries)  # new keys: not recorded
     return Bag(entries, tuple(_rekeyed_held(h, rekey, kept) for h in bag.held))  # its items keep no key
 
 

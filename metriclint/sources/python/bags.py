@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Iterator, Sequence
 
 from metriclint.base import keys
@@ -225,8 +225,25 @@ class BagReader(ListReader):
                 self.valued[span] = value
                 shaped = recorded and stands_alone(text, value, len(self.scopes) == 1) and not keys.too_generic(text)
                 held = self.logged(value) if atoms is None else atoms
-                made |= Bag((MetricsEntry(text, span, held, is_measurement(value), self.names(value), shaped),))
+                family = over is None and self.names_family(text, key)
+                made |= Bag((MetricsEntry(text, span, held, is_measurement(value), self.names(value), shaped, family),))
         return made
+
+    def names_family(self, text: str, node: ast.expr) -> bool:
+        """Whether a key whose last segment is only placeholders (keys.too_generic) names a family
+        of keys all the same: a word of its own says what is measured, and each placeholder
+        stands for what the code names without listing it (an attribute, `{self.label}`), not for
+        a caller's choice (a parameter) or what a loop of the function runs over (another dict's
+        keys, which the project-wide step fills or re-keys where it can): a method's
+        `f"eval/downstream/{self.label}_{self.metric}"`, not `train/{name}` in `def log(name,
+        value)` nor `loss/{k}` in a loop over `losses.items()`. `node`: the key as written, whose
+        names count as its placeholders' (`f"x/{k.replace(' ', '_')}"` reads the loop's `k`)."""
+        definition = self.scopes[-1].definition
+        if definition is None or not keys.too_generic(text) or not any(c.isalpha() for c in keys.literal(text)):
+            return False
+        names = {found[1:-1] for found in keys.placeholders(text)} | {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        open_names = {*self.scopes[-1].params, *_looping(definition, node)} - {"self", "cls"}
+        return "value" not in names and not names & open_names
 
     def _loop_over(self, text: str) -> str | None:
         """The innermost loop's key a key's text is built from: `for name, stats in
@@ -758,6 +775,30 @@ class BagReader(ListReader):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and self.classes:
             return ".".join((self.module, *self.classes, node.attr))
         return None
+
+
+def _looping(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr) -> set[str]:
+    """The names the function's loops and comprehensions around `node` bind (a key written in
+    another branch's loop is not built from its variable), asked only of a key that may name a
+    family (BagReader.names_family), seldom."""
+    line = node.lineno
+    return {name for start, end, names in _loops(function) if start <= line <= end for name in names}
+
+
+@lru_cache(maxsize=64)
+def _loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int, int, frozenset[str]], ...]:
+    """Each loop and comprehension of the function: its first and last line, the names it binds."""
+    found = []
+    for loop in ast.walk(function):
+        if isinstance(loop, (ast.For, ast.AsyncFor)):
+            targets = [loop.target]
+        elif isinstance(loop, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            targets = [generator.target for generator in loop.generators]
+        else:
+            continue
+        names = frozenset(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
+        found.append((loop.lineno, loop.end_lineno or loop.lineno, names))
+    return tuple(found)
 
 
 def _cut(key: ast.expr, name: str) -> bool:

@@ -211,7 +211,7 @@ class KeyRecorder(BagWriter):
         pending = []
         for entry in bag.entries:
             value = self.valued.get(entry.span)
-            if keys.too_generic(entry.key):
+            if keys.too_generic(entry.key) and not entry.family:
                 pending.append(entry)  # `{name: value}` in `def log_to(name, value)`: its callers name it
             elif value is not None and not entry.recorded:
                 atoms = entry.value if fresh else frozenset(a for a in entry.value if not isinstance(a, ranks.LocalFact))
@@ -282,7 +282,7 @@ class KeyRecorder(BagWriter):
             if (require_key_shape and not stands_alone(key, value, len(self.scopes) == 1)) or (only_unshaped and shaped) or consumed:
                 self.prose.entries_on_line.setdefault(key_node.lineno, []).append(key)  # logged, maybe, once its dict is
                 continue
-            if not keys.too_generic(key):
+            if not keys.too_generic(key) or not require_key_shape and self.names_family(key, key_node):
                 self._record_key(key, self.span(key_node), value, from_keyword=False, logging=logging, atoms=atoms)
             elif any(f"{{{param}}}" in key for param in self.scopes[-1].params):
                 self.scopes[-1].generic.append(key)  # `{section}/{name}`: what a caller passes may pin its section
