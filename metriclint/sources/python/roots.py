@@ -407,6 +407,8 @@ class ValueReader(WalkState):
     def _read_site(self, node: ast.Call) -> ResultOf:
         scope = self.scopes[-1]
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in self.rules.remote_calls and isinstance(func.value, ast.Attribute):
+            func = func.value  # `sink.push.remote(stats)`: the actor's `push` runs with what the call passes (rules/dataflow.yaml)
         callee = self._returned_function(func) or self.code.callee(func, self.classes, scope.known)
         if callee is None or self.code.standard(callee):
             return self._unfollowed(scope.name)  # nothing to follow: what it is passed does not matter
