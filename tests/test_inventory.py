@@ -1612,6 +1612,33 @@ CASES = {
         },
         ["clip_fraction", "losses/policy", "losses/value", "returns/mean", "returns/width"],
     ),
+    # the separator a call passes to the flattening helper joins the keys, not its default
+    "a flattening helper's separator passed by its caller": (
+        {
+            "pkg/trees.py": """\
+            def flatten(tree, prefix="", sep="_"):
+                out = {}
+                for key, value in tree.items():
+                    name = f"{prefix}{sep}{key}" if prefix else key
+                    if isinstance(value, dict):
+                        out.update(flatten(value, name, sep=sep))
+                    else:
+                        out[name] = value
+                return out
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.trees import flatten
+
+
+            def log_step(state, step):
+                wandb.log(flatten({"optim": {"lr": state.lr}, "speed": {"wps": state.wps}}, sep="/"), step=step)
+                wandb.log(flatten({"loss": {"total": state.loss}}), step=step)
+            """,
+        },
+        ["loss_total", "optim/lr", "speed/wps"],
+    ),
     # a dict written out with a key, then filled from another dict and that key popped: the
     # loop over it reads what it holds then, not the keys its literal had
     "a dict written out then grown and popped": (
@@ -2022,7 +2049,7 @@ def test_a_key_popped_from_a_dict_before_it_is_logged_is_not_logged(tmp_path: Pa
         (
             "def flat(d, parent='', sep='/'):\n out = {}\n for k, v in d.items():\n  key = parent + sep + k if parent else k\n"
             "  if isinstance(v, dict):\n   out.update(flat(v, key, sep=sep))\n  else:\n   out[key] = v\n return out",
-            ("d", "/"),
+            ("d", "{sep}"),
         ),
         (
             "def flat(d, parent=''):\n out = {}\n for k, v in d.items():\n  if isinstance(v, dict):\n"
@@ -2033,7 +2060,7 @@ def test_a_key_popped_from_a_dict_before_it_is_logged_is_not_logged(tmp_path: Pa
             "def flat(self, params, delimiter='-', parent_key=''):\n r = {}\n for k, v in params.items():\n"
             "  new = parent_key + delimiter + str(k) if parent_key else k\n  if isinstance(v, dict):\n"
             "   r = {**r, **self.flat(v, parent_key=new, delimiter=delimiter)}\n return r",
-            ("params", "-"),
+            ("params", "{delimiter}"),
         ),
         # not recursive, or recursive on something other than the loop's value, or no separator
         ("def flat(d, parent=''):\n out = {}\n for k, v in d.items():\n  out[f'{parent}/{k}'] = v\n return out", None),
@@ -2044,7 +2071,8 @@ def test_a_key_popped_from_a_dict_before_it_is_logged_is_not_logged(tmp_path: Pa
 )
 def test_a_flattening_helper_is_told_by_its_shape(source: str, expected: tuple[str, str] | None) -> None:
     """A function that calls itself on each nested dict, handing on the key so far joined to
-    the loop's key by a separator, flattens; the separator is what joins them."""
+    the loop's key by a separator, flattens; the separator is what joins them (a parameter's
+    placeholder where it is one, which each call fills with what it passes or the default)."""
     node = ast.parse(source).body[0]
     assert isinstance(node, ast.FunctionDef)
     assert flattened_param(node, tuple(a.arg for a in node.args.args)) == expected

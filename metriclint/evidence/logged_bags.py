@@ -207,8 +207,6 @@ class LoggedBags:
             return
         invoked = self.at.get(held.call) if held.call is not None and held.item[:1] == (INVOKED,) and held.kind != "result" else None
         for where, bag, at, back in self._sources(function, held, hops, call, outer):
-            if held.opts.flattens:
-                bag = flattened(bag, held.opts.flattens)
             for inner, (owner, read_for, read_outer) in self._at(where, bag, path, hops, at, back, invoked):
                 yield from self.entries(owner, rekeyed(inner, *pushed) if pushed is not None else inner, hops, read_for, read_outer)
 
@@ -303,7 +301,7 @@ class LoggedBags:
                     continue  # a recursive call hands the function what it was handed: its own callers say what
                 for where, bag in caller.bags:
                     if param_at(flow, where, caller.bound) == held.name:  # type: ignore[arg-type]
-                        yield caller.caller, bag, *back
+                        yield caller.caller, self._flattened(flow, held, bag, caller), *back
         elif held.kind == "result":
             at = self.at.get(held.call) if held.call is not None else None
             for name in self._given_texts(self.project.functions.get(function), held.name, call) if "{" in held.name else (held.name,):
@@ -330,6 +328,13 @@ class LoggedBags:
             owner, attribute = held.name.rsplit(".", 1)
             for where, bag in self.puts.get((self.families.root(owner), attribute), ()):
                 yield from self._put_for(where, bag, _object(call, outer))
+
+    def _flattened(self, flow: FunctionFlow | None, held: Held, bag: Bag, call: CallFlow) -> Bag:
+        """The dict `call` passes, as the function that flattens it returns it (HeldOptions
+        `flattens`), its keys joined by the separator the call passes or the parameter's default."""
+        if not held.opts.flattens:
+            return bag
+        return _union(flattened(bag, joiner) for joiner in self._given_texts(flow, held.opts.flattens, call))
 
     def _fanned(self, calls: Iterable[CallFlow]) -> dict[str, list[CallFlow]]:
         """A front's calls of its backends (evidence/callees.py `backends`), by the backend's
@@ -563,6 +568,13 @@ class LoggedBags:
         """The keys a key argument of `call` built from a loop's key over a dict stands for, one
         per entry of that dict (CallFlow.keyed), as the project-wide step finds them."""
         return tuple(dict.fromkeys(e.key for e, _ in self.entries(call.caller, bag, 0, None) if not keys.too_generic(e.key)))
+
+
+def _union(bags: Iterable[Bag]) -> Bag:
+    found = Bag()
+    for bag in bags:
+        found |= bag
+    return found
 
 
 def _returned(target: FunctionFlow, held: Held) -> Bag:

@@ -23,7 +23,8 @@ _KEY, _ABOVE = "\x01", "\x02"  # what the loop's key and the keys above it are w
 
 def flattened_param(node: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple[str, ...]) -> tuple[str, str] | None:
     """(the parameter, the separator) of a function that flattens the nested dict that parameter
-    is; None for any other function. A separator may be a parameter's default (`sep="/"`)."""
+    is; None for any other function. A separator that is a parameter with a string default
+    (`sep="/"`) is its placeholder (`{sep}`): each call's string, or the default, fills it."""
     bound, defaults = _bound_in(node), string_defaults(node.args)
     for loop in ast.walk(node):
         if not isinstance(loop, (ast.For, ast.AsyncFor)):
@@ -77,7 +78,7 @@ def _joiner(
         for text in _texts(written, above, key, bound, defaults):
             if text.startswith(_ABOVE) and text.endswith(_KEY) and text.count(_ABOVE) == 1 and text.count(_KEY) == 1:
                 joiner = text[1:-1]
-                if joiner and "{" not in joiner:
+                if joiner and ("{" not in joiner or joiner[1:-1] in defaults):
                     return joiner
     return None
 
@@ -101,7 +102,7 @@ class _Parts:
         if name == self.key:
             return (_KEY,)
         if name in self.defaults:
-            return (self.defaults[name],)
+            return (f"{{{name}}}",)  # a parameter with a string default: each call's, filled where it is read
         if name in self.bound and name not in self.seen:  # a name bound once, to the key made in the loop
             self.seen.add(name)
             return strings.values(self.bound[name], self.part)
