@@ -1612,7 +1612,8 @@ CASES = {
         },
         ["clip_fraction", "losses/policy", "losses/value", "returns/mean", "returns/width"],
     ),
-    # the separator a call passes to the flattening helper joins the keys, not its default
+    # the separator a call passes to the flattening helper joins the keys, not its default; a
+    # parameter that holds a value is one key, one that holds a caller's dict is a nested dict
     "a flattening helper's separator passed by its caller": (
         {
             "pkg/trees.py": """\
@@ -1632,12 +1633,20 @@ CASES = {
             from pkg.trees import flatten
 
 
-            def log_step(state, step):
-                wandb.log(flatten({"optim": {"lr": state.lr}, "speed": {"wps": state.wps}}, sep="/"), step=step)
-                wandb.log(flatten({"loss": {"total": state.loss}}), step=step)
+            def log_step(lr, wps, loss, step):
+                wandb.log(flatten({"optim": {"lr": lr}, "speed": {"wps": wps}}, sep="/"), step=step)
+                wandb.log(flatten({"loss": {"total": loss}}), step=step)
+
+
+            def log_losses(losses, step):
+                wandb.log(flatten({"losses": losses}, sep="/"), step=step)
+
+
+            def train(batch, step):
+                log_losses({"policy": batch.pg, "value": batch.vf}, step)
             """,
         },
-        ["loss_total", "optim/lr", "speed/wps"],
+        ["loss_total", "losses/policy", "losses/value", "optim/lr", "speed/wps"],
     ),
     # a dict written out with a key, then filled from another dict and that key popped: the
     # loop over it reads what it holds then, not the keys its literal had

@@ -33,6 +33,7 @@ from metriclint.model import (
     CallFlow,
     FunctionFlow,
     Held,
+    Item,
     KeyUse,
     MetricsEntry,
     ProjectClass,
@@ -334,7 +335,16 @@ class LoggedBags:
         `flattens`), its keys joined by the separator the call passes or the parameter's default."""
         if not held.opts.flattens:
             return bag
+        bag = Bag(bag.entries, bag.held, tuple(item for item in bag.items if not self._scalar(call.caller, item)))
         return _union(flattened(bag, joiner) for joiner in self._given_texts(flow, held.opts.flattens, call))
+
+    def _scalar(self, function: str, item: Item) -> bool:
+        """Whether a value of a dict that may hold a dict (a parameter of `function`: `{"optim":
+        {"lr": lr}}` in `def log_step(lr)`) holds none its callers pass: then it is one value,
+        whose key the flattening keeps, not a nested dict whose keys it would join."""
+        if item.entries or not item.held or any(h.kind != "param" for h in item.held):
+            return False
+        return not self.entries(function, Bag(held=item.held), 1, None)
 
     def _fanned(self, calls: Iterable[CallFlow]) -> dict[str, list[CallFlow]]:
         """A front's calls of its backends (evidence/callees.py `backends`), by the backend's
