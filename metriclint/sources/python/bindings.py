@@ -356,7 +356,7 @@ class Bindings(Messages):
             self._instance((self.scopes[0] if target.id in scope.globals else scope).instances, target.id, value)
             self.compose(target.id, value, extend=False)
             scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
-            if is_count(value):
+            if type(value) is ast.Call and is_count(value):
                 scope.counters.add(target.id)  # `n = len(samples)`, `n = x.numel()` count them
             elif scope.counters:
                 scope.counters.discard(target.id)
