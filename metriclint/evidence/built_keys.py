@@ -36,7 +36,7 @@ def built_keys(
         if flow is None or not flow.templates:
             continue
         given = _given(flow, call)
-        each = _each_key(flow, call, looped)
+        each = each_key(flow, flow.params, call, looped)
         for template in flow.templates:
             for key in _filled(template, given | each, frozenset(each)):
                 yield KeyUse(key, call.span)
@@ -72,11 +72,12 @@ def _given(flow: FunctionFlow, call: CallFlow) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def _each_key(flow: FunctionFlow, call: CallFlow, looped: Looped) -> dict[str, tuple[str, ...]]:
-    """The keys `call` passes for a parameter of `flow` as a key built from a loop's key over a
-    dict: one per entry (`log_scalar(f"eval/{k}", v)` for each `k` of `scores`)."""
+def each_key(flow: FunctionFlow, params: Iterable[str], call: CallFlow, looped: Looped) -> dict[str, tuple[str, ...]]:
+    """The keys `call` passes for each of `params` (of `flow`) as a key built from a loop's key
+    over a dict (CallFlow.keyed): one per entry, `log_scalar(f"eval/{k}", v)` for each `k` of
+    `scores`, which `looped` finds."""
     found = {}
-    for param in flow.params:
+    for param in params:
         position = passed_at(flow, param, call.bound)
         for where, bag in call.keyed:
             if where in (param, position) and (texts := looped(call, bag)):

@@ -20,6 +20,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 from metriclint.base import keys
 from metriclint.evidence import overrides
+from metriclint.evidence.built_keys import each_key
 from metriclint.evidence.callees import class_like
 from metriclint.evidence.code_claims import CallGraph, param_at, passed_at
 from metriclint.evidence.dotted import Dotted
@@ -552,7 +553,7 @@ class LoggedBags:
                 continue  # a recursive call passes the function's own parameter on: it names no key of its own
             given = {p: texts for p in named for where, texts in call.texts if where in (p, passed_at(flow, p, call.bound))}  # type: ignore[arg-type]
             given |= {p: (defaults[p],) for p in named if p not in given and p in defaults and not _passes(flow, p, call)}  # type: ignore[arg-type]
-            looped = self._looped_keys(flow, named, call)  # type: ignore[arg-type]
+            looped = each_key(flow, named, call, self.looped_texts)  # type: ignore[arg-type]
             given |= looped
             if len(given) != len(named) or math.prod(len(t) for p, t in given.items() if p not in looped) > keys.MAX_VALUES:
                 continue
@@ -563,20 +564,11 @@ class LoggedBags:
             made += [(key, entry.span) for key in keys.filled(entry.key, {p: (defaults[p],) for p in named})]
         return made or [(entry.key, entry.span)]
 
-    def _looped_keys(self, flow: FunctionFlow, named: list[str], call: CallFlow) -> dict[str, tuple[str, ...]]:
-        """The keys `call` passes for each parameter of `named` as a key built from a loop's key
-        over a dict (CallFlow.keyed): `log_scalar(f"train/{k}", v)` in a loop over what
-        `train_step` returns passes each of that dict's keys, under `train/`."""
-        found: dict[str, tuple[str, ...]] = {}
-        for param in named:
-            for where, bag in call.keyed:
-                if where in (param, passed_at(flow, param, call.bound)) and (texts := self.looped_texts(call, bag)):
-                    found[param] = texts
-        return found
-
     def looped_texts(self, call: CallFlow, bag: Bag) -> tuple[str, ...]:
         """The keys a key argument of `call` built from a loop's key over a dict stands for, one
-        per entry of that dict (CallFlow.keyed), as the project-wide step finds them."""
+        per entry of that dict (CallFlow.keyed), as the project-wide step finds them:
+        `log_scalar(f"train/{k}", v)` in a loop over what `train_step` returns passes each of
+        that dict's keys, under `train/`."""
         return tuple(dict.fromkeys(e.key for e, _ in self.entries(call.caller, bag, 0, None) if not keys.too_generic(e.key)))
 
 

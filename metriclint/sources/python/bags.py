@@ -257,8 +257,8 @@ class BagReader(ListReader):
         entry (`log_scalar(f"train/{k}", v)` in a loop over a dict); EMPTY for another argument."""
         scope = self.scopes[-1]
         looped = key.id if isinstance(key, ast.Name) else self._record_field(key)
-        if looped is not None:
-            return scope.keyvars.get(looped, EMPTY)
+        if looped is not None and looped in scope.keyvars:
+            return scope.keyvars[looped]
         found = EMPTY
         for text in self._entry_keys(key) if scope.keyvars else ():
             over = self._loop_over(text)
