@@ -17,7 +17,7 @@ from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError
 
-_ENTRY_KEYS = ("says", "functions", "methods", "serialisers", "shapes", "keywords", "source")
+_ENTRY_KEYS = ("says", "functions", "methods", "serialisers", "printers", "shapes", "keywords", "source")
 _SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record", "description", "unit", "prefixes")
 # The entry whose shapes the project's own `log-functions` take: a tracker's `log`.
 _GENERIC = "log"
@@ -70,15 +70,17 @@ class Sink:
 class LineWriters:
     """The calls that write a JSON-lines record (sources/python/line_records.py): `dumpers`
     write a record to a file (`json.dump`), `serialisers` make it one line's text (`json.dumps`),
-    both by import path."""
+    `printers` write a text and its newline to a file (`print(json.dumps(d), file=f)`), all by
+    import path."""
 
     dumpers: frozenset[str] = frozenset()
     serialisers: frozenset[str] = frozenset()
+    printers: frozenset[str] = frozenset()  # write their text and a newline to the file a keyword names (`print(text, file=f)`)
 
     @cached_property
     def names(self) -> frozenset[str]:
         """Their last names: a file that holds none of them writes no record."""
-        return frozenset(path.rsplit(".", 1)[-1] for path in self.dumpers | self.serialisers)
+        return frozenset(path.rsplit(".", 1)[-1] for path in self.dumpers | self.serialisers | self.printers)
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ def _read(reader: NodeReader, root: Node) -> Sinks:
     functions: dict[str, Sink] = {}
     methods: dict[str, Sink] = {}
     serialisers: set[str] = set()
+    printers: set[str] = set()
     for node in fields["sinks"][1].elements if "sinks" in fields else ():
         entry = reader.mapping(node, "a sink", _ENTRY_KEYS)
         if any(k not in entry for k in ("says", "shapes", "source")) or not ("functions" in entry or "methods" in entry):
@@ -137,12 +140,15 @@ def _read(reader: NodeReader, root: Node) -> Sinks:
         for kind, table in (("functions", functions), ("methods", methods)):
             for _, name in reader.texts(entry[kind][1], f"'{kind}'") if kind in entry else ():
                 table[name] = sink
-        if "serialisers" in entry:
+        for kind, found in (("serialisers", serialisers), ("printers", printers)):
+            if kind not in entry:
+                continue
             if not sink.lines_only:
-                reader.error(entry["serialisers"][0], "'serialisers' are for a sink whose shapes are all 'line_record'")
-            serialisers.update(name for _, name in reader.texts(entry["serialisers"][1], "'serialisers'"))
-    dumpers = frozenset(path for path, sink in functions.items() if sink.lines_only)
-    return Sinks(functions, methods, options, LineWriters(dumpers, frozenset(serialisers)))
+                reader.error(entry[kind][0], f"'{kind}' are for a sink whose shapes are all 'line_record'")
+            found.update(name for _, name in reader.texts(entry[kind][1], f"'{kind}'"))
+        functions.update((path, sink) for path in printers if path not in functions)
+    dumpers = frozenset(path for path, sink in functions.items() if sink.lines_only and path not in printers)
+    return Sinks(functions, methods, options, LineWriters(dumpers, frozenset(serialisers), frozenset(printers)))
 
 
 def _shape(reader: NodeReader, node: Node) -> Shape:

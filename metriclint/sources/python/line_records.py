@@ -24,9 +24,9 @@ _NEWLINES = frozenset({"\n", "\r\n"})
 
 
 def may_be_line(call: ast.Call, dumped: set[int]) -> bool:
-    """Whether a `write` or `json.dump` call may write a line record, asked before anything else
-    is read of it: most `write` calls write text."""
-    if id(call) in dumped:
+    """Whether a `write`, `json.dump` or `print` call may write a line record, asked before
+    anything else is read of it: most `write` calls write text, most `print` calls the console."""
+    if id(call) in dumped or any(k.arg == "file" for k in call.keywords):
         return True
     written = call.args[0] if call.args else None
     if isinstance(written, ast.BinOp):
@@ -44,6 +44,22 @@ def written_record(written: ast.expr, resolve: Resolve, writers: LineWriters) ->
         if isinstance(first, ast.FormattedValue) and first.conversion == -1 and first.format_spec is None:
             return _serialised(first.value, resolve, writers)
     return None
+
+
+def printed_record(call: ast.Call, resolve: Resolve, writers: LineWriters) -> ast.expr | None:
+    """The dict `print(json.dumps(d), file=f)` writes as one line of a file (its newline is
+    print's `end`); None for a print to the console (no `file`, or `sys.stdout`/`sys.stderr`),
+    one that ends its text otherwise, or one that prints anything but a serialised record."""
+    given = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    target = given.get("file")
+    if target is None or resolve(target) in _CONSOLES or len(call.args) != 1:
+        return None
+    if "end" in given and not _newline(given["end"]):
+        return None
+    return _serialised(call.args[0], resolve, writers)
+
+
+_CONSOLES = frozenset({"sys.stdout", "sys.stderr"})
 
 
 def dumped_lines(body: list[ast.stmt], resolve: Resolve, writers: LineWriters) -> Iterable[int]:

@@ -18,7 +18,14 @@ from metriclint.model import FUNCTION, UNKNOWN_OBJECT, Atom, Bag, CallFlow, Code
 from metriclint.sources.python import flags, key_tables, ranks, strings
 from metriclint.sources.python.bag_puts import BagWriter
 from metriclint.sources.python.call_names import Argument, arguments, called_name
-from metriclint.sources.python.line_records import dumped_lines, may_be_line, nested_keys, reads_loop_items, written_record
+from metriclint.sources.python.line_records import (
+    dumped_lines,
+    may_be_line,
+    nested_keys,
+    printed_record,
+    reads_loop_items,
+    written_record,
+)
 from metriclint.sources.python.roots import returned_by
 from metriclint.sources.python.state import NOT_LOGGED, Logging
 from metriclint.sources.python.values import is_measurement, stands_alone
@@ -191,9 +198,13 @@ class KeyRecorder(BagWriter):
     def _line_record(self, node: ast.Call, written: ast.expr) -> ast.expr | None:
         """The dict a call writes as one JSON line (line_records.py), unless it is a row of data:
         written in a loop from the loop's items."""
+        path = self._import_path(node.func)
+        record: ast.expr | None = written
         if id(node) in self.line_dumps:
-            record = written
-        elif self._import_path(node.func) in self.sinks.lines.dumpers:
+            pass
+        elif path in self.sinks.lines.printers:
+            record = printed_record(node, self._import_path, self.sinks.lines)
+        elif path in self.sinks.lines.dumpers:
             record = None  # a record dumped with no newline after it
         else:
             record = written_record(written, self._import_path, self.sinks.lines)
