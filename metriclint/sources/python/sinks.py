@@ -8,7 +8,7 @@ import ast
 import itertools
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterator
 
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
@@ -199,9 +199,9 @@ class KeyRecorder(BagWriter):
         """The dict a call writes as one JSON line (line_records.py), unless it is a row of data:
         written in a loop from the loop's items."""
         path = self._import_path(node.func)
-        record: ast.expr | None = written
+        record: ast.expr | None
         if id(node) in self.line_dumps:
-            pass
+            record = written
         elif path in self.sinks.lines.printers:
             record = printed_record(node, self._import_path, self.sinks.lines)
         elif path in self.sinks.lines.dumpers:
@@ -388,27 +388,17 @@ class KeyRecorder(BagWriter):
         and the prefixes it puts on a dict's keys (evidence/logged_bags.py), a part that varies
         as a placeholder (`f"eval/{name}/"`); text with spaces in it is no key or prefix."""
         found: list[tuple[int | str, tuple[str, ...]]] = []
-        positional = True
-        for position, arg in enumerate(given):
-            positional = positional and not arg.star
-            if arg.star or not (arg.keyword or positional):
-                continue
-            texts = strings.values(arg.value, self.string)
+        for where, value in _placed(given):
+            texts = strings.values(value, self.string)
             if texts and not any(keys.is_template(t) and " " in t for t in texts):
-                found.append((arg.keyword or position, texts))
+                found.append((where, texts))
         return tuple(found)
 
     def _argument_keyed(self, given: list[Argument]) -> tuple[tuple[int | str, Bag], ...]:
         """The dicts a loop runs over that an argument builds a key from (`f"train/{k}"` in a loop
         over `losses`), re-keyed so: a callee that logs under that parameter logs one key per
         entry (CallFlow.keyed)."""
-        found: list[tuple[int | str, Bag]] = []
-        positional = True
-        for position, arg in enumerate(given):
-            positional = positional and not arg.star
-            if not arg.star and (arg.keyword or positional) and (bag := self.looped_bag(arg.value)):
-                found.append((arg.keyword or position, bag))
-        return tuple(found)
+        return tuple((where, bag) for where, value in _placed(given) if (bag := self.looped_bag(value)))
 
     def _visit_Dict(self, node: ast.Dict) -> bool:
         if not self.tables.holds(node):
@@ -489,3 +479,13 @@ class KeyRecorder(BagWriter):
         `perf/{name}_time` a timer's totals are logged under (evidence/built_keys.py)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and keys.looks_like_key(node.value):
             self.reads.append(KeyUse(node.value, self.span(node), measured=False))  # no value seen: counts, but no ML004
+
+
+def _placed(given: list[Argument]) -> Iterator[tuple[int | str, ast.expr]]:
+    """Each argument a callee's parameter can be told for, by keyword or position, not one
+    after a starred argument (`f(*xs, y)`: y's position is not known)."""
+    positional = True
+    for position, arg in enumerate(given):
+        positional = positional and not arg.star
+        if not arg.star and (arg.keyword or positional):
+            yield arg.keyword or position, arg.value
