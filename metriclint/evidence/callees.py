@@ -20,6 +20,7 @@ from typing import Iterable, Mapping, Sequence
 from metriclint.evidence.dotted import Dotted, last_part
 from metriclint.evidence.inherited import Hierarchy
 from metriclint.model import FUNCTION, UNKNOWN_OBJECT, FunctionFlow, ProjectClass
+from metriclint.sources.python.call_names import class_like
 
 _MAX_DEPTH = 8
 # The most methods of one name a call on an object of no told class may run, all of them read.
@@ -285,14 +286,6 @@ class Callees:
             if found is not None:
                 return found
         return None
-
-
-def class_like(name: str) -> bool:
-    """Whether a dotted name's last part is written as a class's is (`pkg.Rollout`, PEP 8's
-    CapWords): the project's classes are looked up only for such a name, as a method's or a
-    function's (most names resolved) is none, and the look-up was a tenth of the project-wide
-    step on miles."""
-    return last_part(name)[:1].isupper()
 
 
 def _few(defined: Sequence[FunctionFlow]) -> tuple[FunctionFlow, ...]:

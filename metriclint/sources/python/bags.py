@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any, Iterator, Sequence
 
 from metriclint.base import keys
@@ -40,7 +40,7 @@ from metriclint.sources.python.bag_items import (
     unwrapped,
 )
 from metriclint.sources.python.binding_shapes import read_names
-from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, looked_up, passed_keywords
+from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, class_like, looked_up, passed_keywords
 from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
 
@@ -238,12 +238,20 @@ class BagReader(ListReader):
         `f"eval/downstream/{self.label}_{self.metric}"`, not `train/{name}` in `def log(name,
         value)` nor `loss/{k}` in a loop over `losses.items()`. `node`: the key as written, whose
         names count as its placeholders' (`f"x/{k.replace(' ', '_')}"` reads the loop's `k`)."""
-        definition = self.scopes[-1].definition
-        if definition is None or not keys.too_generic(text) or not any(c.isalpha() for c in keys.literal(text)):
+        if self.scopes[-1].definition is None or not keys.too_generic(text) or not any(c.isalpha() for c in keys.literal(text)):
             return False
         names = {found[1:-1] for found in keys.placeholders(text)} | {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        open_names = {*self.scopes[-1].params, *_looping(definition, node)} - {"self", "cls"}
+        open_names = {*self.scopes[-1].params, *self._looping(node)} - {"self", "cls"}
         return "value" not in names and not names & open_names
+
+    def _looping(self, node: ast.expr) -> set[str]:
+        """The names the function's loops and comprehensions around `node` bind (a key written in
+        another branch's loop is not built from its variable), asked only of a key that may name a
+        family (`names_family`), seldom: the function's loops are listed once, when first asked."""
+        scope = self.scopes[-1]
+        if scope.loop_spans is None:
+            scope.loop_spans = _loops(scope.definition) if scope.definition is not None else ()
+        return {name for start, end, names in scope.loop_spans if start <= node.lineno <= end for name in names}
 
     def _loop_over(self, text: str) -> str | None:
         """The innermost loop's key a key's text is built from: `for name, stats in
@@ -777,15 +785,6 @@ class BagReader(ListReader):
         return None
 
 
-def _looping(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr) -> set[str]:
-    """The names the function's loops and comprehensions around `node` bind (a key written in
-    another branch's loop is not built from its variable), asked only of a key that may name a
-    family (BagReader.names_family), seldom."""
-    line = node.lineno
-    return {name for start, end, names in _loops(function) if start <= line <= end for name in names}
-
-
-@lru_cache(maxsize=64)
 def _loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int, int, frozenset[str]], ...]:
     """Each loop and comprehension of the function: its first and last line, the names it binds."""
     found = []
@@ -899,7 +898,6 @@ def _record_made(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
     scalars}`), that field is the first (`_record_field`). None for any other item."""
     if type(node) is not ast.Call or len(node.args) < 2 or any(type(a) is ast.Starred for a in node.args[:2]):
         return None
-    name = called_name(node.func)
     key = node.args[0]
     written = type(key) is ast.JoinedStr or (type(key) is ast.Constant and isinstance(key.value, str))
-    return (key, node.args[1]) if name[:1].isupper() and written else None
+    return (key, node.args[1]) if class_like(called_name(node.func)) and written else None

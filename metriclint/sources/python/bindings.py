@@ -22,7 +22,7 @@ from metriclint.sources.python.binding_shapes import (
     running_sum,
     smoothed,
 )
-from metriclint.sources.python.call_names import arguments, called_name
+from metriclint.sources.python.call_names import arguments, called_name, class_like
 from metriclint.sources.python.counts import counts_mask, is_count
 from metriclint.sources.python.flow import Scope, shared
 from metriclint.sources.python.said import Messages
@@ -662,7 +662,7 @@ def _true(value: ast.expr) -> bool:
 def _class_method(func: ast.expr) -> bool:
     """`Manager.create`, a method called on a class (named as classes are): a factory, whose
     result the project-wide step finds when it returns an instance (`return cls(...)`)."""
-    return type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id[:1].isupper()
+    return type(func) is ast.Attribute and type(func.value) is ast.Name and class_like(func.value.id)
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -19,7 +19,7 @@ from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.code_knowledge import Knowledge
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, ResultOf
 from metriclint.sources.python.arithmetic import Arithmetic
-from metriclint.sources.python.call_names import arguments, called_name, module_name
+from metriclint.sources.python.call_names import arguments, called_name, class_like, module_name
 from metriclint.sources.python.code_shapes import (
     chained_methods,
     defined_names,
@@ -125,9 +125,7 @@ class CodeReader(Arithmetic):
         """The class a constructor call makes an instance of (`Tracker(...)`), or an annotation
         names (`tracker: Tracker`), dotted as the file's imports name it; None for anything else."""
         func = value.func if isinstance(value, ast.Call) else value
-        if isinstance(func, ast.Name) and func.id[:1].isupper():
-            return self.callee(func, [])
-        if isinstance(func, ast.Attribute) and func.attr[:1].isupper():
+        if isinstance(func, (ast.Name, ast.Attribute)) and class_like(called_name(func)):
             return self.callee(func, [])
         return None
 

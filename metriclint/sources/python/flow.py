@@ -135,6 +135,7 @@ class Scope:
     definition: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     at_boundary: int = 0  # how many tests that the accumulation window ends (rules/code/loops.yaml `boundaries`) the walk is under
     from_handed: set[str] | None = None  # the names that hold what the call is handed or computed from it (bindings.py), once asked
+    loop_spans: tuple[tuple[int, int, frozenset[str]], ...] | None = None  # its loops' lines and the names they bind, once asked (bags.py)
     loop_shapes: dict[int, LoopShape] = field(default_factory=dict)  # loop id -> what its body does (bindings.loop_shape), once asked
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     mask_counts: dict[str, ast.expr] = field(default_factory=dict)  # names bound to a mask's sum (`n = mask.sum()`) -> that sum

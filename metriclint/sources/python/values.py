@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
-from metriclint.sources.python.call_names import called_name
+from metriclint.sources.python.call_names import called_name, class_like
 
 _NOT_SCALARS = (
     ast.JoinedStr,
@@ -72,12 +72,7 @@ def is_measurement(value: ast.expr, words: ValueWords | None = None) -> bool:
         return False
     if isinstance(value, ast.Call):
         called = called_name(value.func)
-        if (
-            called in words.text_functions
-            or called in words.loaders
-            or called[:1].isupper()
-            and called.endswith(words.configuration_classes)
-        ):
+        if called in words.text_functions or called in words.loaders or class_like(called) and called.endswith(words.configuration_classes):
             return False
     return not (isinstance(value, ast.Attribute) and _reads_configuration(value.value, words))
 
