@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
+from metriclint.base.identifiers import class_like
 from metriclint.evidence.dotted import Dotted, last_part
 from metriclint.evidence.inherited import Hierarchy
 from metriclint.model import FUNCTION, UNKNOWN_OBJECT, FunctionFlow, ProjectClass
-from metriclint.sources.python.call_names import class_like
 
 _MAX_DEPTH = 8
 # The most methods of one name a call on an object of no told class may run, all of them read.

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from metriclint.base import keys
+from metriclint.base.identifiers import class_like
 from metriclint.evidence import overrides
 from metriclint.evidence.built_keys import each_key
 from metriclint.evidence.code_claims import CallGraph, param_at, passed_at
@@ -42,7 +43,6 @@ from metriclint.model import (
     logged_by,
     rekeyed,
 )
-from metriclint.sources.python.call_names import class_like
 
 # A dict may cross many functions: on verl a worker's metrics reach the trainer's logger through
 # 19 (the engine's output, the worker's loop over mini-batches, a worker-group call, a prefixing

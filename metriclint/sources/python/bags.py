@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any, Iterator, Sequence
 
 from metriclint.base import keys
+from metriclint.base.identifiers import class_like
 from metriclint.model import FUNCTION, INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span, rekeyed
 from metriclint.sources.python import dataclass_fields, strings
 from metriclint.sources.python.bag_items import (
@@ -40,7 +41,7 @@ from metriclint.sources.python.bag_items import (
     unwrapped,
 )
 from metriclint.sources.python.binding_shapes import read_names
-from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, class_like, looked_up, passed_keywords
+from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, looked_up, passed_keywords
 from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
 

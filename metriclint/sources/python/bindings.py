@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from metriclint.base.identifiers import class_like
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
 from metriclint.sources.python import flags, kept_values, ranks, strings
 from metriclint.sources.python.annotated import annotated, mapping_value, sequence_item, unquoted
@@ -22,7 +23,7 @@ from metriclint.sources.python.binding_shapes import (
     running_sum,
     smoothed,
 )
-from metriclint.sources.python.call_names import arguments, called_name, class_like
+from metriclint.sources.python.call_names import arguments, called_name
 from metriclint.sources.python.counts import counts_mask, is_count
 from metriclint.sources.python.flow import Scope, shared
 from metriclint.sources.python.said import Messages

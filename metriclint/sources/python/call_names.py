@@ -35,14 +35,6 @@ def passed_keywords(call: ast.Call) -> tuple[str, ...]:
     return (*found, "*") if any(type(a) is ast.Starred for a in call.args) else found
 
 
-def class_like(name: str) -> bool:
-    """Whether a (dotted) name's last part is written as a class's is (`pkg.Rollout`, PEP 8's
-    CapWords): a call of it makes an object, a field holds a key, the project's classes are
-    looked up for it (most names resolved are a function's or a method's, and looking each up
-    was a tenth of the project-wide step on miles)."""
-    return name.rsplit(".", 1)[-1][:1].isupper()
-
-
 def called_name(func: ast.expr) -> str:
     """The last name of what a call calls: `print(x)` -> `print`, `logger.info(x)` -> `info`,
     "" for `table[k](x)`."""

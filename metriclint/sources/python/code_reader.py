@@ -14,12 +14,13 @@ from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Callable, Mapping
 
+from metriclint.base.identifiers import class_like
 from metriclint.knowledge import numbers
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.code_knowledge import Knowledge
 from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, ResultOf
 from metriclint.sources.python.arithmetic import Arithmetic
-from metriclint.sources.python.call_names import arguments, called_name, class_like, module_name
+from metriclint.sources.python.call_names import arguments, called_name, module_name
 from metriclint.sources.python.code_shapes import (
     chained_methods,
     defined_names,

@@ -15,7 +15,8 @@ from functools import lru_cache
 
 from metriclint.base import keys
 from metriclint.base.builtin import word_lists
-from metriclint.sources.python.call_names import called_name, class_like
+from metriclint.base.identifiers import class_like
+from metriclint.sources.python.call_names import called_name
 
 _NOT_SCALARS = (
     ast.JoinedStr,
