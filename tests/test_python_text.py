@@ -121,6 +121,6 @@ def test_the_libcst_fallback_reads_the_same_texts_at_the_same_places() -> None:
 
 
 def test_syntax_newer_than_this_python_still_has_its_texts_read() -> None:
-    source = (ROOT / "fixtures" / "odd_files" / "new_syntax.py").read_bytes()
+    source = (ROOT / "fixtures" / "newer_syntax" / "new_syntax.py").read_bytes()
     texts = [m.text for m in python.extract("new_syntax.py", source).mentions]
     assert "the norm after clipping." in texts

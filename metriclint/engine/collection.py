@@ -173,7 +173,9 @@ def assemble(
     if it is that one already), and the tooltip tables bound to the known keys. What the code
     of all the files makes is worked out from their code flows unless `made` gives it."""
     extractions = tuple(r for r in results if isinstance(r, Extraction))
-    unreadable = folders + tuple(r for r in results if isinstance(r, ReadFailure))
+    unreadable = (
+        folders + tuple(r for r in results if isinstance(r, ReadFailure)) + tuple(e.code_unread for e in extractions if e.code_unread)
+    )
     written = [use for e in extractions for use in e.keys if not use.from_keyword]
     made = made if made is not None else products.made_keys(extractions, written)
     uses = [use for use in products.own_keys(extractions, made) if not use.from_keyword] + list(made.built + made.read)

@@ -79,11 +79,13 @@ class Kept:
 
 
 def light(result: Light) -> Light:
-    """What a warm run needs of an unchanged file's extraction: what it logs and the tables,
-    flags and suppressions it holds, not its texts nor its code flows."""
+    """What a warm run needs of an unchanged file's extraction: what it logs, the tables, flags
+    and suppressions it holds and whether its code went unread, not its texts nor its code flows."""
     if isinstance(result, ReadFailure):
         return result
-    return Extraction(keys=result.keys, suppressions=result.suppressions, tables=result.tables, flags=result.flags)
+    return Extraction(
+        keys=result.keys, suppressions=result.suppressions, tables=result.tables, flags=result.flags, code_unread=result.code_unread
+    )
 
 
 def code_digest(result: Light) -> str | None:

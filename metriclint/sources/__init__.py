@@ -26,6 +26,7 @@ from metriclint.model import (
     MethodCall,
     PassedCallback,
     ProjectClass,
+    ReadFailure,
     Reading,
     Rewrite,
     Span,
@@ -81,6 +82,9 @@ class Extraction:
     # (`self.board.log(metrics)`): their span, callee as the file names it (KeyUse.via), caller,
     # and the keywords the call passes
     tentative: tuple[tuple[Span, str, str, tuple[str, ...]], ...] = ()
+    # the code of a file in syntax this Python rejects, whose texts alone were read (python/cst.py):
+    # reported (ML900), since what it logs is not seen
+    code_unread: ReadFailure | None = None
 
     @property
     def mentions(self) -> tuple[Mention, ...]:

@@ -3,16 +3,19 @@
 CPython's parser accepts only its own version's grammar, while libcst knows every Python 3
 grammar; a project on Python 3.12 linted by a pre-commit hook on 3.11 still has its texts
 read. Only the texts: following values to logged keys needs CPython's tree (walk.py), so
-such a file's keys and code facts are not read. libcst is imported here alone, and only then.
+such a file's keys and code facts are not read, which ML900 says, so that a user knows to run
+metriclint with the project's Python. libcst is imported here alone, and only then.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from metriclint.model import ReadFailure, Span
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python.prose import Prose
 from metriclint.sources.python.text import Comment, Literal
@@ -28,7 +31,22 @@ def extract(path: str, text: str, cpython_error: Unreadable) -> Extraction:
     reader = _Reader(Prose(path))
     MetadataWrapper(module, unsafe_skip_copy=True).visit(reader)
     prose = reader.prose
-    return Extraction(unread(prose.mentions + prose.comment_mentions()), suppressions=tuple(prose.suppressions()))
+    return Extraction(
+        unread(prose.mentions + prose.comment_mentions()),
+        suppressions=tuple(prose.suppressions()),
+        code_unread=_unread_code(path, cpython_error),
+    )
+
+
+def _unread_code(path: str, cpython_error: Unreadable) -> ReadFailure:
+    """What ML900 says of a file read so: where CPython stopped and why, and what to do."""
+    reason = cpython_error.message.removeprefix("cannot parse Python: ")
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return ReadFailure(
+        Span(path, cpython_error.line, cpython_error.column, cpython_error.line, cpython_error.column),
+        f"syntax newer than Python {version} ({reason}): only its docstrings and comments were read; "
+        "run metriclint with the project's Python to check what its code logs",
+    )
 
 
 class _Reader(cst.CSTVisitor):
