@@ -3,12 +3,16 @@ local's (`groups: list[list[Sample]] = gather()`). The class of what it holds, o
 list it holds (a loop over it binds each, bindings.py), the keys of a TypedDict of the module,
 or that it is a dict a caller hands over, which the function may fill (bags.py). An optional
 `None` (`Sample | None`) says nothing of the class of what is there when anything is.
+
+A TypedDict each of whose fields is a dict of numbers by name (`weight_rms: dict[str, float]`)
+declares families of metrics: the field names them, and the names under each are made at run
+time (a module's, a layer's), so a key built from both names a family (bags.names_family).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Callable, Mapping
+from typing import Callable, Collection, Mapping
 
 from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flow import Scope
@@ -16,17 +20,27 @@ from metriclint.sources.python.flow import Scope
 _SEQUENCE_TYPES = frozenset({"list", "List", "Sequence", "Iterable", "tuple", "Tuple"})
 _DICT_TYPES = frozenset({"dict", "Dict", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict", "Counter"})
 _MAPPINGS = frozenset({"Mapping"})  # read-only: no dict a function fills, but its values are typed alike
+_NUMBERS = frozenset({"float", "int", "Tensor"})
 
 
 def annotated(
-    scope: Scope, name: str, annotation: ast.expr, instance: Callable[[ast.expr], str | None], typed_dicts: Mapping[str, tuple[str, ...]]
+    scope: Scope,
+    name: str,
+    annotation: ast.expr,
+    instance: Callable[[ast.expr], str | None],
+    typed_dicts: Mapping[str, tuple[str, ...]],
+    families: Collection[str] = (),
 ) -> None:
     """Record in `scope` what `annotation` says `name` holds; `instance` reads a class's name as
-    the file imports it, `typed_dicts` are the module's TypedDicts with their fields."""
+    the file imports it, `typed_dicts` are the module's TypedDicts with their fields, `families`
+    those of them whose fields are each a dict of numbers by name (`family_table`)."""
     annotation = _without_none(unquoted(annotation))
-    fields = typed_dicts.get(annotation.id) if type(annotation) is ast.Name else None
+    declared = annotation.id if type(annotation) is ast.Name else ""
+    fields = typed_dicts.get(declared)
     if fields:
         scope.collections[name] = fields
+        if declared in families:
+            scope.family_tables.add(name)
     made = instance(annotation)
     if made is not None:
         scope.instances[name] = made
@@ -41,6 +55,18 @@ def annotated(
             scope.nested[name] = nested
     if called_name(annotation.value if isinstance(annotation, ast.Subscript) else annotation) in _DICT_TYPES:
         scope.containers.add(name)
+
+
+def family_table(node: ast.ClassDef) -> bool:
+    """Whether each field a class declares is a dict of numbers by name (`dict[str, float]`)."""
+    declared = [s.annotation for s in node.body if isinstance(s, ast.AnnAssign)]
+    return bool(declared) and all(_numbers_by_name(_without_none(unquoted(a))) for a in declared)
+
+
+def _numbers_by_name(annotation: ast.expr) -> bool:
+    value = mapping_value(annotation)
+    pair = annotation.slice.elts if isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Tuple) else []
+    return value is not None and called_name(pair[0]) == "str" and called_name(value) in _NUMBERS
 
 
 def sequence_item(annotation: ast.expr) -> ast.expr | None:

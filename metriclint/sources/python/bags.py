@@ -221,12 +221,13 @@ class BagReader(ListReader):
                 or unseen(scope.keyvars[over])
                 or self._inherited_elsewhere(scope.keyvars[over])
             )
-            if over is None or kept and not keys.too_generic(text):
+            declared = over in scope.family_keys and any(c.isalpha() for c in keys.literal(text))
+            if over is None or kept and (declared or not keys.too_generic(text)):
                 span = self.span(key)
                 self.valued[span] = value
                 shaped = recorded and stands_alone(text, value, len(self.scopes) == 1) and not keys.too_generic(text)
                 held = self.logged(value) if atoms is None else atoms
-                family = over is None and self.names_family(text, key)
+                family = declared or over is None and self.names_family(text, key)
                 made |= Bag((MetricsEntry(text, span, held, is_measurement(value), self.names(value), shaped, family),))
         return made
 
@@ -496,6 +497,7 @@ class BagReader(ListReader):
             key = key.elts[0] if key.elts else None  # type: ignore[assignment]
         if not isinstance(key, ast.Name):
             return
+        self._family_loop(over if keyed else None, item, key)
         scope = self.scopes[-1]
         listed = _union_of_keys(over)
         if listed is not None:  # `for k in set().union(*(s.keys() for s in rows))`: any key of one of the list's dicts
@@ -509,6 +511,16 @@ class BagReader(ListReader):
             scope.keyvars[key.id] = found
         else:
             scope.keyvars.pop(key.id, None)
+
+    def _family_loop(self, over: ast.expr | None, item: ast.Name | None, key: ast.Name) -> None:
+        """`for family, by_module in table.items()` over a TypedDict of families (annotated.py)
+        binds each family's dict; `for module, v in by_module.items()` then binds the names made
+        at run time under a declared family, which a key built from both is (`names_family`)."""
+        scope = self.scopes[-1]
+        over_name = over.id if isinstance(over, ast.Name) else None
+        if item is not None:
+            _kept(scope.family_dicts, item.id, over_name in scope.family_tables)
+        _kept(scope.family_keys, key.id, over_name in scope.family_dicts)
 
     def copies(self, node: ast.Call) -> bool:
         """Whether a call returns a dict of what it is handed, read where it is called (`x =
@@ -902,3 +914,11 @@ def _record_made(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
     key = node.args[0]
     written = type(key) is ast.JoinedStr or (type(key) is ast.Constant and isinstance(key.value, str))
     return (key, node.args[1]) if class_like(called_name(node.func)) and written else None
+
+
+def _kept(names: set[str], name: str, keep: bool) -> None:
+    """`name` in `names` if `keep`, else not."""
+    if keep:
+        names.add(name)
+    else:
+        names.discard(name)

@@ -318,7 +318,7 @@ class Bindings(Messages):
         if node.value is not None:
             self._assign(node.target, node.value)
             if isinstance(node.target, ast.Name) and len(self.scopes) > 1:  # `groups: list[list[Sample]] = gather()`
-                annotated(self.scopes[-1], node.target.id, node.annotation, self.code.instance, self.typed_dicts)
+                annotated(self.scopes[-1], node.target.id, node.annotation, self.code.instance, self.typed_dicts, self.typed_families)
         return True
 
     def _declared(self, target: ast.expr, annotation: ast.expr, value: ast.expr | None) -> None:
@@ -348,6 +348,14 @@ class Bindings(Messages):
             if made is not None:  # `self.loggers: list[Backend] = []`: a loop over it binds Backends
                 table.setdefault(owner, {})[attribute] = made
 
+    def _family_rebound(self, scope: Scope, name: str, value: ast.expr) -> None:
+        """A name bound anew no longer holds a family's dict nor its keys (bags._family_loop),
+        unless it is cast to itself (`by_module = cast(dict, by_module)`)."""
+        cast = self.cast_value(value) if type(value) is ast.Call else None
+        if not (isinstance(cast, ast.Name) and cast.id == name):
+            scope.family_dicts.discard(name)
+        scope.family_keys.discard(name)
+
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         scope, path = self.scopes[-1], tuple(self.blocks)
         self.module_table(target, value)
@@ -357,6 +365,8 @@ class Bindings(Messages):
             self._instance((self.scopes[0] if target.id in scope.globals else scope).instances, target.id, value)
             self.compose(target.id, value, extend=False)
             scope.stored.pop(target.id, None)  # a new dict: what the old one held is not handed on with it
+            if scope.family_dicts or scope.family_keys:
+                self._family_rebound(scope, target.id, value)
             if type(value) is ast.Call and is_count(value):
                 scope.counters.add(target.id)  # `n = len(samples)`, `n = x.numel()` count them
             elif scope.counters:

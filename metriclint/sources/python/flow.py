@@ -165,6 +165,11 @@ class Scope:
         default_factory=list
     )  # per `if` branch the walk is in: its block path, and what the names bound right in it held before (bag_puts.py)
     keyvars: dict[str, Bag] = field(default_factory=dict)  # a loop's key variable -> the bag whose keys it takes
+    # names of a TypedDict of families (annotated.family_table), the families' dicts a loop over one
+    # binds (`for name, by_module in table.items()`), and the key variables of loops over those
+    family_tables: set[str] = field(default_factory=set)
+    family_dicts: set[str] = field(default_factory=set)
+    family_keys: set[str] = field(default_factory=set)
     logged: list[LoggedBag] = field(default_factory=list)  # bags logged here that hold entries of elsewhere
     gives: Bag = Bag()  # the bag it returns (a frozen Bag: one empty one serves every scope)
     gives_when: dict[str, Bag] = field(default_factory=dict)  # flag parameter -> the bag it returns only under `if flag:`

@@ -27,7 +27,7 @@ from metriclint.knowledge.sinks import Sink
 from metriclint.model import Atom, Bag, CodeFact, Held, KeyUse, Related, Span
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
-from metriclint.sources.python.annotated import annotated
+from metriclint.sources.python.annotated import annotated, family_table
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
 from metriclint.sources.python.flatteners import flattened_param
 from metriclint.sources.python.flow import Scope, flow_rules
@@ -143,6 +143,9 @@ class _Collector(EntryUses):
             self.module_classes[node.name] = node
             if (fields := self._typed_dict_fields(node)) is not None:
                 self.typed_dicts[node.name] = fields
+                bases = [b.id for b in node.bases if isinstance(b, ast.Name) and b.id in self.typed_dicts]
+                if family_table(node) and all(b in self.typed_families for b in bases):
+                    self.typed_families.add(node.name)
         self.base_paths.append(frozenset(path for b in node.bases if (path := self.code.chain(b, {})) is not None))
         held, stepped, hooked, kept = self.class_facts(node)
         self.held.append(held)
@@ -200,7 +203,7 @@ class _Collector(EntryUses):
         self.scopes[-1].known = ChainMap(self.scopes[-1].instances, self.scopes[0].instances)
         for arg in every:
             if arg.annotation is not None:
-                annotated(self.scopes[-1], arg.arg, arg.annotation, self.code.instance, self.typed_dicts)
+                annotated(self.scopes[-1], arg.arg, arg.annotation, self.code.instance, self.typed_dicts, self.typed_families)
         self.children(node)
         self._reducers(node, self.scopes[-1])
         if self.scopes[-1].recursive:
