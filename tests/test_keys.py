@@ -26,3 +26,14 @@ def test_key_set_keeps_the_order_members_were_given_in() -> None:
         "{section}/grad_norm",
     ]
     assert keys.KeySet(members).same_metric("train/{x}grad_norm") == ["train/{tag}grad_norm", "train/grad_norm", "train/{role}grad_norm"]
+
+
+def test_a_rewritten_key_is_what_the_str_methods_make_of_its_written_text() -> None:
+    spaced = (("replace", (" ", "_")), ("lower", ()))
+    assert keys.rewritten("Policy Loss", spaced) == "policy_loss"
+    assert keys.rewritten("eval:Acc", (("removeprefix", ("eval:",)),)) == "Acc"
+    # a template's placeholders stand for texts rewritten where they are filled: left as written
+    assert keys.rewritten("Eval {Split} Loss", spaced) == "eval_{Split}_loss"
+    assert keys.rewritten("eval:{split}", (("removeprefix", ("eval:",)),)) == "eval:{split}"
+    # what the walk never writes (another method, another count of arguments) changes nothing
+    assert keys.rewritten("Loss", (("zfill", ("9",)), ("lower", ("x",)))) == "Loss"

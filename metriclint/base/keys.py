@@ -12,7 +12,7 @@ import itertools
 import re
 from collections import defaultdict
 from functools import lru_cache
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 # Combinations of a built key's parts listed before a part is left as a placeholder: the
@@ -59,6 +59,43 @@ def printed(name: str, path: str, line: int) -> str:
 
 def is_printed(key: str) -> bool:
     return key.endswith(")") and _PRINTED in key
+
+
+# A str method that rewrites a key's text, with its literal arguments: `("replace", (" ", "_"))`
+# for `k.replace(" ", "_")` (sources/python/strings.py `rewrites`).
+Rewrite = tuple[str, tuple[str, ...]]
+# The str methods a key is rewritten with, by how many string arguments each takes (Python
+# docs, "String Methods"): each makes a text of a text, whatever it holds.
+REWRITE_ARGUMENTS: Mapping[str, tuple[int, ...]] = {
+    "replace": (2,),
+    "lower": (0,),
+    "upper": (0,),
+    "strip": (0, 1),
+    "lstrip": (0, 1),
+    "rstrip": (0, 1),
+    "removeprefix": (1,),
+    "removesuffix": (1,),
+}
+# the rewrites that act on each character alike, so on each written part of a template too
+_PER_CHARACTER = frozenset({"replace", "lower", "upper"})
+
+
+def rewritten(key: str, rewrites: Sequence[Rewrite]) -> str:
+    """`key` as the str methods `rewrites` make it, in order: the whole text of a plain key;
+    of a template, only its written parts, by a method that acts on each character alike (its
+    placeholders stand for texts rewritten so where they are filled). Another method leaves a
+    template as it is."""
+    for method, arguments in rewrites:
+        if len(arguments) not in REWRITE_ARGUMENTS.get(method, ()):
+            continue  # none the walk writes: a cache entry is data, never a name to call blindly
+        if not is_template(key):
+            key = getattr(str, method)(key, *arguments)
+        elif method in _PER_CHARACTER:
+            pieces = _PLACEHOLDER.split(key)
+            marks = _PLACEHOLDER.findall(key)
+            written = [getattr(str, method)(piece, *arguments) for piece in pieces]
+            key = "".join(itertools.chain.from_iterable(itertools.zip_longest(written, marks, fillvalue="")))
+    return key
 
 
 def rekey(pattern: str, key: str, kept: str = "") -> str:

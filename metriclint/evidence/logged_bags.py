@@ -173,6 +173,8 @@ class LoggedBags:
                             or (held.opts.starts and not entry.key.startswith(held.opts.starts))
                         ):
                             continue
+                        if held.opts.rewrites:  # `f"train/{k.replace(' ', '_')}"` over the keys of this dict
+                            entry = entry.renamed(keys.rewritten(entry.key, held.opts.rewrites))
                         if where == function and at is not None and keys.is_template(entry.key):
                             found.extend(
                                 self._read_for(flow, function, (self._rekeyed(entry, rekey, kept),), at)

@@ -41,6 +41,7 @@ from metriclint.model.code_flow import (
     Rewrite,
     flattened,
     rekeyed,
+    rewritten,
 )
 from metriclint.model.core import (
     Binding,
@@ -132,4 +133,5 @@ __all__ = [
     "UNKNOWN_OBJECT",
     "flattened",
     "rekeyed",
+    "rewritten",
 ]

@@ -143,6 +143,9 @@ class HeldOptions:
     # its dict's nested dicts are read as entries of their own, each key joined to the keys above
     # it by this (`flatten_dict(stats)`, sep "/": `{"losses": {"policy": x}}` holds "losses/policy")
     flattens: str = ""
+    # its entries' keys as these str methods rewrite them (base/keys.py `rewritten`), before `rekey`
+    # puts them in place: `f"train/{k.replace(' ', '_')}"` over the dict's keys
+    rewrites: tuple[keys.Rewrite, ...] = ()
 
 
 PLAIN = HeldOptions()  # what a Held without options (`options` None) reads
@@ -457,6 +460,15 @@ def rekeyed(bag: Bag, rekey: str, kept: str = "") -> Bag:
         return bag
     entries = tuple(e.renamed(keys.rekey(rekey, e.key, kept)) for e in bag.entries)  # new keys: not recorded
     return Bag(entries, tuple(_rekeyed_held(h, rekey, kept) for h in bag.held))  # its items keep no key
+
+
+def rewritten(bag: Bag, rewrites: tuple[keys.Rewrite, ...]) -> Bag:
+    """The bag with each key as the str methods `rewrites` make it (`k.lower()` of a loop over
+    its keys): its own entries' now, what it holds of elsewhere's where the project-wide step
+    reads them, unless a key there was rewritten or re-keyed already (then it stays as it is)."""
+    entries = tuple(e if (key := keys.rewritten(e.key, rewrites)) == e.key else e.renamed(key) for e in bag.entries)
+    held = tuple(h.with_options(rewrites=rewrites) if h.rekey == "{}" and not h.opts.rewrites else h for h in bag.held)
+    return Bag(entries, held, bag.items)
 
 
 def flattened(bag: Bag, joiner: str) -> Bag:

@@ -20,7 +20,20 @@ from typing import Any, Iterator, Sequence
 
 from metriclint.base import keys
 from metriclint.base.identifiers import class_like
-from metriclint.model import FUNCTION, INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Atom, Bag, Held, HeldOptions, MetricsEntry, Span, rekeyed
+from metriclint.model import (
+    FUNCTION,
+    INVOKED,
+    REMOTE_CALL,
+    UNKNOWN_OBJECT,
+    Atom,
+    Bag,
+    Held,
+    HeldOptions,
+    MetricsEntry,
+    Span,
+    rekeyed,
+    rewritten,
+)
 from metriclint.sources.python import dataclass_fields, strings
 from metriclint.sources.python.bag_items import (
     DICT_MAKERS,
@@ -215,7 +228,7 @@ class BagReader(ListReader):
         for text in found:
             over = self._loop_over(text)
             if over is not None and not _cut(key, over):  # the other dict's keys, or, where they cannot be known, the template
-                made |= _measured(rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key)), value)
+                made |= _measured(self._loop_rekeyed(key, text, over), value)
             kept = over is not None and (
                 keys.looks_like_key(text.replace(f"{{{over}}}", "x"))
                 or unseen(scope.keyvars[over])
@@ -273,8 +286,15 @@ class BagReader(ListReader):
         for text in self._entry_keys(key) if scope.keyvars else ():
             over = self._loop_over(text)
             if over is not None and not _cut(key, over):
-                found |= rekeyed(scope.keyvars[over], text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key))
+                found |= self._loop_rekeyed(key, text, over)
         return found
+
+    def _loop_rekeyed(self, key: ast.expr, text: str, over: str) -> Bag:
+        """The dict a loop over the keys `over` takes runs over, each key as `key` (written as
+        `text`) puts it: in place of `{over}`, rewritten by the str methods `key` calls on the
+        loop's key, if any (`f"train/{k.replace(' ', '_')}"`)."""
+        bag, rewriting = self.scopes[-1].keyvars[over], _rewrites_of(key, over)
+        return rekeyed(rewritten(bag, rewriting) if rewriting else bag, text.replace(f"{{{over}}}", "{}"), self._kept_prefix(key))
 
     def _kept_prefix(self, key: ast.expr) -> str:
         """The prefix a key is given unless it has it already (strings.prefix_kept), written
@@ -815,14 +835,31 @@ def _loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int,
 
 def _cut(key: ast.expr, name: str) -> bool:
     """Whether a key formats a part of the loop's key, not the key itself (`f"kl/{k[6:]}"`,
-    `f"kl/{k.removeprefix('actor/')}"`): the other dict's keys are not what it writes."""
+    `f"kl/{k.split('/')[-1]}"`): the other dict's keys are not what it writes. A str method
+    that rewrites the whole key (`k.removeprefix("actor/")`, `k.lower()`) writes each of them
+    rewritten (`_loop_rekeyed`)."""
     parts = key.values if type(key) is ast.JoinedStr else ()
     return any(
         type(part) is ast.FormattedValue
-        and not (type(part.value) is ast.Name and part.value.id == name)
+        and not _is_name(part.value, name)
+        and not _rewrites_name(part.value, name)
         and any(type(n) is ast.Name and n.id == name for n in ast.walk(part.value))
         for part in parts
     )
+
+
+def _rewrites_name(node: ast.expr, name: str) -> bool:
+    return bool(_rewrites_of(node, name, nested=False))
+
+
+def _rewrites_of(key: ast.expr, name: str, nested: bool = True) -> tuple[keys.Rewrite, ...]:
+    """The str methods `key` rewrites the name with (`k.replace(" ", "_")`), in the order they
+    run: where `key` is that call, or with `nested` where it holds one; () where it holds none."""
+    for node in ast.walk(key) if nested else (key,):
+        found = strings.rewrites(node) if type(node) is ast.Call else None
+        if found is not None and _is_name(found[0], name):
+            return found[1]
+    return ()
 
 
 def module_dicts(body: list[ast.stmt]) -> frozenset[str]:
@@ -922,3 +959,7 @@ def _kept(names: set[str], name: str, keep: bool) -> None:
         names.add(name)
     else:
         names.discard(name)
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return type(node) is ast.Name and node.id == name

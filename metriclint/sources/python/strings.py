@@ -20,7 +20,7 @@ import itertools
 import string
 from typing import Callable
 
-from metriclint.base.keys import MAX_VALUES, emptied, placeholders
+from metriclint.base.keys import MAX_VALUES, REWRITE_ARGUMENTS, Rewrite, emptied, placeholders, rewritten
 
 # The strings a name may be (None: unknown), and the strings a loop over a name yields.
 Lookup = Callable[[str], "tuple[str, ...] | None"]
@@ -65,6 +65,9 @@ def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, .
         return _percent(node.left.value, items, name_values)
     if isinstance(node, ast.Call) and type(node.func) is ast.Name and node.func.id == "str" and len(node.args) == 1 and not node.keywords:
         return values(node.args[0], name_values)  # `str(key)`: the text it already is
+    if isinstance(node, ast.Call) and (found := rewrites(node)) is not None:  # `k.replace(" ", "_")`
+        inner = _part(found[0], name_values)
+        return tuple(dict.fromkeys(rewritten(text, found[1]) for text in inner)) if inner is not None else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
         template = node.func.value
         if isinstance(template, ast.Constant) and isinstance(template.value, str):
@@ -252,11 +255,29 @@ def _joined(parts: list[tuple[str, ...]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys("".join(combination) for combination in itertools.product(*parts)))
 
 
+def rewrites(node: ast.expr) -> tuple[ast.expr, tuple[Rewrite, ...]] | None:
+    """`k.replace(" ", "_").lower()`: the text rewritten (`k`) and the str methods that rewrite
+    it, in the order they run (base/keys.py REWRITE_ARGUMENTS), each with its string arguments;
+    None for any other expression."""
+    found: list[Rewrite] = []
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and len(node.args) in REWRITE_ARGUMENTS.get(node.func.attr, ())
+        and not node.keywords
+        and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+    ):
+        found.append((node.func.attr, tuple(a.value for a in node.args)))  # type: ignore[attr-defined]
+        node = node.func.value
+    return (node, tuple(reversed(found))) if found else None
+
+
 def _placeholder(field: ast.expr) -> str:
     """What an unknown part is called in a key template: its variable, attribute or function
-    (`{pos + 1}` -> `{pos}`, `{self.role}` -> `{role}`), so a reader of the registry sees what
-    varies; `{value}` when the part names nothing."""
-    for node in ast.walk(field):
+    (`{pos + 1}` -> `{pos}`, `{self.role}` -> `{role}`, `{k.lower()}` -> `{k}`), so a reader of
+    the registry sees what varies; `{value}` when the part names nothing."""
+    rewritten_text = rewrites(field)
+    for node in ast.walk(rewritten_text[0] if rewritten_text is not None else field):
         if isinstance(node, ast.Name):
             return "{" + node.id + "}"
         if isinstance(node, ast.Attribute):
