@@ -21,6 +21,7 @@ from collections import ChainMap
 from dataclasses import replace
 
 from metriclint.base import keys
+from metriclint.base.identifiers import class_like
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.logged_returns import LoggedReturn
 from metriclint.knowledge.sinks import Sink
@@ -29,6 +30,7 @@ from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import flags
 from metriclint.sources.python.annotated import annotated, family_table
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
+from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flatteners import flattened_param
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
@@ -214,6 +216,8 @@ class _Collector(EntryUses):
             # callers may rely on, where the call it returns may not be told; a class it makes
             # itself (`return MoEModel()`) says more and stays
             scope.makes = self.code.instance(node.returns) or scope.makes
+        if len(self.scopes) == 1 and self.classes and _is_property(node):
+            self._property_type(node.name, scope.makes)
         if len(self.scopes) > 1:
             enclose(scope, self.scopes[-1], self.string)
             self.scopes[-1].defs[node.name] = name  # `run(step_fn=forward)` after `def forward(...)` in the same body
@@ -223,6 +227,14 @@ class _Collector(EntryUses):
         return False
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _property_type(self, name: str, made: str | None) -> None:
+        """A property of the class that returns an instance of a class (`def accelerator(self) ->
+        Accelerator`, or `return Accelerator()`) holds one, as an attribute so declared does
+        (`_declared`): `trainer.accelerator.device_stats()` runs that class's method, or one of
+        its subclasses' (evidence/callees.py)."""
+        if made and "(" not in made and class_like(made.rsplit(".", 1)[-1]):
+            self.declared_types.setdefault(".".join((self.module, *self.classes)), {}).setdefault(name, made)
 
     def _typed_dict_fields(self, node: ast.ClassDef) -> tuple[str, ...] | None:
         """The keys of a TypedDict the class is, its bases' of the module first; None for another
@@ -534,3 +546,11 @@ def _declares(statement: ast.stmt) -> bool:
     if isinstance(statement, ast.AnnAssign):
         return statement.value is None and isinstance(statement.target, ast.Name)
     return isinstance(statement, ast.Pass) or isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a method is read as an attribute: decorated `@property` or `@cached_property`."""
+    return any(called_name(d) in _PROPERTIES for d in node.decorator_list)
+
+
+_PROPERTIES = frozenset({"property", "cached_property"})
