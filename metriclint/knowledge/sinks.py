@@ -17,7 +17,8 @@ from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError
 
-_ENTRY_KEYS = ("says", "functions", "methods", "serialisers", "printers", "shapes", "keywords", "source")
+_ENTRY_KEYS = ("says", "functions", "methods", "serialisers", "printers", "shapes", "keywords", "forks", "source")
+_FORK_KEYS = ("options", "suffixes", "defaults")
 _SHAPE_KEYS = ("key", "value", "mapping", "records", "record", "line_record", "description", "unit", "prefixes")
 # The entry whose shapes the project's own `log-functions` take: a tracker's `log`.
 _GENERIC = "log"
@@ -48,11 +49,33 @@ class Shape:
 
 
 @dataclass(frozen=True, slots=True)
+class Forks:
+    """A call that logs each key once per option when all its `options` are on, with that
+    option's suffix (Lightning's `log(name, on_step=True, on_epoch=True)` logs `name_step` and
+    `name_epoch`). An option the call leaves out is on in the methods `defaults` lists for it
+    (the hooks whose default it is), off elsewhere; one it passes is on when passed `True`."""
+
+    options: tuple[str, ...]
+    suffixes: tuple[str, ...]
+    defaults: tuple[tuple[str, frozenset[str]], ...] = ()  # (option, the methods where it is on unless passed)
+
+    def suffixes_for(self, passed: dict[str, bool | None], method: str) -> tuple[str, ...]:
+        """The suffixes a call's keys get, given what it passes for each option (None: not a
+        literal bool) in `method`: none unless it passes one, and all are on."""
+        if not any(option in passed for option in self.options):
+            return ()
+        defaults = dict(self.defaults)
+        on = (passed[option] if option in passed else method in defaults.get(option, ()) for option in self.options)
+        return self.suffixes if all(value is True for value in on) else ()
+
+
+@dataclass(frozen=True, slots=True)
 class Sink:
     says: str  # as a finding names it: "wandb's log"
     source: str
     shapes: tuple[Shape, ...]
     keywords: bool = False  # each keyword argument that is no option is a key
+    forks: Forks | None = None
 
     @property
     def keyed_only(self) -> bool:
@@ -136,7 +159,8 @@ def _read(reader: NodeReader, root: Node) -> Sinks:
         says, source = reader.text(entry["says"][1], "'says'"), reader.text(entry["source"][1], "'source'")
         shapes = tuple(_shape(reader, shape) for shape in entry["shapes"][1].elements)
         keywords = "keywords" in entry and entry["keywords"][1].value is True
-        sink = Sink(says or "", source or "", shapes, keywords)
+        forks = _forks(reader, entry["forks"][1]) if "forks" in entry else None
+        sink = Sink(says or "", source or "", shapes, keywords, forks)
         for kind, table in (("functions", functions), ("methods", methods)):
             for _, name in reader.texts(entry[kind][1], f"'{kind}'") if kind in entry else ():
                 table[name] = sink
@@ -149,6 +173,20 @@ def _read(reader: NodeReader, root: Node) -> Sinks:
         functions.update((path, sink) for path in printers if path not in functions)
     dumpers = frozenset(path for path, sink in functions.items() if sink.lines_only and path not in printers)
     return Sinks(functions, methods, options, LineWriters(dumpers, frozenset(serialisers), frozenset(printers)))
+
+
+def _forks(reader: NodeReader, node: Node) -> Forks:
+    fields = reader.mapping(node, "'forks'", _FORK_KEYS)
+    options, suffixes = (
+        tuple(text for _, text in reader.texts(fields[k][1], f"'{k}'")) if k in fields else () for k in ("options", "suffixes")
+    )
+    if not options or len(options) != len(suffixes):
+        reader.error(node, "'forks' needs 'options' and as many 'suffixes'")
+    defaults: list[tuple[str, frozenset[str]]] = []
+    if "defaults" in fields:
+        for option, (_, hooks) in reader.mapping(fields["defaults"][1], "'defaults'", options).items():
+            defaults.append((option, frozenset(text for _, text in reader.texts(hooks, f"'{option}'"))))
+    return Forks(options, suffixes, tuple(defaults))
 
 
 def _shape(reader: NodeReader, node: Node) -> Shape:

@@ -14,7 +14,21 @@ from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.knowledge.sinks import ArgumentPlace as Passed
 from metriclint.knowledge.sinks import Shape, Sink
-from metriclint.model import FUNCTION, UNKNOWN_OBJECT, Atom, Bag, CallFlow, CodeFact, HandOver, Held, KeyUse, LoggedBag, Span, logged_by
+from metriclint.model import (
+    FUNCTION,
+    UNKNOWN_OBJECT,
+    Atom,
+    Bag,
+    CallFlow,
+    CodeFact,
+    HandOver,
+    Held,
+    KeyUse,
+    LoggedBag,
+    Span,
+    logged_by,
+    rekeyed,
+)
 from metriclint.sources.python import flags, key_tables, ranks, strings
 from metriclint.sources.python.bag_puts import BagWriter
 from metriclint.sources.python.call_names import Argument, arguments, called_name
@@ -95,6 +109,7 @@ class KeyRecorder(BagWriter):
             node,
             sink.says,
             self.span(node),
+            self._forks(sink, given),
         )
         taken: frozenset[str] = frozenset()
         for shape in sink.shapes:
@@ -108,6 +123,15 @@ class KeyRecorder(BagWriter):
                 span = Span(self.path, line, column + 1, line, column + 1 + len(arg.keyword))
                 self._record_key(arg.keyword, span, arg.value, from_keyword=True, logging=logging)
         self.via = None
+
+    def _forks(self, sink: Sink, given: list[Argument]) -> tuple[str, ...]:
+        """The suffixes each key the call logs gets (rules/sinks.yaml `forks`): Lightning's
+        `self.log("loss", x, on_epoch=True)` in `training_step` logs `loss_step` and `loss_epoch`."""
+        if sink.forks is None:
+            return ()
+        passed = {a.keyword: _flag(a.value) for a in given if a.keyword in sink.forks.options}
+        method = self.scopes[-1].name.rsplit(".", 1)[-1] if self.class_nodes and len(self.scopes) == 2 else ""
+        return sink.forks.suffixes_for(passed, method)
 
     def _handed_key(self, part: ast.expr | None) -> bool:
         """Whether a sink's key is a parameter the function is handed whole (`def log_scalar(key,
@@ -220,6 +244,8 @@ class KeyRecorder(BagWriter):
         dict is written in the call (`fresh`), a call it went through may have reduced its
         values across the ranks: this rank's own values (ranks.LocalFact) are not its own any more."""
         pending = []
+        if logging.forks:
+            bag = forked_bag(bag, logging.forks)
         for entry in bag.entries:
             value = self.valued.get(entry.span)
             if keys.too_generic(entry.key) and not entry.family:
@@ -285,7 +311,7 @@ class KeyRecorder(BagWriter):
         atoms: frozenset[Atom] | None = None,
     ) -> None:
         hook = self.hook_here() if require_key_shape else None
-        for key in self._keys(key_node):
+        for key in forked(self._keys(key_node), logging.forks):
             shaped = keys.looks_like_key(key)
             # a key the class's logging method reads by name from a hook's return is turned into
             # others or dropped there (logged_returns.py): logged, if at all, as another key
@@ -479,6 +505,25 @@ class KeyRecorder(BagWriter):
         `perf/{name}_time` a timer's totals are logged under (evidence/built_keys.py)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and keys.looks_like_key(node.value):
             self.reads.append(KeyUse(node.value, self.span(node), measured=False))  # no value seen: counts, but no ML004
+
+
+def _flag(node: ast.expr) -> bool | None:
+    """A keyword's value written as `True` or `False`; None for anything else."""
+    return node.value if type(node) is ast.Constant and type(node.value) is bool else None
+
+
+def forked(found: tuple[str, ...], suffixes: tuple[str, ...]) -> tuple[str, ...]:
+    """Each key once per suffix, where the call logging them forks them (Logging.forks); else
+    the keys as they are."""
+    return tuple(key + suffix for key in found for suffix in suffixes) if suffixes else found
+
+
+def forked_bag(bag: Bag, suffixes: tuple[str, ...]) -> Bag:
+    """A dict of metrics whose every key the call logging it forks: once per suffix."""
+    made = Bag()
+    for suffix in suffixes:
+        made |= rekeyed(bag, "{}" + suffix)
+    return made
 
 
 def _placed(given: list[Argument]) -> Iterator[tuple[int | str, ast.expr]]:

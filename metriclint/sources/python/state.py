@@ -41,6 +41,7 @@ class Logging:
     call: ast.AST | None = None
     sink: str = ""  # what the call is, as rules/sinks.yaml says it
     at: Span | None = None  # where the call is
+    forks: tuple[str, ...] = ()  # the suffixes each key gets, once each, in place of none (rules/sinks.yaml `forks`)
 
 
 NOT_LOGGED = Logging()
