@@ -122,14 +122,15 @@ class BagWriter(BagReader):
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "pop" and call.args:
             self.deleted(call.func.value, call.args[0])
 
-    @staticmethod
-    def _grown(scope: Scope, name: str, added: Bag) -> None:
-        """A dict bound to a literal (`m = {"count": n}`), whose keys a loop over it takes
-        (`loop_strings`), is put more in: a key written out joins them (`m["lr"] = lr`); keys
-        made otherwise (`m[k] = v` over another dict, `m.update(stats)`) are not all known, and
-        the loop reads the dict's entries instead (bags.py `iterated`)."""
+    def _grown(self, scope: Scope, name: str, added: Bag) -> None:
+        """A dict or list bound to a literal (`m = {"count": n}`, `names = []`), whose keys a loop
+        over it takes (`loop_strings`), is put more in: a key written out joins them (`m["lr"] =
+        lr`), and so does one built from what the function runs over (`names.append(f"grad/
+        {name}.norm")` in a loop over the model's parameters), a family of keys; keys made
+        otherwise (`m[k] = v` over another dict, `m.update(stats)`, a caller's section) are not
+        all known, and the loop reads the dict's entries instead (bags.py `iterated`)."""
         written = [entry.key for entry in added.entries]  # its items, were a value a dict, are under these keys
-        if added.held or not written or any(keys.is_template(key) for key in written):
+        if added.held or not written or any(self.open_template(key) for key in written):
             scope.collections.pop(name)
         else:
             scope.collections[name] = tuple(dict.fromkeys((*scope.collections[name], *written)))

@@ -228,7 +228,7 @@ class BagReader(ListReader):
         for text in found:
             over = self._loop_over(text)
             if over is not None and not _cut(key, over):  # the other dict's keys, or, where they cannot be known, the template
-                made |= _measured(self._loop_rekeyed(key, text, over), value)
+                made |= self._valued(self._loop_rekeyed(key, text, over), value, unvalued_only=True)
             kept = over is not None and (
                 keys.looks_like_key(text.replace(f"{{{over}}}", "x"))
                 or unseen(scope.keyvars[over])
@@ -375,11 +375,28 @@ class BagReader(ListReader):
                 found |= self.entry(item.elts[0], item.elts[1])
             elif (fields := _record_made(item)) is not None:
                 found |= self.entry(*fields)
-            elif isinstance(item, ast.Constant) and isinstance(item.value, str):
-                found |= Bag((MetricsEntry(item.value, self.span(item), frozenset()),))
+            elif isinstance(item, (ast.Constant, ast.JoinedStr)) and (texts := self._entry_keys(item)):
+                if not any(self.open_template(text) for text in texts):  # a name, or names built
+                    found |= Bag(tuple(MetricsEntry(text, self.span(item), frozenset()) for text in texts))
             elif isinstance(item, LIST_ITEMS) and (calls or type(item) is not ast.Call):
                 found |= self.list_element(item)
         return found
+
+    def open_template(self, key: str) -> bool:
+        """A template that names no metric on its own, that opens with what is not known (which
+        may hold sections: `f"{prefix}.norm"`), or whose placeholder stands for another dict's
+        keys, which the project-wide step fills, or a caller's choice (a loop's key over a dict,
+        a parameter); not one over what is only known at run time (`unseen`: a model's
+        parameter names)."""
+        if not keys.is_template(key):
+            return False
+        keyvars = self.scopes[-1].keyvars
+        named = {found[1:-1] for found in keys.placeholders(key)}
+        return (
+            keys.too_generic(key)
+            or key.startswith("{")
+            or any(name in keyvars and not unseen(keyvars[name]) or self.is_param(name) for name in named)
+        )
 
     def named_keys(self, names: ast.expr) -> Bag:
         """What a list of names zipped with values holds (`zip(NAMES, values)`): its bag, or the
@@ -392,17 +409,19 @@ class BagReader(ListReader):
         span = self.span(names)
         return Bag(tuple(MetricsEntry(text, span, frozenset()) for text in texts))
 
-    def _valued(self, names: Bag, value: ast.expr) -> Bag:
+    def _valued(self, names: Bag, value: ast.expr, unvalued_only: bool = False) -> Bag:
         """A bag of names (`_records`, `named_keys`, a table's keys a loop puts under), each now
         holding `value`: what is put under it, or the values zipped with it. Its values' facts
         are not known one by one: none is given, so a fact of the whole (a stack of several
         reductions) is held against no key. A name with no value of its own (a table's key whose
         value is text, `{"kl1": "kl1_sum"}`, looped over to put `sums[total] / count` under
-        each) holds the new one, and is a measurement where that is."""
+        each) holds the new one, and is a measurement where that is; with `unvalued_only`, only
+        a name no value was put under anywhere (`for name, v in zip(names, values)` re-keyed as
+        `f"loss/{name}"`), not a dict's entry a loop re-keys, whose value stays its own."""
         measured = is_measurement(value)
         valued = []
         for entry in names.entries:
-            if entry.value:
+            if entry.value or unvalued_only and entry.span in self.valued:
                 valued.append(entry)
                 continue
             self.valued[entry.span] = value
@@ -439,10 +458,20 @@ class BagReader(ListReader):
                     self.scopes[-1].strings[part.id] = column
             return
         found = (
-            strings.loop_values(iterated, self.collection) or strings.literal_numbers(iterated) if isinstance(target, ast.Name) else None
+            strings.loop_values(iterated, self.collection) or strings.literal_numbers(iterated) or self._built_names(iterated)
+            if isinstance(target, ast.Name)
+            else None
         )
         if isinstance(target, ast.Name) and found:
             self.scopes[-1].strings[target.id] = found
+
+    def _built_names(self, iterated: ast.expr) -> tuple[str, ...] | None:
+        """`for prefix in (f"grad/{name}", f"param/{name}")`: the texts of a literal tuple or
+        list of f-strings, each with its placeholders; None unless every item is one."""
+        if not isinstance(iterated, (ast.Tuple, ast.List)) or not iterated.elts or not all(type(e) is ast.JoinedStr for e in iterated.elts):
+            return None
+        found = [text for item in iterated.elts for text in self._entry_keys(item)]
+        return tuple(dict.fromkeys(found)) if found and len(found) <= keys.MAX_VALUES else None
 
     def _field_names(self, target: ast.expr, iterated: ast.expr, guards: Sequence[ast.AST]) -> bool:
         """A loop over the fields a record's class declares, a dataclass or a pydantic model of
