@@ -115,6 +115,10 @@ def element(index: int) -> str:
 # it (`for row in rows`) or an index (`rows[0]`) selects: one item for every element, since a
 # list's dicts are put in one at a time and read back one at a time.
 LISTED = "[]"
+# The item a record of the module keeps its fields as (`stats = Stats(loss=loss)`), which what
+# turns the record into a dict (`asdict(stats)`, `stats._asdict()`) selects: an object is no dict
+# of metrics until then. Its "(" keeps it from being read as a nested dict's key (code_flow `flattened`).
+RECORD = "(fields)"
 
 
 # What an element of a list may be written as to be a dict of metrics: a name, a dict, what a

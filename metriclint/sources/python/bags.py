@@ -14,6 +14,7 @@ a class's attribute (model.Held), which the project-wide step resolves
 from __future__ import annotations
 
 import ast
+import itertools
 from dataclasses import replace
 from functools import partial
 from typing import Any, Iterator, Sequence
@@ -41,6 +42,7 @@ from metriclint.sources.python.bag_items import (
     ITEM_READS,
     LIST_ITEMS,
     LISTED,
+    RECORD,
     ListReader,
     element,
     indexes,
@@ -607,8 +609,9 @@ class BagReader(ListReader):
             cast = self.mapped_collection(node)
         if cast is not None:
             return self.bag(cast)
-        if name == "asdict" and len(node.args) == 1 and self.code.chain(func, {}) in dataclass_fields.AS_DICT:
-            return self._own_fields(node.args[0])
+        record = self._as_dict(node)
+        if record is not None and (own := self._own_fields(record)):
+            return own  # `asdict(self)` in a method of a dataclass
         if name in COPIES or self.typed_dict(node):
             given = arguments(node)
             found = self.bag(func.value) if isinstance(func, ast.Attribute) and name == "copy" and not given else self.given_bag(given)
@@ -617,7 +620,7 @@ class BagReader(ListReader):
         result = self._result_bags.get(id(node))
         if result is None:  # made once per call: a name bound to its result is read each time it is used
             self._result_bags[id(node)] = EMPTY  # `x = x.cpu()`: reading x reads this call again
-            result = self._result_bags[id(node)] = self._returned(node)
+            result = self._result_bags[id(node)] = self._returned(node) | self._record(node) | self._record_read(node)
         return result
 
     def module_dict(self, name: str) -> str | None:
@@ -696,6 +699,50 @@ class BagReader(ListReader):
             return EMPTY
         found = dataclass_fields.fields(self.class_nodes[-1], lambda node: self.code.chain(node, {}))
         return Bag(tuple(MetricsEntry(target.id, self.span(target), frozenset(), measured) for target, measured in found))
+
+    def _record(self, node: ast.Call) -> Bag:
+        """`Stats(loss, lr=lr)` of a record class of the module: each field under its own name,
+        holding what the call passes for it (by position in the order declared, or by keyword),
+        kept as the object's RECORD item for what turns it into a dict (`asdict(stats)`). A
+        field the call leaves to its default is a key all the same, written where the call is.
+        EMPTY for any other call."""
+        fields = self.record_classes.get(node.func.id, ()) if type(node.func) is ast.Name else ()
+        if not fields:
+            return EMPTY
+        given: dict[str, ast.expr] = dict(zip(fields, itertools.takewhile(lambda a: type(a) is not ast.Starred, node.args)))
+        given |= {k.arg: k.value for k in node.keywords if k.arg in fields}
+        entries = []
+        for field in fields:
+            value = given.get(field)
+            span = self.span(value if value is not None else node)
+            if value is not None:
+                self.valued[span] = value
+            held = self.logged(value) if value is not None else frozenset()
+            entries.append(
+                MetricsEntry(field, span, held, value is not None and is_measurement(value), self.names(value) if value is not None else ())
+            )
+        return under(RECORD, Bag(tuple(entries)))
+
+    def _as_dict(self, node: ast.Call) -> ast.expr | None:
+        """The record a call turns into a dict of its fields: `asdict(stats)`, `stats._asdict()`,
+        `stats.model_dump()`; None for any other call."""
+        func = node.func
+        if type(func) is ast.Attribute and func.attr in dataclass_fields.AS_DICT_METHODS and not node.args:
+            return func.value
+        if called_name(func) == "asdict" and len(node.args) == 1 and self.code.chain(func, {}) in dataclass_fields.AS_DICT:
+            return node.args[0]
+        return None
+
+    def _record_read(self, node: ast.Call) -> Bag:
+        """The fields of the record a call turns into a dict (`_as_dict`), made here or returned
+        by a call (`_record`), besides what a method of that name of the project returns; not
+        of one a caller passes, which this function does not make its own dict of metrics (a
+        framework's `asdict(v)` of the hyperparameters it is handed)."""
+        record = self._as_dict(node)
+        if record is None:
+            return EMPTY
+        found = selected(self.bag(record), (RECORD,))
+        return Bag(found.entries, tuple(h for h in found.held if h.kind != "param"), found.items) if found.held else found
 
     def _returned(self, node: ast.Call) -> Bag:
         if binding(node, self.rules.binds):  # `partial(loss_fn, cfg)`: the function, whichever it is

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from metriclint.base.identifiers import class_like
 from metriclint.model import UNKNOWN_OBJECT, Atom, Bag, CodeFact, Placeholder, Related
-from metriclint.sources.python import flags, kept_values, ranks, strings
+from metriclint.sources.python import dataclass_fields, flags, kept_values, ranks, strings
 from metriclint.sources.python.annotated import annotated, mapping_value, sequence_item, unquoted
 from metriclint.sources.python.attribute_strings import assigned_text
 from metriclint.sources.python.bag_items import LISTED, selected
@@ -556,9 +556,14 @@ class Bindings(Messages):
         return False
 
     def module_table(self, target: ast.expr, value: ast.expr) -> None:
-        """`DESCRIPTIONS = {...}` at module level may be a table of texts (tables.py), whose keys are no logged keys."""
-        if isinstance(target, ast.Name) and isinstance(value, ast.Dict) and len(self.scopes) == 1 and not self.classes:
+        """`DESCRIPTIONS = {...}` at module level may be a table of texts (tables.py), whose keys
+        are no logged keys; `Stats = namedtuple("Stats", [...])` makes a record class."""
+        if not (isinstance(target, ast.Name) and len(self.scopes) == 1 and not self.classes):
+            return
+        if isinstance(value, ast.Dict):
             self.tables.dict_table(target.id, value)
+        elif fields := dataclass_fields.functional_fields(value, lambda func: self.code.chain(func, {})):
+            self.record_classes[target.id] = fields
 
     def _held_method(self, func: ast.expr) -> bool:
         """`cfg.evaluator.build`, a method of what an attribute of an object of a told class holds

@@ -1,6 +1,9 @@
 """The fields of a dataclass, for `dataclasses.asdict(self)` in one of its methods: a dict of
 each field under its own name (Python docs, dataclasses.asdict), so a record of rates that
-turns itself into a dict for a tracker logs one key per field."""
+turns itself into a dict for a tracker logs one key per field. So does a record made elsewhere
+and turned into a dict where it is logged (`asdict(stats)`, a named tuple's `stats._asdict()`,
+a pydantic model's `stats.model_dump()`): the fields of the record's class, of the module
+(`record_fields`, or a named tuple made by a call, `functional_fields`)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,13 @@ from typing import Callable
 
 _DECORATORS = frozenset({"dataclasses.dataclass"})
 AS_DICT = frozenset({"dataclasses.asdict"})
+# The methods that return a record's fields as a dict, each under its own name: a named tuple's
+# `_asdict()` (Python docs, collections.namedtuple) and a pydantic model's `model_dump()`
+# (pydantic docs, Serialization).
+AS_DICT_METHODS = frozenset({"_asdict", "model_dump"})
+# A named tuple's class, made by a call (`namedtuple("Stats", ["loss", "lr"])`) or extended
+# (`class Stats(NamedTuple)`), whose fields are its items in order (Python docs).
+_NAMED_TUPLES = frozenset({"collections.namedtuple", "typing.NamedTuple"})
 # `fields(record)` (Python docs, dataclasses.fields): a tuple of Field objects, whose `.name`
 # is each field's name, in the order the class declares them.
 FIELDS = frozenset({"dataclasses.fields"})
@@ -54,3 +64,28 @@ def names(node: ast.ClassDef, resolve: Callable[[ast.expr], str | None]) -> tupl
             if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and _outer(s.annotation) not in _NO_FIELD
         )
     return tuple(target.id for target, _ in fields(node, resolve))
+
+
+def record_fields(node: ast.ClassDef, resolve: Callable[[ast.expr], str | None]) -> tuple[str, ...]:
+    """The fields of a record class, in the order a call passes them by position: a dataclass's,
+    a pydantic model's (`names`) or a named tuple's (`class Stats(NamedTuple)`); none for
+    another class."""
+    if any(resolve(base) in _NAMED_TUPLES for base in node.bases):
+        return tuple(s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
+    return names(node, resolve)
+
+
+def functional_fields(call: ast.expr, resolve: Callable[[ast.expr], str | None]) -> tuple[str, ...]:
+    """The fields of a named tuple's class made by a call: `namedtuple("Stats", ["loss", "lr"])`
+    or `"loss lr"` (commas allowed), `NamedTuple("Stats", [("loss", float), ...])`; none for
+    another expression."""
+    if not (isinstance(call, ast.Call) and len(call.args) >= 2 and resolve(call.func) in _NAMED_TUPLES):
+        return ()
+    written = call.args[1]
+    if isinstance(written, ast.Constant) and isinstance(written.value, str):
+        return tuple(written.value.replace(",", " ").split())
+    if not isinstance(written, (ast.List, ast.Tuple)):
+        return ()
+    items = [item.elts[0] if isinstance(item, ast.Tuple) and item.elts else item for item in written.elts]
+    found = tuple(item.value for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str))
+    return found if len(found) == len(items) else ()

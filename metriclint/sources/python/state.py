@@ -123,6 +123,7 @@ class WalkState:
         self.typed_dicts: dict[
             str, tuple[str, ...]
         ] = {}  # the module's classes that extend TypedDict (calling one makes a dict), with their fields
+        self.record_classes: dict[str, tuple[str, ...]] = {}  # the module's record classes, with their fields (dataclass_fields.py)
         self.typed_families: set[str] = set()  # those of them whose fields are each a dict of numbers by name (annotated.family_table)
         self.module_classes: dict[str, ast.ClassDef] = {}  # the module's top-level classes met so far, by name
         self.declared_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class an annotation says it holds

@@ -27,7 +27,7 @@ from metriclint.knowledge.logged_returns import LoggedReturn
 from metriclint.knowledge.sinks import Sink
 from metriclint.model import Atom, Bag, CodeFact, Held, KeyUse, Related, Span
 from metriclint.sources import Extraction, Unreadable, unread
-from metriclint.sources.python import flags
+from metriclint.sources.python import dataclass_fields, flags
 from metriclint.sources.python.annotated import annotated, family_table
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
 from metriclint.sources.python.call_names import called_name
@@ -143,6 +143,8 @@ class _Collector(EntryUses):
         )
         if len(self.classes) == 1:
             self.module_classes[node.name] = node
+            if record := dataclass_fields.record_fields(node, lambda base: self.code.chain(base, {})):
+                self.record_classes[node.name] = record
             if (fields := self._typed_dict_fields(node)) is not None:
                 self.typed_dicts[node.name] = fields
                 bases = [b.id for b in node.bases if isinstance(b, ast.Name) and b.id in self.typed_dicts]
