@@ -1972,6 +1972,51 @@ CASES = {
         },
         ["wall_seconds"],
     ),
+    # keywords a call passes that the callee's `**kwargs` takes, and a dict spread into them
+    "keywords a function's **kwargs parameter takes, and a dict spread as keywords": (
+        {
+            "pkg/trainer.py": """\
+            import wandb
+
+
+            class Trainer:
+                def record(self, step, **metrics):
+                    wandb.log({f"train/{name}": value for name, value in metrics.items()}, step=step)
+
+                def fit(self, batch, step):
+                    loss, acc = self.model(batch)
+                    self.record(step, loss=loss, acc=acc)
+                    extra = {"grad_norm": self.clip()}
+                    self.record(step, **extra)
+            """,
+        },
+        ["train/acc", "train/grad_norm", "train/loss"],
+    ),
+    # a parameter bound again before a key is built from it: its placeholder is what it holds
+    # now, which no caller's string fills (`hits` was listed, a key nothing logs)
+    "a section a method builds from its parameter, bound again before the keys": (
+        {
+            "pkg/scores.py": """\
+            import wandb
+
+
+            class Score:
+                def __init__(self, parts):
+                    self.parts = parts
+
+                def as_metrics(self, prefix="score"):
+                    out = {f"{prefix}_total": sum(self.parts)}
+                    prefix = f"{prefix}_{self.label()}" if prefix else self.label()
+                    out[f"{prefix}_hits"] = 1.0
+                    return out
+
+
+            def report(score: Score):
+                wandb.log(score.as_metrics(prefix="judge"))
+            """,
+        },
+        ["judge_total"],
+    ),
 }
 
 

@@ -28,6 +28,7 @@ from metriclint.model import (
     CONSTANT_KEY,
     FUNCTION,
     INVOKED,
+    KEYWORDS,
     OVERRIDDEN,
     Atom,
     Bag,
@@ -306,6 +307,9 @@ class LoggedBags:
                 for where, bag in caller.bags:
                     if param_at(flow, where, caller.bound) == held.name:  # type: ignore[arg-type]
                         yield caller.caller, self._flattened(flow, held, bag, caller), *back
+                keywords = _keywords_taken(flow, held.name, caller) if flow is not None and flow.any_keyword else None
+                if keywords:
+                    yield caller.caller, keywords, *back
         elif held.kind == "result":
             at = self.at.get(held.call) if held.call is not None else None
             for name in self._given_texts(self.project.functions.get(function), held.name, call) if "{" in held.name else (held.name,):
@@ -578,6 +582,21 @@ def _union(bags: Iterable[Bag]) -> Bag:
     found = Bag()
     for bag in bags:
         found |= bag
+    return found
+
+
+def _keywords_taken(flow: FunctionFlow, param: str, call: CallFlow) -> Bag | None:
+    """What a function's `**kwargs` parameter (`param`, its last) holds for one call: each
+    keyword the call passes that none of its other parameters is named (`record(step,
+    loss=loss)` into `def record(self, step, **metrics)`), and the entries of a dict it passes as
+    `**stats` (model.KEYWORDS); None where `param` is no `**kwargs`."""
+    if param != flow.params[-1]:
+        return None
+    named = frozenset(flow.params)
+    found = Bag(tuple(MetricsEntry(k, call.span, atoms, True) for k, atoms in call.args if isinstance(k, str) and k not in named))
+    for where, bag in call.bags:
+        if where == KEYWORDS:
+            found |= Bag(tuple(e for e in bag.entries if e.key not in named), bag.held, bag.items)
     return found
 
 

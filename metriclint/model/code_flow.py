@@ -93,6 +93,9 @@ REMOTE_CALL = "?remote."
 # How a dict's key is written when it is another module's constant (`metrics.pop(COUNTS_KEY)`,
 # imported: `?=pkg.keys.COUNTS_KEY`): the project-wide step reads its string (evidence/logged_bags.py).
 CONSTANT_KEY = "?="
+# Where a call passes a dict by `**stats` (CallFlow.bags): its entries are keywords, for a
+# callee's `**kwargs` to take those none of its parameters is named (evidence/logged_bags.py).
+KEYWORDS = "**"
 
 
 # What a value may be, as far as one file can tell: a parameter of the enclosing function (its

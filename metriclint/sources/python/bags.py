@@ -24,6 +24,7 @@ from metriclint.base.identifiers import class_like
 from metriclint.model import (
     FUNCTION,
     INVOKED,
+    KEYWORDS,
     REMOTE_CALL,
     UNKNOWN_OBJECT,
     Atom,
@@ -228,6 +229,8 @@ class BagReader(ListReader):
             return EMPTY
         made = EMPTY
         for text in found:
+            if self.rebound_part(text):
+                continue
             over = self._loop_over(text)
             if over is not None and not _cut(key, over):  # the other dict's keys, or, where they cannot be known, the template
                 made |= self._valued(self._loop_rekeyed(key, text, over), value, unvalued_only=True)
@@ -838,8 +841,10 @@ class BagReader(ListReader):
         found: list[tuple[int | str, Bag]] = []
         positional = True
         for position, arg in enumerate(given):
-            if arg.star and positional and arg.keyword is None:
+            if arg.star and positional and arg.where is None:  # `*parts`
                 found += self._spread(position, arg.value)
+            elif arg.star and arg.where is not None and isinstance(arg.value, _BAGGED) and (held := self.bag(arg.value)):
+                found.append((KEYWORDS, held))  # `log(step, **stats)`: each entry a keyword
             positional = positional and not arg.star
             if not arg.star and (arg.keyword or positional) and isinstance(arg.value, _BAGGED):
                 held = self.bag(arg.value)
@@ -881,6 +886,16 @@ class BagReader(ListReader):
         if found is None:
             found = self._held_bags[(kind, name)] = Bag(held=(Held(kind, name),))
         return found
+
+    def rebound_part(self, key: str) -> bool:
+        """Whether a key names a parameter the function has bound again to what is not known
+        (`prefix = f"{prefix}/{self.name}" if prefix else self.name`): its placeholder is no
+        longer what a caller passes, and filling it so would make a key nothing logs."""
+        scope = self.scopes[-1]
+        return any(
+            (name := found[1:-1]) in scope.params and name in scope.carries and name not in scope.strings and name not in scope.keyvars
+            for found in keys.placeholders(key)
+        )
 
     def is_param(self, name: str) -> bool:
         """Whether `name` still holds what the function's caller passed for it."""

@@ -312,6 +312,8 @@ class KeyRecorder(BagWriter):
     ) -> None:
         hook = self.hook_here() if require_key_shape else None
         for key in forked(self._keys(key_node), logging.forks):
+            if self.rebound_part(key):
+                continue
             shaped = keys.looks_like_key(key)
             # a key the class's logging method reads by name from a hook's return is turned into
             # others or dropped there (logged_returns.py): logged, if at all, as another key
