@@ -62,6 +62,8 @@ from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
 
 # Calls that return the dict they are given, or one with the same items.
+# the names of the calls that turn a record into a dict of its fields (`_as_dict`)
+_AS_DICT_NAMES = dataclass_fields.AS_DICT_METHODS | {"asdict"}
 COPIES = frozenset({"dict", "OrderedDict", "defaultdict", "copy", "deepcopy", "sorted", "list", "reversed", "tuple", "set", "frozenset"})
 
 # `cast(T, value)` returns `value` unchanged (Python docs, typing.cast): the type it names is for a checker.
@@ -612,7 +614,7 @@ class BagReader(ListReader):
             cast = self.mapped_collection(node)
         if cast is not None:
             return self.bag(cast)
-        record = self._as_dict(node)
+        record = self._as_dict(node) if name in _AS_DICT_NAMES else None
         if record is not None and (own := self._own_fields(record)):
             return own  # `asdict(self)` in a method of a dataclass
         if name in COPIES or self.typed_dict(node):
@@ -623,7 +625,7 @@ class BagReader(ListReader):
         result = self._result_bags.get(id(node))
         if result is None:  # made once per call: a name bound to its result is read each time it is used
             self._result_bags[id(node)] = EMPTY  # `x = x.cpu()`: reading x reads this call again
-            result = self._result_bags[id(node)] = self._returned(node) | self._record(node) | self._record_read(node)
+            result = self._result_bags[id(node)] = self._returned(node) | self._record(node) | self._record_read(record)
         return result
 
     def module_dict(self, name: str) -> str | None:
@@ -709,7 +711,7 @@ class BagReader(ListReader):
         kept as the object's RECORD item for what turns it into a dict (`asdict(stats)`). A
         field the call leaves to its default is a key all the same, written where the call is.
         EMPTY for any other call."""
-        fields = self.record_classes.get(node.func.id, ()) if type(node.func) is ast.Name else ()
+        fields = self.record_classes.get(node.func.id) if self.record_classes and type(node.func) is ast.Name else None
         if not fields:
             return EMPTY
         given: dict[str, ast.expr] = dict(zip(fields, itertools.takewhile(lambda a: type(a) is not ast.Starred, node.args)))
@@ -736,12 +738,11 @@ class BagReader(ListReader):
             return node.args[0]
         return None
 
-    def _record_read(self, node: ast.Call) -> Bag:
+    def _record_read(self, record: ast.expr | None) -> Bag:
         """The fields of the record a call turns into a dict (`_as_dict`), made here or returned
         by a call (`_record`), besides what a method of that name of the project returns; not
         of one a caller passes, which this function does not make its own dict of metrics (a
         framework's `asdict(v)` of the hyperparameters it is handed)."""
-        record = self._as_dict(node)
         if record is None:
             return EMPTY
         found = selected(self.bag(record), (RECORD,))
@@ -892,6 +893,8 @@ class BagReader(ListReader):
         (`prefix = f"{prefix}/{self.name}" if prefix else self.name`): its placeholder is no
         longer what a caller passes, and filling it so would make a key nothing logs."""
         scope = self.scopes[-1]
+        if "{" not in key or not scope.carries:
+            return False
         return any(
             (name := found[1:-1]) in scope.params and name in scope.carries and name not in scope.strings and name not in scope.keyvars
             for found in keys.placeholders(key)
