@@ -123,6 +123,11 @@ class MetricsEntry:
         """The entry under another key, which is not written where it is (not `recorded`)."""
         return MetricsEntry(key, self.span, self.value, self.measured, self.through, family=self.family)
 
+    def valued(self, value: frozenset[Atom]) -> MetricsEntry:
+        """The entry holding `value` instead: built field by field, as `dataclasses.replace`
+        would, at a quarter of its cost (the walk thins every entry it hands on)."""
+        return MetricsEntry(self.key, self.span, value, self.measured, self.through, self.recorded, self.family)
+
 
 @dataclass(frozen=True, slots=True)
 class HeldOptions:
@@ -186,6 +191,12 @@ class Held:
     def with_options(self, **changes: object) -> Held:
         """This Held with some of its options changed (HeldOptions' fields by name)."""
         return replace(self, options=replace(self.opts, **changes))  # type: ignore[arg-type]
+
+    def at(self, path: tuple[str, ...]) -> Held:
+        """This Held's item at `path` below its own (`out["meta"]["metrics"]`): built field by
+        field, as `dataclasses.replace` would, at a quarter of its cost (the walk selects
+        items of what calls return at most dict reads)."""
+        return Held(self.kind, self.name, self.rekey, self.call, self.where, self.item + path, self.options)
 
 
 OVERRIDDEN = "overridden"  # Held.kind: a method's return, as the instance's class (or a subclass of the project) has the method

@@ -82,7 +82,7 @@ def selected(bag: Bag, path: tuple[str, ...]) -> Bag:
         elif item.keys[:size] == path:
             found |= Bag(items=(Item(item.keys[size:], item.entries, item.held),))
     held = tuple(
-        replace(h, item=h.item + path)
+        h.at(path)
         for h in bag.held
         if h.rekey == "{}" and (h.kind in ("result", "param") or h.kind == "attribute" and not h.item or INVOKED in (path[0], *h.item[:1]))
     )

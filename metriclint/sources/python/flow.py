@@ -299,7 +299,7 @@ class Scope:
         return Bag(self._thinned(bag.entries), bag.held, items)
 
     def _thinned(self, entries: tuple[MetricsEntry, ...]) -> tuple[MetricsEntry, ...]:
-        return tuple(replace(e, value=self.kept(e.value)) for e in entries)
+        return tuple(e.valued(self.kept(e.value)) for e in entries)
 
     def hands_on(self, name: str) -> bool:
         """Whether `hand_over` of `name` would change anything: values were put in it, or it is
