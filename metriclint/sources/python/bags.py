@@ -893,10 +893,10 @@ class BagReader(ListReader):
         (`prefix = f"{prefix}/{self.name}" if prefix else self.name`): its placeholder is no
         longer what a caller passes, and filling it so would make a key nothing logs."""
         scope = self.scopes[-1]
-        if "{" not in key or not scope.carries:
+        if "{" not in key or not scope.rebound_params:
             return False
         return any(
-            (name := found[1:-1]) in scope.params and name in scope.carries and name not in scope.strings and name not in scope.keyvars
+            (name := found[1:-1]) in scope.rebound_params and name not in scope.strings and name not in scope.keyvars
             for found in keys.placeholders(key)
         )
 

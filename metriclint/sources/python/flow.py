@@ -167,6 +167,7 @@ class Scope:
     keyvars: dict[str, Bag] = field(default_factory=dict)  # a loop's key variable -> the bag whose keys it takes
     # names of a TypedDict of families (annotated.family_table), the families' dicts a loop over one
     # binds (`for name, by_module in table.items()`), and the key variables of loops over those
+    rebound_params: set[str] = field(default_factory=set)  # parameters bound again wherever read after: no caller's value
     family_tables: set[str] = field(default_factory=set)
     family_dicts: set[str] = field(default_factory=set)
     family_keys: set[str] = field(default_factory=set)
@@ -204,6 +205,8 @@ class Scope:
         if not self.replaces(name, path):
             old_atoms = self.carries[name][0] if name in self.carries else frozenset({name}) if name in self.params else frozenset()
             atoms, unknown = either((atoms, unknown), (old_atoms, name in self.unknown))
+        elif name in self.params:
+            self.rebound_params.add(name)
         self.carries[name] = (atoms, path)
         if unknown:
             self.unknown.add(name)
