@@ -625,7 +625,12 @@ class BagReader(ListReader):
         result = self._result_bags.get(id(node))
         if result is None:  # made once per call: a name bound to its result is read each time it is used
             self._result_bags[id(node)] = EMPTY  # `x = x.cpu()`: reading x reads this call again
-            result = self._result_bags[id(node)] = self._returned(node) | self._record(node) | self._record_read(record)
+            result = self._returned(node)
+            if self.record_classes:
+                result |= self._record(node)
+            if record is not None:
+                result |= self._record_read(record)
+            self._result_bags[id(node)] = result
         return result
 
     def module_dict(self, name: str) -> str | None:
@@ -711,7 +716,7 @@ class BagReader(ListReader):
         kept as the object's RECORD item for what turns it into a dict (`asdict(stats)`). A
         field the call leaves to its default is a key all the same, written where the call is.
         EMPTY for any other call."""
-        fields = self.record_classes.get(node.func.id) if self.record_classes and type(node.func) is ast.Name else None
+        fields = self.record_classes.get(node.func.id) if type(node.func) is ast.Name else None
         if not fields:
             return EMPTY
         given: dict[str, ast.expr] = dict(zip(fields, itertools.takewhile(lambda a: type(a) is not ast.Starred, node.args)))
@@ -738,13 +743,11 @@ class BagReader(ListReader):
             return node.args[0]
         return None
 
-    def _record_read(self, record: ast.expr | None) -> Bag:
+    def _record_read(self, record: ast.expr) -> Bag:
         """The fields of the record a call turns into a dict (`_as_dict`), made here or returned
         by a call (`_record`), besides what a method of that name of the project returns; not
         of one a caller passes, which this function does not make its own dict of metrics (a
         framework's `asdict(v)` of the hyperparameters it is handed)."""
-        if record is None:
-            return EMPTY
         found = selected(self.bag(record), (RECORD,))
         return Bag(found.entries, tuple(h for h in found.held if h.kind != "param"), found.items) if found.held else found
 

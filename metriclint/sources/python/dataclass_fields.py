@@ -70,6 +70,8 @@ def record_fields(node: ast.ClassDef, resolve: Callable[[ast.expr], str | None])
     """The fields of a record class, in the order a call passes them by position: a dataclass's,
     a pydantic model's (`names`) or a named tuple's (`class Stats(NamedTuple)`); none for
     another class."""
+    if not any(isinstance(s, ast.AnnAssign) for s in node.body):
+        return ()  # no field declared: most classes (a model, a trainer), told apart without resolving a name
     if any(resolve(base) in _NAMED_TUPLES for base in node.bases):
         return tuple(s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
     return names(node, resolve)

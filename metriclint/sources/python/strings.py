@@ -65,7 +65,12 @@ def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, .
         return _percent(node.left.value, items, name_values)
     if isinstance(node, ast.Call) and type(node.func) is ast.Name and node.func.id == "str" and len(node.args) == 1 and not node.keywords:
         return values(node.args[0], name_values)  # `str(key)`: the text it already is
-    if isinstance(node, ast.Call) and (found := rewrites(node)) is not None:  # `k.replace(" ", "_")`
+    if (
+        isinstance(node, ast.Call)
+        and type(node.func) is ast.Attribute
+        and node.func.attr in REWRITE_ARGUMENTS
+        and (found := rewrites(node))
+    ):  # `k.replace(" ", "_")`
         inner = _part(found[0], name_values)
         return tuple(dict.fromkeys(rewritten(text, found[1]) for text in inner)) if inner is not None else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
@@ -276,7 +281,7 @@ def _placeholder(field: ast.expr) -> str:
     """What an unknown part is called in a key template: its variable, attribute or function
     (`{pos + 1}` -> `{pos}`, `{self.role}` -> `{role}`, `{k.lower()}` -> `{k}`), so a reader of
     the registry sees what varies; `{value}` when the part names nothing."""
-    rewritten_text = rewrites(field)
+    rewritten_text = rewrites(field) if type(field) is ast.Call else None
     for node in ast.walk(rewritten_text[0] if rewritten_text is not None else field):
         if isinstance(node, ast.Name):
             return "{" + node.id + "}"
