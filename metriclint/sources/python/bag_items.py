@@ -7,7 +7,6 @@ the project-wide step answers with the methods of the classes whose methods run 
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from typing import Callable
 
 from metriclint.model import INVOKED, REMOTE_CALL, UNKNOWN_OBJECT, Bag, Held, Item
@@ -103,7 +102,7 @@ def unseen(bag: Bag) -> bool:
 def under(name: str, bag: Bag) -> Bag:
     """`bag` as the item `name` of a dict that holds it."""
     items = (Item((name,), bag.entries, bag.held),) if bag.entries or bag.held else ()
-    return Bag(items=items + tuple(replace(i, keys=(name, *i.keys)) for i in bag.items))
+    return Bag(items=items + tuple(Item((name, *i.keys), i.entries, i.held) for i in bag.items))
 
 
 def element(index: int) -> str:

@@ -553,8 +553,9 @@ class BagReader(ListReader):
             key = key.elts[0] if key.elts else None  # type: ignore[assignment]
         if not isinstance(key, ast.Name):
             return
-        self._family_loop(over if keyed else None, item, key)
         scope = self.scopes[-1]
+        if scope.family_tables or scope.family_dicts or scope.family_keys:
+            self._family_loop(over if keyed else None, item, key)
         listed = _union_of_keys(over)
         if listed is not None:  # `for k in set().union(*(s.keys() for s in rows))`: any key of one of the list's dicts
             found = selected(self.bag(listed), (LISTED,))

@@ -147,7 +147,7 @@ class CodeReader(Arithmetic):
             return self.derived("exponential", node, roots(node.args[0] if node.args else node.func.value))  # type: ignore[attr-defined]
         if not site.callee or site.callee.startswith(UNKNOWN_OBJECT):
             return frozenset()
-        return frozenset({site if element is None else replace(site, element=element[0])})  # a site is read with no element
+        return frozenset({site if element is None else site.of(element[0])})  # a site is read with no element
 
     def writes(self, node: ast.Call, objects: dict[str, str]) -> tuple[str, frozenset[CodeFact]] | None:
         """A call that writes its result into a named argument (`all_reduce(t)`): that name and

@@ -9,12 +9,12 @@ keys, returns) is summarised for the project-wide step (evidence/code_claims.py)
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Mapping
 
 from metriclint.base.builtin import word_lists
-from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, LoggedBag, MetricsEntry, Reducer, Related, Span
+from metriclint.model import Atom, Bag, CodeFact, FunctionFlow, HandOver, Item, LoggedBag, MetricsEntry, Reducer, Related, Span
 from metriclint.sources.python.attribute_strings import string_defaults
 from metriclint.sources.python.ranks import LocalFact
 
@@ -298,7 +298,7 @@ class Scope:
         """The bag as the project-wide step can follow it: its values `kept`, its items' too."""
         if not (bag.entries or bag.items):
             return bag
-        items = tuple(replace(i, entries=self._thinned(i.entries)) for i in bag.items)
+        items = tuple(Item(i.keys, self._thinned(i.entries), i.held) for i in bag.items)
         return Bag(self._thinned(bag.entries), bag.held, items)
 
     def _thinned(self, entries: tuple[MetricsEntry, ...]) -> tuple[MetricsEntry, ...]:
