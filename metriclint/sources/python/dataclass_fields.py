@@ -16,6 +16,8 @@ AS_DICT = frozenset({"dataclasses.asdict"})
 # `_asdict()` (Python docs, collections.namedtuple) and a pydantic model's `model_dump()`
 # (pydantic docs, Serialization).
 AS_DICT_METHODS = frozenset({"_asdict", "model_dump"})
+# how a module that turns a dataclass or a model into a dict writes it
+AS_DICT_CALLS = ("asdict(", "model_dump(")
 # A named tuple's class, made by a call (`namedtuple("Stats", ["loss", "lr"])`) or extended
 # (`class Stats(NamedTuple)`), whose fields are its items in order (Python docs).
 _NAMED_TUPLES = frozenset({"collections.namedtuple", "typing.NamedTuple"})
@@ -66,15 +68,15 @@ def names(node: ast.ClassDef, resolve: Callable[[ast.expr], str | None]) -> tupl
     return tuple(target.id for target, _ in fields(node, resolve))
 
 
-def record_fields(node: ast.ClassDef, resolve: Callable[[ast.expr], str | None]) -> tuple[str, ...]:
-    """The fields of a record class, in the order a call passes them by position: a dataclass's,
-    a pydantic model's (`names`) or a named tuple's (`class Stats(NamedTuple)`); none for
-    another class."""
+def record_fields(node: ast.ClassDef, resolve: Callable[[ast.expr], str | None], named_tuples_only: bool = False) -> tuple[str, ...]:
+    """The fields of a record class, in the order a call passes them by position: a named
+    tuple's (`class Stats(NamedTuple)`), and unless `named_tuples_only` a dataclass's or a
+    pydantic model's (`names`); none for another class."""
     if not any(isinstance(s, ast.AnnAssign) for s in node.body):
         return ()  # no field declared: most classes (a model, a trainer), told apart without resolving a name
     if any(resolve(base) in _NAMED_TUPLES for base in node.bases):
         return tuple(s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
-    return names(node, resolve)
+    return () if named_tuples_only else names(node, resolve)
 
 
 def functional_fields(call: ast.expr, resolve: Callable[[ast.expr], str | None]) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from metriclint.knowledge.sinks import sinks
 from metriclint.model import CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources.python.attribute_strings import attribute_strings
 from metriclint.sources.python.code_reader import CodeReader
+from metriclint.sources.python.dataclass_fields import AS_DICT_CALLS
 from metriclint.sources.python.flow import FlowRules, Scope
 from metriclint.sources.python.kept_values import KeptValues
 from metriclint.sources.python.logged_returns import Hook, Hooked
@@ -124,6 +125,10 @@ class WalkState:
             str, tuple[str, ...]
         ] = {}  # the module's classes that extend TypedDict (calling one makes a dict), with their fields
         self.record_classes: dict[str, tuple[str, ...]] = {}  # the module's record classes, with their fields (dataclass_fields.py)
+        # whether the module turns a record into a dict itself (`asdict(stats)`): only then are its
+        # dataclasses and models made records of (a module of configurations made and handed on,
+        # Megatron-LM's, does not); a named tuple, a small record of values, anywhere
+        self.reads_records = any(call in text.text for call in AS_DICT_CALLS)
         self.typed_families: set[str] = set()  # those of them whose fields are each a dict of numbers by name (annotated.family_table)
         self.module_classes: dict[str, ast.ClassDef] = {}  # the module's top-level classes met so far, by name
         self.declared_types: dict[str, dict[str, str]] = {}  # module.Class -> attribute -> the class an annotation says it holds

@@ -143,7 +143,7 @@ class _Collector(EntryUses):
         )
         if len(self.classes) == 1:
             self.module_classes[node.name] = node
-            if record := dataclass_fields.record_fields(node, lambda base: self.code.chain(base, {})):
+            if record := dataclass_fields.record_fields(node, lambda base: self.code.chain(base, {}), not self.reads_records):
                 self.record_classes[node.name] = record
             if (fields := self._typed_dict_fields(node)) is not None:
                 self.typed_dicts[node.name] = fields
