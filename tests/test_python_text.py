@@ -8,10 +8,12 @@ two ways agree, on hard cases and on every Python file of this repository.
 from __future__ import annotations
 
 import io
+import json
+import sys
 import tokenize
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, invoke
 
 from metriclint.model import SourceKind
 from metriclint.sources import Unreadable, source_lines
@@ -124,3 +126,16 @@ def test_syntax_newer_than_this_python_still_has_its_texts_read() -> None:
     source = (ROOT / "fixtures" / "newer_syntax" / "new_syntax.py").read_bytes()
     texts = [m.text for m in python.extract("new_syntax.py", source).mentions]
     assert "the norm after clipping." in texts
+
+
+def test_syntax_newer_than_this_python_has_its_texts_read_and_says_its_code_was_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """libcst reads the docstrings and comments of a file CPython rejects (sources/python/cst.py),
+    not what its code logs (the CI runs this on the oldest and newest Python it has): ML900 says so where the running Python is older than the file's
+    syntax (3.12's type statements and f-strings), and nothing does where it is not."""
+    monkeypatch.chdir(ROOT / "fixtures" / "newer_syntax")
+    report = json.loads(invoke("check", ".", "--format", "json").output)
+    got = [f"{f['rule']} {f['path']}:{f['line']}:{f['column']}" for f in report["findings"]]
+    unread = ["ML900 logged.py:6:37", "ML900 new_syntax.py:1:6"] if sys.version_info < (3, 12) else []
+    assert got == [*unread, "ML001 new_syntax.py:8:29"]
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert all(f"syntax newer than Python {version}" in f["message"] for f in report["findings"] if f["rule"] == "ML900")

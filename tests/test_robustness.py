@@ -48,19 +48,6 @@ def findings(result_output: str) -> list[str]:
     return [f"{f['rule']} {f['path']}:{f['line']}:{f['column']}" for f in json.loads(result_output)["findings"]]
 
 
-def test_syntax_newer_than_this_python_has_its_texts_read_and_says_its_code_was_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    """libcst reads the docstrings and comments of a file CPython rejects (sources/python/cst.py),
-    not what its code logs: ML900 says so where the running Python is older than the file's
-    syntax (3.12's type statements and f-strings), and nothing does where it is not."""
-    monkeypatch.chdir(FIXTURES / "newer_syntax")
-    report = json.loads(invoke("check", ".", "--format", "json").output)
-    got = [f"{f['rule']} {f['path']}:{f['line']}:{f['column']}" for f in report["findings"]]
-    unread = ["ML900 logged.py:6:37", "ML900 new_syntax.py:1:6"] if sys.version_info < (3, 12) else []
-    assert got == [*unread, "ML001 new_syntax.py:8:29"]
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    assert all(f"syntax newer than Python {version}" in f["message"] for f in report["findings"] if f["rule"] == "ML900")
-
-
 def test_line_endings_bom_and_names_report_the_same_position(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ODD)
     got = findings(invoke("check", ".", "--format", "json", "--select", "ML001").output)
