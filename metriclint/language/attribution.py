@@ -18,7 +18,6 @@ from metriclint.base.builtin import word_lists
 from metriclint.base.spaced import SpacedNames
 from metriclint.knowledge import names
 from metriclint.knowledge.registry import Registry
-from metriclint.knowledge.sinks import sinks
 from metriclint.language.phrases import clauses
 from metriclint.language.subjects import speaks_for
 from metriclint.model import Claim, KeyUse, Mention, Reading, SourceKind
@@ -381,7 +380,7 @@ def _below(sentence: str, mention: Mention, index: MetricIndex) -> tuple[str, ..
     if not below:
         return ()
     names = {name: key for key in below for name in (key, keys.literal(keys.last_segment(key)))}
-    forked = _forked_names(below)
+    forked = {name: keys_logged for key, keys_logged in mention.forks for name in (key, keys.literal(keys.last_segment(key)))}
     named: set[tuple[str, ...]] = set()
     for match in _TOKEN.finditer(sentence):
         word = (match.group(1) or match.group(2)).strip(".,:;")
@@ -396,27 +395,6 @@ def _below(sentence: str, mention: Mention, index: MetricIndex) -> tuple[str, ..
     line = mention.origins[-1][0] + 1 if mention.origins else 0
     metrics = [_entered(key, mention.path, line, index) for key in named.pop()]
     return tuple(dict.fromkeys(m for found in metrics for m in found)) if all(metrics) else ()
-
-
-def _forked_names(below: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """The name a logging call below is written with, for the keys it logs it as, each with a
-    suffix (rules/sinks.yaml `forks`: `self.log("loss", x, on_epoch=True)` in a training step
-    logs `loss_step` and `loss_epoch`): a comment that names `loss` speaks for both."""
-    found: dict[str, tuple[str, ...]] = {}
-    for key in below:
-        suffix = next((s for s in _fork_suffixes() if key.endswith(s)), None)
-        if suffix is not None:
-            for name in {key[: -len(suffix)], keys.literal(keys.last_segment(key))[: -len(suffix)]}:
-                found[name] = (*found.get(name, ()), key)
-    return found
-
-
-@lru_cache(maxsize=1)
-def _fork_suffixes() -> tuple[str, ...]:
-    shipped = sinks()
-    return tuple(
-        sorted({s for sink in (*shipped.functions.values(), *shipped.methods.values()) if sink.forks for s in sink.forks.suffixes})
-    )
 
 
 def _assigned_below(mention: Mention, index: MetricIndex) -> tuple[str, ...]:

@@ -72,6 +72,9 @@ class Mention:
     # the key the statement right below an own-line comment writes (`m["k"] = v`), with no other
     # write right after it: a sentence that names no metric speaks for that key
     writes: str = ""
+    # each key a logging call below writes that it logs under other keys (rules/sinks.yaml `forks`:
+    # `train_loss` -> `train_loss_step`, `train_loss_epoch`): a sentence naming it speaks for those
+    forks: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def span(self, start: int, end: int) -> Span:
         """The file span of `text[start:end]`."""

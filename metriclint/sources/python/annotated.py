@@ -64,9 +64,8 @@ def family_table(node: ast.ClassDef) -> bool:
 
 
 def _numbers_by_name(annotation: ast.expr) -> bool:
-    value = mapping_value(annotation)
-    pair = annotation.slice.elts if isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Tuple) else []
-    return value is not None and called_name(pair[0]) == "str" and called_name(value) in _NUMBERS
+    pair = _mapping_pair(annotation)
+    return pair is not None and called_name(pair[0]) == "str" and called_name(_without_none(pair[1])) in _NUMBERS
 
 
 def sequence_item(annotation: ast.expr) -> ast.expr | None:
@@ -91,10 +90,16 @@ def unquoted(annotation: ast.expr) -> ast.expr:
 
 def mapping_value(annotation: ast.expr) -> ast.expr | None:
     """What a dict's annotation says each value is (`dict[str, Meter]`); None for any other."""
+    pair = _mapping_pair(annotation)
+    return _without_none(pair[1]) if pair is not None else None
+
+
+def _mapping_pair(annotation: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+    """A dict's annotation's key and value types (`dict[str, Meter]`); None for any other."""
     if not (isinstance(annotation, ast.Subscript) and called_name(annotation.value) in _DICT_TYPES | _MAPPINGS):
         return None
     pair = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else []
-    return _without_none(pair[1]) if len(pair) == 2 else None
+    return (pair[0], pair[1]) if len(pair) == 2 else None
 
 
 def _without_none(annotation: ast.expr) -> ast.expr:

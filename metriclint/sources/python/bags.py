@@ -533,7 +533,7 @@ class BagReader(ListReader):
             own = f"{self.code.module}."
             name = made[len(own) :] if made is not None and made.startswith(own) else node.id
             found = self.module_classes.get(name)
-        return dataclass_fields.names(found, lambda base: self.code.chain(base, {})) or None if found is not None else None
+        return dataclass_fields.names(found, self.code.import_path) or None if found is not None else None
 
     def iterated(self, target: ast.expr, iterated: ast.expr) -> None:
         """`for k, v in stats.items()`, `for k in stats`, `for name, value, step in records`,
@@ -708,7 +708,7 @@ class BagReader(ListReader):
         """`asdict(self)` in a method of a dataclass: each of its fields under its own name."""
         if not (isinstance(given, ast.Name) and given.id == "self" and self.class_nodes and len(self.scopes) == 2):
             return EMPTY
-        found = dataclass_fields.fields(self.class_nodes[-1], lambda node: self.code.chain(node, {}))
+        found = dataclass_fields.fields(self.class_nodes[-1], self.code.import_path)
         return Bag(tuple(MetricsEntry(target.id, self.span(target), frozenset(), measured) for target, measured in found))
 
     def _record(self, node: ast.Call) -> Bag:

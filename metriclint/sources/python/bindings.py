@@ -358,7 +358,7 @@ class Bindings(Messages):
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         scope, path = self.scopes[-1], tuple(self.blocks)
-        self.module_table(target, value)
+        self.module_binding(target, value)
         if isinstance(target, ast.Name):
             class_body = len(self.scopes) == 1 and bool(self.classes)  # a class attribute is no module name
             self.bound(target.id, value, scope.replaces(target.id, path))
@@ -555,14 +555,14 @@ class Bindings(Messages):
         self.scopes[-1].globals.update(node.names)
         return False
 
-    def module_table(self, target: ast.expr, value: ast.expr) -> None:
+    def module_binding(self, target: ast.expr, value: ast.expr) -> None:
         """`DESCRIPTIONS = {...}` at module level may be a table of texts (tables.py), whose keys
         are no logged keys; `Stats = namedtuple("Stats", [...])` makes a record class."""
         if not (isinstance(target, ast.Name) and len(self.scopes) == 1 and not self.classes):
             return
         if isinstance(value, ast.Dict):
             self.tables.dict_table(target.id, value)
-        elif fields := dataclass_fields.functional_fields(value, lambda func: self.code.chain(func, {})):
+        elif fields := dataclass_fields.functional_fields(value, self.code.import_path):
             self.record_classes[target.id] = fields
 
     def _held_method(self, func: ast.expr) -> bool:

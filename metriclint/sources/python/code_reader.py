@@ -75,6 +75,11 @@ class CodeReader(Arithmetic):
             if alias.name != "*":
                 self.imports[alias.asname or alias.name] = f"{base}.{alias.name}".lstrip(".")
 
+    def import_path(self, node: ast.expr) -> str | None:
+        """A name or an attribute as the file's imports name it (`chain` with no local object):
+        what a decorator, a base class or a called function is."""
+        return self.chain(node, {})
+
     def chain(self, node: ast.expr, objects: dict[str, str]) -> str | None:
         """`psutil.Process(pid).memory_info()` -> `psutil.Process().memory_info()`, through imports
         and local names (or `self.X`, held.py) that hold a knowledge-base object; None when the head is unknown."""

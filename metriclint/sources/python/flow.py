@@ -165,9 +165,9 @@ class Scope:
         default_factory=list
     )  # per `if` branch the walk is in: its block path, and what the names bound right in it held before (bag_puts.py)
     keyvars: dict[str, Bag] = field(default_factory=dict)  # a loop's key variable -> the bag whose keys it takes
+    rebound_params: set[str] = field(default_factory=set)  # parameters bound again wherever read after: no caller's value
     # names of a TypedDict of families (annotated.family_table), the families' dicts a loop over one
     # binds (`for name, by_module in table.items()`), and the key variables of loops over those
-    rebound_params: set[str] = field(default_factory=set)  # parameters bound again wherever read after: no caller's value
     family_tables: set[str] = field(default_factory=set)
     family_dicts: set[str] = field(default_factory=set)
     family_keys: set[str] = field(default_factory=set)

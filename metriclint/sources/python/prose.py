@@ -9,6 +9,7 @@ suppression directives and the lines each one covers.
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from metriclint.model import Mention, SourceKind, Span, Suppression
 from metriclint.sources import directives, source_lines
@@ -26,6 +27,7 @@ class Prose:
         self.keys_on_line: dict[int, list[str]] = {}  # what a trailing comment's line logs
         self.names_on_line: dict[int, list[str]] = {}  # and what it assigns
         self.calls_logging: dict[int, list[str]] = {}  # the keys a logging call that starts on a line logs
+        self.forks_on_line: dict[int, dict[str, tuple[str, ...]]] = {}  # ... and the keys it writes that it logs as others
         self.entries_on_line: dict[int, list[str]] = {}  # the bare keys of dict entries on a line (`"mean_reward": r`)
         self.item_ends: dict[int, int] = {}  # where a statement `d[k] = v` that starts on a line ends
         self.comments: list[tuple[int, int, str, bool]] = []  # line, column, text, trailing
@@ -33,6 +35,12 @@ class Prose:
         # A multi-line string's findings may be silenced on the line where it closes, or on
         # its def/class line: anchor line -> the lines of the strings it speaks for.
         self.anchors: dict[int, set[int]] = {}
+
+    def forked(self, line: int, written: Iterable[str], suffixes: tuple[str, ...]) -> None:
+        """The keys a logging call starting on `line` writes, each logged once per suffix."""
+        found = self.forks_on_line.setdefault(line, {})
+        for key in written:
+            found[key] = tuple(key + suffix for suffix in suffixes)
 
     # -- docstrings -------------------------------------------------------------------------
 
@@ -135,8 +143,10 @@ class Prose:
                 )
                 assigns = tuple(self.names_on_line.get(after, ()))
                 origins = tuple((c[0], c[1]) for c in block)
+                forks = tuple(self.forks_on_line.get(after, {}).items())
+                written = self._written_alone(after)
                 mentions.append(
-                    Mention(SourceKind.COMMENT, self.path, text, origins, below=below, assigns=assigns, writes=self._written_alone(after))
+                    Mention(SourceKind.COMMENT, self.path, text, origins, below=below, assigns=assigns, writes=written, forks=forks)
                 )
                 block.clear()
 

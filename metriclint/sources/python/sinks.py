@@ -83,11 +83,8 @@ class KeyRecorder(BagWriter):
 
     def block(self, body: list[ast.stmt]) -> None:
         if self.json_lines and len(body) > 1:
-            self.line_dumps.update(dumped_lines(body, self._import_path, self.sinks.lines))
+            self.line_dumps.update(dumped_lines(body, self.code.import_path, self.sinks.lines))
         super().block(body)
-
-    def _import_path(self, func: ast.expr) -> str | None:
-        return self.code.chain(func, {})
 
     def _log_call(self, node: ast.Call) -> None:
         """A call of a sink (rules/sinks.yaml): what it logs, in the first of its shapes that fits."""
@@ -222,16 +219,16 @@ class KeyRecorder(BagWriter):
     def _line_record(self, node: ast.Call, written: ast.expr) -> ast.expr | None:
         """The dict a call writes as one JSON line (line_records.py), unless it is a row of data:
         written in a loop from the loop's items."""
-        path = self._import_path(node.func)
+        path = self.code.import_path(node.func)
         record: ast.expr | None
         if id(node) in self.line_dumps:
             record = written
         elif path in self.sinks.lines.printers:
-            record = printed_record(node, self._import_path, self.sinks.lines)
+            record = printed_record(node, self.code.import_path, self.sinks.lines)
         elif path in self.sinks.lines.dumpers:
             record = None  # a record dumped with no newline after it
         else:
-            record = written_record(written, self._import_path, self.sinks.lines)
+            record = written_record(written, self.code.import_path, self.sinks.lines)
         loops = self.scopes[-1].iterating
         if record is None or not loops:
             return record
@@ -245,6 +242,7 @@ class KeyRecorder(BagWriter):
         values across the ranks: this rank's own values (ranks.LocalFact) are not its own any more."""
         pending = []
         if logging.forks:
+            self.prose.forked(node.lineno, (entry.key for entry in bag.entries), logging.forks)  # type: ignore[attr-defined]
             bag = forked_bag(bag, logging.forks)
         for entry in bag.entries:
             value = self.valued.get(entry.span)
@@ -311,7 +309,10 @@ class KeyRecorder(BagWriter):
         atoms: frozenset[Atom] | None = None,
     ) -> None:
         hook = self.hook_here() if require_key_shape else None
-        for key in forked(self._keys(key_node), logging.forks):
+        written = self._keys(key_node)
+        if logging.forks and logging.call is not None:
+            self.prose.forked(logging.call.lineno, written, logging.forks)  # type: ignore[attr-defined]
+        for key in forked(written, logging.forks):
             if self.rebound_part(key):
                 continue
             shaped = keys.looks_like_key(key)

@@ -65,12 +65,7 @@ def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, .
         return _percent(node.left.value, items, name_values)
     if isinstance(node, ast.Call) and type(node.func) is ast.Name and node.func.id == "str" and len(node.args) == 1 and not node.keywords:
         return values(node.args[0], name_values)  # `str(key)`: the text it already is
-    if (
-        isinstance(node, ast.Call)
-        and type(node.func) is ast.Attribute
-        and node.func.attr in REWRITE_ARGUMENTS
-        and (found := rewrites(node))
-    ):  # `k.replace(" ", "_")`
+    if isinstance(node, ast.Call) and (found := rewrites(node)) is not None:  # `k.replace(" ", "_")`
         inner = _part(found[0], name_values)
         return tuple(dict.fromkeys(rewritten(text, found[1]) for text in inner)) if inner is not None else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":

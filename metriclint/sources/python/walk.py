@@ -143,7 +143,7 @@ class _Collector(EntryUses):
         )
         if len(self.classes) == 1:
             self.module_classes[node.name] = node
-            if record := dataclass_fields.record_fields(node, lambda base: self.code.chain(base, {}), not self.reads_records):
+            if record := dataclass_fields.record_fields(node, self.code.import_path, not self.reads_records):
                 self.record_classes[node.name] = record
             if (fields := self._typed_dict_fields(node)) is not None:
                 self.typed_dicts[node.name] = fields
@@ -177,7 +177,7 @@ class _Collector(EntryUses):
         inherited = {k: v for b in node.bases if isinstance(b, ast.Name) for k, v in self.class_held.get(b.id, {}).items()}
         methods = methods_of(node)
         writes = class_writes(methods)
-        held = held_objects(writes, lambda value: self.code.chain(value, {}), self.code.knowledge.prefixes, inherited)
+        held = held_objects(writes, self.code.import_path, self.code.knowledge.prefixes, inherited)
         schedulers = self.code.knowledge.schedulers
         stepped = stepped_callees(methods, schedulers.step, schedulers.names)
         return held, stepped, hooked_methods(node, self.base_paths[-1], self._logged_returns), KeptValues.of(writes, self.rules.binds)
@@ -514,7 +514,7 @@ class _TestCollector(_Collector, only=_IN_TESTS):
         if node.value is None:  # `total: float`
             return True
         for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-            self.module_table(target, node.value)
+            self.module_binding(target, node.value)
             if isinstance(target, ast.Subscript):
                 self.item_stored(target, node.value)
         return True
