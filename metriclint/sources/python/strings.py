@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import itertools
 import string
-from typing import Callable
+from typing import Callable, TypeGuard
 
 from metriclint.base.keys import MAX_VALUES, REWRITE_ARGUMENTS, Rewrite, emptied, placeholders, rewritten
 
@@ -65,7 +65,9 @@ def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, .
         return _percent(node.left.value, items, name_values)
     if isinstance(node, ast.Call) and type(node.func) is ast.Name and node.func.id == "str" and len(node.args) == 1 and not node.keywords:
         return values(node.args[0], name_values)  # `str(key)`: the text it already is
-    if isinstance(node, ast.Call) and (found := rewrites(node)) is not None:  # `k.replace(" ", "_")`
+    # `k.replace(" ", "_")`; the method's name is tested first, since this reads every argument
+    # of every call and most are no rewrite (calling `rewrites` for each cost 0.4% of a cold run)
+    if isinstance(node, ast.Call) and _rewrite_name(node.func) and (found := rewrites(node)) is not None:
         inner = _part(found[0], name_values)
         return tuple(dict.fromkeys(rewritten(text, found[1]) for text in inner)) if inner is not None else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
@@ -255,6 +257,10 @@ def _joined(parts: list[tuple[str, ...]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys("".join(combination) for combination in itertools.product(*parts)))
 
 
+def _rewrite_name(func: ast.expr) -> TypeGuard[ast.Attribute]:
+    return type(func) is ast.Attribute and func.attr in REWRITE_ARGUMENTS
+
+
 def rewrites(node: ast.expr) -> tuple[ast.expr, tuple[Rewrite, ...]] | None:
     """`k.replace(" ", "_").lower()`: the text rewritten (`k`) and the str methods that rewrite
     it, in the order they run (base/keys.py REWRITE_ARGUMENTS), each with its string arguments;
@@ -262,8 +268,8 @@ def rewrites(node: ast.expr) -> tuple[ast.expr, tuple[Rewrite, ...]] | None:
     found: list[Rewrite] = []
     while (
         isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and len(node.args) in REWRITE_ARGUMENTS.get(node.func.attr, ())
+        and _rewrite_name(node.func)
+        and len(node.args) in REWRITE_ARGUMENTS[node.func.attr]
         and not node.keywords
         and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
     ):
