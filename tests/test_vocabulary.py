@@ -96,6 +96,9 @@ def test_an_ascii_text_is_screened_as_the_screen_screens_it() -> None:
     odd = Vocabulary(merge(FACETS, {"odd": Facet("odd", "", {"a": ("\u017ftep total",), "b": ("Up Case", "\u00b5s")})}), CUES, REACH)
     texts = ["the step total here", "STEP TOTAL", "up case", "in \u00b5s", "in \u03bcs", "in ms", "steps", "xstep total", "nothing to see"]
     texts += [variant for entry in VOCABULARY.entries[::7] for variant in (entry.phrase.upper(), f"a {entry.phrase}s.", f"x{entry.phrase}")]
+    # the separators and word boundaries Python's engine knows and RE2 spells otherwise
+    texts += [f"{space}".join(entry.phrase.split()) for entry in VOCABULARY.entries if " " in entry.phrase for space in "\v\x1c\x1f\t"]
+    texts += [f"{entry.phrase}_x" for entry in VOCABULARY.entries[::5]] + [f"_{entry.phrase}" for entry in VOCABULARY.entries[::5]]
     assert VOCABULARY.compiled()[2] is not None and odd.compiled()[2] is None  # both ways are tried (the ASCII screen)
     for vocabulary in (VOCABULARY, odd):
         assert vocabulary.screen is not None

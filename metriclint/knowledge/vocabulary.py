@@ -11,15 +11,17 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
-from metriclint.base import marked_yaml
+from metriclint.base import marked_yaml, patterns
 from metriclint.base.builtin import rules_dir
 from metriclint.base.files import read_text
 from metriclint.base.marked_yaml import Node, NodeReader
 from metriclint.model import ConfigError, Problem
 
 SEPARATOR = r"[\s\-_]+"
+# SEPARATOR on ASCII text for RE2, whose `\s` leaves out the vertical tab and \x1c-\x1f
+_ASCII_SEPARATOR = r"[\t\n\v\f\r \x1c-\x1f\-_]+"
 _CHARACTER = re.compile(r"\\.|[^\[(\\]")  # one character of a phrase body, escaped or plain
 _PLURAL = "(?:e?s)?"  # phrase_body's optional plural ending
 # The characters outside ASCII that case-insensitive matching takes for an ASCII letter or digit
@@ -111,15 +113,19 @@ class Vocabulary:
         return re.compile(r"(?i)(?<!\w)" + _shared([_pieces(body) for body in bodies]) + r"(?!\w)") if bodies else None
 
     @cached_property
-    def _ascii_screen(self) -> re.Pattern[str] | None:
-        """The screen for a text of ASCII only, lower-cased and matched with case: Python's
-        engine compares a character at once but folds each one it reads under `(?i)`. None when
-        a phrase holds a character case-insensitive matching takes for an ASCII one (the Kelvin
-        sign for k, the long s), which the lower-cased text would no longer match."""
+    def _ascii_screen(self) -> Any:
+        """The screen for a text of ASCII only, lower-cased and matched with case (an engine
+        that folds case folds each character it reads), by RE2, which compiles it in a
+        fraction of the time Python's engine takes, before any text is read. RE2 has no
+        lookaround: a phrase's word boundaries are matched as the character beside it or the
+        text's end, which tells as well whether a text holds a phrase. None when a phrase
+        holds a character case-insensitive matching takes for an ASCII one (the Kelvin sign for
+        k, the long s), which the lower-cased text would no longer match, or one RE2 refuses."""
         bodies = sorted({_ascii_lower(phrase_body(e.phrase)) for e in self.entries})
         if not bodies or any(_ASCII_CASE.search(character) for body in bodies for character in body if not character.isascii()):
             return None
-        return re.compile(r"(?<!\w)" + _shared([_pieces(body) for body in bodies]) + r"(?!\w)")
+        alternatives = _shared([_pieces(body) for body in bodies]).replace(SEPARATOR, _ASCII_SEPARATOR)
+        return patterns.engine(r"(?:^|\W)" + alternatives + r"(?:\W|$)")
 
     def may_state(self, text: str) -> bool:
         """Whether the screen matches the text: else it holds no phrase. An ASCII text (most
