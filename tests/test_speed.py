@@ -20,7 +20,7 @@ from metriclint import engine
 from metriclint import settings as config
 from metriclint.extract import cache, runner
 from metriclint.extract.aside import aside
-from metriclint.model import Reading
+from metriclint.model import ReadFailure, Reading
 from metriclint.report.formats import FORMATS
 from metriclint.sources import Extraction, Options
 
@@ -268,6 +268,23 @@ def test_one_changed_file_is_the_only_one_extracted(tmp_path: Path, monkeypatch:
     result = invoke("check", ".", "--jobs", "1")
     assert extracted == ["trainer/logging_utils.py"]
     assert "ML001" in result.output
+
+
+def test_a_test_files_data_and_docs_are_parsed_only_for_their_directives(tmp_path: Path) -> None:
+    """Of a test's JSON or Markdown only a suppression comment could count (its texts and
+    tables are dropped): one without a directive is not parsed, so it is no ML900 either, as a
+    Python test that writes no key is not; one with a directive is read as before."""
+    broken = tmp_path / "golden.json"
+    broken.write_text('{"lm loss": [1.0, 2.0,', encoding="utf-8")
+    marked = tmp_path / "marked.json"
+    marked.write_text('// metriclint: ignore[ML003] a fixture\n{"a": "b",\n', encoding="utf-8")
+    for path, test, kind in ((broken, False, ReadFailure), (broken, True, Extraction), (marked, True, ReadFailure)):
+        _, result, _ = runner.extract_file(runner.Job(path, path.name, None, test=test), Options(), lambda text, values=(): [])
+        assert type(result) is kind, (path.name, test)
+        assert not (isinstance(result, Extraction) and (result.suppressions or result.tables or result.texts))
+    marked.write_text('// metriclint: ignore[ML003] a fixture\n{"a": "b"}\n', encoding="utf-8")
+    _, result, _ = runner.extract_file(runner.Job(marked, marked.name, None, test=True), Options(), lambda text, values=(): [])
+    assert isinstance(result, Extraction) and result.suppressions
 
 
 def test_a_test_files_texts_are_left_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extracted: list[str]) -> None:
