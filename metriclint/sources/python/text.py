@@ -92,6 +92,7 @@ class PythonText:
         self.lines = source_lines(self.text)
         self._columns: dict[int, Columns | None] = {}  # each line's, None for ASCII: made when first asked
         self._ascii = self.text.isascii()  # most files: every column is its byte offset
+        self._spans: dict[ast.AST, Span] = {}
 
     def parse(self) -> ast.Module:
         try:
@@ -129,8 +130,16 @@ class PythonText:
         return node.end_lineno, self.column(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
 
     def span(self, path: str, node: ast.AST) -> Span:
-        """Asked of most assignments and calls: an ASCII file's takes the node's offsets as they are."""
-        if self._ascii:
+        """Asked of most assignments and calls, and of nearly half of them again (a call's span
+        for its key, its value, its code facts): made once per node, so that what a worker sends
+        holds one Span for each place rather than a copy for each asker. `path` is this file's."""
+        found = self._spans.get(node)
+        if found is None:
+            found = self._spans[node] = self._span(path, node)
+        return found
+
+    def _span(self, path: str, node: ast.AST) -> Span:
+        if self._ascii:  # an ASCII file's takes the node's offsets as they are
             return Span(path, node.lineno, node.col_offset + 1, node.end_lineno, node.end_col_offset + 1)  # type: ignore[attr-defined]
         (line, column), (end_line, end_column) = self.start(node), self.end(node)
         return Span(path, line, column + 1, end_line, end_column + 1)
