@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,21 @@ def test_a_test_that_cannot_write_a_key_is_skipped(source: str) -> None:
 def test_a_projects_own_logging_function_is_a_sink_in_tests_too() -> None:
     assert test_files.may_hold_keys(b"record_metric(stats)", frozenset({"pkg.metrics.record_metric"}))
     assert not test_files.may_hold_keys(b"record_metric(stats)", frozenset())
+
+
+def test_a_sink_call_is_found_where_pythons_engine_finds_it() -> None:
+    """The search for a sink's call runs on RE2; it must find what Python's bytes pattern
+    finds, at the same place: spaces RE2's `\\s` leaves out, bytes that are no UTF-8, a name
+    inside a longer one."""
+    found = test_files._sink_calls(frozenset())
+    same = re.compile(found.pattern)
+    sources = [
+        b"wandb.log\x0b({})",
+        b"wandb.log\x0c ({})",
+        b"\xe9wandb.log(x)",
+        b"\xff\xfe writer.add_scalar (k, v)",
+        b"mywandb_log(x)",
+        b"wandb.logs(x)",
+    ]
+    assert [found.search(s) is not None for s in sources] == [True, True, True, True, False, False]
+    assert [m.span() if (m := found.search(s)) else None for s in sources] == [m.span() if (m := same.search(s)) else None for s in sources]

@@ -52,8 +52,14 @@ def _compiled(pattern: str) -> Any:
 def engine(pattern: str | bytes) -> Any:
     """RE2's compiled `pattern`, or None where RE2 refuses it. For metriclint's own patterns
     whose alternatives are many (every sink's name, every phrase): RE2 compiles them at once
-    and reads each character once, where Python's engine tries each alternative in turn."""
+    and reads each character once, where Python's engine tries each alternative in turn. A
+    bytes pattern reads each byte as a character, as Python's bytes patterns do."""
     try:
-        return re2.compile(pattern, _OPTIONS)
+        return re2.compile(pattern, _BYTES if isinstance(pattern, bytes) else _OPTIONS)
     except re2.error:
         return None
+
+
+_BYTES = re2.Options()
+_BYTES.log_errors = False
+_BYTES.encoding = re2.Options.Encoding.LATIN1

@@ -333,7 +333,7 @@ def extract_bytes(suffix: str, shown: str, data: bytes, options: Options, read: 
 
 
 # The kinds of file of which a test gives more than texts and tables, which are dropped: Python,
-# whose keys keep a registry entry alive (sources/python/test_files.py). Of a test's JSON,
+# whose keys keep a registry entry alive (sources/python/test_files.py). Of a test's JSON, YAML,
 # Markdown or JavaScript only a suppression comment could count; one without any is not parsed,
 # as a Python test that writes no key is not (Megatron-LM's 927 JSON files of golden values took
 # 0.55 of the extraction's 10 CPU s), so it is no ML900 either.
