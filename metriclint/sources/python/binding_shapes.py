@@ -42,10 +42,13 @@ def loop_shape(loop: ast.For | ast.AsyncFor, sink_names: frozenset[str]) -> Loop
     return LoopShape(frozenset(_reach(steps, seeds)), frozenset(called), frozenset(logged), leaves)
 
 
-def reached(body: list[ast.stmt], seeds: set[str]) -> set[str]:
-    """`seeds` and the names assigned in `body` from one of them, through any number of steps."""
+def reached(body: list[ast.stmt], seeds: set[str], sums: bool = True) -> set[str]:
+    """`seeds` and the names assigned in `body` from one of them, through any number of steps;
+    without `sums`, not through a name added to (`total += x`), which holds every pass's `x`."""
     steps: list[tuple[set[str], set[str]]] = []
     for node in descendants(body):
+        if isinstance(node, ast.AugAssign) and not sums:
+            continue
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             written = node.targets if isinstance(node, ast.Assign) else [node.target]
             steps.append((set().union(*(bound_names(t) for t in written)), read_names(node.value)))

@@ -15,6 +15,7 @@ from metriclint.sources.python.bag_items import LISTED, selected
 from metriclint.sources.python.binding_shapes import (
     added_to,
     assigned_name,
+    bound_names,
     constant_shape,
     loop_shape,
     optional_of,
@@ -113,10 +114,7 @@ class Bindings(Messages):
         construct = "at-boundary" if scope.at_boundary else "per-micro-batch" if self._window_log(call) else ""
         if not construct or scope.definition is None:
             return atoms
-        if scope.from_handed is None:
-            handed = {p for p in scope.params if p not in ("self", "cls")} | scope.batches
-            scope.from_handed = reached(scope.definition.body, handed)
-        if not read_names(value) & scope.from_handed:
+        if not read_names(value) & _one_micro_batch(scope, scope.definition.body):
             return atoms
         return atoms | self.code.derived(construct, value, atoms)
 
@@ -683,3 +681,19 @@ def _class_method(func: ast.expr) -> bool:
 
 def _is_none(node: ast.expr) -> bool:
     return type(node) is ast.Constant and node.value is None
+
+
+def _one_micro_batch(scope: Scope, body: list[ast.stmt]) -> set[str]:
+    """The names that hold one micro-batch's data or what is computed from it. In a function
+    that loops over the data itself (`for batch in loader:` around the logging), what the
+    innermost loop binds on each pass: its parameters configure it and are no micro-batch, and
+    taking them for one made everything it builds from them (a tracker that sums the window,
+    under `main(args)`) one micro-batch's value. In a function called once per micro-batch (a
+    hook, an engine's `backward(loss)`), what the call is handed. Either way not through a name
+    a pass adds to (`total_loss += loss`): it holds the passes since it was set, not one."""
+    loop = next((node for node in reversed(scope.iterating) if isinstance(node, (ast.For, ast.AsyncFor))), None)
+    key = id(loop) if loop is not None else 0
+    if key not in scope.from_handed:
+        seeds = bound_names(loop.target) if loop is not None else {p for p in scope.params if p not in ("self", "cls")} | scope.batches
+        scope.from_handed[key] = reached(body, seeds, sums=False)  # a sum kept over the passes holds them all
+    return scope.from_handed[key]
