@@ -686,14 +686,15 @@ def _is_none(node: ast.expr) -> bool:
 def _one_micro_batch(scope: Scope, body: list[ast.stmt]) -> set[str]:
     """The names that hold one micro-batch's data or what is computed from it. In a function
     that loops over the data itself (`for batch in loader:` around the logging), what the
-    innermost loop binds on each pass: its parameters configure it and are no micro-batch, and
-    taking them for one made everything it builds from them (a tracker that sums the window,
-    under `main(args)`) one micro-batch's value. In a function called once per micro-batch (a
-    hook, an engine's `backward(loss)`), what the call is handed. Either way not through a name
-    a pass adds to (`total_loss += loss`): it holds the passes since it was set, not one."""
+    innermost `for` around the logging binds on each pass, taken for the loop over the data:
+    the function's parameters configure it and are no micro-batch, and taking them for one
+    made everything it builds from them (a tracker that sums the window, under `main(args)`)
+    one micro-batch's value. In a function called once per micro-batch (a hook, an engine's
+    `backward(loss)`), what the call is handed. Either way not through a name a pass adds to
+    (`total_loss += loss`): it holds the passes since it was set, not one."""
     loop = next((node for node in reversed(scope.iterating) if isinstance(node, (ast.For, ast.AsyncFor))), None)
     key = id(loop) if loop is not None else 0
-    if key not in scope.from_handed:
+    if key not in scope.micro_batch:
         seeds = bound_names(loop.target) if loop is not None else {p for p in scope.params if p not in ("self", "cls")} | scope.batches
-        scope.from_handed[key] = reached(body, seeds, sums=False)  # a sum kept over the passes holds them all
-    return scope.from_handed[key]
+        scope.micro_batch[key] = reached(body, seeds, sums=False)  # a sum kept over the passes holds them all
+    return scope.micro_batch[key]

@@ -135,7 +135,7 @@ class Scope:
     definition: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     at_boundary: int = 0  # how many tests that the accumulation window ends (rules/code/loops.yaml `boundaries`) the walk is under
     # loop id (0: none) -> the names that hold one micro-batch's data or what is computed from it (bindings.py), once asked
-    from_handed: dict[int, set[str]] = field(default_factory=dict)
+    micro_batch: dict[int, set[str]] = field(default_factory=dict)
     loop_spans: tuple[tuple[int, int, frozenset[str]], ...] | None = None  # its loops' lines and the names they bind, once asked (bags.py)
     loop_shapes: dict[int, LoopShape] = field(default_factory=dict)  # loop id -> what its body does (bindings.loop_shape), once asked
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
