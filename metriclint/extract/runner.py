@@ -314,9 +314,11 @@ def extract_bytes(suffix: str, shown: str, data: bytes, options: Options, read: 
     (`Unreadable`), nesting deeper than Python's recursion limit (which any recursive
     reader can hit), and one nobody foresaw, reported as ours so that users tell us.
     """
-    extractor = extractor_for(suffix, options)
-    if extractor is None or options.test and suffix not in _TEST_CODE and directives.MARK not in data:
+    if options.test and suffix not in _TEST_CODE and directives.MARK not in data:
         return True, Extraction()  # a test's data or docs: what they state is dropped below, and they hold no directive
+    extractor = extractor_for(suffix, options)  # after: a kind only tests have is not even loaded
+    if extractor is None:
+        return True, Extraction()
     try:
         extraction = extractor(shown, data)
         return True, replace(extraction, texts=(), tables=()) if options.test else _read_texts(extraction, read)
