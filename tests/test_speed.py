@@ -196,7 +196,7 @@ def test_a_worker_collects_garbage_only_once_enough_is_young_to_hold_some(tmp_pa
         "import gc\nfrom pathlib import Path\nfrom metriclint.extract import runner, workers\nfrom metriclint.sources import DEFAULT_OPTIONS\n"
         "runner.start_worker(lambda text, values=(): (), DEFAULT_OPTIONS)\n"
         "gc.freeze()\ngc.disable()  # as a worker starts (workers._serve)\n"
-        "started, progress = [], [0.0, 0.0]\n"
+        "started, progress = [], [0.0, 0.0, 0.0]\n"
         "gc.callbacks.append(lambda phase, info: started.append(phase) if phase == 'start' else None)\n"
         "python = [runner.Job(p, str(p), None) for p in sorted(Path('trainer').glob('*.py'))]\n"
         "workers.answered(python, runner.work, progress, 0, 60)\n"

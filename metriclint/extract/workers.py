@@ -8,6 +8,12 @@ in a worker process: the kernel refuses a worker more address space than it star
 code aborts), and the parent kills a worker whose item has run longer than `seconds`. Only that
 item is lost: the pool says which, and hands the rest of its batch to a new worker.
 
+A worker can also stall through no fault of its item: a lock that another thread of the parent
+held when it forked (pytest-xdist's, in the tests), or a machine too busy to run it. One that
+used under a tenth of its time on the processor, or never began its batch, is replaced and
+its item read once more (a CI run reported a small fixture file as read for longer than 60
+s); a second stall on the same item loses it as a slow one would.
+
 Each worker has a pipe of its own, and no queue, lock or thread is shared between processes,
 so a worker killed at any moment leaves nothing the parent could wait on: an answer cut short
 reads as the pipe's end. The parent never waits without a deadline. Workers write which item
@@ -41,6 +47,8 @@ _LOOK_SECONDS = 0.5  # the longest wait between two looks at the workers' clocks
 _STOP_SECONDS = 2.0  # how long a worker asked to stop has before it is killed
 _REAP_SECONDS = 5.0  # how long a killed worker's exit is waited for (SIGKILL is never refused)
 _IDLE = 0.0  # a worker's clock between items
+_BUSY_SHARE = 0.1  # a worker that used less of its item's time on the processor than this stalled
+_SLOTS = 3  # shared per worker: its item's place in its batch, since when, and its processor time then
 
 
 @dataclass(frozen=True)
@@ -76,8 +84,10 @@ class Pool(Generic[T, R]):
         self.work, self.seconds, self.memory, self.start, self.start_args = work, seconds, memory, start, start_args
         self.context = multiprocessing.get_context()
         with signals.held():  # a file unlinked at once, in /dev/shm: no signal between the two
-            self.progress = self.context.RawArray("d", 2 * count)  # per worker: its item's place in its batch, and since when
+            self.progress = self.context.RawArray("d", _SLOTS * count)
         self.workers: list[_Worker | None] = [None] * count
+        self.handed = [0.0] * count  # when each worker was handed its batch
+        self.retried: set[int] = set()  # the items read again after their worker stalled
 
     def map(self, items: Sequence[T], sizes: Iterable[int]) -> Iterator[R | Lost]:
         """`work(item)` for each of `items`, in order, each as soon as it and those before it
@@ -112,7 +122,8 @@ class Pool(Generic[T, R]):
             worker = self.workers[slot] or self._started(slot)
             batch = queue.popleft()
             busy[slot] = batch
-            self.progress[2 * slot], self.progress[2 * slot + 1] = -1, _IDLE
+            self.progress[_SLOTS * slot], self.progress[_SLOTS * slot + 1] = -1, _IDLE
+            self.handed[slot] = time.monotonic()
             try:
                 worker.hand.send([items[i] for i in batch])
             except OSError:  # it died between two batches: `_collect` finds it gone
@@ -131,8 +142,8 @@ class Pool(Generic[T, R]):
                 self._answered(slot, busy, done, queue)
             elif worker.process.sentinel in ready:
                 self._lose(slot, busy, done, queue, Lost())
-            elif self._started_at(slot) != _IDLE and now - self._started_at(slot) > self.seconds:
-                self._lose(slot, busy, done, queue, Lost(timed_out=True))
+            elif now - (self._started_at(slot) or self.handed[slot]) > self.seconds:
+                self._overdue(slot, busy, done, queue)
 
     def _answered(self, slot: int, busy: dict[int, list[int]], done: dict[int, Any], queue: deque[list[int]]) -> None:
         worker = self.workers[slot]
@@ -152,13 +163,38 @@ class Pool(Generic[T, R]):
         for index, result in zip(busy.pop(slot), results):
             done[index] = result
 
+    def _overdue(self, slot: int, busy: dict[int, list[int]], done: dict[int, Any], queue: deque[list[int]]) -> None:
+        """The worker at `slot` is past its deadline: its item is lost for its time, unless
+        the worker stalled and the item was not read again yet; then the batch is, by another."""
+        item = busy[slot][self._position(slot, busy)]
+        if item in self.retried or not self._stalled(slot):
+            self._lose(slot, busy, done, queue, Lost(timed_out=True))
+            return
+        self.retried.add(item)
+        self._kill(slot)
+        queue.appendleft(busy.pop(slot))
+
+    def _stalled(self, slot: int) -> bool:
+        """Whether the worker at `slot` never began its batch, or used less than `_BUSY_SHARE`
+        of its item's time on the processor (where the system tells: Linux)."""
+        started = self._started_at(slot)
+        worker = self.workers[slot]
+        if started == _IDLE:
+            return True
+        used = _processor_seconds(worker.process.pid) if worker is not None else None
+        return used is not None and used - self.progress[_SLOTS * slot + 2] < _BUSY_SHARE * (time.monotonic() - started)
+
+    def _position(self, slot: int, busy: dict[int, list[int]]) -> int:
+        """Where in its batch the worker at `slot` is (dead: where it was; not begun: 0)."""
+        return min(max(0, int(self.progress[_SLOTS * slot])), len(busy[slot]) - 1)
+
     def _lose(self, slot: int, busy: dict[int, list[int]], done: dict[int, Any], queue: deque[list[int]], lost: Lost) -> None:
         """The worker at `slot` is dead or to be killed: its item is `lost`, the rest of its
         batch goes first to the next worker free (read again, those before it too: a batch is
         answered whole)."""
+        at = self._position(slot, busy)
         self._kill(slot)
         batch = busy.pop(slot)
-        at = min(max(0, int(self.progress[2 * slot])), len(batch) - 1)  # dead: the clock is still
         done[batch[at]] = lost
         rest = batch[:at] + batch[at + 1 :]
         if rest:
@@ -170,7 +206,7 @@ class Pool(Generic[T, R]):
         return max(0.0, min(_LOOK_SECONDS, until))
 
     def _started_at(self, slot: int) -> float:
-        return float(self.progress[2 * slot + 1])
+        return float(self.progress[_SLOTS * slot + 1])
 
     def _started(self, slot: int) -> _Worker:
         # Two one-way pipes, not a socket pair: a linter opens no socket.
@@ -292,14 +328,14 @@ def answered(batch: list[Any], work: Callable[[Any], Any], progress: Any, slot: 
     watches (killed itself, say)."""
     results = []
     for position, item in enumerate(batch):
-        progress[2 * slot] = position
-        progress[2 * slot + 1] = time.monotonic()
-        _limit_cpu(2 * seconds)
+        progress[_SLOTS * slot] = position
+        progress[_SLOTS * slot + 2] = _limit_cpu(2 * seconds)
+        progress[_SLOTS * slot + 1] = time.monotonic()
         try:
             results.append(work(item))
         except Exception as error:  # noqa: BLE001 - raised in the parent, in its turn
             results.append(_Raised(error))
-    progress[2 * slot + 1] = _IDLE
+    progress[_SLOTS * slot + 1] = _IDLE
     if gc.get_count()[0] > YOUNG_OBJECTS:
         gc.collect()
     return results
@@ -337,11 +373,27 @@ def _limit(memory: int) -> None:
     _lower(resource.RLIMIT_AS, size + memory)
 
 
-def _limit_cpu(seconds: float) -> None:
-    """SIGXCPU, which ends the process, once it has used `seconds` more CPU time than now."""
+def _limit_cpu(seconds: float) -> float:
+    """SIGXCPU, which ends the process, once it has used `seconds` more CPU time than now;
+    the CPU time it has used."""
+    used = time.process_time()
     if resource is not None:
-        used = resource.getrusage(resource.RUSAGE_SELF)
-        _lower(resource.RLIMIT_CPU, math.ceil(used.ru_utime + used.ru_stime + seconds), raise_soft=True)
+        _lower(resource.RLIMIT_CPU, math.ceil(used + seconds), raise_soft=True)
+    return used
+
+
+def _processor_seconds(pid: int) -> float | None:
+    """The CPU time process `pid` has used, as `time.process_time` counts it in the process,
+    where /proc tells (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+    except (OSError, ValueError):
+        return None
+    try:  # utime and stime, the 14th and 15th fields, in clock ticks
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (IndexError, ValueError, OSError):
+        return None
 
 
 def _lower(kind: int, limit: int, raise_soft: bool = False) -> None:
