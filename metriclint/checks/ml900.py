@@ -18,9 +18,12 @@ ML900 = Rule(
     name="unparsable-source",
     severity=Severity.WARNING,
     kind="hygiene",
-    summary="A file could not be read, decoded or parsed; the rest of the run went on.",
+    summary="A file could not be read, decoded or parsed, or reading it took longer than 60 s or 2 GiB of memory; the rest of the run went on.",
     why="Whatever the file says about metrics was not checked.",
-    fix="Fix the syntax or encoding, or exclude the file in `[tool.metriclint] exclude`.",
+    fix=(
+        "Fix the syntax or encoding, or exclude the file in `[tool.metriclint] exclude` (a file over a limit is mostly generated). "
+        "A reader that stalls without working (a machine too busy) is replaced and the file read once more before it is reported."
+    ),
     check=unreadable_sources,
     good=(Example({"ok.py": "x = 1\n"}),),
     bad=(Example({"broken.py": "def f(:\n    pass\n"}, None, ("ML900 broken.py:1",)),),
