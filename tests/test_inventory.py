@@ -1500,6 +1500,108 @@ CASES = {
         },
         ["{stage}.device.rate", "{stage}.elapsed"],
     ),
+    # a string an object's property returns, where the object's name says its class: every
+    # class of that name, and each subclass, returns one of the strings the key is made with
+    "a key joined by a string an object named for its class returns from a property": (
+        {
+            "pkg/base.py": """\
+            class Tracker:
+                @property
+                def group_separator(self) -> str:
+                    # how the dashboard groups keys
+                    return "/"
+
+
+            class CsvTracker(Tracker):
+                @property
+                def group_separator(self) -> str:
+                    return "-"
+            """,
+            "pkg/monitor.py": """\
+            import wandb
+
+
+            def _prefixed(stats, prefix, separator):
+                return {prefix + separator + k: v for k, v in stats.items()}
+
+
+            class Monitor:
+                def on_batch_end(self, trainer, hook):
+                    stats = {"gpu_util": 1.0}
+                    for tracker in trainer.trackers:
+                        separator = tracker.group_separator
+                        wandb.log(_prefixed(stats, f"Monitor.{hook}", separator), step=trainer.step)
+            """,
+        },
+        ["Monitor.{hook}-gpu_util", "Monitor.{hook}/gpu_util"],
+    ),
+    # ... not where the name says no class of the project, or a subclass computes the string
+    "a key part read from an object whose class its name does not say stays a placeholder": (
+        {
+            "pkg/base.py": """\
+            class Tracker:
+                @property
+                def group_separator(self) -> str:
+                    # how the dashboard groups keys
+                    return "/"
+
+
+            class CsvTracker(Tracker):
+                @property
+                def group_separator(self) -> str:
+                    return "-"
+            """,
+            "pkg/monitor.py": """\
+            import wandb
+
+
+            def _prefixed(stats, prefix, separator):
+                return {prefix + separator + k: v for k, v in stats.items()}
+
+
+            class Monitor:
+                def on_batch_end(self, trainer, hook):
+                    stats = {"gpu_util": 1.0}
+                    for sink in trainer.trackers:
+                        separator = sink.group_separator
+                        wandb.log(_prefixed(stats, f"Monitor.{hook}", separator), step=trainer.step)
+            """,
+        },
+        ["Monitor.{hook}{separator}gpu_util"],
+    ),
+    "a key part a subclass's property computes stays a placeholder": (
+        {
+            "pkg/base.py": """\
+            class Tracker:
+                @property
+                def group_separator(self) -> str:
+                    # how the dashboard groups keys
+                    return "/"
+
+
+            class CsvTracker(Tracker):
+                @property
+                def group_separator(self) -> str:
+                    return str(self)
+            """,
+            "pkg/monitor.py": """\
+            import wandb
+
+
+            def _prefixed(stats, prefix, separator):
+                return {prefix + separator + k: v for k, v in stats.items()}
+
+
+            class Monitor:
+                def on_batch_end(self, trainer, hook):
+                    stats = {"gpu_util": 1.0}
+                    for tracker in trainer.trackers:
+                        separator = tracker.group_separator
+                        wandb.log(_prefixed(stats, f"Monitor.{hook}", separator), step=trainer.step)
+            """,
+        },
+        ["Monitor.{hook}{separator}gpu_util"],
+    ),
     # a dataclass's field is what each call of its constructor sets: its default names no key
     "a key part read from a dataclass's field stays a placeholder": (
         {

@@ -18,7 +18,10 @@ from typing import Callable, Iterable, Iterator
 
 from metriclint.evidence.dotted import Dotted
 from metriclint.knowledge.frameworks import EntryPoint, facts_at
-from metriclint.model import FRAMEWORKS, CodeFact, FunctionFlow, ProjectClass, Span
+from metriclint.model import FRAMEWORKS, NAMED_OBJECT, CodeFact, FunctionFlow, ProjectClass, Span
+
+# A shorter name (`x`, `obj`) says no class: it would end the names of too many.
+_NAMED_LENGTH = 4
 
 
 class _Ancestry:
@@ -76,6 +79,8 @@ class Hierarchy:
         return self._strings[name]
 
     def _strings_of(self, owner: str, attribute: str) -> tuple[str, ...]:
+        if owner.startswith(NAMED_OBJECT):
+            return self._named_strings(owner[len(NAMED_OBJECT) :], attribute)
         start = self.base(owner)
         if start is None:
             return ()
@@ -84,6 +89,24 @@ class Hierarchy:
         if any(not texts for texts in found):
             return ()
         return tuple(dict.fromkeys(text for texts in found for text in texts or ()))
+
+    def _named_strings(self, held: str, attribute: str) -> tuple[str, ...]:
+        """The strings the attribute of an object the file knows only by its name may be: as
+        each class of the project that the name names (`tracker`: `Tracker`, `CsvTracker`) and
+        that sets the attribute itself sets it, and its subclasses; none when no such class
+        sets it, or one of them sets it to what is not known."""
+        named = held.replace("_", "").lower()
+        if len(named) < _NAMED_LENGTH:
+            return ()
+        owners = [
+            shape.name
+            for shape in self.classes.values()
+            if shape.name.rsplit(".", 1)[-1].lower().endswith(named) and attribute in dict(shape.strings)
+        ]
+        found = [self.strings(f"{owner}.{attribute}") for owner in owners]
+        if not found or any(not texts for texts in found):
+            return ()
+        return tuple(dict.fromkeys(text for texts in found for text in texts))
 
     def _inherited_strings(self, shape: ProjectClass, attribute: str, depth: int) -> tuple[str, ...] | None:
         """The strings the class, or else its nearest base of the project, sets the attribute to;

@@ -92,6 +92,9 @@ class Derived:
 # (`writer.record(...)`: `?.record`); the project-wide step may still find the one method of that
 # name (evidence/callees.py).
 UNKNOWN_OBJECT = "?."
+# How an attribute of an object whose class the file does not know is written in a key part
+# (`tracker.sep`: `~tracker.sep`): the project's classes its name names fill it (evidence/inherited.py).
+NAMED_OBJECT = "~"
 # How a call of a method through a handle's `.remote` is written (`handle.update.remote(batch)`:
 # `?remote.update`): only the methods of classes whose methods run elsewhere answer it (evidence/callees.py).
 REMOTE_CALL = "?remote."
@@ -356,7 +359,8 @@ class FunctionFlow:
     # what it returns only under `if flag:`, a parameter off unless a call passes it: only to such a call
     gives_when: tuple[tuple[str, Bag], ...] = ()
     # (placeholder, module.Class.attr): a key part read from an attribute of an object of a class
-    # the file names (`f"{stage}{meter.joiner}{k}"`), which that class's strings fill (ProjectClass.strings)
+    # the file names (`f"{stage}{meter.joiner}{k}"`), or a name bound to one, which that class's
+    # strings fill (ProjectClass.strings); `~held.attr` where the object's name alone says its class
     attribute_parts: tuple[tuple[str, str], ...] = ()
 
 
@@ -442,6 +446,9 @@ class CallFlow:
     # the dicts a key argument is built from a loop over (`f"train/{k}"` for `k` in `losses`), re-keyed
     # as it builds each key: a callee that logs under that parameter logs one key per entry
     keyed: tuple[tuple[int | str, Bag], ...] = ()
+    # the object attribute an argument reads whose strings are not known here (`tracker.sep`, or a
+    # name bound to it), as FunctionFlow.attribute_parts writes it: the project-wide step fills it
+    attributes: tuple[tuple[int | str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@ separator}mfu"` with `separator: str = "/"` stored by `__init__` is `device/mfu`
 
 An attribute is known when every assignment the class makes to it is: a string in the class
 body (`SEPARATOR = "/"`), or in a method `self.sep = "/"` or `self.sep = sep` of a parameter
-whose default is a string (what the class logs unless a caller passes another). Any other
-assignment of it, anywhere in the class, leaves it unknown. Read only when a key asks for one.
+whose default is a string (what the class logs unless a caller passes another); a property is
+known when all it does is return a string written out. Any other assignment of it, or another
+property of its name, anywhere in the class, leaves it unknown. Read only when a key asks for one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
+from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.held import attribute_writes
 
 
@@ -22,6 +24,8 @@ def attribute_strings(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             _add(found, unknown, statement.targets[0].id, _string(statement.value))
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if is_property(statement):
+                _add(found, unknown, statement.name, assigned_text(property_value(statement), _no_default))
             defaults = string_defaults(statement.args)
             for attribute, value in attribute_writes(statement):
                 _add(found, unknown, attribute, assigned_text(value, defaults.get))
@@ -36,6 +40,29 @@ def assigned_text(value: ast.expr | None, default: Callable[[str], str | None]) 
         return None
     text = _string(value)
     return default(value.id) if text is None and isinstance(value, ast.Name) else text
+
+
+def is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a method is read as an attribute: decorated `@property` or `@cached_property`."""
+    return any(called_name(d) in _PROPERTIES for d in node.decorator_list)
+
+
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def property_value(node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+    """What a property returns when returning it is all it does (a docstring aside): the
+    attribute it stands for holds that. None for any other body."""
+    body = node.body[1:] if node.body and _docstring(node.body[0]) else node.body
+    return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+
+
+def _docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and _string(statement.value) is not None
+
+
+def _no_default(name: str) -> None:
+    """A property has no parameter whose default it could return."""
 
 
 def _add(found: dict[str, list[str]], unknown: set[str], name: str, text: str | None) -> None:

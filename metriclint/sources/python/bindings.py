@@ -376,6 +376,7 @@ class Bindings(Messages):
             self._gathered(scope, target.id, value)
             if not class_body:
                 scope.bind_strings(target.id, strings.values(value, self.string, target.id), path)
+                self.read_from(scope, target.id, value)
                 kept = strings.prefix_kept(value, self.string) if type(value) is ast.IfExp else None
                 if kept is not None:
                     scope.kept_prefixes[target.id] = kept[1]

@@ -379,9 +379,10 @@ class KeyRecorder(BagWriter):
         texts = self._argument_strings(given) if not site.callee.startswith(UNKNOWN_OBJECT) else ()
         bags = self.argument_bags(node, given)
         keyed = self._argument_keyed(given) if texts and self.scopes[-1].keyvars else ()
+        attributes = self._argument_attributes(given, texts) if not site.callee.startswith(UNKNOWN_OBJECT) else ()
         self.scopes[-1].handed_bags.extend(bag for _, bag in bags if bag.entries)
-        if site.args or texts or bags:
-            self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags, keyed))
+        if site.args or texts or bags or attributes:
+            self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags, keyed, attributes))
         self.handed_to(site.callee, node, given)
         self._hand_over(node, given, site.callee, site.bound)
 
@@ -422,6 +423,21 @@ class KeyRecorder(BagWriter):
             if texts and not any(keys.is_template(t) and " " in t for t in texts):
                 found.append((where, texts))
         return tuple(found)
+
+    def _argument_attributes(
+        self, given: list[Argument], texts: tuple[tuple[int | str, tuple[str, ...]], ...]
+    ) -> tuple[tuple[int | str, str], ...]:
+        """The object attribute each argument whose strings are not known stands for (`sep`
+        bound to `tracker.sep`), for the project-wide step to fill the callee's keys with."""
+        reads = self.scopes[-1].attribute_reads
+        if not reads:
+            return ()
+        known = {where for where, _ in texts}
+        return tuple(
+            (where, reads[value.id])
+            for where, value in _placed(given)
+            if where not in known and type(value) is ast.Name and value.id in reads
+        )
 
     def _argument_keyed(self, given: list[Argument]) -> tuple[tuple[int | str, Bag], ...]:
         """The dicts a loop runs over that an argument builds a key from (`f"train/{k}"` in a loop

@@ -17,7 +17,7 @@ from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.knowledge.code_sections import Unreduced
 from metriclint.knowledge.sinks import sinks
-from metriclint.model import CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyUse, ResultOf, Span
+from metriclint.model import NAMED_OBJECT, CallFlow, CodeFact, FlagDefault, FunctionFlow, KeyUse, ResultOf, Span
 from metriclint.sources.python.attribute_strings import attribute_strings
 from metriclint.sources.python.code_reader import CodeReader
 from metriclint.sources.python.dataclass_fields import AS_DICT_CALLS
@@ -159,18 +159,50 @@ class WalkState:
             if found is None:
                 self._object_part(*name.split(".", 1))
             return found
-        return self._visible(name, lambda scope: scope.strings)
+        found = self._visible(name, lambda scope: scope.strings)
+        reads = self.scopes[-1].attribute_reads
+        if found is None and reads and name in reads:
+            self.note_part(name, reads[name])
+        return found
 
     def _object_part(self, held: str, attribute: str) -> None:
-        """An attribute of an object of a class the file names (`meter.joiner`, `meter` a
-        Meter): not known here, as that class may be another module's; noted, so that the
-        project-wide step fills the placeholder named after it with the class's strings
-        (FunctionFlow.attribute_parts). Not where a parameter of that name would fill it too."""
-        made = self.instance(held)
+        """An attribute of another object (`meter.joiner`): not known here, as its class may be
+        another module's; noted, so that the project-wide step fills the placeholder named after
+        it with the class's strings (FunctionFlow.attribute_parts). Not where a parameter of
+        that name would fill it too."""
+        self.note_part(attribute, self.object_attribute(held, attribute))
+
+    def note_part(self, name: str, part: str | None) -> None:
+        """That the placeholder `name` stands for the object attribute `part` (`object_attribute`),
+        or, where `part` is None, for none: "" once two places say different ones."""
         scope = self.scopes[-1]
-        if made is not None and "(" not in made and attribute not in scope.params:
-            part = f"{made}.{attribute}"
-            scope.attribute_parts[attribute] = part if scope.attribute_parts.get(attribute, part) == part else ""
+        if name in scope.params:
+            return
+        if part is None:
+            if name in scope.attribute_parts:
+                scope.attribute_parts[name] = ""
+            return
+        scope.attribute_parts[name] = part if scope.attribute_parts.get(name, part) == part else ""
+
+    def read_from(self, scope: Scope, name: str, value: ast.expr) -> None:
+        """`sep = tracker.sep`: `sep` is what `object_attribute` says, until bound again
+        (Scope.attribute_reads); noted as a part only where a key or a call reads it."""
+        part = self.object_attribute(value.value.id, value.attr) if type(value) is ast.Attribute and type(value.value) is ast.Name else None
+        if part is not None:
+            if scope.attribute_reads is None:
+                scope.attribute_reads = {}
+            scope.attribute_reads[name] = part
+        elif scope.attribute_reads:
+            scope.attribute_reads.pop(name, None)
+
+    def object_attribute(self, held: str, attribute: str) -> str | None:
+        """`module.Class.attr` for `held.attr` where the file knows the class of the object
+        `held` holds; else `~held.attr`, which the project-wide step reads as of the classes
+        that `held`'s name names (evidence/inherited.py `named_strings`)."""
+        made = self.instance(held)
+        if made is None:
+            return f"{NAMED_OBJECT}{held}.{attribute}" if held != "self" else None
+        return f"{made}.{attribute}" if "(" not in made else None
 
     def _attribute_string(self, attribute: str) -> tuple[str, ...] | None:
         if not self.class_nodes or len(self.scopes) != 2 or "self" not in self.scopes[-1].params:

@@ -29,8 +29,8 @@ from metriclint.model import Atom, Bag, CodeFact, Held, KeyUse, Related, Span
 from metriclint.sources import Extraction, Unreadable, unread
 from metriclint.sources.python import dataclass_fields, flags
 from metriclint.sources.python.annotated import annotated, family_table
+from metriclint.sources.python.attribute_strings import is_property, property_value
 from metriclint.sources.python.binding_shapes import assigned_name, ends_window, read_names
-from metriclint.sources.python.call_names import called_name
 from metriclint.sources.python.flatteners import flattened_param
 from metriclint.sources.python.flow import Scope, flow_rules
 from metriclint.sources.python.frameworks import EntryUses
@@ -218,8 +218,9 @@ class _Collector(EntryUses):
             # callers may rely on, where the call it returns may not be told; a class it makes
             # itself (`return MoEModel()`) says more and stays
             scope.makes = self.code.instance(node.returns) or scope.makes
-        if len(self.scopes) == 1 and self.classes and _is_property(node):
+        if len(self.scopes) == 1 and self.classes and is_property(node):
             self._property_type(node.name, scope.makes)
+            self._attribute_text(node.name, property_value(node))
         if len(self.scopes) > 1:
             enclose(scope, self.scopes[-1], self.string)
             self.scopes[-1].defs[node.name] = name  # `run(step_fn=forward)` after `def forward(...)` in the same body
@@ -548,11 +549,3 @@ def _declares(statement: ast.stmt) -> bool:
     if isinstance(statement, ast.AnnAssign):
         return statement.value is None and isinstance(statement.target, ast.Name)
     return isinstance(statement, ast.Pass) or isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
-
-
-def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether a method is read as an attribute: decorated `@property` or `@cached_property`."""
-    return any(called_name(d) in _PROPERTIES for d in node.decorator_list)
-
-
-_PROPERTIES = frozenset({"property", "cached_property"})
