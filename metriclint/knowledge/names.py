@@ -8,7 +8,7 @@ must not state something) are run by the tests.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Mapping
 
@@ -40,7 +40,7 @@ class NamePart:
 @dataclass(frozen=True, slots=True)
 class Stated:
     """One facet value a name states, and the part that states it. Not `outright` where the name
-    nests it: the outer of two reductions (`avg_len_max`), which a text may put either way round."""
+    holds two reductions (`avg_len_max`), which names and texts put either way round."""
 
     part: NamePart
     outright: bool = True
@@ -61,9 +61,10 @@ def words(name: str) -> tuple[str, ...]:
 
 def stated(name: str, extra: tuple[NamePart, ...] = ()) -> list[Stated]:
     """What `name` states, one value per facet: the longest matching part wins. A reduction
-    that ends a name after another one (`avg_len_max`, `mean_of_max`) is the inner one: the
-    value is the outer, leading reduction of it (the mean of per-sample maxima). `extra`: the
-    parts of a registry's own facets (`custom_parts`)."""
+    that ends a name after another one (`avg_len_max`, `mean_of_max`) nests in it or takes it
+    in: names put the two either way round (`mean_turn_length_std`, the mean of stds, and
+    `group_reward_std_mean`, the same), so the value is the leading one and the other is not
+    ruled out (`also`). `extra`: the parts of a registry's own facets (`custom_parts`)."""
     found = words(name)
     best: dict[str, NamePart] = {}
     starting = _starting()
@@ -80,7 +81,9 @@ def stated(name: str, extra: tuple[NamePart, ...] = ()) -> list[Stated]:
             (_reductions()[word] for i, word in enumerate(leading) if word in _reductions() and not _after_condition(leading, i)),
             None,
         )
-        best["reduction"] = outer or best["reduction"]
+        if outer is not None:
+            inner = best["reduction"]
+            best["reduction"] = replace(outer, also=tuple(dict.fromkeys((*outer.also, inner.value, *inner.also))))
     return [Stated(part, outright=not (outer and part.facet == "reduction")) for part in best.values()]
 
 
