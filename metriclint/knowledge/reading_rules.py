@@ -1,6 +1,6 @@
 """The rules for reading a phrase inside its noun phrase and its sentence, as data:
 `rules/reading/*.yaml` (selection words, a total that names a combined loss, head nouns, the
-scope of negation cues, list items, reductions over the run's ranks).
+scope of negation cues, list items, reductions over the run's ranks, statistics held up against zero).
 
 This module only loads and validates them; `language/noun_phrase.py` and `language/phrases.py` apply them.
 """
@@ -26,6 +26,7 @@ FILES = {
     "cue_scope.yaml": (("referents",), False, "claims"),
     "sentences.yaml": (("bullets", "numbered"), False, "sentences"),
     "over_ranks.yaml": (("after", "states", "prepositions", "qualifiers", "ranks"), True, "claims"),
+    "conditions.yaml": (("facets", "before", "after"), False, "claims"),
 }
 
 
@@ -58,13 +59,16 @@ class ReadingRules:
     over_ranks_states: tuple[tuple[str, str], ...]  # what such a reduction states besides ("scope", "global")
     over_ranks: re.Pattern[str]  # "across all DP ranks", right after the reduction; group "preposition"
     over_ranks_prepositions: frozenset[str]  # "across": a reduction phrase ending in one needs none after it
+    condition_facets: frozenset[str]  # "reduction": a phrase of one held up against zero names a condition
+    condition_before: re.Pattern[str]  # "nonzero ", right before such a phrase (searched up to it)
+    condition_after: re.Pattern[str]  # " of zero", right after it
 
 
 @lru_cache(maxsize=None)
 def builtin() -> ReadingRules:
     lists = {name: _load(name).lists for name in FILES}
     selection, heads, ranks = lists["selection.yaml"], lists["heads.yaml"], lists["over_ranks.yaml"]
-    combined = lists["combined.yaml"]
+    combined, conditions = lists["combined.yaml"], lists["conditions.yaml"]
     return ReadingRules(
         superlatives=frozenset(w.lower() for w in selection["phrases"]),
         domain=_words(selection["domains"]),
@@ -86,6 +90,9 @@ def builtin() -> ReadingRules:
         over_ranks_states=_facet_values(ranks["states"]),
         over_ranks=_over_ranks(ranks["prepositions"], ranks["qualifiers"], ranks["ranks"], _load("over_ranks.yaml").reach),
         over_ranks_prepositions=frozenset(w.lower() for w in ranks["prepositions"]),
+        condition_facets=frozenset(conditions["facets"]),
+        condition_before=re.compile(rf"{_words(conditions['before']).pattern}[\s-]+$", re.IGNORECASE),
+        condition_after=re.compile(rf"\s+{_words(conditions['after']).pattern}(?![-.]\w)", re.IGNORECASE),
     )
 
 

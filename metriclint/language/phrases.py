@@ -109,6 +109,8 @@ def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
             entry = vocabulary.entry_of(match)
             if not entry.value or _IN_FLAG.search(text[max(sentence[0], match.start() - 80) : match.start()]):
                 continue
+            if entry.facet in rules.condition_facets and _a_condition(text, match, sentence[0], rules):
+                continue
             opens = _LEAD.fullmatch(text, sentence[0], match.start()) is not None and not _JOINED.match(text, match.end())
             in_phrase = noun_phrase.stated(text, entry, match, _clause_end(text, match.end(), sentence[1]), vocabulary, rules, opens)
             if in_phrase is None:
@@ -126,6 +128,13 @@ def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
                 in_sentence.append(Reading(stated.facet, value, negated, start if cue_start is None else cue_start, end, sentence))
         readings += _with_domains(text, in_sentence, rules)
     return readings
+
+
+def _a_condition(text: str, match: re.Match[str], start: int, rules: ReadingRules) -> bool:
+    """Whether the phrase is a statistic held up against zero, a condition its items meet
+    ("with a nonzero standard deviation", "whose std is non-zero": rules/reading/conditions.yaml)."""
+    before = text[max(start, match.start() - 20) : match.start()]
+    return rules.condition_before.search(before) is not None or rules.condition_after.match(text, match.end()) is not None
 
 
 def _with_domains(text: str, found: list[Reading], rules: ReadingRules) -> list[Reading]:
