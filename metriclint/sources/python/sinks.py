@@ -235,14 +235,14 @@ class KeyRecorder(BagWriter):
         values = [self.valued[e.span] for e in self.bag(record).entries if e.span in self.valued]
         return None if reads_loop_items(record, values, loops) else record
 
-    def log_bag(self, bag: Bag, sink: Sink, node: ast.AST, logging: Logging, fresh: bool = True) -> None:
+    def log_bag(self, bag: Bag, sink: Sink, node: ast.stmt | ast.expr, logging: Logging, fresh: bool = True) -> None:
         """A dict of metrics reaches a sink: each entry put in it here is logged here; what it
         holds of elsewhere, the project-wide step follows (evidence/logged_bags.py). Unless the
         dict is written in the call (`fresh`), a call it went through may have reduced its
         values across the ranks: this rank's own values (ranks.LocalFact) are not its own any more."""
         pending = []
         if logging.forks:
-            self.prose.forked(node.lineno, (entry.key for entry in bag.entries), logging.forks)  # type: ignore[attr-defined]
+            self.prose.forked(node.lineno, (entry.key for entry in bag.entries), logging.forks)
             bag = forked_bag(bag, logging.forks)
         for entry in bag.entries:
             value = self.valued.get(entry.span)
@@ -311,7 +311,7 @@ class KeyRecorder(BagWriter):
         hook = self.hook_here() if require_key_shape else None
         written = self._keys(key_node)
         if logging.forks and logging.call is not None:
-            self.prose.forked(logging.call.lineno, written, logging.forks)  # type: ignore[attr-defined]
+            self.prose.forked(logging.call.lineno, written, logging.forks)
         for key in forked(written, logging.forks):
             if self.rebound_part(key):
                 continue
@@ -346,8 +346,8 @@ class KeyRecorder(BagWriter):
         self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via, said))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         if logging.call is not None:
-            self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)  # type: ignore[attr-defined]
-        line = logging.call.lineno if logging.call is not None else span.line  # type: ignore[attr-defined]
+            self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)
+        line = logging.call.lineno if logging.call is not None else span.line
         site = span if line == span.line else Span(span.path, line, span.column, span.end_line, span.end_column)
         self.value_logged(key, value, logging, atoms, site)
 

@@ -39,7 +39,7 @@ class Logging:
 
     done: frozenset[CodeFact] = frozenset()
     unreduced: Unreduced | None = None
-    call: ast.AST | None = None
+    call: ast.Call | None = None
     sink: str = ""  # what the call is, as rules/sinks.yaml says it
     at: Span | None = None  # where the call is
     forks: tuple[str, ...] = ()  # the suffixes each key gets, once each, in place of none (rules/sinks.yaml `forks`)
