@@ -376,7 +376,10 @@ class Bindings(Messages):
             self._gathered(scope, target.id, value)
             if not class_body:
                 scope.bind_strings(target.id, strings.values(value, self.string, target.id), path)
-                self.read_from(scope, target.id, value)
+                if type(value) is ast.Attribute and type(value.value) is ast.Name:
+                    self.read_from(scope, target.id, value.value.id, value.attr)
+                elif scope.attribute_reads:
+                    scope.attribute_reads.pop(target.id, None)
                 kept = strings.prefix_kept(value, self.string) if type(value) is ast.IfExp else None
                 if kept is not None:
                     scope.kept_prefixes[target.id] = kept[1]

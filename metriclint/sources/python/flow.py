@@ -182,8 +182,8 @@ class Scope:
     aliases: dict[str, ast.expr] = field(default_factory=dict)
     # placeholder -> module.Class.attr of the object a key part reads it from ("" when two disagree)
     attribute_parts: dict[str, str] = field(default_factory=dict)
-    # name -> the object attribute it is bound to, as attribute_parts writes it (made when first needed)
-    attribute_reads: dict[str, str] | None = None
+    # name -> the object and attribute it is bound to (`sep = tracker.sep`; made when first needed)
+    attribute_reads: dict[str, tuple[str, str]] | None = None
     fills: dict[str, Bag] = field(default_factory=dict)  # parameter -> what it puts in the dict the parameter is
     handed_bags: list[Bag] = field(default_factory=list)  # the dicts of metrics it hands to calls
     makes: str | None = None  # the class it returns an instance of ("" when its returns disagree)

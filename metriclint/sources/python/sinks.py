@@ -379,7 +379,8 @@ class KeyRecorder(BagWriter):
         texts = self._argument_strings(given) if not site.callee.startswith(UNKNOWN_OBJECT) else ()
         bags = self.argument_bags(node, given)
         keyed = self._argument_keyed(given) if texts and self.scopes[-1].keyvars else ()
-        attributes = self._argument_attributes(given, texts) if not site.callee.startswith(UNKNOWN_OBJECT) else ()
+        reads = self.scopes[-1].attribute_reads
+        attributes = self._argument_attributes(given, texts, reads) if reads and not site.callee.startswith(UNKNOWN_OBJECT) else ()
         self.scopes[-1].handed_bags.extend(bag for _, bag in bags if bag.entries)
         if site.args or texts or bags or attributes:
             self.calls.append(CallFlow(site.callee, site.caller, self.span(node), site.args, site.bound, texts, bags, keyed, attributes))
@@ -425,19 +426,15 @@ class KeyRecorder(BagWriter):
         return tuple(found)
 
     def _argument_attributes(
-        self, given: list[Argument], texts: tuple[tuple[int | str, tuple[str, ...]], ...]
+        self, given: list[Argument], texts: tuple[tuple[int | str, tuple[str, ...]], ...], reads: dict[str, tuple[str, str]]
     ) -> tuple[tuple[int | str, str], ...]:
         """The object attribute each argument whose strings are not known stands for (`sep`
         bound to `tracker.sep`), for the project-wide step to fill the callee's keys with."""
-        reads = self.scopes[-1].attribute_reads
-        if not reads:
-            return ()
         known = {where for where, _ in texts}
-        return tuple(
-            (where, reads[value.id])
-            for where, value in _placed(given)
-            if where not in known and type(value) is ast.Name and value.id in reads
+        named = (
+            (where, value.id) for where, value in _placed(given) if where not in known and type(value) is ast.Name and value.id in reads
         )
+        return tuple((where, part) for where, name in named if (part := self.read_part(name, reads)))
 
     def _argument_keyed(self, given: list[Argument]) -> tuple[tuple[int | str, Bag], ...]:
         """The dicts a loop runs over that an argument builds a key from (`f"train/{k}"` in a loop

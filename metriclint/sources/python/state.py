@@ -162,7 +162,7 @@ class WalkState:
         found = self._visible(name, lambda scope: scope.strings)
         reads = self.scopes[-1].attribute_reads
         if found is None and reads and name in reads:
-            self.note_part(name, reads[name])
+            self.note_part(name, self.read_part(name, reads))
         return found
 
     def _object_part(self, held: str, attribute: str) -> None:
@@ -184,16 +184,16 @@ class WalkState:
             return
         scope.attribute_parts[name] = part if scope.attribute_parts.get(name, part) == part else ""
 
-    def read_from(self, scope: Scope, name: str, value: ast.expr) -> None:
-        """`sep = tracker.sep`: `sep` is what `object_attribute` says, until bound again
-        (Scope.attribute_reads); noted as a part only where a key or a call reads it."""
-        part = self.object_attribute(value.value.id, value.attr) if type(value) is ast.Attribute and type(value.value) is ast.Name else None
-        if part is not None:
-            if scope.attribute_reads is None:
-                scope.attribute_reads = {}
-            scope.attribute_reads[name] = part
-        elif scope.attribute_reads:
-            scope.attribute_reads.pop(name, None)
+    def read_from(self, scope: Scope, name: str, held: str, attribute: str) -> None:
+        """`sep = tracker.sep`: `sep` stands for that attribute (`object_attribute`), until
+        bound again (Scope.attribute_reads); noted as a part only where a key or a call reads it."""
+        if scope.attribute_reads is None:
+            scope.attribute_reads = {}
+        scope.attribute_reads[name] = (held, attribute)
+
+    def read_part(self, name: str, reads: dict[str, tuple[str, str]]) -> str | None:
+        """`object_attribute` of the attribute `name` is bound to (`reads[name]`)."""
+        return self.object_attribute(*reads[name])
 
     def object_attribute(self, held: str, attribute: str) -> str | None:
         """`module.Class.attr` for `held.attr` where the file knows the class of the object
