@@ -25,7 +25,7 @@ def once(name):  # true the first time it is asked in this folder, in any proces
     return True
 
 def read(item):
-    if item == "stalls once" and once(item) or item == "stalls always":
+    if item.startswith("stalls once") and once(item) or item == "stalls always":
         time.sleep(600)  # waits without using the processor
     if item == "busy" and once(item):
         while True:
@@ -36,8 +36,12 @@ def start():
     if sys.argv[1] == "start stalls once" and once("start"):
         time.sleep(600)
 
+maps = [[]]  # the items of each map, "|" between two: a standing pool is mapped again
+for arg in sys.argv[2:]:
+    maps.append([]) if arg == "|" else maps[-1].append(arg)
 with workers.Pool(read, 1, 1.0, 2**30, start=start) as pool:
-    print(list(pool.map(sys.argv[2:], [len(sys.argv) - 2])))
+    for items in maps:
+        print(list(pool.map(items, [len(items)])))
 """
 
 
@@ -64,6 +68,12 @@ def test_an_item_whose_worker_stalls_twice_is_lost_for_its_time(tmp_path: Path) 
 
 def test_an_item_that_keeps_its_worker_busy_is_lost_at_once(tmp_path: Path) -> None:
     assert _mapped(tmp_path, "-", "a", "busy", "b") == "['a', Lost(timed_out=True, error=''), 'b']"
+
+
+@PROC
+def test_each_map_of_a_pool_reads_again_an_item_whose_worker_stalled(tmp_path: Path) -> None:
+    """The items of each map are numbered from 0: the first's retry did not count for the second's."""
+    assert _mapped(tmp_path, "-", "stalls once", "|", "stalls once too") == "['stalls once']\n['stalls once too']"
 
 
 def test_a_worker_that_stalls_before_its_first_item_is_replaced(tmp_path: Path) -> None:

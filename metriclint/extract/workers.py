@@ -87,13 +87,14 @@ class Pool(Generic[T, R]):
             self.progress = self.context.RawArray("d", _SLOTS * count)
         self.workers: list[_Worker | None] = [None] * count
         self.handed = [0.0] * count  # when each worker was handed its batch
-        self.retried: set[int] = set()  # the items read again after their worker stalled
+        self.retried: set[int] = set()  # the items of this `map` read again after their worker stalled
 
     def map(self, items: Sequence[T], sizes: Iterable[int]) -> Iterator[R | Lost]:
         """`work(item)` for each of `items`, in order, each as soon as it and those before it
         are done; `sizes` are the batches' sizes, in order (their sum: the number of items). A
         worker still busy when this ends early (an exception, a signal) is killed."""
         queue = deque(_spans(len(items), sizes))
+        self.retried = set()  # a standing pool maps again, its items numbered from 0 again
         done: dict[int, Any] = {}
         busy: dict[int, list[int]] = {}  # worker slot -> the items it holds, by index
         yielded = 0
