@@ -58,6 +58,42 @@ DECOYS = """
                     return {{"wattage": 1.0}}
             """
 
+
+def _separated(csv_separator: str, held: str) -> dict[str, str]:
+    """A monitor that joins its keys with the separator its trackers' property returns, each
+    tracker held as `held`; the subclass's property returns `csv_separator`."""
+    return {
+        "pkg/base.py": f"""\
+            class Tracker:
+                @property
+                def group_separator(self) -> str:
+                    # how the dashboard groups keys
+                    return "/"
+
+
+            class CsvTracker(Tracker):
+                @property
+                def group_separator(self) -> str:
+                    return {csv_separator}
+            """,
+        "pkg/monitor.py": f"""\
+            import wandb
+
+
+            def _prefixed(stats, prefix, separator):
+                return {{prefix + separator + k: v for k, v in stats.items()}}
+
+
+            class Monitor:
+                def on_batch_end(self, trainer, hook):
+                    stats = {{"gpu_util": 1.0}}
+                    for {held} in trainer.trackers:
+                        separator = {held}.group_separator
+                        wandb.log(_prefixed(stats, f"Monitor.{{hook}}", separator), step=trainer.step)
+            """,
+    }
+
+
 CASES = {
     # keys named after what a method the class inherits from a framework yields at run time
     "a key per item a framework's inherited method yields": (
@@ -1503,103 +1539,16 @@ CASES = {
     # a string an object's property returns, where the object's name says its class: every
     # class of that name, and each subclass, returns one of the strings the key is made with
     "a key joined by a string an object named for its class returns from a property": (
-        {
-            "pkg/base.py": """\
-            class Tracker:
-                @property
-                def group_separator(self) -> str:
-                    # how the dashboard groups keys
-                    return "/"
-
-
-            class CsvTracker(Tracker):
-                @property
-                def group_separator(self) -> str:
-                    return "-"
-            """,
-            "pkg/monitor.py": """\
-            import wandb
-
-
-            def _prefixed(stats, prefix, separator):
-                return {prefix + separator + k: v for k, v in stats.items()}
-
-
-            class Monitor:
-                def on_batch_end(self, trainer, hook):
-                    stats = {"gpu_util": 1.0}
-                    for tracker in trainer.trackers:
-                        separator = tracker.group_separator
-                        wandb.log(_prefixed(stats, f"Monitor.{hook}", separator), step=trainer.step)
-            """,
-        },
+        _separated('"-"', "tracker"),
         ["Monitor.{hook}-gpu_util", "Monitor.{hook}/gpu_util"],
     ),
     # ... not where the name says no class of the project, or a subclass computes the string
     "a key part read from an object whose class its name does not say stays a placeholder": (
-        {
-            "pkg/base.py": """\
-            class Tracker:
-                @property
-                def group_separator(self) -> str:
-                    # how the dashboard groups keys
-                    return "/"
-
-
-            class CsvTracker(Tracker):
-                @property
-                def group_separator(self) -> str:
-                    return "-"
-            """,
-            "pkg/monitor.py": """\
-            import wandb
-
-
-            def _prefixed(stats, prefix, separator):
-                return {prefix + separator + k: v for k, v in stats.items()}
-
-
-            class Monitor:
-                def on_batch_end(self, trainer, hook):
-                    stats = {"gpu_util": 1.0}
-                    for sink in trainer.trackers:
-                        separator = sink.group_separator
-                        wandb.log(_prefixed(stats, f"Monitor.{hook}", separator), step=trainer.step)
-            """,
-        },
+        _separated('"-"', "sink"),
         ["Monitor.{hook}{separator}gpu_util"],
     ),
     "a key part a subclass's property computes stays a placeholder": (
-        {
-            "pkg/base.py": """\
-            class Tracker:
-                @property
-                def group_separator(self) -> str:
-                    # how the dashboard groups keys
-                    return "/"
-
-
-            class CsvTracker(Tracker):
-                @property
-                def group_separator(self) -> str:
-                    return str(self)
-            """,
-            "pkg/monitor.py": """\
-            import wandb
-
-
-            def _prefixed(stats, prefix, separator):
-                return {prefix + separator + k: v for k, v in stats.items()}
-
-
-            class Monitor:
-                def on_batch_end(self, trainer, hook):
-                    stats = {"gpu_util": 1.0}
-                    for tracker in trainer.trackers:
-                        separator = tracker.group_separator
-                        wandb.log(_prefixed(stats, f"Monitor.{hook}", separator), step=trainer.step)
-            """,
-        },
+        _separated("str(self)", "tracker"),
         ["Monitor.{hook}{separator}gpu_util"],
     ),
     # a dataclass's field is what each call of its constructor sets: its default names no key
