@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from metriclint.extract import workers
+
 _POOL = """
 import os, sys, time
 from metriclint.extract import workers
@@ -79,3 +81,16 @@ def test_each_map_of_a_pool_reads_again_an_item_whose_worker_stalled(tmp_path: P
 def test_a_worker_that_stalls_before_its_first_item_is_replaced(tmp_path: Path) -> None:
     """Its batch was waited for without a deadline: the run hung."""
     assert _mapped(tmp_path, "start stalls once", "a", "b") == "['a', 'b']"
+
+
+def test_a_worker_answering_its_batch_has_no_deadline_but_one_yet_to_begin_it_has() -> None:
+    """A batch read whole is being sent back (a big answer takes a while): the time since it was
+    handed out, longer than the limit for a batch of many files, is no stall of the worker."""
+    pool: workers.Pool[str, str] = workers.Pool(str, 1, 60.0, 2**30)
+    pool.handed[0] = 100.0
+    pool.progress[0], pool.progress[1] = -1, 0.0  # handed out, not begun
+    assert pool._since(0) == 100.0
+    pool.progress[0], pool.progress[1] = 3, 250.0  # its fourth item, begun at 250
+    assert pool._since(0) == 250.0
+    pool.progress[1] = 0.0  # every item read: answering
+    assert pool._since(0) is None

@@ -143,7 +143,7 @@ class Pool(Generic[T, R]):
                 self._answered(slot, busy, done, queue)
             elif worker.process.sentinel in ready:
                 self._lose(slot, busy, done, queue, Lost())
-            elif now - (self._started_at(slot) or self.handed[slot]) > self.seconds:
+            elif (since := self._since(slot)) is not None and now - since > self.seconds:
                 self._overdue(slot, busy, done, queue)
 
     def _answered(self, slot: int, busy: dict[int, list[int]], done: dict[int, Any], queue: deque[list[int]]) -> None:
@@ -174,6 +174,15 @@ class Pool(Generic[T, R]):
         self.retried.add(item)
         self._kill(slot)
         queue.appendleft(busy.pop(slot))
+
+    def _since(self, slot: int) -> float | None:
+        """When the deadline of the worker at `slot` started: its item's start; the hand-out,
+        where it has not begun its batch; none once it has read the whole batch (it is sending
+        the answer, which may take long for a big one)."""
+        started = self._started_at(slot)
+        if started != _IDLE:
+            return started
+        return self.handed[slot] if self.progress[_SLOTS * slot] < 0 else None
 
     def _stalled(self, slot: int) -> bool:
         """Whether the worker at `slot` never began its batch, or used less than `_BUSY_SHARE`
