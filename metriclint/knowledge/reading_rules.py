@@ -1,6 +1,6 @@
 """The rules for reading a phrase inside its noun phrase and its sentence, as data:
 `rules/reading/*.yaml` (selection words, a total that names a combined loss, head nouns, the
-scope of negation cues, list items, reductions over the run's ranks, statistics held up against zero).
+scope of negation cues, list items, reductions over the run's ranks, statistics held up against zero, the whole a part is taken of).
 
 This module only loads and validates them; `language/noun_phrase.py` and `language/phrases.py` apply them.
 """
@@ -27,6 +27,7 @@ FILES = {
     "sentences.yaml": (("bullets", "numbered"), False, "sentences"),
     "over_ranks.yaml": (("after", "states", "prepositions", "qualifiers", "ranks"), True, "claims"),
     "conditions.yaml": (("facets", "before", "after"), False, "claims"),
+    "wholes.yaml": (("facets", "before"), False, "claims"),
 }
 
 
@@ -35,6 +36,16 @@ class RulesFile:
     lists: dict[str, tuple[str, ...]]
     reach: int
     examples: tuple[FacetExample, ...]
+
+
+@dataclass(frozen=True)
+class Silencer:
+    """Words beside a phrase of one of `facets` that make it state nothing: a statistic held up
+    against zero (conditions.yaml), the whole a part is taken of (wholes.yaml)."""
+
+    facets: frozenset[str]
+    before: re.Pattern[str] | None  # ending right before the phrase: searched in the text up to it
+    after: re.Pattern[str] | None  # right after the phrase: matched where it ends
 
 
 @dataclass(frozen=True)
@@ -59,16 +70,14 @@ class ReadingRules:
     over_ranks_states: tuple[tuple[str, str], ...]  # what such a reduction states besides ("scope", "global")
     over_ranks: re.Pattern[str]  # "across all DP ranks", right after the reduction; group "preposition"
     over_ranks_prepositions: frozenset[str]  # "across": a reduction phrase ending in one needs none after it
-    condition_facets: frozenset[str]  # "reduction": a phrase of one held up against zero names a condition
-    condition_before: re.Pattern[str]  # "nonzero ", right before such a phrase (searched up to it)
-    condition_after: re.Pattern[str]  # " of zero", right after it
+    silencers: tuple[Silencer, ...]  # the words beside a phrase that make it state nothing
 
 
 @lru_cache(maxsize=None)
 def builtin() -> ReadingRules:
     lists = {name: _load(name).lists for name in FILES}
     selection, heads, ranks = lists["selection.yaml"], lists["heads.yaml"], lists["over_ranks.yaml"]
-    combined, conditions = lists["combined.yaml"], lists["conditions.yaml"]
+    combined = lists["combined.yaml"]
     return ReadingRules(
         superlatives=frozenset(w.lower() for w in selection["phrases"]),
         domain=_words(selection["domains"]),
@@ -90,9 +99,17 @@ def builtin() -> ReadingRules:
         over_ranks_states=_facet_values(ranks["states"]),
         over_ranks=_over_ranks(ranks["prepositions"], ranks["qualifiers"], ranks["ranks"], _load("over_ranks.yaml").reach),
         over_ranks_prepositions=frozenset(w.lower() for w in ranks["prepositions"]),
-        condition_facets=frozenset(conditions["facets"]),
-        condition_before=re.compile(rf"{_words(conditions['before']).pattern}[\s-]+$", re.IGNORECASE),
-        condition_after=re.compile(rf"\s+{_words(conditions['after']).pattern}(?![-.]\w)", re.IGNORECASE),
+        silencers=(_silencer(lists["conditions.yaml"]), _silencer(lists["wholes.yaml"])),
+    )
+
+
+def _silencer(lists: dict[str, tuple[str, ...]]) -> Silencer:
+    """A file's `facets`, and its `before` and `after` words as patterns."""
+    before, after = lists.get("before"), lists.get("after")
+    return Silencer(
+        frozenset(lists["facets"]),
+        re.compile(rf"{_words(before).pattern}(?:\s+(?:the|a|an))?[\s-]+$", re.IGNORECASE) if before else None,
+        re.compile(rf"\s+{_words(after).pattern}(?![-.]\w)", re.IGNORECASE) if after else None,
     )
 
 

@@ -109,7 +109,7 @@ def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
             entry = vocabulary.entry_of(match)
             if not entry.value or _IN_FLAG.search(text[max(sentence[0], match.start() - 80) : match.start()]):
                 continue
-            if entry.facet in rules.condition_facets and _a_condition(text, match, sentence[0], rules):
+            if _silenced(text, match, sentence[0], entry.facet, rules):
                 continue
             opens = _LEAD.fullmatch(text, sentence[0], match.start()) is not None and not _JOINED.match(text, match.end())
             in_phrase = noun_phrase.stated(text, entry, match, _clause_end(text, match.end(), sentence[1]), vocabulary, rules, opens)
@@ -130,11 +130,21 @@ def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
     return readings
 
 
-def _a_condition(text: str, match: re.Match[str], start: int, rules: ReadingRules) -> bool:
-    """Whether the phrase is a statistic held up against zero, a condition its items meet
-    ("with a nonzero standard deviation", "whose std is non-zero": rules/reading/conditions.yaml)."""
-    before = text[max(start, match.start() - 20) : match.start()]
-    return rules.condition_before.search(before) is not None or rules.condition_after.match(text, match.end()) is not None
+def _silenced(text: str, match: re.Match[str], start: int, facet: str, rules: ReadingRules) -> bool:
+    """Whether words beside the phrase make it state nothing: a statistic held up against zero
+    ("with a nonzero standard deviation", "whose std is non-zero"), the whole a part is taken of
+    ("a fraction of the total dataset"): rules/reading/conditions.yaml and wholes.yaml."""
+    before = text[max(start, match.start() - 30) : match.start()]
+    return any(
+        facet in silencer.facets
+        and (
+            silencer.before is not None
+            and silencer.before.search(before) is not None
+            or silencer.after is not None
+            and silencer.after.match(text, match.end()) is not None
+        )
+        for silencer in rules.silencers
+    )
 
 
 def _with_domains(text: str, found: list[Reading], rules: ReadingRules) -> list[Reading]:
