@@ -35,7 +35,7 @@ def read(item):
     return item if item != "busy" else "busy, read again"
 
 def start():
-    if sys.argv[1] == "start stalls once" and once("start"):
+    if sys.argv[1] == "start stalls once" and once("start") or sys.argv[1] == "start stalls always":
         time.sleep(600)
 
 maps = [[]]  # the items of each map, "|" between two: a standing pool is mapped again
@@ -76,6 +76,11 @@ def test_an_item_that_keeps_its_worker_busy_is_lost_at_once(tmp_path: Path) -> N
 def test_each_map_of_a_pool_reads_again_an_item_whose_worker_stalled(tmp_path: Path) -> None:
     """The items of each map are numbered from 0: the first's retry did not count for the second's."""
     assert _mapped(tmp_path, "-", "stalls once", "|", "stalls once too") == "['stalls once']\n['stalls once too']"
+
+
+def test_where_no_worker_starts_each_item_is_lost_as_an_error_not_a_wait(tmp_path: Path) -> None:
+    lost = "Lost(timed_out=False, error='no process started to read it within 1 s')"
+    assert _mapped(tmp_path, "start stalls always", "a", "b") == f"[{lost}, {lost}]"
 
 
 def test_a_worker_that_stalls_before_its_first_item_is_replaced(tmp_path: Path) -> None:

@@ -168,6 +168,9 @@ class Pool(Generic[T, R]):
         """The worker at `slot` is past its deadline: its item is lost for its time, unless
         the worker stalled and the item was not read again yet; then the batch is, by another."""
         item = busy[slot][self._position(slot, busy)]
+        if item in self.retried and self.progress[_SLOTS * slot] < 0:  # twice a worker that never began
+            self._lose(slot, busy, done, queue, Lost(error=f"no process started to read it within {self.seconds:g} s"))
+            return
         if item in self.retried or not self._stalled(slot):
             self._lose(slot, busy, done, queue, Lost(timed_out=True))
             return
