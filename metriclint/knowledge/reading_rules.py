@@ -71,6 +71,7 @@ class ReadingRules:
     over_ranks: re.Pattern[str]  # "across all DP ranks", right after the reduction; group "preposition"
     over_ranks_prepositions: frozenset[str]  # "across": a reduction phrase ending in one needs none after it
     silencers: tuple[Silencer, ...]  # the words beside a phrase that make it state nothing
+    silenced_facets: frozenset[str]  # the facets of their phrases, asked first
 
 
 @lru_cache(maxsize=None)
@@ -78,6 +79,7 @@ def builtin() -> ReadingRules:
     lists = {name: _load(name).lists for name in FILES}
     selection, heads, ranks = lists["selection.yaml"], lists["heads.yaml"], lists["over_ranks.yaml"]
     combined = lists["combined.yaml"]
+    silencers = (_silencer(lists["conditions.yaml"]), _silencer(lists["wholes.yaml"]))
     return ReadingRules(
         superlatives=frozenset(w.lower() for w in selection["phrases"]),
         domain=_words(selection["domains"]),
@@ -99,7 +101,8 @@ def builtin() -> ReadingRules:
         over_ranks_states=_facet_values(ranks["states"]),
         over_ranks=_over_ranks(ranks["prepositions"], ranks["qualifiers"], ranks["ranks"], _load("over_ranks.yaml").reach),
         over_ranks_prepositions=frozenset(w.lower() for w in ranks["prepositions"]),
-        silencers=(_silencer(lists["conditions.yaml"]), _silencer(lists["wholes.yaml"])),
+        silencers=silencers,
+        silenced_facets=frozenset(facet for silencer in silencers for facet in silencer.facets),
     )
 
 

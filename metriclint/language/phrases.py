@@ -109,7 +109,7 @@ def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
             entry = vocabulary.entry_of(match)
             if not entry.value or _IN_FLAG.search(text[max(sentence[0], match.start() - 80) : match.start()]):
                 continue
-            if _silenced(text, match, sentence[0], entry.facet, rules):
+            if entry.facet in rules.silenced_facets and _silenced(text, match, sentence[0], entry.facet, rules):
                 continue
             opens = _LEAD.fullmatch(text, sentence[0], match.start()) is not None and not _JOINED.match(text, match.end())
             in_phrase = noun_phrase.stated(text, entry, match, _clause_end(text, match.end(), sentence[1]), vocabulary, rules, opens)
