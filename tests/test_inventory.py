@@ -1551,6 +1551,32 @@ CASES = {
         _separated("str(self)", "tracker"),
         ["Monitor.{hook}{separator}gpu_util"],
     ),
+    # ... as where the helper writes the key itself from the parts it is handed
+    "a key a helper joins from a string an object named for its class returns": (
+        {
+            "pkg/base.py": """\
+            class Tracker:
+                @property
+                def group_separator(self) -> str:
+                    return "/"
+            """,
+            "pkg/monitor.py": """\
+            import wandb
+
+
+            def record(prefix, separator, value):
+                wandb.log({f"{prefix}{separator}util": value})
+
+
+            class Monitor:
+                def on_end(self, trainer):
+                    for tracker in trainer.trackers:
+                        separator = tracker.group_separator
+                        record("gpu", separator, 1.0)
+            """,
+        },
+        ["gpu/util", "{prefix}{separator}util"],
+    ),
     # a dataclass's field is what each call of its constructor sets: its default names no key
     "a key part read from a dataclass's field stays a placeholder": (
         {

@@ -524,20 +524,11 @@ class LoggedBags:
                 p: texts
                 for p in flow.params
                 if f"{{{p}}}" in template
-                for where, texts in self._passed_texts(call)
+                for where, texts in call.texts
                 if where in (p, passed_at(flow, p, call.bound))
             }
             given |= {p: (text,) for p, text in flow.defaults if p not in given and f"{{{p}}}" in template and not _passes(flow, p, call)}
         return given if math.prod(len(t) for t in given.values()) <= keys.MAX_VALUES else {}
-
-    def _passed_texts(self, call: CallFlow) -> tuple[tuple[int | str, tuple[str, ...]], ...]:
-        """The strings each argument of `call` may be: those its function knew, and those of the
-        object attributes it reads (CallFlow.attributes) as their classes set them."""
-        callees = self.project.callees
-        if not call.attributes or callees is None:
-            return call.texts
-        read = ((where, callees.hierarchy.strings(held)) for where, held in call.attributes)
-        return (*call.texts, *((where, texts) for where, texts in read if texts))
 
     def _attribute_parts(self, flow: FunctionFlow, template: str) -> dict[str, tuple[str, ...]]:
         """The strings each placeholder of `template` read from an object's attribute may be,
@@ -566,7 +557,7 @@ class LoggedBags:
         for call in self.callers(function) if named else ():
             if call.caller == function:
                 continue  # a recursive call passes the function's own parameter on: it names no key of its own
-            given = {p: texts for p in named for where, texts in self._passed_texts(call) if where in (p, passed_at(flow, p, call.bound))}  # type: ignore[arg-type]
+            given = {p: texts for p in named for where, texts in call.texts if where in (p, passed_at(flow, p, call.bound))}  # type: ignore[arg-type]
             given |= {p: (defaults[p],) for p in named if p not in given and p in defaults and not _passes(flow, p, call)}  # type: ignore[arg-type]
             looped = each_key(flow, named, call, self.looped_texts)  # type: ignore[arg-type]
             given |= looped

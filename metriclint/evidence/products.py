@@ -17,7 +17,7 @@ from metriclint.evidence.inherited import inherited_flows
 from metriclint.evidence.logged_bags import LoggedBags, logged_entries
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import Atom, CodeClaim, CodeProducts, FunctionFlow, KeyUse
+from metriclint.model import Atom, CallFlow, CodeClaim, CodeProducts, FunctionFlow, KeyUse
 from metriclint.sources import Extraction
 
 
@@ -33,6 +33,7 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     functions, calls = [f for e in extractions for f in e.functions], [c for e in extractions for c in e.calls]
     classes, instances = [c for e in extractions for c in e.classes], dict(i for e in extractions for i in e.instances)
     graph = CallGraph(functions, (), classes, instances)
+    calls = _attribute_strings(calls, graph)
     own_methods = frozenset(
         span
         for e in extractions
@@ -64,6 +65,21 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     named_too = written_or_built | {entry.use.key for entry in logged if not entry.labelled}
     labelled = frozenset(entry.use.key for entry in logged if entry.labelled) - named_too
     return CodeProducts(built, read, help_tables, own_methods=own_methods, put_logged=put_logged, labelled=labelled)
+
+
+def _attribute_strings(calls: list[CallFlow], graph: CallGraph) -> list[CallFlow]:
+    """Each call with the strings of the object attributes its arguments read (CallFlow.attributes:
+    `sep = tracker.group_separator` handed on) among those it passes, as the objects' classes set
+    them: the keys built across calls and the dicts logged through them are filled with them alike."""
+    if graph.callees is None:
+        return calls
+    strings = graph.callees.hierarchy.strings
+    return [
+        replace(call, texts=(*call.texts, *((where, texts) for where, held in call.attributes if (texts := strings(held)))))
+        if call.attributes
+        else call
+        for call in calls
+    ]
 
 
 def own_keys(extractions: Iterable[Extraction], made: CodeProducts) -> list[KeyUse]:
