@@ -168,7 +168,7 @@ class Pool(Generic[T, R]):
         """The worker at `slot` is past its deadline: its item is lost for its time, unless
         the worker stalled and the item was not read again yet; then the batch is, by another."""
         item = busy[slot][self._position(slot, busy)]
-        if item in self.retried and self.progress[_SLOTS * slot] < 0:  # twice a worker that never began
+        if item in self.retried and not self._begun(slot):  # twice a worker that never began
             self._lose(slot, busy, done, queue, Lost(error=f"no process started to read it within {self.seconds:g} s"))
             return
         if item in self.retried or not self._stalled(slot):
@@ -185,15 +185,18 @@ class Pool(Generic[T, R]):
         started = self._started_at(slot)
         if started != _IDLE:
             return started
-        return self.handed[slot] if self.progress[_SLOTS * slot] < 0 else None
+        return None if self._begun(slot) else self.handed[slot]
+
+    def _begun(self, slot: int) -> bool:
+        """Whether the worker at `slot` has begun the batch it holds (its place in it is set)."""
+        return self.progress[_SLOTS * slot] >= 0
 
     def _stalled(self, slot: int) -> bool:
         """Whether the worker at `slot` never began its batch, or used less than `_BUSY_SHARE`
         of its item's time on the processor (where the system tells: Linux)."""
-        started = self._started_at(slot)
-        worker = self.workers[slot]
-        if started == _IDLE:
+        if not self._begun(slot):
             return True
+        started, worker = self._started_at(slot), self.workers[slot]
         used = _processor_seconds(worker.process.pid) if worker is not None else None
         return used is not None and used - self.progress[_SLOTS * slot + 2] < _BUSY_SHARE * (time.monotonic() - started)
 

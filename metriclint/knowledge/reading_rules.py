@@ -47,6 +47,13 @@ class Silencer:
     before: re.Pattern[str] | None  # ending right before the phrase: searched in the text up to it
     after: re.Pattern[str] | None  # right after the phrase: matched where it ends
 
+    def silences(self, before: str, text: str, end: int) -> bool:
+        """Whether `before` (the text up to a phrase of one of `facets`) or `text` from the
+        phrase's `end` holds this silencer's words."""
+        if self.before is not None and self.before.search(before) is not None:
+            return True
+        return self.after is not None and self.after.match(text, end) is not None
+
 
 @dataclass(frozen=True)
 class ReadingRules:

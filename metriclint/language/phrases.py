@@ -135,16 +135,7 @@ def _silenced(text: str, match: re.Match[str], start: int, facet: str, rules: Re
     ("with a nonzero standard deviation", "whose std is non-zero"), the whole a part is taken of
     ("a fraction of the total dataset"): rules/reading/conditions.yaml and wholes.yaml."""
     before = text[max(start, match.start() - 30) : match.start()]
-    return any(
-        facet in silencer.facets
-        and (
-            silencer.before is not None
-            and silencer.before.search(before) is not None
-            or silencer.after is not None
-            and silencer.after.match(text, match.end()) is not None
-        )
-        for silencer in rules.silencers
-    )
+    return any(facet in silencer.facets and silencer.silences(before, text, match.end()) for silencer in rules.silencers)
 
 
 def _with_domains(text: str, found: list[Reading], rules: ReadingRules) -> list[Reading]:

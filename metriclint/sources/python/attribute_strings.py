@@ -25,7 +25,8 @@ def attribute_strings(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
             _add(found, unknown, statement.targets[0].id, _string(statement.value))
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if is_property(statement):
-                _add(found, unknown, statement.name, assigned_text(property_value(statement), _no_default))
+                returned = property_value(statement)
+                _add(found, unknown, statement.name, _string(returned) if returned is not None else None)
             defaults = string_defaults(statement.args)
             for attribute, value in attribute_writes(statement):
                 _add(found, unknown, attribute, assigned_text(value, defaults.get))
@@ -53,16 +54,8 @@ _PROPERTIES = frozenset({"property", "cached_property"})
 def property_value(node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
     """What a property returns when returning it is all it does (a docstring aside): the
     attribute it stands for holds that. None for any other body."""
-    body = node.body[1:] if node.body and _docstring(node.body[0]) else node.body
+    body = node.body[1:] if ast.get_docstring(node, clean=False) is not None else node.body
     return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
-
-
-def _docstring(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Expr) and _string(statement.value) is not None
-
-
-def _no_default(name: str) -> None:
-    """A property has no parameter whose default it could return."""
 
 
 def _add(found: dict[str, list[str]], unknown: set[str], name: str, text: str | None) -> None:
