@@ -150,6 +150,28 @@ class LoggedBags:
                         use = KeyUse(key, span, False, entry.measured, entry.through, sink=sink)
                         yield LoggedEntry(use, function, entry.value, entry.recorded, labelled, entry.family)
 
+    def filled_standing(self) -> Iterator[KeyUse]:
+        """The keys a project function puts in a dict its caller passes, built from its
+        parameters (`out[f"{head}{name}{tail}"] = v` in a loop over `names`), as each call fills
+        them. Where a key the call makes whole is shaped like a metric key over a measured
+        value, it is logged at the call as the same key written in the caller would be
+        (sources/python/values.py `stands_alone`), whether or not a sink is seen to log the
+        dict; the template alone names no metric, so the walk could not tell. A key left a
+        template (`correct_length/p{min}`) is not taken: the call names no one metric there.
+        Only the keys the helper writes and the names the call passes are the call's: the
+        keys of a dict it is handed and puts in again are logged where that dict is."""
+        for flow in self.project.functions.values():
+            for _, bag in flow.fills:
+                for call in self.callers(flow.name):
+                    if call.caller == flow.name:
+                        continue
+                    for entry, function in self.entries(flow.name, bag, 0, call):
+                        if not entry.measured or not (function == flow.name or _within(entry.span, call.span)):
+                            continue  # a key another dict brought (`add_sectioned(out, stats, "value/")`) is logged where that dict is
+                        for key, span in self._filled(function, entry) if keys.is_template(entry.key) else [(entry.key, entry.span)]:
+                            if keys.looks_like_key(key) and not keys.is_template(key):
+                                yield KeyUse(key, span, False, True, entry.through)
+
     def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None, outer: Outer = ()) -> tuple[tuple[MetricsEntry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
         the call `function` is read for (its result's), whose arguments alone fill its parameters;
@@ -576,6 +598,11 @@ class LoggedBags:
         `log_scalar(f"train/{k}", v)` in a loop over what `train_step` returns passes each of
         that dict's keys, under `train/`."""
         return tuple(dict.fromkeys(e.key for e, _ in self.entries(call.caller, bag, 0, None) if not keys.too_generic(e.key)))
+
+
+def _within(span: Span, outer: Span) -> bool:
+    """Whether `span` starts inside `outer` (a name written among a call's arguments)."""
+    return span.path == outer.path and (outer.line, outer.column) <= (span.line, span.column) <= (outer.end_line, outer.end_column)
 
 
 def _union(bags: Iterable[Bag]) -> Bag:
