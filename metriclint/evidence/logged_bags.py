@@ -162,6 +162,8 @@ class LoggedBags:
         keys of a dict it is handed and puts in again are logged where that dict is."""
         for flow in self.project.functions.values():
             for _, bag in flow.fills:
+                if not _builds_keys(bag):
+                    continue
                 for call in self.callers(flow.name):
                     if call.caller == flow.name:
                         continue
@@ -598,6 +600,12 @@ class LoggedBags:
         `log_scalar(f"train/{k}", v)` in a loop over what `train_step` returns passes each of
         that dict's keys, under `train/`."""
         return tuple(dict.fromkeys(e.key for e, _ in self.entries(call.caller, bag, 0, None) if not keys.too_generic(e.key)))
+
+
+def _builds_keys(bag: Bag) -> bool:
+    """Whether a helper's bag holds a key its callers fill: a template it writes, or the items
+    of a parameter it puts under keys of its own making (`f"{head}{}"`)."""
+    return any(keys.is_template(e.key) for e in bag.entries) or any(h.kind == "param" and h.rekey != "{}" for h in bag.held)
 
 
 def _within(span: Span, outer: Span) -> bool:
