@@ -1725,6 +1725,35 @@ CASES = {
         },
         ["loss_total", "losses/policy", "losses/value", "optim/lr", "speed/wps"],
     ),
+    # a nested dict written out whose values are what methods of an object no file names
+    # return (`loads.max().item()`): values, not dicts whose keys the flattening would join;
+    # the helper keeps its pairs in a list and makes the dict of them at the end
+    "values of a nested dict that a method of an unknown object returns": (
+        {
+            "pkg/trees.py": """\
+            def flatten(tree, parent="", sep="/"):
+                pairs = []
+                for key, value in tree.items():
+                    name = parent + sep + key if parent else key
+                    if isinstance(value, dict):
+                        pairs.extend(flatten(value, name, sep=sep).items())
+                    else:
+                        pairs.append((name, value))
+                return dict(pairs)
+            """,
+            "pkg/loop.py": """\
+            import wandb
+
+            from pkg.trees import flatten
+
+
+            def log_load(loads, step):
+                stats = {"load": {"peak": loads.max().item(), "floor": loads.min().item()}, "spread": loads.std()}
+                wandb.log(flatten(stats), step=step)
+            """,
+        },
+        ["load/floor", "load/peak", "spread"],
+    ),
     # a dict written out with a key, then filled from another dict and that key popped: the
     # loop over it reads what it holds then, not the keys its literal had
     "a dict written out then grown and popped": (

@@ -10,27 +10,21 @@ the keys themselves, at the call that makes them.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator
 
 from metriclint.base import keys
 from metriclint.evidence.code_claims import CallGraph, passed_at
-from metriclint.model import Bag, CallFlow, FunctionFlow, KeyUse, ProjectClass
+from metriclint.model import Bag, CallFlow, FunctionFlow, KeyUse
 
 Looped = Callable[[CallFlow, Bag], tuple[str, ...]]
 
 
-def built_keys(
-    functions: Iterable[FunctionFlow],
-    calls: Iterable[CallFlow],
-    classes: Iterable[ProjectClass] = (),
-    instances: Mapping[str, str] = {},
-    looped: Looped = lambda call, bag: (),
-) -> Iterator[KeyUse]:
+def built_keys(project: CallGraph, calls: Iterable[CallFlow], looped: Looped = lambda call, bag: ()) -> Iterator[KeyUse]:
     """Every key a call makes by passing strings for a template's placeholders; one still too
-    generic to name a metric (`rollout/{key}`) is for `read_back` only. `classes` resolve calls
-    of methods through objects (evidence/callees.py); `looped` says which keys a key argument
-    built from a loop's key over a dict stands for (CallFlow.keyed, LoggedBags.looped_texts)."""
-    project = CallGraph(functions, (), classes, instances)
+    generic to name a metric (`rollout/{key}`) is for `read_back` only. `project` resolves the
+    calls, of methods through objects too where it knows the classes (evidence/callees.py);
+    `looped` says which keys a key argument built from a loop's key over a dict stands for
+    (CallFlow.keyed, LoggedBags.looped_texts)."""
     for call in calls:
         flow = project.resolve(call.callee) if call.texts else None
         if flow is None or not flow.templates:

@@ -44,6 +44,7 @@ class Hierarchy:
         self.memo: dict[str, _Ancestry] = {}
         self._below: dict[str, list[ProjectClass]] | None = None
         self._strings: dict[str, tuple[str, ...]] = {}  # `strings`' answers: asked once per key part a dict carries
+        self._setters: dict[str, list[tuple[str, str]]] | None = None  # attribute -> (short name lowered, class) of each class that sets it
 
     def _children(self, name: str) -> list[ProjectClass]:
         """The project's classes that name the class `name` among their bases."""
@@ -98,15 +99,22 @@ class Hierarchy:
         named = held.replace("_", "").lower()
         if len(named) < _NAMED_LENGTH:
             return ()
-        owners = [
-            shape.name
-            for shape in self.classes.values()
-            if shape.name.rsplit(".", 1)[-1].lower().endswith(named) and attribute in dict(shape.strings)
-        ]
+        owners = [owner for short, owner in self._setting(attribute) if short.endswith(named)]
         found = [self.strings(f"{owner}.{attribute}") for owner in owners]
         if not found or any(not texts for texts in found):
             return ()
         return tuple(dict.fromkeys(text for texts in found for text in texts))
+
+    def _setting(self, attribute: str) -> list[tuple[str, str]]:
+        """The classes that set `attribute` themselves, each with its own name lowered: indexed
+        once, since every attribute of an object known only by its name asks."""
+        if self._setters is None:
+            self._setters = {}
+            for shape in self.classes.values():
+                short = shape.name.rsplit(".", 1)[-1].lower()
+                for set_attribute, _ in shape.strings:
+                    self._setters.setdefault(set_attribute, []).append((short, shape.name))
+        return self._setters.get(attribute, [])
 
     def _inherited_strings(self, shape: ProjectClass, attribute: str, depth: int) -> tuple[str, ...] | None:
         """The strings the class, or else its nearest base of the project, sets the attribute to;

@@ -30,6 +30,7 @@ from metriclint.model import (
     INVOKED,
     KEYWORDS,
     OVERRIDDEN,
+    UNKNOWN_OBJECT,
     Atom,
     Bag,
     CallFlow,
@@ -371,9 +372,11 @@ class LoggedBags:
 
     def _scalar(self, function: str, item: Item) -> bool:
         """Whether a value of a dict that may hold a dict (a parameter of `function`: `{"optim":
-        {"lr": lr}}` in `def log_step(lr)`) holds none its callers pass: then it is one value,
-        whose key the flattening keeps, not a nested dict whose keys it would join."""
-        if item.entries or not item.held or any(h.kind != "param" for h in item.held):
+        {"lr": lr}}` in `def log_step(lr)`; what a method of an object no file names returns:
+        `{"peak": loads.max().item()}`) holds none its callers pass or the project's methods of
+        that name return: then it is one value, whose key the flattening keeps, not a nested
+        dict whose keys it would join."""
+        if item.entries or not item.held or not all(h.kind == "param" or _unknown_result(h) for h in item.held):
             return False
         return not self.entries(function, Bag(held=item.held), 1, None)
 
@@ -600,6 +603,10 @@ class LoggedBags:
         `log_scalar(f"train/{k}", v)` in a loop over what `train_step` returns passes each of
         that dict's keys, under `train/`."""
         return tuple(dict.fromkeys(e.key for e, _ in self.entries(call.caller, bag, 0, None) if not keys.too_generic(e.key)))
+
+
+def _unknown_result(held: Held) -> bool:
+    return held.kind == "result" and held.name.startswith(UNKNOWN_OBJECT)
 
 
 def _builds_keys(bag: Bag) -> bool:

@@ -54,7 +54,7 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     through = [entry.use for entry in logged if (entry.use.key, entry.use.span) not in seen]
     known = {(use.key, use.span) for use in uses} | {(entry.use.key, entry.use.span) for entry in logged}
     standing = list({(use.key, use.span): use for use in bags.filled_standing() if (use.key, use.span) not in known}.values())
-    made = [*built_keys(functions, calls, classes, instances, bags.looped_texts), *named, *through, *evaluated, *standing]
+    made = [*built_keys(graph, calls, bags.looped_texts), *named, *through, *evaluated, *standing]
     families = {entry.use for entry in logged if entry.family}  # templates that name a family of keys (MetricsEntry.family)
     built = tuple(use for use in made if use in families or not keys.too_generic(use.key))
     read = tuple(dict.fromkeys(read_back([r for e in extractions for r in e.reads], [*uses, *made])))
