@@ -236,6 +236,16 @@ class Scope:
         put = (e.key for bag in bags for e in bag.entries if param in e.value)
         return tuple(dict.fromkeys((*(key for key, roots in self.sinks if param in roots), *put)))
 
+    def keys_of_returned(self) -> tuple[str, ...]:
+        """The keys the function logs here, or puts in a dict of metrics, whose value is the one
+        it returns (`return loss` after logging `loss`), as far as their atoms tell."""
+        returned = self.returns.get(None)
+        if not returned:
+            return ()
+        bags = (*self.bags.values(), *self.puts.values(), *self.fills.values(), self.gives, *self.handed_bags)
+        put = (e.key for bag in bags for e in bag.entries if e.value == returned)
+        return tuple(dict.fromkeys((*(key for key, atoms in self.sinks if atoms == returned), *put)))
+
     def kept(self, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """What the project-wide step can follow: parameters, facts and calls, not other names;
         not this rank's own values (ranks.LocalFact), which a caller or callee may reduce."""

@@ -45,11 +45,16 @@ class Prose:
     # -- docstrings -------------------------------------------------------------------------
 
     def docstring(
-        self, string: Literal, function: str = "", flows: dict[str, tuple[str, ...]] | None = None, written: frozenset[str] = frozenset()
+        self,
+        string: Literal,
+        function: str = "",
+        flows: dict[str, tuple[str, ...]] | None = None,
+        written: frozenset[str] = frozenset(),
+        returned: tuple[str, ...] = (),
     ) -> None:
         """A module, class or function docstring; `flows` maps the function's parameters to
         the keys their values are logged under (None outside a function), `written` holds the
-        keys its body writes."""
+        keys its body writes, `returned` those it logs the value it returns under."""
         only = self._only_logged(written)
         for block, mention in self._blocks(string):
             param = _documented(block.name, flows) if block.kind == "param" and flows is not None else None
@@ -69,7 +74,9 @@ class Prose:
             elif block.kind in ("param", "attribute"):
                 self.mentions.append(_with(mention, (block.name,)))
             elif block.kind == "returns" and function:
-                self.mentions.append(_with(mention, (block.name or function,)))
+                # "Returns: the mean of the batch's losses" of a function that logs what it
+                # returns under one key: the text is about that key's value too
+                self.mentions.append(_with(mention, (block.name or function,), returned if len(returned) == 1 else ()))
             else:
                 self.mentions.append(mention)
 

@@ -302,7 +302,8 @@ class _Collector(EntryUses):
         string = self._leading_string(body)
         if string is not None:  # where each parameter is logged: asked only of a documented function
             flows = {param: scope.keys_of(param) for param in scope.params} if scope is not None else None
-            self.prose.docstring(string, function, flows, self._written_in(body) if scope is not None else frozenset())
+            written = self._written_in(body) if scope is not None else frozenset()
+            self.prose.docstring(string, function, flows, written, scope.keys_of_returned() if scope is not None else ())
 
     def _written_in(self, body: list[ast.stmt]) -> frozenset[str]:
         """The keys a function's body writes (dict entries, subscripts, logging calls)."""
