@@ -137,6 +137,29 @@ class KeyRecorder(BagWriter):
         (evidence/logged_bags.py)."""
         return isinstance(part, ast.Name) and self.is_param(part.id) and not self._keys(part)
 
+    def implemented_sink(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A method of the project's own that implements a tracker's (a writer's
+        `add_scalars(tag_scalar_dict, global_step)`, a logger's `log_metrics(metrics, step)`):
+        the keys it writes itself into a dict made of what it is handed (`record =
+        metrics.copy(); record["step"] = step`, `{tag: value, "step": step}`) are logged beside
+        its callers' keys, wherever it sends the record."""
+        sink = self.sinks.methods.get(node.name) if self.classes and len(self.scopes) == 2 else None
+        if sink is None:
+            return
+        scope = self.scopes[-1]
+        handed = frozenset(p for p in scope.params if p not in ("self", "cls"))
+        placeholders = frozenset(f"{{{p}}}" for p in handed)
+        for bag in scope.bags.values():
+            if not (
+                any(h.kind == "param" and h.name in handed and h.rekey == "{}" and not h.item for h in bag.held)
+                or any(e.key in placeholders for e in bag.entries)
+            ):
+                continue
+            for entry in bag.entries:
+                if entry.measured and not keys.is_template(entry.key):
+                    said = f"{sink.says}, as the project's {self.classes[-1]}.{node.name} writes it"
+                    self.keys.append(KeyUse(entry.key, entry.span, False, True, entry.through, sink=said))
+
     def _sink(self, func: ast.expr) -> tuple[Sink | None, bool]:
         """The sink a call calls: a module's function by its import path, else a method (or an
         unknown name) by its own name (then True: it may be a method of the project's own, which

@@ -209,6 +209,7 @@ class _Collector(EntryUses):
             if arg.annotation is not None:
                 annotated(self.scopes[-1], arg.arg, arg.annotation, self.code.instance, self.typed_dicts, self.typed_families)
         self.children(node)
+        self.implemented_sink(node)
         self._reducers(node, self.scopes[-1])
         if self.scopes[-1].recursive:
             self._flattens(node, self.scopes[-1])
