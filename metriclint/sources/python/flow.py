@@ -232,8 +232,7 @@ class Scope:
     def keys_of(self, param: str) -> tuple[str, ...]:
         """The keys the parameter's value is logged under here, or put under in a dict of
         metrics that another function logs (`{"grad_norm": grad_norm}` handed to a logger)."""
-        bags = (*self.bags.values(), *self.puts.values(), *self.fills.values(), self.gives, *self.handed_bags)
-        put = (e.key for bag in bags for e in bag.entries if param in e.value)
+        put = (e.key for bag in self._metric_bags() for e in bag.entries if param in e.value)
         return tuple(dict.fromkeys((*(key for key, roots in self.sinks if param in roots), *put)))
 
     def keys_of_returned(self) -> tuple[str, ...]:
@@ -242,9 +241,12 @@ class Scope:
         returned = self.returns.get(None)
         if not returned:
             return ()
-        bags = (*self.bags.values(), *self.puts.values(), *self.fills.values(), self.gives, *self.handed_bags)
-        put = (e.key for bag in bags for e in bag.entries if e.value == returned)
+        put = (e.key for bag in self._metric_bags() for e in bag.entries if e.value == returned)
         return tuple(dict.fromkeys((*(key for key, atoms in self.sinks if atoms == returned), *put)))
+
+    def _metric_bags(self) -> tuple[Bag, ...]:
+        """Every dict of metrics the function holds, fills, stores or hands on."""
+        return (*self.bags.values(), *self.puts.values(), *self.fills.values(), self.gives, *self.handed_bags)
 
     def kept(self, atoms: frozenset[Atom]) -> frozenset[Atom]:
         """What the project-wide step can follow: parameters, facts and calls, not other names;
