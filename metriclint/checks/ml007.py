@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterator
 
-from metriclint.checks.ml006 import code_evidence, computed_value
+from metriclint.checks.ml006 import code_evidence, computed_value, estimated
 from metriclint.checks.rule import Corpus, Example, Rule
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.model import Finding, NameClaim, Related, Severity, SourceKind
@@ -32,8 +32,11 @@ def name_contradictions(corpus: Corpus) -> Iterator[Finding]:
         else:
             continue
         alike = knowledge().alike_values
+        estimates = computed[1] if computed is not None else []
         against = [
-            c for c in claims if value != c.value and value not in c.also and not alike(facet, c.value, value)
+            c
+            for c in claims
+            if value != c.value and value not in c.also and not alike(facet, c.value, value) and not estimated(estimates, c.value)
         ]  # a key's own name first
         if not against:
             continue

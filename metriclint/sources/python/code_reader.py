@@ -147,7 +147,8 @@ class CodeReader(Arithmetic):
             applied = self._applied(entry, node)
             if entry.writes is not None or not takes_element(entry, element) or applied is None:
                 return frozenset()
-            return self._facts(applied, node) | self._kept(applied, node, roots)
+            facts = self._facts(applied, node)
+            return self._over_ranks(facts, applied, node, objects, roots) | self._kept(applied, node, roots)
         if self.exponential(node, objects):
             return self.derived("exponential", node, roots(node.args[0] if node.args else node.func.value))  # type: ignore[attr-defined]
         if not site.callee or site.callee.startswith(UNKNOWN_OBJECT):
@@ -243,6 +244,26 @@ class CodeReader(Arithmetic):
             return kept | Derived.later(entry.keeps, atoms)
         step = f"; then {self._named(entry, node)} (line {self.text.span(self.path, node).line}) {entry.says}"
         return frozenset(replace(a, says=a.says + step) for a in kept) | Derived.later(entry.keeps, atoms)
+
+    def _over_ranks(self, facts: frozenset[Atom], entry: Known, node: ast.Call, objects: dict[str, str], roots: Roots) -> frozenset[Atom]:
+        """`facts` of a reduction taken over what a gather joined from every rank
+        (`accelerator.gather(reward_std).mean()`): each element is one rank's value, so the
+        result is also an estimate of that value's own statistic (the mean of the ranks'
+        standard deviations is a standard deviation, over ranks), which a name or text may
+        state (CodeFact.also). A gather is an entry that picks the value it joins and makes
+        it global (rules/code/collectives.yaml)."""
+        reduced = subject(entry, node) if any(isinstance(f, CodeFact) and f.facet == "reduction" for f in facts) else None
+        gather = self._entry(reduced, objects) if isinstance(reduced, ast.Call) else None
+        if gather is None or not gather.picks or ("scope", "global") not in gather.facts:
+            return facts
+        joined = self._picked(gather, reduced)  # type: ignore[arg-type]
+        inner = {a.value for a in roots(joined) if isinstance(a, CodeFact) and a.facet == "reduction"} if joined is not None else set()
+        return frozenset(
+            replace(f, also=tuple(sorted(inner - {f.value})))
+            if isinstance(f, CodeFact) and f.facet == "reduction" and inner - {f.value}
+            else f
+            for f in facts
+        )
 
     def _picked(self, entry: Known, node: ast.Call) -> ast.expr | None:
         """The one argument among `entry.picks` that is not a constant, which the result takes
