@@ -14,7 +14,9 @@ from metriclint.model import Finding, NameClaim, Related, Severity, SourceKind
 
 def name_contradictions(corpus: Corpus) -> Iterator[Finding]:
     """One finding per metric and facet, at the first name that is ruled out; the registry, when
-    it states the facet, is what the names are held against (ML006 holds it against the code)."""
+    it states the facet, is what the names are held against (ML006 holds it against the code).
+    A name that states what the code's value is also an estimate of (CodeFact.also) is not ruled
+    out where the code agrees with what it is held against."""
     groups: dict[tuple[str, str], list[NameClaim]] = defaultdict(list)
     for claim in corpus.names:
         groups[(claim.metric, claim.facet)].append(claim)
@@ -22,7 +24,7 @@ def name_contradictions(corpus: Corpus) -> Iterator[Finding]:
     for (metric, facet), claims in sorted(groups.items()):
         related: tuple[Related, ...]
         setting = registry.setting(metric, facet) if registry is not None else None
-        computed = computed_value(corpus, metric, facet) if setting is None else None
+        computed = computed_value(corpus, metric, facet)
         if setting is not None:
             value, related = setting.value, (Related(setting.span, setting.text),)
             evidence = f"registry says {value} ({setting.span.path}:{setting.span.line})"
@@ -32,7 +34,9 @@ def name_contradictions(corpus: Corpus) -> Iterator[Finding]:
         else:
             continue
         alike = knowledge().alike_values
-        estimates = computed[1] if computed is not None else []
+        # what the code's value is also an estimate of, where the code says what is held against the
+        # name: a mean over processes of each one's standard deviation is a standard deviation too
+        estimates = computed[1] if computed is not None and computed[0] == value else []
         against = [
             c
             for c in claims
