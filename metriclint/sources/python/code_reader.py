@@ -253,10 +253,12 @@ class CodeReader(Arithmetic):
         state (CodeFact.also). A gather is an entry that picks the value it joins and makes
         it global (rules/code/collectives.yaml)."""
         reduced = subject(entry, node) if any(isinstance(f, CodeFact) and f.facet == "reduction" for f in facts) else None
-        gather = self._entry(reduced, objects) if isinstance(reduced, ast.Call) else None
+        if not isinstance(reduced, ast.Call):
+            return facts
+        gather = self._entry(reduced, objects)
         if gather is None or not gather.picks or ("scope", "global") not in gather.facts:
             return facts
-        joined = self._picked(gather, reduced)  # type: ignore[arg-type]
+        joined = self._picked(gather, reduced)
         inner = {a.value for a in roots(joined) if isinstance(a, CodeFact) and a.facet == "reduction"} if joined is not None else set()
         return frozenset(
             replace(f, also=tuple(sorted(inner - {f.value})))
