@@ -163,17 +163,19 @@ class LoggedBags:
         keys of a dict it is handed and puts in again are logged where that dict is."""
         for flow in self.project.functions.values():
             for _, bag in flow.fills:
-                if not _builds_keys(bag):
-                    continue
-                for call in self.callers(flow.name):
-                    if call.caller == flow.name:
-                        continue
-                    for entry, function in self.entries(flow.name, bag, 0, call):
-                        if not entry.measured or not (function == flow.name or _within(entry.span, call.span)):
-                            continue  # a key another dict brought (`add_sectioned(out, stats, "value/")`) is logged where that dict is
-                        for key, span in self._filled(function, entry) if keys.is_template(entry.key) else [(entry.key, entry.span)]:
-                            if keys.looks_like_key(key) and not keys.is_template(key):
-                                yield KeyUse(key, span, False, True, entry.through)
+                if _builds_keys(bag):
+                    for call in self.callers(flow.name):
+                        if call.caller != flow.name:
+                            yield from self._filled_at(flow.name, bag, call)
+
+    def _filled_at(self, function: str, bag: Bag, call: CallFlow) -> Iterator[KeyUse]:
+        """The keys `call` makes whole in the dict `function` fills (`bag`), for `filled_standing`."""
+        for entry, where in self.entries(function, bag, 0, call):
+            if not entry.measured or not (where == function or entry.span.starts_in(call.span)):
+                continue  # a key another dict brought (`add_sectioned(out, stats, "value/")`) is logged where that dict is
+            for key, span in self._filled(where, entry) if keys.is_template(entry.key) else [(entry.key, entry.span)]:
+                if keys.looks_like_key(key) and not keys.is_template(key):
+                    yield KeyUse(key, span, False, True, entry.through)
 
     def entries(self, function: str, bag: Bag, hops: int, call: CallFlow | None, outer: Outer = ()) -> tuple[tuple[MetricsEntry, str], ...]:
         """The entries `bag` (of `function`) holds, each with the function it was put in. `call`:
@@ -613,11 +615,6 @@ def _builds_keys(bag: Bag) -> bool:
     """Whether a helper's bag holds a key its callers fill: a template it writes, or the items
     of a parameter it puts under keys of its own making (`f"{head}{}"`)."""
     return any(keys.is_template(e.key) for e in bag.entries) or any(h.kind == "param" and h.rekey != "{}" for h in bag.held)
-
-
-def _within(span: Span, outer: Span) -> bool:
-    """Whether `span` starts inside `outer` (a name written among a call's arguments)."""
-    return span.path == outer.path and (outer.line, outer.column) <= (span.line, span.column) <= (outer.end_line, outer.end_column)
 
 
 def _union(bags: Iterable[Bag]) -> Bag:

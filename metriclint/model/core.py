@@ -46,6 +46,11 @@ class Span:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"
 
+    def starts_in(self, outer: Span) -> bool:
+        """Whether this span starts inside `outer` (its end included): a name among a call's
+        arguments, a phrase in a statement."""
+        return self.path == outer.path and (outer.line, outer.column) <= (self.line, self.column) <= (outer.end_line, outer.end_column)
+
 
 @dataclass(frozen=True, slots=True)
 class Mention:

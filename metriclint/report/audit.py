@@ -185,7 +185,7 @@ def _metric(
         mention = computing.get(span) or mentions.get(span)
         source = mention.source if mention else claims[0].source
         text = _quote(mention.text if mention else " ".join(c.phrase for c in claims))
-        broken = any(_within(f.span, span) or any(_within(r.span, span) for r in f.related) for f in contradictions)
+        broken = any(f.span.starts_in(span) or any(r.span.starts_in(span) for r in f.related) for f in contradictions)
         views.append(AuditStatement(source, span, text, tuple(claims), CONTRADICT if broken else AGREE if claims else SILENT))
     facet_views = _facets(entry, views, contradictions)
     stated = {v.facet for v in facet_views}
@@ -241,10 +241,3 @@ def _facets(entry: MetricEntry | None, statements: list[AuditStatement], contrad
 def _quote(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= QUOTE_LIMIT else flat[: QUOTE_LIMIT - 1].rstrip() + "…"
-
-
-def _within(span: Span, statement: Span) -> bool:
-    return span.path == statement.path and (statement.line, statement.column) <= (span.line, span.column) <= (
-        statement.end_line,
-        statement.end_column,
-    )
