@@ -175,3 +175,30 @@ def test_init_drafts_no_framework_key_only_a_test_logs(in_tmp: Path) -> None:
     assert invoke("init", ".").exit_code == 0
     loaded, _ = registry.load(in_tmp / "metrics.yaml", "metrics.yaml", load_builtin()[0])
     assert loaded.metrics == {}
+
+
+_SAMPLED_NLL = (
+    "import torch\nimport wandb\n\n\n"
+    "def log_policy(logits, tokens, step):\n"
+    "    logprobs = torch.log_softmax(logits, -1).gather(-1, tokens)\n"
+    '    wandb.log({"objective/entropy": -logprobs.sum(1).mean()}, step=step)\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("page", "drafted", "disputed"),
+    [
+        # the page calls the negated log-probability of the policy's own samples its entropy,
+        # which that value estimates (rules/code/quantities.yaml `also`): the draft says so too
+        ("the mean entropy of the policy's samples", "entropy", False),
+        # the twin: a page that calls it something the value is not leaves the code's value
+        ("the mean log-probability of the sampled tokens", "nll", True),
+    ],
+)
+def test_the_draft_takes_the_texts_word_for_what_the_code_value_estimates(in_tmp: Path, page: str, drafted: str, disputed: bool) -> None:
+    write_project(in_tmp, {"policy.py": _SAMPLED_NLL, "docs/metrics.md": f"* `objective/entropy`: {page}.\n"})
+    assert invoke("init", ".").exit_code == 0
+    loaded, _ = registry.load(in_tmp / "metrics.yaml", "metrics.yaml", load_builtin()[0])
+    assert loaded.metrics["objective/entropy"].semantics["quantity"].value == drafted
+    assert ("# Sources disagree on quantity" in (in_tmp / "metrics.yaml").read_text()) is disputed
+    assert finding_lines(invoke("check", ".", "--select", "ML001,ML006")) == (["ML001 docs/metrics.md:1"] if disputed else [])

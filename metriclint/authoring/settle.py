@@ -40,6 +40,10 @@ class Settled:
 def settle(claims: Iterable[Claim], facts: Iterable[CodeFact]) -> Settled:
     """The drafted value of one facet from the claims and code facts about it."""
     texts = [FacetPosition(c.value, c.negated, c.span, c.source, c.phrase) for c in claims]
+    facts = list(facts)
+    estimate = _estimated(texts, facts)
+    if estimate is not None:
+        return Settled(estimate, ())
     code = sorted(
         {FacetPosition(f.value, False, f.span, SourceKind.CODE, f.origin) for f in facts},
         key=lambda side: (side.span, side.value, side.quote),
@@ -53,3 +57,13 @@ def settle(claims: Iterable[Claim], facts: Iterable[CodeFact]) -> Settled:
     else:
         value = next(iter(stated)) if agreed and not code_values else None
     return Settled(value, () if agreed else tuple(code + texts))
+
+
+def _estimated(texts: list[FacetPosition], facts: list[CodeFact]) -> str | None:
+    """The one value every text states, none denies, and every computing site's value is also
+    an estimate of with nothing more to state (CodeFact `also`, no `also_with`); None otherwise."""
+    stated = {side.value for side in texts}
+    if len(stated) != 1 or any(side.negated for side in texts) or not facts:
+        return None
+    value = next(iter(stated))
+    return value if all(value in fact.also and not fact.also_with and fact.value != value for fact in facts) else None
