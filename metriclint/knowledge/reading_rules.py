@@ -1,7 +1,6 @@
 """The rules for reading a phrase inside its noun phrase and its sentence, as data:
 `rules/reading/*.yaml` (selection words, a total that names a combined loss, head nouns, the
-scope of negation cues, list items, reductions over the run's ranks, statistics held up against
-zero, the whole a part is taken of, the logging interval a value is smoothed over).
+scope of negation cues, list items, reductions over the run's ranks, statistics held up against zero, the whole a part is taken of).
 
 This module only loads and validates them; `language/noun_phrase.py` and `language/phrases.py` apply them.
 """
@@ -29,7 +28,6 @@ FILES = {
     "over_ranks.yaml": (("after", "states", "prepositions", "qualifiers", "ranks"), True, "claims"),
     "conditions.yaml": (("facets", "before", "after"), False, "claims"),
     "wholes.yaml": (("facets", "before"), False, "claims"),
-    "intervals.yaml": (("facets", "after"), False, "claims"),
 }
 
 
@@ -43,8 +41,7 @@ class RulesFile:
 @dataclass(frozen=True)
 class Silencer:
     """Words beside a phrase of one of `facets` that make it state nothing: a statistic held up
-    against zero (conditions.yaml), the whole a part is taken of (wholes.yaml), the logging
-    interval a value is smoothed over (intervals.yaml)."""
+    against zero (conditions.yaml), the whole a part is taken of (wholes.yaml)."""
 
     facets: frozenset[str]
     before: re.Pattern[str] | None  # ending right before the phrase: searched in the text up to it
@@ -89,7 +86,7 @@ def builtin() -> ReadingRules:
     lists = {name: _load(name).lists for name in FILES}
     selection, heads, ranks = lists["selection.yaml"], lists["heads.yaml"], lists["over_ranks.yaml"]
     combined = lists["combined.yaml"]
-    silencers = tuple(_silencer(lists[name]) for name in ("conditions.yaml", "wholes.yaml", "intervals.yaml"))
+    silencers = (_silencer(lists["conditions.yaml"]), _silencer(lists["wholes.yaml"]))
     return ReadingRules(
         superlatives=frozenset(w.lower() for w in selection["phrases"]),
         domain=_words(selection["domains"]),

@@ -133,8 +133,7 @@ def _phrase_readings(text: str, vocabulary: Vocabulary) -> list[Reading]:
 def _silenced(text: str, match: re.Match[str], start: int, facet: str, rules: ReadingRules) -> bool:
     """Whether words beside the phrase make it state nothing: a statistic held up against zero
     ("with a nonzero standard deviation", "whose std is non-zero"), the whole a part is taken of
-    ("a fraction of the total dataset"), the logging interval a value is smoothed over
-    ("averaged over the logging interval"): rules/reading/conditions.yaml, wholes.yaml and intervals.yaml."""
+    ("a fraction of the total dataset"): rules/reading/conditions.yaml and wholes.yaml."""
     before = text[max(start, match.start() - 30) : match.start()]
     return any(facet in silencer.facets and silencer.silences(before, text, match.end()) for silencer in rules.silencers)
 
