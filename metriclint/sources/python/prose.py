@@ -18,6 +18,10 @@ from metriclint.sources.python.text import Comment, Literal
 
 # A line of a docstring that defines a name as a list does: "- gap_max: ...", "* `kl`: ...".
 _DEFINITION = re.compile(r"\s*(?:[-*•]\s+)?`?([\w/{}.-]+)`?\s*:\s+\S")
+# A heading that sets off a region of code, framed on both sides by a run of rule characters
+# (`# ── unpack the slice ──────`, `# ===== Metrics =====`): it names what the code below is
+# about, and no value on the line under it.
+_HEADING = re.compile(r"\s*([-=─━═*~_+#])\1+\s.*\S\s*([-=─━═*~_+#])\2+\s*")
 
 
 class Prose:
@@ -124,7 +128,7 @@ class Prose:
             at = column + found.start
             self.directives.append((Span(self.path, comment.line, at, comment.line, comment.column + 1 + len(comment.text)), found))
             text = text[: found.start].rstrip().rstrip("#")  # the remark before it is still read
-        if text.strip():
+        if text.strip() and not _HEADING.fullmatch(text):
             self.comments.append((comment.line, column, text.rstrip(), comment.trailing))
 
     def suppressions(self) -> list[Suppression]:
