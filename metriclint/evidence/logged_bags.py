@@ -43,6 +43,7 @@ from metriclint.model import (
     Span,
     flattened,
     logged_by,
+    reduced_again,
     rekeyed,
 )
 
@@ -195,6 +196,8 @@ class LoggedBags:
                         rekey, kept = "{}", ""
                     for held_entry, where in self._held(function, held, hops + 1, at, outer if at is call else (), pushed):
                         entry = replace(held_entry, measured=True) if held.opts.measured and not held_entry.measured else held_entry
+                        if held.opts.over:
+                            entry = entry.valued(reduced_again(entry.value, held.opts.over))
                         if (
                             entry.key in self._without(held)
                             or (held.opts.only and entry.key not in held.opts.only)

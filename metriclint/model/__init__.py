@@ -42,6 +42,7 @@ from metriclint.model.code_flow import (
     ResultOf,
     Rewrite,
     flattened,
+    reduced_again,
     rekeyed,
     rewritten,
 )
@@ -136,6 +137,7 @@ __all__ = [
     "NAMED_OBJECT",
     "UNKNOWN_OBJECT",
     "flattened",
+    "reduced_again",
     "rekeyed",
     "rewritten",
 ]

@@ -162,9 +162,25 @@ class HeldOptions:
     # its entries' keys as these str methods rewrite them (base/keys.py `rewritten`), before `rekey`
     # puts them in place: `f"train/{k.replace(' ', '_')}"` over the dict's keys
     rewrites: tuple[keys.Rewrite, ...] = ()
+    # its entries' values reduced again by this (`{k: sum(v) / len(v) for k, v in stats.items()}`
+    # over the lists a step appends its values to): `reduced_again`
+    over: tuple[CodeFact, ...] = ()
 
 
 PLAIN = HeldOptions()  # what a Held without options (`options` None) reads
+
+
+def reduced_again(value: frozenset[Atom], over: tuple[CodeFact, ...]) -> frozenset[Atom]:
+    """What a value reduced known ways is once reduced again by `over` (each step's maximum,
+    averaged over the steps since the last log): the outer reduction, which is also an
+    estimate of each inner one (CodeFact.also: the mean of maxima is a maximum, over steps), the
+    value's other facts kept. A value no reduction is known of stays as it is: the outer one
+    alone would be held against a text about each step's value ("the total tokens of a step")."""
+    inner = {a.value for a in value if type(a) is CodeFact and a.facet == "reduction"}
+    if not over or not inner:
+        return value
+    kept = frozenset(a for a in value if not (type(a) is CodeFact and a.facet == "reduction"))
+    return kept | frozenset(replace(f, also=tuple(sorted(inner - {f.value}))) for f in over)
 
 
 @dataclass(frozen=True, slots=True)

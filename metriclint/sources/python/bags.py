@@ -29,10 +29,12 @@ from metriclint.model import (
     UNKNOWN_OBJECT,
     Atom,
     Bag,
+    CodeFact,
     Held,
     HeldOptions,
     MetricsEntry,
     Span,
+    reduced_again,
     rekeyed,
     rewritten,
 )
@@ -434,7 +436,14 @@ class BagReader(ListReader):
             self.valued[entry.span] = value
             valued.append(entry if entry.measured or not measured else replace(entry, measured=True))
         found = names if valued == list(names.entries) else Bag(tuple(valued), names.held, names.items)
-        return _measured(found, value)
+        return _measured(found, value, self._reducing(value))
+
+    def _reducing(self, value: ast.expr) -> tuple[CodeFact, ...]:
+        """The reductions a comprehension's value takes of each entry's (`sum(v) / len(v)`,
+        `np.mean(v)`); none for a value that is the entry's own or no known reduction."""
+        if type(value) is ast.Name:
+            return ()
+        return tuple(sorted((a for a in self.roots(value) if type(a) is CodeFact and a.facet == "reduction"), key=lambda f: f.value))
 
     def _comprehended(self, node: ast.DictComp) -> Bag:
         """`{f"train/{k}": v for k, v in stats.items()}`: `stats` re-keyed."""
@@ -984,20 +993,18 @@ def _at_call(bag: Bag, call: Span) -> Bag:
     return Bag(bag.entries, held, bag.items)
 
 
-def _measured(bag: Bag, value: ast.expr) -> Bag:
+def _measured(bag: Bag, value: ast.expr, over: tuple[CodeFact, ...]) -> Bag:
     """`bag` re-keyed or re-valued by a comprehension whose value is a measurement made of each
     entry's (`np.mean(v)`, `float(v)`; not `v` itself): its entries, and what it holds of
     elsewhere (model.Held `measured`), are logged as that measurement, whatever they were where
-    they were put (a list per sample)."""
-    if (
-        type(value) is ast.Name
-        or not is_measurement(value)
-        or all(e.measured for e in bag.entries)
-        and all(h.opts.measured for h in bag.held)
-    ):
+    they were put (a list per sample), reduced again by `over` (model.reduced_again)."""
+    if type(value) is ast.Name or not is_measurement(value):
         return bag
-    entries = tuple(e if e.measured else replace(e, measured=True) for e in bag.entries)
-    return Bag(entries, tuple(h if h.opts.measured else h.with_options(measured=True) for h in bag.held), bag.items)
+    if not over and all(e.measured for e in bag.entries) and all(h.opts.measured for h in bag.held):
+        return bag
+    entries = tuple(replace(e, measured=True, value=reduced_again(e.value, over)) for e in bag.entries)
+    held = tuple(h.with_options(measured=True, over=over) if over or not h.opts.measured else h for h in bag.held)
+    return Bag(entries, held, bag.items)
 
 
 def _union_of_keys(node: ast.expr) -> ast.expr | None:
