@@ -219,15 +219,18 @@ class BagReader(ListReader):
                 found |= under(held[len(prefix) :], bag)
         return found
 
-    def entry(self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None) -> Bag:
+    def entry(
+        self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None, over: tuple[CodeFact, ...] = ()
+    ) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
-        the key is a loop's key over another dict, that dict's entries re-keyed. `recorded`: a
-        key shaped like one is logged where it is written (a dict literal's, `d[k] = v`);
-        `atoms`: what the value is there, if not what it is alone (bindings.py `overwritten`)."""
+        the key is a loop's key over another dict, that dict's entries re-keyed (each reduced
+        again by `over`: `_reducing`). `recorded`: a key shaped like one is logged where it is
+        written (a dict literal's, `d[k] = v`); `atoms`: what the value is there, if not what it
+        is alone (bindings.py `overwritten`)."""
         scope = self.scopes[-1]
         looped = key.id if isinstance(key, ast.Name) else self._record_field(key)
         if looped is not None and looped in scope.keyvars:
-            return self._valued(scope.keyvars[looped], value)
+            return self._valued(scope.keyvars[looped], value, over=over)
         found = self._entry_keys(key)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
         if not found:
             return EMPTY
@@ -418,7 +421,7 @@ class BagReader(ListReader):
         span = self.span(names)
         return Bag(tuple(MetricsEntry(text, span, frozenset()) for text in texts))
 
-    def _valued(self, names: Bag, value: ast.expr, unvalued_only: bool = False) -> Bag:
+    def _valued(self, names: Bag, value: ast.expr, unvalued_only: bool = False, over: tuple[CodeFact, ...] = ()) -> Bag:
         """A bag of names (`_records`, `named_keys`, a table's keys a loop puts under), each now
         holding `value`: what is put under it, or the values zipped with it. Its values' facts
         are not known one by one: none is given, so a fact of the whole (a stack of several
@@ -426,7 +429,8 @@ class BagReader(ListReader):
         value is text, `{"kl1": "kl1_sum"}`, looped over to put `sums[total] / count` under
         each) holds the new one, and is a measurement where that is; with `unvalued_only`, only
         a name no value was put under anywhere (`for name, v in zip(names, values)` re-keyed as
-        `f"loss/{name}"`), not a dict's entry a loop re-keys, whose value stays its own."""
+        `f"loss/{name}"`), not a dict's entry a loop re-keys, whose value stays its own, unless
+        the loop reduces it again (`over`: `_reducing`)."""
         measured = is_measurement(value)
         valued = []
         for entry in names.entries:
@@ -436,14 +440,24 @@ class BagReader(ListReader):
             self.valued[entry.span] = value
             valued.append(entry if entry.measured or not measured else replace(entry, measured=True))
         found = names if valued == list(names.entries) else Bag(tuple(valued), names.held, names.items)
-        return _measured(found, value, self._reducing(value))
+        return _measured(found, value, over)
 
-    def _reducing(self, value: ast.expr) -> tuple[CodeFact, ...]:
-        """The reductions a comprehension's value takes of each entry's (`sum(v) / len(v)`,
-        `np.mean(v)`); none for a value that is the entry's own or no known reduction."""
-        if type(value) is ast.Name:
+    def _reducing(self, node: ast.DictComp) -> tuple[CodeFact, ...]:
+        """The reductions a comprehension over a dict's items takes of each entry's value
+        (`{k: sum(v) / len(v) for k, v in stats.items()}`, `np.mean(v)`); none where its value
+        is the entry's own, reads none of it, or is chosen by a test (`a if c else b`)."""
+        if len(node.generators) != 1 or type(node.value) in (ast.Name, ast.IfExp):
             return ()
-        return tuple(sorted((a for a in self.roots(value) if type(a) is CodeFact and a.facet == "reduction"), key=lambda f: f.value))
+        loop = node.generators[0]
+        target, over = loop.target, loop.iter
+        if not (type(target) is ast.Tuple and len(target.elts) == 2 and type(target.elts[1]) is ast.Name):
+            return ()
+        if not (type(over) is ast.Call and type(over.func) is ast.Attribute and over.func.attr == "items" and not over.args):
+            return ()
+        if target.elts[1].id not in read_names(node.value):
+            return ()
+        found = (a for a in self.roots(node.value) if type(a) is CodeFact and a.facet == "reduction")
+        return tuple(sorted(found, key=lambda f: f.value))
 
     def _comprehended(self, node: ast.DictComp) -> Bag:
         """`{f"train/{k}": v for k, v in stats.items()}`: `stats` re-keyed."""
@@ -453,7 +467,7 @@ class BagReader(ListReader):
             self.loop_strings(generator.target, generator.iter, generator.ifs)
             self.iterated(generator.target, generator.iter)
             self.filtered(generator)
-        found = self.entry(node.key, node.value, recorded=True)
+        found = self.entry(node.key, node.value, recorded=True, over=self._reducing(node))
         scope.keyvars, scope.strings = saved
         return found
 
