@@ -202,3 +202,18 @@ def test_the_draft_takes_the_texts_word_for_what_the_code_value_estimates(in_tmp
     assert loaded.metrics["objective/entropy"].semantics["quantity"].value == drafted
     assert ("# Sources disagree on quantity" in (in_tmp / "metrics.yaml").read_text()) is disputed
     assert finding_lines(invoke("check", ".", "--select", "ML001,ML006")) == (["ML001 docs/metrics.md:1"] if disputed else [])
+
+
+def test_the_draft_takes_the_estimate_the_texts_name_among_other_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each step's standard deviation, averaged over the steps since the last log: a page that
+    calls it the standard deviation (of summed scores) names what that mean estimates, which the
+    draft writes; a page that calls a mean of maxima averaged gets the mean."""
+    copy_fixture(FIXTURES / "code_facts_logged_means", tmp_path / "project", "expected.txt")
+    monkeypatch.chdir(tmp_path / "project")
+    assert invoke("init", ".").exit_code == 0
+    loaded, _ = registry.load(tmp_path / "project" / "metrics.yaml", "metrics.yaml", load_builtin()[0])
+    assert {key: loaded.metrics[key].semantics["reduction"].value for key in ("best_score", "score_spread")} == {
+        "best_score": "mean",
+        "score_spread": "std",
+    }
+    assert finding_lines(invoke("check", ".", "--select", "ML001,ML006,ML007")) == ["ML001 docs/metrics.md:4"]

@@ -41,29 +41,29 @@ def settle(claims: Iterable[Claim], facts: Iterable[CodeFact]) -> Settled:
     """The drafted value of one facet from the claims and code facts about it."""
     texts = [FacetPosition(c.value, c.negated, c.span, c.source, c.phrase) for c in claims]
     facts = list(facts)
-    estimate = _estimated(texts, facts)
-    if estimate is not None:
-        return Settled(estimate, ())
     code = sorted(
         {FacetPosition(f.value, False, f.span, SourceKind.CODE, f.origin) for f in facts},
         key=lambda side: (side.span, side.value, side.quote),
     )
     code_values = {side.value for side in code}
-    stated = {side.value for side in texts if not side.negated} | code_values
+    estimate = _estimated(texts, facts, code_values)
+    said = {estimate} if estimate is not None else code_values  # what the code is taken to say
+    stated = {side.value for side in texts if not side.negated} | said
     denied = {side.value for side in texts if side.negated}
     agreed = len(stated) == 1 and not denied & stated
-    if len(code_values) == 1:
-        value: str | None = next(iter(code_values))
+    if len(said) == 1:
+        value: str | None = next(iter(said))
     else:
         value = next(iter(stated)) if agreed and not code_values else None
     return Settled(value, () if agreed else tuple(code + texts))
 
 
-def _estimated(texts: list[FacetPosition], facts: list[CodeFact]) -> str | None:
-    """The one value every text states, none denies, and every computing site's value is also
-    an estimate of with nothing more to state (CodeFact `also`, no `also_with`); None otherwise."""
-    stated = {side.value for side in texts}
-    if len(stated) != 1 or any(side.negated for side in texts) or not facts:
+def _estimated(texts: list[FacetPosition], facts: list[CodeFact], code_values: set[str]) -> str | None:
+    """The one value the texts state, where none states nor denies the code's own, that every
+    computing site's value is also an estimate of with nothing more to state (CodeFact `also`,
+    no `also_with`); None otherwise."""
+    stated = {side.value for side in texts if not side.negated}
+    if not facts or stated & code_values or {side.value for side in texts if side.negated} & code_values:
         return None
-    value = next(iter(stated))
-    return value if all(value in fact.also and not fact.also_with and fact.value != value for fact in facts) else None
+    estimates = [value for value in stated if all(value in fact.also and not fact.also_with for fact in facts)]
+    return estimates[0] if len(estimates) == 1 else None

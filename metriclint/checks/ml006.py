@@ -106,6 +106,8 @@ def all_contradictions(corpus: Corpus) -> Iterator[Finding]:
         if computed is None or allows(group, computed[0]) or (setting is not None and setting.value == computed[0]):
             continue
         value, facts = computed
+        if any(not c.negated and estimated(facts, c.value, stated[(metric, statement)]) for c in group):
+            continue  # naming what the value also estimates among other values, the text agrees with it (`allows`)
         evidence, related = code_evidence(facts)
         for claim in group:
             if (
