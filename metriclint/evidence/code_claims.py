@@ -249,22 +249,29 @@ def code_claims(
     own: frozenset[str] = frozenset(),
     rewritten: frozenset[str] = frozenset(),
 ) -> tuple[CodeClaim, ...]:
-    """Every code fact that reaches a metric through a logged key. Not through a parameter named
-    like a metric's key whose value no key is seen to log (seen on NeMo-RL: every caller's
-    `num_samples=min(...)` of a helper that prints samples was taken for what
-    `reward_model_env/num_samples` counts): a name is no data flow. A framework's
+    """Every code fact that reaches a metric: through a logged key, or through a parameter the
+    way that parameter's docstring would be attributed (its keys, else its name). A framework's
     fact about a metric the project also logs itself (`own`) is left out: the project's own
     value may be another one, which the code need not show; so are the facts of an entry point
     whose logs a class of the project may rewrite (`rewritten`, its import paths)."""
     project = CallGraph(functions, calls)
     claims: dict[tuple[str, CodeFact], set[Span]] = {}
     for flow in project.functions.values():
+        logged = set()
         handed = dict(flow.handed)  # by index in the sinks, which only a framework's flow thins out, and it hands nothing
         sites = dict(flow.sites)  # likewise
         for at, (key, atoms) in enumerate(_unshadowed(flow, index, own, rewritten)):
+            logged |= {a for a in atoms if isinstance(a, str)}
             metrics = index.for_key(key)
             facts = project.facts(flow.name, atoms) if metrics else frozenset()
             facts = project.handed(facts, handed[at], key) if at in handed and facts else facts
             for claim in ((metric, fact) for metric in metrics for fact in facts):
                 claims.setdefault(claim, set()).update((sites[at],) if at in sites else ())
+        if not project.callers.get(flow.name):
+            continue
+        for param in flow.params:  # the name first: most parameters name no metric, and their callers need not be followed
+            metrics = index.for_name(param) if param not in logged else ()
+            facts = project.parameter(flow.name, param, 0) if metrics else frozenset()
+            for claim in ((metric, fact) for metric in metrics for fact in facts):
+                claims.setdefault(claim, set())
     return tuple(CodeClaim(metric, fact, frozenset(at)) for (metric, fact), at in claims.items())
