@@ -710,3 +710,29 @@ def test_a_root_of_a_norm_of_any_order_may_still_be_called_an_l1_norm() -> None:
     """`n ** (1 / p)` of `n = x.norm(p)` is the L1 norm when p is 1: a text saying so is not ruled out."""
     derived = [d for d in knowledge.knowledge().derivations["norm-root"] if d.given == ("norm", "lp")]
     assert [d.also for d in derived] == [(("norm", "l1"),)]
+
+
+@pytest.mark.parametrize(
+    ("shown", "facts"),
+    [
+        # a function that logs: its parameter named like a metric may reach that metric's value
+        # through arithmetic the walk does not follow, so what its callers pass speaks for it
+        ('wandb.log({"show/count": len(logs)})', {"reduction=min"}),
+        # the twin: a helper that only prints; its parameter's name is all it shares with the metric
+        ("print(len(logs))", set()),
+    ],
+)
+def test_a_parameter_named_like_a_metric_speaks_for_it_only_in_a_function_that_logs(tmp_path: Path, shown: str, facts: set[str]) -> None:
+    project = write_project(
+        tmp_path / "project",
+        {
+            "pkg/__init__.py": "",
+            "pkg/env.py": 'import wandb\n\n\ndef report(batch, step):\n    wandb.log({"env/num_samples": len(batch)}, step=step)\n',
+            "pkg/validate.py": "from pkg.show import show_samples\n\n\ndef validate(logs, limit):\n    show_samples(logs, num_samples=min(limit, len(logs)))\n",
+            "pkg/show.py": f"import wandb\n\n\ndef show_samples(logs, num_samples):\n    {shown}\n    print(logs[:num_samples])\n",
+        },
+    )
+    found = {
+        f"{c.fact.facet}={c.fact.value}" for c in code_claims(project) if c.metric == "env/num_samples" and c.fact.facet == "reduction"
+    }
+    assert found == facts

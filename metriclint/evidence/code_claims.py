@@ -249,8 +249,12 @@ def code_claims(
     own: frozenset[str] = frozenset(),
     rewritten: frozenset[str] = frozenset(),
 ) -> tuple[CodeClaim, ...]:
-    """Every code fact that reaches a metric: through a logged key, or through a parameter the
-    way that parameter's docstring would be attributed (its keys, else its name). A framework's
+    """Every code fact that reaches a metric: through a logged key, or through a parameter of a
+    function that logs, the way that parameter's docstring would be attributed (its keys, else
+    its name: a loss function's `entropy_term` reaches its logged `rl/entropy_term` through
+    arithmetic the walk does not follow). Not a parameter of a function that logs nothing:
+    there a name is no data flow (seen on NeMo-RL: every caller's `num_samples=min(...)` of a
+    helper that prints samples was taken for what `reward_model_env/num_samples` counts). A framework's
     fact about a metric the project also logs itself (`own`) is left out: the project's own
     value may be another one, which the code need not show; so are the facts of an entry point
     whose logs a class of the project may rewrite (`rewritten`, its import paths)."""
@@ -267,7 +271,7 @@ def code_claims(
             facts = project.handed(facts, handed[at], key) if at in handed and facts else facts
             for claim in ((metric, fact) for metric in metrics for fact in facts):
                 claims.setdefault(claim, set()).update((sites[at],) if at in sites else ())
-        if not project.callers.get(flow.name):
+        if not flow.logs or not project.callers.get(flow.name):
             continue
         for param in flow.params:  # the name first: most parameters name no metric, and their callers need not be followed
             metrics = index.for_name(param) if param not in logged else ()

@@ -380,6 +380,9 @@ class FunctionFlow:
     # the file names (`f"{stage}{meter.joiner}{k}"`), or a name bound to one, which that class's
     # strings fill (ProjectClass.strings); `~held.attr` where the object's name alone says its class
     attribute_parts: tuple[tuple[str, str], ...] = ()
+    # whether it logs a value itself (before `sinks` is thinned to what leaves it): a parameter of
+    # such a function, named like a metric, may reach that metric (evidence/code_claims.py)
+    logs: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -296,6 +296,7 @@ class Scope:
             self.definition is not None and self.definition.args.kwarg is not None,
             tuple((flag, self.thinned(bag)) for flag, bag in self.gives_when.items()),
             tuple((part, held) for part, held in self.attribute_parts.items() if held),
+            bool(self.sinks or self.logged),
         )
 
     def default_string(self, param: str) -> str | None:
