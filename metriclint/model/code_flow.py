@@ -172,11 +172,11 @@ PLAIN = HeldOptions()  # what a Held without options (`options` None) reads
 
 def reduced_again(value: frozenset[Atom], over: tuple[CodeFact, ...]) -> frozenset[Atom]:
     """What a value reduced known ways is once reduced again by `over` (each step's maximum,
-    averaged over the steps since the last log): the outer reduction, which is also an
-    estimate of each inner one and of what that one estimates (CodeFact.also: the mean of
-    maxima is a maximum, over steps), the
-    value's other facts kept. A value no reduction is known of stays as it is: the outer one
-    alone would be held against a text about each step's value ("the total tokens of a step")."""
+    averaged over the steps since the last log): the outer reduction, which is also an estimate
+    of each inner one and of what that one estimates (CodeFact.also: the mean of maxima is a
+    maximum, over steps), the value's other facts kept. A value no reduction is known of stays
+    as it is: the outer one alone would be held against a text about each step's value ("the
+    total tokens of a step")."""
     inner = [a for a in value if type(a) is CodeFact and a.facet == "reduction"]
     if not over or not inner:
         return value

@@ -457,7 +457,7 @@ class BagReader(ListReader):
         if target.elts[1].id not in read_names(node.value):
             return ()
         found = (a for a in self.roots(node.value) if type(a) is CodeFact and a.facet == "reduction")
-        return tuple(sorted(found, key=lambda f: f.value))
+        return tuple(sorted(found, key=lambda f: (f.value, f.span, f.origin)))  # one order for every run: Held options are compared
 
     def _comprehended(self, node: ast.DictComp) -> Bag:
         """`{f"train/{k}": v for k, v in stats.items()}`: `stats` re-keyed."""
@@ -1016,7 +1016,7 @@ def _measured(bag: Bag, value: ast.expr, over: tuple[CodeFact, ...]) -> Bag:
         return bag
     if not over and all(e.measured for e in bag.entries) and all(h.opts.measured for h in bag.held):
         return bag
-    entries = tuple(replace(e, measured=True, value=reduced_again(e.value, over)) for e in bag.entries)
+    entries = tuple(replace(e, measured=True, value=reduced_again(e.value, over)) if over or not e.measured else e for e in bag.entries)
     held = tuple(h.with_options(measured=True, over=over) if over or not h.opts.measured else h for h in bag.held)
     return Bag(entries, held, bag.items)
 
