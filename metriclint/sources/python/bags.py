@@ -220,17 +220,17 @@ class BagReader(ListReader):
         return found
 
     def entry(
-        self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None, over: tuple[CodeFact, ...] = ()
+        self, key: ast.expr, value: ast.expr, recorded: bool = False, atoms: frozenset[Atom] | None = None, again: tuple[CodeFact, ...] = ()
     ) -> Bag:
         """What putting `value` under `key` adds: an entry per string the key may be, or, when
         the key is a loop's key over another dict, that dict's entries re-keyed (each reduced
-        again by `over`: `_reducing`). `recorded`: a key shaped like one is logged where it is
+        again by `again`: `_reducing`). `recorded`: a key shaped like one is logged where it is
         written (a dict literal's, `d[k] = v`); `atoms`: what the value is there, if not what it
         is alone (bindings.py `overwritten`)."""
         scope = self.scopes[-1]
         looped = key.id if isinstance(key, ast.Name) else self._record_field(key)
         if looped is not None and looped in scope.keyvars:
-            return self._valued(scope.keyvars[looped], value, over=over)
+            return self._valued(scope.keyvars[looped], value, again=again)
         found = self._entry_keys(key)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
         if not found:
             return EMPTY
@@ -421,7 +421,7 @@ class BagReader(ListReader):
         span = self.span(names)
         return Bag(tuple(MetricsEntry(text, span, frozenset()) for text in texts))
 
-    def _valued(self, names: Bag, value: ast.expr, unvalued_only: bool = False, over: tuple[CodeFact, ...] = ()) -> Bag:
+    def _valued(self, names: Bag, value: ast.expr, unvalued_only: bool = False, again: tuple[CodeFact, ...] = ()) -> Bag:
         """A bag of names (`_records`, `named_keys`, a table's keys a loop puts under), each now
         holding `value`: what is put under it, or the values zipped with it. Its values' facts
         are not known one by one: none is given, so a fact of the whole (a stack of several
@@ -430,7 +430,7 @@ class BagReader(ListReader):
         each) holds the new one, and is a measurement where that is; with `unvalued_only`, only
         a name no value was put under anywhere (`for name, v in zip(names, values)` re-keyed as
         `f"loss/{name}"`), not a dict's entry a loop re-keys, whose value stays its own, unless
-        the loop reduces it again (`over`: `_reducing`)."""
+        the loop reduces it again (`again`: `_reducing`)."""
         measured = is_measurement(value)
         valued = []
         for entry in names.entries:
@@ -440,7 +440,7 @@ class BagReader(ListReader):
             self.valued[entry.span] = value
             valued.append(entry if entry.measured or not measured else replace(entry, measured=True))
         found = names if valued == list(names.entries) else Bag(tuple(valued), names.held, names.items)
-        return _measured(found, value, over)
+        return _measured(found, value, again)
 
     def _reducing(self, node: ast.DictComp) -> tuple[CodeFact, ...]:
         """The reductions a comprehension over a dict's items takes of each entry's value
@@ -467,7 +467,7 @@ class BagReader(ListReader):
             self.loop_strings(generator.target, generator.iter, generator.ifs)
             self.iterated(generator.target, generator.iter)
             self.filtered(generator)
-        found = self.entry(node.key, node.value, recorded=True, over=self._reducing(node))
+        found = self.entry(node.key, node.value, recorded=True, again=self._reducing(node))
         scope.keyvars, scope.strings = saved
         return found
 
