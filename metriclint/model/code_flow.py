@@ -172,17 +172,24 @@ PLAIN = HeldOptions()  # what a Held without options (`options` None) reads
 
 def reduced_again(value: frozenset[Atom], over: tuple[CodeFact, ...]) -> frozenset[Atom]:
     """What a value reduced known ways is once reduced again by `over` (each step's maximum,
-    averaged over the steps since the last log): the outer reduction, which is also an estimate
-    of each inner one and of what that one estimates (CodeFact.also: the mean of maxima is a
-    maximum, over steps), the value's other facts kept. A value no reduction is known of stays
-    as it is: the outer one alone would be held against a text about each step's value ("the
-    total tokens of a step")."""
+    averaged over the steps since the last log): the outer reduction, `estimating` the inner
+    one, the value's other facts kept. A value no reduction is known of stays as it is: the
+    outer one alone would be held against a text about each step's value ("the total tokens of
+    a step")."""
     inner = [a for a in value if type(a) is CodeFact and a.facet == "reduction"]
     if not over or not inner:
         return value
-    estimates = {f.value for f in inner} | {v for f in inner if not f.also_with for v in f.also}
     kept = frozenset(a for a in value if not (type(a) is CodeFact and a.facet == "reduction"))
-    return kept | frozenset(replace(f, also=tuple(sorted(estimates - {f.value}))) for f in over)
+    return kept | frozenset(estimating(f, inner) for f in over)
+
+
+def estimating(outer: CodeFact, inner: Iterable[CodeFact]) -> CodeFact:
+    """`outer`, a reduction taken of values each reduced as `inner` says, as also an estimate of
+    each inner reduction and of what that one estimates (CodeFact.also): the mean of the ranks'
+    standard deviations is a standard deviation, the mean of each step's maximum a maximum."""
+    estimates = {f.value for f in inner} | {v for f in inner if not f.also_with for v in f.also}
+    added = estimates - {outer.value, *outer.also}
+    return replace(outer, also=tuple(sorted({*outer.also, *added}))) if added else outer
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from metriclint.base.identifiers import class_like
 from metriclint.knowledge import numbers
 from metriclint.knowledge.code_entries import Known
 from metriclint.knowledge.code_knowledge import Knowledge
-from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, ResultOf
+from metriclint.model import UNKNOWN_OBJECT, Atom, CodeFact, Derived, ResultOf, estimating
 from metriclint.sources.python.arithmetic import Arithmetic
 from metriclint.sources.python.call_names import arguments, called_name, module_name
 from metriclint.sources.python.code_shapes import (
@@ -259,13 +259,8 @@ class CodeReader(Arithmetic):
         if gather is None or not gather.picks or ("scope", "global") not in gather.facts:
             return facts
         joined = self._picked(gather, reduced)
-        inner = {a.value for a in roots(joined) if isinstance(a, CodeFact) and a.facet == "reduction"} if joined is not None else set()
-        return frozenset(
-            replace(f, also=tuple(sorted(inner - {f.value})))
-            if isinstance(f, CodeFact) and f.facet == "reduction" and inner - {f.value}
-            else f
-            for f in facts
-        )
+        inner = [a for a in roots(joined) if isinstance(a, CodeFact) and a.facet == "reduction"] if joined is not None else []
+        return frozenset(estimating(f, inner) if isinstance(f, CodeFact) and f.facet == "reduction" else f for f in facts)
 
     def _picked(self, entry: Known, node: ast.Call) -> ast.expr | None:
         """The one argument among `entry.picks` that is not a constant, which the result takes
