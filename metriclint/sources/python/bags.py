@@ -439,8 +439,19 @@ class BagReader(ListReader):
                 continue
             self.valued[entry.span] = value
             valued.append(entry if entry.measured or not measured else replace(entry, measured=True))
-        found = names if valued == list(names.entries) else Bag(tuple(valued), names.held, names.items)
+        held = self._held_valued(names.held, value)
+        found = names if valued == list(names.entries) and held == names.held else Bag(tuple(valued), held, names.items)
         return _measured(found, value, again)
+
+    def _held_valued(self, held: tuple[Held, ...], value: ast.expr) -> tuple[Held, ...]:
+        """The names a caller hands (`for stage in stages`), each holding `value` as the same names
+        written here would (`_valued`). Only what the function makes of the value itself: what
+        a parameter holds is known only as a whole (a stack of several reductions zipped with
+        the names), and a loop's own item (`share` in `zip(parts, shares)`) is one of those."""
+        if not held or type(value) is ast.Name and value.id in self._looping(value):
+            return held
+        made = frozenset(a for a in self.logged(value) if type(a) is not str)
+        return tuple(h.with_options(value=made, through=self.names(value)) for h in held) if made else held
 
     def _reducing(self, node: ast.DictComp) -> tuple[CodeFact, ...]:
         """The reductions a comprehension over a dict's items takes of each entry's value
