@@ -388,21 +388,15 @@ class LoggedBags:
         return not self.entries(function, Bag(held=item.held), 1, None)
 
     def _fanned(self, calls: Iterable[CallFlow]) -> dict[str, list[CallFlow]]:
-        """The calls that may run one of several functions, by each of them: a front's calls of
-        its backends (evidence/callees.py `backends`), and a call of a method of an object no
-        file tells the class of, where the project defines a few of that name (`for callback
-        in self.callbacks.values(): callback.log_metrics(step, metrics)`, with a base's empty
-        one and a subclass's that logs what it is handed): each is a caller of every one of
-        them, whichever runs, as what each returns is logged (`targets`). `callers` holds only
-        the calls that reach one function."""
+        """A front's calls of its backends (evidence/callees.py `backends`), by the backend's
+        method: each is a caller of every one of them, whichever runs; `callers` holds only the
+        calls that reach one function."""
         callees = self.project.callees
         fanned: dict[str, list[CallFlow]] = defaultdict(list)
         if callees is None:
             return fanned
         for call in calls:
             backends = callees.backends(call.callee, call.caller)  # most calls: none, told by their names alone
-            if not backends and call.bags and call.callee.startswith(UNKNOWN_OBJECT):
-                backends = callees.targets(call.callee)
             if backends and self.project.resolve(call.callee) is None:
                 for backend in backends:
                     fanned[backend.name].append(call)
