@@ -58,7 +58,7 @@ from metriclint.sources.python.bag_items import (
     unseen,
     unwrapped,
 )
-from metriclint.sources.python.binding_shapes import loop_shape, read_names
+from metriclint.sources.python.binding_shapes import loop_shape, reached, read_names
 from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, looked_up, passed_keywords
 from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
@@ -470,13 +470,18 @@ class BagReader(ListReader):
         if not around or any(type(n) is ast.IfExp for n in ast.walk(value)):
             return True
         _, names, iterated = max(around, key=lambda loop: loop[0])
-        container = ast.dump(_container(iterated))
-        if read_names(value) & (names - {key}) or any(ast.dump(n) == container for n in ast.walk(value)):
-            return True
+        container, items = _container(iterated), set(names - {key})
         scope = self.scopes[-1]
         loop = scope.iterating[-1] if scope.iterating else None
         if not isinstance(loop, (ast.For, ast.AsyncFor)) or key not in read_names(loop.target):
-            return False  # a comprehension's value: no statement of it is under a test
+            loop = None  # a comprehension's value: no statement of it is under a test
+        else:  # and what the loop's body makes of them (`avg = sum(v) / len(v)`)
+            items = reached(loop.body, items | ({container.id} if isinstance(container, ast.Name) else set()))
+        dumped = ast.dump(container)
+        if read_names(value) & items or any(ast.dump(n) == dumped for n in ast.walk(value)):
+            return True
+        if loop is None:
+            return False
         shape = scope.loop_shapes.get(id(loop))
         if shape is None:
             shape = scope.loop_shapes[id(loop)] = loop_shape(loop, self.sinks.names)
