@@ -198,8 +198,6 @@ class LoggedBags:
                         entry = replace(held_entry, measured=True) if held.opts.measured and not held_entry.measured else held_entry
                         if held.opts.over:
                             entry = entry.valued(reduced_again(entry.value, held.opts.over))
-                        if held.opts.value and not entry.value:  # a name a caller handed, valued as the loop over them values it
-                            entry = replace(entry, value=held.opts.value, through=entry.through + held.opts.through)
                         if (
                             entry.key in self._without(held)
                             or (held.opts.only and entry.key not in held.opts.only)

@@ -165,12 +165,6 @@ class HeldOptions:
     # its entries' values reduced again by this (`{k: sum(v) / len(v) for k, v in stats.items()}`
     # over the lists a step appends its values to): `reduced_again`
     over: tuple[CodeFact, ...] = ()
-    # what each of its entries that holds nothing of its own (a name of a list a caller hands)
-    # holds, and the names that value goes by: a loop over the names makes one the same way for
-    # each (`for stage in stages: log(f"time/{stage}", max(seconds[stage]))`), as it would over
-    # the same names written in the function
-    value: frozenset[Atom] = frozenset()
-    through: tuple[tuple[str, Span], ...] = ()
 
 
 PLAIN = HeldOptions()  # what a Held without options (`options` None) reads

@@ -58,7 +58,7 @@ from metriclint.sources.python.bag_items import (
     unseen,
     unwrapped,
 )
-from metriclint.sources.python.binding_shapes import loop_shape, reached, read_names
+from metriclint.sources.python.binding_shapes import read_names
 from metriclint.sources.python.call_names import Argument, arguments, binding, called_name, looked_up, passed_keywords
 from metriclint.sources.python.name_lists import NameLists
 from metriclint.sources.python.values import is_measurement, stands_alone
@@ -230,7 +230,7 @@ class BagReader(ListReader):
         scope = self.scopes[-1]
         looped = key.id if isinstance(key, ast.Name) else self._record_field(key)
         if looped is not None and looped in scope.keyvars:
-            return self._valued(scope.keyvars[looped], value, again=again, key=looped)
+            return self._valued(scope.keyvars[looped], value, again=again)
         found = self._entry_keys(key)  # `record(name, value)`: what its callers pass, evidence/logged_bags.py
         if not found:
             return EMPTY
@@ -240,7 +240,7 @@ class BagReader(ListReader):
                 continue
             over = self._loop_over(text)
             if over is not None and not _cut(key, over):  # the other dict's keys, or, where they cannot be known, the template
-                made |= self._valued(self._loop_rekeyed(key, text, over), value, unvalued_only=True, key=over)
+                made |= self._valued(self._loop_rekeyed(key, text, over), value, unvalued_only=True)
             kept = over is not None and (
                 keys.looks_like_key(text.replace(f"{{{over}}}", "x"))
                 or unseen(scope.keyvars[over])
@@ -275,15 +275,10 @@ class BagReader(ListReader):
         """The names the function's loops and comprehensions around `node` bind (a key written in
         another branch's loop is not built from its variable), asked only of a key that may name a
         family (`names_family`), seldom: the function's loops are listed once, when first asked."""
-        return {name for _, names, _ in self._loops_around(node) for name in names}
-
-    def _loops_around(self, node: ast.expr) -> list[tuple[int, frozenset[str], ast.expr]]:
-        """The function's loops and comprehensions around `node`: each one's first line, the names
-        it binds and what it iterates, listed once for the function when first asked."""
         scope = self.scopes[-1]
         if scope.loop_spans is None:
             scope.loop_spans = _loops(scope.definition) if scope.definition is not None else ()
-        return [(start, names, iterated) for start, end, names, iterated in scope.loop_spans if start <= node.lineno <= end]
+        return {name for start, end, names in scope.loop_spans if start <= node.lineno <= end for name in names}
 
     def _loop_over(self, text: str) -> str | None:
         """The innermost loop's key a key's text is built from: `for name, stats in
@@ -426,9 +421,7 @@ class BagReader(ListReader):
         span = self.span(names)
         return Bag(tuple(MetricsEntry(text, span, frozenset()) for text in texts))
 
-    def _valued(
-        self, names: Bag, value: ast.expr, unvalued_only: bool = False, again: tuple[CodeFact, ...] = (), key: str | None = None
-    ) -> Bag:
+    def _valued(self, names: Bag, value: ast.expr, unvalued_only: bool = False, again: tuple[CodeFact, ...] = ()) -> Bag:
         """A bag of names (`_records`, `named_keys`, a table's keys a loop puts under), each now
         holding `value`: what is put under it, or the values zipped with it. Its values' facts
         are not known one by one: none is given, so a fact of the whole (a stack of several
@@ -446,46 +439,8 @@ class BagReader(ListReader):
                 continue
             self.valued[entry.span] = value
             valued.append(entry if entry.measured or not measured else replace(entry, measured=True))
-        held = self._held_valued(names.held, value, key)
-        found = names if valued == list(names.entries) and held == names.held else Bag(tuple(valued), held, names.items)
+        found = names if valued == list(names.entries) else Bag(tuple(valued), names.held, names.items)
         return _measured(found, value, again)
-
-    def _held_valued(self, held: tuple[Held, ...], value: ast.expr, key: str | None) -> tuple[Held, ...]:
-        """The names a caller hands (`for stage in stages`), each holding `value` as the same names
-        written here would (`_valued`), where the loop over them (binding `key`) makes it the same
-        way for each: the facts the code shows of it, not those of a project call, which may
-        choose by the name (`aggregate(name, values)`). Not a value made of what the loop
-        iterates (`sum(v) / len(v)` of `for k, v in d.items()`, `d[k]`: an entry's own value,
-        reduced again, which model.reduced_again reads where its inner reduction is known),
-        nor one a test on the key picks (`if reduction_by_key[k] == "max"`, `a if k else b`)."""
-        if not held or key is None or self._made_per_item(value, key):
-            return held
-        made = frozenset(a for a in self.logged(value) if type(a) is CodeFact)
-        return tuple(h.with_options(value=made, through=self.names(value)) for h in held) if made else held
-
-    def _made_per_item(self, value: ast.expr, key: str) -> bool:
-        """Whether `value` is made of the item the loop binding `key` takes or of what it runs
-        over, or chosen by what changes with it: `_held_valued`."""
-        around = [loop for loop in self._loops_around(value) if key in loop[1]]
-        if not around or any(type(n) is ast.IfExp for n in ast.walk(value)):
-            return True
-        _, names, iterated = max(around, key=lambda loop: loop[0])
-        container, items = _container(iterated), set(names - {key})
-        scope = self.scopes[-1]
-        loop = scope.iterating[-1] if scope.iterating else None
-        if not isinstance(loop, (ast.For, ast.AsyncFor)) or key not in read_names(loop.target):
-            loop = None  # a comprehension's value: no statement of it is under a test
-        else:  # and what the loop's body makes of them (`avg = sum(v) / len(v)`)
-            items = reached(loop.body, items | ({container.id} if isinstance(container, ast.Name) else set()))
-        dumped = ast.dump(container)
-        if read_names(value) & items or any(ast.dump(n) == dumped for n in ast.walk(value)):
-            return True
-        if loop is None:
-            return False
-        shape = scope.loop_shapes.get(id(loop))
-        if shape is None:
-            shape = scope.loop_shapes[id(loop)] = loop_shape(loop, self.sinks.names)
-        return any(test & shape.varying for test in self.tests)
 
     def _reducing(self, node: ast.DictComp) -> tuple[CodeFact, ...]:
         """The reductions a comprehension over a dict's items takes of each entry's value
@@ -984,29 +939,19 @@ class BagReader(ListReader):
         return None
 
 
-def _loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int, int, frozenset[str], ast.expr], ...]:
-    """Each loop of the function, and each of a comprehension's: its first and last line, the
-    names it binds, what it iterates."""
+def _loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int, int, frozenset[str]], ...]:
+    """Each loop and comprehension of the function: its first and last line, the names it binds."""
     found = []
     for loop in ast.walk(function):
         if isinstance(loop, (ast.For, ast.AsyncFor)):
-            pairs = [(loop.target, loop.iter)]
+            targets = [loop.target]
         elif isinstance(loop, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            pairs = [(generator.target, generator.iter) for generator in loop.generators]
+            targets = [generator.target for generator in loop.generators]
         else:
             continue
-        for target, iterated in pairs:
-            names = frozenset(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-            found.append((loop.lineno, loop.end_lineno or loop.lineno, names, iterated))
+        names = frozenset(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
+        found.append((loop.lineno, loop.end_lineno or loop.lineno, names))
     return tuple(found)
-
-
-def _container(iterated: ast.expr) -> ast.expr:
-    """What a loop runs over: the dict of `d.items()`, `d.keys()` and `d.values()`, else the
-    expression itself."""
-    if type(iterated) is ast.Call and type(iterated.func) is ast.Attribute and iterated.func.attr in ("items", "keys", "values"):
-        return iterated.func.value
-    return iterated
 
 
 def _cut(key: ast.expr, name: str) -> bool:

@@ -136,9 +136,7 @@ class Scope:
     at_boundary: int = 0  # how many tests that the accumulation window ends (rules/code/loops.yaml `boundaries`) the walk is under
     # loop id (0: none) -> the names that hold one micro-batch's data or what is computed from it (bindings.py), once asked
     micro_batch: dict[int, set[str]] = field(default_factory=dict)
-    loop_spans: tuple[tuple[int, int, frozenset[str], ast.expr], ...] | None = (
-        None  # its loops: lines, the names they bind, what they iterate; once asked (bags.py)
-    )
+    loop_spans: tuple[tuple[int, int, frozenset[str]], ...] | None = None  # its loops' lines and the names they bind, once asked (bags.py)
     loop_shapes: dict[int, LoopShape] = field(default_factory=dict)  # loop id -> what its body does (bindings.loop_shape), once asked
     counters: set[str] = field(default_factory=set)  # names counted up by one in a loop (`n += 1`)
     mask_counts: dict[str, ast.expr] = field(default_factory=dict)  # names bound to a mask's sum (`n = mask.sum()`) -> that sum
