@@ -127,6 +127,24 @@ def test_log_functions_setting_adds_logging_helpers(in_tmp: Path) -> None:
     assert [m["key"] for m in json.loads(invoke("audit", ".", "--format", "json").output)["metrics"]] == ["accuracy"]
 
 
+def test_log_functions_setting_names_the_projects_own_functions_called_by_name(in_tmp: Path) -> None:
+    """A helper the project defines and calls by its name, imported or nested, is a logging
+    helper once named, as a method of that name is: `log-functions` takes it by its last name."""
+    write_project(
+        in_tmp,
+        {
+            "sink.py": "def emit(name, value):\n    pass\n",
+            "train.py": (
+                "from sink import emit\n\n\ndef step(loss):\n    emit('train/loss', loss.mean())\n\n\n"
+                "def tally(steps):\n    def record(name, value):\n        pass\n\n    record('perf/steps', len(steps))\n"
+            ),
+        },
+    )
+    assert json.loads(invoke("audit", ".", "--format", "json").output)["metrics"] == []
+    (in_tmp / "pyproject.toml").write_text('[tool.metriclint]\nlog-functions = ["sink.emit", "record"]\n')
+    assert [m["key"] for m in json.loads(invoke("audit", ".", "--format", "json").output)["metrics"]] == ["perf/steps", "train/loss"]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("train/grad_norm", True), ("eval/pass@0.5", True), ("scripts/run.py", False), ("http://w1:8000", False), ("a b/c", False)],

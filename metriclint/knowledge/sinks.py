@@ -112,6 +112,7 @@ class Sinks:
     methods: dict[str, Sink]  # by method name
     options: frozenset[str]  # keyword arguments that are options, never keys
     lines: LineWriters = LineWriters()
+    own: frozenset[str] = frozenset()  # the project's own logging helpers (`log-functions`), by last name
 
     @cached_property
     def names(self) -> frozenset[str]:
@@ -124,7 +125,7 @@ class Sinks:
             return self
         generic = self.methods[_GENERIC]
         own = {name: Sink(f"the project's log function {name}", "the log-functions setting", generic.shapes, True) for name in names}
-        return Sinks(self.functions, {**self.methods, **own}, self.options, self.lines)
+        return Sinks(self.functions, {**self.methods, **own}, self.options, self.lines, self.own | names)
 
 
 @lru_cache(maxsize=8)
