@@ -217,3 +217,27 @@ def test_the_draft_takes_the_estimate_the_texts_name_among_other_values(tmp_path
         "score_spread": "std",
     }
     assert finding_lines(invoke("check", ".", "--select", "ML001,ML006,ML007")) == ["ML001 docs/metrics.md:4"]
+
+
+RECORDERS = FIXTURES / "init_recorders"
+
+
+def test_init_names_a_helper_handed_metric_names_it_cannot_follow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop records its metrics through `record(name, value)` and logs them through a callback
+    handed to a bookkeeping helper, which the inventory does not follow: the draft is empty, and
+    `init` says which helper to name in `log-functions`. Not a helper of a name alone (a profiler
+    region) nor one handed paths (`save(path, tensor)`), whatever their strings look like."""
+    copy_fixture(RECORDERS, tmp_path / "project")
+    monkeypatch.chdir(tmp_path / "project")
+    result = invoke("init", ".")
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        "Wrote metrics.yaml: 0 metrics, 0 with semantics, 0 disagreements to settle.\n"
+        'hint: record is handed 3 names shaped like metric keys ("perf/step_seconds", "train/loss", ...) that metriclint does not'
+        " see logged; if it logs them, add it to log-functions under [tool.metriclint] and run init again\n"
+    )
+    (tmp_path / "project" / "pyproject.toml").write_text('[tool.metriclint]\nlog-functions = ["record"]\n', encoding="utf-8")
+    result = invoke("init", ".", "--force")
+    assert result.output == "Wrote metrics.yaml: 3 metrics, 1 with semantics, 0 disagreements to settle.\n"
+    loaded, _ = registry.load(tmp_path / "project" / "metrics.yaml", "metrics.yaml", load_builtin()[0])
+    assert list(loaded.metrics) == ["perf/step_seconds", "train/loss", "train/tokens"]

@@ -299,6 +299,7 @@ def fix(project: ProjectOptions, show_diff: bool) -> None:
 def init(project: ProjectOptions, output: str | None, force: bool) -> None:
     """Draft a registry from PATHS: every logged key, aliases, descriptions, agreed semantics,
     and comments where the texts disagree."""
+    from metriclint.authoring import hints
     from metriclint.authoring import init as drafting
 
     config = project.settings()
@@ -318,6 +319,8 @@ def init(project: ProjectOptions, output: str | None, force: bool) -> None:
     click.echo(
         f"Wrote {display(target)}: {count(len(entries), 'metric')}, {settled} with semantics, {count(disputes, 'disagreement')} to settle."
     )
+    for unfollowed in hints.unfollowed_helpers(analysis.collection):
+        click.echo(hints.hint(unfollowed))
 
 
 @main.command("explain-metric")
