@@ -55,6 +55,11 @@ from metriclint.model import (
 # Measured on verl: 20 -> 32 grows this step's memo by a quarter (998 -> 1,235 answers) and its
 # time by 0.01 s; nothing more is found past 30.
 MAX_HOPS = 32
+# How many ways of reading a dict (a function's, for a call, from its callers) the project-wide
+# step keeps at most. Real trees need a few thousand (verl 1,319; SkyRL 1,406); methods of one
+# name that summarise each other through objects no file tells the class of (prime-rl's
+# `to_dict`s) make every path a new reading, and grew to 24 GB before the kernel killed the run.
+MAX_READINGS = 50_000
 
 # The calls a function's callers are read for, outermost first: reading a caller's dict that a
 # callee returns or fills goes down into the callee for that call, and a parameter of the callee
@@ -185,6 +190,8 @@ class LoggedBags:
         memo = (function, bag, hops, call.span if call is not None else None, tuple(c.span if c is not None else None for c in outer))
         if memo in self.memo:
             return self.memo[memo]
+        if len(self.memo) >= MAX_READINGS:
+            return ()  # paths past counting: what is read by then is what the project-wide step knows
         self.memo[memo] = ()  # a cycle adds nothing
         flow = self.project.functions.get(function)
         found: list[tuple[MetricsEntry, str]] = list(self._read_for(flow, function, bag.entries, call))
