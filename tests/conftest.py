@@ -6,6 +6,8 @@ import gc
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -57,6 +59,12 @@ def invoke(*args: str) -> Result:
         return CliRunner().invoke(main, list(args), catch_exceptions=False)
     finally:
         gc.unfreeze()  # a command freezes what it made (cli/project.py): in one process of many runs, it must be collected
+
+
+def run_apart(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`metriclint ARGS` in a process of its own, for what must not take the test run with it:
+    a crash, a signal, a run that never ends (then `timeout` fails the test)."""
+    return subprocess.run([sys.executable, "-m", "metriclint", *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def code_claims(project: Path) -> tuple[CodeClaim, ...]:

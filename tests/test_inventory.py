@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import FIXTURES, copy_fixture, invoke, write_project
+from conftest import FIXTURES, copy_fixture, invoke, run_apart, write_project
 
 from metriclint.base import marked_yaml
 from metriclint.base.builtin import rules_dir
@@ -2854,12 +2852,6 @@ def test_methods_that_call_their_namesakes_through_unknown_objects_are_read_in_t
     first 25 seconds, 24 GB after 8.5 minutes, when the kernel killed the run). The step now keeps
     at most `MAX_READINGS` of them, and the run ends in seconds with what it read by then."""
     project = copy_fixture(FIXTURES / "inventory_self_summaries", tmp_path / "project")
-    done = subprocess.run(
-        [sys.executable, "-m", "metriclint", "init", "--no-cache", "-o", str(tmp_path / "draft.yaml"), str(project)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_apart("init", "--no-cache", "-o", str(tmp_path / "draft.yaml"), str(project), timeout=60)
     assert done.returncode == 0, done.stderr
     assert "Wrote" in done.stdout and "4 metrics" in done.stdout

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, invoke, write_project
+from conftest import ROOT, invoke, run_apart, write_project
 
 from metriclint.base import files, signals
 from metriclint.base.toml import tomllib
@@ -29,13 +29,7 @@ def test_a_file_that_crashes_the_parser_is_ml900_even_when_it_is_the_only_file(i
     """Syntax newer than Python 3.11 sends it to libcst, whose parser overflows its stack here
     (SIGSEGV): once the whole run, now only its worker."""
     (in_tmp / "nots.py").write_text("type X = int\nx = " + "not " * 20_000 + "1\n", encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "metriclint", "check", "nots.py", "--no-cache", "--jobs", "1", "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_apart("check", "nots.py", "--no-cache", "--jobs", "1", "--format", "json", timeout=120)
     assert result.returncode == 0, result.stderr
     assert '"rule": "ML900"' in result.stdout and '"path": "nots.py"' in result.stdout
 
