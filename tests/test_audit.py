@@ -145,6 +145,18 @@ def test_log_functions_setting_names_the_projects_own_functions_called_by_name(i
     assert [m["key"] for m in json.loads(invoke("audit", ".", "--format", "json").output)["metrics"]] == ["perf/steps", "train/loss"]
 
 
+def test_log_functions_setting_never_names_a_modules_function(in_tmp: Path) -> None:
+    """`log` named in the setting is the project's helper or an object's method, not `math.log`."""
+    write_project(
+        in_tmp,
+        {
+            "pyproject.toml": '[tool.metriclint]\nlog-functions = ["log"]\n',
+            "a.py": "import math\n\n\ndef f(t):\n    t.log('train/kept', 1.0)\n    math.log('train/math', 2.0)\n",
+        },
+    )
+    assert [m["key"] for m in json.loads(invoke("audit", ".", "--format", "json").output)["metrics"]] == ["train/kept"]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("train/grad_norm", True), ("eval/pass@0.5", True), ("scripts/run.py", False), ("http://w1:8000", False), ("a b/c", False)],

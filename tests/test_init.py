@@ -241,3 +241,24 @@ def test_init_names_a_helper_handed_metric_names_it_cannot_follow(tmp_path: Path
     assert result.output == "Wrote metrics.yaml: 3 metrics, 1 with semantics, 0 disagreements to settle.\n"
     loaded, _ = registry.load(tmp_path / "project" / "metrics.yaml", "metrics.yaml", load_builtin()[0])
     assert list(loaded.metrics) == ["perf/step_seconds", "train/loss", "train/tokens"]
+
+
+def test_init_names_a_helper_imported_from_a_package_under_src(in_tmp: Path) -> None:
+    """A package under `src/` is imported by its own name (`from pkg.rec import record`), not by
+    the folders that hold it: the helper is the project's all the same."""
+    write_project(
+        in_tmp,
+        {
+            "src/pkg/__init__.py": "",
+            "src/pkg/rec.py": "_kept = {}\n\n\ndef record(name, value):\n    _kept[name] = value\n",
+            "src/pkg/train.py": (
+                "from pkg.rec import record\n\n\ndef step(loss, tokens, seconds):\n    record('train/loss', loss.mean())\n"
+                "    record('train/tokens', tokens.sum())\n    record('perf/step_seconds', seconds)\n"
+            ),
+        },
+    )
+    result = invoke("init", ".")
+    assert result.output.splitlines()[1:] == [
+        'hint: record is handed 3 names shaped like metric keys ("perf/step_seconds", "train/loss", ...) that metriclint does not'
+        " see logged; if it logs them, add it to log-functions under [tool.metriclint] and run init again"
+    ]

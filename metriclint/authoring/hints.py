@@ -20,6 +20,7 @@ from metriclint.base import keys
 from metriclint.base.builtin import word_lists
 from metriclint.base.paths import display
 from metriclint.engine import Collection
+from metriclint.evidence.code_claims import param_at
 from metriclint.model import FunctionFlow
 from metriclint.sources import Extraction
 
@@ -38,15 +39,17 @@ class Unfollowed:
 def unfollowed_helpers(collection: Collection) -> list[Unfollowed]:
     """The helpers to suggest for `log-functions`, the most names first."""
     defined = _defined(collection)
-    packages = {flow.name.split(".", 1)[0] for flows in defined.values() for flow in flows}
+    # the names the project's modules go by, whatever folder holds the package (`src/pkg/` is
+    # imported as `pkg`): a callee that starts with none of them is a library's (`requests.get`)
+    modules = {part for flows in defined.values() for flow in flows for part in flow.name.split(".")[:-1]}
     handed: dict[str, set[str]] = defaultdict(set)
     for extraction in collection.extractions:
         for call in extraction.calls:
             helper = call.callee.rsplit(".", 1)[-1]
-            if helper not in defined or call.callee.split(".", 1)[0] not in packages or call.span.path in collection.tests:
-                continue  # not the project's (`requests.get`), or a test's
+            if helper not in defined or call.callee.split(".", 1)[0] not in modules or call.span.path in collection.tests:
+                continue
             for where, texts in call.texts:
-                if _names_metric(defined[helper], where):
+                if _names_metric(defined[helper], where, call.bound):
                     handed[helper].update(t for t in texts if _unlogged_key(t, collection))
     found = [Unfollowed(helper, tuple(sorted(names))) for helper, names in handed.items() if len(names) >= LEAST_NAMES]
     return sorted(found, key=lambda u: (-len(u.names), u.helper))[:MOST_HINTS]
@@ -71,16 +74,11 @@ def _defined(collection: Collection) -> dict[str, list[FunctionFlow]]:
     return found
 
 
-def _names_metric(flows: list[FunctionFlow], where: int | str) -> bool:
-    """Whether what a call passes at `where` (a position after a method's object, or a keyword)
-    is a parameter some definition of the helper takes a metric's name under, beside others
-    (a value): a helper of a name alone marks a region or times one (`with timer("fwd")`)."""
-    for flow in flows:
-        params = flow.params[1:] if flow.bound else flow.params
-        param = where if isinstance(where, str) else params[where] if where < len(params) else None
-        if param in _name_parameters() and len(params) > 1:
-            return True
-    return False
+def _names_metric(flows: list[FunctionFlow], where: int | str, bound: bool) -> bool:
+    """Whether what a call passes at `where` (a position or a keyword) is a parameter some
+    definition of the helper takes a metric's name under, beside others (a value): a helper of
+    a name alone marks a region or times one (`with timer("fwd")`)."""
+    return any(param_at(flow, where, bound) in _name_parameters() and len(flow.params) - flow.bound > 1 for flow in flows)
 
 
 def _unlogged_key(text: str, collection: Collection) -> bool:

@@ -163,19 +163,19 @@ class KeyRecorder(BagWriter):
     def _sink(self, func: ast.expr) -> tuple[Sink | None, bool]:
         """The sink a call calls: a module's function by its import path, else a method (or an
         unknown name) by its own name (then True: it may be a method of the project's own, which
-        the project-wide step follows instead), or a helper `log-functions` names, whatever its
-        path (`emit` imported from the project's module, or defined in the function). `torch.
-        log(x)` is `torch`'s, so no `log` sink."""
+        the project-wide step follows instead), or a helper `log-functions` names, called by its
+        name (`emit` imported from the project's module, or defined in the function) or as a
+        method. `torch.log(x)` is `torch`'s, so no `log` sink, whatever the setting names."""
         name = called_name(func)
         if name not in self.sinks.names:
             return None, False  # most calls: no sink has their name
         path = self.code.chain(func, self.scopes[-1].objects)
         if path is not None and path in self.sinks.functions:
             return self.sinks.functions[path], False
-        if name in self.sinks.own:  # said to log: not a call the project-wide step follows instead
-            return self.sinks.methods[name], False
         if path is None or "(" in path or path.startswith("builtins."):
-            return self.sinks.methods.get(name), True
+            return self.sinks.methods.get(name), name not in self.sinks.own  # the setting's: said to log, not followed instead
+        if name in self.sinks.own and type(func) is ast.Name:
+            return self.sinks.methods[name], False
         return None, False
 
     def _logged_as(self, shape: Shape, given: list[Argument], sink: Sink, node: ast.Call, logging: Logging) -> frozenset[str]:
