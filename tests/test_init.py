@@ -226,7 +226,8 @@ def test_init_names_a_helper_handed_metric_names_it_cannot_follow(tmp_path: Path
     """The loop records its metrics through `record(name, value)` and logs them through a callback
     handed to a bookkeeping helper, which the inventory does not follow: the draft is empty, and
     `init` says which helper to name in `log-functions`. Not a helper of a name alone (a profiler
-    region) nor one handed paths (`save(path, tensor)`), whatever their strings look like."""
+    region), one handed paths (`save(path, tensor)`), nor one that hands out an object by name
+    (a tracer's `counter(name, categories)`), whatever their strings look like."""
     copy_fixture(RECORDERS, tmp_path / "project")
     monkeypatch.chdir(tmp_path / "project")
     result = invoke("init", ".")

@@ -76,9 +76,16 @@ def _defined(collection: Collection) -> dict[str, list[FunctionFlow]]:
 
 def _names_metric(flows: list[FunctionFlow], where: int | str, bound: bool) -> bool:
     """Whether what a call passes at `where` (a position or a keyword) is a parameter some
-    definition of the helper takes a metric's name under, beside others (a value): a helper of
-    a name alone marks a region or times one (`with timer("fwd")`)."""
-    return any(param_at(flow, where, bound) in _name_parameters() and len(flow.params) - flow.bound > 1 for flow in flows)
+    definition of the helper takes a metric's name under, beside others (a value), returning
+    nothing: a helper of a name alone marks a region or times one (`with timer("fwd")`), and
+    one that returns what it makes of the name hands out an object (a profiler's
+    `marker(name, categories=...)`, a `get_logger(name)`), not a record of a value."""
+    return any(
+        param_at(flow, where, bound) in _name_parameters()
+        and len(flow.params) - flow.bound > 1
+        and not (flow.returns or flow.makes or flow.gives)
+        for flow in flows
+    )
 
 
 def _unlogged_key(text: str, collection: Collection) -> bool:
