@@ -2054,6 +2054,66 @@ CASES = {
         },
         ["train/loss"],
     ),
+    # the front logger reaches the loop as a parameter nothing annotates, and more classes
+    # define its method than the by-name fallback reads; but each is the one family's (an
+    # interface, its backends, the front that extends it), so the object is one of theirs and the
+    # section the backends put before each key is logged, not the tracker-named call's bare key
+    "a front logger handed in unannotated, its method defined by one family alone": (
+        {
+            "pkg/backends.py": """\
+            from abc import ABC, abstractmethod
+
+            import wandb
+            from torch.utils.tensorboard import SummaryWriter
+
+
+            class Backend(ABC):
+                @abstractmethod
+                def log_metrics(self, metrics, step, prefix=""):
+                    ...
+
+
+            class Board(Backend):
+                def __init__(self):
+                    self.writer = SummaryWriter("runs")
+
+                def log_metrics(self, metrics, step, prefix=""):
+                    for name, value in metrics.items():
+                        self.writer.add_scalar(f"{prefix}/{name}" if prefix else name, value, step)
+
+
+            class Cloud(Backend):
+                def log_metrics(self, metrics, step, prefix=""):
+                    if prefix:
+                        metrics = {f"{prefix}/{name}": value for name, value in metrics.items()}
+                    wandb.log(metrics, step=step)
+
+
+            class Lines(Backend):
+                def __init__(self):
+                    self.writer = SummaryWriter("lines")
+
+                def log_metrics(self, metrics, step, prefix=""):
+                    for name, value in metrics.items():
+                        self.writer.add_scalar(f"{prefix}/{name}" if prefix else name, value, step)
+
+
+            class Front(Backend):
+                def __init__(self):
+                    self.backends: list[Backend] = [Board(), Cloud(), Lines()]
+
+                def log_metrics(self, metrics, step, prefix=""):
+                    for backend in self.backends:
+                        backend.log_metrics(metrics, step, prefix)
+            """,
+            "pkg/train.py": """\
+            def train(logger, loss, seconds):
+                logger.log_metrics({"loss": loss}, 1, prefix="train")
+                logger.log_metrics({"step_time": seconds}, 1, prefix="timing/train")
+            """,
+        },
+        ["timing/train/step_time", "train/loss"],
+    ),
     # a forward reference written as a string, for an import made only under TYPE_CHECKING
     "a method of a parameter annotated with a string": (
         {
@@ -2333,6 +2393,50 @@ def test_a_method_named_like_a_trackers_that_is_the_projects_own_logs_what_it_lo
     write_project(tmp_path / "other", {"pkg/loop.py": loop.replace("from pkg.tracking import Tracker", "from vendor import Tracker")})
     assert _logged(tmp_path / "own") == []
     assert _logged(tmp_path / "other") == ["loss"]
+
+
+def test_an_object_handed_in_is_a_trackers_where_one_class_alone_defines_the_method(tmp_path: Path) -> None:
+    """`wandb_writer.log(stats, step)` on a parameter nothing annotates is wandb's, although the
+    project's timers class has a `log` of its own; an interface with two implementations of
+    `log` (the family of `_family`) is the object's instead, and the keys are theirs."""
+    timers = "class Timers:\n    def log(self, names, step):\n        print(names, step)\n"
+    loop = "def record(wandb_writer, rate):\n    wandb_writer.log({'throughput/tokens_per_sec': rate}, 1)\n"
+    family = (
+        "from abc import ABC, abstractmethod\n\nimport wandb\n\n\n"
+        "class Sink(ABC):\n    @abstractmethod\n    def log(self, stats, step):\n        ...\n\n\n"
+        "class Cloud(Sink):\n    def log(self, stats, step):\n        wandb.log({f'run/{k}': v for k, v in stats.items()}, step=step)\n\n\n"
+        "class Console(Sink):\n    def log(self, stats, step):\n        print(stats, step)\n"
+    )
+    write_project(tmp_path / "one", {"pkg/timers.py": timers, "pkg/loop.py": loop})
+    write_project(tmp_path / "family", {"pkg/sinks.py": family, "pkg/loop.py": loop})
+    assert _logged(tmp_path / "one") == ["throughput/tokens_per_sec"]
+    assert _logged(tmp_path / "family") == ["run/throughput/tokens_per_sec"]
+
+
+def test_records_handed_to_a_familys_method_are_read_as_the_tracker_rule_says(tmp_path: Path) -> None:
+    """A list of (name, value, step) records passed to `monitor.write_events` stays the monitor
+    rule's, although a family of the project's monitors defines the method: on an object nothing
+    names, and where a front hands them on to the monitor it was handed. The project-wide step
+    follows dicts into methods, not records."""
+    monitors = (
+        "from torch.utils.tensorboard import SummaryWriter\n\n\n"
+        "class Monitor:\n    def write_events(self, event_list):\n        pass\n\n\n"
+        "class Board(Monitor):\n    def __init__(self):\n        self.writer = SummaryWriter()\n\n"
+        "    def write_events(self, event_list):\n        for event in event_list:\n            self.writer.add_scalar(*event)\n\n\n"
+        "class Lines(Monitor):\n    def write_events(self, event_list):\n        print(event_list)\n\n\n"
+        "class Table(Monitor):\n    def write_events(self, event_list):\n        print(*event_list)\n\n\n"
+        "class Remote(Monitor):\n    def write_events(self, event_list):\n        print(len(event_list))\n\n\n"
+        "class Master(Monitor):\n    def __init__(self, board):\n        self.board = board\n\n"
+        "    def write_events(self, event_list):\n        self.board.write_events(event_list)\n"
+    )
+    loop = (
+        "from pkg.monitors import Master\n\n\n"
+        "def record(monitor, loss, samples):\n    monitor.write_events([('Train/Samples/train_loss', loss, samples)])\n\n\n"
+        "class Engine:\n    def __init__(self, board):\n        self.monitor = Master(board)\n\n"
+        "    def evaluate(self, loss, samples):\n        self.monitor.write_events([('Train/Samples/eval_loss', loss, samples)])\n"
+    )
+    write_project(tmp_path, {"pkg/monitors.py": monitors, "pkg/loop.py": loop})
+    assert _logged(tmp_path) == ["Train/Samples/eval_loss", "Train/Samples/train_loss"]
 
 
 def test_a_call_that_passes_a_keyword_the_projects_method_lacks_is_the_trackers(tmp_path: Path) -> None:

@@ -109,6 +109,21 @@ class Callees:
         others = tuple(flow for flow in found if flow.name != caller)
         return others if 0 < len(others) < len(found) else ()
 
+    def fanned(self, name: str, caller: str) -> tuple[FunctionFlow, ...]:
+        """The methods of the project's own a call may run, several of which may: a front's
+        call of its backends, or a call on an object nothing names of a method one family of
+        classes alone defines. Most calls: none, told by their names alone."""
+        return self.backends(name, caller) or self.family(name, caller)
+
+    def family(self, name: str, caller: str) -> tuple[FunctionFlow, ...]:
+        """What a call on an object nothing names runs, where only one family of the project's
+        classes defines the method (`_family`): each of its methods, none of which is the
+        caller (`self.run.log_metrics(m)` in a backend's own `log_metrics` is the tracker's)."""
+        if not name.startswith(UNKNOWN_OBJECT):
+            return ()
+        found = self._family(self.methods.get(name[len(UNKNOWN_OBJECT) :], ()))
+        return () if any(flow.name == caller for flow in found) else found
+
     def resolve(self, name: str) -> FunctionFlow | None:
         """The one function a call runs, where the project tells which: the method as the
         receiver's class has it, not its subclasses' overrides."""
@@ -241,6 +256,21 @@ class Callees:
         them runs is not told, but the object is one of theirs. A name many classes define
         (`forward`, `update`) says nothing of which."""
         return _few(self.methods.get(method, ()))
+
+    def _family(self, defined: Sequence[FunctionFlow]) -> tuple[FunctionFlow, ...]:
+        """Where one class declares a method it leaves empty and every other class that defines
+        it extends that one (an interface, its backends, and the front that hands each call on
+        to them: `def train(logger)` then `logger.log_metrics(m, step, prefix="train")`), the
+        object is of that family, as if the call were typed with the interface: its
+        implementations, at least two. One class that happens to define a method of a tracker's
+        name (`Timers.log`) says nothing of an object handed in (`wandb_writer.log(m)`)."""
+        owners = {flow.name.rsplit(".", 1)[0]: flow for flow in defined}
+        for owner, flow in owners.items():
+            below = {shape.name for shape in self.hierarchy.descendants(owner)}
+            if flow.shell and owners.keys() - {owner} <= below:
+                found = self._filled(flow)
+                return found if len(found) > 1 else ()
+        return ()
 
     def held(self, owner: str, depth: int) -> str | None:
         """The class `owner` is an instance of, when it is a call's result (`pkg.get_timers()`,

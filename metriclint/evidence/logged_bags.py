@@ -393,18 +393,19 @@ class LoggedBags:
         return not self.entries(function, Bag(held=item.held), 1, None)
 
     def _fanned(self, calls: Iterable[CallFlow]) -> dict[str, list[CallFlow]]:
-        """A front's calls of its backends (evidence/callees.py `backends`), by the backend's
-        method: each is a caller of every one of them, whichever runs; `callers` holds only the
-        calls that reach one function."""
+        """The calls that may run several methods of the project's own (evidence/callees.py
+        `fanned`: a front's calls of its backends, a family's method called on an object nothing
+        names), by method: each is a caller of every one of them, whichever runs; `callers` holds
+        only the calls that reach one function."""
         callees = self.project.callees
         fanned: dict[str, list[CallFlow]] = defaultdict(list)
         if callees is None:
             return fanned
         for call in calls:
-            backends = callees.backends(call.callee, call.caller)  # most calls: none, told by their names alone
-            if backends and self.project.resolve(call.callee) is None:
-                for backend in backends:
-                    fanned[backend.name].append(call)
+            runs = callees.fanned(call.callee, call.caller)
+            if runs and self.project.resolve(call.callee) is None:
+                for method in runs:
+                    fanned[method.name].append(call)
         return fanned
 
     def callers(self, function: str) -> Sequence[CallFlow]:

@@ -17,7 +17,7 @@ from metriclint.evidence.inherited import inherited_flows
 from metriclint.evidence.logged_bags import LoggedBags, logged_entries
 from metriclint.knowledge.code_knowledge import knowledge
 from metriclint.language.attribution import MetricIndex
-from metriclint.model import Atom, CallFlow, CodeClaim, CodeProducts, FunctionFlow, KeyUse
+from metriclint.model import UNKNOWN_OBJECT, Atom, CallFlow, CodeClaim, CodeProducts, FunctionFlow, KeyUse
 from metriclint.sources import Extraction
 
 
@@ -38,7 +38,7 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
         span
         for e in extractions
         for span, callee, caller, keywords in e.tentative
-        if _reaches_own(graph.resolve(callee), callee, caller, keywords) or _fans_out(graph, callee, caller, keywords)
+        if _reaches_own(_told(graph, callee), callee, caller, keywords) or _fans_out(graph, callee, caller, keywords)
     )
     # an entry logged where it was put is the file's own; one only written there (a dict literal's
     # key shaped like one) is replaced by what the project-wide step says logs it (`own_keys`)
@@ -149,11 +149,19 @@ def placeholder_flags(code: Iterable[CodeClaim]) -> frozenset[str]:
 
 
 def _fans_out(graph: CallGraph, callee: str, caller: str, keywords: tuple[str, ...]) -> bool:
-    """Whether a call matched by a tracker's method name is a front's call of its backends
-    (evidence/callees.py `backends`), each of which takes what the call passes: they run, not a
-    tracker."""
-    backends = graph.callees.backends(callee, caller) if graph.callees is not None else ()
-    return bool(backends) and all(_reaches_own(m, callee, "", keywords) for m in backends)
+    """Whether a call matched by a tracker's method name runs several methods of the project's
+    own, each of which takes what the call passes: a front's call of its backends, or a call on
+    an object nothing names of a method one family of classes alone defines (evidence/callees.py
+    `backends`, `family`). They run, not a tracker."""
+    runs = graph.callees.fanned(callee, caller) if graph.callees is not None else ()
+    return bool(runs) and all(_reaches_own(m, callee, "", keywords) for m in runs)
+
+
+def _told(graph: CallGraph, callee: str) -> FunctionFlow | None:
+    """The one method a call runs, where its object's class is told: a call on an object nothing
+    names runs a method of the project's own only where one family alone defines it (`_fans_out`),
+    not wherever one class happens to define a method of a tracker's name."""
+    return None if callee.startswith(UNKNOWN_OBJECT) else graph.resolve(callee)
 
 
 def _reaches_own(method: FunctionFlow | None, callee: str, caller: str, keywords: tuple[str, ...]) -> bool:

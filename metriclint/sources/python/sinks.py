@@ -96,9 +96,7 @@ class KeyRecorder(BagWriter):
         if sink is None or sink.lines_only and not (self.json_lines and may_be_line(node, self.line_dumps)):
             return
         callee = self.site(node).callee if by_name else ""
-        self.via = self.span(node) if callee and not callee.startswith(UNKNOWN_OBJECT) else None
-        if self.via is not None:
-            self.tentative.append((self.via, callee, self.scopes[-1].name, tuple(k.arg for k in node.keywords if k.arg is not None)))
+        self.via = self.span(node) if callee else None
         given = arguments(node)
         logging = Logging(
             self._logging(node, called_name(node.func), given),
@@ -107,12 +105,20 @@ class KeyRecorder(BagWriter):
             sink.says,
             self.span(node),
             self._forks(sink, given),
+            self.via if callee.startswith(UNKNOWN_OBJECT) else None,
         )
         taken: frozenset[str] = frozenset()
+        fitted: Shape | None = None
         for shape in sink.shapes:
             taken = self._logged_as(shape, given, sink, node, logging)
             if taken:
+                fitted = shape
                 break
+        # a method of the project's own may run instead: the project-wide step decides. On an
+        # object nothing names, only where the call passes a dict, which that step follows into a
+        # family's methods; a list of records (DeepSpeed's events) is the tracker's to read.
+        if self.via is not None and (not callee.startswith(UNKNOWN_OBJECT) or fitted is not None and fitted.mapping is not None):
+            self.tentative.append((self.via, callee, self.scopes[-1].name, tuple(k.arg for k in node.keywords if k.arg is not None)))
         options = self.sinks.options | taken
         for arg in given if sink.keywords else ():
             if arg.keyword is not None and arg.where is not None and arg.keyword not in options:
@@ -371,7 +377,8 @@ class KeyRecorder(BagWriter):
         had for those facets, and it decides whether this rank's own value is logged as such.
         `atoms`: what the value was where it was put in a dict, if not what it is here."""
         said = logged_by(logging.sink, logging.at, span) if logging.at is not None else ""
-        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), self.via, said))
+        via = self.via if self.via is not None else logging.via
+        self.keys.append(KeyUse(key, span, from_keyword, is_measurement(value), self.names(value), via, said))
         self.prose.keys_on_line.setdefault(span.line, []).append(key)
         if logging.call is not None:
             self.prose.calls_logging.setdefault(logging.call.lineno, []).append(key)
@@ -404,7 +411,7 @@ class KeyRecorder(BagWriter):
         if not site.callee:
             return
         given = arguments(node)
-        texts = self._argument_strings(given) if not site.callee.startswith(UNKNOWN_OBJECT) else ()
+        texts = self._argument_strings(given)  # an object's method is followed only for a dict of metrics handed it (roots.py `site`)
         bags = self.argument_bags(node, given)
         keyed = self._argument_keyed(given) if texts and self.scopes[-1].keyvars else ()
         reads = self.scopes[-1].attribute_reads

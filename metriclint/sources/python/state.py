@@ -43,6 +43,11 @@ class Logging:
     sink: str = ""  # what the call is, as rules/sinks.yaml says it
     at: Span | None = None  # where the call is
     forks: tuple[str, ...] = ()  # the suffixes each key gets, once each, in place of none (rules/sinks.yaml `forks`)
+    # where the call is, on an object nothing names, when a method of the project's own may run
+    # instead (WalkState.via): for the keys of a dict written in the call, recorded where the walk
+    # visits it, after the call. Through an attribute, such a key stands as written: the class an
+    # attribute is told to hold is its last assignment's, and another branch may set a tracker.
+    via: Span | None = None
 
 
 NOT_LOGGED = Logging()
