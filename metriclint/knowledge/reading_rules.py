@@ -20,7 +20,7 @@ from metriclint.model import ConfigError
 
 # Each file's word lists, whether it sets a `reach`, and what its examples must yield when read.
 FILES = {
-    "selection.yaml": (("phrases", "domains", "wide", "wide_domains", "opening"), True, "claims"),
+    "selection.yaml": (("phrases", "domains", "wide", "wide_domains", "opening", "bounding", "bounds", "prepositional"), True, "claims"),
     "combined.yaml": (("phrases", "heads", "breaks", "domains"), True, "claims"),
     "heads.yaml": (("determiners", "compound_heads", "names"), False, "claims"),
     "cue_scope.yaml": (("referents",), False, "claims"),
@@ -63,6 +63,8 @@ class ReadingRules:
     wide: frozenset[str]  # "mean": gated for being a verb, so the domains of `wide_domain` count after it too
     wide_domain: re.Pattern[str]  # "of the batch": a domain after "mean", where a superlative picks from it
     opening: frozenset[str]  # "mean", "maximum": opening a sentence or a definition, they need no domain
+    bounding: frozenset[str]  # "maximum": the opening words that may name a bound on what is done
+    bound: re.Pattern[str]  # "to sample": after such an opening word, it names that bound
     totals: frozenset[str]  # "total": before a loss, it names a combined objective unless a domain follows
     combined_heads: frozenset[str]  # "loss": the nouns a total names the combined form of
     combined_breaks: frozenset[str]  # "of", "batch": a word that cannot qualify such a head
@@ -94,6 +96,8 @@ def builtin() -> ReadingRules:
         wide=frozenset(w.lower() for w in selection["wide"]),
         wide_domain=_words(selection["wide_domains"]),
         opening=frozenset(w.lower() for w in selection["opening"]),
+        bounding=frozenset(w.lower() for w in selection["bounding"]),
+        bound=_bound(selection["bounds"], selection["prepositional"]),
         totals=frozenset(w.lower() for w in combined["phrases"]),
         combined_heads=frozenset(w.lower() for w in combined["heads"]),
         combined_breaks=frozenset(w.lower() for w in combined["breaks"]),
@@ -166,6 +170,12 @@ def _words(words: tuple[str, ...]) -> re.Pattern[str]:
     """Any of `words` as whole words, any case, any white space inside a multi-word entry."""
     alternatives = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(words, key=len, reverse=True))
     return re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
+
+
+def _bound(markers: tuple[str, ...], prepositional: tuple[str, ...]) -> re.Pattern[str]:
+    """An infinitive's marker and the word after it, unless that word makes the marker a
+    preposition (`to the reference`)."""
+    return re.compile(rf"{_words(markers).pattern}\s+(?!{_words(prepositional).pattern})[A-Za-z]+", re.IGNORECASE)
 
 
 def _facet_values(entries: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

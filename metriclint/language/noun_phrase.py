@@ -41,7 +41,8 @@ def stated(
         if head in rules.compound_heads:
             return None
     lower = entry.phrase.lower()
-    names_value = opens and lower in rules.opening and after is not None  # "Max absolute gap", not a lone "max"
+    # "Max absolute gap", not a lone "max", nor a bound ("Max frames to sample")
+    names_value = opens and lower in rules.opening and after is not None and not _bounded(text, lower, match.end(), limit, rules)
     if lower in rules.superlatives and not names_value and not _reduces(text, lower, match.end(), limit, rules):
         return None
     if entry.phrase.lower() in rules.totals and _names_combined(text, entry, match.end(), limit, vocabulary, rules):
@@ -60,6 +61,12 @@ def _reduces(text: str, phrase: str, start: int, limit: int, rules: ReadingRules
     if _domain(text, start, limit, rules.domain, rules.domain_reach) is not None:
         return True
     return phrase in rules.wide and _domain(text, start, limit, rules.wide_domain, rules.domain_reach) is not None
+
+
+def _bounded(text: str, phrase: str, start: int, limit: int, rules: ReadingRules) -> bool:
+    """Whether the opening extreme that ends at `start` is followed by an infinitive within the
+    reach: it names a bound on what is done ("Maximum number of frames to sample")."""
+    return phrase in rules.bounding and _domain(text, start, limit, rules.bound, rules.domain_reach) is not None
 
 
 def _domain(text: str, start: int, limit: int, domains: re.Pattern[str], reach: int) -> re.Match[str] | None:
