@@ -51,6 +51,7 @@ class Callees:
             if owner in self.hierarchy.classes:
                 self.methods.setdefault(last_part(name), []).append(flow)
         self.memo: dict[tuple[str, bool], tuple[FunctionFlow, ...]] = {}
+        self.families: dict[str, tuple[FunctionFlow, ...]] = {}  # `family`'s, by method name
         self.remote = self._remote_methods(functions.values(), dispatched)
 
     def _remote_methods(self, functions: Iterable[FunctionFlow], dispatched: Iterable[str]) -> dict[str, tuple[FunctionFlow, ...]]:
@@ -121,7 +122,10 @@ class Callees:
         caller (`self.run.log_metrics(m)` in a backend's own `log_metrics` is the tracker's)."""
         if not name.startswith(UNKNOWN_OBJECT):
             return ()
-        found = self._family(self.methods.get(name[len(UNKNOWN_OBJECT) :], ()))
+        method = name[len(UNKNOWN_OBJECT) :]
+        if method not in self.families:  # asked for every such call; most names, of many unrelated classes or none
+            self.families[method] = self._family(self.methods.get(method, ()))
+        found = self.families[method]
         return () if any(flow.name == caller for flow in found) else found
 
     def resolve(self, name: str) -> FunctionFlow | None:
@@ -266,8 +270,7 @@ class Callees:
         name (`Timers.log`) says nothing of an object handed in (`wandb_writer.log(m)`)."""
         owners = {flow.name.rsplit(".", 1)[0]: flow for flow in defined}
         for owner, flow in owners.items():
-            below = {shape.name for shape in self.hierarchy.descendants(owner)}
-            if flow.shell and owners.keys() - {owner} <= below:
+            if flow.shell and owners.keys() - {owner} <= {shape.name for shape in self.hierarchy.descendants(owner)}:
                 found = self._filled(flow)
                 return found if len(found) > 1 else ()
         return ()
