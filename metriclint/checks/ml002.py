@@ -133,6 +133,10 @@ def _conflict(a: TextStance, b: TextStance) -> bool:
         return False
     if a.statement.path == b.statement.path and a.metric != b.metric and a.claim.source == b.claim.source == SourceKind.TOOLTIP:
         return False  # one table gives two keys two texts by design, not by contradiction
+    if a.statement.path != b.statement.path and a.claim.source == b.claim.source == SourceKind.DOC:
+        # each page documents its own part (a trainer's logged metrics, an algorithm's): the SFT
+        # page's "cross-entropy loss" and the DPO page's "DPO loss" are both right for `loss`
+        return False
     if a.named or b.named:
         return _against_name(*((a, b) if a.named else (b, a)))
     return _incomparable(_kinds(a), _kinds(b))
@@ -279,7 +283,9 @@ ML002 = Rule(
     "against the majority, or one finding listing every side when there is none.",
     why="When a docstring and a dashboard disagree, at least one of them is wrong, and nothing tells the reader which. "
     "A logged key's own name that states a unit (`step_time_ms`) or a scope (`tokens_per_gpu`) is one more side "
-    "where neither the registry nor the code says the facet: a comment calling `step_time_ms` seconds is wrong, or the name is.",
+    "where neither the registry nor the code says the facet: a comment calling `step_time_ms` seconds is wrong, or the name is. "
+    "Two Markdown pages are not held against each other: each documents its own part (the SFT trainer's page calls "
+    "`loss` a cross-entropy, the DPO trainer's a preference loss, and both are right); each is against every other kind of text.",
     fix="Decide which is right, fix the other, and record the answer in the registry so the next change is checked against it.",
     check=source_contradictions,
     good=(
