@@ -38,7 +38,7 @@ def passed_keywords(call: ast.Call) -> tuple[str, ...]:
 def called_name(func: ast.expr) -> str:
     """The last name of what a call calls: `print(x)` -> `print`, `logger.info(x)` -> `info`,
     "" for `table[k](x)`."""
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
 
 
 def module_name(path: str) -> tuple[str, list[str]]:

@@ -83,17 +83,17 @@ class CodeReader(Arithmetic):
     def chain(self, node: ast.expr, objects: dict[str, str]) -> str | None:
         """`psutil.Process(pid).memory_info()` -> `psutil.Process().memory_info()`, through imports
         and local names (or `self.X`, held.py) that hold a knowledge-base object; None when the head is unknown."""
-        if isinstance(node, ast.Name):
+        if type(node) is ast.Name:
             found = objects.get(node.id) or self.imports.get(node.id)
             if found is None and node.id in _BUILTINS and node.id not in self.defined:
                 return f"builtins.{node.id}"
             return found
-        if isinstance(node, ast.Attribute):
-            if isinstance(node.value, ast.Name) and node.value.id == "self" and f"self.{node.attr}" in objects:
+        if type(node) is ast.Attribute:
+            if type(node.value) is ast.Name and node.value.id == "self" and f"self.{node.attr}" in objects:
                 return objects[f"self.{node.attr}"]  # an object the class keeps (held.py)
             base = self.chain(node.value, objects)
             return f"{base}.{node.attr}" if base else None
-        if isinstance(node, ast.Call):
+        if type(node) is ast.Call:
             base = self.chain(node.func, objects)
             return f"{base}()" if base else None
         return None
@@ -103,20 +103,20 @@ class CodeReader(Arithmetic):
         a method of an object whose class is known (`instances`: a name -> its class): `self.
         tracker.log_to` is `module.Class.tracker.log_to` until the project-wide step knows what
         `self.tracker` holds (evidence/callees.py); `?.log_to` for an object nothing names."""
-        if isinstance(func, ast.Name):
+        if type(func) is ast.Name:
             if func.id in _BUILTINS and func.id not in self.defined and func.id not in self.imports:
                 return None  # `len(x)`, `print(x)`: Python's own, never a project function
             return self.imports.get(func.id) or f"{self.module}.{func.id}"
-        if isinstance(func, ast.Attribute):
+        if type(func) is ast.Attribute:
             owner = func.value
-            if isinstance(owner, ast.Name) and owner.id == "self" and classes:
+            if type(owner) is ast.Name and owner.id == "self" and classes:
                 return f"{self.module}.{classes[-1]}.{func.attr}"
-            if isinstance(owner, ast.Name) and instances and owner.id in instances:
+            if type(owner) is ast.Name and instances and owner.id in instances:
                 return f"{instances[owner.id]}.{func.attr}"
-            if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and instances and owner.value.id in instances:
+            if type(owner) is ast.Attribute and type(owner.value) is ast.Name and instances and owner.value.id in instances:
                 # `cfg.evaluator.build`: a method of what an attribute of an object of a told class holds
                 return f"{instances[owner.value.id]}.{owner.attr}.{func.attr}"
-            if isinstance(owner, ast.Attribute) and classes and (held := _own_attributes(owner)) is not None:
+            if type(owner) is ast.Attribute and classes and (held := _own_attributes(owner)) is not None:
                 # `self.tracker.log_to`, `self.config.method.loss`: through what each attribute holds
                 return f"{self.module}.{classes[-1]}.{held}.{func.attr}"
             base = self.chain(owner, {})
@@ -130,8 +130,8 @@ class CodeReader(Arithmetic):
     def instance(self, value: ast.expr) -> str | None:
         """The class a constructor call makes an instance of (`Tracker(...)`), or an annotation
         names (`tracker: Tracker`), dotted as the file's imports name it; None for anything else."""
-        func = value.func if isinstance(value, ast.Call) else value
-        if isinstance(func, (ast.Name, ast.Attribute)) and class_like(called_name(func)):
+        func = value.func if type(value) is ast.Call else value
+        if type(func) in (ast.Name, ast.Attribute) and class_like(called_name(func)):
             return self.callee(func, [])
         return None
 

@@ -25,50 +25,50 @@ class ValueReader(WalkState):
         """What `value` is: the names it holds unchanged, the code facts known about it, the
         project calls it comes from; `element` = (index, tuple size) takes one element of it.
         Empty when it computes something new."""
-        if not isinstance(value, _READ):
+        if type(value) not in _READ:
             return frozenset()  # a constant, a comparison, a comprehension...: computes something new
         scope = self.scopes[-1]
-        if isinstance(value, ast.Name):
+        if type(value) is ast.Name:
             return self.code.element(scope.roots(value.id), element)
-        if isinstance(value, ast.IfExp):
+        if type(value) is ast.IfExp:
             if element is None and self._shared_else_whole(value):
                 return self.roots(value.body)
             return either(self.branch(value.body, element), self.branch(value.orelse, element))[0]
         if isinstance(value, (ast.Tuple, ast.List)) and element is not None and element[0] < len(value.elts):
             part = value.elts[element[0]]
-            return self.roots(part.value if isinstance(part, ast.Starred) else part)
+            return self.roots(part.value if type(part) is ast.Starred else part)
         if isinstance(value, (ast.Tuple, ast.List)) and element is None:
             return shared((self.roots(item) for item in value.elts), self.code.knowledge.kept_in_lists)
-        if isinstance(value, ast.Subscript) and element is None and scheduled_rates.reads_param_group_lr(value):
+        if type(value) is ast.Subscript and element is None and scheduled_rates.reads_param_group_lr(value):
             return scheduled_rates.next_step_rate(value, self.scopes[-1], self.code)
-        if isinstance(value, ast.Subscript) and element is None:
+        if type(value) is ast.Subscript and element is None:
             index = self.code.constant_index(value)
             if index is not None:
                 return self.roots(value.value, (index, -1))
             return self.code.item(value, scope.objects) or self._put_here(value) or self._selected(value)
-        if isinstance(value, ast.Call):
+        if type(value) is ast.Call:
             func = value.func
             handed = _handed_on(value, self.rules.preserving_functions)
             if (
                 handed is None
-                and isinstance(func, ast.Attribute)
+                and type(func) is ast.Attribute
                 and func.attr in self.rules.wrapper_names
                 and self.code.chain(func, scope.objects) in self.rules.wrappers
             ):
                 handed = _wrapped(value)
             if handed is not None:
                 return self.roots(handed, element)
-            if isinstance(func, ast.Attribute) and func.attr in self.rules.preserving_methods:
+            if type(func) is ast.Attribute and func.attr in self.rules.preserving_methods:
                 return self.roots(func.value, element)
             found = self.code.call(value, element, scope.objects, self.site(value), self.roots)
             return self._reduced(value, found) | self._rank_own(value) | scheduled_rates.next_step_rate(value, self.scopes[-1], self.code)
-        if isinstance(value, ast.Attribute) and value.attr in self.rules.attributes:
+        if type(value) is ast.Attribute and value.attr in self.rules.attributes:
             return self.roots(value.value, element)
-        if isinstance(value, ast.Attribute) and element is None:
+        if type(value) is ast.Attribute and element is None:
             return self.code.expression(value, scope.objects) | self.kept_on_self(value)
-        if isinstance(value, ast.BinOp) and element is None:
+        if type(value) is ast.BinOp and element is None:
             left, right = self.roots(value.left), self.roots(value.right)
-            counted = isinstance(value.op, (ast.Div, ast.Mult)) and self.counted(value.right)
+            counted = type(value.op) in (ast.Div, ast.Mult) and self.counted(value.right)
             found = self.code.arithmetic(value, value.op, left, right, value.right, counted)
             found |= self._granular(value) if type(value.op) is ast.Div and counted else frozenset()
             return (
@@ -78,7 +78,7 @@ class ValueReader(WalkState):
                 | self._masked(value, left, right)
                 | self._norm_root(value, left)
             )
-        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and element is None:
+        if type(value) is ast.UnaryOp and type(value.op) is ast.USub and element is None:
             entropy = (
                 self.code.derived("entropy-sum", value, ()) if formulas.entropy(value, self.code.knowledge.log_ratios) else frozenset()
             )

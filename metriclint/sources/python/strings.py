@@ -30,11 +30,11 @@ def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, .
     """Every string `node` may be, unknown parts as placeholders; None when it is no string
     expression at all (a call, a number, a name not bound to a string). `bound`: the name a
     choice is bound to, the placeholder for a choice whose own would undo its test."""
-    if isinstance(node, ast.Constant):
+    if type(node) is ast.Constant:
         return (node.value,) if isinstance(node.value, str) else None
-    if isinstance(node, ast.Name):
+    if type(node) is ast.Name:
         return name_values(node.id)
-    if isinstance(node, ast.IfExp):  # `"eval_" if evaluating else ""`: either, when both are known whole
+    if type(node) is ast.IfExp:  # `"eval_" if evaluating else ""`: either, when both are known whole
         kept = prefix_kept(node, name_values)
         if kept is not None:
             return kept[0]
@@ -48,31 +48,26 @@ def values(node: ast.expr, name_values: Lookup, bound: str = "") -> tuple[str, .
             free = tuple(text for text in texts if not _fills_tested(node.test, (text,)))
             return (*free, f"{{{bound}}}") if free and bound else None  # `role_tag` is "" or not known
         return tuple(dict.fromkeys(texts))
-    if isinstance(node, ast.JoinedStr):
+    if type(node) is ast.JoinedStr:
         return _joined([_fstring_part(part, name_values) for part in node.values])
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+    if type(node) is ast.BinOp and type(node.op) is ast.Add:
         left, right = _part(node.left, name_values), _part(node.right, name_values)
         if left is None and right is None:
             return None
         return _joined([left or (_placeholder(node.left),), right or (_placeholder(node.right),)])
-    if (
-        isinstance(node, ast.BinOp)
-        and isinstance(node.op, ast.Mod)
-        and isinstance(node.left, ast.Constant)
-        and isinstance(node.left.value, str)
-    ):
-        items = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+    if type(node) is ast.BinOp and type(node.op) is ast.Mod and type(node.left) is ast.Constant and isinstance(node.left.value, str):
+        items = node.right.elts if type(node.right) is ast.Tuple else [node.right]
         return _percent(node.left.value, items, name_values)
-    if isinstance(node, ast.Call) and type(node.func) is ast.Name and node.func.id == "str" and len(node.args) == 1 and not node.keywords:
+    if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "str" and len(node.args) == 1 and not node.keywords:
         return values(node.args[0], name_values)  # `str(key)`: the text it already is
     # `k.replace(" ", "_")`; the method's name is tested first, since this reads every argument
     # of every call and most are no rewrite (calling `rewrites` for each cost 0.4% of a cold run)
-    if isinstance(node, ast.Call) and _rewrite_name(node.func) and (found := rewrites(node)) is not None:
+    if type(node) is ast.Call and _rewrite_name(node.func) and (found := rewrites(node)) is not None:
         inner = _part(found[0], name_values)
         return tuple(dict.fromkeys(rewritten(text, found[1]) for text in inner)) if inner is not None else None
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+    if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "format":
         template = node.func.value
-        if isinstance(template, ast.Constant) and isinstance(template.value, str):
+        if type(template) is ast.Constant and isinstance(template.value, str):
             return _format(template.value, node, name_values)
     return None
 
