@@ -2954,8 +2954,13 @@ def test_methods_that_call_their_namesakes_through_unknown_objects_are_read_in_t
     the class of (prime-rl's `to_dict`s), each reading the others: read again inside their own
     reading, every path through them was followed anew (on prime-rl, 859,052 readings in the
     first 25 seconds, 24 GB after 8.5 minutes, when the kernel killed the run). The step now keeps
-    at most `MAX_READINGS` of them, and the run ends in seconds with what it read by then."""
+    at most `MAX_READINGS` of them, and the run ends in seconds with what it read by then, saying
+    so: keys may be missing. A project read whole says nothing."""
     project = copy_fixture(FIXTURES / "inventory_self_summaries", tmp_path / "project")
     done = run_apart("init", "--no-cache", "-o", str(tmp_path / "draft.yaml"), str(project), timeout=60)
     assert done.returncode == 0, done.stderr
     assert "Wrote" in done.stdout and "4 metrics" in done.stdout
+    assert "stopped following dicts of metrics across the functions of" in done.stderr
+    whole = copy_fixture(FIXTURES / "demo", tmp_path / "demo")
+    done = run_apart("init", "--no-cache", "-o", str(tmp_path / "demo.yaml"), str(whole), timeout=60)
+    assert done.returncode == 0 and "stopped following" not in done.stderr, done.stderr

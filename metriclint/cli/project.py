@@ -193,6 +193,13 @@ def analyse(
             trust.dropped()
             analysis = run(replace(config, cache_dir=None))
     warn_unused(config)
+    if analysis.collection.made.cut_short:
+        _warn(
+            [
+                f"metriclint stopped following dicts of metrics across the functions of {display(config.root)} at its limit;"
+                " keys logged only through the calls it did not read are missing (docs/inventory.md)"
+            ]
+        )
     return analysis
 
 

@@ -134,6 +134,7 @@ class LoggedBags:
                 self.puts[(self.families.root(owner), name)].append((flow.name, bag))
         self._fields_made(calls)
         self.fanned = self._fanned(calls)
+        self.cut_short = False  # whether `entries` stopped at MAX_READINGS
         self.memo: dict[tuple[str, Bag, int, Span | None, tuple[Span | None, ...]], tuple[tuple[MetricsEntry, str], ...]] = {}
         self.at_memo: dict[tuple[object, ...], list[tuple[Bag, tuple[str, CallFlow | None, Outer]]]] = {}
         self.labelled: set[MetricsEntry] = set()  # entries whose key's last segment a caller passed as a label
@@ -191,6 +192,7 @@ class LoggedBags:
         if memo in self.memo:
             return self.memo[memo]
         if len(self.memo) >= MAX_READINGS:
+            self.cut_short = True  # said on stderr (cli/project.py): the keys of the paths left unread are missing
             return ()  # paths past counting: what is read by then is what the project-wide step knows
         self.memo[memo] = ()  # a cycle adds nothing
         flow = self.project.functions.get(function)

@@ -66,7 +66,9 @@ def made_keys(extractions: Sequence[Extraction], uses: Sequence[KeyUse]) -> Code
     written_or_built = {use.key for use in uses} | ({use.key for use in made} - through_dicts)
     named_too = written_or_built | {entry.use.key for entry in logged if not entry.labelled}
     labelled = frozenset(entry.use.key for entry in logged if entry.labelled) - named_too
-    return CodeProducts(built, read, help_tables, own_methods=own_methods, put_logged=put_logged, labelled=labelled)
+    return CodeProducts(
+        built, read, help_tables, own_methods=own_methods, put_logged=put_logged, labelled=labelled, cut_short=bags.cut_short
+    )
 
 
 def _attribute_strings(calls: list[CallFlow], graph: CallGraph) -> list[CallFlow]:

@@ -505,6 +505,9 @@ class CodeProducts:
     put_logged: tuple[tuple[str, str, frozenset[Atom]], ...] = ()  # (function, key, value): put in a dict a sink elsewhere logs
     # keys whose last segment labels what a function measured (`timer("gen", times)`): no value's name
     labelled: frozenset[str] = frozenset()
+    # the project-wide step stopped at its cap on readings (evidence/logged_bags.py MAX_READINGS):
+    # keys logged only through the paths it left unread are missing
+    cut_short: bool = False
 
 
 def rekeyed(bag: Bag, rekey: str, kept: str = "") -> Bag:
