@@ -59,6 +59,32 @@ DECOYS = """
             """
 
 
+# An interface of loggers and one backend that puts the section it is handed before each key:
+# the start of the projects of the cases with a front logger.
+BACKEND_INTERFACE = """\
+            from abc import ABC, abstractmethod
+
+            from torch.utils.tensorboard import SummaryWriter
+
+
+            class Backend(ABC):
+                @abstractmethod
+                def log_metrics(self, metrics, step, prefix=""):
+                    ...
+
+
+            class Board(Backend):
+                def __init__(self):
+                    self.writer = SummaryWriter("runs")
+
+                def log_metrics(self, metrics, step, prefix=""):
+                    for name, value in metrics.items():
+                        if prefix:
+                            name = f"{prefix}/{name}"
+                        self.writer.add_scalar(name, value, step)
+"""
+
+
 def _separated(csv_separator: str, held: str) -> dict[str, str]:
     """A monitor that joins its keys with the separator its trackers' property returns, each
     tracker held as `held`; the subclass's property returns `csv_separator`."""
@@ -2010,28 +2036,8 @@ CASES = {
     # backend: the backends' methods run, not the front's own again, and not a tracker's
     "a front logger that extends its backends' interface": (
         {
-            "pkg/backends.py": """\
-            from abc import ABC, abstractmethod
-
-            from torch.utils.tensorboard import SummaryWriter
-
-
-            class Backend(ABC):
-                @abstractmethod
-                def log_metrics(self, metrics, step, prefix=""):
-                    ...
-
-
-            class Board(Backend):
-                def __init__(self):
-                    self.writer = SummaryWriter("runs")
-
-                def log_metrics(self, metrics, step, prefix=""):
-                    for name, value in metrics.items():
-                        if prefix:
-                            name = f"{prefix}/{name}"
-                        self.writer.add_scalar(name, value, step)
-
+            "pkg/backends.py": BACKEND_INTERFACE
+            + """\
 
             class Front(Backend):
                 def __init__(self, board):
@@ -2060,33 +2066,8 @@ CASES = {
     # section the backends put before each key is logged, not the tracker-named call's bare key
     "a front logger handed in unannotated, its method defined by one family alone": (
         {
-            "pkg/backends.py": """\
-            from abc import ABC, abstractmethod
-
-            import wandb
-            from torch.utils.tensorboard import SummaryWriter
-
-
-            class Backend(ABC):
-                @abstractmethod
-                def log_metrics(self, metrics, step, prefix=""):
-                    ...
-
-
-            class Board(Backend):
-                def __init__(self):
-                    self.writer = SummaryWriter("runs")
-
-                def log_metrics(self, metrics, step, prefix=""):
-                    for name, value in metrics.items():
-                        self.writer.add_scalar(f"{prefix}/{name}" if prefix else name, value, step)
-
-
-            class Cloud(Backend):
-                def log_metrics(self, metrics, step, prefix=""):
-                    if prefix:
-                        metrics = {f"{prefix}/{name}": value for name, value in metrics.items()}
-                    wandb.log(metrics, step=step)
+            "pkg/backends.py": BACKEND_INTERFACE
+            + """\
 
 
             class Lines(Backend):
@@ -2094,13 +2075,15 @@ CASES = {
                     self.writer = SummaryWriter("lines")
 
                 def log_metrics(self, metrics, step, prefix=""):
+                    if prefix:
+                        metrics = {f"{prefix}/{name}": value for name, value in metrics.items()}
                     for name, value in metrics.items():
-                        self.writer.add_scalar(f"{prefix}/{name}" if prefix else name, value, step)
+                        self.writer.add_scalar(name, value, step)
 
 
             class Front(Backend):
                 def __init__(self):
-                    self.backends: list[Backend] = [Board(), Cloud(), Lines()]
+                    self.backends: list[Backend] = [Board(), Lines()]
 
                 def log_metrics(self, metrics, step, prefix=""):
                     for backend in self.backends:
