@@ -79,8 +79,9 @@ class Extraction:
     # (`ray.remote(Worker)`, rules/dataflow.yaml `dispatch`), dotted as imported (evidence/callees.py)
     dispatched: tuple[str, ...] = ()
     # calls matched by a tracker's method name that may reach a method of the project's own
-    # (`self.board.log(metrics)`): their span, callee as the file names it (KeyUse.via), caller,
-    # and the keywords the call passes
+    # (`self.board.log(metrics)`, or `logger.log_metrics(metrics)` on an object nothing names,
+    # handed a dict): their span, callee as the file names it (KeyUse.via), caller, and the
+    # keywords the call passes
     tentative: tuple[tuple[Span, str, str, tuple[str, ...]], ...] = ()
     # the code of a file in syntax this Python rejects, whose texts alone were read (python/cst.py):
     # reported (ML900), since what it logs is not seen
