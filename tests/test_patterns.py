@@ -33,6 +33,25 @@ def test_a_pattern_that_is_no_regex_matches_nothing() -> None:
     assert not patterns.search("[", "train/[loss")
 
 
+def test_a_pattern_utf_8_cannot_spell_is_refused_by_re2_not_raised() -> None:
+    """Lone surrogates (a registry phrase written `"\\ud83d\\ude00"` in YAML) have no UTF-8
+    bytes for RE2 to compile: RE2 refuses such a pattern, so Python's engine reads it (`engine`),
+    or it matches nothing (`search`); the run had ended in an internal error (found by
+    tests/test_fuzz.py)."""
+    assert patterns.engine("grad|\ud83d\ude00") is None
+    assert not patterns.search("\ud83d", "train/loss")
+
+
+def test_a_registry_phrase_of_lone_surrogates_is_read_like_any_other(in_tmp: Path) -> None:
+    registry = (
+        'version: 1\nfacets:\n  policy:\n    values:\n      grad_norm: ["\\ud83d\\ude00"]\n'
+        'metrics:\n  "train/grad_norm":\n    description: ""\n'
+    )
+    write_project(in_tmp, {"metrics.yaml": registry, "train.py": ""})
+    result = invoke("check", ".", "--no-cache", "--jobs", "1")
+    assert "internal error" not in result.output and result.exit_code == 0, result.output
+
+
 def test_a_slow_key_and_pattern_in_a_regex_table_finish_at_once(in_tmp: Path) -> None:
     key = "train/" + "x" * 40
     write_project(

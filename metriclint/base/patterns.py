@@ -40,6 +40,8 @@ def _compiled(pattern: str) -> Any:
     """RE2's compiled pattern, None for a pattern that is no regex at all. Raises Unsafe."""
     try:
         return re2.compile(pattern, _OPTIONS)
+    except UnicodeEncodeError:
+        return None  # lone surrogates, which UTF-8 cannot spell: no text RE2 reads holds them
     except re2.error as refused:
         try:
             re.compile(pattern)
@@ -53,10 +55,11 @@ def engine(pattern: str | bytes) -> Any:
     """RE2's compiled `pattern`, or None where RE2 refuses it. For metriclint's own patterns
     whose alternatives are many (every sink's name, every phrase): RE2 compiles them at once
     and reads each character once, where Python's engine tries each alternative in turn. A
-    bytes pattern reads each byte as a character, as Python's bytes patterns do."""
+    bytes pattern reads each byte as a character, as Python's bytes patterns do. A pattern of
+    lone surrogates (a registry phrase written `"\\ud83d"`) has no UTF-8 for RE2 to compile."""
     try:
         return re2.compile(pattern, _BYTES if isinstance(pattern, bytes) else _OPTIONS)
-    except re2.error:
+    except (re2.error, UnicodeEncodeError):
         return None
 
 
