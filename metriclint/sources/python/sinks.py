@@ -97,6 +97,7 @@ class KeyRecorder(BagWriter):
             return
         callee = self.site(node).callee if by_name else ""
         self.via = self.span(node) if callee else None
+        unplaced = callee.startswith(UNKNOWN_OBJECT)  # an object nothing names: a family's method may run
         given = arguments(node)
         logging = Logging(
             self._logging(node, called_name(node.func), given),
@@ -105,7 +106,7 @@ class KeyRecorder(BagWriter):
             sink.says,
             self.span(node),
             self._forks(sink, given),
-            self.via if callee.startswith(UNKNOWN_OBJECT) else None,
+            self.via if unplaced else None,
         )
         taken: frozenset[str] = frozenset()
         fitted: Shape | None = None
@@ -117,7 +118,7 @@ class KeyRecorder(BagWriter):
         # a method of the project's own may run instead: the project-wide step decides. On an
         # object nothing names, only where the call passes a dict, which that step follows into a
         # family's methods; a list of records (DeepSpeed's events) is the tracker's to read.
-        if self.via is not None and (not callee.startswith(UNKNOWN_OBJECT) or fitted is not None and fitted.mapping is not None):
+        if self.via is not None and (not unplaced or fitted is not None and fitted.mapping is not None):
             self.tentative.append((self.via, callee, self.scopes[-1].name, tuple(k.arg for k in node.keywords if k.arg is not None)))
         options = self.sinks.options | taken
         for arg in given if sink.keywords else ():
